@@ -1,0 +1,93 @@
+//! What an RNN module is: cell kind, sizes and the options PyTorch's `nn.LSTM`/`nn.GRU` take.
+
+/// The recurrent cell. Gate order follows cuDNN and PyTorch: LSTM `i, f, g, o`; GRU `r, z, n`
+/// with the reset gate applied after the recurrent matmul ("linear before reset", as `nn.GRU`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RnnMode {
+    Lstm,
+    Gru,
+}
+
+impl RnnMode {
+    /// Gate blocks per weight matrix.
+    pub fn gates(self) -> usize {
+        match self {
+            RnnMode::Lstm => 4,
+            RnnMode::Gru => 3,
+        }
+    }
+
+    /// State tensors carried between steps: `h` and `c` for an LSTM, `h` for a GRU.
+    pub fn state_slots(self) -> usize {
+        match self {
+            RnnMode::Lstm => 2,
+            RnnMode::Gru => 1,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RnnMode::Lstm => "lstm",
+            RnnMode::Gru => "gru",
+        }
+    }
+}
+
+/// How float32 matrix products may round on the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MathMode {
+    /// Plain fp32 FMA arithmetic (cuDNN `CUDNN_FMA_MATH`): matches a CPU reference to ~1e-6.
+    #[default]
+    Fp32,
+    /// Tensor cores with TF32 inputs allowed (cuDNN `CUDNN_DEFAULT_MATH`): faster, ~1e-3 relative.
+    Tf32,
+}
+
+/// cuDNN's RNN algorithm. Only the standard one is wired so far; the enum leaves room for the
+/// persistent kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RnnAlgo {
+    #[default]
+    Standard,
+}
+
+/// Options of an RNN module, named as in PyTorch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RnnConfig {
+    pub num_layers: usize,
+    pub bias: bool,
+    /// Input and output are `[batch, seq, feature]` instead of `[seq, batch, feature]`.
+    pub batch_first: bool,
+    /// Dropout on the outputs of every layer but the last, in training mode only.
+    pub dropout: f32,
+    pub bidirectional: bool,
+    pub math: MathMode,
+    pub algo: RnnAlgo,
+    /// Seed of the dropout random state (cuDNN's state and the CPU masks).
+    pub seed: u64,
+}
+
+impl Default for RnnConfig {
+    fn default() -> Self {
+        Self {
+            num_layers: 1,
+            bias: true,
+            batch_first: false,
+            dropout: 0.0,
+            bidirectional: false,
+            math: MathMode::Fp32,
+            algo: RnnAlgo::Standard,
+            seed: 0,
+        }
+    }
+}
+
+impl RnnConfig {
+    pub fn num_directions(&self) -> usize {
+        if self.bidirectional {
+            2
+        } else {
+            1
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! The reference implementation: the same function as cuDNN's RNN, in plain Rust, generic over
+//! f32 and f64 so it can serve as the f64 oracle for the GPU path.
+//!
+//! Buffers are time-major: `x` is `[T, B, I]`, the output `[T, B, D*H]`, the state
+//! `[S, L*D, B, H]`. The input projections of all time steps are one matrix product per layer
+//! and direction; only `h_{t-1} W_hh^T` is computed step by step.
+
+use crate::gemm::{matmul, Mat};
+use crate::layout::{Block, RnnDims};
+use crate::RnnMode;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+pub(crate) trait Real: num_traits::Float + Send + Sync + 'static {}
+impl Real for f32 {}
+impl Real for f64 {}
+
+fn sigmoid<T: Real>(x: T) -> T {
+    T::one() / (T::one() + (-x).exp())
+}
+
+/// The sizes of one call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Call {
+    pub dims: RnnDims,
+    pub seq: usize,
+    pub batch: usize,
+}
+
+impl Call {
+    fn state_slot(&self, slot: usize, layer: usize, dir: usize) -> std::ops::Range<usize> {
+        let bh = self.batch * self.dims.hidden_size;
+        let ld = self.dims.num_layers * self.dims.num_directions;
+        let start = (slot * ld + layer * self.dims.num_directions + dir) * bh;
+        start..start + bh
+    }
+
+    pub fn output_len(&self) -> usize {
+        self.seq * self.batch * self.dims.output_size()
+    }
+
+    pub fn state_len(&self) -> usize {
+        let (s, ld, b, h) = self.dims.state_shape(self.batch);
+        s * ld * b * h
+    }
+}
+
+/// Inter-layer dropout of one call: probability and the seed of its masks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dropout {
+    pub p: f32,
+    pub seed: u64,
+}
+
+/// What the backward pass needs from the forward pass (cuDNN's reserve space).
+pub(crate) struct Trace<T> {
+    layers: Vec<LayerTrace<T>>,
+}
+
+struct LayerTrace<T> {
+    /// What the layer read: `x` for layer 0, the dropped-out output below it otherwise.
+    input: Vec<T>,
+    /// Dropout factors (0 or 1/(1-p)) that made `input` from the layer below's output.
+    mask: Option<Vec<T>>,
+    output: Vec<T>,
+    dirs: Vec<DirTrace<T>>,
+}
+
+struct DirTrace<T> {
+    /// Gate activations per step, `[T, B, G*H]` (LSTM i,f,g,o; GRU r,z,n).
+    gates: Vec<T>,
+    /// LSTM: the cell state `c_t`; GRU: `W_hn h_{t-1} + b_hn`, both `[T, B, H]`.
+    cells: Vec<T>,
+}
+
+/// One layer-direction's weights, sliced out of the flat buffer.
+struct Weights<'a, T> {
+    w_ih: &'a [T],
+    w_hh: &'a [T],
+    b_ih: Option<&'a [T]>,
+    b_hh: Option<&'a [T]>,
+}
+
+impl<'a, T> Weights<'a, T> {
+    fn new(w: &'a [T], blk: &Block, dims: &RnnDims) -> Self {
+        let (g, h) = (dims.gate_size(), dims.hidden_size);
+        Self {
+            w_ih: &w[blk.w_ih..blk.w_ih + g * blk.in_size],
+            w_hh: &w[blk.w_hh..blk.w_hh + g * h],
+            b_ih: blk.bias.map(|(b, _)| &w[b..b + g]),
+            b_hh: blk.bias.map(|(_, b)| &w[b..b + g]),
+        }
+    }
+}
+
+/// Runs the stack; returns the packed `[y | h_n | c_n]` and, if asked, the trace for backward.
+pub(crate) fn forward<T: Real>(
+    call: &Call,
+    x: &[T],
+    w: &[T],
+    state: &[T],
+    dropout: Option<Dropout>,
+    keep_trace: bool,
+) -> (Vec<T>, Option<Trace<T>>) {
+    let dims = &call.dims;
+    let mut packed = vec![T::zero(); call.output_len() + call.state_len()];
+    let (y, final_state) = packed.split_at_mut(call.output_len());
+    let mut rng = dropout.map(|d| StdRng::seed_from_u64(d.seed));
+    let mut layers = Vec::new();
+    let mut input = x.to_vec();
+    let mut mask = None;
+    for layer in 0..dims.num_layers {
+        let mut output = vec![T::zero(); call.output_len()];
+        let mut dirs = Vec::new();
+        for dir in 0..dims.num_directions {
+            let blk = dims.block(layer, dir);
+            let h0 = &state[call.state_slot(0, layer, dir)];
+            let c0 = (dims.mode == RnnMode::Lstm).then(|| &state[call.state_slot(1, layer, dir)]);
+            let (trace, h_n, c_n) = run_direction(call, &input, &blk, w, h0, c0, dir, &mut output);
+            final_state[call.state_slot(0, layer, dir)].copy_from_slice(&h_n);
+            if let Some(c_n) = c_n {
+                final_state[call.state_slot(1, layer, dir)].copy_from_slice(&c_n);
+            }
+            dirs.push(trace);
+        }
+        let next = match (&mut rng, dropout) {
+            (Some(rng), Some(d)) if layer + 1 < dims.num_layers && d.p > 0.0 => {
+                let keep = T::from(1.0 / (1.0 - d.p as f64)).unwrap();
+                let m: Vec<T> = (0..output.len())
+                    .map(|_| {
+                        if rng.random::<f32>() < d.p {
+                            T::zero()
+                        } else {
+                            keep
+                        }
+                    })
+                    .collect();
+                let dropped = output.iter().zip(&m).map(|(&o, &k)| o * k).collect();
+                Some((dropped, Some(m)))
+            }
+            _ => None,
+        };
+        if layer + 1 == dims.num_layers {
+            y.copy_from_slice(&output);
+        }
+        let (next_input, next_mask) = next.unwrap_or_else(|| (output.clone(), None));
+        if keep_trace {
+            layers.push(LayerTrace {
+                input: std::mem::replace(&mut input, next_input),
+                mask: std::mem::replace(&mut mask, next_mask),
+                output,
+                dirs,
+            });
+        } else {
+            input = next_input;
+        }
+    }
+    (packed, keep_trace.then_some(Trace { layers }))
+}
+
+/// One layer in one direction; writes `h_t` into its half of `output`.
+#[allow(clippy::too_many_arguments)]
+fn run_direction<T: Real>(
+    call: &Call,
+    input: &[T],
+    blk: &Block,
+    w: &[T],
+    h0: &[T],
+    c0: Option<&[T]>,
+    dir: usize,
+    output: &mut [T],
+) -> (DirTrace<T>, Vec<T>, Option<Vec<T>>) {
+    let dims = &call.dims;
+    let (seq, batch) = (call.seq, call.batch);
+    let (g, h, dh_out) = (dims.gate_size(), dims.hidden_size, dims.output_size());
+    let wt = Weights::new(w, blk, dims);
+    let rows = seq * batch;
+
+    // Input projections of every step at once: pre = x W_ih^T + b_ih (+ b_hh for an LSTM,
+    // where both biases simply add; a GRU's b_hn must stay inside r * (...)).
+    let mut pre = vec![T::zero(); rows * g];
+    let x_mat = Mat::rows(input, blk.in_size);
+    matmul(
+        (rows, g, blk.in_size),
+        &mut pre,
+        x_mat,
+        Mat::rows(wt.w_ih, blk.in_size).t(),
+        false,
+    );
+    for row in pre.chunks_exact_mut(g) {
+        for (j, v) in row.iter_mut().enumerate() {
+            let mut add = wt.b_ih.map_or(T::zero(), |b| b[j]);
+            if dims.mode == RnnMode::Lstm {
+                add = add + wt.b_hh.map_or(T::zero(), |b| b[j]);
+            }
+            *v = *v + add;
+        }
+    }
+
+    let mut gates = vec![T::zero(); rows * g];
+    let mut cells = vec![T::zero(); rows * h];
+    let mut h_prev = h0.to_vec();
+    let mut c_prev = c0.map(<[T]>::to_vec).unwrap_or_default();
+    let mut rec = vec![T::zero(); batch * g];
+    for s in 0..seq {
+        let t = if dir == 1 { seq - 1 - s } else { s };
+        matmul(
+            (batch, g, h),
+            &mut rec,
+            Mat::rows(&h_prev, h),
+            Mat::rows(wt.w_hh, h).t(),
+            false,
+        );
+        for b in 0..batch {
+            let row = t * batch + b;
+            let p = &pre[row * g..][..g];
+            let r = &rec[b * g..][..g];
+            let gt = &mut gates[row * g..][..g];
+            let cell = &mut cells[row * h..][..h];
+            let out = &mut output[row * dh_out + dir * h..][..h];
+            let hp = &mut h_prev[b * h..][..h];
+            match dims.mode {
+                RnnMode::Lstm => {
+                    let cp = &mut c_prev[b * h..][..h];
+                    for j in 0..h {
+                        let i = sigmoid(p[j] + r[j]);
+                        let f = sigmoid(p[h + j] + r[h + j]);
+                        let gg = (p[2 * h + j] + r[2 * h + j]).tanh();
+                        let o = sigmoid(p[3 * h + j] + r[3 * h + j]);
+                        let c = f * cp[j] + i * gg;
+                        (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]) = (i, f, gg, o);
+                        cell[j] = c;
+                        cp[j] = c;
+                        out[j] = o * c.tanh();
+                        hp[j] = out[j];
+                    }
+                }
+                RnnMode::Gru => {
+                    let bh = |j: usize| wt.b_hh.map_or(T::zero(), |b| b[j]);
+                    for j in 0..h {
+                        let rr = sigmoid(p[j] + r[j] + bh(j));
+                        let z = sigmoid(p[h + j] + r[h + j] + bh(h + j));
+                        let ghn = r[2 * h + j] + bh(2 * h + j);
+                        let n = (p[2 * h + j] + rr * ghn).tanh();
+                        (gt[j], gt[h + j], gt[2 * h + j]) = (rr, z, n);
+                        cell[j] = ghn;
+                        out[j] = (T::one() - z) * n + z * hp[j];
+                        hp[j] = out[j];
+                    }
+                }
+            }
+        }
+    }
+    let c_n = c0.is_some().then_some(c_prev);
+    (DirTrace { gates, cells }, h_prev, c_n)
+}
+
+/// Gradients of one call: `(dx, dw, dstate)` from the gradient of the packed output.
+pub(crate) fn backward<T: Real>(
+    call: &Call,
+    w: &[T],
+    state: &[T],
+    trace: &Trace<T>,
+    grad: &[T],
+) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let dims = &call.dims;
+    let (dy_top, d_final) = grad.split_at(call.output_len());
+    let mut dw = vec![T::zero(); w.len()];
+    let mut dstate = vec![T::zero(); call.state_len()];
+    let mut dy = dy_top.to_vec();
+    for layer in (0..dims.num_layers).rev() {
+        let lt = &trace.layers[layer];
+        let in_size = dims.layer_input_size(layer);
+        let mut dx = vec![T::zero(); call.seq * call.batch * in_size];
+        for dir in 0..dims.num_directions {
+            let blk = dims.block(layer, dir);
+            let slot_h = call.state_slot(0, layer, dir);
+            let slot_c = call.state_slot(1, layer, dir);
+            let lstm = dims.mode == RnnMode::Lstm;
+            let ends = Ends {
+                h0: &state[slot_h.clone()],
+                c0: lstm.then(|| &state[slot_c.clone()]),
+                dh_n: &d_final[slot_h.clone()],
+                dc_n: lstm.then(|| &d_final[slot_c.clone()]),
+            };
+            let (dh0, dc0) = backward_direction(
+                call,
+                lt,
+                &lt.dirs[dir],
+                &blk,
+                w,
+                ends,
+                dir,
+                &dy,
+                &mut dx,
+                &mut dw,
+            );
+            dstate[slot_h].copy_from_slice(&dh0);
+            if let Some(dc0) = dc0 {
+                dstate[slot_c].copy_from_slice(&dc0);
+            }
+        }
+        // The layer's input came through dropout from the layer below.
+        if let Some(mask) = &lt.mask {
+            dx.iter_mut().zip(mask).for_each(|(d, &m)| *d = *d * m);
+        }
+        dy = dx;
+    }
+    (dy, dw, dstate)
+}
+
+/// Initial state and the gradient arriving at the final state of one layer-direction.
+struct Ends<'a, T> {
+    h0: &'a [T],
+    c0: Option<&'a [T]>,
+    dh_n: &'a [T],
+    dc_n: Option<&'a [T]>,
+}
+
+/// Back-propagation through time for one layer-direction. Accumulates into `dx` and `dw`;
+/// returns the gradients of the initial `h` and `c`.
+#[allow(clippy::too_many_arguments)]
+fn backward_direction<T: Real>(
+    call: &Call,
+    lt: &LayerTrace<T>,
+    dt: &DirTrace<T>,
+    blk: &Block,
+    w: &[T],
+    ends: Ends<T>,
+    dir: usize,
+    dy: &[T],
+    dx: &mut [T],
+    dw: &mut [T],
+) -> (Vec<T>, Option<Vec<T>>) {
+    let dims = &call.dims;
+    let (seq, batch) = (call.seq, call.batch);
+    let (g, h, dh_out) = (dims.gate_size(), dims.hidden_size, dims.output_size());
+    let wt = Weights::new(w, blk, dims);
+    let rows = seq * batch;
+    let lstm = dims.mode == RnnMode::Lstm;
+
+    // Gradients of the gate pre-activations on the input side and the recurrent side; they
+    // differ only in a GRU's n gate, where the recurrent term is scaled by r.
+    let mut dgi = vec![T::zero(); rows * g];
+    let mut dgh = if lstm {
+        Vec::new()
+    } else {
+        vec![T::zero(); rows * g]
+    };
+    // h_{t-1} of every step, for the recurrent weight gradient.
+    let mut h_prev_all = vec![T::zero(); rows * h];
+    let mut dh = ends.dh_n.to_vec();
+    let mut dc = ends.dc_n.map(<[T]>::to_vec).unwrap_or_default();
+    for s in (0..seq).rev() {
+        let t = if dir == 1 { seq - 1 - s } else { s };
+        let prev = (s > 0).then(|| if dir == 1 { t + 1 } else { t - 1 });
+        for b in 0..batch {
+            let row = t * batch + b;
+            let hp: &[T] = match prev {
+                Some(pt) => &lt.output[(pt * batch + b) * dh_out + dir * h..][..h],
+                None => &ends.h0[b * h..][..h],
+            };
+            h_prev_all[row * h..][..h].copy_from_slice(hp);
+            let gt = &dt.gates[row * g..][..g];
+            let dyt = &dy[row * dh_out + dir * h..][..h];
+            let dhb = &mut dh[b * h..][..h];
+            if lstm {
+                let cp: &[T] = match prev {
+                    Some(pt) => &dt.cells[(pt * batch + b) * h..][..h],
+                    None => &ends.c0.unwrap_or(&[])[b * h..][..h],
+                };
+                let ct = &dt.cells[row * h..][..h];
+                let dcb = &mut dc[b * h..][..h];
+                let dg = &mut dgi[row * g..][..g];
+                for j in 0..h {
+                    let (i, f, gg, o) = (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]);
+                    let dhv = dyt[j] + dhb[j];
+                    let tc = ct[j].tanh();
+                    let dcv = dcb[j] + dhv * o * (T::one() - tc * tc);
+                    dg[j] = dcv * gg * i * (T::one() - i);
+                    dg[h + j] = dcv * cp[j] * f * (T::one() - f);
+                    dg[2 * h + j] = dcv * i * (T::one() - gg * gg);
+                    dg[3 * h + j] = dhv * tc * o * (T::one() - o);
+                    dcb[j] = dcv * f;
+                }
+            } else {
+                let ghn = &dt.cells[row * h..][..h];
+                let (dgi_row, dgh_row) = (&mut dgi[row * g..][..g], &mut dgh[row * g..][..g]);
+                for j in 0..h {
+                    let (r, z, n) = (gt[j], gt[h + j], gt[2 * h + j]);
+                    let dhv = dyt[j] + dhb[j];
+                    let dan = dhv * (T::one() - z) * (T::one() - n * n);
+                    let dar = dan * ghn[j] * r * (T::one() - r);
+                    let daz = dhv * (hp[j] - n) * z * (T::one() - z);
+                    (dgi_row[j], dgi_row[h + j], dgi_row[2 * h + j]) = (dar, daz, dan);
+                    (dgh_row[j], dgh_row[h + j], dgh_row[2 * h + j]) = (dar, daz, dan * r);
+                    // What reaches h_{t-1} directly through z * h_{t-1}; the matmul adds the rest.
+                    dhb[j] = dhv * z;
+                }
+            }
+        }
+        let d_rec = if lstm { &dgi } else { &dgh };
+        let d_rec_t = Mat::rows(&d_rec[t * batch * g..(t + 1) * batch * g], g);
+        matmul(
+            (batch, h, g),
+            &mut dh,
+            d_rec_t,
+            Mat::rows(wt.w_hh, h),
+            !lstm,
+        );
+    }
+    let dgh = if lstm { &dgi } else { &dgh };
+
+    // Weight gradients of all steps in one product each.
+    let (g_in, in_size) = (Mat::rows(&dgi, g), blk.in_size);
+    let dw_ih = &mut dw[blk.w_ih..blk.w_ih + g * in_size];
+    matmul(
+        (g, in_size, rows),
+        dw_ih,
+        g_in.t(),
+        Mat::rows(&lt.input, in_size),
+        true,
+    );
+    let dw_hh = &mut dw[blk.w_hh..blk.w_hh + g * h];
+    matmul(
+        (g, h, rows),
+        dw_hh,
+        Mat::rows(dgh, g).t(),
+        Mat::rows(&h_prev_all, h),
+        true,
+    );
+    if let Some((b_ih, b_hh)) = blk.bias {
+        for (off, d) in [(b_ih, &dgi), (b_hh, dgh)] {
+            for row in d.chunks_exact(g) {
+                for (acc, &v) in dw[off..off + g].iter_mut().zip(row) {
+                    *acc = *acc + v;
+                }
+            }
+        }
+    }
+    matmul(
+        (rows, in_size, g),
+        dx,
+        g_in,
+        Mat::rows(wt.w_ih, in_size),
+        true,
+    );
+    (dh, ends.dc_n.is_some().then_some(dc))
+}

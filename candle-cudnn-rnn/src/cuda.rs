@@ -1,0 +1,633 @@
+//! The op on cuDNN: `cudnnRNNForward`, `cudnnRNNBackwardData_v8`, `cudnnRNNBackwardWeights_v8`.
+//!
+//! A module owns one [`CudnnRnn`]: its RNN descriptors, the dropout random state (allocated
+//! once, reused by every call and by backward through the reserve space), and data descriptors
+//! cached per `(seq, batch)`. Workspace sizes are queried per call.
+
+use crate::cpu::Call;
+use crate::cudnn::{
+    cudnn, data_type, handle, DropoutDesc, Handle, RnnDataDesc, RnnDesc, TensorDesc,
+    RNN_PADDED_IO_ENABLED,
+};
+use crate::layout::RnnDims;
+use crate::op::RnnOp;
+use crate::{MathMode, RnnMode};
+use candle_core::backend::BackendStorage;
+use candle_core::cuda_backend::cudarc::cudnn::sys;
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut,
+};
+use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
+use candle_core::op::BackpropOp;
+use candle_core::{bail, CudaStorage, DType, Layout, Result, Storage, Tensor, WithDType};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+/// The reserve space of one training-mode forward, freed when its backward takes it.
+pub(crate) struct CudaReserve {
+    space: CudaSlice<u8>,
+}
+
+/// One piece of the weight buffer: where it sits in the canonical layout and in cuDNN's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    canonical: usize,
+    cudnn: usize,
+    len: usize,
+}
+
+/// Descriptors that depend on the call's sequence length and batch.
+struct Shapes {
+    x: RnnDataDesc,
+    y: RnnDataDesc,
+    h: TensorDesc,
+}
+
+/// Everything cuDNN needs for one device and dtype, built at the first call.
+struct Prepared {
+    device: DeviceId,
+    dtype: DType,
+    /// The dropout RNG state; kept alive as long as the descriptors that point to it.
+    _dropout_state: Option<CudaSlice<u8>>,
+    _dropout_descs: Vec<DropoutDesc>,
+    /// Without dropout (inference, or p = 0) and with it.
+    plain: RnnDesc,
+    dropped: Option<RnnDesc>,
+    /// Weight space size in elements.
+    space_len: usize,
+    /// `None` when the canonical layout is cuDNN's own, so the weight tensor is used in place.
+    remap: Option<Vec<Span>>,
+    shapes: HashMap<(usize, usize), Shapes>,
+}
+
+// SAFETY: the raw descriptors inside are only used while the owning Mutex is held.
+unsafe impl Send for Prepared {}
+
+/// The cuDNN side of one module.
+pub(crate) struct CudnnRnn {
+    dims: RnnDims,
+    math: MathMode,
+    dropout: f32,
+    seed: u64,
+    prepared: Mutex<Option<Prepared>>,
+}
+
+fn ptr<T>(base: u64, elems: usize) -> *mut c_void {
+    (base + (elems * std::mem::size_of::<T>()) as u64) as *mut c_void
+}
+
+fn view<'a, T: CudaDType>(s: &'a CudaStorage, l: &Layout, what: &str) -> Result<CudaView<'a, T>> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(s.as_cuda_slice::<T>()?.slice(a..b)),
+        None => bail!("rnn: {what} must be contiguous"),
+    }
+}
+
+impl CudnnRnn {
+    pub(crate) fn new(dims: RnnDims, math: MathMode, dropout: f32, seed: u64) -> Self {
+        Self {
+            dims,
+            math,
+            dropout,
+            seed,
+            prepared: Mutex::new(None),
+        }
+    }
+
+    fn rnn_desc(&self, dtype: DType, dropout: &DropoutDesc) -> Result<RnnDesc> {
+        use sys::{cudnnDirectionMode_t as Dir, cudnnMathType_t as M, cudnnRNNBiasMode_t as B};
+        let d = &self.dims;
+        let dt = data_type(dtype)?;
+        let math = match (self.math, dtype) {
+            (MathMode::Tf32, DType::F32) => M::CUDNN_DEFAULT_MATH,
+            _ => M::CUDNN_FMA_MATH,
+        };
+        let desc = RnnDesc::new()?;
+        cudnn!(cudnnSetRNNDescriptor_v8(
+            desc.0,
+            sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD,
+            match d.mode {
+                RnnMode::Lstm => sys::cudnnRNNMode_t::CUDNN_LSTM,
+                RnnMode::Gru => sys::cudnnRNNMode_t::CUDNN_GRU,
+            },
+            if d.bias {
+                B::CUDNN_RNN_DOUBLE_BIAS
+            } else {
+                B::CUDNN_RNN_NO_BIAS
+            },
+            if d.num_directions == 2 {
+                Dir::CUDNN_BIDIRECTIONAL
+            } else {
+                Dir::CUDNN_UNIDIRECTIONAL
+            },
+            sys::cudnnRNNInputMode_t::CUDNN_LINEAR_INPUT,
+            dt,
+            dt,
+            math,
+            d.input_size as i32,
+            d.hidden_size as i32,
+            d.hidden_size as i32,
+            d.num_layers as i32,
+            dropout.0,
+            RNN_PADDED_IO_ENABLED,
+        ))?;
+        Ok(desc)
+    }
+
+    fn prepare(&self, h: &Handle, dev: &CudaDevice, dtype: DType, w_base: u64) -> Result<Prepared> {
+        let stream = dev.cuda_stream();
+        let plain_dropout = DropoutDesc::new()?;
+        cudnn!(cudnnSetDropoutDescriptor(
+            plain_dropout.0,
+            h.0,
+            0.0,
+            std::ptr::null_mut(),
+            0,
+            0
+        ))?;
+        let plain = self.rnn_desc(dtype, &plain_dropout)?;
+        let mut descs = vec![plain_dropout];
+        let (mut state, mut dropped) = (None, None);
+        if self.dropout > 0.0 {
+            let mut size = 0usize;
+            cudnn!(cudnnDropoutGetStatesSize(h.0, &mut size))?;
+            let mut buf = unsafe { stream.alloc::<u8>(size.max(1)) }?;
+            let desc = DropoutDesc::new()?;
+            {
+                let (p, _g) = buf.device_ptr_mut(&stream);
+                cudnn!(cudnnSetDropoutDescriptor(
+                    desc.0,
+                    h.0,
+                    self.dropout,
+                    p as *mut c_void,
+                    size,
+                    self.seed
+                ))?;
+            }
+            dropped = Some(self.rnn_desc(dtype, &desc)?);
+            descs.push(desc);
+            state = Some(buf);
+        }
+        let mut bytes = 0usize;
+        cudnn!(cudnnGetRNNWeightSpaceSize(h.0, plain.0, &mut bytes))?;
+        let elem = dtype.size_in_bytes();
+        let spans = self.weight_spans(h, &plain, bytes, w_base, elem)?;
+        let identity = bytes == self.dims.weight_count() * elem
+            && spans.iter().all(|s| s.canonical == s.cudnn);
+        Ok(Prepared {
+            device: dev.id(),
+            dtype,
+            _dropout_state: state,
+            _dropout_descs: descs,
+            plain,
+            dropped,
+            space_len: bytes / elem,
+            remap: (!identity).then_some(spans),
+            shapes: HashMap::new(),
+        })
+    }
+
+    /// Where cuDNN keeps each gate's matrix and bias, next to the canonical offsets.
+    fn weight_spans(
+        &self,
+        h: &Handle,
+        desc: &RnnDesc,
+        bytes: usize,
+        base: u64,
+        elem: usize,
+    ) -> Result<Vec<Span>> {
+        let d = &self.dims;
+        let (g, hid) = (d.mode.gates(), d.hidden_size);
+        let (m_desc, b_desc) = (TensorDesc::new()?, TensorDesc::new()?);
+        let mut spans = Vec::new();
+        for layer in 0..d.num_layers {
+            for dir in 0..d.num_directions {
+                let blk = d.block(layer, dir);
+                let pseudo = (layer * d.num_directions + dir) as i32;
+                for lin in 0..2 * g {
+                    let (mut m, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+                    cudnn!(cudnnGetRNNWeightParams(
+                        h.0,
+                        desc.0,
+                        pseudo,
+                        bytes,
+                        base as *const c_void,
+                        lin as i32,
+                        m_desc.0,
+                        &mut m,
+                        b_desc.0,
+                        &mut b
+                    ))?;
+                    let at = |p: *mut c_void| (p as u64 - base) as usize / elem;
+                    let (gate, recurrent) = (lin % g, lin >= g);
+                    let (m_off, cols) = if recurrent {
+                        (blk.w_hh, hid)
+                    } else {
+                        (blk.w_ih, blk.in_size)
+                    };
+                    spans.push(Span {
+                        canonical: m_off + gate * hid * cols,
+                        cudnn: at(m),
+                        len: hid * cols,
+                    });
+                    if let (Some((b_ih, b_hh)), false) = (blk.bias, b.is_null()) {
+                        let b_off = if recurrent { b_hh } else { b_ih };
+                        spans.push(Span {
+                            canonical: b_off + gate * hid,
+                            cudnn: at(b),
+                            len: hid,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(spans)
+    }
+
+    fn shapes<'a>(&self, p: &'a mut Prepared, call: &Call) -> Result<&'a Shapes> {
+        let key = (call.seq, call.batch);
+        if !p.shapes.contains_key(&key) {
+            let dt = data_type(p.dtype)?;
+            let lengths = vec![call.seq as i32; call.batch];
+            let data = |vector: usize| -> Result<RnnDataDesc> {
+                let desc = RnnDataDesc::new()?;
+                cudnn!(cudnnSetRNNDataDescriptor(
+                    desc.0,
+                    dt,
+                    sys::cudnnRNNDataLayout_t::CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                    call.seq as i32,
+                    call.batch as i32,
+                    vector as i32,
+                    lengths.as_ptr(),
+                    std::ptr::null_mut(),
+                ))?;
+                Ok(desc)
+            };
+            let (_, ld, b, hid) = self.dims.state_shape(call.batch);
+            let h = TensorDesc::new()?;
+            let dims = [ld as i32, b as i32, hid as i32];
+            let strides = [(b * hid) as i32, hid as i32, 1];
+            cudnn!(cudnnSetTensorNdDescriptor(
+                h.0,
+                dt,
+                3,
+                dims.as_ptr(),
+                strides.as_ptr()
+            ))?;
+            let shapes = Shapes {
+                x: data(self.dims.input_size)?,
+                y: data(self.dims.output_size())?,
+                h,
+            };
+            p.shapes.insert(key, shapes);
+        }
+        Ok(&p.shapes[&key])
+    }
+
+    /// The prepared state for this device and dtype, built on first use.
+    fn lock_prepared<'a>(
+        &'a self,
+        h: &Handle,
+        dev: &CudaDevice,
+        dtype: DType,
+        w_base: u64,
+    ) -> Result<std::sync::MutexGuard<'a, Option<Prepared>>> {
+        let mut guard = self
+            .prepared
+            .lock()
+            .map_err(|_| candle_core::Error::Msg("rnn: cuDNN state lock poisoned".into()))?;
+        let stale = guard
+            .as_ref()
+            .is_none_or(|p| p.device != dev.id() || p.dtype != dtype);
+        if stale {
+            *guard = Some(self.prepare(h, dev, dtype, w_base)?);
+        }
+        Ok(guard)
+    }
+
+    pub(crate) fn forward(
+        &self,
+        op: &RnnOp,
+        x: (&CudaStorage, &Layout),
+        w: (&CudaStorage, &Layout),
+        s: (&CudaStorage, &Layout),
+    ) -> Result<(CudaStorage, Option<CudaReserve>)> {
+        let dtypes = (x.0.dtype(), w.0.dtype(), s.0.dtype());
+        match dtypes {
+            (DType::F32, DType::F32, DType::F32) => self.forward_typed::<f32>(op, x, w, s),
+            (DType::F64, DType::F64, DType::F64) => self.forward_typed::<f64>(op, x, w, s),
+            _ => {
+                bail!("rnn on cuda: x, weight and state must all be f32 or all f64, got {dtypes:?}")
+            }
+        }
+    }
+
+    fn forward_typed<T: CudaDType + WithDType>(
+        &self,
+        op: &RnnOp,
+        (xs, xl): (&CudaStorage, &Layout),
+        (ws, wl): (&CudaStorage, &Layout),
+        (ss, sl): (&CudaStorage, &Layout),
+    ) -> Result<(CudaStorage, Option<CudaReserve>)> {
+        let dev = xs.device().clone();
+        let stream = dev.cuda_stream();
+        let h = handle(&dev)?;
+        let (x, w, s) = (
+            view::<T>(xs, xl, "x")?,
+            view::<T>(ws, wl, "weight")?,
+            view::<T>(ss, sl, "state")?,
+        );
+        let (w_ptr, _wg) = w.device_ptr(&stream);
+        let mut guard = self.lock_prepared(&h, &dev, T::DTYPE, w_ptr)?;
+        let p = guard.as_mut().expect("prepared above");
+        let call = &op.call;
+        let space = WeightSpace::new::<T>(&stream, p, &w)?;
+        let desc = if op.dropout > 0.0 {
+            p.dropped.as_ref().unwrap_or(&p.plain)
+        } else {
+            &p.plain
+        };
+        let desc = desc.0;
+        let shapes = self.shapes(p, call)?;
+        let mode = if op.train {
+            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
+        } else {
+            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+        };
+        let (mut work_len, mut reserve_len) = (0usize, 0usize);
+        cudnn!(cudnnGetRNNTempSpaceSizes(
+            h.0,
+            desc,
+            mode,
+            shapes.x.0,
+            &mut work_len,
+            &mut reserve_len
+        ))?;
+        let mut out = stream.alloc_zeros::<T>(call.output_len() + call.state_len())?;
+        let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
+        let mut reserve = match op.train {
+            true => Some(unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?),
+            false => None,
+        };
+        {
+            let (x_ptr, _xg) = x.device_ptr(&stream);
+            let (s_ptr, _sg) = s.device_ptr(&stream);
+            let (o_ptr, _og) = out.device_ptr_mut(&stream);
+            let (work_ptr, _kg) = work.device_ptr_mut(&stream);
+            let (space_ptr, _pg) = space.ptr(&stream, w_ptr);
+            let (res_ptr, _rg) = match reserve.as_mut() {
+                Some(r) => {
+                    let (p, g) = r.device_ptr_mut(&stream);
+                    (p as *mut c_void, Some(g))
+                }
+                None => (std::ptr::null_mut(), None),
+            };
+            let state_half = self.dims.num_layers
+                * self.dims.num_directions
+                * call.batch
+                * self.dims.hidden_size;
+            let lstm = self.dims.mode == RnnMode::Lstm;
+            let (c_desc, cx, cy) = if lstm {
+                (
+                    shapes.h.0,
+                    ptr::<T>(s_ptr, state_half),
+                    ptr::<T>(o_ptr, call.output_len() + state_half),
+                )
+            } else {
+                (
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+            cudnn!(cudnnRNNForward(
+                h.0,
+                desc,
+                mode,
+                std::ptr::null(),
+                shapes.x.0,
+                x_ptr as *const c_void,
+                shapes.y.0,
+                o_ptr as *mut c_void,
+                shapes.h.0,
+                s_ptr as *const c_void,
+                ptr::<T>(o_ptr, call.output_len()),
+                c_desc,
+                cx,
+                cy,
+                p.space_len * std::mem::size_of::<T>(),
+                space_ptr as *const c_void,
+                work_len,
+                work_ptr as *mut c_void,
+                if op.train { reserve_len } else { 0 },
+                res_ptr,
+            ))?;
+        }
+        Ok((
+            CudaStorage::wrap_cuda_slice(out, dev),
+            reserve.map(|space| CudaReserve { space }),
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn backward(
+        &self,
+        op: &RnnOp,
+        r: CudaReserve,
+        x: &Tensor,
+        w: &Tensor,
+        state: &Tensor,
+        res: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        match w.dtype() {
+            DType::F32 => self.backward_typed::<f32>(op, r, [x, w, state, res, grad]),
+            DType::F64 => self.backward_typed::<f64>(op, r, [x, w, state, res, grad]),
+            dt => bail!("rnn backward on cuda: unsupported dtype {dt:?}"),
+        }
+    }
+
+    fn backward_typed<T: CudaDType + WithDType>(
+        &self,
+        op: &RnnOp,
+        mut r: CudaReserve,
+        tensors: [&Tensor; 5],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let guards: Vec<_> = tensors.iter().map(|t| t.storage_and_layout()).collect();
+        let mut views = Vec::with_capacity(5);
+        for ((g, l), what) in guards
+            .iter()
+            .zip(["x", "weight", "state", "output", "gradient"])
+        {
+            match &**g {
+                Storage::Cuda(s) => views.push((view::<T>(s, l, what)?, s.device().clone())),
+                _ => bail!("rnn backward: a cuDNN forward needs CUDA tensors in backward"),
+            }
+        }
+        let dev = views[0].1.clone();
+        let stream = dev.cuda_stream();
+        let h = handle(&dev)?;
+        let [x, w, s, y, dy] = [0, 1, 2, 3, 4].map(|i| &views[i].0);
+        let (w_ptr, _wg) = w.device_ptr(&stream);
+        let mut guard = self.lock_prepared(&h, &dev, T::DTYPE, w_ptr)?;
+        let p = guard.as_mut().expect("prepared above");
+        let call = &op.call;
+        let space = WeightSpace::new::<T>(&stream, p, w)?;
+        let desc = if op.dropout > 0.0 {
+            p.dropped.as_ref().unwrap_or(&p.plain)
+        } else {
+            &p.plain
+        };
+        let desc = desc.0;
+        let shapes = self.shapes(p, call)?;
+        let (mut work_len, mut reserve_len) = (0usize, 0usize);
+        let training = sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING;
+        cudnn!(cudnnGetRNNTempSpaceSizes(
+            h.0,
+            desc,
+            training,
+            shapes.x.0,
+            &mut work_len,
+            &mut reserve_len
+        ))?;
+        if reserve_len > r.space.len() {
+            bail!(
+                "rnn backward: reserve space of {} bytes, cuDNN wants {reserve_len}",
+                r.space.len()
+            );
+        }
+        let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
+        let mut dx = stream.alloc_zeros::<T>(call.seq * call.batch * self.dims.input_size)?;
+        let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
+        let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
+        let space_bytes = p.space_len * std::mem::size_of::<T>();
+        {
+            let [(x_ptr, _a), (s_ptr, _b), (y_ptr, _c), (dy_ptr, _d)] =
+                [x, s, y, dy].map(|v| v.device_ptr(&stream));
+            let (dx_ptr, _e) = dx.device_ptr_mut(&stream);
+            let (ds_ptr, _f) = ds.device_ptr_mut(&stream);
+            let (dw_ptr, _g) = dspace.device_ptr_mut(&stream);
+            let (work_ptr, _h) = work.device_ptr_mut(&stream);
+            let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
+            let (space_ptr, _j) = space.ptr(&stream, w_ptr);
+            let half = self.dims.num_layers
+                * self.dims.num_directions
+                * call.batch
+                * self.dims.hidden_size;
+            let lstm = self.dims.mode == RnnMode::Lstm;
+            let c_ptr = |base: u64, at: usize| {
+                if lstm {
+                    ptr::<T>(base, at)
+                } else {
+                    std::ptr::null_mut()
+                }
+            };
+            let c_desc = if lstm {
+                shapes.h.0
+            } else {
+                std::ptr::null_mut()
+            };
+            let out_len = call.output_len();
+            // BackwardData first: it updates the reserve space that BackwardWeights reads.
+            cudnn!(cudnnRNNBackwardData_v8(
+                h.0,
+                desc,
+                std::ptr::null(),
+                shapes.y.0,
+                y_ptr as *const c_void,
+                dy_ptr as *const c_void,
+                shapes.x.0,
+                dx_ptr as *mut c_void,
+                shapes.h.0,
+                s_ptr as *const c_void,
+                ptr::<T>(dy_ptr, out_len),
+                ds_ptr as *mut c_void,
+                c_desc,
+                c_ptr(s_ptr, half),
+                c_ptr(dy_ptr, out_len + half),
+                c_ptr(ds_ptr, half),
+                space_bytes,
+                space_ptr as *const c_void,
+                work_len,
+                work_ptr as *mut c_void,
+                reserve_len,
+                res_ptr as *mut c_void,
+            ))?;
+            // ADD mode accumulates into the zeroed gradient buffer.
+            cudnn!(cudnnRNNBackwardWeights_v8(
+                h.0,
+                desc,
+                sys::cudnnWgradMode_t::CUDNN_WGRAD_MODE_ADD,
+                std::ptr::null(),
+                shapes.x.0,
+                x_ptr as *const c_void,
+                shapes.h.0,
+                s_ptr as *const c_void,
+                shapes.y.0,
+                y_ptr as *const c_void,
+                space_bytes,
+                dw_ptr as *mut c_void,
+                work_len,
+                work_ptr as *mut c_void,
+                reserve_len,
+                res_ptr as *mut c_void,
+            ))?;
+        }
+        let dw = match &p.remap {
+            None => dspace,
+            Some(spans) => {
+                let mut dw = stream.alloc_zeros::<T>(self.dims.weight_count())?;
+                for sp in spans {
+                    stream.memcpy_dtod(
+                        &dspace.slice(sp.cudnn..sp.cudnn + sp.len),
+                        &mut dw.slice_mut(sp.canonical..sp.canonical + sp.len),
+                    )?;
+                }
+                dw
+            }
+        };
+        let wrap = |slice: CudaSlice<T>, n: usize| {
+            let storage = Storage::Cuda(CudaStorage::wrap_cuda_slice(slice, dev.clone()));
+            Tensor::from_storage(storage, (n,), BackpropOp::none(), false)
+        };
+        let n_dx = call.seq * call.batch * self.dims.input_size;
+        Ok((
+            wrap(dx, n_dx),
+            wrap(dw, self.dims.weight_count()),
+            wrap(ds, call.state_len()),
+        ))
+    }
+}
+
+/// The weights as cuDNN reads them: the module's tensor itself, or a copy in cuDNN's order.
+enum WeightSpace<T> {
+    InPlace,
+    Copied(CudaSlice<T>),
+}
+
+impl<T: CudaDType + WithDType> WeightSpace<T> {
+    fn new(stream: &std::sync::Arc<CudaStream>, p: &Prepared, w: &CudaView<T>) -> Result<Self> {
+        let Some(spans) = &p.remap else {
+            return Ok(Self::InPlace);
+        };
+        let mut space = stream.alloc_zeros::<T>(p.space_len)?;
+        for sp in spans {
+            stream.memcpy_dtod(
+                &w.slice(sp.canonical..sp.canonical + sp.len),
+                &mut space.slice_mut(sp.cudnn..sp.cudnn + sp.len),
+            )?;
+        }
+        Ok(Self::Copied(space))
+    }
+
+    fn ptr<'a>(&'a self, stream: &'a CudaStream, in_place: u64) -> (u64, Option<impl Drop + 'a>) {
+        match self {
+            Self::InPlace => (in_place, None),
+            Self::Copied(s) => {
+                let (p, g) = s.device_ptr(stream);
+                (p, Some(g))
+            }
+        }
+    }
+}

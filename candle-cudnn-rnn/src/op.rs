@@ -1,0 +1,202 @@
+//! The RNN as one candle `CustomOp3`: inputs `(x, weight, state)`, one packed output
+//! `[y | h_n | c_n]` that the module narrows back into tensors.
+
+use crate::cpu::{self, Call, Dropout, Trace};
+use candle_core::{
+    backend::BackendStorage, CpuStorage, CustomOp3, DType, Layout, Result, Shape, Storage, Tensor,
+};
+#[cfg(feature = "cuda")]
+use std::sync::Arc;
+use std::sync::Mutex;
+
+/// What a training-mode forward keeps for its backward; taken (and freed) by the backward.
+pub(crate) enum Reserve {
+    Cpu32(Trace<f32>),
+    Cpu64(Trace<f64>),
+    #[cfg(feature = "cuda")]
+    Cuda(crate::cuda::CudaReserve),
+}
+
+pub(crate) struct RnnOp {
+    pub call: Call,
+    /// Inter-layer dropout for this call (0 in inference mode).
+    pub dropout: f32,
+    /// Seed of this call's CPU dropout masks.
+    pub seed: u64,
+    /// Keep what backward needs (cuDNN training mode); without it the forward is inference only.
+    pub train: bool,
+    #[cfg(feature = "cuda")]
+    pub cudnn: Arc<crate::cuda::CudnnRnn>,
+    pub reserve: Mutex<Option<Reserve>>,
+}
+
+/// A contiguous slice of a CPU storage, or an error naming the operand.
+pub(crate) fn cpu_slice<'a, T: candle_core::WithDType>(
+    s: &'a CpuStorage,
+    l: &Layout,
+    what: &str,
+) -> Result<&'a [T]> {
+    match l.contiguous_offsets() {
+        Some((start, end)) => Ok(&s.as_slice::<T>()?[start..end]),
+        None => candle_core::bail!("rnn: {what} must be contiguous"),
+    }
+}
+
+impl RnnOp {
+    fn dropout(&self) -> Option<Dropout> {
+        (self.dropout > 0.0).then_some(Dropout {
+            p: self.dropout,
+            seed: self.seed,
+        })
+    }
+
+    fn packed_shape(&self) -> Shape {
+        Shape::from(self.call.output_len() + self.call.state_len())
+    }
+
+    fn keep(&self, r: Reserve) -> Result<()> {
+        *self.reserve.lock().map_err(|_| poisoned())? = Some(r);
+        Ok(())
+    }
+
+    fn take_reserve(&self) -> Result<Reserve> {
+        self.reserve
+            .lock()
+            .map_err(|_| poisoned())?
+            .take()
+            .ok_or_else(|| {
+                candle_core::Error::Msg(
+                    "rnn backward: no saved forward state (the forward ran without gradient \
+                 tracking, or backward already ran once for it)"
+                        .into(),
+                )
+            })
+    }
+}
+
+fn poisoned() -> candle_core::Error {
+    candle_core::Error::Msg("rnn: reserve lock poisoned by an earlier panic".into())
+}
+
+impl CustomOp3 for RnnOp {
+    fn name(&self) -> &'static str {
+        "cudnn-rnn"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let dtypes = (s1.dtype(), s2.dtype(), s3.dtype());
+        let packed = match dtypes {
+            (DType::F32, DType::F32, DType::F32) => {
+                let (x, w, s) = (
+                    cpu_slice(s1, l1, "x")?,
+                    cpu_slice(s2, l2, "weight")?,
+                    cpu_slice(s3, l3, "state")?,
+                );
+                let (out, trace) =
+                    cpu::forward::<f32>(&self.call, x, w, s, self.dropout(), self.train);
+                if let Some(t) = trace {
+                    self.keep(Reserve::Cpu32(t))?;
+                }
+                CpuStorage::F32(out)
+            }
+            (DType::F64, DType::F64, DType::F64) => {
+                let (x, w, s) = (
+                    cpu_slice(s1, l1, "x")?,
+                    cpu_slice(s2, l2, "weight")?,
+                    cpu_slice(s3, l3, "state")?,
+                );
+                let (out, trace) =
+                    cpu::forward::<f64>(&self.call, x, w, s, self.dropout(), self.train);
+                if let Some(t) = trace {
+                    self.keep(Reserve::Cpu64(t))?;
+                }
+                CpuStorage::F64(out)
+            }
+            _ => candle_core::bail!(
+                "rnn on cpu: x, weight and state must all be f32 or all f64, got {dtypes:?}"
+            ),
+        };
+        Ok((packed, self.packed_shape()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+        s3: &candle_core::CudaStorage,
+        l3: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let (out, reserve) = self.cudnn.forward(self, (s1, l1), (s2, l2), (s3, l3))?;
+        if let Some(r) = reserve {
+            self.keep(Reserve::Cuda(r))?;
+        }
+        Ok((out, self.packed_shape()))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        state: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let grad = grad.contiguous()?;
+        let reserve = self.take_reserve()?;
+        let (dx, dw, ds) = match reserve {
+            Reserve::Cpu32(t) => self.cpu_bwd::<f32>(&t, w, state, &grad)?,
+            Reserve::Cpu64(t) => self.cpu_bwd::<f64>(&t, w, state, &grad)?,
+            #[cfg(feature = "cuda")]
+            Reserve::Cuda(r) => self.cudnn.backward(self, r, x, w, state, _res, &grad)?,
+        };
+        let dx = dx.reshape(x.shape())?;
+        let ds = ds.reshape(state.shape())?;
+        Ok((Some(dx), Some(dw), Some(ds)))
+    }
+}
+
+impl RnnOp {
+    fn cpu_bwd<T: cpu::Real + candle_core::WithDType>(
+        &self,
+        trace: &Trace<T>,
+        w: &Tensor,
+        state: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let (w_s, w_l) = w.storage_and_layout();
+        let (s_s, s_l) = state.storage_and_layout();
+        let (g_s, g_l) = grad.storage_and_layout();
+        let (Storage::Cpu(w_s), Storage::Cpu(s_s), Storage::Cpu(g_s)) = (&*w_s, &*s_s, &*g_s)
+        else {
+            candle_core::bail!("rnn backward: a CPU forward needs CPU tensors in backward");
+        };
+        let (dx, dw, ds) = cpu::backward(
+            &self.call,
+            cpu_slice::<T>(w_s, w_l, "weight")?,
+            cpu_slice::<T>(s_s, s_l, "state")?,
+            trace,
+            cpu_slice::<T>(g_s, g_l, "gradient")?,
+        );
+        let dev = w.device();
+        Ok((
+            Tensor::from_vec(dx, (dx_len(&self.call),), dev)?,
+            Tensor::from_vec(dw, w.shape(), dev)?,
+            Tensor::from_vec(ds, (self.call.state_len(),), dev)?,
+        ))
+    }
+}
+
+fn dx_len(call: &Call) -> usize {
+    call.seq * call.batch * call.dims.input_size
+}

@@ -1,0 +1,342 @@
+//! The layer: [`lstm`] and [`gru`] build an [`Rnn`] that holds one flat weight tensor (one
+//! `Var`, one gradient, one optimizer parameter) and runs the whole stack as one op.
+
+use crate::cpu::Call;
+use crate::layout::RnnDims;
+use crate::op::RnnOp;
+use crate::{RnnConfig, RnnMode};
+use candle_core::{bail, DType, ModuleT, Result, Tensor};
+use candle_nn::{Init, VarBuilder};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The recurrent state: `h` (and `c` for an LSTM) stacked into `[S, L*D, B, H]`, the layout the
+/// op reads and writes, so a final state feeds the next call without a copy.
+#[derive(Clone, Debug)]
+pub struct RnnState {
+    packed: Tensor,
+}
+
+impl RnnState {
+    /// From PyTorch-shaped `h` `[L*D, B, H]` and, for an LSTM, `c` of the same shape.
+    pub fn new(h: &Tensor, c: Option<&Tensor>) -> Result<Self> {
+        let packed = match c {
+            Some(c) => Tensor::stack(&[h, c], 0)?,
+            None => h.unsqueeze(0)?,
+        };
+        Ok(Self { packed })
+    }
+
+    pub fn from_packed(packed: Tensor) -> Self {
+        Self { packed }
+    }
+
+    pub fn packed(&self) -> &Tensor {
+        &self.packed
+    }
+
+    pub fn h(&self) -> Result<Tensor> {
+        self.packed.get(0)
+    }
+
+    /// The cell state of an LSTM; `None` for a GRU.
+    pub fn c(&self) -> Result<Option<Tensor>> {
+        match self.packed.dim(0)? {
+            2 => Ok(Some(self.packed.get(1)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The same values, cut from the graph (truncated back-propagation through time).
+    pub fn detach(&self) -> Self {
+        Self {
+            packed: self.packed.detach(),
+        }
+    }
+}
+
+/// A stacked, optionally bidirectional LSTM or GRU.
+#[derive(Clone)]
+pub struct Rnn {
+    weight: Tensor,
+    dims: RnnDims,
+    cfg: RnnConfig,
+    /// Counts calls, so that every call draws fresh CPU dropout masks.
+    calls: Arc<AtomicU64>,
+    #[cfg(feature = "cuda")]
+    cudnn: Arc<crate::cuda::CudnnRnn>,
+}
+
+impl std::fmt::Debug for Rnn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rnn")
+            .field("dims", &self.dims)
+            .field("cfg", &self.cfg)
+            .finish()
+    }
+}
+
+/// An LSTM with PyTorch's `nn.LSTM` semantics.
+pub fn lstm(input_size: usize, hidden_size: usize, cfg: RnnConfig, vb: VarBuilder) -> Result<Rnn> {
+    rnn(RnnMode::Lstm, input_size, hidden_size, cfg, vb)
+}
+
+/// A GRU with PyTorch's `nn.GRU` semantics.
+pub fn gru(input_size: usize, hidden_size: usize, cfg: RnnConfig, vb: VarBuilder) -> Result<Rnn> {
+    rnn(RnnMode::Gru, input_size, hidden_size, cfg, vb)
+}
+
+/// Builds the module. The weight is `vb`'s flat `weight` tensor, initialized like PyTorch's
+/// (uniform in ±1/sqrt(hidden)); if `vb` instead holds PyTorch-named tensors
+/// (`weight_ih_l0`, ...), as in a `state_dict` saved to safetensors, they are assembled.
+pub fn rnn(
+    mode: RnnMode,
+    input_size: usize,
+    hidden_size: usize,
+    cfg: RnnConfig,
+    vb: VarBuilder,
+) -> Result<Rnn> {
+    let dims = dims(mode, input_size, hidden_size, &cfg)?;
+    let first = &dims.params()[0].name;
+    let weight = if !vb.contains_tensor("weight") && vb.contains_tensor(first) {
+        crate::pytorch::flat_from_named(&dims, |name, shape| vb.get(shape, name))?
+    } else {
+        let k = 1.0 / (hidden_size as f64).sqrt();
+        vb.get_with_hints(
+            dims.weight_count(),
+            "weight",
+            Init::Uniform { lo: -k, up: k },
+        )?
+    };
+    Rnn::from_weight(mode, input_size, hidden_size, cfg, weight)
+}
+
+fn dims(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -> Result<RnnDims> {
+    if input_size == 0 || hidden_size == 0 || cfg.num_layers == 0 {
+        bail!(
+            "rnn: input_size, hidden_size and num_layers must be positive, got {input_size}, \
+             {hidden_size}, {}",
+            cfg.num_layers
+        )
+    }
+    if !(0.0..1.0).contains(&cfg.dropout) {
+        bail!("rnn: dropout must be in [0, 1), got {}", cfg.dropout)
+    }
+    Ok(RnnDims {
+        mode,
+        input_size,
+        hidden_size,
+        num_layers: cfg.num_layers,
+        num_directions: cfg.num_directions(),
+        bias: cfg.bias,
+    })
+}
+
+impl Rnn {
+    /// Wraps an existing flat weight tensor in the canonical layout (see [`crate::layout`]).
+    pub fn from_weight(
+        mode: RnnMode,
+        input_size: usize,
+        hidden_size: usize,
+        cfg: RnnConfig,
+        weight: Tensor,
+    ) -> Result<Self> {
+        let dims = dims(mode, input_size, hidden_size, &cfg)?;
+        if weight.dims() != [dims.weight_count()] {
+            bail!(
+                "rnn: weight must be a flat tensor of {} elements for {dims:?}, got shape {:?}",
+                dims.weight_count(),
+                weight.dims()
+            )
+        }
+        if !weight.dtype().is_float() {
+            bail!(
+                "rnn: weight must be a float tensor, got {:?}",
+                weight.dtype()
+            )
+        }
+        Ok(Self {
+            weight: weight.contiguous()?,
+            dims,
+            cfg,
+            calls: Arc::new(AtomicU64::new(0)),
+            #[cfg(feature = "cuda")]
+            cudnn: Arc::new(crate::cuda::CudnnRnn::new(
+                dims,
+                cfg.math,
+                cfg.dropout,
+                cfg.seed,
+            )),
+        })
+    }
+
+    pub fn weight(&self) -> &Tensor {
+        &self.weight
+    }
+
+    pub fn dims(&self) -> &RnnDims {
+        &self.dims
+    }
+
+    pub fn config(&self) -> &RnnConfig {
+        &self.cfg
+    }
+
+    /// Views of the flat weight under PyTorch's names and shapes.
+    pub fn named_weights(&self) -> Result<Vec<(String, Tensor)>> {
+        self.dims
+            .params()
+            .into_iter()
+            .map(|p| {
+                Ok((
+                    p.name.clone(),
+                    self.weight.narrow(0, p.offset, p.len())?.reshape(p.shape)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// A zero state for `batch` sequences.
+    pub fn zero_state(&self, batch: usize) -> Result<RnnState> {
+        let packed = Tensor::zeros(
+            self.dims.state_shape(batch),
+            self.weight.dtype(),
+            self.weight.device(),
+        )?;
+        Ok(RnnState { packed })
+    }
+
+    /// Inference: no dropout. Returns the output sequence and the final state.
+    pub fn forward(&self, x: &Tensor, state: Option<&RnnState>) -> Result<(Tensor, RnnState)> {
+        self.forward_t(x, state, false)
+    }
+
+    /// `x` is `[seq, batch, input]` (`[batch, seq, input]` with `batch_first`); the output is
+    /// `[seq, batch, D*hidden]` likewise. `train` turns inter-layer dropout on. Gradients flow
+    /// whenever an input (usually the weight `Var`) tracks them.
+    pub fn forward_t(
+        &self,
+        x: &Tensor,
+        state: Option<&RnnState>,
+        train: bool,
+    ) -> Result<(Tensor, RnnState)> {
+        let x = self.time_major(x)?;
+        let (seq, batch, _) = x.dims3()?;
+        let state = match state {
+            Some(s) => self.checked_state(s, batch)?,
+            None => self.zero_state(batch)?.packed,
+        };
+        let dropout = if train { self.cfg.dropout } else { 0.0 };
+        let tracked = x.track_op() || self.weight.track_op() || state.track_op();
+        let call = Call {
+            dims: self.dims,
+            seq,
+            batch,
+        };
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let op = RnnOp {
+            call,
+            dropout,
+            seed: self
+                .cfg
+                .seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(n),
+            // cuDNN's inference mode skips dropout, so dropout also needs training mode.
+            train: tracked || dropout > 0.0,
+            #[cfg(feature = "cuda")]
+            cudnn: self.cudnn.clone(),
+            reserve: Mutex::new(None),
+        };
+        let packed = if tracked {
+            x.apply_op3(&self.weight, &state, op)?
+        } else {
+            x.apply_op3_no_bwd(&self.weight, &state, &op)?
+        };
+        let out_len = call.output_len();
+        let y = packed
+            .narrow(0, 0, out_len)?
+            .reshape((seq, batch, self.dims.output_size()))?;
+        let y = if self.cfg.batch_first {
+            y.transpose(0, 1)?
+        } else {
+            y
+        };
+        let state = packed
+            .narrow(0, out_len, call.state_len())?
+            .reshape(self.dims.state_shape(batch))?;
+        Ok((y, RnnState { packed: state }))
+    }
+
+    /// Checks `x` and returns it time-major and contiguous.
+    fn time_major(&self, x: &Tensor) -> Result<Tensor> {
+        let layout = if self.cfg.batch_first {
+            "[batch, seq, input]"
+        } else {
+            "[seq, batch, input]"
+        };
+        let &[a, b, features] = x.dims() else {
+            bail!("rnn: x must have rank 3 {layout}, got shape {:?}", x.dims())
+        };
+        if features != self.dims.input_size {
+            bail!(
+                "rnn: x must have {} input features {layout}, got shape {:?}",
+                self.dims.input_size,
+                x.dims()
+            )
+        }
+        if a == 0 || b == 0 {
+            bail!(
+                "rnn: x has an empty sequence or batch, shape {:?}",
+                x.dims()
+            )
+        }
+        self.check_like_weight(x, "x")?;
+        let x = if self.cfg.batch_first {
+            x.transpose(0, 1)?
+        } else {
+            x.clone()
+        };
+        x.contiguous()
+    }
+
+    fn checked_state(&self, s: &RnnState, batch: usize) -> Result<Tensor> {
+        let (sl, ld, b, h) = self.dims.state_shape(batch);
+        if s.packed.dims() != [sl, ld, b, h] {
+            bail!(
+                "rnn: state must be [{sl}, {ld}, {b}, {h}] (h{} stacked, layers*directions, batch, \
+                 hidden), got {:?}",
+                if sl == 2 { " and c" } else { "" },
+                s.packed.dims()
+            )
+        }
+        self.check_like_weight(&s.packed, "state")?;
+        s.packed.contiguous()
+    }
+
+    fn check_like_weight(&self, t: &Tensor, what: &str) -> Result<()> {
+        let (dt, wdt) = (t.dtype(), self.weight.dtype());
+        if dt != wdt {
+            bail!("rnn: {what} has dtype {dt:?} but the weights are {wdt:?}")
+        }
+        if !t.device().same_device(self.weight.device()) {
+            bail!(
+                "rnn: {what} is on {:?} but the weights are on {:?}",
+                t.device().location(),
+                self.weight.device().location()
+            )
+        }
+        Ok(())
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.weight.dtype()
+    }
+}
+
+/// `xs.apply_t(&rnn, train)`: the output sequence from a zero state.
+impl ModuleT for Rnn {
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Result<Tensor> {
+        Ok(Rnn::forward_t(self, xs, None, train)?.0)
+    }
+}

@@ -1,0 +1,229 @@
+//! Shared test helpers: random inputs, an independent step-loop reference built from candle
+//! tensor ops (so candle's autograd checks the op's hand-written backward), error measures.
+#![allow(dead_code)]
+
+use candle_core::{DType, Device, Result, Tensor, Var};
+use candle_cudnn_rnn::{Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// A fresh seed per run, printed so a failure can be replayed with `RNN_TEST_SEED`.
+pub fn rng(test: &str) -> StdRng {
+    let seed = std::env::var("RNN_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random());
+    eprintln!("{test}: RNN_TEST_SEED={seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+/// Uniform in ±scale, f64, never all zeros.
+pub fn uniform(rng: &mut StdRng, shape: &[usize], scale: f64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let data: Vec<f64> = (0..n).map(|_| rng.random_range(-scale..scale)).collect();
+    Tensor::from_vec(data, shape, &Device::Cpu).unwrap()
+}
+
+/// ‖a − b‖ / ‖b‖ (or ‖a − b‖ when b is zero).
+pub fn rel_err(a: &Tensor, b: &Tensor) -> f64 {
+    let a = a.to_dtype(DType::F64).unwrap().flatten_all().unwrap();
+    let b = b.to_dtype(DType::F64).unwrap().flatten_all().unwrap();
+    let diff = (&a - &b)
+        .unwrap()
+        .sqr()
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .to_scalar::<f64>()
+        .unwrap()
+        .sqrt();
+    let norm = b
+        .sqr()
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .to_scalar::<f64>()
+        .unwrap()
+        .sqrt();
+    let err = if norm > 0.0 { diff / norm } else { diff };
+    if err.is_nan() {
+        f64::INFINITY
+    } else {
+        err
+    }
+}
+
+pub fn dims(mode: RnnMode, input: usize, hidden: usize, cfg: &RnnConfig) -> RnnDims {
+    RnnDims {
+        mode,
+        input_size: input,
+        hidden_size: hidden,
+        num_layers: cfg.num_layers,
+        num_directions: cfg.num_directions(),
+        bias: cfg.bias,
+    }
+}
+
+fn sigmoid(x: &Tensor) -> Result<Tensor> {
+    (x.neg()?.exp()? + 1.0)?.recip()
+}
+
+/// The same function as the op, one time step at a time with plain candle ops. Time-major `x`;
+/// `state` packed `[S, L*D, B, H]`. Returns `(y, packed final state)`.
+pub fn reference(
+    dims: &RnnDims,
+    weight: &Tensor,
+    x: &Tensor,
+    state: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    let (seq, _, _) = x.dims3()?;
+    let h = dims.hidden_size;
+    let params = dims.params();
+    let get = |layer: usize, dir: usize, stem: &str| -> Result<Option<Tensor>> {
+        let name = format!("{stem}_l{layer}{}", if dir == 1 { "_reverse" } else { "" });
+        params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| {
+                weight
+                    .narrow(0, p.offset, p.len())?
+                    .reshape(p.shape.clone())
+            })
+            .transpose()
+    };
+    let mut input = x.clone();
+    let (mut h_n, mut c_n) = (Vec::new(), Vec::new());
+    for layer in 0..dims.num_layers {
+        let mut dir_outputs = Vec::new();
+        for dir in 0..dims.num_directions {
+            let w_ih = get(layer, dir, "weight_ih")?.unwrap();
+            let w_hh = get(layer, dir, "weight_hh")?.unwrap();
+            let b_ih = get(layer, dir, "bias_ih")?;
+            let b_hh = get(layer, dir, "bias_hh")?;
+            let k = layer * dims.num_directions + dir;
+            let mut hs = state.get(0)?.get(k)?;
+            let mut cs = match dims.mode {
+                RnnMode::Lstm => Some(state.get(1)?.get(k)?),
+                RnnMode::Gru => None,
+            };
+            let mut outs = vec![None; seq];
+            for s in 0..seq {
+                let t = if dir == 1 { seq - 1 - s } else { s };
+                let mut gi = input.get(t)?.matmul(&w_ih.t()?)?;
+                let mut gh = hs.matmul(&w_hh.t()?)?;
+                if let (Some(bi), Some(bh)) = (&b_ih, &b_hh) {
+                    gi = gi.broadcast_add(bi)?;
+                    gh = gh.broadcast_add(bh)?;
+                }
+                match dims.mode {
+                    RnnMode::Lstm => {
+                        let g = (gi + gh)?;
+                        let i = sigmoid(&g.narrow(1, 0, h)?)?;
+                        let f = sigmoid(&g.narrow(1, h, h)?)?;
+                        let gg = g.narrow(1, 2 * h, h)?.tanh()?;
+                        let o = sigmoid(&g.narrow(1, 3 * h, h)?)?;
+                        let c = ((f * cs.as_ref().unwrap())? + (i * gg)?)?;
+                        hs = (o * c.tanh()?)?;
+                        cs = Some(c);
+                    }
+                    RnnMode::Gru => {
+                        let r = sigmoid(&(gi.narrow(1, 0, h)? + gh.narrow(1, 0, h)?)?)?;
+                        let z = sigmoid(&(gi.narrow(1, h, h)? + gh.narrow(1, h, h)?)?)?;
+                        let n =
+                            (gi.narrow(1, 2 * h, h)? + (&r * gh.narrow(1, 2 * h, h)?)?)?.tanh()?;
+                        hs = ((z.affine(-1.0, 1.0)? * n)? + (z * &hs)?)?;
+                    }
+                }
+                outs[t] = Some(hs.clone());
+            }
+            let outs: Vec<Tensor> = outs.into_iter().map(Option::unwrap).collect();
+            dir_outputs.push(Tensor::stack(&outs, 0)?);
+            h_n.push(hs);
+            if let Some(c) = cs {
+                c_n.push(c);
+            }
+        }
+        input = Tensor::cat(&dir_outputs, 2)?;
+    }
+    let mut slots = vec![Tensor::stack(&h_n, 0)?];
+    if !c_n.is_empty() {
+        slots.push(Tensor::stack(&c_n, 0)?);
+    }
+    Ok((input, Tensor::stack(&slots, 0)?))
+}
+
+/// A random case: module config, weight, time-major input, packed state.
+pub struct Case {
+    pub mode: RnnMode,
+    pub input: usize,
+    pub hidden: usize,
+    pub cfg: RnnConfig,
+    pub seq: usize,
+    pub batch: usize,
+}
+
+impl Case {
+    pub fn dims(&self) -> RnnDims {
+        dims(self.mode, self.input, self.hidden, &self.cfg)
+    }
+
+    pub fn random_inputs(&self, rng: &mut StdRng) -> (Tensor, Tensor, Tensor) {
+        let d = self.dims();
+        let (s, ld, b, h) = d.state_shape(self.batch);
+        (
+            uniform(rng, &[d.weight_count()], 0.6),
+            uniform(rng, &[self.seq, self.batch, self.input], 1.0),
+            uniform(rng, &[s, ld, b, h], 0.8),
+        )
+    }
+
+    pub fn rnn(&self, weight: &Tensor) -> Rnn {
+        Rnn::from_weight(self.mode, self.input, self.hidden, self.cfg, weight.clone()).unwrap()
+    }
+}
+
+/// Loss `Σ y·gy + Σ state·gs` and the gradients of x, weight and state through the op.
+pub fn op_grads(
+    case: &Case,
+    w: &Tensor,
+    x: &Tensor,
+    s: &Tensor,
+    gy: &Tensor,
+    gs: &Tensor,
+) -> Result<(Tensor, Tensor, [Tensor; 3])> {
+    let (wv, xv, sv) = (
+        Var::from_tensor(w)?,
+        Var::from_tensor(x)?,
+        Var::from_tensor(s)?,
+    );
+    let rnn = case.rnn(wv.as_tensor());
+    let (y, state) = rnn.forward_t(
+        xv.as_tensor(),
+        Some(&RnnState::from_packed(sv.as_tensor().clone())),
+        true,
+    )?;
+    let loss = ((&y * gy)?.sum_all()? + (state.packed() * gs)?.sum_all()?)?;
+    let grads = loss.backward()?;
+    let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
+    Ok((y, state.packed().clone(), [g(&xv), g(&wv), g(&sv)]))
+}
+
+/// The same through the step-loop reference.
+pub fn reference_grads(
+    case: &Case,
+    w: &Tensor,
+    x: &Tensor,
+    s: &Tensor,
+    gy: &Tensor,
+    gs: &Tensor,
+) -> Result<(Tensor, Tensor, [Tensor; 3])> {
+    let (wv, xv, sv) = (
+        Var::from_tensor(w)?,
+        Var::from_tensor(x)?,
+        Var::from_tensor(s)?,
+    );
+    let (y, state) = reference(&case.dims(), wv.as_tensor(), xv.as_tensor(), sv.as_tensor())?;
+    let loss = ((&y * gy)?.sum_all()? + (&state * gs)?.sum_all()?)?;
+    let grads = loss.backward()?;
+    let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
+    Ok((y, state, [g(&xv), g(&wv), g(&sv)]))
+}

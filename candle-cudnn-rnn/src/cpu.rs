@@ -446,3 +446,91 @@ fn backward_direction<T: Real>(
     );
     (dh, ends.dc_n.is_some().then_some(dc))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    fn random(rng: &mut StdRng, n: usize) -> Vec<f64> {
+        (0..n).map(|_| rng.random_range(-0.8..0.8)).collect()
+    }
+
+    /// With dropout the masks are a function of the seed, so finite differences still apply.
+    #[test]
+    fn dropout_gradients_match_finite_differences() {
+        let mut rng = StdRng::seed_from_u64(rand::rng().random());
+        for mode in [RnnMode::Lstm, RnnMode::Gru] {
+            let dims = RnnDims {
+                mode,
+                input_size: 2,
+                hidden_size: 3,
+                num_layers: 3,
+                num_directions: 2,
+                bias: true,
+            };
+            let call = Call {
+                dims,
+                seq: 3,
+                batch: 2,
+            };
+            let drop = Some(Dropout {
+                p: 0.4,
+                seed: rng.random(),
+            });
+            let (w, x, s) = (
+                random(&mut rng, dims.weight_count()),
+                random(&mut rng, 3 * 2 * 2),
+                random(&mut rng, call.state_len()),
+            );
+            let r = random(&mut rng, call.output_len() + call.state_len());
+            let loss = |w: &[f64]| -> f64 {
+                let (out, _) = forward(&call, &x, w, &s, drop, false);
+                out.iter().zip(&r).map(|(a, b)| a * b).sum()
+            };
+            let (out, trace) = forward(&call, &x, &w, &s, drop, true);
+            let no_drop = forward(&call, &x, &w, &s, None, false).0;
+            assert!(out != no_drop, "dropout changed nothing");
+            let (_, dw, _) = backward(&call, &w, &s, &trace.unwrap(), &r);
+            for i in 0..w.len() {
+                let (mut a, mut b) = (w.clone(), w.clone());
+                a[i] += 1e-6;
+                b[i] -= 1e-6;
+                let fd = (loss(&a) - loss(&b)) / 2e-6;
+                assert!(
+                    (fd - dw[i]).abs() < 1e-6 * (1.0 + fd.abs()),
+                    "{mode:?} w[{i}]: {} vs {fd}",
+                    dw[i]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_layer_has_nothing_to_drop() {
+        let dims = RnnDims {
+            mode: RnnMode::Lstm,
+            input_size: 2,
+            hidden_size: 2,
+            num_layers: 1,
+            num_directions: 1,
+            bias: true,
+        };
+        let call = Call {
+            dims,
+            seq: 2,
+            batch: 1,
+        };
+        let mut rng = StdRng::seed_from_u64(7);
+        let (w, x, s) = (
+            random(&mut rng, dims.weight_count()),
+            random(&mut rng, 4),
+            random(&mut rng, 4),
+        );
+        let drop = Some(Dropout { p: 0.5, seed: 1 });
+        assert_eq!(
+            forward(&call, &x, &w, &s, drop, false).0,
+            forward(&call, &x, &w, &s, None, false).0
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! PyTorch names and shapes in and out through safetensors.
+
+use candle_core::{DType, Device, Tensor};
+use candle_cudnn_rnn::{gru, load_pytorch, lstm, save_pytorch, RnnConfig, RnnState};
+use candle_nn::{VarBuilder, VarMap};
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("rnn-io-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn safetensors_round_trip_in_pytorch_names() {
+    let dev = Device::Cpu;
+    let cfg = RnnConfig {
+        num_layers: 2,
+        bidirectional: true,
+        ..Default::default()
+    };
+    let vm = VarMap::new();
+    let rnn = lstm(
+        3,
+        5,
+        cfg,
+        VarBuilder::from_varmap(&vm, DType::F32, &dev).pp("m"),
+    )
+    .unwrap();
+    let path = tmp("lstm.safetensors");
+    save_pytorch(&rnn, "lstm.", &path).unwrap();
+
+    // The file holds exactly nn.LSTM's state_dict names and shapes.
+    let saved = candle_core::safetensors::load(&path, &dev).unwrap();
+    assert_eq!(saved.len(), 16);
+    assert_eq!(saved["lstm.weight_ih_l0"].dims(), &[20, 3]);
+    assert_eq!(saved["lstm.weight_hh_l0_reverse"].dims(), &[20, 5]);
+    assert_eq!(saved["lstm.weight_ih_l1"].dims(), &[20, 10]);
+    assert_eq!(saved["lstm.bias_hh_l1_reverse"].dims(), &[20]);
+
+    // Back into a flat buffer: bit-identical.
+    let flat = load_pytorch(rnn.dims(), "lstm.", &path, &dev).unwrap();
+    let diff = (&flat - rnn.weight())
+        .unwrap()
+        .abs()
+        .unwrap()
+        .max(0)
+        .unwrap();
+    assert_eq!(diff.to_scalar::<f32>().unwrap(), 0.0);
+
+    // And straight through a VarBuilder over the file: the same module, the same outputs.
+    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&path], DType::F32, &dev).unwrap() };
+    let loaded = lstm(3, 5, cfg, vb.pp("lstm")).unwrap();
+    let x = Tensor::randn(0f32, 1., (4, 2, 3), &dev).unwrap();
+    let (a, _) = rnn.forward(&x, None).unwrap();
+    let (b, _) = loaded.forward(&x, None).unwrap();
+    assert_eq!(
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap(),
+        0.0
+    );
+    std::fs::remove_file(path).ok();
+}
+
+#[test]
+fn missing_or_misshapen_tensors_are_named() {
+    let dev = Device::Cpu;
+    let vm = VarMap::new();
+    let rnn = gru(
+        3,
+        4,
+        RnnConfig::default(),
+        VarBuilder::from_varmap(&vm, DType::F32, &dev),
+    )
+    .unwrap();
+    let path = tmp("gru.safetensors");
+    save_pytorch(&rnn, "", &path).unwrap();
+    let e = load_pytorch(rnn.dims(), "rnn.", &path, &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rnn.weight_ih_l0"), "{e}");
+    // A file for another hidden size.
+    let other = gru(
+        3,
+        6,
+        RnnConfig::default(),
+        VarBuilder::from_varmap(&vm, DType::F32, &dev).pp("o"),
+    )
+    .unwrap();
+    let e = load_pytorch(other.dims(), "", &path, &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("weight_ih_l0") && e.contains("[18, 3]") && e.contains("[12, 3]"),
+        "{e}"
+    );
+    std::fs::remove_file(path).ok();
+}
+
+#[test]
+fn state_views_split_h_and_c() {
+    let dev = Device::Cpu;
+    let h = Tensor::randn(0f32, 1., (2, 3, 4), &dev).unwrap();
+    let c = Tensor::randn(0f32, 1., (2, 3, 4), &dev).unwrap();
+    let s = RnnState::new(&h, Some(&c)).unwrap();
+    assert_eq!(s.packed().dims(), &[2, 2, 3, 4]);
+    let back = (s.h().unwrap() - &h)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .sum_all()
+        .unwrap();
+    assert_eq!(back.to_scalar::<f32>().unwrap(), 0.0);
+    assert!(s.c().unwrap().is_some());
+    assert!(RnnState::new(&h, None).unwrap().c().unwrap().is_none());
+}

@@ -1,0 +1,91 @@
+//! Interchangeability with PyTorch: the CPU op on `nn.LSTM`/`nn.GRU` weights, inputs and
+//! upstream gradients recorded in f64 by `scripts/torch_fixtures.py`, against PyTorch's
+//! outputs and gradients.
+
+mod common;
+
+use candle_core::{Device, Tensor};
+use candle_cudnn_rnn::{flat_from_named, RnnConfig, RnnMode};
+use common::*;
+use serde_json::Value;
+
+fn tensor(v: &Value) -> Option<Tensor> {
+    let shape: Vec<usize> = v
+        .get("shape")?
+        .as_array()?
+        .iter()
+        .map(|d| d.as_u64().unwrap() as usize)
+        .collect();
+    let data: Vec<f64> = v["data"]
+        .as_array()?
+        .iter()
+        .map(|d| d.as_f64().unwrap())
+        .collect();
+    Some(Tensor::from_vec(data, shape, &Device::Cpu).unwrap())
+}
+
+/// `h` and, if present, `c` stacked like the op's packed state.
+fn packed(h: &Tensor, c: Option<Tensor>) -> Tensor {
+    match c {
+        Some(c) => Tensor::stack(&[h, &c], 0).unwrap(),
+        None => h.unsqueeze(0).unwrap(),
+    }
+}
+
+#[test]
+fn cpu_op_reproduces_pytorch() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/torch_rnn.json"
+    ))
+    .unwrap();
+    let fixtures: Value = serde_json::from_str(&text).unwrap();
+    let cases = fixtures["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 6);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let num = |k: &str| c[k].as_u64().unwrap() as usize;
+        let case = Case {
+            mode: if c["mode"] == "lstm" {
+                RnnMode::Lstm
+            } else {
+                RnnMode::Gru
+            },
+            input: num("input_size"),
+            hidden: num("hidden_size"),
+            cfg: RnnConfig {
+                num_layers: num("num_layers"),
+                bias: c["bias"].as_bool().unwrap(),
+                bidirectional: c["bidirectional"].as_bool().unwrap(),
+                ..Default::default()
+            },
+            seq: num("seq"),
+            batch: num("batch"),
+        };
+        let named = |key: &str| {
+            flat_from_named(&case.dims(), |n, _| Ok(tensor(&c[key][n]).unwrap())).unwrap()
+        };
+        let w = named("params");
+        let x = tensor(&c["x"]).unwrap();
+        let h_n = tensor(&c["h_n"]).unwrap();
+        let state = match tensor(&c["h0"]) {
+            Some(h0) => packed(&h0, tensor(&c["c0"])),
+            None => packed(&h_n, tensor(&c["c_n"])).zeros_like().unwrap(),
+        };
+        let gy = tensor(&c["gy"]).unwrap();
+        let gs = packed(&tensor(&c["gh"]).unwrap(), tensor(&c["gc"]));
+        let (y, st, [dx, dw, ds]) = op_grads(&case, &w, &x, &state, &gy, &gs).unwrap();
+
+        let check = |what: &str, ours: &Tensor, theirs: &Tensor| {
+            let e = rel_err(ours, theirs);
+            assert!(e < 1e-12, "{name}: {what} relative error {e}");
+        };
+        check("y", &y, &tensor(&c["y"]).unwrap());
+        check("h_n, c_n", &st, &packed(&h_n, tensor(&c["c_n"])));
+        check("grad x", &dx, &tensor(&c["grad_x"]).unwrap());
+        check("grad weights", &dw, &named("grad_params"));
+        if let Some(gh0) = tensor(&c["grad_h0"]) {
+            check("grad h0, c0", &ds, &packed(&gh0, tensor(&c["grad_c0"])));
+        }
+    }
+}

@@ -1,1 +1,438 @@
-fn main() {}
+//! GPU check: the cuDNN op against the CPU op in f64 on the same (upcast) inputs, on fresh
+//! random inputs every run; PyTorch's recorded outputs; dropout; memory over 1,000 steps.
+//!
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick]`
+//! Prints a table and exits non-zero if any check fails.
+
+use anyhow::{bail, Result};
+use candle_core::{DType, Device, Tensor, Var};
+use candle_cudnn_rnn::{cudnn_version, MathMode, Rnn, RnnConfig, RnnMode, RnnState};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use serde_json::json;
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    mode: RnnMode,
+    layers: usize,
+    bidir: bool,
+    bias: bool,
+    state: bool,
+    math: MathMode,
+    batch: usize,
+    seq: usize,
+    input: usize,
+    hidden: usize,
+}
+
+impl Case {
+    fn cfg(&self) -> RnnConfig {
+        RnnConfig {
+            num_layers: self.layers,
+            bidirectional: self.bidir,
+            bias: self.bias,
+            math: self.math,
+            ..Default::default()
+        }
+    }
+
+    /// Output and gradient tolerances (relative L2 error).
+    fn tolerances(&self) -> (f64, f64) {
+        match self.math {
+            MathMode::Fp32 => (1e-5, 1e-4),
+            MathMode::Tf32 => (2e-3, 2e-3),
+        }
+    }
+}
+
+fn rel_err(a: &Tensor, b: &Tensor) -> Result<f64> {
+    let a = a
+        .to_device(&Device::Cpu)?
+        .to_dtype(DType::F64)?
+        .flatten_all()?;
+    let b = b
+        .to_device(&Device::Cpu)?
+        .to_dtype(DType::F64)?
+        .flatten_all()?;
+    let d = (&a - &b)?.sqr()?.sum_all()?.to_scalar::<f64>()?.sqrt();
+    let n = b.sqr()?.sum_all()?.to_scalar::<f64>()?.sqrt();
+    let e = if n > 0.0 { d / n } else { d };
+    Ok(if e.is_nan() { f64::INFINITY } else { e })
+}
+
+fn uniform(rng: &mut StdRng, shape: &[usize], scale: f64) -> Result<Tensor> {
+    let n = shape.iter().product();
+    let v: Vec<f64> = (0..n).map(|_| rng.random_range(-scale..scale)).collect();
+    Ok(Tensor::from_vec(v, shape, &Device::Cpu)?)
+}
+
+/// `(y, state, [dx, dw, dstate])` of loss = Σ y·gy + Σ state·gs, on `w`'s device and dtype.
+fn run(
+    case: &Case,
+    w: &Tensor,
+    x: &Tensor,
+    s: Option<&Tensor>,
+    gy: &Tensor,
+    gs: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let (wv, xv) = (Var::from_tensor(w)?, Var::from_tensor(x)?);
+    let sv = s.map(Var::from_tensor).transpose()?;
+    let rnn = Rnn::from_weight(
+        case.mode,
+        case.input,
+        case.hidden,
+        case.cfg(),
+        wv.as_tensor().clone(),
+    )?;
+    let state = sv
+        .as_ref()
+        .map(|v| RnnState::from_packed(v.as_tensor().clone()));
+    let (y, st) = rnn.forward_t(xv.as_tensor(), state.as_ref(), true)?;
+    let loss = ((&y * gy)?.sum_all()? + (st.packed() * gs)?.sum_all()?)?;
+    let grads = loss.backward()?;
+    let mut out = vec![y, st.packed().clone()];
+    out.push(grads.get(xv.as_tensor()).cloned().unwrap());
+    out.push(grads.get(wv.as_tensor()).cloned().unwrap());
+    if let Some(sv) = &sv {
+        out.push(grads.get(sv.as_tensor()).cloned().unwrap());
+    }
+    Ok(out)
+}
+
+/// Relative errors of y, state, dx, dw (and dstate) of the cuDNN op against the f64 CPU op.
+fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
+    let dims = candle_cudnn_rnn::RnnDims {
+        mode: case.mode,
+        input_size: case.input,
+        hidden_size: case.hidden,
+        num_layers: case.layers,
+        num_directions: if case.bidir { 2 } else { 1 },
+        bias: case.bias,
+    };
+    let k = 1.0 / (case.hidden as f64).sqrt();
+    let w = uniform(rng, &[dims.weight_count()], k)?;
+    let x = uniform(rng, &[case.seq, case.batch, case.input], 1.0)?;
+    let (sl, ld, b, h) = dims.state_shape(case.batch);
+    let s = uniform(rng, &[sl, ld, b, h], 0.5)?;
+    let gy = uniform(rng, &[case.seq, case.batch, dims.output_size()], 1.0)?;
+    let gs = uniform(rng, &[sl, ld, b, h], 1.0)?;
+    let s = case.state.then_some(s);
+    // Round the inputs to f32 first, so both sides see the same numbers.
+    let f32s = |t: &Tensor| t.to_dtype(DType::F32);
+    let up = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_dtype(DType::F64)?) };
+    let (w64, x64, gy64, gs64) = (up(&w)?, up(&x)?, up(&gy)?, up(&gs)?);
+    let s64 = s.as_ref().map(up).transpose()?;
+    let reference = run(case, &w64, &x64, s64.as_ref(), &gy64, &gs64)?;
+    let on_gpu = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_device(gpu)?) };
+    let sg = s.as_ref().map(on_gpu).transpose()?;
+    let got = run(
+        case,
+        &on_gpu(&w)?,
+        &on_gpu(&x)?,
+        sg.as_ref(),
+        &on_gpu(&gy)?,
+        &on_gpu(&gs)?,
+    )?;
+    got.iter()
+        .zip(&reference)
+        .map(|(a, b)| rel_err(a, b))
+        .collect()
+}
+
+fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
+    let mut v = Vec::new();
+    // Random small shapes over every option.
+    for i in 0..24 {
+        v.push(Case {
+            mode: if i % 2 == 0 {
+                RnnMode::Lstm
+            } else {
+                RnnMode::Gru
+            },
+            layers: rng.random_range(1..4),
+            bidir: i % 4 < 2,
+            bias: i % 3 != 0,
+            state: i % 5 != 0,
+            math: if i % 6 < 3 {
+                MathMode::Fp32
+            } else {
+                MathMode::Tf32
+            },
+            batch: rng.random_range(1..20),
+            seq: rng.random_range(1..25),
+            input: rng.random_range(1..70),
+            hidden: rng.random_range(1..70),
+        });
+    }
+    if quick {
+        return v;
+    }
+    // The cudnn-rnn-benchmarks grid, each shape once, options rotating.
+    let mut i = 0;
+    for layers in [1, 3] {
+        for batch in [32, 128] {
+            for seq in [30, 200] {
+                for hidden in [128, 512, 1024] {
+                    v.push(Case {
+                        mode: if i % 2 == 0 {
+                            RnnMode::Lstm
+                        } else {
+                            RnnMode::Gru
+                        },
+                        layers,
+                        bidir: hidden == 128 && i % 3 == 0,
+                        bias: true,
+                        state: i % 4 != 3,
+                        math: if (i / 2) % 2 == 0 {
+                            MathMode::Fp32
+                        } else {
+                            MathMode::Tf32
+                        },
+                        batch,
+                        seq,
+                        input: hidden,
+                        hidden,
+                    });
+                    i += 1;
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Dropout: on in training, off in inference, reproducible from a seed, and backward runs.
+fn check_dropout(gpu: &Device) -> Result<Vec<(String, bool)>> {
+    let cfg = RnnConfig {
+        num_layers: 3,
+        dropout: 0.5,
+        seed: 7,
+        ..Default::default()
+    };
+    let w = Tensor::rand(-0.1f32, 0.1, 3 * 4 * 64 * (64 + 64 + 2), gpu)?;
+    let x = Tensor::randn(0f32, 1., (10, 8, 64), gpu)?;
+    let plain = Rnn::from_weight(
+        RnnMode::Lstm,
+        64,
+        64,
+        RnnConfig {
+            dropout: 0.0,
+            ..cfg
+        },
+        w.clone(),
+    )?;
+    let dropped = Rnn::from_weight(RnnMode::Lstm, 64, 64, cfg, w.clone())?;
+    let (y0, _) = plain.forward(&x, None)?;
+    let (y_inf, _) = dropped.forward(&x, None)?;
+    dropped.set_seed(11);
+    let (y_a, _) = dropped.forward_t(&x, None, true)?;
+    let (y_b, _) = dropped.forward_t(&x, None, true)?;
+    dropped.set_seed(11);
+    let (y_a2, _) = dropped.forward_t(&x, None, true)?;
+    let wv = Var::from_tensor(&w)?;
+    let tracked = Rnn::from_weight(RnnMode::Lstm, 64, 64, cfg, wv.as_tensor().clone())?;
+    let (y, _) = tracked.forward_t(&x, None, true)?;
+    let g = y.sqr()?.sum_all()?.backward()?;
+    let gw = g
+        .get(wv.as_tensor())
+        .unwrap()
+        .sqr()?
+        .sum_all()?
+        .to_scalar::<f32>()?;
+    Ok(vec![
+        (
+            "inference ignores dropout".into(),
+            rel_err(&y_inf, &y0)? == 0.0,
+        ),
+        ("training drops".into(), rel_err(&y_a, &y0)? > 1e-3),
+        ("fresh masks every call".into(), rel_err(&y_a, &y_b)? > 1e-3),
+        (
+            "set_seed replays the masks".into(),
+            rel_err(&y_a, &y_a2)? == 0.0,
+        ),
+        (
+            "backward through dropout is finite".into(),
+            gw.is_finite() && gw > 0.0,
+        ),
+    ])
+}
+
+/// Device memory in use, from the driver.
+fn used_memory() -> Result<usize> {
+    let (free, total) = candle_core::cuda_backend::cudarc::driver::result::mem_get_info()?;
+    Ok(total - free)
+}
+
+/// Runs training steps and reports device memory after 10 and after `steps` steps.
+fn check_memory(gpu: &Device, steps: usize) -> Result<(usize, usize)> {
+    let cfg = RnnConfig {
+        num_layers: 2,
+        dropout: 0.3,
+        ..Default::default()
+    };
+    let w = Var::from_tensor(&Tensor::rand(
+        -0.05f32,
+        0.05,
+        2 * 4 * 512 * (512 + 512 + 2),
+        gpu,
+    )?)?;
+    let rnn = Rnn::from_weight(RnnMode::Lstm, 512, 512, cfg, w.as_tensor().clone())?;
+    let x = Tensor::randn(0f32, 1., (50, 64, 512), gpu)?;
+    let mut state = rnn.zero_state(64)?;
+    let mut after_warmup = 0;
+    for i in 0..steps {
+        let (y, st) = rnn.forward_t(&x, Some(&state), true)?;
+        let grads = y.mean_all()?.backward()?;
+        let g = grads.get(w.as_tensor()).unwrap();
+        w.set(&(w.as_tensor() - (g * 1e-3)?)?)?;
+        state = st.detach();
+        if i == 9 {
+            gpu.synchronize()?;
+            after_warmup = used_memory()?;
+        }
+    }
+    gpu.synchronize()?;
+    Ok((after_warmup, used_memory()?))
+}
+
+/// The cuDNN op on PyTorch's recorded weights and inputs (f64 fixtures, run here in f32).
+fn check_pytorch(gpu: &Device) -> Result<Vec<(String, f64)>> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/torch_rnn.json");
+    let text = std::fs::read_to_string(path)?;
+    let v: serde_json::Value = serde_json::from_str(&text)?;
+    let t = |j: &serde_json::Value| -> Option<Tensor> {
+        let shape: Vec<usize> = j
+            .get("shape")?
+            .as_array()?
+            .iter()
+            .map(|d| d.as_u64().unwrap() as usize)
+            .collect();
+        let data: Vec<f32> = j["data"]
+            .as_array()?
+            .iter()
+            .map(|d| d.as_f64().unwrap() as f32)
+            .collect();
+        Tensor::from_vec(data, shape, gpu).ok()
+    };
+    let mut out = Vec::new();
+    for c in v["cases"].as_array().unwrap() {
+        let n = |k: &str| c[k].as_u64().unwrap() as usize;
+        let mode = if c["mode"] == "lstm" {
+            RnnMode::Lstm
+        } else {
+            RnnMode::Gru
+        };
+        let cfg = RnnConfig {
+            num_layers: n("num_layers"),
+            bias: c["bias"].as_bool().unwrap(),
+            bidirectional: c["bidirectional"].as_bool().unwrap(),
+            ..Default::default()
+        };
+        let dims = candle_cudnn_rnn::RnnDims {
+            mode,
+            input_size: n("input_size"),
+            hidden_size: n("hidden_size"),
+            num_layers: cfg.num_layers,
+            num_directions: cfg.num_directions(),
+            bias: cfg.bias,
+        };
+        let w =
+            candle_cudnn_rnn::flat_from_named(&dims, |name, _| Ok(t(&c["params"][name]).unwrap()))?;
+        let rnn = Rnn::from_weight(mode, n("input_size"), n("hidden_size"), cfg, w)?;
+        let state = match t(&c["h0"]) {
+            Some(h0) => Some(RnnState::new(&h0, t(&c["c0"]).as_ref())?),
+            None => None,
+        };
+        let (y, st) = rnn.forward(&t(&c["x"]).unwrap(), state.as_ref())?;
+        let e = rel_err(&y, &t(&c["y"]).unwrap())?.max(rel_err(&st.h()?, &t(&c["h_n"]).unwrap())?);
+        out.push((c["name"].as_str().unwrap().to_owned(), e));
+    }
+    Ok(out)
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let json_path = args
+        .iter()
+        .position(|a| a == "--json")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let quick = args.iter().any(|a| a == "--quick");
+    let gpu = Device::new_cuda(0)?;
+    let seed: u64 = rand::rng().random();
+    let mut rng = StdRng::seed_from_u64(seed);
+    println!("cuDNN {} | seed {seed}", cudnn_version());
+    let mut failures = 0;
+    let mut rows = Vec::new();
+    println!(
+        "| mode | L | dir | bias | h0 | math | B | T | I | H | y | state | dx | dw | dstate | ok |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for case in cases(&mut rng, quick) {
+        let errs = check(&case, &gpu, &mut rng)?;
+        let (tol_out, tol_grad) = case.tolerances();
+        let ok =
+            errs[..2].iter().all(|&e| e <= tol_out) && errs[2..].iter().all(|&e| e <= tol_grad);
+        failures += usize::from(!ok);
+        let fmt = |i: usize| errs.get(i).map_or("-".to_string(), |e| format!("{e:.1e}"));
+        println!(
+            "| {:?} | {} | {} | {} | {} | {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            case.mode,
+            case.layers,
+            if case.bidir { 2 } else { 1 },
+            case.bias,
+            case.state,
+            case.math,
+            case.batch,
+            case.seq,
+            case.input,
+            case.hidden,
+            fmt(0),
+            fmt(1),
+            fmt(2),
+            fmt(3),
+            fmt(4),
+            if ok { "ok" } else { "FAIL" }
+        );
+        rows.push(json!({"case": format!("{case:?}"), "errors": errs, "ok": ok}));
+    }
+    println!();
+    for (name, e) in check_pytorch(&gpu)? {
+        let ok = e <= 1e-5;
+        failures += usize::from(!ok);
+        println!(
+            "pytorch fixture {name}: max rel err {e:.1e} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        rows.push(json!({"pytorch": name, "error": e, "ok": ok}));
+    }
+    for (name, ok) in check_dropout(&gpu)? {
+        failures += usize::from(!ok);
+        println!("dropout: {name}: {}", if ok { "ok" } else { "FAIL" });
+        rows.push(json!({"dropout": name, "ok": ok}));
+    }
+    let steps = if quick { 50 } else { 1000 };
+    let (warm, end) = check_memory(&gpu, steps)?;
+    let grew = end.saturating_sub(warm);
+    let ok = grew <= 16 << 20;
+    failures += usize::from(!ok);
+    println!(
+        "memory: {} MiB after 10 steps, {} MiB after {steps}: {}",
+        warm >> 20,
+        end >> 20,
+        if ok { "ok" } else { "FAIL" }
+    );
+    rows.push(json!({"memory_after_10": warm, "memory_after": end, "steps": steps, "ok": ok}));
+    if let Some(p) = json_path {
+        std::fs::write(
+            p,
+            serde_json::to_string_pretty(
+                &json!({"cudnn": cudnn_version(), "seed": seed, "rows": rows}),
+            )?,
+        )?;
+    }
+    if failures > 0 {
+        bail!("{failures} checks failed");
+    }
+    println!("all checks passed");
+    Ok(())
+}

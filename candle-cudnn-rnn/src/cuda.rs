@@ -15,14 +15,20 @@ use crate::{MathMode, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut,
+    CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
 use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
 use candle_core::op::BackpropOp;
 use candle_core::{bail, CudaStorage, DType, Layout, Result, Storage, Tensor, WithDType};
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The element types cuDNN's RNN runs on here.
+pub(crate) trait Elem: CudaDType + WithDType + DeviceRepr + ValidAsZeroBits {}
+impl Elem for f32 {}
+impl Elem for f64 {}
 
 /// The reserve space of one training-mode forward, freed when its backward takes it.
 pub(crate) struct CudaReserve {
@@ -44,13 +50,21 @@ struct Shapes {
     h: TensorDesc,
 }
 
+/// The raw handles of a [`Shapes`], valid while the prepared state is locked.
+#[derive(Clone, Copy)]
+struct Raw {
+    x: sys::cudnnRNNDataDescriptor_t,
+    y: sys::cudnnRNNDataDescriptor_t,
+    h: sys::cudnnTensorDescriptor_t,
+}
+
 /// Everything cuDNN needs for one device and dtype, built at the first call.
 struct Prepared {
     device: DeviceId,
     dtype: DType,
-    /// The dropout RNG state; kept alive as long as the descriptors that point to it.
-    _dropout_state: Option<CudaSlice<u8>>,
-    _dropout_descs: Vec<DropoutDesc>,
+    _no_dropout: DropoutDesc,
+    /// The dropout descriptor and its RNG state, allocated once and reused by every call.
+    dropout: Option<(DropoutDesc, CudaSlice<u8>)>,
     /// Without dropout (inference, or p = 0) and with it.
     plain: RnnDesc,
     dropped: Option<RnnDesc>,
@@ -69,7 +83,9 @@ pub(crate) struct CudnnRnn {
     dims: RnnDims,
     math: MathMode,
     dropout: f32,
-    seed: u64,
+    seed: AtomicU64,
+    /// Set by [`CudnnRnn::reseed`]: restart the dropout RNG from `seed` before the next call.
+    reseed: AtomicBool,
     prepared: Mutex<Option<Prepared>>,
 }
 
@@ -90,7 +106,8 @@ impl CudnnRnn {
             dims,
             math,
             dropout,
-            seed,
+            seed: AtomicU64::new(seed),
+            reseed: AtomicBool::new(false),
             prepared: Mutex::new(None),
         }
     }
@@ -137,37 +154,26 @@ impl CudnnRnn {
 
     fn prepare(&self, h: &Handle, dev: &CudaDevice, dtype: DType, w_base: u64) -> Result<Prepared> {
         let stream = dev.cuda_stream();
-        let plain_dropout = DropoutDesc::new()?;
+        let no_dropout = DropoutDesc::new()?;
         cudnn!(cudnnSetDropoutDescriptor(
-            plain_dropout.0,
+            no_dropout.0,
             h.0,
             0.0,
             std::ptr::null_mut(),
             0,
             0
         ))?;
-        let plain = self.rnn_desc(dtype, &plain_dropout)?;
-        let mut descs = vec![plain_dropout];
-        let (mut state, mut dropped) = (None, None);
+        let plain = self.rnn_desc(dtype, &no_dropout)?;
+        let (mut dropout, mut dropped) = (None, None);
         if self.dropout > 0.0 {
             let mut size = 0usize;
             cudnn!(cudnnDropoutGetStatesSize(h.0, &mut size))?;
-            let mut buf = unsafe { stream.alloc::<u8>(size.max(1)) }?;
+            let state = unsafe { stream.alloc::<u8>(size.max(1)) }?;
             let desc = DropoutDesc::new()?;
-            {
-                let (p, _g) = buf.device_ptr_mut(&stream);
-                cudnn!(cudnnSetDropoutDescriptor(
-                    desc.0,
-                    h.0,
-                    self.dropout,
-                    p as *mut c_void,
-                    size,
-                    self.seed
-                ))?;
-            }
-            dropped = Some(self.rnn_desc(dtype, &desc)?);
-            descs.push(desc);
-            state = Some(buf);
+            dropout = Some((desc, state));
+            self.reseed.store(false, Ordering::Relaxed);
+            dropped =
+                Some(self.seed_dropout(h, &stream, dtype, dropout.as_mut().expect("set above"))?);
         }
         let mut bytes = 0usize;
         cudnn!(cudnnGetRNNWeightSpaceSize(h.0, plain.0, &mut bytes))?;
@@ -178,14 +184,42 @@ impl CudnnRnn {
         Ok(Prepared {
             device: dev.id(),
             dtype,
-            _dropout_state: state,
-            _dropout_descs: descs,
+            _no_dropout: no_dropout,
+            dropout,
             plain,
             dropped,
             space_len: bytes / elem,
             remap: (!identity).then_some(spans),
             shapes: HashMap::new(),
         })
+    }
+
+    /// (Re)starts the dropout RNG from the current seed; returns the RNN descriptor using it.
+    fn seed_dropout(
+        &self,
+        h: &Handle,
+        stream: &Arc<CudaStream>,
+        dtype: DType,
+        (desc, state): &mut (DropoutDesc, CudaSlice<u8>),
+    ) -> Result<RnnDesc> {
+        let size = state.len();
+        let (p, _g) = state.device_ptr_mut(stream);
+        let seed = self.seed.load(Ordering::Relaxed);
+        cudnn!(cudnnSetDropoutDescriptor(
+            desc.0,
+            h.0,
+            self.dropout,
+            p as *mut c_void,
+            size,
+            seed
+        ))?;
+        self.rnn_desc(dtype, desc)
+    }
+
+    /// Restarts the dropout random state from `seed` at the next call.
+    pub(crate) fn reseed(&self, seed: u64) {
+        self.seed.store(seed, Ordering::Relaxed);
+        self.reseed.store(true, Ordering::Relaxed);
     }
 
     /// Where cuDNN keeps each gate's matrix and bias, next to the canonical offsets.
@@ -245,7 +279,7 @@ impl CudnnRnn {
         Ok(spans)
     }
 
-    fn shapes<'a>(&self, p: &'a mut Prepared, call: &Call) -> Result<&'a Shapes> {
+    fn shapes(&self, p: &mut Prepared, call: &Call) -> Result<Raw> {
         let key = (call.seq, call.batch);
         if !p.shapes.contains_key(&key) {
             let dt = data_type(p.dtype)?;
@@ -282,7 +316,12 @@ impl CudnnRnn {
             };
             p.shapes.insert(key, shapes);
         }
-        Ok(&p.shapes[&key])
+        let s = &p.shapes[&key];
+        Ok(Raw {
+            x: s.x.0,
+            y: s.y.0,
+            h: s.h.0,
+        })
     }
 
     /// The prepared state for this device and dtype, built on first use.
@@ -302,6 +341,11 @@ impl CudnnRnn {
             .is_none_or(|p| p.device != dev.id() || p.dtype != dtype);
         if stale {
             *guard = Some(self.prepare(h, dev, dtype, w_base)?);
+        } else if self.reseed.swap(false, Ordering::Relaxed) {
+            let p = guard.as_mut().expect("not stale");
+            if let Some(d) = p.dropout.as_mut() {
+                p.dropped = Some(self.seed_dropout(h, &dev.cuda_stream(), dtype, d)?);
+            }
         }
         Ok(guard)
     }
@@ -323,7 +367,7 @@ impl CudnnRnn {
         }
     }
 
-    fn forward_typed<T: CudaDType + WithDType>(
+    fn forward_typed<T: Elem>(
         &self,
         op: &RnnOp,
         (xs, xl): (&CudaStorage, &Layout),
@@ -342,7 +386,7 @@ impl CudnnRnn {
         let mut guard = self.lock_prepared(&h, &dev, T::DTYPE, w_ptr)?;
         let p = guard.as_mut().expect("prepared above");
         let call = &op.call;
-        let space = WeightSpace::new::<T>(&stream, p, &w)?;
+        let space = WeightSpace::new(&stream, p, &w)?;
         let desc = if op.dropout > 0.0 {
             p.dropped.as_ref().unwrap_or(&p.plain)
         } else {
@@ -360,7 +404,7 @@ impl CudnnRnn {
             h.0,
             desc,
             mode,
-            shapes.x.0,
+            shapes.x,
             &mut work_len,
             &mut reserve_len
         ))?;
@@ -390,7 +434,7 @@ impl CudnnRnn {
             let lstm = self.dims.mode == RnnMode::Lstm;
             let (c_desc, cx, cy) = if lstm {
                 (
-                    shapes.h.0,
+                    shapes.h,
                     ptr::<T>(s_ptr, state_half),
                     ptr::<T>(o_ptr, call.output_len() + state_half),
                 )
@@ -406,11 +450,11 @@ impl CudnnRnn {
                 desc,
                 mode,
                 std::ptr::null(),
-                shapes.x.0,
+                shapes.x,
                 x_ptr as *const c_void,
-                shapes.y.0,
+                shapes.y,
                 o_ptr as *mut c_void,
-                shapes.h.0,
+                shapes.h,
                 s_ptr as *const c_void,
                 ptr::<T>(o_ptr, call.output_len()),
                 c_desc,
@@ -448,7 +492,7 @@ impl CudnnRnn {
         }
     }
 
-    fn backward_typed<T: CudaDType + WithDType>(
+    fn backward_typed<T: Elem>(
         &self,
         op: &RnnOp,
         mut r: CudaReserve,
@@ -473,7 +517,7 @@ impl CudnnRnn {
         let mut guard = self.lock_prepared(&h, &dev, T::DTYPE, w_ptr)?;
         let p = guard.as_mut().expect("prepared above");
         let call = &op.call;
-        let space = WeightSpace::new::<T>(&stream, p, w)?;
+        let space = WeightSpace::new(&stream, p, w)?;
         let desc = if op.dropout > 0.0 {
             p.dropped.as_ref().unwrap_or(&p.plain)
         } else {
@@ -487,7 +531,7 @@ impl CudnnRnn {
             h.0,
             desc,
             training,
-            shapes.x.0,
+            shapes.x,
             &mut work_len,
             &mut reserve_len
         ))?;
@@ -523,23 +567,19 @@ impl CudnnRnn {
                     std::ptr::null_mut()
                 }
             };
-            let c_desc = if lstm {
-                shapes.h.0
-            } else {
-                std::ptr::null_mut()
-            };
+            let c_desc = if lstm { shapes.h } else { std::ptr::null_mut() };
             let out_len = call.output_len();
             // BackwardData first: it updates the reserve space that BackwardWeights reads.
             cudnn!(cudnnRNNBackwardData_v8(
                 h.0,
                 desc,
                 std::ptr::null(),
-                shapes.y.0,
+                shapes.y,
                 y_ptr as *const c_void,
                 dy_ptr as *const c_void,
-                shapes.x.0,
+                shapes.x,
                 dx_ptr as *mut c_void,
-                shapes.h.0,
+                shapes.h,
                 s_ptr as *const c_void,
                 ptr::<T>(dy_ptr, out_len),
                 ds_ptr as *mut c_void,
@@ -560,11 +600,11 @@ impl CudnnRnn {
                 desc,
                 sys::cudnnWgradMode_t::CUDNN_WGRAD_MODE_ADD,
                 std::ptr::null(),
-                shapes.x.0,
+                shapes.x,
                 x_ptr as *const c_void,
-                shapes.h.0,
+                shapes.h,
                 s_ptr as *const c_void,
-                shapes.y.0,
+                shapes.y,
                 y_ptr as *const c_void,
                 space_bytes,
                 dw_ptr as *mut c_void,
@@ -606,7 +646,7 @@ enum WeightSpace<T> {
     Copied(CudaSlice<T>),
 }
 
-impl<T: CudaDType + WithDType> WeightSpace<T> {
+impl<T: Elem> WeightSpace<T> {
     fn new(stream: &std::sync::Arc<CudaStream>, p: &Prepared, w: &CudaView<T>) -> Result<Self> {
         let Some(spans) = &p.remap else {
             return Ok(Self::InPlace);

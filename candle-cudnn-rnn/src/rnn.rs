@@ -61,7 +61,8 @@ pub struct Rnn {
     weight: Tensor,
     dims: RnnDims,
     cfg: RnnConfig,
-    /// Counts calls, so that every call draws fresh CPU dropout masks.
+    /// Seed of the dropout masks and the calls since it was set: every call draws fresh masks.
+    seed: Arc<AtomicU64>,
     calls: Arc<AtomicU64>,
     #[cfg(feature = "cuda")]
     cudnn: Arc<crate::cuda::CudnnRnn>,
@@ -159,6 +160,7 @@ impl Rnn {
             weight: weight.contiguous()?,
             dims,
             cfg,
+            seed: Arc::new(AtomicU64::new(cfg.seed)),
             calls: Arc::new(AtomicU64::new(0)),
             #[cfg(feature = "cuda")]
             cudnn: Arc::new(crate::cuda::CudnnRnn::new(
@@ -194,6 +196,15 @@ impl Rnn {
                 ))
             })
             .collect()
+    }
+
+    /// Restarts the dropout random state (cuDNN's and the CPU masks) from `seed`, so that a run
+    /// resumed at this point draws the same masks as an uninterrupted one.
+    pub fn set_seed(&self, seed: u64) {
+        self.seed.store(seed, Ordering::Relaxed);
+        self.calls.store(0, Ordering::Relaxed);
+        #[cfg(feature = "cuda")]
+        self.cudnn.reseed(seed);
     }
 
     /// A zero state for `batch` sequences.

@@ -1,1 +1,39 @@
-fn main() {}
+//! `ptb-lm`: the PTB word-level LSTM language models of the TensorFlow tutorial and Zaremba et
+//! al. (2014), trained on candle with the fused cuDNN LSTM op.
+
+mod checkpoint;
+mod config;
+mod data;
+mod eval;
+mod model;
+mod optim;
+mod pass;
+mod session;
+mod train;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "ptb-lm", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train a small, medium or large model, printing perplexity and words per second.
+    Train(train::TrainArgs),
+    /// Perplexity of a checkpoint on the valid or test split.
+    Eval(eval::EvalArgs),
+    /// Sample text from a checkpoint.
+    Generate(eval::GenerateArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Train(a) => train::train(a),
+        Command::Eval(a) => eval::eval(a),
+        Command::Generate(a) => eval::generate(a),
+    }
+}

@@ -1,0 +1,103 @@
+//! Checkpoints: `model.safetensors` (weights, with the training state in its metadata, so the
+//! two can never disagree), `tokenizer.json`, and `state.json` (the same state, for people).
+//! Every file is written to a temporary name, synced, then renamed over the old one.
+
+use crate::config::{LmConfig, Preset};
+use crate::model::{Precision, RnnKind};
+use anyhow::{bail, Context, Result};
+use candle_core::{Device, Tensor};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use tokenizers::Tokenizer;
+
+const STATE_KEY: &str = "ptb-lm.state";
+
+/// One epoch's numbers, as printed and written to `metrics.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochMetrics {
+    pub epoch: usize,
+    pub learning_rate: f64,
+    pub train_perplexity: f64,
+    pub valid_perplexity: f64,
+    pub words_per_second: f64,
+    pub seconds: f64,
+}
+
+/// Everything besides the weights needed to continue or evaluate a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainState {
+    pub preset: Preset,
+    pub config: LmConfig,
+    pub rnn: RnnKind,
+    pub precision: Precision,
+    pub seed: u64,
+    pub vocab_size: usize,
+    pub max_batches: Option<usize>,
+    pub epochs_done: usize,
+    pub history: Vec<EpochMetrics>,
+}
+
+/// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut f =
+        std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    if let Some(dir) = path.parent() {
+        // Make the rename itself durable.
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).ok();
+    }
+    Ok(())
+}
+
+pub fn save(
+    dir: &Path,
+    weights: &[(String, Tensor)],
+    state: &TrainState,
+    tok: &Tokenizer,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let state_json = serde_json::to_string_pretty(state)?;
+    let meta = HashMap::from([(STATE_KEY.to_owned(), state_json.clone())]);
+    let bytes = safetensors::serialize(weights.iter().map(|(n, t)| (n.as_str(), t)), Some(meta))
+        .context("serializing the weights")?;
+    let tok_json = tok.to_string(true).map_err(anyhow::Error::msg)?;
+    write_atomic(&dir.join("tokenizer.json"), tok_json.as_bytes())?;
+    write_atomic(&dir.join("model.safetensors"), &bytes)?;
+    write_atomic(&dir.join("state.json"), state_json.as_bytes())?;
+    Ok(())
+}
+
+pub struct Checkpoint {
+    pub weights: HashMap<String, Tensor>,
+    pub state: TrainState,
+    pub tokenizer: Tokenizer,
+}
+
+pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint> {
+    let model = dir.join("model.safetensors");
+    let bytes =
+        std::fs::read(&model).with_context(|| format!("reading checkpoint {}", model.display()))?;
+    let corrupt = || format!("{} is not a valid ptb-lm checkpoint", model.display());
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).with_context(corrupt)?;
+    let Some(state_json) = meta.metadata().as_ref().and_then(|m| m.get(STATE_KEY)) else {
+        bail!("{}: no training state in its metadata", corrupt());
+    };
+    let state: TrainState = serde_json::from_str(state_json).with_context(corrupt)?;
+    let weights = candle_core::safetensors::load_buffer(&bytes, device).with_context(corrupt)?;
+    let tok_path = dir.join("tokenizer.json");
+    let tokenizer = Tokenizer::from_file(&tok_path)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("reading {}", tok_path.display()))?;
+    Ok(Checkpoint {
+        weights,
+        state,
+        tokenizer,
+    })
+}

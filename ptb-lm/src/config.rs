@@ -1,0 +1,128 @@
+//! The three configurations of the TensorFlow PTB tutorial (Zaremba et al. 2014).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    Small,
+    Medium,
+    Large,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmConfig {
+    pub init_scale: f64,
+    pub learning_rate: f64,
+    pub max_grad_norm: f64,
+    pub num_layers: usize,
+    pub num_steps: usize,
+    pub hidden_size: usize,
+    /// Epochs at the initial learning rate.
+    pub max_epoch: usize,
+    /// Epochs in all.
+    pub max_max_epoch: usize,
+    pub keep_prob: f64,
+    pub lr_decay: f64,
+    pub batch_size: usize,
+    /// The most word types kept; rarer words become `<unk>`.
+    pub vocab_size: usize,
+}
+
+impl LmConfig {
+    pub fn preset(p: Preset) -> Self {
+        let (
+            init_scale,
+            max_grad_norm,
+            num_steps,
+            hidden_size,
+            max_epoch,
+            max_max_epoch,
+            keep_prob,
+            lr_decay,
+        ) = match p {
+            Preset::Small => (0.1, 5.0, 20, 200, 4, 13, 1.0, 0.5),
+            Preset::Medium => (0.05, 5.0, 35, 650, 6, 39, 0.5, 0.8),
+            Preset::Large => (0.04, 10.0, 35, 1500, 14, 55, 0.35, 1.0 / 1.15),
+        };
+        Self {
+            init_scale,
+            learning_rate: 1.0,
+            max_grad_norm,
+            num_layers: 2,
+            num_steps,
+            hidden_size,
+            max_epoch,
+            max_max_epoch,
+            keep_prob,
+            lr_decay,
+            batch_size: 20,
+            vocab_size: 10_000,
+        }
+    }
+
+    /// The tutorial's schedule: `lr0 * lr_decay^max(epoch + 1 - max_epoch, 0)`, `epoch` 0-based.
+    pub fn learning_rate_at(&self, epoch: usize) -> f64 {
+        let decays = (epoch + 1).saturating_sub(self.max_epoch);
+        self.learning_rate * self.lr_decay.powi(decays as i32)
+    }
+
+    pub fn dropout(&self) -> f32 {
+        (1.0 - self.keep_prob) as f32
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let positive = [
+            ("num_layers", self.num_layers),
+            ("num_steps", self.num_steps),
+            ("hidden_size", self.hidden_size),
+            ("batch_size", self.batch_size),
+            ("max_max_epoch", self.max_max_epoch),
+            ("vocab_size", self.vocab_size),
+        ];
+        for (name, v) in positive {
+            anyhow::ensure!(v > 0, "config: {name} must be positive");
+        }
+        anyhow::ensure!(
+            self.keep_prob > 0.0 && self.keep_prob <= 1.0,
+            "config: keep_prob must be in (0, 1], got {}",
+            self.keep_prob
+        );
+        anyhow::ensure!(self.init_scale > 0.0, "config: init_scale must be positive");
+        anyhow::ensure!(
+            self.max_grad_norm > 0.0,
+            "config: max_grad_norm must be positive"
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learning_rate_schedule_follows_the_tutorial() {
+        let c = LmConfig::preset(Preset::Small);
+        let lrs: Vec<f64> = (0..7).map(|e| c.learning_rate_at(e)).collect();
+        assert_eq!(lrs, [1.0, 1.0, 1.0, 1.0, 0.5, 0.25, 0.125]);
+        let l = LmConfig::preset(Preset::Large);
+        assert_eq!(l.learning_rate_at(13), 1.0);
+        assert!((l.learning_rate_at(14) - 1.0 / 1.15).abs() < 1e-15);
+        assert!((l.learning_rate_at(54) - 1.15f64.powi(-41)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn presets_match_the_tutorial_table() {
+        let m = LmConfig::preset(Preset::Medium);
+        assert_eq!(
+            (m.hidden_size, m.num_steps, m.max_max_epoch, m.keep_prob),
+            (650, 35, 39, 0.5)
+        );
+        let l = LmConfig::preset(Preset::Large);
+        assert_eq!(
+            (l.hidden_size, l.max_grad_norm, l.max_epoch),
+            (1500, 10.0, 14)
+        );
+    }
+}

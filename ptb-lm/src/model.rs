@@ -1,0 +1,265 @@
+//! The tutorial's model: embedding → dropout → stacked LSTM (dropout between layers) → dropout
+//! → softmax layer. The LSTM is either the fused cuDNN op or a stack of candle-nn's step-loop
+//! LSTM cells (the classic CudnnLSTM vs BasicLSTMCell comparison: same model, two kernels).
+
+use crate::config::LmConfig;
+use anyhow::{bail, Result};
+use candle_core::{DType, Device, Tensor, D};
+use candle_cudnn_rnn::{MathMode, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
+use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
+use candle_nn::{Init, Module, VarBuilder};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RnnKind {
+    /// The fused op of candle-cudnn-rnn (cuDNN on CUDA).
+    Cudnn,
+    /// candle-nn's LSTM, one cell step at a time.
+    CandleNn,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    Fp32,
+    Tf32,
+    F16,
+    Bf16,
+}
+
+impl Precision {
+    pub fn math(self) -> Result<MathMode> {
+        match self {
+            Precision::Fp32 => Ok(MathMode::Fp32),
+            Precision::Tf32 => Ok(MathMode::Tf32),
+            p => bail!("precision {p:?} is not supported yet: use fp32 or tf32"),
+        }
+    }
+}
+
+enum Recurrent {
+    Fused(Rnn),
+    Loop(Vec<candle_nn::LSTM>),
+}
+
+/// The LSTM state carried from batch to batch.
+#[derive(Clone)]
+pub enum LmState {
+    Fused(RnnState),
+    Loop(Vec<LSTMState>),
+}
+
+impl LmState {
+    pub fn detach(&self) -> Self {
+        match self {
+            LmState::Fused(s) => LmState::Fused(s.detach()),
+            LmState::Loop(v) => LmState::Loop(
+                v.iter()
+                    .map(|s| LSTMState::new(s.h.detach(), s.c.detach()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Dropout masks from seeded generators, so that a resumed run draws what an uninterrupted one
+/// would: a host generator on the CPU (candle's CPU sampler cannot be seeded), the device's
+/// generator on a GPU.
+pub struct Masks {
+    rng: StdRng,
+}
+
+impl Masks {
+    pub fn new(seed: u64) -> Self {
+        Self {
+            rng: StdRng::seed_from_u64(seed),
+        }
+    }
+
+    pub fn reseed(&mut self, seed: u64, device: &Device) -> Result<()> {
+        self.rng = StdRng::seed_from_u64(seed);
+        if !device.is_cpu() {
+            device.set_seed(seed)?;
+        }
+        Ok(())
+    }
+
+    /// Inverted dropout with probability `p`.
+    pub fn dropout(&mut self, x: &Tensor, p: f32) -> Result<Tensor> {
+        if p <= 0.0 {
+            return Ok(x.clone());
+        }
+        let scale = 1.0 / (1.0 - p as f64);
+        let mask = if x.device().is_cpu() {
+            let keep = scale as f32;
+            let m: Vec<f32> = (0..x.elem_count())
+                .map(|_| {
+                    if self.rng.random::<f32>() < p {
+                        0.0
+                    } else {
+                        keep
+                    }
+                })
+                .collect();
+            Tensor::from_vec(m, x.shape(), x.device())?.to_dtype(x.dtype())?
+        } else {
+            let u = Tensor::rand(0f32, 1f32, x.shape(), x.device())?;
+            (u.ge(p as f64)?.to_dtype(x.dtype())? * scale)?
+        };
+        Ok((x * mask)?)
+    }
+}
+
+pub struct PtbModel {
+    embedding: Tensor,
+    rnn: Recurrent,
+    softmax: candle_nn::Linear,
+    dropout: f32,
+    hidden: usize,
+}
+
+impl PtbModel {
+    /// Builds the model; every parameter is created through `vb` (uniform in ±init_scale when new).
+    pub fn new(
+        cfg: &LmConfig,
+        vocab: usize,
+        kind: RnnKind,
+        math: MathMode,
+        vb: VarBuilder,
+    ) -> Result<Self> {
+        let (h, s) = (cfg.hidden_size, cfg.init_scale);
+        let init = Init::Uniform { lo: -s, up: s };
+        let embedding = vb.get_with_hints((vocab, h), "embedding.weight", init)?;
+        let rnn = match kind {
+            RnnKind::Cudnn => {
+                let rcfg = RnnConfig {
+                    num_layers: cfg.num_layers,
+                    dropout: cfg.dropout(),
+                    math,
+                    ..Default::default()
+                };
+                let dims = RnnDims {
+                    mode: RnnMode::Lstm,
+                    input_size: h,
+                    hidden_size: h,
+                    num_layers: cfg.num_layers,
+                    num_directions: 1,
+                    bias: true,
+                };
+                let w = vb.get_with_hints(dims.weight_count(), "rnn.weight", init)?;
+                Recurrent::Fused(Rnn::from_weight(RnnMode::Lstm, h, h, rcfg, w)?)
+            }
+            RnnKind::CandleNn => {
+                let layers = (0..cfg.num_layers)
+                    .map(|l| {
+                        let lc = LSTMConfig {
+                            w_ih_init: init,
+                            w_hh_init: init,
+                            b_ih_init: Some(init),
+                            b_hh_init: Some(init),
+                            layer_idx: l,
+                            ..Default::default()
+                        };
+                        candle_nn::lstm(h, h, lc, vb.pp("rnn"))
+                    })
+                    .collect::<candle_core::Result<_>>()?;
+                Recurrent::Loop(layers)
+            }
+        };
+        let w = vb.get_with_hints((vocab, h), "softmax.weight", init)?;
+        let b = vb.get_with_hints(vocab, "softmax.bias", init)?;
+        Ok(Self {
+            embedding,
+            rnn,
+            softmax: candle_nn::Linear::new(w, Some(b)),
+            dropout: cfg.dropout(),
+            hidden: h,
+        })
+    }
+
+    pub fn zero_state(&self, batch: usize) -> Result<LmState> {
+        Ok(match &self.rnn {
+            Recurrent::Fused(r) => LmState::Fused(r.zero_state(batch)?),
+            Recurrent::Loop(layers) => LmState::Loop(
+                layers
+                    .iter()
+                    .map(|l| l.zero_state(batch))
+                    .collect::<candle_core::Result<_>>()?,
+            ),
+        })
+    }
+
+    /// Restarts every dropout generator from `seed`.
+    pub fn reseed(&self, masks: &mut Masks, seed: u64) -> Result<()> {
+        masks.reseed(seed, self.embedding.device())?;
+        if let Recurrent::Fused(r) = &self.rnn {
+            r.set_seed(seed.wrapping_add(1));
+        }
+        Ok(())
+    }
+
+    /// `ids` is time-major `[steps, batch]`; returns logits `[steps * batch, vocab]`.
+    pub fn forward(
+        &self,
+        ids: &Tensor,
+        state: &LmState,
+        masks: &mut Masks,
+        train: bool,
+    ) -> Result<(Tensor, LmState)> {
+        let (steps, batch) = ids.dims2()?;
+        let p = if train { self.dropout } else { 0.0 };
+        let x = self
+            .embedding
+            .index_select(&ids.flatten_all()?, 0)?
+            .reshape((steps, batch, self.hidden))?;
+        let x = masks.dropout(&x, p)?;
+        let (y, state) = match (&self.rnn, state) {
+            (Recurrent::Fused(r), LmState::Fused(s)) => {
+                let (y, s) = r.forward_t(&x, Some(s), train)?;
+                (y, LmState::Fused(s))
+            }
+            (Recurrent::Loop(layers), LmState::Loop(states)) => {
+                let mut input = x;
+                let mut finals = Vec::with_capacity(layers.len());
+                for (l, (cell, s0)) in layers.iter().zip(states).enumerate() {
+                    let mut s = s0.clone();
+                    let mut outs = Vec::with_capacity(steps);
+                    for t in 0..steps {
+                        s = cell.step(&input.get(t)?, &s)?;
+                        outs.push(s.h.clone());
+                    }
+                    input = Tensor::stack(&outs, 0)?;
+                    if l + 1 < layers.len() {
+                        input = masks.dropout(&input, p)?;
+                    }
+                    finals.push(s);
+                }
+                (input, LmState::Loop(finals))
+            }
+            _ => bail!("state does not belong to this model's recurrent layer"),
+        };
+        let y = masks.dropout(&y, p)?;
+        let logits = self
+            .softmax
+            .forward(&y.reshape((steps * batch, self.hidden))?)?;
+        Ok((logits, state))
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.embedding.dtype()
+    }
+
+    pub fn device(&self) -> Device {
+        self.embedding.device().clone()
+    }
+}
+
+/// The tutorial's cost: the sum over time steps of the batch-mean cross-entropy, i.e. the
+/// token-mean cross-entropy times `steps`.
+pub fn sequence_loss(logits: &Tensor, targets: &Tensor, steps: usize) -> Result<Tensor> {
+    let logp = candle_nn::ops::log_softmax(logits, D::Minus1)?;
+    let nll = candle_nn::loss::nll(&logp, &targets.flatten_all()?)?;
+    Ok((nll * steps as f64)?)
+}

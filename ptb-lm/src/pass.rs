@@ -1,0 +1,84 @@
+//! One pass over a split: training (loss, backward, clip, SGD) or evaluation.
+
+use crate::data::Batches;
+use crate::model::{sequence_loss, Masks, PtbModel};
+use crate::optim::clip_global_norm;
+use anyhow::Result;
+use candle_core::{DType, Tensor, Var};
+use candle_nn::{Optimizer, SGD};
+use indicatif::ProgressBar;
+use std::time::Instant;
+
+pub struct Training<'a> {
+    pub sgd: &'a mut SGD,
+    pub vars: &'a [Var],
+    pub max_grad_norm: f64,
+}
+
+pub struct PassResult {
+    pub perplexity: f64,
+    pub words: usize,
+    pub seconds: f64,
+}
+
+impl PassResult {
+    pub fn words_per_second(&self) -> f64 {
+        self.words as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to
+/// batch; trains when `training` is given. The progress bar shows perplexity and words/s.
+#[allow(clippy::too_many_arguments)]
+pub fn run_pass(
+    model: &PtbModel,
+    data: &[u32],
+    batch: usize,
+    steps: usize,
+    mut training: Option<Training>,
+    masks: &mut Masks,
+    max_batches: Option<usize>,
+    bar: &ProgressBar,
+) -> Result<PassResult> {
+    let batches = Batches::new(data, batch, steps)?;
+    let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
+    let dev = model.device();
+    bar.set_length(n as u64);
+    bar.set_position(0);
+    let mut state = model.zero_state(batch)?;
+    let mut cost = Tensor::zeros((), DType::F64, &dev)?;
+    // Reading the cost waits for the device, so the bar only looks every so often.
+    let every = (n / 50).max(1);
+    let start = Instant::now();
+    for i in 0..n {
+        let (x, y) = batches.get(i);
+        let x = Tensor::from_vec(x, (steps, batch), &dev)?;
+        let y = Tensor::from_vec(y, (steps, batch), &dev)?;
+        let (logits, next) = model.forward(&x, &state, masks, training.is_some())?;
+        let loss = sequence_loss(&logits, &y, steps)?;
+        if let Some(t) = training.as_mut() {
+            let mut grads = loss.backward()?;
+            clip_global_norm(&mut grads, t.vars, t.max_grad_norm)?;
+            t.sgd.step(&grads)?;
+        }
+        cost = (cost + loss.detach().to_dtype(DType::F64)?)?;
+        state = next.detach();
+        if (i + 1) % every == 0 || i + 1 == n {
+            let c = cost.to_scalar::<f64>()?;
+            let words = (i + 1) * batch * steps;
+            let secs = start.elapsed().as_secs_f64();
+            bar.set_position(i as u64 + 1);
+            bar.set_message(format!(
+                "perplexity {:.2}  {:.0} wps",
+                (c / ((i + 1) * steps) as f64).exp(),
+                words as f64 / secs
+            ));
+        }
+    }
+    let c = cost.to_scalar::<f64>()?;
+    Ok(PassResult {
+        perplexity: (c / (n * steps) as f64).exp(),
+        words: n * batch * steps,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,1 +1,236 @@
-fn main() {}
+//! The cudnn-rnn-benchmarks grid: microseconds per example of a training step (forward, MSE
+//! loss on every step, backward to all parameters) and of an inference forward, for this op
+//! (fp32, tf32) and candle-nn's step loop (fp32). Warm-up, then the median of timed
+//! repetitions, each ended by a device synchronization.
+//!
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--quick]`
+
+use anyhow::Result;
+use candle_core::{DType, Device, Tensor, Var};
+use candle_cudnn_rnn::{MathMode, Rnn, RnnConfig, RnnMode};
+use candle_nn::rnn::{GRUConfig, LSTMConfig, GRU, LSTM, RNN};
+use serde_json::json;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    layers: usize,
+    batch: usize,
+    seq: usize,
+    hidden: usize,
+}
+
+fn grid() -> Vec<Shape> {
+    let mut v = Vec::new();
+    for batch in [32, 128] {
+        for hidden in [128, 512, 1024] {
+            v.push(Shape {
+                layers: 1,
+                batch,
+                seq: 30,
+                hidden,
+            });
+        }
+    }
+    for seq in [30, 200] {
+        for hidden in [512, 1024] {
+            v.push(Shape {
+                layers: 3,
+                batch: 128,
+                seq,
+                hidden,
+            });
+        }
+    }
+    v
+}
+
+/// Median seconds of `f` over `reps` runs after `warmup` runs, synchronizing after each.
+fn time(
+    dev: &Device,
+    warmup: usize,
+    reps: usize,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    dev.synchronize()?;
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        f()?;
+        dev.synchronize()?;
+        t.push(start.elapsed().as_secs_f64());
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+/// candle-nn's cells stacked, one step at a time.
+enum Loop {
+    Lstm(Vec<LSTM>),
+    Gru(Vec<GRU>),
+}
+
+impl Loop {
+    fn new(mode: RnnMode, s: &Shape, vb: candle_nn::VarBuilder) -> Result<Self> {
+        let h = s.hidden;
+        Ok(match mode {
+            RnnMode::Lstm => Loop::Lstm(
+                (0..s.layers)
+                    .map(|l| {
+                        candle_nn::lstm(
+                            h,
+                            h,
+                            LSTMConfig {
+                                layer_idx: l,
+                                ..Default::default()
+                            },
+                            vb.clone(),
+                        )
+                    })
+                    .collect::<candle_core::Result<_>>()?,
+            ),
+            RnnMode::Gru => Loop::Gru(
+                (0..s.layers)
+                    .map(|l| candle_nn::gru(h, h, GRUConfig::default(), vb.pp(l)))
+                    .collect::<candle_core::Result<_>>()?,
+            ),
+        })
+    }
+
+    /// Time-major `[T, B, H]` in, the top layer's hidden states out.
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let steps = x.dim(0)?;
+        let batch = x.dim(1)?;
+        let mut input = x.clone();
+        macro_rules! run {
+            ($cells:expr) => {
+                for cell in $cells {
+                    let mut st = cell.zero_state(batch)?;
+                    let mut outs = Vec::with_capacity(steps);
+                    for t in 0..steps {
+                        st = cell.step(&input.get(t)?, &st)?;
+                        outs.push(st.h().clone());
+                    }
+                    input = Tensor::stack(&outs, 0)?;
+                }
+            };
+        }
+        match self {
+            Loop::Lstm(c) => run!(c),
+            Loop::Gru(c) => run!(c),
+        }
+        Ok(input)
+    }
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |k: &str| {
+        args.iter()
+            .position(|a| a == k)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let reps: usize = arg("--reps").map_or(Ok(if quick { 3 } else { 20 }), |r| r.parse())?;
+    let dev = Device::cuda_if_available(0)?;
+    let warmup = if quick { 1 } else { 3 };
+    let mut rows = Vec::new();
+    println!("| mode | L | B | T | H | impl | train us/ex | fwd us/ex |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let shapes = if quick {
+        grid().into_iter().take(2).collect()
+    } else {
+        grid()
+    };
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        for s in &shapes {
+            let x = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
+            let target = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
+            let mut results = Vec::new();
+            for math in [MathMode::Fp32, MathMode::Tf32] {
+                let cfg = RnnConfig {
+                    num_layers: s.layers,
+                    math,
+                    ..Default::default()
+                };
+                let dims = candle_cudnn_rnn::RnnDims {
+                    mode,
+                    input_size: s.hidden,
+                    hidden_size: s.hidden,
+                    num_layers: s.layers,
+                    num_directions: 1,
+                    bias: true,
+                };
+                let k = 1.0 / (s.hidden as f32).sqrt();
+                let w = Var::from_tensor(&Tensor::rand(-k, k, dims.weight_count(), &dev)?)?;
+                let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
+                let frozen =
+                    Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
+                let train = time(&dev, warmup, reps, || {
+                    let (y, _) = rnn.forward_t(&x, None, true)?;
+                    candle_nn::loss::mse(&y, &target)?.backward()?;
+                    Ok(())
+                })?;
+                let fwd = time(&dev, warmup, reps, || {
+                    frozen.forward(&x, None)?;
+                    Ok(())
+                })?;
+                results.push((
+                    format!(
+                        "op-{}",
+                        if math == MathMode::Fp32 {
+                            "fp32"
+                        } else {
+                            "tf32"
+                        }
+                    ),
+                    train,
+                    fwd,
+                ));
+            }
+            // The candle-nn loop is slow on the large shapes: fewer repetitions suffice.
+            let vm = candle_nn::VarMap::new();
+            let cells = Loop::new(
+                mode,
+                s,
+                candle_nn::VarBuilder::from_varmap(&vm, DType::F32, &dev),
+            )?;
+            let loop_reps = (reps / 4).max(3);
+            let train = time(&dev, 1, loop_reps, || {
+                candle_nn::loss::mse(&cells.forward(&x)?, &target)?.backward()?;
+                Ok(())
+            })?;
+            let xd = x.detach();
+            let fwd = time(&dev, 1, loop_reps, || {
+                cells.forward(&xd)?;
+                Ok(())
+            })?;
+            results.push(("candle-nn-loop-fp32".into(), train, fwd));
+            for (name, train, fwd) in results {
+                let (tu, fu) = (train * 1e6 / s.batch as f64, fwd * 1e6 / s.batch as f64);
+                println!(
+                    "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} |",
+                    s.layers, s.batch, s.seq, s.hidden
+                );
+                rows.push(json!({
+                    "mode": mode.name(), "layers": s.layers, "batch": s.batch, "seq": s.seq, "hidden": s.hidden,
+                    "impl": name, "train_us_per_example": tu, "forward_us_per_example": fu,
+                }));
+            }
+        }
+    }
+    if let Some(p) = arg("--json") {
+        #[cfg(feature = "cuda")]
+        let cudnn = candle_cudnn_rnn::cudnn_version();
+        #[cfg(not(feature = "cuda"))]
+        let cudnn = 0;
+        let doc =
+            json!({ "device": format!("{dev:?}"), "cudnn": cudnn, "reps": reps, "grid": rows });
+        std::fs::write(p, serde_json::to_string_pretty(&doc)?)?;
+    }
+    Ok(())
+}

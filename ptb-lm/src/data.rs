@@ -129,6 +129,7 @@ pub struct Batches<'a> {
     batch_len: usize,
 }
 
+#[allow(clippy::len_without_is_empty)]
 impl<'a> Batches<'a> {
     pub fn new(data: &'a [u32], batch_size: usize, num_steps: usize) -> Result<Self> {
         let batch_len = data.len() / batch_size;
@@ -149,14 +150,6 @@ impl<'a> Batches<'a> {
     /// Batches per epoch: `(batch_len - 1) / num_steps`.
     pub fn len(&self) -> usize {
         self.batch_len.saturating_sub(1) / self.num_steps
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn words_per_batch(&self) -> usize {
-        self.batch_size * self.num_steps
     }
 
     /// Batch `i` as time-major `[num_steps, batch]` inputs and targets (targets shifted by one).

@@ -1,6 +1,7 @@
 //! `ptb-lm`: the PTB word-level LSTM language models of the TensorFlow tutorial and Zaremba et
 //! al. (2014), trained on candle with the fused cuDNN LSTM op.
 
+mod bench;
 mod checkpoint;
 mod config;
 mod data;
@@ -28,6 +29,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Sample text from a checkpoint.
     Generate(eval::GenerateArgs),
+    /// Time training steps: ms per batch and words per second.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +38,6 @@ fn main() -> anyhow::Result<()> {
         Command::Train(a) => train::train(a),
         Command::Eval(a) => eval::eval(a),
         Command::Generate(a) => eval::generate(a),
+        Command::Bench(a) => bench::bench(a),
     }
 }

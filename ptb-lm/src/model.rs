@@ -4,7 +4,7 @@
 
 use crate::config::LmConfig;
 use anyhow::{bail, Result};
-use candle_core::{DType, Device, Tensor, D};
+use candle_core::{Device, Tensor, D};
 use candle_cudnn_rnn::{MathMode, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
@@ -245,10 +245,6 @@ impl PtbModel {
             .softmax
             .forward(&y.reshape((steps * batch, self.hidden))?)?;
         Ok((logits, state))
-    }
-
-    pub fn dtype(&self) -> DType {
-        self.embedding.dtype()
     }
 
     pub fn device(&self) -> Device {

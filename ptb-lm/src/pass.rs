@@ -1,7 +1,7 @@
 //! One pass over a split: training (loss, backward, clip, SGD) or evaluation.
 
 use crate::data::Batches;
-use crate::model::{sequence_loss, Masks, PtbModel};
+use crate::model::{sequence_loss, LmState, Masks, PtbModel};
 use crate::optim::clip_global_norm;
 use anyhow::Result;
 use candle_core::{DType, Tensor, Var};
@@ -25,6 +25,29 @@ impl PassResult {
     pub fn words_per_second(&self) -> f64 {
         self.words as f64 / self.seconds.max(1e-9)
     }
+}
+
+/// One batch: forward and loss, and with `training` backward, clipping and the SGD update.
+/// `x` and `y` are time-major `[steps, batch]` ids. Returns the loss and the next state.
+pub fn step(
+    model: &PtbModel,
+    (x, y): (Vec<u32>, Vec<u32>),
+    (steps, batch): (usize, usize),
+    state: &LmState,
+    masks: &mut Masks,
+    training: Option<&mut Training>,
+) -> Result<(Tensor, LmState)> {
+    let dev = model.device();
+    let x = Tensor::from_vec(x, (steps, batch), &dev)?;
+    let y = Tensor::from_vec(y, (steps, batch), &dev)?;
+    let (logits, next) = model.forward(&x, state, masks, training.is_some())?;
+    let loss = sequence_loss(&logits, &y, steps)?;
+    if let Some(t) = training {
+        let mut grads = loss.backward()?;
+        clip_global_norm(&mut grads, t.vars, t.max_grad_norm)?;
+        t.sgd.step(&grads)?;
+    }
+    Ok((loss, next))
 }
 
 /// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to
@@ -52,15 +75,14 @@ pub fn run_pass(
     let start = Instant::now();
     for i in 0..n {
         let (x, y) = batches.get(i);
-        let x = Tensor::from_vec(x, (steps, batch), &dev)?;
-        let y = Tensor::from_vec(y, (steps, batch), &dev)?;
-        let (logits, next) = model.forward(&x, &state, masks, training.is_some())?;
-        let loss = sequence_loss(&logits, &y, steps)?;
-        if let Some(t) = training.as_mut() {
-            let mut grads = loss.backward()?;
-            clip_global_norm(&mut grads, t.vars, t.max_grad_norm)?;
-            t.sgd.step(&grads)?;
-        }
+        let (loss, next) = step(
+            model,
+            (x, y),
+            (steps, batch),
+            &state,
+            masks,
+            training.as_mut(),
+        )?;
         cost = (cost + loss.detach().to_dtype(DType::F64)?)?;
         state = next.detach();
         if (i + 1) % every == 0 || i + 1 == n {

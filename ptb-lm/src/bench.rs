@@ -1,0 +1,146 @@
+//! `ptb-lm bench`: real training steps (forward, loss, backward, clip, SGD) timed one by one
+//! after a warm-up; median ms per batch, words per second, device memory.
+
+use crate::checkpoint::TrainState;
+use crate::config::{LmConfig, Preset};
+use crate::data::Corpus;
+use crate::model::{Masks, Precision, RnnKind};
+use crate::pass::{step, Training};
+use crate::session::{build_model, pick_device, set_matmul_precision, DeviceArg};
+use anyhow::Result;
+use candle_core::Device;
+use candle_nn::{Optimizer, SGD};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[arg(long, value_enum, default_value = "small")]
+    pub config: Preset,
+    #[arg(long, value_enum, default_value = "cudnn")]
+    pub rnn: RnnKind,
+    #[arg(long, value_enum, default_value = "fp32")]
+    pub precision: Precision,
+    #[arg(long, default_value_t = 100)]
+    pub batches: usize,
+    #[arg(long, default_value_t = 10)]
+    pub warmup: usize,
+    /// PTB folder; random tokens when absent.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub device: DeviceArg,
+    /// Also write the JSON result here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// Device memory in use (all of the process's allocations, as the driver reports them).
+fn memory_in_use(device: &Device) -> Result<Option<usize>> {
+    #[cfg(feature = "cuda")]
+    if device.is_cuda() {
+        let (free, total) = candle_core::cuda_backend::cudarc::driver::result::mem_get_info()?;
+        return Ok(Some(total - free));
+    }
+    let _ = device;
+    Ok(None)
+}
+
+pub fn bench(args: BenchArgs) -> Result<()> {
+    let cfg = LmConfig::preset(args.config);
+    let device = pick_device(args.device)?;
+    let words_needed = (args.warmup + args.batches + 1) * cfg.batch_size * cfg.num_steps + 1;
+    let (ids, vocab) = match &args.data {
+        Some(dir) => {
+            let c = Corpus::load(dir, cfg.vocab_size)?;
+            let v = c.vocab_size();
+            (c.train, v)
+        }
+        None => {
+            let mut rng = StdRng::seed_from_u64(0);
+            (
+                (0..words_needed)
+                    .map(|_| rng.random_range(0..cfg.vocab_size as u32))
+                    .collect(),
+                cfg.vocab_size,
+            )
+        }
+    };
+    let state = TrainState {
+        preset: args.config,
+        config: cfg.clone(),
+        rnn: args.rnn,
+        precision: args.precision,
+        seed: 0,
+        vocab_size: vocab,
+        max_batches: None,
+        epochs_done: 0,
+        history: Vec::new(),
+    };
+    set_matmul_precision(&state);
+    let (model, varmap) = build_model(&state, &device, None)?;
+    let vars = varmap.all_vars();
+    let mut sgd = SGD::new(vars.clone(), cfg.learning_rate)?;
+    let mut masks = Masks::new(0);
+    let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
+    let shape = (cfg.num_steps, cfg.batch_size);
+    let mut lm_state = model.zero_state(cfg.batch_size)?;
+    let mut times = Vec::with_capacity(args.batches);
+    let mut peak = memory_in_use(&device)?;
+    for i in 0..args.warmup + args.batches {
+        let mut training = Training {
+            sgd: &mut sgd,
+            vars: &vars,
+            max_grad_norm: cfg.max_grad_norm,
+        };
+        device.synchronize()?;
+        let start = Instant::now();
+        let (_, next) = step(
+            &model,
+            batches.get(i % batches.len()),
+            shape,
+            &lm_state,
+            &mut masks,
+            Some(&mut training),
+        )?;
+        lm_state = next.detach();
+        device.synchronize()?;
+        if i >= args.warmup {
+            times.push(start.elapsed().as_secs_f64());
+        }
+        peak = peak.max(memory_in_use(&device)?);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
+    let words = (cfg.batch_size * cfg.num_steps) as f64;
+    let result = serde_json::json!({
+        "config": args.config,
+        "rnn": args.rnn,
+        "precision": args.precision,
+        "device": format!("{device:?}"),
+        "data": if args.data.is_some() { "ptb" } else { "random" },
+        "batch_size": cfg.batch_size,
+        "num_steps": cfg.num_steps,
+        "warmup": args.warmup,
+        "batches": args.batches,
+        "ms_per_batch": median * 1e3,
+        "ms_per_batch_min": times.first().map(|t| t * 1e3),
+        "words_per_second": words / median,
+        "device_memory_bytes": peak,
+    });
+    eprintln!(
+        "{:?} {:?} {:?}: {:.2} ms/batch, {:.0} words/s",
+        args.config,
+        args.rnn,
+        args.precision,
+        median * 1e3,
+        words / median
+    );
+    let text = serde_json::to_string(&result)?;
+    if let Some(p) = &args.json {
+        std::fs::write(p, &text)?;
+    }
+    println!("{text}");
+    Ok(())
+}

@@ -34,6 +34,56 @@ pub struct BenchArgs {
     /// Also write the JSON result here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also time the phases of a step (forward+loss, backward, clip, SGD) separately.
+    #[arg(long)]
+    pub breakdown: bool,
+}
+
+/// Median milliseconds of each phase of a training step, synchronizing between phases.
+fn breakdown(
+    model: &crate::model::PtbModel,
+    batches: &crate::data::Batches,
+    cfg: &LmConfig,
+    t: &mut Training,
+    masks: &mut Masks,
+    reps: usize,
+) -> Result<serde_json::Value> {
+    let dev = model.device();
+    let mut times = vec![Vec::new(); 4];
+    let mut state = model.zero_state(cfg.batch_size)?;
+    for i in 0..reps {
+        let (x, y) = batches.get(i % batches.len());
+        let x = candle_core::Tensor::from_vec(x, (cfg.num_steps, cfg.batch_size), &dev)?;
+        let y = candle_core::Tensor::from_vec(y, (cfg.num_steps, cfg.batch_size), &dev)?;
+        dev.synchronize()?;
+        let mut clock = Instant::now();
+        let mut lap = |k: usize| -> Result<()> {
+            dev.synchronize()?;
+            times[k].push(clock.elapsed().as_secs_f64() * 1e3);
+            clock = Instant::now();
+            Ok(())
+        };
+        let (logits, next) = model.forward(&x, &state, masks, true)?;
+        let loss = crate::model::sequence_loss(&logits, &y, cfg.num_steps)?;
+        lap(0)?;
+        let mut grads = loss.backward()?;
+        lap(1)?;
+        crate::optim::clip_global_norm(&mut grads, t.vars, t.max_grad_norm)?;
+        lap(2)?;
+        candle_nn::Optimizer::step(t.sgd, &grads)?;
+        lap(3)?;
+        state = next.detach();
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok(serde_json::json!({
+        "forward_and_loss": median(&mut times[0]),
+        "backward": median(&mut times[1]),
+        "clip": median(&mut times[2]),
+        "sgd": median(&mut times[3]),
+    }))
 }
 
 /// Device memory in use (all of the process's allocations, as the driver reports them).
@@ -111,6 +161,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
         peak = peak.max(memory_in_use(&device)?);
     }
+    let phases = match args.breakdown {
+        true => {
+            let mut t = Training { sgd: &mut sgd, vars: &vars, max_grad_norm: cfg.max_grad_norm };
+            Some(breakdown(&model, &batches, &cfg, &mut t, &mut masks, args.batches.max(3))?)
+        }
+        false => None,
+    };
     times.sort_by(f64::total_cmp);
     let median = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
     let words = (cfg.batch_size * cfg.num_steps) as f64;
@@ -128,6 +185,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "ms_per_batch_min": times.first().map(|t| t * 1e3),
         "words_per_second": words / median,
         "device_memory_bytes": peak,
+        "breakdown_ms": phases,
     });
     eprintln!(
         "{:?} {:?} {:?}: {:.2} ms/batch, {:.0} words/s",

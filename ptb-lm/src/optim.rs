@@ -10,7 +10,7 @@ pub fn clip_global_norm(grads: &mut GradStore, vars: &[Var], max_norm: f64) -> R
     let squares = vars
         .iter()
         .filter_map(|v| grads.get(v.as_tensor()))
-        .map(|g| g.sqr()?.sum_all()?.to_dtype(candle_core::DType::F32))
+        .map(|g| sum_of_squares(g)?.to_dtype(candle_core::DType::F32))
         .collect::<Result<Vec<_>>>()?;
     let norm = Tensor::stack(&squares, 0)?.sum_all()?.sqrt()?;
     let scale = (norm.maximum(max_norm)?.recip()? * max_norm)?;
@@ -21,6 +21,14 @@ pub fn clip_global_norm(grads: &mut GradStore, vars: &[Var], max_norm: f64) -> R
         }
     }
     Ok(norm)
+}
+
+/// `Σ g²` in two reductions: candle reduces each output with one thread block, so a single
+/// `sum_all` over tens of millions of elements would run on one multiprocessor.
+fn sum_of_squares(g: &Tensor) -> Result<Tensor> {
+    let n = g.elem_count();
+    let row = (1..=n.min(8192)).rev().find(|r| n % r == 0).unwrap_or(1);
+    g.reshape((n / row, row))?.sqr()?.sum(1)?.sum_all()
 }
 
 #[cfg(test)]

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The PTB tutorial's training run in PyTorch, as an independent check of ptb-lm's numbers.
+
+Same reader, model, loss (sum over steps of the batch-mean cross-entropy), global-norm
+clipping, plain SGD and learning-rate schedule as `ptb-lm train`; valid with the training
+batch/steps, test with batch 1 and 1 step. Prints the same lines as ptb-lm.
+Usage: python3 scripts/torch_ptb_train.py --data DIR [--config small|medium|large] [--tf32]
+       [--tf-init]   (LSTM biases zero, as TensorFlow's BasicLSTMCell starts them)
+"""
+import argparse
+import collections
+import math
+import os
+import time
+
+import torch
+import torch.nn as nn
+
+CONFIGS = {  # init_scale, max_grad_norm, num_steps, hidden, max_epoch, max_max_epoch, keep_prob, lr_decay
+    "small": (0.1, 5, 20, 200, 4, 13, 1.0, 0.5),
+    "medium": (0.05, 5, 35, 650, 6, 39, 0.5, 0.8),
+    "large": (0.04, 10, 35, 1500, 14, 55, 0.35, 1 / 1.15),
+}
+
+
+def words(path):
+    with open(path) as f:
+        return [w for line in f for w in line.split() + ["<eos>"]]
+
+
+class Model(nn.Module):
+    def __init__(self, vocab, hidden, layers, dropout):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.drop = nn.Dropout(dropout)
+        self.rnn = nn.LSTM(hidden, hidden, layers, dropout=dropout)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, x, state):
+        y, state = self.rnn(self.drop(self.emb(x)), state)
+        return self.out(self.drop(y)), state
+
+
+def run(model, data, batch, steps, dev, opt=None, clip=None):
+    model.train(opt is not None)
+    n = len(data) // batch
+    d = torch.tensor(data[: n * batch], device=dev).view(batch, n).t().contiguous()  # [time, batch]
+    h = model.rnn.hidden_size
+    state = tuple(torch.zeros(model.rnn.num_layers, batch, h, device=dev) for _ in range(2))
+    cost, iters, start = torch.zeros((), device=dev, dtype=torch.float64), 0, time.time()
+    with torch.set_grad_enabled(opt is not None):
+        for i in range((n - 1) // steps):
+            x, y = d[i * steps:(i + 1) * steps], d[i * steps + 1:(i + 1) * steps + 1]
+            logits, state = model(x, state)
+            loss = nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.reshape(-1)) * steps
+            if opt is not None:
+                opt.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), clip)
+                opt.step()
+            state = tuple(s.detach() for s in state)
+            cost += loss.detach().double()
+            iters += steps
+    return math.exp(cost.item() / iters), iters * batch / (time.time() - start)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", required=True)
+    p.add_argument("--config", default="small", choices=CONFIGS)
+    p.add_argument("--tf32", action="store_true")
+    p.add_argument("--tf-init", action="store_true")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.tf32
+    torch.manual_seed(a.seed)
+    init, clip, steps, hidden, max_epoch, epochs, keep, decay = CONFIGS[a.config]
+    train = words(os.path.join(a.data, "ptb.train.txt"))
+    counts = collections.Counter(train)
+    vocab = {w: i for i, (w, _) in enumerate(sorted(counts.items(), key=lambda x: (-x[1], x[0])))}
+    ids = lambda ws: [vocab.get(w, vocab.get("<unk>", 0)) for w in ws]
+    train, valid, test = ids(train), ids(words(os.path.join(a.data, "ptb.valid.txt"))), ids(words(os.path.join(a.data, "ptb.test.txt")))
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    model = Model(len(vocab), hidden, 2, 1 - keep).to(dev)
+    for name, prm in model.named_parameters():
+        nn.init.uniform_(prm, -init, init)
+        if a.tf_init and name.startswith("rnn.bias"):
+            nn.init.zeros_(prm)
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    for e in range(epochs):
+        lr = decay ** max(e + 1 - max_epoch, 0)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        tr, wps = run(model, train, 20, steps, dev, opt, clip)
+        va, _ = run(model, valid, 20, steps, dev)
+        print(f"Epoch: {e + 1} Learning rate: {lr:.3f} Train Perplexity: {tr:.3f} Valid Perplexity: {va:.3f} wps: {wps:.0f}", flush=True)
+    print(f"Test Perplexity: {run(model, test, 1, 1, dev)[0]:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -163,8 +163,19 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let phases = match args.breakdown {
         true => {
-            let mut t = Training { sgd: &mut sgd, vars: &vars, max_grad_norm: cfg.max_grad_norm };
-            Some(breakdown(&model, &batches, &cfg, &mut t, &mut masks, args.batches.max(3))?)
+            let mut t = Training {
+                sgd: &mut sgd,
+                vars: &vars,
+                max_grad_norm: cfg.max_grad_norm,
+            };
+            Some(breakdown(
+                &model,
+                &batches,
+                &cfg,
+                &mut t,
+                &mut masks,
+                args.batches.max(3),
+            )?)
         }
         false => None,
     };

@@ -9,6 +9,7 @@ mod eval;
 mod model;
 mod optim;
 mod pass;
+mod plot;
 mod session;
 mod train;
 
@@ -31,6 +32,8 @@ enum Command {
     Generate(eval::GenerateArgs),
     /// Time training steps: ms per batch and words per second.
     Bench(bench::BenchArgs),
+    /// Draw train and valid perplexity per epoch from metrics files.
+    Plot(plot::PlotArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -39,5 +42,6 @@ fn main() -> anyhow::Result<()> {
         Command::Eval(a) => eval::eval(a),
         Command::Generate(a) => eval::generate(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Plot(a) => plot::plot(a),
     }
 }

@@ -259,3 +259,50 @@ pub fn sequence_loss(logits: &Tensor, targets: &Tensor, steps: usize) -> Result<
     let nll = candle_nn::loss::nll(&logp, &targets.flatten_all()?)?;
     Ok((nll * steps as f64)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cost is Σ_t mean_b CE(t, b), not the mean over all tokens.
+    #[test]
+    fn loss_sums_over_steps_of_batch_means() {
+        let (steps, batch, vocab) = (3, 2, 5);
+        let logits = Tensor::randn(0f32, 1., (steps * batch, vocab), &Device::Cpu).unwrap();
+        let targets: Vec<u32> = vec![0, 4, 2, 2, 1, 3];
+        let t = Tensor::from_vec(targets.clone(), (steps, batch), &Device::Cpu).unwrap();
+        let got = sequence_loss(&logits, &t, steps)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        let rows = logits.to_vec2::<f32>().unwrap();
+        let ce = |r: &[f32], y: usize| r.iter().map(|v| v.exp()).sum::<f32>().ln() - r[y];
+        let want: f32 = (0..steps)
+            .map(|s| {
+                (0..batch)
+                    .map(|b| ce(&rows[s * batch + b], targets[s * batch + b] as usize))
+                    .sum::<f32>()
+                    / batch as f32
+            })
+            .sum();
+        assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+    }
+
+    #[test]
+    fn cpu_masks_replay_from_a_seed() {
+        let x = Tensor::ones((4, 50), candle_core::DType::F32, &Device::Cpu).unwrap();
+        let mut m = Masks::new(3);
+        let a = m.dropout(&x, 0.5).unwrap();
+        m.reseed(3, &Device::Cpu).unwrap();
+        let b = m.dropout(&x, 0.5).unwrap();
+        assert_eq!(a.to_vec2::<f32>().unwrap(), b.to_vec2::<f32>().unwrap());
+        let kept = a
+            .to_vec2::<f32>()
+            .unwrap()
+            .concat()
+            .iter()
+            .filter(|&&v| v == 2.0)
+            .count();
+        assert!((50..150).contains(&kept), "{kept} of 200 kept");
+    }
+}

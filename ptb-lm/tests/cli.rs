@@ -213,6 +213,25 @@ fn learns_and_resumes_exactly() {
         "{text}"
     );
 
+    let svg = tmp.path().join("curve.svg");
+    let metrics_path = a.join("metrics.jsonl");
+    stdout(&ptb_lm(&[
+        "plot",
+        "--metrics",
+        metrics_path.to_str().unwrap(),
+        "--out",
+        svg.to_str().unwrap(),
+    ]));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let e = stderr(&ptb_lm(&[
+        "plot",
+        "--metrics",
+        metrics_path.to_str().unwrap(),
+        "--out",
+        "curve.pdf",
+    ]));
+    assert!(e.contains(".svg or .png"), "{e}");
+
     // The CandleNn kernel trains the same model.
     let c = tmp.path().join("c");
     let loop_run = stdout(&train(&data, &c, &["--rnn", "candle-nn", "--epochs", "1"]));

@@ -1,0 +1,182 @@
+//! `ptb-lm plot`: train and valid perplexity per epoch (log scale) from metrics files, with the
+//! TensorFlow tutorial's final numbers as reference marks.
+
+use anyhow::{bail, Context, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// metrics.jsonl files written by `ptb-lm train`.
+    #[arg(long, num_args = 1.., required = true)]
+    pub metrics: Vec<PathBuf>,
+    /// The picture: .svg or .png.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// The tutorial's final (epochs, train, valid) perplexities for small, medium and large.
+const TUTORIAL: [(&str, usize, f64, f64); 3] = [
+    ("small", 13, 37.99, 121.39),
+    ("medium", 39, 48.45, 86.16),
+    ("large", 55, 37.87, 82.62),
+];
+
+struct Curve {
+    name: String,
+    /// (epoch, train, valid)
+    points: Vec<(usize, f64, f64)>,
+}
+
+fn read_curve(path: &Path) -> Result<Curve> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut points = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}: not JSON lines", path.display()))?;
+        if let (Some(e), Some(t), Some(va)) = (
+            v["epoch"].as_u64(),
+            v["train_perplexity"].as_f64(),
+            v["valid_perplexity"].as_f64(),
+        ) {
+            points.push((e as usize, t, va));
+        }
+    }
+    if points.is_empty() {
+        bail!("{} has no epoch lines", path.display());
+    }
+    let name = path
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .replace(".metrics.jsonl", "")
+                .replace(".jsonl", "")
+        })
+        .unwrap_or_default();
+    Ok(Curve { name, points })
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, curves: &[Curve]) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let max_epoch = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.0))
+        .max()
+        .unwrap_or(1);
+    let all = curves
+        .iter()
+        .flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2]));
+    let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = (lo.min(35.0) * 0.9, hi.min(1000.0) * 1.1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "PTB word-level LSTM: perplexity per epoch",
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0usize..max_epoch + 1, (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("epoch")
+        .y_desc("perplexity (log scale)")
+        .y_labels(16)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()?;
+    let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    for (i, c) in curves.iter().enumerate() {
+        let color = palette[i % palette.len()];
+        chart
+            .draw_series(LineSeries::new(
+                c.points.iter().map(|p| (p.0, p.1)),
+                color.stroke_width(2),
+            ))?
+            .label(format!("{} train", c.name))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(LineSeries::new(
+                c.points.iter().map(|p| (p.0, p.2)),
+                color.mix(0.5).stroke_width(2),
+            ))?
+            .label(format!("{} valid", c.name))
+            .legend(move |(x, y)| {
+                PathElement::new([(x, y), (x + 20, y)], color.mix(0.5).stroke_width(2))
+            });
+    }
+    // The tutorial's marks for the configurations whose epoch count some curve reached.
+    let lengths: Vec<usize> = curves
+        .iter()
+        .filter_map(|c| c.points.last().map(|p| p.0))
+        .collect();
+    let marks: Vec<_> = TUTORIAL.iter().filter(|t| lengths.contains(&t.1)).collect();
+    chart
+        .draw_series(
+            marks
+                .iter()
+                .flat_map(|t| [(t.1, t.2), (t.1, t.3)])
+                .map(|p| Cross::new(p, 7, BLACK.stroke_width(2))),
+        )?
+        .label("TF tutorial final train / valid")
+        .legend(|(x, y)| Cross::new((x + 10, y), 5, BLACK.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Where a sans-serif TrueType font usually is; plotters draws text with the first found.
+const FONTS: [&str; 4] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/Library/Fonts/Arial Unicode.ttf",
+];
+
+fn register_font() -> Result<()> {
+    let found = std::env::var("PTB_LM_FONT")
+        .ok()
+        .into_iter()
+        .chain(FONTS.iter().map(|s| s.to_string()));
+    for path in found {
+        if let Ok(bytes) = std::fs::read(&path) {
+            // plotters keeps fonts for the life of the process.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                return Ok(());
+            }
+        }
+    }
+    bail!("no TrueType font found to draw text (tried {FONTS:?}); set PTB_LM_FONT to a .ttf file")
+}
+
+pub fn plot(args: PlotArgs) -> Result<()> {
+    register_font()?;
+    let curves = args
+        .metrics
+        .iter()
+        .map(|p| read_curve(p))
+        .collect::<Result<Vec<_>>>()?;
+    let size = (900, 560);
+    match args.out.extension().and_then(|e| e.to_str()) {
+        Some("svg") => draw(
+            SVGBackend::new(&args.out, size).into_drawing_area(),
+            &curves,
+        )?,
+        Some("png") => draw(
+            BitMapBackend::new(&args.out, size).into_drawing_area(),
+            &curves,
+        )?,
+        _ => bail!("--out must end in .svg or .png, got {}", args.out.display()),
+    }
+    println!("wrote {}", args.out.display());
+    Ok(())
+}

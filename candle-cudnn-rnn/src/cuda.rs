@@ -78,6 +78,16 @@ struct Prepared {
 // SAFETY: the raw descriptors inside are only used while the owning Mutex is held.
 unsafe impl Send for Prepared {}
 
+impl Prepared {
+    /// The RNN descriptor of a call: with the dropout state when the call drops out.
+    fn rnn_desc(&self, dropout: bool) -> sys::cudnnRNNDescriptor_t {
+        match (dropout, &self.dropped) {
+            (true, Some(d)) => d.0,
+            _ => self.plain.0,
+        }
+    }
+}
+
 /// The cuDNN side of one module.
 pub(crate) struct CudnnRnn {
     dims: RnnDims,
@@ -387,12 +397,7 @@ impl CudnnRnn {
         let p = guard.as_mut().expect("prepared above");
         let call = &op.call;
         let space = WeightSpace::new(&stream, p, &w)?;
-        let desc = if op.dropout > 0.0 {
-            p.dropped.as_ref().unwrap_or(&p.plain)
-        } else {
-            &p.plain
-        };
-        let desc = desc.0;
+        let desc = p.rnn_desc(op.dropout > 0.0);
         let shapes = self.shapes(p, call)?;
         let mode = if op.train {
             sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
@@ -518,12 +523,7 @@ impl CudnnRnn {
         let p = guard.as_mut().expect("prepared above");
         let call = &op.call;
         let space = WeightSpace::new(&stream, p, w)?;
-        let desc = if op.dropout > 0.0 {
-            p.dropped.as_ref().unwrap_or(&p.plain)
-        } else {
-            &p.plain
-        };
-        let desc = desc.0;
+        let desc = p.rnn_desc(op.dropout > 0.0);
         let shapes = self.shapes(p, call)?;
         let (mut work_len, mut reserve_len) = (0usize, 0usize);
         let training = sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING;

@@ -95,29 +95,13 @@ impl CustomOp3 for RnnOp {
         let dtypes = (s1.dtype(), s2.dtype(), s3.dtype());
         let packed = match dtypes {
             (DType::F32, DType::F32, DType::F32) => {
-                let (x, w, s) = (
-                    cpu_slice(s1, l1, "x")?,
-                    cpu_slice(s2, l2, "weight")?,
-                    cpu_slice(s3, l3, "state")?,
-                );
-                let (out, trace) =
-                    cpu::forward::<f32>(&self.call, x, w, s, self.dropout(), self.train);
-                if let Some(t) = trace {
-                    self.keep(Reserve::Cpu32(t))?;
-                }
+                let (out, trace) = self.cpu_forward::<f32>((s1, l1), (s2, l2), (s3, l3))?;
+                trace.map(|t| self.keep(Reserve::Cpu32(t))).transpose()?;
                 CpuStorage::F32(out)
             }
             (DType::F64, DType::F64, DType::F64) => {
-                let (x, w, s) = (
-                    cpu_slice(s1, l1, "x")?,
-                    cpu_slice(s2, l2, "weight")?,
-                    cpu_slice(s3, l3, "state")?,
-                );
-                let (out, trace) =
-                    cpu::forward::<f64>(&self.call, x, w, s, self.dropout(), self.train);
-                if let Some(t) = trace {
-                    self.keep(Reserve::Cpu64(t))?;
-                }
+                let (out, trace) = self.cpu_forward::<f64>((s1, l1), (s2, l2), (s3, l3))?;
+                trace.map(|t| self.keep(Reserve::Cpu64(t))).transpose()?;
                 CpuStorage::F64(out)
             }
             _ => candle_core::bail!(
@@ -167,6 +151,26 @@ impl CustomOp3 for RnnOp {
 }
 
 impl RnnOp {
+    #[allow(clippy::type_complexity)]
+    fn cpu_forward<T: cpu::Real + candle_core::WithDType>(
+        &self,
+        (s1, l1): (&CpuStorage, &Layout),
+        (s2, l2): (&CpuStorage, &Layout),
+        (s3, l3): (&CpuStorage, &Layout),
+    ) -> Result<(Vec<T>, Option<Trace<T>>)> {
+        let x = cpu_slice(s1, l1, "x")?;
+        let w = cpu_slice(s2, l2, "weight")?;
+        let s = cpu_slice(s3, l3, "state")?;
+        Ok(cpu::forward::<T>(
+            &self.call,
+            x,
+            w,
+            s,
+            self.dropout(),
+            self.train,
+        ))
+    }
+
     fn cpu_bwd<T: cpu::Real + candle_core::WithDType>(
         &self,
         trace: &Trace<T>,

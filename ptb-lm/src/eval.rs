@@ -3,7 +3,7 @@
 use crate::checkpoint;
 use crate::data::{encode, read_words, EOS};
 use crate::model::Masks;
-use crate::pass::run_pass;
+use crate::pass::evaluate;
 use crate::session::{build_model, inference_model, pick_device, set_matmul_precision, DeviceArg};
 use crate::train::progress_bar;
 use anyhow::{ensure, Result};
@@ -45,16 +45,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     let (_, varmap) = build_model(state, &device, Some(&ckpt.weights))?;
     let model = inference_model(state, &varmap, &device)?;
     let bar = progress_bar(name.into());
-    let r = run_pass(
-        &model,
-        &ids,
-        batch,
-        steps,
-        None,
-        &mut Masks::new(0),
-        state.max_batches,
-        &bar,
-    )?;
+    let r = evaluate(&model, &ids, (batch, steps), state.max_batches, &bar)?;
     bar.finish_and_clear();
     let label = if args.split == Split::Test {
         "Test"

@@ -25,7 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Train a small, medium or large model, printing perplexity and words per second.
-    Train(train::TrainArgs),
+    Train(Box<train::TrainArgs>),
     /// Perplexity of a checkpoint on the valid or test split.
     Eval(eval::EvalArgs),
     /// Sample text from a checkpoint.
@@ -38,7 +38,7 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Train(a) => train::train(a),
+        Command::Train(a) => train::train(*a),
         Command::Eval(a) => eval::eval(a),
         Command::Generate(a) => eval::generate(a),
         Command::Bench(a) => bench::bench(a),

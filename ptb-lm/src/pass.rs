@@ -104,3 +104,23 @@ pub fn run_pass(
         seconds: start.elapsed().as_secs_f64(),
     })
 }
+
+/// Perplexity of `data` without training (no dropout, the state carried as in training).
+pub fn evaluate(
+    model: &PtbModel,
+    data: &[u32],
+    (batch, steps): (usize, usize),
+    max_batches: Option<usize>,
+    bar: &ProgressBar,
+) -> Result<PassResult> {
+    run_pass(
+        model,
+        data,
+        batch,
+        steps,
+        None,
+        &mut Masks::new(0),
+        max_batches,
+        bar,
+    )
+}

@@ -4,7 +4,7 @@ use crate::checkpoint::{self, EpochMetrics, TrainState};
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, Precision, RnnKind};
-use crate::pass::{run_pass, Training};
+use crate::pass::{evaluate, run_pass, Training};
 use crate::session::{
     build_model, inference_model, named_weights, pick_device, set_matmul_precision, DeviceArg,
 };
@@ -249,13 +249,10 @@ pub fn train(args: TrainArgs) -> Result<()> {
         )?;
         bar.set_prefix(format!("valid {}", epoch + 1));
         let eval_model = inference_model(&state, &varmap, &device)?;
-        let va = run_pass(
+        let va = evaluate(
             &eval_model,
             &corpus.valid,
-            cfg.batch_size,
-            cfg.num_steps,
-            None,
-            &mut masks,
+            (cfg.batch_size, cfg.num_steps),
             args.max_batches,
             &bar,
         )?;
@@ -281,16 +278,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     if state.epochs_done == cfg.max_max_epoch {
         let bar = progress_bar("test".into());
         let eval_model = inference_model(&state, &varmap, &device)?;
-        let te = run_pass(
-            &eval_model,
-            &corpus.test,
-            1,
-            1,
-            None,
-            &mut masks,
-            args.max_batches,
-            &bar,
-        )?;
+        let te = evaluate(&eval_model, &corpus.test, (1, 1), args.max_batches, &bar)?;
         bar.finish_and_clear();
         println!("Test Perplexity: {:.3}", te.perplexity);
         metrics_line(

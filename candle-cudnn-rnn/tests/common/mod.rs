@@ -181,7 +181,27 @@ impl Case {
     }
 }
 
-/// Loss `Σ y·gy + Σ state·gs` and the gradients of x, weight and state through the op.
+type Outputs = (Tensor, Tensor, [Tensor; 3]);
+
+/// `(y, state)` of `run`, and the gradients of x, weight and state of `Σ y·gy + Σ state·gs`.
+fn with_grads(
+    (w, x, s): (&Tensor, &Tensor, &Tensor),
+    (gy, gs): (&Tensor, &Tensor),
+    run: impl Fn(&Tensor, &Tensor, &Tensor) -> Result<(Tensor, Tensor)>,
+) -> Result<Outputs> {
+    let (wv, xv, sv) = (
+        Var::from_tensor(w)?,
+        Var::from_tensor(x)?,
+        Var::from_tensor(s)?,
+    );
+    let (y, state) = run(wv.as_tensor(), xv.as_tensor(), sv.as_tensor())?;
+    let loss = ((&y * gy)?.sum_all()? + (&state * gs)?.sum_all()?)?;
+    let grads = loss.backward()?;
+    let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
+    Ok((y, state, [g(&xv), g(&wv), g(&sv)]))
+}
+
+/// Through the op.
 pub fn op_grads(
     case: &Case,
     w: &Tensor,
@@ -189,25 +209,16 @@ pub fn op_grads(
     s: &Tensor,
     gy: &Tensor,
     gs: &Tensor,
-) -> Result<(Tensor, Tensor, [Tensor; 3])> {
-    let (wv, xv, sv) = (
-        Var::from_tensor(w)?,
-        Var::from_tensor(x)?,
-        Var::from_tensor(s)?,
-    );
-    let rnn = case.rnn(wv.as_tensor());
-    let (y, state) = rnn.forward_t(
-        xv.as_tensor(),
-        Some(&RnnState::from_packed(sv.as_tensor().clone())),
-        true,
-    )?;
-    let loss = ((&y * gy)?.sum_all()? + (state.packed() * gs)?.sum_all()?)?;
-    let grads = loss.backward()?;
-    let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
-    Ok((y, state.packed().clone(), [g(&xv), g(&wv), g(&sv)]))
+) -> Result<Outputs> {
+    with_grads((w, x, s), (gy, gs), |w, x, s| {
+        let (y, st) = case
+            .rnn(w)
+            .forward_t(x, Some(&RnnState::from_packed(s.clone())), true)?;
+        Ok((y, st.packed().clone()))
+    })
 }
 
-/// The same through the step-loop reference.
+/// Through the step-loop reference.
 pub fn reference_grads(
     case: &Case,
     w: &Tensor,
@@ -215,15 +226,8 @@ pub fn reference_grads(
     s: &Tensor,
     gy: &Tensor,
     gs: &Tensor,
-) -> Result<(Tensor, Tensor, [Tensor; 3])> {
-    let (wv, xv, sv) = (
-        Var::from_tensor(w)?,
-        Var::from_tensor(x)?,
-        Var::from_tensor(s)?,
-    );
-    let (y, state) = reference(&case.dims(), wv.as_tensor(), xv.as_tensor(), sv.as_tensor())?;
-    let loss = ((&y * gy)?.sum_all()? + (&state * gs)?.sum_all()?)?;
-    let grads = loss.backward()?;
-    let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
-    Ok((y, state, [g(&xv), g(&wv), g(&sv)]))
+) -> Result<Outputs> {
+    with_grads((w, x, s), (gy, gs), |w, x, s| {
+        reference(&case.dims(), w, x, s)
+    })
 }

@@ -6,7 +6,7 @@ use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
 use crate::model::{Masks, Precision, RnnKind};
 use crate::pass::{step, Training};
-use crate::session::{build_model, pick_device, set_matmul_precision, DeviceArg};
+use crate::session::{build_model, pick_device, set_matmul_precision, sorted_vars, DeviceArg};
 use anyhow::Result;
 use candle_core::Device;
 use candle_nn::{Optimizer, SGD};
@@ -130,7 +130,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     };
     set_matmul_precision(&state);
     let (model, varmap) = build_model(&state, &device, None)?;
-    let vars = varmap.all_vars();
+    let vars = sorted_vars(&varmap);
     let mut sgd = SGD::new(vars.clone(), cfg.learning_rate)?;
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;

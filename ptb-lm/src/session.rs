@@ -82,6 +82,15 @@ pub fn build_model(
     Ok((model, varmap))
 }
 
+/// The trainable variables in name order: the gradient norm sums them in this order, so it
+/// must not follow a HashMap's per-process order if runs are to repeat exactly.
+pub fn sorted_vars(varmap: &VarMap) -> Vec<candle_core::Var> {
+    let data = varmap.data().lock().expect("varmap lock");
+    let mut named: Vec<(&String, &candle_core::Var)> = data.iter().collect();
+    named.sort_by(|a, b| a.0.cmp(b.0));
+    named.into_iter().map(|(_, v)| v.clone()).collect()
+}
+
 /// The model's weights by name, for checkpoints.
 pub fn named_weights(varmap: &VarMap) -> Vec<(String, Tensor)> {
     let mut w: Vec<(String, Tensor)> = varmap

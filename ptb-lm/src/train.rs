@@ -6,7 +6,8 @@ use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, Precision, RnnKind};
 use crate::pass::{evaluate, run_pass, Training};
 use crate::session::{
-    build_model, inference_model, named_weights, pick_device, set_matmul_precision, DeviceArg,
+    build_model, inference_model, named_weights, pick_device, set_matmul_precision, sorted_vars,
+    DeviceArg,
 };
 use anyhow::{bail, ensure, Context, Result};
 use candle_nn::{Optimizer, SGD};
@@ -221,7 +222,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
         corpus.train.len(),
         out.display()
     );
-    let vars = varmap.all_vars();
+    let vars = sorted_vars(&varmap);
     let mut sgd = SGD::new(vars.clone(), cfg.learning_rate)?;
     let mut masks = Masks::new(args.seed);
     let limit = args.epochs.unwrap_or(usize::MAX);

@@ -34,13 +34,22 @@ impl Call {
         start..start + bh
     }
 
+    pub fn input_len(&self) -> usize {
+        self.seq * self.batch * self.dims.input_size
+    }
+
     pub fn output_len(&self) -> usize {
         self.seq * self.batch * self.dims.output_size()
     }
 
+    /// Elements of one state slot (`h` or `c`): `[L*D, B, H]`.
+    pub fn slot_len(&self) -> usize {
+        let (_, ld, b, h) = self.dims.state_shape(self.batch);
+        ld * b * h
+    }
+
     pub fn state_len(&self) -> usize {
-        let (s, ld, b, h) = self.dims.state_shape(self.batch);
-        s * ld * b * h
+        self.dims.mode.state_slots() * self.slot_len()
     }
 }
 

@@ -432,10 +432,7 @@ impl CudnnRnn {
                 }
                 None => (std::ptr::null_mut(), None),
             };
-            let state_half = self.dims.num_layers
-                * self.dims.num_directions
-                * call.batch
-                * self.dims.hidden_size;
+            let state_half = call.slot_len();
             let lstm = self.dims.mode == RnnMode::Lstm;
             let (c_desc, cx, cy) = if lstm {
                 (
@@ -542,7 +539,7 @@ impl CudnnRnn {
             );
         }
         let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
-        let mut dx = stream.alloc_zeros::<T>(call.seq * call.batch * self.dims.input_size)?;
+        let mut dx = stream.alloc_zeros::<T>(call.input_len())?;
         let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
         let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
         let space_bytes = p.space_len * std::mem::size_of::<T>();
@@ -555,10 +552,7 @@ impl CudnnRnn {
             let (work_ptr, _h) = work.device_ptr_mut(&stream);
             let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
             let (space_ptr, _j) = space.ptr(&stream, w_ptr);
-            let half = self.dims.num_layers
-                * self.dims.num_directions
-                * call.batch
-                * self.dims.hidden_size;
+            let half = call.slot_len();
             let lstm = self.dims.mode == RnnMode::Lstm;
             let c_ptr = |base: u64, at: usize| {
                 if lstm {
@@ -631,9 +625,8 @@ impl CudnnRnn {
             let storage = Storage::Cuda(CudaStorage::wrap_cuda_slice(slice, dev.clone()));
             Tensor::from_storage(storage, (n,), BackpropOp::none(), false)
         };
-        let n_dx = call.seq * call.batch * self.dims.input_size;
         Ok((
-            wrap(dx, n_dx),
+            wrap(dx, call.input_len()),
             wrap(dw, self.dims.weight_count()),
             wrap(ds, call.state_len()),
         ))

@@ -194,13 +194,9 @@ impl RnnOp {
         );
         let dev = w.device();
         Ok((
-            Tensor::from_vec(dx, (dx_len(&self.call),), dev)?,
+            Tensor::from_vec(dx, (self.call.input_len(),), dev)?,
             Tensor::from_vec(dw, w.shape(), dev)?,
             Tensor::from_vec(ds, (self.call.state_len(),), dev)?,
         ))
     }
-}
-
-fn dx_len(call: &Call) -> usize {
-    call.seq * call.batch * call.dims.input_size
 }

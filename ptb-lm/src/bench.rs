@@ -5,11 +5,11 @@ use crate::checkpoint::TrainState;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
 use crate::model::{Masks, Precision, RnnKind};
+use crate::optim::ClippedSgd;
 use crate::pass::{step, Training};
 use crate::session::{build_model, pick_device, set_matmul_precision, sorted_vars, DeviceArg};
 use anyhow::Result;
 use candle_core::Device;
-use candle_nn::{Optimizer, SGD};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -34,7 +34,7 @@ pub struct BenchArgs {
     /// Also write the JSON result here.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Also time the phases of a step (forward+loss, backward, clip, SGD) separately.
+    /// Also time the phases of a step (forward+loss, backward, clipped SGD update) separately.
     #[arg(long)]
     pub breakdown: bool,
 }
@@ -49,7 +49,7 @@ fn breakdown(
     reps: usize,
 ) -> Result<serde_json::Value> {
     let dev = model.device();
-    let mut times = vec![Vec::new(); 4];
+    let mut times = vec![Vec::new(); 3];
     let mut state = model.zero_state(cfg.batch_size)?;
     for i in 0..reps {
         let (x, y) = batches.get(i % batches.len());
@@ -66,12 +66,10 @@ fn breakdown(
         let (logits, next) = model.forward(&x, &state, masks, true)?;
         let loss = crate::model::sequence_loss(&logits, &y, cfg.num_steps)?;
         lap(0)?;
-        let mut grads = loss.backward()?;
+        let grads = loss.backward()?;
         lap(1)?;
-        crate::optim::clip_global_norm(&mut grads, t.vars, t.max_grad_norm)?;
+        t.opt.step(&grads)?;
         lap(2)?;
-        candle_nn::Optimizer::step(t.sgd, &grads)?;
-        lap(3)?;
         state = next.detach();
     }
     let median = |v: &mut Vec<f64>| {
@@ -81,8 +79,7 @@ fn breakdown(
     Ok(serde_json::json!({
         "forward_and_loss": median(&mut times[0]),
         "backward": median(&mut times[1]),
-        "clip": median(&mut times[2]),
-        "sgd": median(&mut times[3]),
+        "clip_and_sgd": median(&mut times[2]),
     }))
 }
 
@@ -131,7 +128,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     set_matmul_precision(&state);
     let (model, varmap) = build_model(&state, &device, None)?;
     let vars = sorted_vars(&varmap);
-    let mut sgd = SGD::new(vars.clone(), cfg.learning_rate)?;
+    let mut opt = ClippedSgd::new(vars, cfg.learning_rate, cfg.max_grad_norm)?;
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
     let shape = (cfg.num_steps, cfg.batch_size);
@@ -139,11 +136,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut times = Vec::with_capacity(args.batches);
     let mut peak = memory_in_use(&device)?;
     for i in 0..args.warmup + args.batches {
-        let mut training = Training {
-            sgd: &mut sgd,
-            vars: &vars,
-            max_grad_norm: cfg.max_grad_norm,
-        };
+        let mut training = Training { opt: &mut opt };
         device.synchronize()?;
         let start = Instant::now();
         let (_, next) = step(
@@ -163,11 +156,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let phases = match args.breakdown {
         true => {
-            let mut t = Training {
-                sgd: &mut sgd,
-                vars: &vars,
-                max_grad_norm: cfg.max_grad_norm,
-            };
+            let mut t = Training { opt: &mut opt };
             Some(breakdown(
                 &model,
                 &batches,

@@ -1,34 +1,251 @@
-//! Global-norm gradient clipping (TensorFlow's `clip_by_global_norm`), computed on the device
-//! so that a training step never waits for the host.
+//! The tutorial's update: plain SGD after TensorFlow's `clip_by_global_norm`, as one fused pass
+//! that never waits for the host. Per variable, cuBLAS `nrm2` writes the gradient's norm to the
+//! device and `axpy` applies `w += (-lr · clip) g` in place, reading the factor from the
+//! device; no scaled copy of a gradient is ever made.
 
 use candle_core::backprop::GradStore;
-use candle_core::{Result, Tensor, Var};
+use candle_core::{bail, CpuStorage, DType, Layout, Result, Tensor, Var};
 
-/// Scales every gradient by `max_norm / max(norm, max_norm)`, `norm` being the L2 norm of all
-/// gradients together; returns that norm (a scalar tensor).
-pub fn clip_global_norm(grads: &mut GradStore, vars: &[Var], max_norm: f64) -> Result<Tensor> {
-    let squares = vars
-        .iter()
-        .filter_map(|v| grads.get(v.as_tensor()))
-        .map(|g| sum_of_squares(g)?.to_dtype(candle_core::DType::F32))
-        .collect::<Result<Vec<_>>>()?;
-    let norm = Tensor::stack(&squares, 0)?.sum_all()?.sqrt()?;
-    let scale = (norm.maximum(max_norm)?.recip()? * max_norm)?;
-    for v in vars {
-        if let Some(g) = grads.remove(v.as_tensor()) {
-            let scaled = g.broadcast_mul(&scale.to_dtype(g.dtype())?)?;
-            grads.insert(v.as_tensor(), scaled);
-        }
-    }
-    Ok(norm)
+/// SGD with global-norm clipping: `g ← g · max_norm / max(‖g‖, max_norm)`, `w ← w − lr · g`,
+/// the norm taken over all variables together.
+pub struct ClippedSgd {
+    vars: Vec<Var>,
+    lr: f64,
+    max_norm: f64,
 }
 
-/// `Σ g²` in two reductions: candle reduces each output with one thread block, so a single
-/// `sum_all` over tens of millions of elements would run on one multiprocessor.
-fn sum_of_squares(g: &Tensor) -> Result<Tensor> {
-    let n = g.elem_count();
-    let row = (1..=n.min(8192)).rev().find(|r| n % r == 0).unwrap_or(1);
-    g.reshape((n / row, row))?.sqr()?.sum(1)?.sum_all()
+impl ClippedSgd {
+    /// `vars` in a fixed order: the norm sums in it, so runs repeat bit for bit.
+    pub fn new(vars: Vec<Var>, lr: f64, max_norm: f64) -> Result<Self> {
+        for v in &vars {
+            if v.dtype() != DType::F32 || !v.is_contiguous() {
+                bail!("ClippedSgd: variables must be contiguous f32 tensors")
+            }
+        }
+        Ok(Self { vars, lr, max_norm })
+    }
+
+    pub fn set_learning_rate(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
+    /// One update; returns the gradients' global norm before clipping (a device scalar).
+    pub fn step(&mut self, grads: &GradStore) -> Result<Tensor> {
+        let with_grad: Vec<(&Var, Tensor)> = self
+            .vars
+            .iter()
+            .filter_map(|v| grads.get(v.as_tensor()).map(|g| (v, g)))
+            .map(|(v, g)| Ok((v, g.contiguous()?)))
+            .collect::<Result<_>>()?;
+        let Some((first, _)) = with_grad.first() else {
+            bail!("ClippedSgd: no variable has a gradient")
+        };
+        let norms = Tensor::zeros(with_grad.len(), DType::F32, first.device())?;
+        for (i, (_, g)) in with_grad.iter().enumerate() {
+            norms.narrow(0, i, 1)?.inplace_op2(g, &Nrm2)?;
+        }
+        let norm = norms.sqr()?.sum_all()?.sqrt()?;
+        let factor =
+            ((norm.maximum(self.max_norm)?.recip()? * (-self.lr * self.max_norm))?).reshape(1)?;
+        for (v, g) in &with_grad {
+            v.as_tensor().inplace_op3(g, &factor, &Axpy)?;
+        }
+        Ok(norm)
+    }
+}
+
+/// `dst[0] = ‖src‖₂` for a one-element `dst`.
+struct Nrm2;
+
+/// `dst += a[0] · src`, elementwise, `a` a one-element tensor.
+struct Axpy;
+
+fn contiguous<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(&s.as_slice::<f32>()?[a..b]),
+        None => bail!("optimizer: operands must be contiguous"),
+    }
+}
+
+fn contiguous_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> Result<&'a mut [f32]> {
+    let (a, b) = match l.contiguous_offsets() {
+        Some(r) => r,
+        None => bail!("optimizer: operands must be contiguous"),
+    };
+    match s {
+        CpuStorage::F32(v) => Ok(&mut v[a..b]),
+        _ => bail!("optimizer: operands must be f32"),
+    }
+}
+
+impl candle_core::InplaceOp2 for Nrm2 {
+    fn name(&self) -> &'static str {
+        "nrm2"
+    }
+
+    fn cpu_fwd(&self, d: &mut CpuStorage, dl: &Layout, s: &CpuStorage, sl: &Layout) -> Result<()> {
+        let sum: f64 = contiguous(s, sl)?
+            .iter()
+            .map(|&x| (x as f64) * (x as f64))
+            .sum();
+        contiguous_mut(d, dl)?[0] = sum.sqrt() as f32;
+        Ok(())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        d: &mut candle_core::CudaStorage,
+        dl: &Layout,
+        s: &candle_core::CudaStorage,
+        sl: &Layout,
+    ) -> Result<()> {
+        cublas::nrm2(d, dl, s, sl)
+    }
+}
+
+impl candle_core::InplaceOp3 for Axpy {
+    fn name(&self) -> &'static str {
+        "axpy"
+    }
+
+    fn cpu_fwd(
+        &self,
+        d: &mut CpuStorage,
+        dl: &Layout,
+        s: &CpuStorage,
+        sl: &Layout,
+        a: &CpuStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        let alpha = contiguous(a, al)?[0];
+        let src = contiguous(s, sl)?;
+        let dst = contiguous_mut(d, dl)?;
+        if src.len() != dst.len() {
+            bail!("axpy: {} elements into {}", src.len(), dst.len())
+        }
+        dst.iter_mut().zip(src).for_each(|(w, &g)| *w += alpha * g);
+        Ok(())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        d: &mut candle_core::CudaStorage,
+        dl: &Layout,
+        s: &candle_core::CudaStorage,
+        sl: &Layout,
+        a: &candle_core::CudaStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        cublas::axpy(d, dl, s, sl, a, al)
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cublas {
+    //! The two level-1 cuBLAS calls, on candle's handle and stream, with their scalar on the
+    //! device (pointer mode DEVICE for the call, HOST again after, as candle expects).
+
+    use candle_core::backend::BackendStorage;
+    use candle_core::cuda_backend::cudarc::cublas::sys;
+    use candle_core::cuda_backend::cudarc::driver::{CudaView, DevicePtr, DevicePtrMut};
+    use candle_core::{bail, CudaStorage, Layout, Result};
+
+    fn view<'a>(s: &'a CudaStorage, l: &Layout) -> Result<CudaView<'a, f32>> {
+        match l.contiguous_offsets() {
+            Some((a, b)) => Ok(s.as_cuda_slice::<f32>()?.slice(a..b)),
+            None => bail!("optimizer: operands must be contiguous"),
+        }
+    }
+
+    fn check(status: sys::cublasStatus_t, call: &str) -> Result<()> {
+        match status {
+            sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS => Ok(()),
+            s => bail!("{call} failed: {s:?}"),
+        }
+    }
+
+    /// Runs `f` with the device's cuBLAS handle in device pointer mode.
+    fn on_device(
+        s: &CudaStorage,
+        f: impl FnOnce(sys::cublasHandle_t) -> sys::cublasStatus_t,
+        call: &str,
+    ) -> Result<()> {
+        let blas = s.device().cublas_handle();
+        let h = *blas.handle();
+        use sys::cublasPointerMode_t as P;
+        // SAFETY: the handle is live; the calls are enqueued on candle's stream.
+        unsafe {
+            check(
+                sys::cublasSetPointerMode_v2(h, P::CUBLAS_POINTER_MODE_DEVICE),
+                "cublasSetPointerMode_v2",
+            )?;
+            let status = f(h);
+            check(
+                sys::cublasSetPointerMode_v2(h, P::CUBLAS_POINTER_MODE_HOST),
+                "cublasSetPointerMode_v2",
+            )?;
+            check(status, call)
+        }
+    }
+
+    pub fn nrm2(d: &mut CudaStorage, dl: &Layout, s: &CudaStorage, sl: &Layout) -> Result<()> {
+        let stream = s.device().cuda_stream();
+        let src = view(s, sl)?;
+        let n = src.len();
+        let at = dl.start_offset();
+        let dst = d.as_cuda_slice_mut::<f32>()?;
+        let mut out = dst.slice_mut(at..at + 1);
+        let (sp, _sg) = src.device_ptr(&stream);
+        let (dp, _dg) = out.device_ptr_mut(&stream);
+        on_device(
+            s,
+            // SAFETY: n f32 at sp, one f32 at dp, both on this device.
+            |h| unsafe { sys::cublasSnrm2_v2_64(h, n as i64, sp as *const f32, 1, dp as *mut f32) },
+            "cublasSnrm2",
+        )
+    }
+
+    pub fn axpy(
+        d: &mut CudaStorage,
+        dl: &Layout,
+        s: &CudaStorage,
+        sl: &Layout,
+        a: &CudaStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        let stream = s.device().cuda_stream();
+        let (src, alpha) = (view(s, sl)?, view(a, al)?);
+        let n = src.len();
+        let Some((lo, hi)) = dl.contiguous_offsets() else {
+            bail!("optimizer: the variable must be contiguous")
+        };
+        if hi - lo != n {
+            bail!("axpy: {n} elements into {}", hi - lo)
+        }
+        let dst = d.as_cuda_slice_mut::<f32>()?;
+        let mut out = dst.slice_mut(lo..hi);
+        let (sp, _sg) = src.device_ptr(&stream);
+        let (ap, _ag) = alpha.device_ptr(&stream);
+        let (dp, _dg) = out.device_ptr_mut(&stream);
+        on_device(
+            a,
+            // SAFETY: n f32 at sp and dp, one f32 at ap, all on this device.
+            |h| unsafe {
+                sys::cublasSaxpy_v2_64(
+                    h,
+                    n as i64,
+                    ap as *const f32,
+                    sp as *const f32,
+                    1,
+                    dp as *mut f32,
+                    1,
+                )
+            },
+            "cublasSaxpy",
+        )
+    }
 }
 
 #[cfg(test)]
@@ -36,43 +253,61 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
-    fn grads_of(vars: &[Var], weights: &[f32]) -> GradStore {
-        // loss = Σ_i weights_i · Σ v_i  ⇒  grad v_i = weights_i everywhere.
-        let mut loss = Tensor::new(0f32, &Device::Cpu).unwrap();
-        for (v, w) in vars.iter().zip(weights) {
-            loss = (loss + (v.as_tensor().sum_all().unwrap() * *w as f64).unwrap()).unwrap();
+    /// CUDA when this build and machine have it: the same test then checks the cuBLAS path.
+    fn device() -> Device {
+        Device::cuda_if_available(0).unwrap()
+    }
+
+    /// Returns the vars and the gradients of `loss = Σ_i Σ (v_i · c_i)`, i.e. `c_i`.
+    fn setup(scales: &[f32]) -> (Vec<Var>, GradStore, Vec<Vec<f32>>) {
+        let dev = device();
+        let shapes: [&[usize]; 3] = [&[3, 4], &[5], &[1000, 7]];
+        let mut vars = Vec::new();
+        let mut coefs = Vec::new();
+        let mut loss = Tensor::new(0f32, &dev).unwrap();
+        for (shape, s) in shapes.iter().zip(scales) {
+            let v = Var::from_tensor(&Tensor::randn(0f32, 1., *shape, &dev).unwrap()).unwrap();
+            let c = (Tensor::randn(0f32, 1., *shape, &dev).unwrap() * *s as f64).unwrap();
+            loss = (loss + (v.as_tensor() * &c).unwrap().sum_all().unwrap()).unwrap();
+            coefs.push(c.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+            vars.push(v);
         }
-        loss.backward().unwrap()
+        (vars, loss.backward().unwrap(), coefs)
+    }
+
+    fn values(v: &Var) -> Vec<f32> {
+        v.flatten_all().unwrap().to_vec1().unwrap()
+    }
+
+    fn check(scales: &[f32], max_norm: f64) {
+        let (vars, grads, coefs) = setup(scales);
+        let before: Vec<Vec<f32>> = vars.iter().map(values).collect();
+        let norm: f64 = coefs
+            .iter()
+            .flatten()
+            .map(|&c| (c as f64).powi(2))
+            .sum::<f64>();
+        let norm = norm.sqrt();
+        let lr = 0.7;
+        let mut opt = ClippedSgd::new(vars.clone(), lr, max_norm).unwrap();
+        let got = opt.step(&grads).unwrap().to_scalar::<f32>().unwrap() as f64;
+        assert!((got - norm).abs() < 1e-4 * norm, "norm {got} vs {norm}");
+        let clip = max_norm / norm.max(max_norm);
+        for ((v, w0), c) in vars.iter().zip(&before).zip(&coefs) {
+            for ((w, w0), c) in values(v).iter().zip(w0).zip(c) {
+                let want = *w0 as f64 - lr * clip * *c as f64;
+                assert!((*w as f64 - want).abs() < 1e-5, "{w} vs {want}");
+            }
+        }
     }
 
     #[test]
-    fn clips_to_the_global_norm_and_leaves_small_gradients_alone() {
-        let vars = [
-            Var::ones((2, 2), candle_core::DType::F32, &Device::Cpu).unwrap(),
-            Var::ones(5, candle_core::DType::F32, &Device::Cpu).unwrap(),
-        ];
-        // Norm = sqrt(4·3² + 5·2²) = sqrt(56).
-        let mut g = grads_of(&vars, &[3.0, 2.0]);
-        let norm = clip_global_norm(&mut g, &vars, 1.0)
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        assert!((norm - 56f32.sqrt()).abs() < 1e-5);
-        let g0 = g
-            .get(vars[0].as_tensor())
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap();
-        assert!((g0[0] - 3.0 / 56f32.sqrt()).abs() < 1e-6);
-        let mut g = grads_of(&vars, &[0.1, 0.1]);
-        clip_global_norm(&mut g, &vars, 1.0).unwrap();
-        let g1 = g
-            .get(vars[1].as_tensor())
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap();
-        assert!(g1.iter().all(|&x| (x - 0.1).abs() < 1e-7));
+    fn clips_large_gradients_to_the_global_norm() {
+        check(&[3.0, 2.0, 1.0], 1.0);
+    }
+
+    #[test]
+    fn leaves_small_gradients_alone() {
+        check(&[0.01, 0.02, 0.001], 100.0);
     }
 }

@@ -2,17 +2,14 @@
 
 use crate::data::Batches;
 use crate::model::{sequence_loss, LmState, Masks, PtbModel};
-use crate::optim::clip_global_norm;
+use crate::optim::ClippedSgd;
 use anyhow::Result;
-use candle_core::{DType, Tensor, Var};
-use candle_nn::{Optimizer, SGD};
+use candle_core::{DType, Tensor};
 use indicatif::ProgressBar;
 use std::time::Instant;
 
 pub struct Training<'a> {
-    pub sgd: &'a mut SGD,
-    pub vars: &'a [Var],
-    pub max_grad_norm: f64,
+    pub opt: &'a mut ClippedSgd,
 }
 
 pub struct PassResult {
@@ -43,9 +40,7 @@ pub fn step(
     let (logits, next) = model.forward(&x, state, masks, training.is_some())?;
     let loss = sequence_loss(&logits, &y, steps)?;
     if let Some(t) = training {
-        let mut grads = loss.backward()?;
-        clip_global_norm(&mut grads, t.vars, t.max_grad_norm)?;
-        t.sgd.step(&grads)?;
+        t.opt.step(&loss.backward()?)?;
     }
     Ok((loss, next))
 }

@@ -4,13 +4,13 @@ use crate::checkpoint::{self, EpochMetrics, TrainState};
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, Precision, RnnKind};
+use crate::optim::ClippedSgd;
 use crate::pass::{evaluate, run_pass, Training};
 use crate::session::{
     build_model, inference_model, named_weights, pick_device, set_matmul_precision, sorted_vars,
     DeviceArg,
 };
 use anyhow::{bail, ensure, Context, Result};
-use candle_nn::{Optimizer, SGD};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -223,21 +223,17 @@ pub fn train(args: TrainArgs) -> Result<()> {
         out.display()
     );
     let vars = sorted_vars(&varmap);
-    let mut sgd = SGD::new(vars.clone(), cfg.learning_rate)?;
+    let mut opt = ClippedSgd::new(vars, cfg.learning_rate, cfg.max_grad_norm)?;
     let mut masks = Masks::new(args.seed);
     let limit = args.epochs.unwrap_or(usize::MAX);
     let mut ran = 0;
     while state.epochs_done < cfg.max_max_epoch && ran < limit {
         let epoch = state.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
-        sgd.set_learning_rate(lr);
+        opt.set_learning_rate(lr);
         model.reseed(&mut masks, epoch_seed(args.seed, epoch))?;
         let bar = progress_bar(format!("epoch {}", epoch + 1));
-        let training = Training {
-            sgd: &mut sgd,
-            vars: &vars,
-            max_grad_norm: cfg.max_grad_norm,
-        };
+        let training = Training { opt: &mut opt };
         let tr = run_pass(
             &model,
             &corpus.train,

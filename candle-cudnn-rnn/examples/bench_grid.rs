@@ -157,14 +157,7 @@ fn main() -> Result<()> {
                     math,
                     ..Default::default()
                 };
-                let dims = candle_cudnn_rnn::RnnDims {
-                    mode,
-                    input_size: s.hidden,
-                    hidden_size: s.hidden,
-                    num_layers: s.layers,
-                    num_directions: 1,
-                    bias: true,
-                };
+                let dims = candle_cudnn_rnn::RnnDims::new(mode, s.hidden, s.hidden, &cfg);
                 let k = 1.0 / (s.hidden as f32).sqrt();
                 let w = Var::from_tensor(&Tensor::rand(-k, k, dims.weight_count(), &dev)?)?;
                 let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;

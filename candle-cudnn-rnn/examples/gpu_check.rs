@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{cudnn_version, MathMode, Rnn, RnnConfig, RnnMode, RnnState};
+use candle_cudnn_rnn::{cudnn_version, Bias, MathMode, Rnn, RnnConfig, RnnMode, RnnState};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::json;
 
@@ -15,7 +15,7 @@ struct Case {
     mode: RnnMode,
     layers: usize,
     bidir: bool,
-    bias: bool,
+    bias: Bias,
     state: bool,
     math: MathMode,
     batch: usize,
@@ -29,7 +29,8 @@ impl Case {
         RnnConfig {
             num_layers: self.layers,
             bidirectional: self.bidir,
-            bias: self.bias,
+            bias: self.bias != Bias::None,
+            single_bias: self.bias == Bias::Single,
             math: self.math,
             ..Default::default()
         }
@@ -100,14 +101,7 @@ fn run(
 
 /// Relative errors of y, state, dx, dw (and dstate) of the cuDNN op against the f64 CPU op.
 fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
-    let dims = candle_cudnn_rnn::RnnDims {
-        mode: case.mode,
-        input_size: case.input,
-        hidden_size: case.hidden,
-        num_layers: case.layers,
-        num_directions: if case.bidir { 2 } else { 1 },
-        bias: case.bias,
-    };
+    let dims = candle_cudnn_rnn::RnnDims::new(case.mode, case.input, case.hidden, &case.cfg());
     let k = 1.0 / (case.hidden as f64).sqrt();
     let w = uniform(rng, &[dims.weight_count()], k)?;
     let x = uniform(rng, &[case.seq, case.batch, case.input], 1.0)?;
@@ -150,7 +144,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
             },
             layers: rng.random_range(1..4),
             bidir: i % 4 < 2,
-            bias: i % 3 != 0,
+            bias: [Bias::None, Bias::Single, Bias::Double][i % 3],
             state: i % 5 != 0,
             math: if i % 6 < 3 {
                 MathMode::Fp32
@@ -180,7 +174,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
                         },
                         layers,
                         bidir: hidden == 128 && i % 3 == 0,
-                        bias: true,
+                        bias: Bias::Double,
                         state: i % 4 != 3,
                         math: if (i / 2) % 2 == 0 {
                             MathMode::Fp32
@@ -327,14 +321,7 @@ fn check_pytorch(gpu: &Device) -> Result<Vec<(String, f64)>> {
             bidirectional: c["bidirectional"].as_bool().unwrap(),
             ..Default::default()
         };
-        let dims = candle_cudnn_rnn::RnnDims {
-            mode,
-            input_size: n("input_size"),
-            hidden_size: n("hidden_size"),
-            num_layers: cfg.num_layers,
-            num_directions: cfg.num_directions(),
-            bias: cfg.bias,
-        };
+        let dims = candle_cudnn_rnn::RnnDims::new(mode, n("input_size"), n("hidden_size"), &cfg);
         let w =
             candle_cudnn_rnn::flat_from_named(&dims, |name, _| Ok(t(&c["params"][name]).unwrap()))?;
         let rnn = Rnn::from_weight(mode, n("input_size"), n("hidden_size"), cfg, w)?;
@@ -379,7 +366,7 @@ fn main() -> Result<()> {
             case.mode,
             case.layers,
             if case.bidir { 2 } else { 1 },
-            case.bias,
+            format!("{:?}", case.bias).to_lowercase(),
             case.state,
             case.math,
             case.batch,

@@ -56,6 +56,9 @@ pub enum RnnAlgo {
 pub struct RnnConfig {
     pub num_layers: usize,
     pub bias: bool,
+    /// With `bias`: one bias vector per gate (TensorFlow/Keras cells) instead of PyTorch's
+    /// `bias_ih` + `bias_hh`. Same function class for an LSTM, with half the bias parameters.
+    pub single_bias: bool,
     /// Input and output are `[batch, seq, feature]` instead of `[seq, batch, feature]`.
     pub batch_first: bool,
     /// Dropout on the outputs of every layer but the last, in training mode only.
@@ -72,6 +75,7 @@ impl Default for RnnConfig {
         Self {
             num_layers: 1,
             bias: true,
+            single_bias: false,
             batch_first: false,
             dropout: 0.0,
             bidirectional: false,
@@ -83,6 +87,15 @@ impl Default for RnnConfig {
 }
 
 impl RnnConfig {
+    pub fn bias_mode(&self) -> crate::layout::Bias {
+        use crate::layout::Bias;
+        match (self.bias, self.single_bias) {
+            (false, _) => Bias::None,
+            (true, true) => Bias::Single,
+            (true, false) => Bias::Double,
+        }
+    }
+
     pub fn num_directions(&self) -> usize {
         if self.bidirectional {
             2

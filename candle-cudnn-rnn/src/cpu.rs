@@ -95,8 +95,8 @@ impl<'a, T> Weights<'a, T> {
         Self {
             w_ih: &w[blk.w_ih..blk.w_ih + g * blk.in_size],
             w_hh: &w[blk.w_hh..blk.w_hh + g * h],
-            b_ih: blk.bias.map(|(b, _)| &w[b..b + g]),
-            b_hh: blk.bias.map(|(_, b)| &w[b..b + g]),
+            b_ih: blk.b_ih.map(|b| &w[b..b + g]),
+            b_hh: blk.b_hh.map(|b| &w[b..b + g]),
         }
     }
 }
@@ -437,8 +437,8 @@ fn backward_direction<T: Real>(
         Mat::rows(&h_prev_all, h),
         true,
     );
-    if let Some((b_ih, b_hh)) = blk.bias {
-        for (off, d) in [(b_ih, &dgi), (b_hh, dgh)] {
+    for (off, d) in [(blk.b_ih, &dgi), (blk.b_hh, dgh)] {
+        if let Some(off) = off {
             for row in d.chunks_exact(g) {
                 for (acc, &v) in dw[off..off + g].iter_mut().zip(row) {
                     *acc = *acc + v;
@@ -476,7 +476,7 @@ mod tests {
                 hidden_size: 3,
                 num_layers: 3,
                 num_directions: 2,
-                bias: true,
+                bias: crate::Bias::Double,
             };
             let call = Call {
                 dims,
@@ -523,7 +523,7 @@ mod tests {
             hidden_size: 2,
             num_layers: 1,
             num_directions: 1,
-            bias: true,
+            bias: crate::Bias::Double,
         };
         let call = Call {
             dims,

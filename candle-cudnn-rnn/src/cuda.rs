@@ -9,7 +9,7 @@ use crate::cudnn::{
     cudnn, data_type, handle, DropoutDesc, Handle, RnnDataDesc, RnnDesc, TensorDesc,
     RNN_PADDED_IO_ENABLED,
 };
-use crate::layout::RnnDims;
+use crate::layout::{Bias, RnnDims};
 use crate::op::RnnOp;
 use crate::{MathMode, RnnMode};
 use candle_core::backend::BackendStorage;
@@ -138,10 +138,10 @@ impl CudnnRnn {
                 RnnMode::Lstm => sys::cudnnRNNMode_t::CUDNN_LSTM,
                 RnnMode::Gru => sys::cudnnRNNMode_t::CUDNN_GRU,
             },
-            if d.bias {
-                B::CUDNN_RNN_DOUBLE_BIAS
-            } else {
-                B::CUDNN_RNN_NO_BIAS
+            match d.bias {
+                Bias::None => B::CUDNN_RNN_NO_BIAS,
+                Bias::Single => B::CUDNN_RNN_SINGLE_INP_BIAS,
+                Bias::Double => B::CUDNN_RNN_DOUBLE_BIAS,
             },
             if d.num_directions == 2 {
                 Dir::CUDNN_BIDIRECTIONAL
@@ -275,8 +275,8 @@ impl CudnnRnn {
                         cudnn: at(m),
                         len: hid * cols,
                     });
-                    if let (Some((b_ih, b_hh)), false) = (blk.bias, b.is_null()) {
-                        let b_off = if recurrent { b_hh } else { b_ih };
+                    let b_off = if recurrent { blk.b_hh } else { blk.b_ih };
+                    if let (Some(b_off), false) = (b_off, b.is_null()) {
                         spans.push(Span {
                             canonical: b_off + gate * hid,
                             cudnn: at(b),

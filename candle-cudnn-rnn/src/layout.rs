@@ -2,11 +2,34 @@
 //!
 //! For every layer `l` and direction `d` (forward first), in this order:
 //! `weight_ih` `[G*H, in_l]`, `weight_hh` `[G*H, H]`, then, with bias, `bias_ih` `[G*H]` and
-//! `bias_hh` `[G*H]`; `G` is 4 (LSTM, gates i,f,g,o) or 3 (GRU, gates r,z,n), `in_l` is the input
+//! (double bias only) `bias_hh` `[G*H]`; `G` is 4 (LSTM, gates i,f,g,o) or 3 (GRU, gates r,z,n), `in_l` is the input
 //! size for layer 0 and `D*H` above it. This is PyTorch's parameter order and shapes, and it is
 //! also cuDNN's weight space order (checked against `cudnnGetRNNWeightParams` before use).
 
 use crate::RnnMode;
+
+/// Bias vectors of each layer and direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Bias {
+    None,
+    /// One vector per gate, `bias_ih` (TensorFlow and Keras cells; cuDNN `SINGLE_INP_BIAS`).
+    /// For a GRU it adds outside `r ⊙ (W_hn h)`.
+    Single,
+    /// `bias_ih` and `bias_hh`, as PyTorch (cuDNN `DOUBLE_BIAS`).
+    #[default]
+    Double,
+}
+
+impl Bias {
+    /// Bias vectors per layer and direction.
+    pub fn count(self) -> usize {
+        match self {
+            Bias::None => 0,
+            Bias::Single => 1,
+            Bias::Double => 2,
+        }
+    }
+}
 
 /// The sizes that fix a module's weights and state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -16,7 +39,7 @@ pub struct RnnDims {
     pub hidden_size: usize,
     pub num_layers: usize,
     pub num_directions: usize,
-    pub bias: bool,
+    pub bias: Bias,
 }
 
 /// Which of the four per-layer tensors a parameter is.
@@ -50,17 +73,34 @@ impl Param {
     }
 }
 
-/// Offsets of the four tensors of one layer and direction.
+/// Offsets of the tensors of one layer and direction.
 #[derive(Clone, Copy, Debug)]
 pub struct Block {
     pub in_size: usize,
     pub w_ih: usize,
     pub w_hh: usize,
-    /// `bias_ih`, `bias_hh` offsets, when the module has biases.
-    pub bias: Option<(usize, usize)>,
+    pub b_ih: Option<usize>,
+    pub b_hh: Option<usize>,
 }
 
 impl RnnDims {
+    /// The sizes of a module built with `cfg` (unchecked; [`crate::rnn`] validates them).
+    pub fn new(
+        mode: RnnMode,
+        input_size: usize,
+        hidden_size: usize,
+        cfg: &crate::RnnConfig,
+    ) -> Self {
+        Self {
+            mode,
+            input_size,
+            hidden_size,
+            num_layers: cfg.num_layers,
+            num_directions: cfg.num_directions(),
+            bias: cfg.bias_mode(),
+        }
+    }
+
     /// Rows of every weight matrix: all gates of one direction stacked.
     pub fn gate_size(&self) -> usize {
         self.mode.gates() * self.hidden_size
@@ -82,8 +122,7 @@ impl RnnDims {
     /// Elements of one layer-direction block.
     fn block_len(&self, layer: usize) -> usize {
         let g = self.gate_size();
-        let bias = if self.bias { 2 * g } else { 0 };
-        g * (self.layer_input_size(layer) + self.hidden_size) + bias
+        g * (self.layer_input_size(layer) + self.hidden_size + self.bias.count())
     }
 
     pub fn block(&self, layer: usize, direction: usize) -> Block {
@@ -99,7 +138,8 @@ impl RnnDims {
             in_size,
             w_ih: before,
             w_hh,
-            bias: self.bias.then_some((b_ih, b_ih + g)),
+            b_ih: (self.bias.count() >= 1).then_some(b_ih),
+            b_hh: (self.bias.count() == 2).then_some(b_ih + g),
         }
     }
 
@@ -145,8 +185,10 @@ impl RnnDims {
                     b.w_hh,
                     vec![g, self.hidden_size],
                 );
-                if let Some((b_ih, b_hh)) = b.bias {
+                if let Some(b_ih) = b.b_ih {
                     push(ParamKind::BiasIh, "bias_ih", b_ih, vec![g]);
+                }
+                if let Some(b_hh) = b.b_hh {
                     push(ParamKind::BiasHh, "bias_hh", b_hh, vec![g]);
                 }
             }
@@ -162,7 +204,11 @@ mod tests {
     #[test]
     fn params_tile_the_buffer_in_order() {
         for mode in [RnnMode::Lstm, RnnMode::Gru] {
-            for (layers, dirs, bias) in [(1, 1, true), (2, 2, true), (3, 2, false)] {
+            for (layers, dirs, bias) in [
+                (1, 1, Bias::Double),
+                (2, 2, Bias::Single),
+                (3, 2, Bias::None),
+            ] {
                 let dims = RnnDims {
                     mode,
                     input_size: 5,
@@ -190,7 +236,7 @@ mod tests {
             hidden_size: 20,
             num_layers: 2,
             num_directions: 2,
-            bias: true,
+            bias: Bias::Double,
         };
         assert_eq!(dims.weight_count(), 2 * (80 * 32 + 80 * 62));
         let names: Vec<_> = dims.params().into_iter().map(|p| p.name).collect();

@@ -35,6 +35,6 @@ mod rnn;
 pub use config::{MathMode, RnnAlgo, RnnConfig, RnnMode};
 #[cfg(feature = "cuda")]
 pub use cudnn::cudnn_version;
-pub use layout::{Param, ParamKind, RnnDims};
+pub use layout::{Bias, Param, ParamKind, RnnDims};
 pub use pytorch::{flat_from_named, load_pytorch, save_pytorch};
 pub use rnn::{gru, lstm, rnn, Rnn, RnnState};

@@ -1,8 +1,8 @@
 //! PyTorch interchange: `nn.LSTM`/`nn.GRU` `state_dict` names and shapes, through safetensors.
 
-use crate::layout::RnnDims;
-use crate::Rnn;
-use candle_core::{bail, Device, Result, Tensor};
+use crate::layout::{Bias, RnnDims};
+use crate::{Rnn, RnnMode};
+use candle_core::{bail, DType, Device, Result, Tensor};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -31,14 +31,52 @@ pub fn flat_from_named(
 }
 
 /// Writes the weights as a safetensors file with PyTorch's names, each prefixed by `prefix`
-/// (e.g. `"lstm."` for a submodule named `lstm`).
+/// (e.g. `"lstm."` for a submodule named `lstm`). A single-bias module also writes zero
+/// `bias_hh` tensors, so that `nn.LSTM`/`nn.GRU` load the file as it is and compute the same.
 pub fn save_pytorch(rnn: &Rnn, prefix: &str, path: impl AsRef<Path>) -> Result<()> {
-    let tensors: HashMap<String, Tensor> = rnn
-        .named_weights()?
-        .into_iter()
-        .map(|(name, t)| Ok((format!("{prefix}{name}"), t.contiguous()?)))
-        .collect::<Result<_>>()?;
+    let mut tensors: HashMap<String, Tensor> = HashMap::new();
+    for (name, t) in rnn.named_weights()? {
+        if rnn.dims().bias == Bias::Single {
+            if let Some(rest) = name.strip_prefix("bias_ih") {
+                tensors.insert(format!("{prefix}bias_hh{rest}"), t.zeros_like()?);
+            }
+        }
+        tensors.insert(format!("{prefix}{name}"), t.contiguous()?);
+    }
     candle_core::safetensors::save(&tensors, path)
+}
+
+/// Folds PyTorch's `bias_hh` into `bias_ih` for a single-bias module: exact for an LSTM, and
+/// for a GRU's r and z gates; a GRU's n-gate part sits inside `r ⊙ (...)`, so it must be zero.
+fn fold_recurrent_biases(
+    dims: &RnnDims,
+    prefix: &str,
+    tensors: &mut HashMap<String, Tensor>,
+) -> Result<()> {
+    for p in dims.params() {
+        let Some(rest) = p.name.strip_prefix("bias_ih") else {
+            continue;
+        };
+        let Some(b_hh) = tensors.remove(&format!("{prefix}bias_hh{rest}")) else {
+            continue;
+        };
+        let h = dims.hidden_size;
+        if dims.mode == RnnMode::Gru {
+            let n = b_hh.narrow(0, 2 * h, h)?.abs()?.max_all()?;
+            if n.to_dtype(DType::F64)?.to_scalar::<f64>()? != 0.0 {
+                bail!(
+                    "rnn: {prefix}bias_hh{rest} has a non-zero n-gate part, which a single-bias \
+                     GRU cannot represent"
+                )
+            }
+        }
+        let key = format!("{prefix}{}", p.name);
+        if let Some(b_ih) = tensors.get(&key) {
+            let sum = (b_ih + b_hh.to_dtype(b_ih.dtype())?)?;
+            tensors.insert(key, sum);
+        }
+    }
+    Ok(())
 }
 
 /// Reads PyTorch-named weights from a safetensors file into a flat weight for `dims`.
@@ -50,6 +88,9 @@ pub fn load_pytorch(
 ) -> Result<Tensor> {
     let path = path.as_ref();
     let mut tensors = candle_core::safetensors::load(path, device)?;
+    if dims.bias == Bias::Single {
+        fold_recurrent_biases(dims, prefix, &mut tensors)?;
+    }
     flat_from_named(dims, |name, _| {
         tensors.remove(&format!("{prefix}{name}")).ok_or_else(|| {
             candle_core::Error::Msg(format!(

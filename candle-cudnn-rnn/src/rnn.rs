@@ -123,14 +123,7 @@ fn dims(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -
     if !(0.0..1.0).contains(&cfg.dropout) {
         bail!("rnn: dropout must be in [0, 1), got {}", cfg.dropout)
     }
-    Ok(RnnDims {
-        mode,
-        input_size,
-        hidden_size,
-        num_layers: cfg.num_layers,
-        num_directions: cfg.num_directions(),
-        bias: cfg.bias,
-    })
+    Ok(RnnDims::new(mode, input_size, hidden_size, cfg))
 }
 
 impl Rnn {

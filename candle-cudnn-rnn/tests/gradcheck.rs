@@ -3,7 +3,7 @@
 mod common;
 
 use candle_core::Tensor;
-use candle_cudnn_rnn::{RnnConfig, RnnMode, RnnState};
+use candle_cudnn_rnn::{Bias, RnnConfig, RnnMode, RnnState};
 use common::*;
 
 /// Loss `Σ y·gy + Σ state·gs` through the op, without gradient tracking.
@@ -39,9 +39,9 @@ fn check_coordinates(name: &str, analytic: &Tensor, t: &Tensor, f: impl Fn(&Tens
     }
 }
 
-fn gradcheck(mode: RnnMode, bias: bool, with_state: bool) {
+fn gradcheck(mode: RnnMode, bias: Bias, with_state: bool) {
     let mut rng = rng(&format!(
-        "gradcheck {mode:?} bias {bias} state {with_state}"
+        "gradcheck {mode:?} bias {bias:?} state {with_state}"
     ));
     let case = Case {
         mode,
@@ -50,7 +50,8 @@ fn gradcheck(mode: RnnMode, bias: bool, with_state: bool) {
         cfg: RnnConfig {
             num_layers: 2,
             bidirectional: true,
-            bias,
+            bias: bias != Bias::None,
+            single_bias: bias == Bias::Single,
             ..Default::default()
         },
         seq: 3,
@@ -73,20 +74,26 @@ fn gradcheck(mode: RnnMode, bias: bool, with_state: bool) {
 
 #[test]
 fn lstm_gradients() {
-    gradcheck(RnnMode::Lstm, true, true);
+    gradcheck(RnnMode::Lstm, Bias::Double, true);
 }
 
 #[test]
 fn lstm_gradients_without_bias_or_state() {
-    gradcheck(RnnMode::Lstm, false, false);
+    gradcheck(RnnMode::Lstm, Bias::None, false);
 }
 
 #[test]
 fn gru_gradients() {
-    gradcheck(RnnMode::Gru, true, true);
+    gradcheck(RnnMode::Gru, Bias::Double, true);
 }
 
 #[test]
 fn gru_gradients_without_bias_or_state() {
-    gradcheck(RnnMode::Gru, false, false);
+    gradcheck(RnnMode::Gru, Bias::None, false);
+}
+
+#[test]
+fn single_bias_gradients() {
+    gradcheck(RnnMode::Lstm, Bias::Single, true);
+    gradcheck(RnnMode::Gru, Bias::Single, true);
 }

@@ -117,3 +117,81 @@ fn state_views_split_h_and_c() {
     assert!(s.c().unwrap().is_some());
     assert!(RnnState::new(&h, None).unwrap().c().unwrap().is_none());
 }
+
+fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+    (a - b)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .max(0)
+        .unwrap()
+        .to_scalar::<f32>()
+        .unwrap()
+}
+
+/// A single-bias module exports zero `bias_hh` (PyTorch loads it as is), and a double-bias
+/// PyTorch file loads into a single-bias LSTM by folding `bias_hh` into `bias_ih`.
+#[test]
+fn single_bias_round_trips_through_pytorch_names() {
+    let dev = Device::Cpu;
+    let (double, single) = (
+        RnnConfig::default(),
+        RnnConfig {
+            single_bias: true,
+            ..Default::default()
+        },
+    );
+    let vm = VarMap::new();
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &dev);
+    let x = Tensor::randn(0f32, 1., (4, 2, 3), &dev).unwrap();
+
+    let s = lstm(3, 5, single, vb.pp("s")).unwrap();
+    let path = tmp("single.safetensors");
+    save_pytorch(&s, "", &path).unwrap();
+    let saved = candle_core::safetensors::load(&path, &dev).unwrap();
+    assert_eq!(saved.len(), 4);
+    assert_eq!(
+        max_diff(
+            &saved["bias_hh_l0"],
+            &Tensor::zeros(20, DType::F32, &dev).unwrap()
+        ),
+        0.0
+    );
+    let d = lstm(
+        3,
+        5,
+        double,
+        VarBuilder::from_tensors(saved, DType::F32, &dev),
+    )
+    .unwrap();
+    assert_eq!(
+        max_diff(
+            &s.forward(&x, None).unwrap().0,
+            &d.forward(&x, None).unwrap().0
+        ),
+        0.0
+    );
+
+    let d = lstm(3, 5, double, vb.pp("d")).unwrap();
+    save_pytorch(&d, "", &path).unwrap();
+    let dims = *s.dims();
+    let folded = load_pytorch(&dims, "", &path, &dev).unwrap();
+    let s = candle_cudnn_rnn::Rnn::from_weight(s.dims().mode, 3, 5, single, folded).unwrap();
+    let e = max_diff(
+        &s.forward(&x, None).unwrap().0,
+        &d.forward(&x, None).unwrap().0,
+    );
+    assert!(e < 1e-6, "{e}");
+
+    // A GRU's recurrent n-gate bias cannot fold.
+    let g = gru(3, 5, double, vb.pp("g")).unwrap();
+    save_pytorch(&g, "", &path).unwrap();
+    let gs = gru(3, 5, single, vb.pp("gs")).unwrap();
+    let e = load_pytorch(gs.dims(), "", &path, &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bias_hh_l0") && e.contains("n-gate"), "{e}");
+    std::fs::remove_file(path).ok();
+}

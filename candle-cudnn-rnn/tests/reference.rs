@@ -20,6 +20,7 @@ fn random_case(rng: &mut rand::rngs::StdRng) -> Case {
         cfg: RnnConfig {
             num_layers: rng.random_range(1..4),
             bias: rng.random(),
+            single_bias: rng.random(),
             bidirectional: rng.random(),
             ..Default::default()
         },

@@ -10,6 +10,24 @@ pub enum Preset {
     Large,
 }
 
+/// The LSTM's bias vectors and their initial value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LstmBias {
+    /// One bias per gate, starting at zero: the tutorial's TensorFlow cells
+    /// (`BasicLSTMCell`/`LSTMBlockCell` with `forget_bias=0`).
+    Single,
+    /// `b_ih` and `b_hh`, both uniform in ±init_scale like every other weight: Zaremba's
+    /// Torch code and PyTorch's `nn.LSTM`. Their sum is the effective bias, so it starts wider
+    /// and learns at twice the learning rate.
+    Double,
+}
+
+/// Checkpoints written before the choice existed trained with two biases.
+fn double() -> LstmBias {
+    LstmBias::Double
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LmConfig {
     pub init_scale: f64,
@@ -27,6 +45,8 @@ pub struct LmConfig {
     pub batch_size: usize,
     /// The most word types kept; rarer words become `<unk>`.
     pub vocab_size: usize,
+    #[serde(default = "double")]
+    pub lstm_bias: LstmBias,
 }
 
 impl LmConfig {
@@ -58,6 +78,7 @@ impl LmConfig {
             lr_decay,
             batch_size: 20,
             vocab_size: 10_000,
+            lstm_bias: LstmBias::Single,
         }
     }
 

@@ -2,14 +2,15 @@
 //! → softmax layer. The LSTM is either the fused cuDNN op or a stack of candle-nn's step-loop
 //! LSTM cells (the classic CudnnLSTM vs BasicLSTMCell comparison: same model, two kernels).
 
-use crate::config::LmConfig;
+use crate::config::{LmConfig, LstmBias};
 use anyhow::{bail, Result};
 use candle_core::{Device, Tensor, D};
-use candle_cudnn_rnn::{MathMode, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
+use candle_cudnn_rnn::{MathMode, ParamKind, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -112,6 +113,35 @@ impl Masks {
     }
 }
 
+fn rnn_config(cfg: &LmConfig, math: MathMode) -> RnnConfig {
+    RnnConfig {
+        num_layers: cfg.num_layers,
+        dropout: cfg.dropout(),
+        single_bias: cfg.lstm_bias == LstmBias::Single,
+        math,
+        ..Default::default()
+    }
+}
+
+/// The elements of variable `name` (of `len` elements) that start at zero rather than uniform
+/// in ±init_scale: the single LSTM bias, as TensorFlow's cells initialize it.
+pub fn zero_init_ranges(cfg: &LmConfig, name: &str, len: usize) -> Vec<Range<usize>> {
+    if cfg.lstm_bias != LstmBias::Single {
+        return Vec::new();
+    }
+    let h = cfg.hidden_size;
+    match name {
+        "rnn.weight" => RnnDims::new(RnnMode::Lstm, h, h, &rnn_config(cfg, MathMode::Fp32))
+            .params()
+            .into_iter()
+            .filter(|p| p.kind == ParamKind::BiasIh)
+            .map(|p| p.offset..p.offset + p.len())
+            .collect(),
+        n if n.starts_with("rnn.bias_ih") => vec![0..len],
+        _ => Vec::new(),
+    }
+}
+
 pub struct PtbModel {
     embedding: Tensor,
     rnn: Recurrent,
@@ -134,31 +164,20 @@ impl PtbModel {
         let embedding = vb.get_with_hints((vocab, h), "embedding.weight", init)?;
         let rnn = match kind {
             RnnKind::Cudnn => {
-                let rcfg = RnnConfig {
-                    num_layers: cfg.num_layers,
-                    dropout: cfg.dropout(),
-                    math,
-                    ..Default::default()
-                };
-                let dims = RnnDims {
-                    mode: RnnMode::Lstm,
-                    input_size: h,
-                    hidden_size: h,
-                    num_layers: cfg.num_layers,
-                    num_directions: 1,
-                    bias: true,
-                };
+                let rcfg = rnn_config(cfg, math);
+                let dims = RnnDims::new(RnnMode::Lstm, h, h, &rcfg);
                 let w = vb.get_with_hints(dims.weight_count(), "rnn.weight", init)?;
                 Recurrent::Fused(Rnn::from_weight(RnnMode::Lstm, h, h, rcfg, w)?)
             }
             RnnKind::CandleNn => {
                 let layers = (0..cfg.num_layers)
                     .map(|l| {
+                        let single = cfg.lstm_bias == LstmBias::Single;
                         let lc = LSTMConfig {
                             w_ih_init: init,
                             w_hh_init: init,
-                            b_ih_init: Some(init),
-                            b_hh_init: Some(init),
+                            b_ih_init: Some(if single { Init::Const(0.0) } else { init }),
+                            b_hh_init: (!single).then_some(init),
                             layer_idx: l,
                             ..Default::default()
                         };

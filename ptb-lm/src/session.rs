@@ -1,7 +1,7 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
 use crate::checkpoint::TrainState;
-use crate::model::PtbModel;
+use crate::model::{zero_init_ranges, PtbModel};
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
@@ -40,7 +40,8 @@ pub fn set_matmul_precision(state: &TrainState) {
 }
 
 /// The model of `state`, with `weights` from a checkpoint, or initialized uniformly in
-/// ±init_scale from `state.seed` (host-side, so the same seed gives the same model everywhere).
+/// ±init_scale from `state.seed` (host-side, so the same seed gives the same model everywhere),
+/// a single LSTM bias at zero.
 pub fn build_model(
     state: &TrainState,
     device: &Device,
@@ -71,9 +72,12 @@ pub fn build_model(
             }
             None => {
                 let s = state.config.init_scale as f32;
-                let data: Vec<f32> = (0..var.elem_count())
+                let mut data: Vec<f32> = (0..var.elem_count())
                     .map(|_| rng.random_range(-s..s))
                     .collect();
+                for r in zero_init_ranges(&state.config, name, data.len()) {
+                    data[r].fill(0.0);
+                }
                 Tensor::from_vec(data, var.shape(), device)?
             }
         };
@@ -119,4 +123,57 @@ pub fn inference_model(state: &TrainState, varmap: &VarMap, device: &Device) -> 
         state.precision.math()?,
         vb,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{LstmBias, Preset};
+    use crate::model::{Precision, RnnKind};
+
+    fn state(bias: LstmBias, rnn: RnnKind) -> TrainState {
+        let mut config = crate::config::LmConfig::preset(Preset::Small);
+        (config.hidden_size, config.lstm_bias) = (6, bias);
+        TrainState {
+            preset: Preset::Small,
+            config,
+            rnn,
+            precision: Precision::Fp32,
+            seed: 3,
+            vocab_size: 11,
+            max_batches: None,
+            epochs_done: 0,
+            history: Vec::new(),
+        }
+    }
+
+    fn weights(s: &TrainState) -> HashMap<String, Vec<f32>> {
+        let (_, varmap) = build_model(s, &Device::Cpu, None).unwrap();
+        named_weights(&varmap)
+            .into_iter()
+            .map(|(n, t)| (n, t.flatten_all().unwrap().to_vec1().unwrap()))
+            .collect()
+    }
+
+    /// A single bias starts at zero, every other weight uniform; two biases are both uniform.
+    #[test]
+    fn single_lstm_bias_starts_at_zero() {
+        let (h, g) = (6, 24);
+        let w = weights(&state(LstmBias::Single, RnnKind::Cudnn));
+        let flat = &w["rnn.weight"];
+        assert_eq!(flat.len(), 2 * g * (h + h + 1));
+        for layer in 0..2 {
+            let b = layer * g * (2 * h + 1) + 2 * g * h;
+            assert!(flat[b..b + g].iter().all(|&v| v == 0.0), "layer {layer}");
+            assert!(flat[b - g * h..b].iter().all(|&v| v != 0.0));
+        }
+        let w = weights(&state(LstmBias::Double, RnnKind::Cudnn));
+        assert_eq!(w["rnn.weight"].len(), 2 * g * (h + h + 2));
+        assert!(w["rnn.weight"].iter().all(|&v| v != 0.0 && v.abs() < 0.1));
+
+        let w = weights(&state(LstmBias::Single, RnnKind::CandleNn));
+        assert!(w["rnn.bias_ih_l1"].iter().all(|&v| v == 0.0));
+        assert!(!w.keys().any(|k| k.contains("bias_hh")));
+        assert!(w["rnn.weight_hh_l1"].iter().all(|&v| v != 0.0));
+    }
 }

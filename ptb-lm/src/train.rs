@@ -42,6 +42,8 @@ pub struct Overrides {
     pub batch_size: Option<usize>,
     #[arg(long)]
     pub vocab_size: Option<usize>,
+    #[arg(long, value_enum)]
+    pub lstm_bias: Option<crate::config::LstmBias>,
 }
 
 impl Overrides {
@@ -61,7 +63,8 @@ impl Overrides {
             keep_prob,
             lr_decay,
             batch_size,
-            vocab_size
+            vocab_size,
+            lstm_bias
         );
     }
 }

@@ -53,14 +53,7 @@ pub fn rel_err(a: &Tensor, b: &Tensor) -> f64 {
 }
 
 pub fn dims(mode: RnnMode, input: usize, hidden: usize, cfg: &RnnConfig) -> RnnDims {
-    RnnDims {
-        mode,
-        input_size: input,
-        hidden_size: hidden,
-        num_layers: cfg.num_layers,
-        num_directions: cfg.num_directions(),
-        bias: cfg.bias,
-    }
+    RnnDims::new(mode, input, hidden, cfg)
 }
 
 fn sigmoid(x: &Tensor) -> Result<Tensor> {
@@ -110,8 +103,10 @@ pub fn reference(
                 let t = if dir == 1 { seq - 1 - s } else { s };
                 let mut gi = input.get(t)?.matmul(&w_ih.t()?)?;
                 let mut gh = hs.matmul(&w_hh.t()?)?;
-                if let (Some(bi), Some(bh)) = (&b_ih, &b_hh) {
+                if let Some(bi) = &b_ih {
                     gi = gi.broadcast_add(bi)?;
+                }
+                if let Some(bh) = &b_hh {
                     gh = gh.broadcast_add(bh)?;
                 }
                 match dims.mode {

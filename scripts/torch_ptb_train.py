@@ -88,7 +88,7 @@ def main():
             nn.init.zeros_(prm)
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
     for e in range(epochs):
-        lr = decay ** max(e + 1 - max_epoch, 0)
+        lr = decay ** max(e - max_epoch, 0)  # the schedule of the published runs (see ptb-lm config.rs)
         for g in opt.param_groups:
             g["lr"] = lr
         tr, wps = run(model, train, 20, steps, dev, opt, clip)

@@ -82,9 +82,13 @@ impl LmConfig {
         }
     }
 
-    /// The tutorial's schedule: `lr0 * lr_decay^max(epoch + 1 - max_epoch, 0)`, `epoch` 0-based.
+    /// The schedule that produced the published numbers: `lr0 * lr_decay^max(epoch - max_epoch,
+    /// 0)`, `epoch` 0-based, i.e. `max_epoch + 1` epochs at `lr0`. That is the TensorFlow
+    /// tutorial's code when it reported its table (`max(i - config.max_epoch, 0.0)`) and
+    /// Zaremba's Torch code (decay after each epoch `> max_epoch`); later TensorFlow versions
+    /// decay one epoch earlier (`i + 1 - max_epoch`) without updating the table.
     pub fn learning_rate_at(&self, epoch: usize) -> f64 {
-        let decays = (epoch + 1).saturating_sub(self.max_epoch);
+        let decays = epoch.saturating_sub(self.max_epoch);
         self.learning_rate * self.lr_decay.powi(decays as i32)
     }
 
@@ -126,11 +130,11 @@ mod tests {
     fn learning_rate_schedule_follows_the_tutorial() {
         let c = LmConfig::preset(Preset::Small);
         let lrs: Vec<f64> = (0..7).map(|e| c.learning_rate_at(e)).collect();
-        assert_eq!(lrs, [1.0, 1.0, 1.0, 1.0, 0.5, 0.25, 0.125]);
+        assert_eq!(lrs, [1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.25]);
         let l = LmConfig::preset(Preset::Large);
-        assert_eq!(l.learning_rate_at(13), 1.0);
-        assert!((l.learning_rate_at(14) - 1.0 / 1.15).abs() < 1e-15);
-        assert!((l.learning_rate_at(54) - 1.15f64.powi(-41)).abs() < 1e-15);
+        assert_eq!(l.learning_rate_at(14), 1.0);
+        assert!((l.learning_rate_at(15) - 1.0 / 1.15).abs() < 1e-15);
+        assert!((l.learning_rate_at(54) - 1.15f64.powi(-40)).abs() < 1e-15);
     }
 
     #[test]

@@ -39,7 +39,7 @@ const TINY: &[&str] = &[
     "--batch-size",
     "4",
     "--max-epoch",
-    "2",
+    "1",
     "--max-max-epoch",
     "3",
     "--keep-prob",

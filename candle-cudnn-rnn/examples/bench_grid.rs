@@ -97,6 +97,7 @@ impl Loop {
                     .map(|l| candle_nn::gru(h, h, GRUConfig::default(), vb.pp(l)))
                     .collect::<candle_core::Result<_>>()?,
             ),
+            m => anyhow::bail!("candle-nn has no {m:?} cell"),
         })
     }
 

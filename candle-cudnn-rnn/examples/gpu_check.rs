@@ -137,13 +137,14 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
     // Random small shapes over every option.
     for i in 0..24 {
         v.push(Case {
-            mode: if i % 2 == 0 {
-                RnnMode::Lstm
-            } else {
-                RnnMode::Gru
-            },
+            mode: [
+                RnnMode::Lstm,
+                RnnMode::Gru,
+                RnnMode::RnnTanh,
+                RnnMode::RnnRelu,
+            ][i % 4],
             layers: rng.random_range(1..4),
-            bidir: i % 4 < 2,
+            bidir: (i / 4) % 2 == 0,
             bias: [Bias::None, Bias::Single, Bias::Double][i % 3],
             state: i % 5 != 0,
             math: if i % 6 < 3 {

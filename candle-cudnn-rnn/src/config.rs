@@ -1,11 +1,16 @@
 //! What an RNN module is: cell kind, sizes and the options PyTorch's `nn.LSTM`/`nn.GRU` take.
 
 /// The recurrent cell. Gate order follows cuDNN and PyTorch: LSTM `i, f, g, o`; GRU `r, z, n`
-/// with the reset gate applied after the recurrent matmul ("linear before reset", as `nn.GRU`).
+/// with the reset gate applied after the recurrent matmul ("linear before reset", as `nn.GRU`);
+/// the plain RNNs compute `h' = act(W_ih x + b_ih + W_hh h + b_hh)` (`nn.RNN`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RnnMode {
     Lstm,
     Gru,
+    /// Elman RNN with `tanh` (PyTorch `nn.RNN(nonlinearity="tanh")`, cuDNN `RNN_TANH`).
+    RnnTanh,
+    /// Elman RNN with `relu` (PyTorch `nn.RNN(nonlinearity="relu")`, cuDNN `RNN_RELU`).
+    RnnRelu,
 }
 
 impl RnnMode {
@@ -14,14 +19,15 @@ impl RnnMode {
         match self {
             RnnMode::Lstm => 4,
             RnnMode::Gru => 3,
+            RnnMode::RnnTanh | RnnMode::RnnRelu => 1,
         }
     }
 
-    /// State tensors carried between steps: `h` and `c` for an LSTM, `h` for a GRU.
+    /// State tensors carried between steps: `h` and `c` for an LSTM, `h` otherwise.
     pub fn state_slots(self) -> usize {
         match self {
             RnnMode::Lstm => 2,
-            RnnMode::Gru => 1,
+            _ => 1,
         }
     }
 
@@ -29,6 +35,8 @@ impl RnnMode {
         match self {
             RnnMode::Lstm => "lstm",
             RnnMode::Gru => "gru",
+            RnnMode::RnnTanh => "rnn_tanh",
+            RnnMode::RnnRelu => "rnn_relu",
         }
     }
 }

@@ -184,8 +184,8 @@ fn run_direction<T: Real>(
     let wt = Weights::new(w, blk, dims);
     let rows = seq * batch;
 
-    // Input projections of every step at once: pre = x W_ih^T + b_ih (+ b_hh for an LSTM,
-    // where both biases simply add; a GRU's b_hn must stay inside r * (...)).
+    // Input projections of every step at once: pre = x W_ih^T + b_ih (+ b_hh, except in a GRU
+    // whose b_hn must stay inside r * (...)).
     let mut pre = vec![T::zero(); rows * g];
     let x_mat = Mat::rows(input, blk.in_size);
     matmul(
@@ -198,7 +198,7 @@ fn run_direction<T: Real>(
     for row in pre.chunks_exact_mut(g) {
         for (j, v) in row.iter_mut().enumerate() {
             let mut add = wt.b_ih.map_or(T::zero(), |b| b[j]);
-            if dims.mode == RnnMode::Lstm {
+            if dims.mode != RnnMode::Gru {
                 add = add + wt.b_hh.map_or(T::zero(), |b| b[j]);
             }
             *v = *v + add;
@@ -254,6 +254,16 @@ fn run_direction<T: Real>(
                         cell[j] = ghn;
                         out[j] = (T::one() - z) * n + z * hp[j];
                         hp[j] = out[j];
+                    }
+                }
+                RnnMode::RnnTanh | RnnMode::RnnRelu => {
+                    let tanh = dims.mode == RnnMode::RnnTanh;
+                    for j in 0..h {
+                        let a = p[j] + r[j];
+                        let v = if tanh { a.tanh() } else { a.max(T::zero()) };
+                        gt[j] = v;
+                        out[j] = v;
+                        hp[j] = v;
                     }
                 }
             }
@@ -345,15 +355,15 @@ fn backward_direction<T: Real>(
     let (g, h, dh_out) = (dims.gate_size(), dims.hidden_size, dims.output_size());
     let wt = Weights::new(w, blk, dims);
     let rows = seq * batch;
-    let lstm = dims.mode == RnnMode::Lstm;
+    let gru = dims.mode == RnnMode::Gru;
 
     // Gradients of the gate pre-activations on the input side and the recurrent side; they
     // differ only in a GRU's n gate, where the recurrent term is scaled by r.
     let mut dgi = vec![T::zero(); rows * g];
-    let mut dgh = if lstm {
-        Vec::new()
-    } else {
+    let mut dgh = if gru {
         vec![T::zero(); rows * g]
+    } else {
+        Vec::new()
     };
     // h_{t-1} of every step, for the recurrent weight gradient.
     let mut h_prev_all = vec![T::zero(); rows * h];
@@ -372,7 +382,20 @@ fn backward_direction<T: Real>(
             let gt = &dt.gates[row * g..][..g];
             let dyt = &dy[row * dh_out + dir * h..][..h];
             let dhb = &mut dh[b * h..][..h];
-            if lstm {
+            if dims.mode == RnnMode::RnnTanh || dims.mode == RnnMode::RnnRelu {
+                let tanh = dims.mode == RnnMode::RnnTanh;
+                let dg = &mut dgi[row * g..][..g];
+                for j in 0..h {
+                    let (v, dhv) = (gt[j], dyt[j] + dhb[j]);
+                    dg[j] = if tanh {
+                        dhv * (T::one() - v * v)
+                    } else if v > T::zero() {
+                        dhv
+                    } else {
+                        T::zero()
+                    };
+                }
+            } else if !gru {
                 let cp: &[T] = match prev {
                     Some(pt) => &dt.cells[(pt * batch + b) * h..][..h],
                     None => &ends.c0.unwrap_or(&[])[b * h..][..h],
@@ -407,17 +430,11 @@ fn backward_direction<T: Real>(
                 }
             }
         }
-        let d_rec = if lstm { &dgi } else { &dgh };
+        let d_rec = if gru { &dgh } else { &dgi };
         let d_rec_t = Mat::rows(&d_rec[t * batch * g..(t + 1) * batch * g], g);
-        matmul(
-            (batch, h, g),
-            &mut dh,
-            d_rec_t,
-            Mat::rows(wt.w_hh, h),
-            !lstm,
-        );
+        matmul((batch, h, g), &mut dh, d_rec_t, Mat::rows(wt.w_hh, h), gru);
     }
-    let dgh = if lstm { &dgi } else { &dgh };
+    let dgh = if gru { &dgh } else { &dgi };
 
     // Weight gradients of all steps in one product each.
     let (g_in, in_size) = (Mat::rows(&dgi, g), blk.in_size);

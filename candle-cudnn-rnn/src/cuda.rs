@@ -137,6 +137,8 @@ impl CudnnRnn {
             match d.mode {
                 RnnMode::Lstm => sys::cudnnRNNMode_t::CUDNN_LSTM,
                 RnnMode::Gru => sys::cudnnRNNMode_t::CUDNN_GRU,
+                RnnMode::RnnTanh => sys::cudnnRNNMode_t::CUDNN_RNN_TANH,
+                RnnMode::RnnRelu => sys::cudnnRNNMode_t::CUDNN_RNN_RELU,
             },
             match d.bias {
                 Bias::None => B::CUDNN_RNN_NO_BIAS,

@@ -87,6 +87,26 @@ pub fn gru(input_size: usize, hidden_size: usize, cfg: RnnConfig, vb: VarBuilder
     rnn(RnnMode::Gru, input_size, hidden_size, cfg, vb)
 }
 
+/// An Elman RNN with `tanh`, PyTorch's `nn.RNN`.
+pub fn rnn_tanh(
+    input_size: usize,
+    hidden_size: usize,
+    cfg: RnnConfig,
+    vb: VarBuilder,
+) -> Result<Rnn> {
+    rnn(RnnMode::RnnTanh, input_size, hidden_size, cfg, vb)
+}
+
+/// An Elman RNN with `relu`, PyTorch's `nn.RNN(nonlinearity="relu")`.
+pub fn rnn_relu(
+    input_size: usize,
+    hidden_size: usize,
+    cfg: RnnConfig,
+    vb: VarBuilder,
+) -> Result<Rnn> {
+    rnn(RnnMode::RnnRelu, input_size, hidden_size, cfg, vb)
+}
+
 /// Builds the module. The weight is `vb`'s flat `weight` tensor, initialized like PyTorch's
 /// (uniform in ±1/sqrt(hidden)); if `vb` instead holds PyTorch-named tensors
 /// (`weight_ih_l0`, ...), as in a `state_dict` saved to safetensors, they are assembled.

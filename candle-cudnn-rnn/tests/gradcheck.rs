@@ -97,3 +97,10 @@ fn single_bias_gradients() {
     gradcheck(RnnMode::Lstm, Bias::Single, true);
     gradcheck(RnnMode::Gru, Bias::Single, true);
 }
+
+#[test]
+fn plain_rnn_gradients() {
+    gradcheck(RnnMode::RnnTanh, Bias::Double, true);
+    gradcheck(RnnMode::RnnRelu, Bias::Double, true);
+    gradcheck(RnnMode::RnnTanh, Bias::None, false);
+}

@@ -8,13 +8,16 @@ use candle_cudnn_rnn::{Rnn, RnnConfig, RnnMode, RnnState};
 use common::*;
 use rand::Rng;
 
+const MODES: [RnnMode; 4] = [
+    RnnMode::Lstm,
+    RnnMode::Gru,
+    RnnMode::RnnTanh,
+    RnnMode::RnnRelu,
+];
+
 fn random_case(rng: &mut rand::rngs::StdRng) -> Case {
     Case {
-        mode: if rng.random() {
-            RnnMode::Lstm
-        } else {
-            RnnMode::Gru
-        },
+        mode: MODES[rng.random_range(0..4)],
         input: rng.random_range(1..6),
         hidden: rng.random_range(1..6),
         cfg: RnnConfig {

@@ -96,7 +96,7 @@ pub fn reference(
             let mut hs = state.get(0)?.get(k)?;
             let mut cs = match dims.mode {
                 RnnMode::Lstm => Some(state.get(1)?.get(k)?),
-                RnnMode::Gru => None,
+                _ => None,
             };
             let mut outs = vec![None; seq];
             for s in 0..seq {
@@ -120,6 +120,8 @@ pub fn reference(
                         hs = (o * c.tanh()?)?;
                         cs = Some(c);
                     }
+                    RnnMode::RnnTanh => hs = (gi + gh)?.tanh()?,
+                    RnnMode::RnnRelu => hs = (gi + gh)?.relu()?,
                     RnnMode::Gru => {
                         let r = sigmoid(&(gi.narrow(1, 0, h)? + gh.narrow(1, 0, h)?)?)?;
                         let z = sigmoid(&(gi.narrow(1, h, h)? + gh.narrow(1, h, h)?)?)?;

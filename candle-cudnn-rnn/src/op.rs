@@ -30,6 +30,29 @@ pub(crate) struct RnnOp {
     pub reserve: Mutex<Option<Reserve>>,
 }
 
+/// A contiguous f16/bf16 operand as f32.
+fn widen(s: &CpuStorage, l: &Layout, what: &str) -> Result<Vec<f32>> {
+    Ok(match s {
+        CpuStorage::F16(_) => cpu_slice::<half::f16>(s, l, what)?
+            .iter()
+            .map(|v| v.to_f32())
+            .collect(),
+        CpuStorage::BF16(_) => cpu_slice::<half::bf16>(s, l, what)?
+            .iter()
+            .map(|v| v.to_f32())
+            .collect(),
+        _ => candle_core::bail!("rnn: {what} is not half precision"),
+    })
+}
+
+/// f32 results rounded to `dtype` (f16 or bf16).
+fn narrow_to(v: Vec<f32>, dtype: DType) -> CpuStorage {
+    match dtype {
+        DType::F16 => CpuStorage::F16(v.into_iter().map(half::f16::from_f32).collect()),
+        _ => CpuStorage::BF16(v.into_iter().map(half::bf16::from_f32).collect()),
+    }
+}
+
 /// A contiguous slice of a CPU storage, or an error naming the operand.
 pub(crate) fn cpu_slice<'a, T: candle_core::WithDType>(
     s: &'a CpuStorage,
@@ -104,8 +127,21 @@ impl CustomOp3 for RnnOp {
                 trace.map(|t| self.keep(Reserve::Cpu64(t))).transpose()?;
                 CpuStorage::F64(out)
             }
+            // Half precision computes in f32 and rounds the outputs, as cuDNN's f32 math does.
+            (dt @ (DType::F16 | DType::BF16), b, c) if b == dt && c == dt => {
+                let (x, w, st) = (
+                    widen(s1, l1, "x")?,
+                    widen(s2, l2, "weight")?,
+                    widen(s3, l3, "state")?,
+                );
+                let (out, trace) =
+                    cpu::forward::<f32>(&self.call, &x, &w, &st, self.dropout(), self.train);
+                trace.map(|t| self.keep(Reserve::Cpu32(t))).transpose()?;
+                narrow_to(out, dt)
+            }
             _ => candle_core::bail!(
-                "rnn on cpu: x, weight and state must all be f32 or all f64, got {dtypes:?}"
+                "rnn on cpu: x, weight and state must share one float dtype (f16, bf16, f32 or \
+                 f64), got {dtypes:?}"
             ),
         };
         Ok((packed, self.packed_shape()))
@@ -139,6 +175,12 @@ impl CustomOp3 for RnnOp {
         let grad = grad.contiguous()?;
         let reserve = self.take_reserve()?;
         let (dx, dw, ds) = match reserve {
+            Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
+                let f = |t: &Tensor| t.to_dtype(DType::F32);
+                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&grad)?)?;
+                let back = |t: Tensor| t.to_dtype(w.dtype());
+                (back(dx)?, back(dw)?, back(ds)?)
+            }
             Reserve::Cpu32(t) => self.cpu_bwd::<f32>(&t, w, state, &grad)?,
             Reserve::Cpu64(t) => self.cpu_bwd::<f64>(&t, w, state, &grad)?,
             #[cfg(feature = "cuda")]

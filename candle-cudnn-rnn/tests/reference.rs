@@ -69,6 +69,45 @@ fn f32_matches_the_f64_reference() {
     }
 }
 
+/// f16 and bf16 compute in f32: outputs and gradients match the f64 reference on the same
+/// rounded inputs up to the rounding of the results.
+#[test]
+fn half_precision_matches_the_f64_reference() {
+    let mut rng = rng("half");
+    for (dtype, tol) in [(DType::F16, 4e-3), (DType::BF16, 2e-2)] {
+        for _ in 0..6 {
+            let case = random_case(&mut rng);
+            let (w, x, s) = case.random_inputs(&mut rng);
+            let round = |t: &Tensor| t.to_dtype(dtype).unwrap();
+            let up = |t: &Tensor| round(t).to_dtype(DType::F64).unwrap();
+            let (w, x, s) = (up(&w), up(&x), up(&s));
+            let (y0, _) = reference(&case.dims(), &w, &x, &s).unwrap();
+            let (gy, gs) = (
+                uniform(&mut rng, y0.dims(), 1.0),
+                uniform(&mut rng, s.dims(), 1.0),
+            );
+            let (y, st, g) = op_grads(
+                &case,
+                &round(&w),
+                &round(&x),
+                &round(&s),
+                &round(&gy),
+                &round(&gs),
+            )
+            .unwrap();
+            let (ry, rst, rg) = reference_grads(&case, &w, &x, &s, &up(&gy), &up(&gs)).unwrap();
+            assert_eq!(y.dtype(), dtype);
+            let what = format!("{dtype:?} {:?}", case.dims());
+            assert!(rel_err(&y, &ry) < tol, "y {}: {what}", rel_err(&y, &ry));
+            assert!(rel_err(&st, &rst) < tol, "state: {what}");
+            for (a, b) in g.iter().zip(&rg) {
+                assert_eq!(a.dtype(), dtype);
+                assert!(rel_err(a, b) < tol, "grad {}: {what}", rel_err(a, b));
+            }
+        }
+    }
+}
+
 #[test]
 fn batch_first_and_strided_inputs_give_the_same_result() {
     let mut rng = rng("batch_first");

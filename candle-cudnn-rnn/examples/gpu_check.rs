@@ -18,6 +18,7 @@ struct Case {
     bias: Bias,
     state: bool,
     math: MathMode,
+    dtype: DType,
     batch: usize,
     seq: usize,
     input: usize,
@@ -38,9 +39,18 @@ impl Case {
 
     /// Output and gradient tolerances (relative L2 error).
     fn tolerances(&self) -> (f64, f64) {
-        match self.math {
-            MathMode::Fp32 => (1e-5, 1e-4),
-            MathMode::Tf32 => (2e-3, 2e-3),
+        match (self.dtype, self.math) {
+            (DType::F16 | DType::BF16, _) => (2e-2, 2e-2),
+            (_, MathMode::Fp32) => (1e-5, 1e-4),
+            (_, MathMode::Tf32) => (2e-3, 2e-3),
+        }
+    }
+
+    /// The number format column: the dtype, and for f32 the math mode.
+    fn precision(&self) -> String {
+        match self.dtype {
+            DType::F32 => format!("{:?}", self.math).to_lowercase(),
+            dt => dt.as_str().to_string(),
         }
     }
 }
@@ -110,8 +120,8 @@ fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
     let gy = uniform(rng, &[case.seq, case.batch, dims.output_size()], 1.0)?;
     let gs = uniform(rng, &[sl, ld, b, h], 1.0)?;
     let s = case.state.then_some(s);
-    // Round the inputs to f32 first, so both sides see the same numbers.
-    let f32s = |t: &Tensor| t.to_dtype(DType::F32);
+    // Round the inputs to the GPU's dtype first, so both sides see the same numbers.
+    let f32s = |t: &Tensor| t.to_dtype(case.dtype);
     let up = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_dtype(DType::F64)?) };
     let (w64, x64, gy64, gs64) = (up(&w)?, up(&x)?, up(&gy)?, up(&gs)?);
     let s64 = s.as_ref().map(up).transpose()?;
@@ -152,11 +162,24 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
             } else {
                 MathMode::Tf32
             },
+            dtype: DType::F32,
             batch: rng.random_range(1..20),
             seq: rng.random_range(1..25),
             input: rng.random_range(1..70),
             hidden: rng.random_range(1..70),
         });
+    }
+    // Half precision: every mode in f16 and bf16, random shapes.
+    for i in 0..16 {
+        let mut c = v[i % 8];
+        c.dtype = if i < 8 { DType::F16 } else { DType::BF16 };
+        c.mode = [
+            RnnMode::Lstm,
+            RnnMode::Gru,
+            RnnMode::RnnTanh,
+            RnnMode::RnnRelu,
+        ][i % 4];
+        v.push(c);
     }
     if quick {
         return v;
@@ -182,6 +205,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
                         } else {
                             MathMode::Tf32
                         },
+                        dtype: DType::F32,
                         batch,
                         seq,
                         input: hidden,
@@ -352,7 +376,7 @@ fn main() -> Result<()> {
     let mut failures = 0;
     let mut rows = Vec::new();
     println!(
-        "| mode | L | dir | bias | h0 | math | B | T | I | H | y | state | dx | dw | dstate | ok |"
+        "| mode | L | dir | bias | h0 | precision | B | T | I | H | y | state | dx | dw | dstate | ok |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for case in cases(&mut rng, quick) {
@@ -363,13 +387,13 @@ fn main() -> Result<()> {
         failures += usize::from(!ok);
         let fmt = |i: usize| errs.get(i).map_or("-".to_string(), |e| format!("{e:.1e}"));
         println!(
-            "| {:?} | {} | {} | {} | {} | {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             case.mode,
             case.layers,
             if case.bidir { 2 } else { 1 },
             format!("{:?}", case.bias).to_lowercase(),
             case.state,
-            case.math,
+            case.precision(),
             case.batch,
             case.seq,
             case.input,

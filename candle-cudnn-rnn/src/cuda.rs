@@ -29,6 +29,8 @@ use std::sync::{Arc, Mutex};
 pub(crate) trait Elem: CudaDType + WithDType + DeviceRepr + ValidAsZeroBits {}
 impl Elem for f32 {}
 impl Elem for f64 {}
+impl Elem for half::f16 {}
+impl Elem for half::bf16 {}
 
 /// The reserve space of one training-mode forward, freed when its backward takes it.
 pub(crate) struct CudaReserve {
@@ -126,9 +128,11 @@ impl CudnnRnn {
         use sys::{cudnnDirectionMode_t as Dir, cudnnMathType_t as M, cudnnRNNBiasMode_t as B};
         let d = &self.dims;
         let dt = data_type(dtype)?;
-        let math = match (self.math, dtype) {
-            (MathMode::Tf32, DType::F32) => M::CUDNN_DEFAULT_MATH,
-            _ => M::CUDNN_FMA_MATH,
+        // Half types run on tensor cores and accumulate in f32 (PyTorch does the same).
+        let (math, prec) = match (self.math, dtype) {
+            (_, DType::F16 | DType::BF16) => (M::CUDNN_TENSOR_OP_MATH, data_type(DType::F32)?),
+            (MathMode::Tf32, DType::F32) => (M::CUDNN_DEFAULT_MATH, dt),
+            _ => (M::CUDNN_FMA_MATH, dt),
         };
         let desc = RnnDesc::new()?;
         cudnn!(cudnnSetRNNDescriptor_v8(
@@ -152,7 +156,7 @@ impl CudnnRnn {
             },
             sys::cudnnRNNInputMode_t::CUDNN_LINEAR_INPUT,
             dt,
-            dt,
+            prec,
             math,
             d.input_size as i32,
             d.hidden_size as i32,
@@ -373,9 +377,14 @@ impl CudnnRnn {
         match dtypes {
             (DType::F32, DType::F32, DType::F32) => self.forward_typed::<f32>(op, x, w, s),
             (DType::F64, DType::F64, DType::F64) => self.forward_typed::<f64>(op, x, w, s),
-            _ => {
-                bail!("rnn on cuda: x, weight and state must all be f32 or all f64, got {dtypes:?}")
+            (DType::F16, DType::F16, DType::F16) => self.forward_typed::<half::f16>(op, x, w, s),
+            (DType::BF16, DType::BF16, DType::BF16) => {
+                self.forward_typed::<half::bf16>(op, x, w, s)
             }
+            _ => bail!(
+                "rnn on cuda: x, weight and state must share one float dtype (f16, bf16, f32 or \
+                 f64), got {dtypes:?}"
+            ),
         }
     }
 
@@ -492,6 +501,8 @@ impl CudnnRnn {
         match w.dtype() {
             DType::F32 => self.backward_typed::<f32>(op, r, [x, w, state, res, grad]),
             DType::F64 => self.backward_typed::<f64>(op, r, [x, w, state, res, grad]),
+            DType::F16 => self.backward_typed::<half::f16>(op, r, [x, w, state, res, grad]),
+            DType::BF16 => self.backward_typed::<half::bf16>(op, r, [x, w, state, res, grad]),
             dt => bail!("rnn backward on cuda: unsupported dtype {dt:?}"),
         }
     }

@@ -114,12 +114,25 @@ pub(crate) fn handle(dev: &CudaDevice) -> Result<Rc<Handle>> {
     })
 }
 
+/// The first cuDNN whose RNN kernels take bf16 data.
+const BF16_RNN_SINCE: usize = 91300;
+
 pub(crate) fn data_type(dtype: DType) -> Result<sys::cudnnDataType_t> {
     use sys::cudnnDataType_t as D;
     Ok(match dtype {
         DType::F32 => D::CUDNN_DATA_FLOAT,
         DType::F64 => D::CUDNN_DATA_DOUBLE,
-        dt => candle_core::bail!("rnn on cuda: dtype {dt:?} is not supported (f32 and f64 are)"),
+        DType::F16 => D::CUDNN_DATA_HALF,
+        DType::BF16 if cudnn_version() < BF16_RNN_SINCE => candle_core::bail!(
+            "rnn on cuda: bf16 RNNs need cuDNN {}.{} or newer, this process loaded {}",
+            BF16_RNN_SINCE / 10000,
+            BF16_RNN_SINCE / 100 % 100,
+            cudnn_version()
+        ),
+        DType::BF16 => D::CUDNN_DATA_BFLOAT16,
+        dt => candle_core::bail!(
+            "rnn on cuda: dtype {dt:?} is not supported (f16, bf16, f32 and f64 are)"
+        ),
     })
 }
 

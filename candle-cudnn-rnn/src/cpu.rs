@@ -19,14 +19,31 @@ fn sigmoid<T: Real>(x: T) -> T {
 }
 
 /// The sizes of one call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Call {
     pub dims: RnnDims,
     pub seq: usize,
     pub batch: usize,
+    /// Valid steps of each sequence (each in `1..=seq`); `None`: all `seq`.
+    pub lengths: Option<std::sync::Arc<[usize]>>,
 }
 
 impl Call {
+    /// Whether sample `b` has a step `t`: padded steps are skipped, their outputs stay zero.
+    fn active(&self, t: usize, b: usize) -> bool {
+        self.lengths.as_ref().is_none_or(|l| t < l[b])
+    }
+
+    /// Whether step `t` is the first that sample `b` runs in direction `dir` (so it reads
+    /// the initial state): step 0 forward, the sample's own last step in reverse.
+    fn first(&self, t: usize, b: usize, dir: usize) -> bool {
+        match (dir, &self.lengths) {
+            (0, _) => t == 0,
+            (_, Some(l)) => t + 1 == l[b],
+            (_, None) => t + 1 == self.seq,
+        }
+    }
+
     fn state_slot(&self, slot: usize, layer: usize, dir: usize) -> std::ops::Range<usize> {
         let bh = self.batch * self.dims.hidden_size;
         let ld = self.dims.num_layers * self.dims.num_directions;
@@ -220,6 +237,9 @@ fn run_direction<T: Real>(
             false,
         );
         for b in 0..batch {
+            if !call.active(t, b) {
+                continue;
+            }
             let row = t * batch + b;
             let p = &pre[row * g..][..g];
             let r = &rec[b * g..][..g];
@@ -369,10 +389,14 @@ fn backward_direction<T: Real>(
     let mut h_prev_all = vec![T::zero(); rows * h];
     let mut dh = ends.dh_n.to_vec();
     let mut dc = ends.dc_n.map(<[T]>::to_vec).unwrap_or_default();
+    let mut d_rec_h = vec![T::zero(); batch * h];
     for s in (0..seq).rev() {
         let t = if dir == 1 { seq - 1 - s } else { s };
-        let prev = (s > 0).then(|| if dir == 1 { t + 1 } else { t - 1 });
         for b in 0..batch {
+            if !call.active(t, b) {
+                continue;
+            }
+            let prev = (!call.first(t, b, dir)).then(|| if dir == 1 { t + 1 } else { t - 1 });
             let row = t * batch + b;
             let hp: &[T] = match prev {
                 Some(pt) => &lt.output[(pt * batch + b) * dh_out + dir * h..][..h],
@@ -432,7 +456,21 @@ fn backward_direction<T: Real>(
         }
         let d_rec = if gru { &dgh } else { &dgi };
         let d_rec_t = Mat::rows(&d_rec[t * batch * g..(t + 1) * batch * g], g);
-        matmul((batch, h, g), &mut dh, d_rec_t, Mat::rows(wt.w_hh, h), gru);
+        matmul(
+            (batch, h, g),
+            &mut d_rec_h,
+            d_rec_t,
+            Mat::rows(wt.w_hh, h),
+            false,
+        );
+        // dh_{t-1} = W_hh^T dgates (+ z * dh for a GRU, already in dh); samples without this
+        // step pass their dh through unchanged.
+        for b in (0..batch).filter(|&b| call.active(t, b)) {
+            let (dhb, rec) = (&mut dh[b * h..][..h], &d_rec_h[b * h..][..h]);
+            for (d, &r) in dhb.iter_mut().zip(rec) {
+                *d = if gru { *d + r } else { r };
+            }
+        }
     }
     let dgh = if gru { &dgh } else { &dgi };
 
@@ -499,6 +537,7 @@ mod tests {
                 dims,
                 seq: 3,
                 batch: 2,
+                lengths: None,
             };
             let drop = Some(Dropout {
                 p: 0.4,
@@ -546,6 +585,7 @@ mod tests {
             dims,
             seq: 2,
             batch: 1,
+            lengths: None,
         };
         let mut rng = StdRng::seed_from_u64(7);
         let (w, x, s) = (

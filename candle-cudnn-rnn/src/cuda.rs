@@ -295,48 +295,62 @@ impl CudnnRnn {
         Ok(spans)
     }
 
-    fn shapes(&self, p: &mut Prepared, call: &Call) -> Result<Raw> {
+    /// The data and state descriptors of `call`: cached per `(seq, batch)` for full-length
+    /// calls; built for the call (`held`) when it has its own lengths.
+    fn shapes(&self, p: &mut Prepared, call: &Call, held: &mut Option<Shapes>) -> Result<Raw> {
         let key = (call.seq, call.batch);
-        if !p.shapes.contains_key(&key) {
-            let dt = data_type(p.dtype)?;
-            let lengths = vec![call.seq as i32; call.batch];
-            let data = |vector: usize| -> Result<RnnDataDesc> {
-                let desc = RnnDataDesc::new()?;
-                cudnn!(cudnnSetRNNDataDescriptor(
-                    desc.0,
-                    dt,
-                    sys::cudnnRNNDataLayout_t::CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
-                    call.seq as i32,
-                    call.batch as i32,
-                    vector as i32,
-                    lengths.as_ptr(),
-                    std::ptr::null_mut(),
-                ))?;
-                Ok(desc)
-            };
-            let (_, ld, b, hid) = self.dims.state_shape(call.batch);
-            let h = TensorDesc::new()?;
-            let dims = [ld as i32, b as i32, hid as i32];
-            let strides = [(b * hid) as i32, hid as i32, 1];
-            cudnn!(cudnnSetTensorNdDescriptor(
-                h.0,
-                dt,
-                3,
-                dims.as_ptr(),
-                strides.as_ptr()
-            ))?;
-            let shapes = Shapes {
-                x: data(self.dims.input_size)?,
-                y: data(self.dims.output_size())?,
-                h,
-            };
-            p.shapes.insert(key, shapes);
-        }
-        let s = &p.shapes[&key];
+        let s = match &call.lengths {
+            Some(lengths) => held.insert(self.build_shapes(p.dtype, call, lengths)?),
+            None => {
+                if !p.shapes.contains_key(&key) {
+                    let full = vec![call.seq; call.batch];
+                    let built = self.build_shapes(p.dtype, call, &full)?;
+                    p.shapes.insert(key, built);
+                }
+                &p.shapes[&key]
+            }
+        };
         Ok(Raw {
             x: s.x.0,
             y: s.y.0,
             h: s.h.0,
+        })
+    }
+
+    fn build_shapes(&self, dtype: DType, call: &Call, lengths: &[usize]) -> Result<Shapes> {
+        let dt = data_type(dtype)?;
+        let lengths: Vec<i32> = lengths.iter().map(|&l| l as i32).collect();
+        // Padded outputs are set to this zero (of any float type: all bits clear).
+        let fill = 0f64;
+        let data = |vector: usize| -> Result<RnnDataDesc> {
+            let desc = RnnDataDesc::new()?;
+            cudnn!(cudnnSetRNNDataDescriptor(
+                desc.0,
+                dt,
+                sys::cudnnRNNDataLayout_t::CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                call.seq as i32,
+                call.batch as i32,
+                vector as i32,
+                lengths.as_ptr(),
+                &fill as *const f64 as *mut c_void,
+            ))?;
+            Ok(desc)
+        };
+        let (_, ld, b, hid) = self.dims.state_shape(call.batch);
+        let h = TensorDesc::new()?;
+        let dims = [ld as i32, b as i32, hid as i32];
+        let strides = [(b * hid) as i32, hid as i32, 1];
+        cudnn!(cudnnSetTensorNdDescriptor(
+            h.0,
+            dt,
+            3,
+            dims.as_ptr(),
+            strides.as_ptr()
+        ))?;
+        Ok(Shapes {
+            x: data(self.dims.input_size)?,
+            y: data(self.dims.output_size())?,
+            h,
         })
     }
 
@@ -409,7 +423,9 @@ impl CudnnRnn {
         let call = &op.call;
         let space = WeightSpace::new(&stream, p, &w)?;
         let desc = p.rnn_desc(op.dropout > 0.0);
-        let shapes = self.shapes(p, call)?;
+        let mut held = None;
+        let shapes = self.shapes(p, call, &mut held)?;
+        let dev_lengths = device_lengths(&stream, call)?;
         let mode = if op.train {
             sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
         } else {
@@ -436,6 +452,7 @@ impl CudnnRnn {
             let (o_ptr, _og) = out.device_ptr_mut(&stream);
             let (work_ptr, _kg) = work.device_ptr_mut(&stream);
             let (space_ptr, _pg) = space.ptr(&stream, w_ptr);
+            let (len_ptr, _lg) = lengths_ptr(&stream, &dev_lengths);
             let (res_ptr, _rg) = match reserve.as_mut() {
                 Some(r) => {
                     let (p, g) = r.device_ptr_mut(&stream);
@@ -462,7 +479,7 @@ impl CudnnRnn {
                 h.0,
                 desc,
                 mode,
-                std::ptr::null(),
+                len_ptr,
                 shapes.x,
                 x_ptr as *const c_void,
                 shapes.y,
@@ -534,7 +551,9 @@ impl CudnnRnn {
         let call = &op.call;
         let space = WeightSpace::new(&stream, p, w)?;
         let desc = p.rnn_desc(op.dropout > 0.0);
-        let shapes = self.shapes(p, call)?;
+        let mut held = None;
+        let shapes = self.shapes(p, call, &mut held)?;
+        let dev_lengths = device_lengths(&stream, call)?;
         let (mut work_len, mut reserve_len) = (0usize, 0usize);
         let training = sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING;
         cudnn!(cudnnGetRNNTempSpaceSizes(
@@ -564,6 +583,7 @@ impl CudnnRnn {
             let (dw_ptr, _g) = dspace.device_ptr_mut(&stream);
             let (work_ptr, _h) = work.device_ptr_mut(&stream);
             let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
+            let (len_ptr, _l) = lengths_ptr(&stream, &dev_lengths);
             let (space_ptr, _j) = space.ptr(&stream, w_ptr);
             let half = call.slot_len();
             let lstm = self.dims.mode == RnnMode::Lstm;
@@ -580,7 +600,7 @@ impl CudnnRnn {
             cudnn!(cudnnRNNBackwardData_v8(
                 h.0,
                 desc,
-                std::ptr::null(),
+                len_ptr,
                 shapes.y,
                 y_ptr as *const c_void,
                 dy_ptr as *const c_void,
@@ -606,7 +626,7 @@ impl CudnnRnn {
                 h.0,
                 desc,
                 sys::cudnnWgradMode_t::CUDNN_WGRAD_MODE_ADD,
-                std::ptr::null(),
+                len_ptr,
                 shapes.x,
                 x_ptr as *const c_void,
                 shapes.h,
@@ -643,6 +663,31 @@ impl CudnnRnn {
             wrap(dw, self.dims.weight_count()),
             wrap(ds, call.state_len()),
         ))
+    }
+}
+
+/// The call's sequence lengths on the device (cuDNN reads them from kernels); `None` when
+/// every sequence is full length.
+fn device_lengths(stream: &Arc<CudaStream>, call: &Call) -> Result<Option<CudaSlice<i32>>> {
+    match &call.lengths {
+        Some(l) => {
+            let l: Vec<i32> = l.iter().map(|&v| v as i32).collect();
+            Ok(Some(stream.clone_htod(&l)?))
+        }
+        None => Ok(None),
+    }
+}
+
+fn lengths_ptr<'a>(
+    stream: &'a CudaStream,
+    lengths: &'a Option<CudaSlice<i32>>,
+) -> (*const i32, Option<impl Drop + 'a>) {
+    match lengths {
+        Some(l) => {
+            let (p, g) = l.device_ptr(stream);
+            (p as *const i32, Some(g))
+        }
+        None => (std::ptr::null(), None),
     }
 }
 

@@ -37,4 +37,4 @@ pub use config::{MathMode, RnnAlgo, RnnConfig, RnnMode};
 pub use cudnn::cudnn_version;
 pub use layout::{Bias, Param, ParamKind, RnnDims};
 pub use pytorch::{flat_from_named, load_pytorch, save_pytorch};
-pub use rnn::{gru, lstm, rnn, rnn_relu, rnn_tanh, Rnn, RnnState};
+pub use rnn::{gru, lstm, rnn, rnn_relu, rnn_tanh, Rnn, RnnState, SeqLengths};

@@ -55,6 +55,66 @@ impl RnnState {
     }
 }
 
+/// Per-sample sequence lengths: a host slice, or a u32/i64 tensor (copied to the host, which
+/// cuDNN needs them on).
+pub trait SeqLengths {
+    fn to_lengths(&self) -> Result<Vec<usize>>;
+}
+
+impl SeqLengths for [usize] {
+    fn to_lengths(&self) -> Result<Vec<usize>> {
+        Ok(self.to_vec())
+    }
+}
+
+impl SeqLengths for Vec<usize> {
+    fn to_lengths(&self) -> Result<Vec<usize>> {
+        Ok(self.clone())
+    }
+}
+
+impl SeqLengths for Tensor {
+    fn to_lengths(&self) -> Result<Vec<usize>> {
+        if self.rank() != 1 {
+            bail!(
+                "rnn: lengths must be a 1-D tensor, got shape {:?}",
+                self.dims()
+            )
+        }
+        match self.dtype() {
+            DType::U32 => Ok(self
+                .to_vec1::<u32>()?
+                .into_iter()
+                .map(|l| l as usize)
+                .collect()),
+            DType::I64 => self
+                .to_vec1::<i64>()?
+                .into_iter()
+                .map(|l| usize::try_from(l).map_err(|_| negative(l)))
+                .collect(),
+            dt => bail!("rnn: lengths must be u32 or i64, got {dt:?}"),
+        }
+    }
+}
+
+fn negative(l: i64) -> candle_core::Error {
+    candle_core::Error::Msg(format!("rnn: a sequence length is negative ({l})"))
+}
+
+/// One length per sample, each in `1..=seq`.
+fn checked_lengths(lengths: Vec<usize>, seq: usize, batch: usize) -> Result<Arc<[usize]>> {
+    if lengths.len() != batch {
+        bail!(
+            "rnn: {} sequence lengths for a batch of {batch}",
+            lengths.len()
+        )
+    }
+    if let Some((b, l)) = lengths.iter().enumerate().find(|(_, &l)| l == 0 || l > seq) {
+        bail!("rnn: sequence length {l} of sample {b} is outside 1..={seq}")
+    }
+    Ok(lengths.into())
+}
+
 /// A stacked, optionally bidirectional LSTM or GRU.
 #[derive(Clone)]
 pub struct Rnn {
@@ -244,8 +304,37 @@ impl Rnn {
         state: Option<&RnnState>,
         train: bool,
     ) -> Result<(Tensor, RnnState)> {
+        self.run(x, None, state, train)
+    }
+
+    /// Variable-length sequences in a padded `x` (layout as [`Rnn::forward_t`]): sample `b`
+    /// has `lengths[b]` valid steps, each length in `1..=seq`. Outputs past a sample's length
+    /// are exactly zero, its final state is the one after its last valid step, the reverse
+    /// direction starts at its own end, and no gradient reaches the padding (PyTorch's
+    /// `PackedSequence` semantics, cuDNN's padded I/O). `lengths` may be a host slice or a
+    /// u32/i64 tensor.
+    pub fn forward_with_lengths(
+        &self,
+        x: &Tensor,
+        lengths: &(impl SeqLengths + ?Sized),
+        state: Option<&RnnState>,
+        train: bool,
+    ) -> Result<(Tensor, RnnState)> {
+        self.run(x, Some(lengths.to_lengths()?), state, train)
+    }
+
+    fn run(
+        &self,
+        x: &Tensor,
+        lengths: Option<Vec<usize>>,
+        state: Option<&RnnState>,
+        train: bool,
+    ) -> Result<(Tensor, RnnState)> {
         let x = self.time_major(x)?;
         let (seq, batch, _) = x.dims3()?;
+        let lengths = lengths
+            .map(|l| checked_lengths(l, seq, batch))
+            .transpose()?;
         let state = match state {
             Some(s) => self.checked_state(s, batch)?,
             None => self.zero_state(batch)?.packed,
@@ -256,7 +345,9 @@ impl Rnn {
             dims: self.dims,
             seq,
             batch,
+            lengths,
         };
+        let (out_len, state_len) = (call.output_len(), call.state_len());
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let op = RnnOp {
             call,
@@ -277,7 +368,6 @@ impl Rnn {
         } else {
             x.apply_op3_no_bwd(&self.weight, &state, &op)?
         };
-        let out_len = call.output_len();
         let y = packed
             .narrow(0, 0, out_len)?
             .reshape((seq, batch, self.dims.output_size()))?;
@@ -287,7 +377,7 @@ impl Rnn {
             y
         };
         let state = packed
-            .narrow(0, out_len, call.state_len())?
+            .narrow(0, out_len, state_len)?
             .reshape(self.dims.state_shape(batch))?;
         Ok((y, RnnState { packed: state }))
     }

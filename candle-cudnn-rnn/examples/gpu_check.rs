@@ -5,7 +5,7 @@
 //! Prints a table and exits non-zero if any check fails.
 
 use anyhow::{bail, Result};
-use candle_core::{DType, Device, Tensor, Var};
+use candle_core::{DType, Device, IndexOp, Tensor, Var};
 use candle_cudnn_rnn::{cudnn_version, Bias, MathMode, Rnn, RnnConfig, RnnMode, RnnState};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::json;
@@ -19,6 +19,8 @@ struct Case {
     state: bool,
     math: MathMode,
     dtype: DType,
+    /// Draw per-sample lengths (padded input) instead of full-length sequences.
+    varlen: bool,
     batch: usize,
     seq: usize,
     input: usize,
@@ -79,9 +81,8 @@ fn uniform(rng: &mut StdRng, shape: &[usize], scale: f64) -> Result<Tensor> {
 /// `(y, state, [dx, dw, dstate])` of loss = Σ y·gy + Σ state·gs, on `w`'s device and dtype.
 fn run(
     case: &Case,
-    w: &Tensor,
-    x: &Tensor,
-    s: Option<&Tensor>,
+    (w, x, s): (&Tensor, &Tensor, Option<&Tensor>),
+    lengths: Option<&[usize]>,
     gy: &Tensor,
     gs: &Tensor,
 ) -> Result<Vec<Tensor>> {
@@ -97,7 +98,10 @@ fn run(
     let state = sv
         .as_ref()
         .map(|v| RnnState::from_packed(v.as_tensor().clone()));
-    let (y, st) = rnn.forward_t(xv.as_tensor(), state.as_ref(), true)?;
+    let (y, st) = match lengths {
+        Some(l) => rnn.forward_with_lengths(xv.as_tensor(), l, state.as_ref(), true)?,
+        None => rnn.forward_t(xv.as_tensor(), state.as_ref(), true)?,
+    };
     let loss = ((&y * gy)?.sum_all()? + (st.packed() * gs)?.sum_all()?)?;
     let grads = loss.backward()?;
     let mut out = vec![y, st.packed().clone()];
@@ -125,21 +129,35 @@ fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
     let up = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_dtype(DType::F64)?) };
     let (w64, x64, gy64, gs64) = (up(&w)?, up(&x)?, up(&gy)?, up(&gs)?);
     let s64 = s.as_ref().map(up).transpose()?;
-    let reference = run(case, &w64, &x64, s64.as_ref(), &gy64, &gs64)?;
+    let lengths: Option<Vec<usize>> = case
+        .varlen
+        .then(|| (0..case.batch).map(|_| rng.random_range(1..=case.seq)).collect());
+    let l = lengths.as_deref();
+    let reference = run(case, (&w64, &x64, s64.as_ref()), l, &gy64, &gs64)?;
     let on_gpu = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_device(gpu)?) };
     let sg = s.as_ref().map(on_gpu).transpose()?;
     let got = run(
         case,
-        &on_gpu(&w)?,
-        &on_gpu(&x)?,
-        sg.as_ref(),
+        (&on_gpu(&w)?, &on_gpu(&x)?, sg.as_ref()),
+        l,
         &on_gpu(&gy)?,
         &on_gpu(&gs)?,
     )?;
-    got.iter()
+    let mut errs = got
+        .iter()
         .zip(&reference)
         .map(|(a, b)| rel_err(a, b))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    // The padding of y and dx must be exactly zero on the GPU.
+    let mut pad = 0f64;
+    for (b, &len) in lengths.iter().flatten().enumerate() {
+        for t in [&got[0], &got[2]] {
+            let p = t.to_device(&Device::Cpu)?.to_dtype(DType::F64)?.i((len.., b))?;
+            pad = pad.max(p.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?);
+        }
+    }
+    errs.push(pad);
+    Ok(errs)
 }
 
 fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
@@ -163,6 +181,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
                 MathMode::Tf32
             },
             dtype: DType::F32,
+            varlen: i % 3 == 2,
             batch: rng.random_range(1..20),
             seq: rng.random_range(1..25),
             input: rng.random_range(1..70),
@@ -206,6 +225,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
                             MathMode::Tf32
                         },
                         dtype: DType::F32,
+                        varlen: i % 5 == 4,
                         batch,
                         seq,
                         input: hidden,
@@ -376,23 +396,26 @@ fn main() -> Result<()> {
     let mut failures = 0;
     let mut rows = Vec::new();
     println!(
-        "| mode | L | dir | bias | h0 | precision | B | T | I | H | y | state | dx | dw | dstate | ok |"
+        "| mode | L | dir | bias | h0 | lengths | precision | B | T | I | H | y | state | dx | dw | dstate | ok |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for case in cases(&mut rng, quick) {
         let errs = check(&case, &gpu, &mut rng)?;
         let (tol_out, tol_grad) = case.tolerances();
-        let ok =
-            errs[..2].iter().all(|&e| e <= tol_out) && errs[2..].iter().all(|&e| e <= tol_grad);
+        let (pad, errs) = errs.split_last().expect("padding entry");
+        let ok = errs[..2].iter().all(|&e| e <= tol_out)
+            && errs[2..].iter().all(|&e| e <= tol_grad)
+            && *pad == 0.0;
         failures += usize::from(!ok);
         let fmt = |i: usize| errs.get(i).map_or("-".to_string(), |e| format!("{e:.1e}"));
         println!(
-            "| {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             case.mode,
             case.layers,
             if case.bidir { 2 } else { 1 },
             format!("{:?}", case.bias).to_lowercase(),
             case.state,
+            if case.varlen { "var" } else { "full" },
             case.precision(),
             case.batch,
             case.seq,
@@ -405,7 +428,7 @@ fn main() -> Result<()> {
             fmt(4),
             if ok { "ok" } else { "FAIL" }
         );
-        rows.push(json!({"case": format!("{case:?}"), "errors": errs, "ok": ok}));
+        rows.push(json!({"case": format!("{case:?}"), "errors": errs, "padding": pad, "ok": ok}));
     }
     println!();
     for (name, e) in check_pytorch(&gpu)? {

@@ -128,9 +128,11 @@ impl CudnnRnn {
         use sys::{cudnnDirectionMode_t as Dir, cudnnMathType_t as M, cudnnRNNBiasMode_t as B};
         let d = &self.dims;
         let dt = data_type(dtype)?;
-        // Half types run on tensor cores and accumulate in f32 (PyTorch does the same).
+        // Half types accumulate in f32 on tensor cores (PyTorch's choice too: f16 asks for
+        // tensor-op math, bf16 takes the default, which allows them).
         let (math, prec) = match (self.math, dtype) {
-            (_, DType::F16 | DType::BF16) => (M::CUDNN_TENSOR_OP_MATH, data_type(DType::F32)?),
+            (_, DType::F16) => (M::CUDNN_TENSOR_OP_MATH, data_type(DType::F32)?),
+            (_, DType::BF16) => (M::CUDNN_DEFAULT_MATH, data_type(DType::F32)?),
             (MathMode::Tf32, DType::F32) => (M::CUDNN_DEFAULT_MATH, dt),
             _ => (M::CUDNN_FMA_MATH, dt),
         };

@@ -129,9 +129,11 @@ fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
     let up = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_dtype(DType::F64)?) };
     let (w64, x64, gy64, gs64) = (up(&w)?, up(&x)?, up(&gy)?, up(&gs)?);
     let s64 = s.as_ref().map(up).transpose()?;
-    let lengths: Option<Vec<usize>> = case
-        .varlen
-        .then(|| (0..case.batch).map(|_| rng.random_range(1..=case.seq)).collect());
+    let lengths: Option<Vec<usize>> = case.varlen.then(|| {
+        (0..case.batch)
+            .map(|_| rng.random_range(1..=case.seq))
+            .collect()
+    });
     let l = lengths.as_deref();
     let reference = run(case, (&w64, &x64, s64.as_ref()), l, &gy64, &gs64)?;
     let on_gpu = |t: &Tensor| -> Result<Tensor> { Ok(f32s(t)?.to_device(gpu)?) };
@@ -152,7 +154,10 @@ fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
     let mut pad = 0f64;
     for (b, &len) in lengths.iter().flatten().enumerate() {
         for t in [&got[0], &got[2]] {
-            let p = t.to_device(&Device::Cpu)?.to_dtype(DType::F64)?.i((len.., b))?;
+            let p = t
+                .to_device(&Device::Cpu)?
+                .to_dtype(DType::F64)?
+                .i((len.., b))?;
             pad = pad.max(p.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?);
         }
     }

@@ -51,12 +51,32 @@ pub enum MathMode {
     Tf32,
 }
 
-/// cuDNN's RNN algorithm. Only the standard one is wired so far; the enum leaves room for the
-/// persistent kernels.
+/// cuDNN's RNN algorithm (the CPU path computes the same function whichever is chosen).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum RnnAlgo {
+    /// cuBLAS-based, one kernel chain per step: works for every configuration.
     #[default]
     Standard,
+    /// Persistent kernels keeping the recurrent weights on chip; fast for small batches.
+    PersistStatic,
+    /// Register-resident persistent kernels for small hidden sizes.
+    PersistStaticSmallH,
+    /// Persistent kernels compiled at run time for the batch size (`cudnnBuildRNNDynamic`,
+    /// once per batch size).
+    PersistDynamic,
+    /// The fastest algorithm that accepts the call, measured once per `(seq, batch, train)` and
+    /// remembered; variable-length calls use `Standard` (the persistent kernels refuse them).
+    Auto,
+}
+
+impl RnnAlgo {
+    /// The concrete algorithms, in the order `Auto` tries them.
+    pub const CONCRETE: [RnnAlgo; 4] = [
+        RnnAlgo::Standard,
+        RnnAlgo::PersistStatic,
+        RnnAlgo::PersistStaticSmallH,
+        RnnAlgo::PersistDynamic,
+    ];
 }
 
 /// Options of an RNN module, named as in PyTorch.

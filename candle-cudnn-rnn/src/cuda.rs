@@ -4,6 +4,8 @@
 //! once, reused by every call and by backward through the reserve space), and data descriptors
 //! cached per `(seq, batch)`. Workspace sizes are queried per call.
 
+mod auto;
+
 use crate::cpu::Call;
 use crate::cudnn::{
     cudnn, data_type, handle, DropoutDesc, Handle, RnnDataDesc, RnnDesc, TensorDesc,
@@ -11,7 +13,7 @@ use crate::cudnn::{
 };
 use crate::layout::{Bias, RnnDims};
 use crate::op::RnnOp;
-use crate::{MathMode, RnnMode};
+use crate::{MathMode, RnnAlgo, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::cudarc::driver::{
@@ -32,9 +34,17 @@ impl Elem for f64 {}
 impl Elem for half::f16 {}
 impl Elem for half::bf16 {}
 
-/// The reserve space of one training-mode forward, freed when its backward takes it.
+/// The reserve space of one training-mode forward, freed when its backward takes it, and
+/// the algorithm that wrote it (backward must use the same).
 pub(crate) struct CudaReserve {
     space: CudaSlice<u8>,
+    algo: RnnAlgo,
+}
+
+/// An RNN descriptor for one algorithm; a dynamic one remembers the batch it was built for.
+struct AlgoDesc {
+    desc: RnnDesc,
+    built_for: Option<usize>,
 }
 
 /// One piece of the weight buffer: where it sits in the canonical layout and in cuDNN's.
@@ -64,12 +74,13 @@ struct Raw {
 struct Prepared {
     device: DeviceId,
     dtype: DType,
-    _no_dropout: DropoutDesc,
+    no_dropout: DropoutDesc,
     /// The dropout descriptor and its RNG state, allocated once and reused by every call.
     dropout: Option<(DropoutDesc, CudaSlice<u8>)>,
-    /// Without dropout (inference, or p = 0) and with it.
-    plain: RnnDesc,
-    dropped: Option<RnnDesc>,
+    /// RNN descriptors by (algorithm, with dropout), built when first used.
+    descs: HashMap<(RnnAlgo, bool), AlgoDesc>,
+    /// `Auto`'s measured choice per (seq, batch, training).
+    chosen: HashMap<(usize, usize, bool), RnnAlgo>,
     /// Weight space size in elements.
     space_len: usize,
     /// `None` when the canonical layout is cuDNN's own, so the weight tensor is used in place.
@@ -80,20 +91,11 @@ struct Prepared {
 // SAFETY: the raw descriptors inside are only used while the owning Mutex is held.
 unsafe impl Send for Prepared {}
 
-impl Prepared {
-    /// The RNN descriptor of a call: with the dropout state when the call drops out.
-    fn rnn_desc(&self, dropout: bool) -> sys::cudnnRNNDescriptor_t {
-        match (dropout, &self.dropped) {
-            (true, Some(d)) => d.0,
-            _ => self.plain.0,
-        }
-    }
-}
-
 /// The cuDNN side of one module.
 pub(crate) struct CudnnRnn {
     dims: RnnDims,
     math: MathMode,
+    algo: RnnAlgo,
     dropout: f32,
     seed: AtomicU64,
     /// Set by [`CudnnRnn::reseed`]: restart the dropout RNG from `seed` before the next call.
@@ -113,10 +115,17 @@ fn view<'a, T: CudaDType>(s: &'a CudaStorage, l: &Layout, what: &str) -> Result<
 }
 
 impl CudnnRnn {
-    pub(crate) fn new(dims: RnnDims, math: MathMode, dropout: f32, seed: u64) -> Self {
+    pub(crate) fn new(
+        dims: RnnDims,
+        math: MathMode,
+        algo: RnnAlgo,
+        dropout: f32,
+        seed: u64,
+    ) -> Self {
         Self {
             dims,
             math,
+            algo,
             dropout,
             seed: AtomicU64::new(seed),
             reseed: AtomicBool::new(false),
@@ -124,7 +133,7 @@ impl CudnnRnn {
         }
     }
 
-    fn rnn_desc(&self, dtype: DType, dropout: &DropoutDesc) -> Result<RnnDesc> {
+    fn rnn_desc(&self, dtype: DType, dropout: &DropoutDesc, algo: RnnAlgo) -> Result<RnnDesc> {
         use sys::{cudnnDirectionMode_t as Dir, cudnnMathType_t as M, cudnnRNNBiasMode_t as B};
         let d = &self.dims;
         let dt = data_type(dtype)?;
@@ -139,7 +148,14 @@ impl CudnnRnn {
         let desc = RnnDesc::new()?;
         cudnn!(cudnnSetRNNDescriptor_v8(
             desc.0,
-            sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD,
+            match algo {
+                RnnAlgo::PersistStatic => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_STATIC,
+                RnnAlgo::PersistStaticSmallH => {
+                    sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H
+                }
+                RnnAlgo::PersistDynamic => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_DYNAMIC,
+                RnnAlgo::Standard | RnnAlgo::Auto => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD,
+            },
             match d.mode {
                 RnnMode::Lstm => sys::cudnnRNNMode_t::CUDNN_LSTM,
                 RnnMode::Gru => sys::cudnnRNNMode_t::CUDNN_GRU,
@@ -181,17 +197,16 @@ impl CudnnRnn {
             0,
             0
         ))?;
-        let plain = self.rnn_desc(dtype, &no_dropout)?;
-        let (mut dropout, mut dropped) = (None, None);
+        let plain = self.rnn_desc(dtype, &no_dropout, RnnAlgo::Standard)?;
+        let mut dropout = None;
         if self.dropout > 0.0 {
             let mut size = 0usize;
             cudnn!(cudnnDropoutGetStatesSize(h.0, &mut size))?;
             let state = unsafe { stream.alloc::<u8>(size.max(1)) }?;
-            let desc = DropoutDesc::new()?;
-            dropout = Some((desc, state));
+            let mut d = (DropoutDesc::new()?, state);
             self.reseed.store(false, Ordering::Relaxed);
-            dropped =
-                Some(self.seed_dropout(h, &stream, dtype, dropout.as_mut().expect("set above"))?);
+            self.seed_dropout(h, &stream, &mut d)?;
+            dropout = Some(d);
         }
         let mut bytes = 0usize;
         cudnn!(cudnnGetRNNWeightSpaceSize(h.0, plain.0, &mut bytes))?;
@@ -199,27 +214,69 @@ impl CudnnRnn {
         let spans = self.weight_spans(h, &plain, bytes, w_base, elem)?;
         let identity = bytes == self.dims.weight_count() * elem
             && spans.iter().all(|s| s.canonical == s.cudnn);
+        let mut descs = HashMap::new();
+        descs.insert(
+            (RnnAlgo::Standard, false),
+            AlgoDesc {
+                desc: plain,
+                built_for: None,
+            },
+        );
         Ok(Prepared {
             device: dev.id(),
             dtype,
-            _no_dropout: no_dropout,
+            no_dropout,
             dropout,
-            plain,
-            dropped,
+            descs,
+            chosen: HashMap::new(),
             space_len: bytes / elem,
             remap: (!identity).then_some(spans),
             shapes: HashMap::new(),
         })
     }
 
-    /// (Re)starts the dropout RNG from the current seed; returns the RNN descriptor using it.
+    /// The RNN descriptor for `algo` (with the dropout state when `dropout`), built on first
+    /// use; a dynamic persistent one is (re)compiled for `batch`. Errors when cuDNN refuses the
+    /// configuration or the algorithm would lay the weights out differently.
+    fn desc(
+        &self,
+        h: &Handle,
+        p: &mut Prepared,
+        algo: RnnAlgo,
+        dropout: bool,
+        batch: usize,
+    ) -> Result<sys::cudnnRNNDescriptor_t> {
+        let dropout = dropout && p.dropout.is_some();
+        let key = (algo, dropout);
+        if !p.descs.contains_key(&key) {
+            let d = match (&p.dropout, dropout) {
+                (Some((d, _)), true) => d,
+                _ => &p.no_dropout,
+            };
+            let desc = self.rnn_desc(p.dtype, d, algo)?;
+            let mut bytes = 0usize;
+            cudnn!(cudnnGetRNNWeightSpaceSize(h.0, desc.0, &mut bytes))?;
+            if bytes != p.space_len * p.dtype.size_in_bytes() {
+                bail!("rnn: cuDNN's {algo:?} algorithm sizes the weights differently")
+            }
+            let built_for = None;
+            p.descs.insert(key, AlgoDesc { desc, built_for });
+        }
+        let entry = p.descs.get_mut(&key).expect("inserted above");
+        if algo == RnnAlgo::PersistDynamic && entry.built_for != Some(batch) {
+            cudnn!(cudnnBuildRNNDynamic(h.0, entry.desc.0, batch as i32))?;
+            entry.built_for = Some(batch);
+        }
+        Ok(entry.desc.0)
+    }
+
+    /// (Re)starts the dropout RNG from the current seed.
     fn seed_dropout(
         &self,
         h: &Handle,
         stream: &Arc<CudaStream>,
-        dtype: DType,
         (desc, state): &mut (DropoutDesc, CudaSlice<u8>),
-    ) -> Result<RnnDesc> {
+    ) -> Result<()> {
         let size = state.len();
         let (p, _g) = state.device_ptr_mut(stream);
         let seed = self.seed.load(Ordering::Relaxed);
@@ -230,8 +287,20 @@ impl CudnnRnn {
             p as *mut c_void,
             size,
             seed
-        ))?;
-        self.rnn_desc(dtype, desc)
+        ))
+    }
+
+    /// What `Auto` chose for `(seq, batch, train)`, once a call of that shape has run.
+    pub(crate) fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
+        let guard = self.prepared.lock().ok()?;
+        guard.as_ref()?.chosen.get(&(seq, batch, train)).copied()
+    }
+
+    /// Whether the weight tensor is used in place (cuDNN's layout is the canonical one), once
+    /// a call has run; `false` means each call copies it into cuDNN's order.
+    pub(crate) fn weights_in_place(&self) -> Option<bool> {
+        let guard = self.prepared.lock().ok()?;
+        Some(guard.as_ref()?.remap.is_none())
     }
 
     /// Restarts the dropout random state from `seed` at the next call.
@@ -376,7 +445,9 @@ impl CudnnRnn {
         } else if self.reseed.swap(false, Ordering::Relaxed) {
             let p = guard.as_mut().expect("not stale");
             if let Some(d) = p.dropout.as_mut() {
-                p.dropped = Some(self.seed_dropout(h, &dev.cuda_stream(), dtype, d)?);
+                self.seed_dropout(h, &dev.cuda_stream(), d)?;
+                // Descriptors that hold the dropout state are rebuilt over the new one.
+                p.descs.retain(|&(_, dropped), _| !dropped);
             }
         }
         Ok(guard)
@@ -424,24 +495,22 @@ impl CudnnRnn {
         let p = guard.as_mut().expect("prepared above");
         let call = &op.call;
         let space = WeightSpace::new(&stream, p, &w)?;
-        let desc = p.rnn_desc(op.dropout > 0.0);
         let mut held = None;
         let shapes = self.shapes(p, call, &mut held)?;
         let dev_lengths = device_lengths(&stream, call)?;
-        let mode = if op.train {
-            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
-        } else {
-            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+        let (x_ptr, _xg) = x.device_ptr(&stream);
+        let (s_ptr, _sg) = s.device_ptr(&stream);
+        let (space_ptr, _pg) = space.ptr(&stream, w_ptr);
+        let (len_ptr, _lg) = lengths_ptr(&stream, &dev_lengths);
+        let operands = Operands {
+            x: x_ptr,
+            state: s_ptr,
+            space: space_ptr,
+            lengths: len_ptr,
         };
-        let (mut work_len, mut reserve_len) = (0usize, 0usize);
-        cudnn!(cudnnGetRNNTempSpaceSizes(
-            h.0,
-            desc,
-            mode,
-            shapes.x,
-            &mut work_len,
-            &mut reserve_len
-        ))?;
+        let algo = self.algo_for::<T>(&h, &stream, p, call, op.train, shapes, operands)?;
+        let desc = self.desc(&h, p, algo, op.dropout > 0.0, call.batch)?;
+        let (work_len, reserve_len) = temp_sizes(&h, desc, op.train, shapes)?;
         let mut out = stream.alloc_zeros::<T>(call.output_len() + call.state_len())?;
         let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
         let mut reserve = match op.train {
@@ -449,60 +518,145 @@ impl CudnnRnn {
             false => None,
         };
         {
-            let (x_ptr, _xg) = x.device_ptr(&stream);
-            let (s_ptr, _sg) = s.device_ptr(&stream);
             let (o_ptr, _og) = out.device_ptr_mut(&stream);
             let (work_ptr, _kg) = work.device_ptr_mut(&stream);
-            let (space_ptr, _pg) = space.ptr(&stream, w_ptr);
-            let (len_ptr, _lg) = lengths_ptr(&stream, &dev_lengths);
             let (res_ptr, _rg) = match reserve.as_mut() {
                 Some(r) => {
                     let (p, g) = r.device_ptr_mut(&stream);
-                    (p as *mut c_void, Some(g))
+                    (p, Some(g))
                 }
-                None => (std::ptr::null_mut(), None),
+                None => (0, None),
             };
-            let state_half = call.slot_len();
-            let lstm = self.dims.mode == RnnMode::Lstm;
-            let (c_desc, cx, cy) = if lstm {
-                (
-                    shapes.h,
-                    ptr::<T>(s_ptr, state_half),
-                    ptr::<T>(o_ptr, call.output_len() + state_half),
-                )
-            } else {
-                (
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                )
+            let sizes = Sizes {
+                space: p.space_len * std::mem::size_of::<T>(),
+                work: work_len,
+                reserve: if op.train { reserve_len } else { 0 },
             };
-            cudnn!(cudnnRNNForward(
-                h.0,
-                desc,
-                mode,
-                len_ptr,
-                shapes.x,
-                x_ptr as *const c_void,
-                shapes.y,
-                o_ptr as *mut c_void,
-                shapes.h,
-                s_ptr as *const c_void,
-                ptr::<T>(o_ptr, call.output_len()),
-                c_desc,
-                cx,
-                cy,
-                p.space_len * std::mem::size_of::<T>(),
-                space_ptr as *const c_void,
-                work_len,
-                work_ptr as *mut c_void,
-                if op.train { reserve_len } else { 0 },
-                res_ptr,
-            ))?;
+            self.forward_raw::<T>(
+                &h, desc, shapes, call, sizes, operands, o_ptr, work_ptr, res_ptr,
+            )?;
         }
         Ok((
             CudaStorage::wrap_cuda_slice(out, dev),
-            reserve.map(|space| CudaReserve { space }),
+            reserve.map(|space| CudaReserve { space, algo }),
+        ))
+    }
+
+    /// `cudnnRNNForward` (training mode when a reserve space is given) into the packed `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn forward_raw<T: Elem>(
+        &self,
+        h: &Handle,
+        desc: sys::cudnnRNNDescriptor_t,
+        shapes: Raw,
+        call: &Call,
+        sizes: Sizes,
+        o: Operands,
+        out: u64,
+        work: u64,
+        reserve: u64,
+    ) -> Result<()> {
+        let (half, out_len) = (call.slot_len(), call.output_len());
+        let lstm = self.dims.mode == RnnMode::Lstm;
+        let c = |base: u64, at: usize| {
+            if lstm {
+                ptr::<T>(base, at)
+            } else {
+                std::ptr::null_mut()
+            }
+        };
+        let mode = if reserve != 0 {
+            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
+        } else {
+            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+        };
+        cudnn!(cudnnRNNForward(
+            h.0,
+            desc,
+            mode,
+            o.lengths,
+            shapes.x,
+            o.x as *const c_void,
+            shapes.y,
+            out as *mut c_void,
+            shapes.h,
+            o.state as *const c_void,
+            ptr::<T>(out, out_len),
+            if lstm { shapes.h } else { std::ptr::null_mut() },
+            c(o.state, half),
+            c(out, out_len + half),
+            sizes.space,
+            o.space as *const c_void,
+            sizes.work,
+            work as *mut c_void,
+            sizes.reserve,
+            reserve as *mut c_void,
+        ))
+    }
+
+    /// `cudnnRNNBackwardData_v8` then `cudnnRNNBackwardWeights_v8`, accumulating into `dw`.
+    #[allow(clippy::too_many_arguments)]
+    fn backward_raw<T: Elem>(
+        &self,
+        h: &Handle,
+        desc: sys::cudnnRNNDescriptor_t,
+        shapes: Raw,
+        call: &Call,
+        sizes: Sizes,
+        o: Operands,
+        [y, dy, dx, ds, dw, work, reserve]: [u64; 7],
+    ) -> Result<()> {
+        let (half, out_len) = (call.slot_len(), call.output_len());
+        let lstm = self.dims.mode == RnnMode::Lstm;
+        let c = |base: u64, at: usize| {
+            if lstm {
+                ptr::<T>(base, at)
+            } else {
+                std::ptr::null_mut()
+            }
+        };
+        // BackwardData first: it updates the reserve space that BackwardWeights reads.
+        cudnn!(cudnnRNNBackwardData_v8(
+            h.0,
+            desc,
+            o.lengths,
+            shapes.y,
+            y as *const c_void,
+            dy as *const c_void,
+            shapes.x,
+            dx as *mut c_void,
+            shapes.h,
+            o.state as *const c_void,
+            ptr::<T>(dy, out_len),
+            ds as *mut c_void,
+            if lstm { shapes.h } else { std::ptr::null_mut() },
+            c(o.state, half),
+            c(dy, out_len + half),
+            c(ds, half),
+            sizes.space,
+            o.space as *const c_void,
+            sizes.work,
+            work as *mut c_void,
+            sizes.reserve,
+            reserve as *mut c_void,
+        ))?;
+        cudnn!(cudnnRNNBackwardWeights_v8(
+            h.0,
+            desc,
+            sys::cudnnWgradMode_t::CUDNN_WGRAD_MODE_ADD,
+            o.lengths,
+            shapes.x,
+            o.x as *const c_void,
+            shapes.h,
+            o.state as *const c_void,
+            shapes.y,
+            y as *const c_void,
+            sizes.space,
+            dw as *mut c_void,
+            sizes.work,
+            work as *mut c_void,
+            sizes.reserve,
+            reserve as *mut c_void,
         ))
     }
 
@@ -552,20 +706,11 @@ impl CudnnRnn {
         let p = guard.as_mut().expect("prepared above");
         let call = &op.call;
         let space = WeightSpace::new(&stream, p, w)?;
-        let desc = p.rnn_desc(op.dropout > 0.0);
+        let desc = self.desc(&h, p, r.algo, op.dropout > 0.0, call.batch)?;
         let mut held = None;
         let shapes = self.shapes(p, call, &mut held)?;
         let dev_lengths = device_lengths(&stream, call)?;
-        let (mut work_len, mut reserve_len) = (0usize, 0usize);
-        let training = sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING;
-        cudnn!(cudnnGetRNNTempSpaceSizes(
-            h.0,
-            desc,
-            training,
-            shapes.x,
-            &mut work_len,
-            &mut reserve_len
-        ))?;
+        let (work_len, reserve_len) = temp_sizes(&h, desc, true, shapes)?;
         if reserve_len > r.space.len() {
             bail!(
                 "rnn backward: reserve space of {} bytes, cuDNN wants {reserve_len}",
@@ -575,8 +720,8 @@ impl CudnnRnn {
         let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
         let mut dx = stream.alloc_zeros::<T>(call.input_len())?;
         let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
+        // ADD mode accumulates into this zeroed gradient buffer.
         let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
-        let space_bytes = p.space_len * std::mem::size_of::<T>();
         {
             let [(x_ptr, _a), (s_ptr, _b), (y_ptr, _c), (dy_ptr, _d)] =
                 [x, s, y, dy].map(|v| v.device_ptr(&stream));
@@ -587,61 +732,26 @@ impl CudnnRnn {
             let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
             let (len_ptr, _l) = lengths_ptr(&stream, &dev_lengths);
             let (space_ptr, _j) = space.ptr(&stream, w_ptr);
-            let half = call.slot_len();
-            let lstm = self.dims.mode == RnnMode::Lstm;
-            let c_ptr = |base: u64, at: usize| {
-                if lstm {
-                    ptr::<T>(base, at)
-                } else {
-                    std::ptr::null_mut()
-                }
+            let operands = Operands {
+                x: x_ptr,
+                state: s_ptr,
+                space: space_ptr,
+                lengths: len_ptr,
             };
-            let c_desc = if lstm { shapes.h } else { std::ptr::null_mut() };
-            let out_len = call.output_len();
-            // BackwardData first: it updates the reserve space that BackwardWeights reads.
-            cudnn!(cudnnRNNBackwardData_v8(
-                h.0,
+            let sizes = Sizes {
+                space: p.space_len * std::mem::size_of::<T>(),
+                work: work_len,
+                reserve: reserve_len,
+            };
+            self.backward_raw::<T>(
+                &h,
                 desc,
-                len_ptr,
-                shapes.y,
-                y_ptr as *const c_void,
-                dy_ptr as *const c_void,
-                shapes.x,
-                dx_ptr as *mut c_void,
-                shapes.h,
-                s_ptr as *const c_void,
-                ptr::<T>(dy_ptr, out_len),
-                ds_ptr as *mut c_void,
-                c_desc,
-                c_ptr(s_ptr, half),
-                c_ptr(dy_ptr, out_len + half),
-                c_ptr(ds_ptr, half),
-                space_bytes,
-                space_ptr as *const c_void,
-                work_len,
-                work_ptr as *mut c_void,
-                reserve_len,
-                res_ptr as *mut c_void,
-            ))?;
-            // ADD mode accumulates into the zeroed gradient buffer.
-            cudnn!(cudnnRNNBackwardWeights_v8(
-                h.0,
-                desc,
-                sys::cudnnWgradMode_t::CUDNN_WGRAD_MODE_ADD,
-                len_ptr,
-                shapes.x,
-                x_ptr as *const c_void,
-                shapes.h,
-                s_ptr as *const c_void,
-                shapes.y,
-                y_ptr as *const c_void,
-                space_bytes,
-                dw_ptr as *mut c_void,
-                work_len,
-                work_ptr as *mut c_void,
-                reserve_len,
-                res_ptr as *mut c_void,
-            ))?;
+                shapes,
+                call,
+                sizes,
+                operands,
+                [y_ptr, dy_ptr, dx_ptr, ds_ptr, dw_ptr, work_ptr, res_ptr],
+            )?;
         }
         let dw = match &p.remap {
             None => dspace,
@@ -666,6 +776,47 @@ impl CudnnRnn {
             wrap(ds, call.state_len()),
         ))
     }
+}
+
+/// Device addresses of a call's inputs.
+#[derive(Clone, Copy)]
+struct Operands {
+    x: u64,
+    state: u64,
+    space: u64,
+    lengths: *const i32,
+}
+
+/// Byte sizes of the weight, work and reserve spaces of a call.
+#[derive(Clone, Copy)]
+struct Sizes {
+    space: usize,
+    work: usize,
+    reserve: usize,
+}
+
+/// `(work, reserve)` bytes a call needs.
+fn temp_sizes(
+    h: &Handle,
+    desc: sys::cudnnRNNDescriptor_t,
+    train: bool,
+    shapes: Raw,
+) -> Result<(usize, usize)> {
+    let mode = if train {
+        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
+    } else {
+        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+    };
+    let (mut work, mut reserve) = (0usize, 0usize);
+    cudnn!(cudnnGetRNNTempSpaceSizes(
+        h.0,
+        desc,
+        mode,
+        shapes.x,
+        &mut work,
+        &mut reserve
+    ))?;
+    Ok((work, reserve))
 }
 
 /// The call's sequence lengths on the device (cuDNN reads them from kernels); `None` when

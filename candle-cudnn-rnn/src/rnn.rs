@@ -239,6 +239,7 @@ impl Rnn {
             cudnn: Arc::new(crate::cuda::CudnnRnn::new(
                 dims,
                 cfg.math,
+                cfg.algo,
                 cfg.dropout,
                 cfg.seed,
             )),
@@ -278,6 +279,20 @@ impl Rnn {
         self.calls.store(0, Ordering::Relaxed);
         #[cfg(feature = "cuda")]
         self.cudnn.reseed(seed);
+    }
+
+    /// The cuDNN algorithm [`crate::RnnAlgo::Auto`] measured fastest for `(seq, batch, train)`,
+    /// once a call of that shape has run on the GPU.
+    #[cfg(feature = "cuda")]
+    pub fn auto_algo(&self, seq: usize, batch: usize, train: bool) -> Option<crate::RnnAlgo> {
+        self.cudnn.chosen_algo(seq, batch, train)
+    }
+
+    /// Whether cuDNN reads the weight tensor in place (its layout is the canonical one) rather
+    /// than a per-call copy; known once a call has run on the GPU.
+    #[cfg(feature = "cuda")]
+    pub fn cudnn_weights_in_place(&self) -> Option<bool> {
+        self.cudnn.weights_in_place()
     }
 
     /// A zero state for `batch` sequences.

@@ -1,0 +1,107 @@
+//! `RnnAlgo::Auto`: time every algorithm cuDNN accepts for a call's shape, once, on scratch
+//! buffers, and keep the fastest for that `(seq, batch, training)`.
+
+use super::{temp_sizes, CudnnRnn, Elem, Operands, Prepared, Raw, Sizes};
+use crate::cpu::Call;
+use crate::cudnn::Handle;
+use crate::RnnAlgo;
+use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
+use candle_core::{bail, Result};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Timed repetitions per algorithm (after one untimed run, which also builds a dynamic plan).
+const REPS: usize = 3;
+
+impl CudnnRnn {
+    /// The algorithm for this call: the configured one, or `Auto`'s (measured) choice.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn algo_for<T: Elem>(
+        &self,
+        h: &Handle,
+        stream: &Arc<CudaStream>,
+        p: &mut Prepared,
+        call: &Call,
+        train: bool,
+        shapes: Raw,
+        o: Operands,
+    ) -> Result<RnnAlgo> {
+        match self.algo {
+            RnnAlgo::Auto if call.lengths.is_some() => Ok(RnnAlgo::Standard),
+            RnnAlgo::Auto => {
+                let key = (call.seq, call.batch, train);
+                if let Some(&a) = p.chosen.get(&key) {
+                    return Ok(a);
+                }
+                let a = self.fastest::<T>(h, stream, p, call, train, shapes, o)?;
+                p.chosen.insert(key, a);
+                Ok(a)
+            }
+            a if a != RnnAlgo::Standard && call.lengths.is_some() => bail!(
+                "rnn: cuDNN's {a:?} algorithm does not take variable-length sequences; use \
+                 RnnAlgo::Standard or RnnAlgo::Auto"
+            ),
+            a => Ok(a),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fastest<T: Elem>(
+        &self,
+        h: &Handle,
+        stream: &Arc<CudaStream>,
+        p: &mut Prepared,
+        call: &Call,
+        train: bool,
+        shapes: Raw,
+        o: Operands,
+    ) -> Result<RnnAlgo> {
+        let packed = call.output_len() + call.state_len();
+        let mut out = stream.alloc_zeros::<T>(packed)?;
+        let mut dy = stream.alloc_zeros::<T>(packed)?;
+        let mut dx = stream.alloc_zeros::<T>(call.input_len())?;
+        let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
+        let mut dw = stream.alloc_zeros::<T>(p.space_len)?;
+        let (out, _a) = out.device_ptr_mut(stream);
+        let (dy, _b) = dy.device_ptr_mut(stream);
+        let (dx, _c) = dx.device_ptr_mut(stream);
+        let (ds, _d) = ds.device_ptr_mut(stream);
+        let (dw, _e) = dw.device_ptr_mut(stream);
+        let mut best = (RnnAlgo::Standard, f64::INFINITY);
+        for algo in RnnAlgo::CONCRETE {
+            let run = |p: &mut Prepared| -> Result<f64> {
+                let desc = self.desc(h, p, algo, false, call.batch)?;
+                let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;
+                let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
+                let mut reserve = unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?;
+                let (work, _w) = work.device_ptr_mut(stream);
+                let (reserve, _r) = reserve.device_ptr_mut(stream);
+                let sizes = Sizes {
+                    space: p.space_len * std::mem::size_of::<T>(),
+                    work: work_len,
+                    reserve: if train { reserve_len } else { 0 },
+                };
+                let res = if train { reserve } else { 0 };
+                let mut times = Vec::with_capacity(REPS);
+                for _ in 0..=REPS {
+                    let start = Instant::now();
+                    self.forward_raw::<T>(h, desc, shapes, call, sizes, o, out, work, res)?;
+                    if train {
+                        let bufs = [out, dy, dx, ds, dw, work, reserve];
+                        self.backward_raw::<T>(h, desc, shapes, call, sizes, o, bufs)?;
+                    }
+                    stream.synchronize()?;
+                    times.push(start.elapsed().as_secs_f64());
+                }
+                Ok(times[1..].iter().copied().fold(f64::INFINITY, f64::min))
+            };
+            // An algorithm cuDNN refuses for this configuration is simply not a candidate.
+            if let Ok(t) = run(p) {
+                if t < best.1 {
+                    best = (algo, t);
+                }
+            }
+        }
+        Ok(best.0)
+    }
+}

@@ -4,7 +4,7 @@
 Part 1 (--grid): the cudnn-rnn-benchmarks grid. nn.LSTM / nn.GRU (input size = hidden,
 time-major [seq, batch, hidden], unidirectional, bias, dropout 0) on 10 shapes:
 depth 1, batch 32/128, seq 30, hidden 128/512/1024, and depth 3, batch 128, seq 30/200,
-hidden 512/1024. Loss = MSE(all top-layer outputs, random target). Reported in
+hidden 512/1024, plus PTB large's LSTM (depth 2, batch 20, seq 35, hidden 1500). Loss = MSE(all top-layer outputs, random target). Reported in
 microseconds per example (per-batch median / batch):
   train   = zero grads + forward + loss + backward (grads of all parameters)
   forward = inference: module.eval() under torch.no_grad()
@@ -40,7 +40,8 @@ import torch.nn.functional as F
 warnings.filterwarnings("ignore", message=".*TF32.*")  # torch>=2.9 deprecation note on allow_tf32
 
 GRID_SHAPES = ([(1, b, 30, h) for b in (32, 128) for h in (128, 512, 1024)]
-               + [(3, 128, s, h) for s in (30, 200) for h in (512, 1024)])  # (layers, batch, seq, hidden)
+               + [(3, 128, s, h) for s in (30, 200) for h in (512, 1024)]
+               + [(2, 20, 35, 1500)])  # (layers, batch, seq, hidden); the last is PTB large's LSTM
 GRID_IMPLS = ["torch-fp32", "torch-tf32", "torch-amp-bf16", "torch-amp-fp16"]
 # name: (hidden, layers, num_steps, keep_prob, init_scale, max_grad_norm); batch 20, vocab 10000
 PTB_CONFIGS = {"small": (200, 2, 20, 1.0, 0.1, 5.0), "medium": (650, 2, 35, 0.5, 0.05, 5.0),

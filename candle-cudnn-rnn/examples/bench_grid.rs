@@ -1,13 +1,13 @@
 //! The cudnn-rnn-benchmarks grid: microseconds per example of a training step (forward, MSE
 //! loss on every step, backward to all parameters) and of an inference forward, for this op
-//! (fp32, tf32) and candle-nn's step loop (fp32). Warm-up, then the median of timed
+//! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up, then the median of timed
 //! repetitions, each ended by a device synchronization.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--quick]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--quick] [--no-loop]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{MathMode, Rnn, RnnConfig, RnnMode};
+use candle_cudnn_rnn::{MathMode, Rnn, RnnAlgo, RnnConfig, RnnMode};
 use candle_nn::rnn::{GRUConfig, LSTMConfig, GRU, LSTM, RNN};
 use serde_json::json;
 use std::time::Instant;
@@ -42,6 +42,13 @@ fn grid() -> Vec<Shape> {
             });
         }
     }
+    // PTB large's LSTM, to separate the op from the rest of a ptb-lm step.
+    v.push(Shape {
+        layers: 2,
+        batch: 20,
+        seq: 35,
+        hidden: 1500,
+    });
     v
 }
 
@@ -127,6 +134,35 @@ impl Loop {
     }
 }
 
+/// The op's variants: name, dtype, f32 math, algorithm.
+const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 5] = [
+    ("op-fp32", DType::F32, MathMode::Fp32, RnnAlgo::Standard),
+    ("op-tf32", DType::F32, MathMode::Tf32, RnnAlgo::Standard),
+    ("op-tf32-auto", DType::F32, MathMode::Tf32, RnnAlgo::Auto),
+    ("op-bf16", DType::BF16, MathMode::Fp32, RnnAlgo::Standard),
+    ("op-bf16-auto", DType::BF16, MathMode::Fp32, RnnAlgo::Auto),
+];
+
+/// Prints and records one shape's results (seconds per batch → µs per example).
+fn emit(
+    rows: &mut Vec<serde_json::Value>,
+    mode: RnnMode,
+    s: &Shape,
+    results: Vec<(String, f64, f64)>,
+) {
+    for (name, train, fwd) in results {
+        let (tu, fu) = (train * 1e6 / s.batch as f64, fwd * 1e6 / s.batch as f64);
+        println!(
+            "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} |",
+            s.layers, s.batch, s.seq, s.hidden
+        );
+        rows.push(json!({
+            "mode": mode.name(), "layers": s.layers, "batch": s.batch, "seq": s.seq, "hidden": s.hidden,
+            "impl": name, "train_us_per_example": tu, "forward_us_per_example": fu,
+        }));
+    }
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let arg = |k: &str| {
@@ -136,6 +172,8 @@ fn main() -> Result<()> {
             .cloned()
     };
     let quick = args.iter().any(|a| a == "--quick");
+    // Skip candle-nn's step loop (slow on the large shapes).
+    let no_loop = args.iter().any(|a| a == "--no-loop");
     let reps: usize = arg("--reps").map_or(Ok(if quick { 3 } else { 20 }), |r| r.parse())?;
     let dev = Device::cuda_if_available(0)?;
     let warmup = if quick { 1 } else { 3 };
@@ -152,15 +190,18 @@ fn main() -> Result<()> {
             let x = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let target = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let mut results = Vec::new();
-            for math in [MathMode::Fp32, MathMode::Tf32] {
+            for (name, dtype, math, algo) in VARIANTS {
                 let cfg = RnnConfig {
                     num_layers: s.layers,
                     math,
+                    algo,
                     ..Default::default()
                 };
+                let (x, target) = (x.to_dtype(dtype)?, target.to_dtype(dtype)?);
                 let dims = candle_cudnn_rnn::RnnDims::new(mode, s.hidden, s.hidden, &cfg);
                 let k = 1.0 / (s.hidden as f32).sqrt();
-                let w = Var::from_tensor(&Tensor::rand(-k, k, dims.weight_count(), &dev)?)?;
+                let w = Tensor::rand(-k, k, dims.weight_count(), &dev)?.to_dtype(dtype)?;
+                let w = Var::from_tensor(&w)?;
                 let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
                 let frozen =
                     Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
@@ -173,18 +214,19 @@ fn main() -> Result<()> {
                     frozen.forward(&x, None)?;
                     Ok(())
                 })?;
-                results.push((
-                    format!(
-                        "op-{}",
-                        if math == MathMode::Fp32 {
-                            "fp32"
-                        } else {
-                            "tf32"
-                        }
-                    ),
-                    train,
-                    fwd,
-                ));
+                #[cfg(feature = "cuda")]
+                let picked = rnn.auto_algo(s.seq, s.batch, true);
+                #[cfg(not(feature = "cuda"))]
+                let picked: Option<RnnAlgo> = None;
+                let name = match picked {
+                    Some(a) => format!("{name} ({a:?})"),
+                    None => name.to_string(),
+                };
+                results.push((name, train, fwd));
+            }
+            if no_loop {
+                emit(&mut rows, mode, s, results);
+                continue;
             }
             // The candle-nn loop is slow on the large shapes: fewer repetitions suffice.
             let vm = candle_nn::VarMap::new();
@@ -204,17 +246,7 @@ fn main() -> Result<()> {
                 Ok(())
             })?;
             results.push(("candle-nn-loop-fp32".into(), train, fwd));
-            for (name, train, fwd) in results {
-                let (tu, fu) = (train * 1e6 / s.batch as f64, fwd * 1e6 / s.batch as f64);
-                println!(
-                    "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} |",
-                    s.layers, s.batch, s.seq, s.hidden
-                );
-                rows.push(json!({
-                    "mode": mode.name(), "layers": s.layers, "batch": s.batch, "seq": s.seq, "hidden": s.hidden,
-                    "impl": name, "train_us_per_example": tu, "forward_us_per_example": fu,
-                }));
-            }
+            emit(&mut rows, mode, s, results);
         }
     }
     if let Some(p) = arg("--json") {

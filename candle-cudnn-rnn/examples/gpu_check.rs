@@ -1,7 +1,7 @@
 //! GPU check: the cuDNN op against the CPU op in f64 on the same (upcast) inputs, on fresh
 //! random inputs every run; PyTorch's recorded outputs; dropout; memory over 1,000 steps.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE]`
 //! Prints a table and exits non-zero if any check fails.
 
 use anyhow::{bail, Result};
@@ -21,6 +21,7 @@ struct Case {
     dtype: DType,
     /// Draw per-sample lengths (padded input) instead of full-length sequences.
     varlen: bool,
+    algo: candle_cudnn_rnn::RnnAlgo,
     batch: usize,
     seq: usize,
     input: usize,
@@ -35,6 +36,7 @@ impl Case {
             bias: self.bias != Bias::None,
             single_bias: self.bias == Bias::Single,
             math: self.math,
+            algo: self.algo,
             ..Default::default()
         }
     }
@@ -187,6 +189,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
             },
             dtype: DType::F32,
             varlen: i % 3 == 2,
+            algo: Default::default(),
             batch: rng.random_range(1..20),
             seq: rng.random_range(1..25),
             input: rng.random_range(1..70),
@@ -231,6 +234,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
                         },
                         dtype: DType::F32,
                         varlen: i % 5 == 4,
+                        algo: Default::default(),
                         batch,
                         seq,
                         input: hidden,
@@ -300,6 +304,85 @@ fn check_dropout(gpu: &Device) -> Result<Vec<(String, bool)>> {
     ])
 }
 
+/// Every algorithm against the standard one on the same inputs (outputs and all gradients);
+/// algorithms cuDNN refuses for a shape are reported, not failed. Returns table rows
+/// `(case, algo, max rel err or refusal, ok)`.
+fn check_algos(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, String, bool)>> {
+    use candle_cudnn_rnn::RnnAlgo;
+    let shapes = [
+        (RnnMode::Lstm, 1, false, 32, 30, 128),
+        (RnnMode::Lstm, 2, false, 20, 35, 512),
+        (RnnMode::Gru, 1, false, 64, 50, 256),
+        (RnnMode::RnnTanh, 1, false, 16, 20, 128),
+        (RnnMode::Lstm, 2, true, 8, 10, 64),
+        (RnnMode::Lstm, 1, false, 128, 30, 1024),
+    ];
+    let mut rows = Vec::new();
+    for (k, &(mode, layers, bidir, batch, seq, hidden)) in shapes.iter().enumerate() {
+        for dtype in [DType::F32, DType::F16] {
+            let base = Case {
+                mode,
+                layers,
+                bidir,
+                bias: Bias::Double,
+                state: k % 2 == 0,
+                math: MathMode::Fp32,
+                dtype,
+                varlen: false,
+                algo: Default::default(),
+                batch,
+                seq,
+                input: hidden,
+                hidden,
+            };
+            let dims = candle_cudnn_rnn::RnnDims::new(mode, hidden, hidden, &base.cfg());
+            let k = 1.0 / (hidden as f64).sqrt();
+            let on = |t: Tensor| -> Result<Tensor> { Ok(t.to_dtype(dtype)?.to_device(gpu)?) };
+            let w = on(uniform(rng, &[dims.weight_count()], k)?)?;
+            let x = on(uniform(rng, &[seq, batch, hidden], 1.0)?)?;
+            let (sl, ld, b, h) = dims.state_shape(batch);
+            let st = on(uniform(rng, &[sl, ld, b, h], 0.5)?)?;
+            let gy = on(uniform(rng, &[seq, batch, dims.output_size()], 1.0)?)?;
+            let gs = on(uniform(rng, &[sl, ld, b, h], 1.0)?)?;
+            let st = base.state.then_some(st);
+            let with = |algo: RnnAlgo| -> Result<(Vec<Tensor>, Option<RnnAlgo>)> {
+                let case = Case { algo, ..base };
+                let out = run(&case, (&w, &x, st.as_ref()), None, &gy, &gs)?;
+                let rnn = Rnn::from_weight(mode, hidden, hidden, case.cfg(), w.clone())?;
+                let _ = rnn.forward_t(&x, None, true)?;
+                Ok((out, rnn.auto_algo(seq, batch, true)))
+            };
+            let (reference, _) = with(RnnAlgo::Standard)?;
+            let tol = if dtype == DType::F32 { 1e-4 } else { 2e-2 };
+            let name = format!(
+                "{mode:?} L{layers} {} B{batch} T{seq} H{hidden} {}",
+                if bidir { "bi" } else { "uni" },
+                dtype.as_str()
+            );
+            for algo in RnnAlgo::CONCRETE[1..].iter().chain(&[RnnAlgo::Auto]) {
+                let (result, ok) = match with(*algo) {
+                    Ok((out, picked)) => {
+                        let mut e = 0f64;
+                        for (a, b) in out.iter().zip(&reference) {
+                            e = e.max(rel_err(a, b)?);
+                        }
+                        let picked = picked.map_or(String::new(), |a| format!(" (picked {a:?})"));
+                        (format!("{e:.1e}{picked}"), e <= tol)
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        let msg = msg.lines().next().unwrap_or("").to_string();
+                        // Refusal is acceptable for the persistent kernels, never for Auto.
+                        (format!("refused: {msg}"), *algo != RnnAlgo::Auto)
+                    }
+                };
+                rows.push((name.clone(), format!("{algo:?}"), result, ok));
+            }
+        }
+    }
+    Ok(rows)
+}
+
 /// Device memory in use, from the driver.
 fn used_memory() -> Result<usize> {
     let (free, total) = candle_core::cuda_backend::cudarc::driver::result::mem_get_info()?;
@@ -340,8 +423,15 @@ fn check_memory(gpu: &Device, steps: usize) -> Result<(usize, usize)> {
 
 /// The cuDNN op on PyTorch's recorded weights and inputs (f64 fixtures, run here in f32).
 fn check_pytorch(gpu: &Device) -> Result<Vec<(String, f64)>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/torch_rnn.json");
-    let text = std::fs::read_to_string(path)?;
+    // `--fixtures FILE` where the build's source tree is not at hand.
+    let path = std::env::args()
+        .skip_while(|a| a != "--fixtures")
+        .nth(1)
+        .unwrap_or_else(|| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/torch_rnn.json").into()
+        });
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("reading the PyTorch fixtures {path}: {e}"))?;
     let v: serde_json::Value = serde_json::from_str(&text)?;
     let t = |j: &serde_json::Value| -> Option<Tensor> {
         let shape: Vec<usize> = j
@@ -360,11 +450,11 @@ fn check_pytorch(gpu: &Device) -> Result<Vec<(String, f64)>> {
     let mut out = Vec::new();
     for c in v["cases"].as_array().unwrap() {
         let n = |k: &str| c[k].as_u64().unwrap() as usize;
-        let mode = if c["mode"] == "lstm" {
-            RnnMode::Lstm
-        } else {
-            RnnMode::Gru
-        };
+        let mode: RnnMode = c["mode"]
+            .as_str()
+            .unwrap_or("")
+            .parse()
+            .map_err(anyhow::Error::msg)?;
         let cfg = RnnConfig {
             num_layers: n("num_layers"),
             bias: c["bias"].as_bool().unwrap(),
@@ -379,7 +469,14 @@ fn check_pytorch(gpu: &Device) -> Result<Vec<(String, f64)>> {
             Some(h0) => Some(RnnState::new(&h0, t(&c["c0"]).as_ref())?),
             None => None,
         };
-        let (y, st) = rnn.forward(&t(&c["x"]).unwrap(), state.as_ref())?;
+        let x = t(&c["x"]).unwrap();
+        let (y, st) = match c["lengths"].as_array() {
+            Some(l) => {
+                let l: Vec<usize> = l.iter().map(|v| v.as_u64().unwrap() as usize).collect();
+                rnn.forward_with_lengths(&x, &l, state.as_ref(), false)?
+            }
+            None => rnn.forward(&x, state.as_ref())?,
+        };
         let e = rel_err(&y, &t(&c["y"]).unwrap())?.max(rel_err(&st.h()?, &t(&c["h_n"]).unwrap())?);
         out.push((c["name"].as_str().unwrap().to_owned(), e));
     }
@@ -445,6 +542,28 @@ fn main() -> Result<()> {
         );
         rows.push(json!({"pytorch": name, "error": e, "ok": ok}));
     }
+    println!("| algorithm case | algorithm | max rel err vs standard | ok |");
+    println!("|---|---|---|---|");
+    for (case, algo, result, ok) in check_algos(&gpu, &mut rng)? {
+        failures += usize::from(!ok);
+        println!(
+            "| {case} | {algo} | {result} | {} |",
+            if ok { "ok" } else { "FAIL" }
+        );
+        rows.push(json!({"algo_case": case, "algo": algo, "result": result, "ok": ok}));
+    }
+    let in_place = {
+        let cfg = RnnConfig {
+            num_layers: 2,
+            ..Default::default()
+        };
+        let w = Tensor::zeros(2 * 4 * 1500 * (1500 + 1500 + 2), DType::F32, &gpu)?;
+        let rnn = Rnn::from_weight(RnnMode::Lstm, 1500, 1500, cfg, w)?;
+        rnn.forward(&Tensor::zeros((2, 2, 1500), DType::F32, &gpu)?, None)?;
+        rnn.cudnn_weights_in_place()
+    };
+    println!("PTB-large LSTM (2 layers, 1500): cuDNN reads the weights in place: {in_place:?}");
+    rows.push(json!({"ptb_large_weights_in_place": in_place}));
     for (name, ok) in check_dropout(&gpu)? {
         failures += usize::from(!ok);
         println!("dropout: {name}: {}", if ok { "ok" } else { "FAIL" });

@@ -41,6 +41,18 @@ impl RnnMode {
     }
 }
 
+impl std::str::FromStr for RnnMode {
+    type Err = String;
+
+    /// The names of [`RnnMode::name`]: `lstm`, `gru`, `rnn_tanh`, `rnn_relu`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Self::Lstm, Self::Gru, Self::RnnTanh, Self::RnnRelu]
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("unknown RNN mode {s:?} (lstm, gru, rnn_tanh, rnn_relu)"))
+    }
+}
+
 /// How float32 matrix products may round on the GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MathMode {

@@ -1,4 +1,4 @@
-//! Interchangeability with PyTorch: the CPU op on `nn.LSTM`/`nn.GRU` weights, inputs and
+//! Interchangeability with PyTorch: the CPU op on `nn.LSTM`/`nn.GRU`/`nn.RNN` weights, inputs and
 //! upstream gradients recorded in f64 by `scripts/torch_fixtures.py`, against PyTorch's
 //! outputs and gradients.
 
@@ -41,16 +41,12 @@ fn cpu_op_reproduces_pytorch() {
     .unwrap();
     let fixtures: Value = serde_json::from_str(&text).unwrap();
     let cases = fixtures["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 6);
+    assert_eq!(cases.len(), 11);
     for c in cases {
         let name = c["name"].as_str().unwrap();
         let num = |k: &str| c[k].as_u64().unwrap() as usize;
         let case = Case {
-            mode: if c["mode"] == "lstm" {
-                RnnMode::Lstm
-            } else {
-                RnnMode::Gru
-            },
+            mode: c["mode"].as_str().unwrap().parse::<RnnMode>().unwrap(),
             input: num("input_size"),
             hidden: num("hidden_size"),
             cfg: RnnConfig {
@@ -74,7 +70,11 @@ fn cpu_op_reproduces_pytorch() {
         };
         let gy = tensor(&c["gy"]).unwrap();
         let gs = packed(&tensor(&c["gh"]).unwrap(), tensor(&c["gc"]));
-        let (y, st, [dx, dw, ds]) = op_grads(&case, &w, &x, &state, &gy, &gs).unwrap();
+        let lengths: Option<Vec<usize>> = c["lengths"]
+            .as_array()
+            .map(|l| l.iter().map(|v| v.as_u64().unwrap() as usize).collect());
+        let (y, st, [dx, dw, ds]) =
+            op_grads_with_lengths(&case, lengths.as_deref(), (&w, &x, &state), &gy, &gs).unwrap();
 
         let check = |what: &str, ours: &Tensor, theirs: &Tensor| {
             let e = rel_err(ours, theirs);

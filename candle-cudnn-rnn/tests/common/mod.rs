@@ -207,10 +207,24 @@ pub fn op_grads(
     gy: &Tensor,
     gs: &Tensor,
 ) -> Result<Outputs> {
+    op_grads_with_lengths(case, None, (w, x, s), gy, gs)
+}
+
+/// Through the op, with per-sample lengths if given.
+pub fn op_grads_with_lengths(
+    case: &Case,
+    lengths: Option<&[usize]>,
+    (w, x, s): (&Tensor, &Tensor, &Tensor),
+    gy: &Tensor,
+    gs: &Tensor,
+) -> Result<Outputs> {
     with_grads((w, x, s), (gy, gs), |w, x, s| {
-        let (y, st) = case
-            .rnn(w)
-            .forward_t(x, Some(&RnnState::from_packed(s.clone())), true)?;
+        let rnn = case.rnn(w);
+        let state = RnnState::from_packed(s.clone());
+        let (y, st) = match lengths {
+            Some(l) => rnn.forward_with_lengths(x, l, Some(&state), true)?,
+            None => rnn.forward_t(x, Some(&state), true)?,
+        };
         Ok((y, st.packed().clone()))
     })
 }

@@ -27,7 +27,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                    "candle-cudnn-rnn", "tests", "fixtures", "torch_rnn.json")
 
 # (name, mode, input_size, hidden_size, num_layers, bidirectional, bias, has_state, seq, batch
-#  [, lengths])
+#  [, lengths [, proj_size]])
 CASES = [
     ("lstm_l1_uni_bias_state", "lstm", 3, 4, 1, False, True, True, 4, 2),
     ("lstm_l2_bi_bias_state", "lstm", 3, 4, 2, True, True, True, 5, 3),
@@ -40,6 +40,8 @@ CASES = [
     ("lstm_l2_bi_lengths", "lstm", 3, 4, 2, True, True, True, 5, 4, [5, 2, 4, 1]),
     ("gru_l2_bi_lengths", "gru", 3, 4, 2, True, True, False, 4, 3, [1, 4, 3]),
     ("rnn_tanh_l1_bi_lengths", "rnn_tanh", 2, 3, 1, True, True, True, 4, 3, [2, 4, 3]),
+    ("lstm_l2_bi_proj2", "lstm", 3, 5, 2, True, True, True, 4, 3, None, 2),
+    ("lstm_l2_uni_proj3_lengths", "lstm", 4, 6, 2, False, True, True, 5, 3, [3, 5, 1], 3),
 ]
 
 CELLS = {
@@ -58,9 +60,10 @@ def t(x):
     return {"shape": list(x.shape), "data": x.view(-1).tolist()}
 
 
-def run_case(name, mode, I, H, L, bidir, bias, has_state, T, B, lengths=None):
+def run_case(name, mode, I, H, L, bidir, bias, has_state, T, B, lengths=None, proj=0):
+    extra = {"proj_size": proj} if proj else {}
     m = CELLS[mode](I, H, num_layers=L, bias=bias, batch_first=False,
-                    dropout=0.0, bidirectional=bidir)
+                    dropout=0.0, bidirectional=bidir, **extra)
     with torch.no_grad():
         for p in m.parameters():
             p.uniform_(-0.5, 0.5)
@@ -69,7 +72,7 @@ def run_case(name, mode, I, H, L, bidir, bias, has_state, T, B, lengths=None):
     x = torch.randn(T, B, I, requires_grad=True)
     h0 = c0 = None
     if has_state:
-        h0 = (torch.randn(L * D, B, H) * 0.5).requires_grad_()
+        h0 = (torch.randn(L * D, B, proj or H) * 0.5).requires_grad_()
         if mode == "lstm":
             c0 = (torch.randn(L * D, B, H) * 0.5).requires_grad_()
 
@@ -96,7 +99,7 @@ def run_case(name, mode, I, H, L, bidir, bias, has_state, T, B, lengths=None):
     return {
         "name": name, "mode": mode, "input_size": I, "hidden_size": H,
         "num_layers": L, "bidirectional": bidir, "bias": bias,
-        "seq": T, "batch": B, "has_state": has_state, "lengths": lengths,
+        "seq": T, "batch": B, "has_state": has_state, "lengths": lengths, "proj_size": proj,
         "params": {k: t(v) for k, v in sd.items()},
         "x": t(x), "h0": t(h0), "c0": t(c0),
         "y": t(y), "h_n": t(hn), "c_n": t(cn),

@@ -22,6 +22,8 @@ struct Case {
     /// Draw per-sample lengths (padded input) instead of full-length sequences.
     varlen: bool,
     algo: candle_cudnn_rnn::RnnAlgo,
+    /// LSTM projection size (0: none).
+    proj: usize,
     batch: usize,
     seq: usize,
     input: usize,
@@ -37,16 +39,21 @@ impl Case {
             single_bias: self.bias == Bias::Single,
             math: self.math,
             algo: self.algo,
+            proj_size: self.proj,
             ..Default::default()
         }
     }
 
     /// Output and gradient tolerances (relative L2 error).
     fn tolerances(&self) -> (f64, f64) {
-        match (self.dtype, self.math) {
-            (DType::F16 | DType::BF16, _) => (2e-2, 2e-2),
-            (_, MathMode::Fp32) => (1e-5, 1e-4),
-            (_, MathMode::Tf32) => (2e-3, 2e-3),
+        match (self.dtype, self.math, self.mode) {
+            (DType::F16 | DType::BF16, _, _) => (2e-2, 2e-2),
+            (_, MathMode::Fp32, _) => (1e-5, 1e-4),
+            // TF32 rounding moves pre-activations near 0 across ReLU's kink, where the gradient
+            // jumps between 0 and 1: a few gradient entries differ outright, stacked layers
+            // compound it (strict fp32 ReLU agrees to 1e-7).
+            (_, MathMode::Tf32, RnnMode::RnnRelu) => (2e-3, 5e-2),
+            (_, MathMode::Tf32, _) => (2e-3, 2e-3),
         }
     }
 
@@ -121,10 +128,10 @@ fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
     let k = 1.0 / (case.hidden as f64).sqrt();
     let w = uniform(rng, &[dims.weight_count()], k)?;
     let x = uniform(rng, &[case.seq, case.batch, case.input], 1.0)?;
-    let (sl, ld, b, h) = dims.state_shape(case.batch);
-    let s = uniform(rng, &[sl, ld, b, h], 0.5)?;
+    let state_shape = dims.state_shape(case.batch);
+    let s = uniform(rng, &state_shape, 0.5)?;
     let gy = uniform(rng, &[case.seq, case.batch, dims.output_size()], 1.0)?;
-    let gs = uniform(rng, &[sl, ld, b, h], 1.0)?;
+    let gs = uniform(rng, &state_shape, 1.0)?;
     let s = case.state.then_some(s);
     // Round the inputs to the GPU's dtype first, so both sides see the same numbers.
     let f32s = |t: &Tensor| t.to_dtype(case.dtype);
@@ -154,7 +161,12 @@ fn check(case: &Case, gpu: &Device, rng: &mut StdRng) -> Result<Vec<f64>> {
         .collect::<Result<Vec<_>>>()?;
     // The padding of y and dx must be exactly zero on the GPU.
     let mut pad = 0f64;
-    for (b, &len) in lengths.iter().flatten().enumerate() {
+    for (b, &len) in lengths
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, &l)| l < case.seq)
+    {
         for t in [&got[0], &got[2]] {
             let p = t
                 .to_device(&Device::Cpu)?
@@ -190,6 +202,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
             dtype: DType::F32,
             varlen: i % 3 == 2,
             algo: Default::default(),
+            proj: 0,
             batch: rng.random_range(1..20),
             seq: rng.random_range(1..25),
             input: rng.random_range(1..70),
@@ -206,6 +219,16 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
             RnnMode::RnnTanh,
             RnnMode::RnnRelu,
         ][i % 4];
+        v.push(c);
+    }
+    // LSTM projections: both directions, lengths, every precision.
+    for i in 0..8 {
+        let mut c = v[(i * 4) % 24];
+        c.mode = RnnMode::Lstm;
+        c.hidden = c.hidden.max(2);
+        c.proj = 1 + i % (c.hidden - 1);
+        c.dtype = [DType::F32, DType::F32, DType::F16, DType::BF16][i % 4];
+        c.varlen = i % 3 == 1;
         v.push(c);
     }
     if quick {
@@ -235,6 +258,7 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
                         dtype: DType::F32,
                         varlen: i % 5 == 4,
                         algo: Default::default(),
+                        proj: 0,
                         batch,
                         seq,
                         input: hidden,
@@ -330,6 +354,7 @@ fn check_algos(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, St
                 dtype,
                 varlen: false,
                 algo: Default::default(),
+                proj: 0,
                 batch,
                 seq,
                 input: hidden,
@@ -340,10 +365,10 @@ fn check_algos(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, St
             let on = |t: Tensor| -> Result<Tensor> { Ok(t.to_dtype(dtype)?.to_device(gpu)?) };
             let w = on(uniform(rng, &[dims.weight_count()], k)?)?;
             let x = on(uniform(rng, &[seq, batch, hidden], 1.0)?)?;
-            let (sl, ld, b, h) = dims.state_shape(batch);
-            let st = on(uniform(rng, &[sl, ld, b, h], 0.5)?)?;
+            let state_shape = dims.state_shape(batch);
+            let st = on(uniform(rng, &state_shape, 0.5)?)?;
             let gy = on(uniform(rng, &[seq, batch, dims.output_size()], 1.0)?)?;
-            let gs = on(uniform(rng, &[sl, ld, b, h], 1.0)?)?;
+            let gs = on(uniform(rng, &state_shape, 1.0)?)?;
             let st = base.state.then_some(st);
             let with = |algo: RnnAlgo| -> Result<(Vec<Tensor>, Option<RnnAlgo>)> {
                 let case = Case { algo, ..base };
@@ -459,6 +484,7 @@ fn check_pytorch(gpu: &Device) -> Result<Vec<(String, f64)>> {
             num_layers: n("num_layers"),
             bias: c["bias"].as_bool().unwrap(),
             bidirectional: c["bidirectional"].as_bool().unwrap(),
+            proj_size: c["proj_size"].as_u64().unwrap_or(0) as usize,
             ..Default::default()
         };
         let dims = candle_cudnn_rnn::RnnDims::new(mode, n("input_size"), n("hidden_size"), &cfg);
@@ -498,9 +524,9 @@ fn main() -> Result<()> {
     let mut failures = 0;
     let mut rows = Vec::new();
     println!(
-        "| mode | L | dir | bias | h0 | lengths | precision | B | T | I | H | y | state | dx | dw | dstate | ok |"
+        "| mode | L | dir | bias | h0 | lengths | precision | B | T | I | H | P | y | state | dx | dw | dstate | ok |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for case in cases(&mut rng, quick) {
         let errs = check(&case, &gpu, &mut rng)?;
         let (tol_out, tol_grad) = case.tolerances();
@@ -511,7 +537,7 @@ fn main() -> Result<()> {
         failures += usize::from(!ok);
         let fmt = |i: usize| errs.get(i).map_or("-".to_string(), |e| format!("{e:.1e}"));
         println!(
-            "| {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             case.mode,
             case.layers,
             if case.bidir { 2 } else { 1 },
@@ -523,6 +549,7 @@ fn main() -> Result<()> {
             case.seq,
             case.input,
             case.hidden,
+            case.proj,
             fmt(0),
             fmt(1),
             fmt(2),

@@ -104,6 +104,10 @@ pub struct RnnConfig {
     /// Dropout on the outputs of every layer but the last, in training mode only.
     pub dropout: f32,
     pub bidirectional: bool,
+    /// LSTM only: project `h` to this many features (PyTorch's `proj_size`, cuDNN's
+    /// `projSize`; 0 for none). Outputs and `h` then have `proj_size` features, `c` keeps
+    /// `hidden_size`.
+    pub proj_size: usize,
     pub math: MathMode,
     pub algo: RnnAlgo,
     /// Seed of the dropout random state (cuDNN's state and the CPU masks).
@@ -119,6 +123,7 @@ impl Default for RnnConfig {
             batch_first: false,
             dropout: 0.0,
             bidirectional: false,
+            proj_size: 0,
             math: MathMode::Fp32,
             algo: RnnAlgo::Standard,
             seed: 0,

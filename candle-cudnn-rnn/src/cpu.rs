@@ -44,11 +44,14 @@ impl Call {
         }
     }
 
+    /// Where `h` (slot 0) or `c` (slot 1) of one layer-direction sits in the packed state.
     fn state_slot(&self, slot: usize, layer: usize, dir: usize) -> std::ops::Range<usize> {
-        let bh = self.batch * self.dims.hidden_size;
-        let ld = self.dims.num_layers * self.dims.num_directions;
-        let start = (slot * ld + layer * self.dims.num_directions + dir) * bh;
-        start..start + bh
+        let k = layer * self.dims.num_directions + dir;
+        let (before, n) = match slot {
+            0 => (0, self.batch * self.dims.h_size()),
+            _ => (self.h_len(), self.batch * self.dims.hidden_size),
+        };
+        before + k * n..before + (k + 1) * n
     }
 
     pub fn input_len(&self) -> usize {
@@ -59,14 +62,13 @@ impl Call {
         self.seq * self.batch * self.dims.output_size()
     }
 
-    /// Elements of one state slot (`h` or `c`): `[L*D, B, H]`.
-    pub fn slot_len(&self) -> usize {
-        let (_, ld, b, h) = self.dims.state_shape(self.batch);
-        ld * b * h
+    /// Elements of `h` in the packed state (`[L*D, B, P]`), where `c` begins.
+    pub fn h_len(&self) -> usize {
+        self.dims.h_shape(self.batch).iter().product()
     }
 
     pub fn state_len(&self) -> usize {
-        self.dims.mode.state_slots() * self.slot_len()
+        self.dims.state_len(self.batch)
     }
 }
 
@@ -96,6 +98,8 @@ struct DirTrace<T> {
     gates: Vec<T>,
     /// LSTM: the cell state `c_t`; GRU: `W_hn h_{t-1} + b_hn`, both `[T, B, H]`.
     cells: Vec<T>,
+    /// With a projection: `o ⊙ tanh(c_t)` before it, `[T, B, H]`.
+    unprojected: Vec<T>,
 }
 
 /// One layer-direction's weights, sliced out of the flat buffer.
@@ -104,16 +108,18 @@ struct Weights<'a, T> {
     w_hh: &'a [T],
     b_ih: Option<&'a [T]>,
     b_hh: Option<&'a [T]>,
+    w_hr: Option<&'a [T]>,
 }
 
 impl<'a, T> Weights<'a, T> {
     fn new(w: &'a [T], blk: &Block, dims: &RnnDims) -> Self {
-        let (g, h) = (dims.gate_size(), dims.hidden_size);
+        let (g, hp) = (dims.gate_size(), dims.h_size());
         Self {
             w_ih: &w[blk.w_ih..blk.w_ih + g * blk.in_size],
-            w_hh: &w[blk.w_hh..blk.w_hh + g * h],
+            w_hh: &w[blk.w_hh..blk.w_hh + g * hp],
             b_ih: blk.b_ih.map(|b| &w[b..b + g]),
             b_hh: blk.b_hh.map(|b| &w[b..b + g]),
+            w_hr: blk.w_hr.map(|o| &w[o..o + hp * dims.hidden_size]),
         }
     }
 }
@@ -198,6 +204,7 @@ fn run_direction<T: Real>(
     let dims = &call.dims;
     let (seq, batch) = (call.seq, call.batch);
     let (g, h, dh_out) = (dims.gate_size(), dims.hidden_size, dims.output_size());
+    let hp = dims.h_size();
     let wt = Weights::new(w, blk, dims);
     let rows = seq * batch;
 
@@ -224,16 +231,18 @@ fn run_direction<T: Real>(
 
     let mut gates = vec![T::zero(); rows * g];
     let mut cells = vec![T::zero(); rows * h];
+    let mut unprojected = vec![T::zero(); if wt.w_hr.is_some() { rows * h } else { 0 }];
+    let mut projected = vec![T::zero(); batch * hp];
     let mut h_prev = h0.to_vec();
     let mut c_prev = c0.map(<[T]>::to_vec).unwrap_or_default();
     let mut rec = vec![T::zero(); batch * g];
     for s in 0..seq {
         let t = if dir == 1 { seq - 1 - s } else { s };
         matmul(
-            (batch, g, h),
+            (batch, g, hp),
             &mut rec,
-            Mat::rows(&h_prev, h),
-            Mat::rows(wt.w_hh, h).t(),
+            Mat::rows(&h_prev, hp),
+            Mat::rows(wt.w_hh, hp).t(),
             false,
         );
         for b in 0..batch {
@@ -245,11 +254,16 @@ fn run_direction<T: Real>(
             let r = &rec[b * g..][..g];
             let gt = &mut gates[row * g..][..g];
             let cell = &mut cells[row * h..][..h];
-            let out = &mut output[row * dh_out + dir * h..][..h];
-            let hp = &mut h_prev[b * h..][..h];
+            let out = &mut output[row * dh_out + dir * hp..][..hp];
+            let hp = &mut h_prev[b * hp..][..hp];
             match dims.mode {
                 RnnMode::Lstm => {
                     let cp = &mut c_prev[b * h..][..h];
+                    // With a projection, o ⊙ tanh(c) goes to `unprojected` and h comes below.
+                    let m = match wt.w_hr {
+                        Some(_) => &mut unprojected[row * h..][..h],
+                        None => &mut *out,
+                    };
                     for j in 0..h {
                         let i = sigmoid(p[j] + r[j]);
                         let f = sigmoid(p[h + j] + r[h + j]);
@@ -259,8 +273,10 @@ fn run_direction<T: Real>(
                         (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]) = (i, f, gg, o);
                         cell[j] = c;
                         cp[j] = c;
-                        out[j] = o * c.tanh();
-                        hp[j] = out[j];
+                        m[j] = o * c.tanh();
+                    }
+                    if wt.w_hr.is_none() {
+                        hp.copy_from_slice(out);
                     }
                 }
                 RnnMode::Gru => {
@@ -288,9 +304,30 @@ fn run_direction<T: Real>(
                 }
             }
         }
+        // h_t = W_hr (o ⊙ tanh c_t), for the whole step at once.
+        if let Some(w_hr) = wt.w_hr {
+            let m = Mat::rows(&unprojected[t * batch * h..(t + 1) * batch * h], h);
+            matmul(
+                (batch, hp, h),
+                &mut projected,
+                m,
+                Mat::rows(w_hr, h).t(),
+                false,
+            );
+            for b in (0..batch).filter(|&b| call.active(t, b)) {
+                let v = &projected[b * hp..][..hp];
+                output[(t * batch + b) * dh_out + dir * hp..][..hp].copy_from_slice(v);
+                h_prev[b * hp..][..hp].copy_from_slice(v);
+            }
+        }
     }
     let c_n = c0.is_some().then_some(c_prev);
-    (DirTrace { gates, cells }, h_prev, c_n)
+    let trace = DirTrace {
+        gates,
+        cells,
+        unprojected,
+    };
+    (trace, h_prev, c_n)
 }
 
 /// Gradients of one call: `(dx, dw, dstate)` from the gradient of the packed output.
@@ -373,6 +410,7 @@ fn backward_direction<T: Real>(
     let dims = &call.dims;
     let (seq, batch) = (call.seq, call.batch);
     let (g, h, dh_out) = (dims.gate_size(), dims.hidden_size, dims.output_size());
+    let hs = dims.h_size();
     let wt = Weights::new(w, blk, dims);
     let rows = seq * batch;
     let gru = dims.mode == RnnMode::Gru;
@@ -386,12 +424,34 @@ fn backward_direction<T: Real>(
         Vec::new()
     };
     // h_{t-1} of every step, for the recurrent weight gradient.
-    let mut h_prev_all = vec![T::zero(); rows * h];
+    let mut h_prev_all = vec![T::zero(); rows * hs];
     let mut dh = ends.dh_n.to_vec();
     let mut dc = ends.dc_n.map(<[T]>::to_vec).unwrap_or_default();
-    let mut d_rec_h = vec![T::zero(); batch * h];
+    let mut d_rec_h = vec![T::zero(); batch * hs];
+    // With a projection: the gradient reaching each h_t, and what it sends to o ⊙ tanh(c_t).
+    let projected = wt.w_hr.is_some();
+    let mut dh_all = vec![T::zero(); if projected { rows * hs } else { 0 }];
+    let mut d_unprojected = vec![T::zero(); if projected { batch * h } else { 0 }];
     for s in (0..seq).rev() {
         let t = if dir == 1 { seq - 1 - s } else { s };
+        if let Some(w_hr) = wt.w_hr {
+            for b in (0..batch).filter(|&b| call.active(t, b)) {
+                let row = t * batch + b;
+                let dyt = &dy[row * dh_out + dir * hs..][..hs];
+                let total = &mut dh_all[row * hs..][..hs];
+                for ((d, &y), &n) in total.iter_mut().zip(dyt).zip(&dh[b * hs..][..hs]) {
+                    *d = y + n;
+                }
+            }
+            let step = Mat::rows(&dh_all[t * batch * hs..(t + 1) * batch * hs], hs);
+            matmul(
+                (batch, h, hs),
+                &mut d_unprojected,
+                step,
+                Mat::rows(w_hr, h),
+                false,
+            );
+        }
         for b in 0..batch {
             if !call.active(t, b) {
                 continue;
@@ -399,13 +459,13 @@ fn backward_direction<T: Real>(
             let prev = (!call.first(t, b, dir)).then(|| if dir == 1 { t + 1 } else { t - 1 });
             let row = t * batch + b;
             let hp: &[T] = match prev {
-                Some(pt) => &lt.output[(pt * batch + b) * dh_out + dir * h..][..h],
-                None => &ends.h0[b * h..][..h],
+                Some(pt) => &lt.output[(pt * batch + b) * dh_out + dir * hs..][..hs],
+                None => &ends.h0[b * hs..][..hs],
             };
-            h_prev_all[row * h..][..h].copy_from_slice(hp);
+            h_prev_all[row * hs..][..hs].copy_from_slice(hp);
             let gt = &dt.gates[row * g..][..g];
-            let dyt = &dy[row * dh_out + dir * h..][..h];
-            let dhb = &mut dh[b * h..][..h];
+            let dyt = &dy[row * dh_out + dir * hs..][..hs];
+            let dhb = &mut dh[b * hs..][..hs];
             if dims.mode == RnnMode::RnnTanh || dims.mode == RnnMode::RnnRelu {
                 let tanh = dims.mode == RnnMode::RnnTanh;
                 let dg = &mut dgi[row * g..][..g];
@@ -429,7 +489,11 @@ fn backward_direction<T: Real>(
                 let dg = &mut dgi[row * g..][..g];
                 for j in 0..h {
                     let (i, f, gg, o) = (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]);
-                    let dhv = dyt[j] + dhb[j];
+                    let dhv = if projected {
+                        d_unprojected[b * h + j]
+                    } else {
+                        dyt[j] + dhb[j]
+                    };
                     let tc = ct[j].tanh();
                     let dcv = dcb[j] + dhv * o * (T::one() - tc * tc);
                     dg[j] = dcv * gg * i * (T::one() - i);
@@ -457,16 +521,16 @@ fn backward_direction<T: Real>(
         let d_rec = if gru { &dgh } else { &dgi };
         let d_rec_t = Mat::rows(&d_rec[t * batch * g..(t + 1) * batch * g], g);
         matmul(
-            (batch, h, g),
+            (batch, hs, g),
             &mut d_rec_h,
             d_rec_t,
-            Mat::rows(wt.w_hh, h),
+            Mat::rows(wt.w_hh, hs),
             false,
         );
         // dh_{t-1} = W_hh^T dgates (+ z * dh for a GRU, already in dh); samples without this
         // step pass their dh through unchanged.
         for b in (0..batch).filter(|&b| call.active(t, b)) {
-            let (dhb, rec) = (&mut dh[b * h..][..h], &d_rec_h[b * h..][..h]);
+            let (dhb, rec) = (&mut dh[b * hs..][..hs], &d_rec_h[b * hs..][..hs]);
             for (d, &r) in dhb.iter_mut().zip(rec) {
                 *d = if gru { *d + r } else { r };
             }
@@ -484,14 +548,19 @@ fn backward_direction<T: Real>(
         Mat::rows(&lt.input, in_size),
         true,
     );
-    let dw_hh = &mut dw[blk.w_hh..blk.w_hh + g * h];
+    let dw_hh = &mut dw[blk.w_hh..blk.w_hh + g * hs];
     matmul(
-        (g, h, rows),
+        (g, hs, rows),
         dw_hh,
         Mat::rows(dgh, g).t(),
-        Mat::rows(&h_prev_all, h),
+        Mat::rows(&h_prev_all, hs),
         true,
     );
+    if let Some(off) = blk.w_hr {
+        let dw_hr = &mut dw[off..off + hs * h];
+        let d = Mat::rows(&dh_all, hs).t();
+        matmul((hs, h, rows), dw_hr, d, Mat::rows(&dt.unprojected, h), true);
+    }
     for (off, d) in [(blk.b_ih, &dgi), (blk.b_hh, dgh)] {
         if let Some(off) = off {
             for row in d.chunks_exact(g) {
@@ -532,6 +601,7 @@ mod tests {
                 num_layers: 3,
                 num_directions: 2,
                 bias: crate::Bias::Double,
+                proj_size: 0,
             };
             let call = Call {
                 dims,
@@ -580,6 +650,7 @@ mod tests {
             num_layers: 1,
             num_directions: 1,
             bias: crate::Bias::Double,
+            proj_size: 0,
         };
         let call = Call {
             dims,

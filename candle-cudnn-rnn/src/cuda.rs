@@ -60,6 +60,8 @@ struct Shapes {
     x: RnnDataDesc,
     y: RnnDataDesc,
     h: TensorDesc,
+    /// `c`'s shape differs from `h`'s with a projection.
+    c: TensorDesc,
 }
 
 /// The raw handles of a [`Shapes`], valid while the prepared state is locked.
@@ -68,6 +70,7 @@ struct Raw {
     x: sys::cudnnRNNDataDescriptor_t,
     y: sys::cudnnRNNDataDescriptor_t,
     h: sys::cudnnTensorDescriptor_t,
+    c: sys::cudnnTensorDescriptor_t,
 }
 
 /// Everything cuDNN needs for one device and dtype, built at the first call.
@@ -178,7 +181,7 @@ impl CudnnRnn {
             math,
             d.input_size as i32,
             d.hidden_size as i32,
-            d.hidden_size as i32,
+            d.h_size() as i32,
             d.num_layers as i32,
             dropout.0,
             RNN_PADDED_IO_ENABLED,
@@ -326,7 +329,9 @@ impl CudnnRnn {
             for dir in 0..d.num_directions {
                 let blk = d.block(layer, dir);
                 let pseudo = (layer * d.num_directions + dir) as i32;
-                for lin in 0..2 * g {
+                // Linear layers 0..g act on the input, g..2g on h, and 8 is the projection.
+                let proj = blk.w_hr.map(|_| 8);
+                for lin in (0..2 * g).chain(proj) {
                     let (mut m, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
                     cudnn!(cudnnGetRNNWeightParams(
                         h.0,
@@ -341,9 +346,18 @@ impl CudnnRnn {
                         &mut b
                     ))?;
                     let at = |p: *mut c_void| (p as u64 - base) as usize / elem;
+                    if let (Some(w_hr), 8) = (blk.w_hr, lin) {
+                        let len = d.proj_size * hid;
+                        spans.push(Span {
+                            canonical: w_hr,
+                            cudnn: at(m),
+                            len,
+                        });
+                        continue;
+                    }
                     let (gate, recurrent) = (lin % g, lin >= g);
                     let (m_off, cols) = if recurrent {
-                        (blk.w_hh, hid)
+                        (blk.w_hh, d.h_size())
                     } else {
                         (blk.w_ih, blk.in_size)
                     };
@@ -385,6 +399,7 @@ impl CudnnRnn {
             x: s.x.0,
             y: s.y.0,
             h: s.h.0,
+            c: s.c.0,
         })
     }
 
@@ -407,21 +422,25 @@ impl CudnnRnn {
             ))?;
             Ok(desc)
         };
-        let (_, ld, b, hid) = self.dims.state_shape(call.batch);
-        let h = TensorDesc::new()?;
-        let dims = [ld as i32, b as i32, hid as i32];
-        let strides = [(b * hid) as i32, hid as i32, 1];
-        cudnn!(cudnnSetTensorNdDescriptor(
-            h.0,
-            dt,
-            3,
-            dims.as_ptr(),
-            strides.as_ptr()
-        ))?;
+        let tensor = |[ld, b, f]: [usize; 3]| -> Result<TensorDesc> {
+            let t = TensorDesc::new()?;
+            let dims = [ld as i32, b as i32, f as i32];
+            let strides = [(b * f) as i32, f as i32, 1];
+            cudnn!(cudnnSetTensorNdDescriptor(
+                t.0,
+                dt,
+                3,
+                dims.as_ptr(),
+                strides.as_ptr()
+            ))?;
+            Ok(t)
+        };
+        let h_shape = self.dims.h_shape(call.batch);
         Ok(Shapes {
             x: data(self.dims.input_size)?,
             y: data(self.dims.output_size())?,
-            h,
+            h: tensor(h_shape)?,
+            c: tensor(self.dims.c_shape(call.batch).unwrap_or(h_shape))?,
         })
     }
 
@@ -556,7 +575,7 @@ impl CudnnRnn {
         work: u64,
         reserve: u64,
     ) -> Result<()> {
-        let (half, out_len) = (call.slot_len(), call.output_len());
+        let (half, out_len) = (call.h_len(), call.output_len());
         let lstm = self.dims.mode == RnnMode::Lstm;
         let c = |base: u64, at: usize| {
             if lstm {
@@ -582,7 +601,7 @@ impl CudnnRnn {
             shapes.h,
             o.state as *const c_void,
             ptr::<T>(out, out_len),
-            if lstm { shapes.h } else { std::ptr::null_mut() },
+            if lstm { shapes.c } else { std::ptr::null_mut() },
             c(o.state, half),
             c(out, out_len + half),
             sizes.space,
@@ -606,7 +625,7 @@ impl CudnnRnn {
         o: Operands,
         [y, dy, dx, ds, dw, work, reserve]: [u64; 7],
     ) -> Result<()> {
-        let (half, out_len) = (call.slot_len(), call.output_len());
+        let (half, out_len) = (call.h_len(), call.output_len());
         let lstm = self.dims.mode == RnnMode::Lstm;
         let c = |base: u64, at: usize| {
             if lstm {
@@ -629,7 +648,7 @@ impl CudnnRnn {
             o.state as *const c_void,
             ptr::<T>(dy, out_len),
             ds as *mut c_void,
-            if lstm { shapes.h } else { std::ptr::null_mut() },
+            if lstm { shapes.c } else { std::ptr::null_mut() },
             c(o.state, half),
             c(dy, out_len + half),
             c(ds, half),

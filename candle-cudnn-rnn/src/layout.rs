@@ -1,10 +1,12 @@
 //! The canonical flat weight layout, shared by the CPU path and cuDNN.
 //!
-//! For every layer `l` and direction `d` (forward first), in this order:
-//! `weight_ih` `[G*H, in_l]`, `weight_hh` `[G*H, H]`, then, with bias, `bias_ih` `[G*H]` and
-//! (double bias only) `bias_hh` `[G*H]`; `G` is 4 (LSTM, gates i,f,g,o) or 3 (GRU, gates r,z,n), `in_l` is the input
-//! size for layer 0 and `D*H` above it. This is PyTorch's parameter order and shapes, and it is
-//! also cuDNN's weight space order (checked against `cudnnGetRNNWeightParams` before use).
+//! For every layer `l` and direction `d` (forward first), in this order: `weight_ih`
+//! `[G*H, in_l]`, `weight_hh` `[G*H, P]`, with bias `bias_ih` `[G*H]` and (double bias only)
+//! `bias_hh` `[G*H]`, and with an LSTM projection `weight_hr` `[P, H]`. `G` is 4 (LSTM, gates
+//! i,f,g,o), 3 (GRU, gates r,z,n) or 1 (plain RNN); `P` is the projection size, or `H` without
+//! one; `in_l` is the input size for layer 0 and `D*P` above it. This is PyTorch's parameter
+//! order and shapes. cuDNN's weight space is compared with it (`cudnnGetRNNWeightParams`) at
+//! first use: used in place where they agree, copied to cuDNN's order per call where not.
 
 use crate::RnnMode;
 
@@ -40,6 +42,8 @@ pub struct RnnDims {
     pub num_layers: usize,
     pub num_directions: usize,
     pub bias: Bias,
+    /// LSTM projection size; 0 for none.
+    pub proj_size: usize,
 }
 
 /// Which of the four per-layer tensors a parameter is.
@@ -49,6 +53,8 @@ pub enum ParamKind {
     WeightHh,
     BiasIh,
     BiasHh,
+    /// The LSTM projection `[P, H]`.
+    WeightHr,
 }
 
 /// One named parameter: a slice of the flat buffer.
@@ -81,6 +87,7 @@ pub struct Block {
     pub w_hh: usize,
     pub b_ih: Option<usize>,
     pub b_hh: Option<usize>,
+    pub w_hr: Option<usize>,
 }
 
 impl RnnDims {
@@ -98,6 +105,7 @@ impl RnnDims {
             num_layers: cfg.num_layers,
             num_directions: cfg.num_directions(),
             bias: cfg.bias_mode(),
+            proj_size: cfg.proj_size,
         }
     }
 
@@ -106,23 +114,33 @@ impl RnnDims {
         self.mode.gates() * self.hidden_size
     }
 
+    /// Features of `h` and of each direction's output: the projection size, or `H`.
+    pub fn h_size(&self) -> usize {
+        if self.proj_size > 0 {
+            self.proj_size
+        } else {
+            self.hidden_size
+        }
+    }
+
     pub fn layer_input_size(&self, layer: usize) -> usize {
         if layer == 0 {
             self.input_size
         } else {
-            self.num_directions * self.hidden_size
+            self.num_directions * self.h_size()
         }
     }
 
-    /// Features of the output sequence: `D*H`.
+    /// Features of the output sequence: `D*P` (`D*H` without projection).
     pub fn output_size(&self) -> usize {
-        self.num_directions * self.hidden_size
+        self.num_directions * self.h_size()
     }
 
     /// Elements of one layer-direction block.
     fn block_len(&self, layer: usize) -> usize {
         let g = self.gate_size();
-        g * (self.layer_input_size(layer) + self.hidden_size + self.bias.count())
+        g * (self.layer_input_size(layer) + self.h_size() + self.bias.count())
+            + self.proj_size * self.hidden_size
     }
 
     pub fn block(&self, layer: usize, direction: usize) -> Block {
@@ -133,13 +151,15 @@ impl RnnDims {
         let g = self.gate_size();
         let in_size = self.layer_input_size(layer);
         let w_hh = before + g * in_size;
-        let b_ih = w_hh + g * self.hidden_size;
+        let b_ih = w_hh + g * self.h_size();
+        let w_hr = b_ih + g * self.bias.count();
         Block {
             in_size,
             w_ih: before,
             w_hh,
             b_ih: (self.bias.count() >= 1).then_some(b_ih),
             b_hh: (self.bias.count() == 2).then_some(b_ih + g),
+            w_hr: (self.proj_size > 0).then_some(w_hr),
         }
     }
 
@@ -150,14 +170,35 @@ impl RnnDims {
             .sum()
     }
 
-    /// `(slots, layers*directions, batch, hidden)`: `h` (and `c` for an LSTM) stacked.
-    pub fn state_shape(&self, batch: usize) -> (usize, usize, usize, usize) {
-        (
-            self.mode.state_slots(),
+    /// `[layers*directions, batch, features]` of `h`.
+    pub fn h_shape(&self, batch: usize) -> [usize; 3] {
+        [self.num_layers * self.num_directions, batch, self.h_size()]
+    }
+
+    /// `[layers*directions, batch, hidden]` of an LSTM's `c`.
+    pub fn c_shape(&self, batch: usize) -> Option<[usize; 3]> {
+        (self.mode == RnnMode::Lstm).then_some([
             self.num_layers * self.num_directions,
             batch,
             self.hidden_size,
-        )
+        ])
+    }
+
+    /// Elements of the packed state `[h | c]`.
+    pub fn state_len(&self, batch: usize) -> usize {
+        let n = |s: [usize; 3]| s.iter().product::<usize>();
+        n(self.h_shape(batch)) + self.c_shape(batch).map_or(0, n)
+    }
+
+    /// The shape of the packed state: `[S, L*D, B, H]` (`h`, and `c` for an LSTM, stacked), or
+    /// flat `[state_len]` with a projection, where `h` and `c` differ in size.
+    pub fn state_shape(&self, batch: usize) -> Vec<usize> {
+        if self.proj_size > 0 {
+            vec![self.state_len(batch)]
+        } else {
+            let [ld, b, h] = self.h_shape(batch);
+            vec![self.mode.state_slots(), ld, b, h]
+        }
     }
 
     /// Every parameter in buffer order, with PyTorch's names and shapes.
@@ -183,13 +224,17 @@ impl RnnDims {
                     ParamKind::WeightHh,
                     "weight_hh",
                     b.w_hh,
-                    vec![g, self.hidden_size],
+                    vec![g, self.h_size()],
                 );
                 if let Some(b_ih) = b.b_ih {
                     push(ParamKind::BiasIh, "bias_ih", b_ih, vec![g]);
                 }
                 if let Some(b_hh) = b.b_hh {
                     push(ParamKind::BiasHh, "bias_hh", b_hh, vec![g]);
+                }
+                if let Some(w_hr) = b.w_hr {
+                    let shape = vec![self.proj_size, self.hidden_size];
+                    push(ParamKind::WeightHr, "weight_hr", w_hr, shape);
                 }
             }
         }
@@ -216,6 +261,7 @@ mod tests {
                     num_layers: layers,
                     num_directions: dirs,
                     bias,
+                    proj_size: 0,
                 };
                 let mut next = 0;
                 for p in dims.params() {
@@ -237,6 +283,7 @@ mod tests {
             num_layers: 2,
             num_directions: 2,
             bias: Bias::Double,
+            proj_size: 0,
         };
         assert_eq!(dims.weight_count(), 2 * (80 * 32 + 80 * 62));
         let names: Vec<_> = dims.params().into_iter().map(|p| p.name).collect();
@@ -246,5 +293,21 @@ mod tests {
         );
         assert_eq!(names[4], "weight_ih_l0_reverse");
         assert_eq!(names[15], "bias_hh_l1_reverse");
+
+        // nn.LSTM(10, 20, num_layers=2, bidirectional=True, proj_size=5).
+        let dims = RnnDims {
+            proj_size: 5,
+            ..dims
+        };
+        let per_dir = |input: usize| 80 * (input + 5 + 2) + 5 * 20;
+        assert_eq!(dims.weight_count(), 2 * (per_dir(10) + per_dir(10)));
+        let p = dims.params();
+        assert_eq!(
+            (p[4].name.as_str(), p[4].shape.clone()),
+            ("weight_hr_l0", vec![5, 20])
+        );
+        assert_eq!(p[6].shape, vec![80, 5], "weight_hh_l0_reverse");
+        assert_eq!(p[10].shape, vec![80, 10], "weight_ih_l1 takes D*P inputs");
+        assert_eq!(dims.state_shape(3), vec![4 * 3 * (5 + 20)]);
     }
 }

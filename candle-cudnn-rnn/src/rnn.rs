@@ -10,47 +10,97 @@ use candle_nn::{Init, VarBuilder};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// The recurrent state: `h` (and `c` for an LSTM) stacked into `[S, L*D, B, H]`, the layout the
-/// op reads and writes, so a final state feeds the next call without a copy.
+/// The recurrent state: `h` (and `c` for an LSTM) in one tensor, the layout the op reads and
+/// writes, so a final state feeds the next call without a copy: stacked `[S, L*D, B, H]`, or
+/// flat `[h | c]` with an LSTM projection, where `h` has `P` features and `c` has `H`.
 #[derive(Clone, Debug)]
 pub struct RnnState {
     packed: Tensor,
+    /// The shapes of `h` and `c`, when known (not for a flat tensor given to `from_packed`).
+    shapes: Option<([usize; 3], Option<[usize; 3]>)>,
 }
 
 impl RnnState {
-    /// From PyTorch-shaped `h` `[L*D, B, H]` and, for an LSTM, `c` of the same shape.
+    /// From PyTorch-shaped `h` `[L*D, B, P]` and, for an LSTM, `c` `[L*D, B, H]`.
     pub fn new(h: &Tensor, c: Option<&Tensor>) -> Result<Self> {
-        let packed = match c {
-            Some(c) => Tensor::stack(&[h, c], 0)?,
-            None => h.unsqueeze(0)?,
+        let shape3 = |t: &Tensor, what: &str| -> Result<[usize; 3]> {
+            match t.dims() {
+                &[a, b, c] => Ok([a, b, c]),
+                d => bail!("rnn: {what} must be [layers*directions, batch, features], got {d:?}"),
+            }
         };
-        Ok(Self { packed })
+        let h_shape = shape3(h, "h")?;
+        let c_shape = c.map(|c| shape3(c, "c")).transpose()?;
+        let packed = match c {
+            None => h.unsqueeze(0)?,
+            Some(c) if c.dims() == h.dims() => Tensor::stack(&[h, c], 0)?,
+            Some(c) => Tensor::cat(&[h.flatten_all()?, c.flatten_all()?], 0)?,
+        };
+        Ok(Self::with_shapes(packed, h_shape, c_shape))
     }
 
+    fn with_shapes(packed: Tensor, h: [usize; 3], c: Option<[usize; 3]>) -> Self {
+        Self {
+            packed,
+            shapes: Some((h, c)),
+        }
+    }
+
+    /// From a packed tensor as [`RnnState::packed`] returns it. A stacked `[S, L*D, B, H]` one
+    /// knows its `h` and `c`; a flat one (projection) only feeds a module, which checks its size.
     pub fn from_packed(packed: Tensor) -> Self {
-        Self { packed }
+        let shapes = match packed.dims() {
+            &[s, ld, b, h] => Some(([ld, b, h], (s == 2).then_some([ld, b, h]))),
+            _ => None,
+        };
+        Self { packed, shapes }
     }
 
     pub fn packed(&self) -> &Tensor {
         &self.packed
     }
 
-    pub fn h(&self) -> Result<Tensor> {
-        self.packed.get(0)
+    fn known_shapes(&self) -> Result<([usize; 3], Option<[usize; 3]>)> {
+        self.shapes.ok_or_else(|| {
+            candle_core::Error::Msg(
+                "rnn: this state came from a flat packed tensor, whose h and c sizes are \
+                 unknown; build it with RnnState::new"
+                    .into(),
+            )
+        })
     }
 
-    /// The cell state of an LSTM; `None` for a GRU.
-    pub fn c(&self) -> Result<Option<Tensor>> {
-        match self.packed.dim(0)? {
-            2 => Ok(Some(self.packed.get(1)?)),
-            _ => Ok(None),
+    pub fn h(&self) -> Result<Tensor> {
+        let (h, _) = self.known_shapes()?;
+        match self.packed.rank() {
+            4 => self.packed.get(0),
+            _ => self
+                .packed
+                .narrow(0, 0, h.iter().product())?
+                .reshape(h.to_vec()),
         }
+    }
+
+    /// The cell state of an LSTM; `None` otherwise.
+    pub fn c(&self) -> Result<Option<Tensor>> {
+        let (h, c) = self.known_shapes()?;
+        let Some(c) = c else { return Ok(None) };
+        Ok(Some(match self.packed.rank() {
+            4 => self.packed.get(1)?,
+            _ => {
+                let start: usize = h.iter().product();
+                self.packed
+                    .narrow(0, start, c.iter().product())?
+                    .reshape(c.to_vec())?
+            }
+        }))
     }
 
     /// The same values, cut from the graph (truncated back-propagation through time).
     pub fn detach(&self) -> Self {
         Self {
             packed: self.packed.detach(),
+            shapes: self.shapes,
         }
     }
 }
@@ -203,6 +253,13 @@ fn dims(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -
     if !(0.0..1.0).contains(&cfg.dropout) {
         bail!("rnn: dropout must be in [0, 1), got {}", cfg.dropout)
     }
+    if cfg.proj_size > 0 && (mode != RnnMode::Lstm || cfg.proj_size >= hidden_size) {
+        bail!(
+            "rnn: proj_size must be smaller than hidden_size ({hidden_size}) and needs an LSTM, \
+             got proj_size {} for {mode:?}",
+            cfg.proj_size
+        )
+    }
     Ok(RnnDims::new(mode, input_size, hidden_size, cfg))
 }
 
@@ -302,7 +359,7 @@ impl Rnn {
             self.weight.dtype(),
             self.weight.device(),
         )?;
-        Ok(RnnState { packed })
+        Ok(self.state(packed, batch))
     }
 
     /// Inference: no dropout. Returns the output sequence and the final state.
@@ -394,7 +451,7 @@ impl Rnn {
         let state = packed
             .narrow(0, out_len, state_len)?
             .reshape(self.dims.state_shape(batch))?;
-        Ok((y, RnnState { packed: state }))
+        Ok((y, self.state(state, batch)))
     }
 
     /// Checks `x` and returns it time-major and contiguous.
@@ -429,13 +486,20 @@ impl Rnn {
         x.contiguous()
     }
 
+    fn state(&self, packed: Tensor, batch: usize) -> RnnState {
+        RnnState::with_shapes(packed, self.dims.h_shape(batch), self.dims.c_shape(batch))
+    }
+
     fn checked_state(&self, s: &RnnState, batch: usize) -> Result<Tensor> {
-        let (sl, ld, b, h) = self.dims.state_shape(batch);
-        if s.packed.dims() != [sl, ld, b, h] {
+        let want = self.dims.state_shape(batch);
+        if s.packed.dims() != want.as_slice() {
+            let what = match (want.len(), self.dims.mode.state_slots()) {
+                (1, _) => "h and c flattened and concatenated",
+                (_, 2) => "h and c stacked, layers*directions, batch, hidden",
+                _ => "h, layers*directions, batch, hidden",
+            };
             bail!(
-                "rnn: state must be [{sl}, {ld}, {b}, {h}] (h{} stacked, layers*directions, batch, \
-                 hidden), got {:?}",
-                if sl == 2 { " and c" } else { "" },
+                "rnn: state must be {want:?} ({what}), got {:?}",
                 s.packed.dims()
             )
         }

@@ -40,6 +40,10 @@ fn check_coordinates(name: &str, analytic: &Tensor, t: &Tensor, f: impl Fn(&Tens
 }
 
 fn gradcheck(mode: RnnMode, bias: Bias, with_state: bool) {
+    gradcheck_projected(mode, bias, with_state, 0)
+}
+
+fn gradcheck_projected(mode: RnnMode, bias: Bias, with_state: bool, proj_size: usize) {
     let mut rng = rng(&format!(
         "gradcheck {mode:?} bias {bias:?} state {with_state}"
     ));
@@ -52,6 +56,7 @@ fn gradcheck(mode: RnnMode, bias: Bias, with_state: bool) {
             bidirectional: true,
             bias: bias != Bias::None,
             single_bias: bias == Bias::Single,
+            proj_size,
             ..Default::default()
         },
         seq: 3,
@@ -103,4 +108,10 @@ fn plain_rnn_gradients() {
     gradcheck(RnnMode::RnnTanh, Bias::Double, true);
     gradcheck(RnnMode::RnnRelu, Bias::Double, true);
     gradcheck(RnnMode::RnnTanh, Bias::None, false);
+}
+
+#[test]
+fn projected_lstm_gradients() {
+    gradcheck_projected(RnnMode::Lstm, Bias::Double, true, 2);
+    gradcheck_projected(RnnMode::Lstm, Bias::None, false, 1);
 }

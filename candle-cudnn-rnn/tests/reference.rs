@@ -16,15 +16,23 @@ const MODES: [RnnMode; 4] = [
 ];
 
 fn random_case(rng: &mut rand::rngs::StdRng) -> Case {
+    let mode = MODES[rng.random_range(0..4)];
+    let hidden = rng.random_range(1..6);
+    // Half the LSTMs project h to fewer features.
+    let proj_size = match mode == RnnMode::Lstm && hidden > 1 && rng.random() {
+        true => rng.random_range(1..hidden),
+        false => 0,
+    };
     Case {
-        mode: MODES[rng.random_range(0..4)],
+        mode,
         input: rng.random_range(1..6),
-        hidden: rng.random_range(1..6),
+        hidden,
         cfg: RnnConfig {
             num_layers: rng.random_range(1..4),
             bias: rng.random(),
             single_bias: rng.random(),
             bidirectional: rng.random(),
+            proj_size,
             ..Default::default()
         },
         seq: rng.random_range(1..7),

@@ -5,7 +5,7 @@
 mod common;
 
 use candle_core::{Device, Tensor};
-use candle_cudnn_rnn::{flat_from_named, RnnConfig, RnnMode};
+use candle_cudnn_rnn::{flat_from_named, RnnConfig, RnnMode, RnnState};
 use common::*;
 use serde_json::Value;
 
@@ -24,12 +24,9 @@ fn tensor(v: &Value) -> Option<Tensor> {
     Some(Tensor::from_vec(data, shape, &Device::Cpu).unwrap())
 }
 
-/// `h` and, if present, `c` stacked like the op's packed state.
+/// `h` and, if present, `c` packed like the op's state.
 fn packed(h: &Tensor, c: Option<Tensor>) -> Tensor {
-    match c {
-        Some(c) => Tensor::stack(&[h, &c], 0).unwrap(),
-        None => h.unsqueeze(0).unwrap(),
-    }
+    RnnState::new(h, c.as_ref()).unwrap().packed().clone()
 }
 
 #[test]
@@ -53,6 +50,7 @@ fn cpu_op_reproduces_pytorch() {
                 num_layers: num("num_layers"),
                 bias: c["bias"].as_bool().unwrap(),
                 bidirectional: c["bidirectional"].as_bool().unwrap(),
+                proj_size: c["proj_size"].as_u64().unwrap_or(0) as usize,
                 ..Default::default()
             },
             seq: num("seq"),

@@ -27,7 +27,10 @@ impl CudnnRnn {
         o: Operands,
     ) -> Result<RnnAlgo> {
         match self.algo {
-            RnnAlgo::Auto if call.lengths.is_some() => Ok(RnnAlgo::Standard),
+            // The persistent kernels take neither variable lengths nor a projection.
+            RnnAlgo::Auto if call.lengths.is_some() || self.dims.proj_size > 0 => {
+                Ok(RnnAlgo::Standard)
+            }
             RnnAlgo::Auto => {
                 let key = (call.seq, call.batch, train);
                 if let Some(&a) = p.chosen.get(&key) {
@@ -39,6 +42,10 @@ impl CudnnRnn {
             }
             a if a != RnnAlgo::Standard && call.lengths.is_some() => bail!(
                 "rnn: cuDNN's {a:?} algorithm does not take variable-length sequences; use \
+                 RnnAlgo::Standard or RnnAlgo::Auto"
+            ),
+            a if a != RnnAlgo::Standard && self.dims.proj_size > 0 => bail!(
+                "rnn: cuDNN's {a:?} algorithm does not take a projection; use \
                  RnnAlgo::Standard or RnnAlgo::Auto"
             ),
             a => Ok(a),

@@ -56,6 +56,11 @@ pub fn dims(mode: RnnMode, input: usize, hidden: usize, cfg: &RnnConfig) -> RnnD
     RnnDims::new(mode, input, hidden, cfg)
 }
 
+/// The batch size a packed state holds for `dims`.
+fn state_batch(dims: &RnnDims, state: &Tensor) -> usize {
+    state.elem_count() / dims.state_len(1)
+}
+
 fn sigmoid(x: &Tensor) -> Result<Tensor> {
     (x.neg()?.exp()? + 1.0)?.recip()
 }
@@ -85,6 +90,18 @@ pub fn reference(
     };
     let mut input = x.clone();
     let (mut h_n, mut c_n) = (Vec::new(), Vec::new());
+    // The packed state is [h | c] in row-major order, whatever its shape.
+    let flat = state.flatten_all()?;
+    let h_shape = dims.h_shape(state_batch(dims, state));
+    let h_len: usize = h_shape.iter().product();
+    let h0 = flat.narrow(0, 0, h_len)?.reshape(h_shape.to_vec())?;
+    let c0 = dims
+        .c_shape(h_shape[1])
+        .map(|c| {
+            flat.narrow(0, h_len, c.iter().product())?
+                .reshape(c.to_vec())
+        })
+        .transpose()?;
     for layer in 0..dims.num_layers {
         let mut dir_outputs = Vec::new();
         for dir in 0..dims.num_directions {
@@ -92,12 +109,10 @@ pub fn reference(
             let w_hh = get(layer, dir, "weight_hh")?.unwrap();
             let b_ih = get(layer, dir, "bias_ih")?;
             let b_hh = get(layer, dir, "bias_hh")?;
+            let w_hr = get(layer, dir, "weight_hr")?;
             let k = layer * dims.num_directions + dir;
-            let mut hs = state.get(0)?.get(k)?;
-            let mut cs = match dims.mode {
-                RnnMode::Lstm => Some(state.get(1)?.get(k)?),
-                _ => None,
-            };
+            let mut hs = h0.get(k)?;
+            let mut cs = c0.as_ref().map(|c| c.get(k)).transpose()?;
             let mut outs = vec![None; seq];
             for s in 0..seq {
                 let t = if dir == 1 { seq - 1 - s } else { s };
@@ -118,6 +133,9 @@ pub fn reference(
                         let o = sigmoid(&g.narrow(1, 3 * h, h)?)?;
                         let c = ((f * cs.as_ref().unwrap())? + (i * gg)?)?;
                         hs = (o * c.tanh()?)?;
+                        if let Some(w_hr) = &w_hr {
+                            hs = hs.matmul(&w_hr.t()?)?;
+                        }
                         cs = Some(c);
                     }
                     RnnMode::RnnTanh => hs = (gi + gh)?.tanh()?,
@@ -141,11 +159,15 @@ pub fn reference(
         }
         input = Tensor::cat(&dir_outputs, 2)?;
     }
-    let mut slots = vec![Tensor::stack(&h_n, 0)?];
-    if !c_n.is_empty() {
-        slots.push(Tensor::stack(&c_n, 0)?);
-    }
-    Ok((input, Tensor::stack(&slots, 0)?))
+    let (h_n, c_n) = (Tensor::stack(&h_n, 0)?, Tensor::stack(&c_n, 0).ok());
+    let packed = match c_n {
+        Some(c) if c.dims() != h_n.dims() => {
+            Tensor::cat(&[h_n.flatten_all()?, c.flatten_all()?], 0)?
+        }
+        Some(c) => Tensor::stack(&[h_n, c], 0)?,
+        None => h_n.unsqueeze(0)?,
+    };
+    Ok((input, packed))
 }
 
 /// A random case: module config, weight, time-major input, packed state.
@@ -165,11 +187,10 @@ impl Case {
 
     pub fn random_inputs(&self, rng: &mut StdRng) -> (Tensor, Tensor, Tensor) {
         let d = self.dims();
-        let (s, ld, b, h) = d.state_shape(self.batch);
         (
             uniform(rng, &[d.weight_count()], 0.6),
             uniform(rng, &[self.seq, self.batch, self.input], 1.0),
-            uniform(rng, &[s, ld, b, h], 0.8),
+            uniform(rng, &d.state_shape(self.batch), 0.8),
         )
     }
 

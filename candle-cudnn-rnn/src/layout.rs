@@ -1,12 +1,13 @@
-//! The canonical flat weight layout, shared by the CPU path and cuDNN.
+//! The canonical flat weight layout, shared by the CPU path and cuDNN: cuDNN's own weight
+//! space order, so that the weight tensor is handed to cuDNN in place.
 //!
-//! For every layer `l` and direction `d` (forward first), in this order: `weight_ih`
-//! `[G*H, in_l]`, `weight_hh` `[G*H, P]`, with bias `bias_ih` `[G*H]` and (double bias only)
-//! `bias_hh` `[G*H]`, and with an LSTM projection `weight_hr` `[P, H]`. `G` is 4 (LSTM, gates
-//! i,f,g,o), 3 (GRU, gates r,z,n) or 1 (plain RNN); `P` is the projection size, or `H` without
-//! one; `in_l` is the input size for layer 0 and `D*P` above it. This is PyTorch's parameter
-//! order and shapes. cuDNN's weight space is compared with it (`cudnnGetRNNWeightParams`) at
-//! first use: used in place where they agree, copied to cuDNN's order per call where not.
+//! First the matrices of every layer `l` and direction `d` (forward first): `weight_ih`
+//! `[G*H, in_l]`, `weight_hh` `[G*H, P]` and, with an LSTM projection, `weight_hr` `[P, H]`;
+//! then their biases in the same order: `bias_ih` `[G*H]` and (double bias) `bias_hh` `[G*H]`.
+//! `G` is 4 (LSTM, gates i,f,g,o), 3 (GRU, gates r,z,n) or 1 (plain RNN); `P` is the
+//! projection size, or `H` without one; `in_l` is the input size for layer 0 and `D*P` above
+//! it. Shapes and names are PyTorch's. cuDNN's layout is checked against this one
+//! (`cudnnGetRNNWeightParams`) at first use; a cuDNN that differs gets a per-call copy.
 
 use crate::RnnMode;
 
@@ -46,8 +47,8 @@ pub struct RnnDims {
     pub proj_size: usize,
 }
 
-/// Which of the four per-layer tensors a parameter is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which of the per-layer tensors a parameter is, in PyTorch's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ParamKind {
     WeightIh,
     WeightHh,
@@ -136,38 +137,40 @@ impl RnnDims {
         self.num_directions * self.h_size()
     }
 
-    /// Elements of one layer-direction block.
-    fn block_len(&self, layer: usize) -> usize {
-        let g = self.gate_size();
-        g * (self.layer_input_size(layer) + self.h_size() + self.bias.count())
+    /// Matrix elements of one layer-direction.
+    fn matrices_len(&self, layer: usize) -> usize {
+        self.gate_size() * (self.layer_input_size(layer) + self.h_size())
             + self.proj_size * self.hidden_size
     }
 
+    /// Matrix elements of the layers below `layer`.
+    fn matrices_before(&self, layer: usize) -> usize {
+        (0..layer)
+            .map(|l| self.num_directions * self.matrices_len(l))
+            .sum()
+    }
+
     pub fn block(&self, layer: usize, direction: usize) -> Block {
-        let before: usize = (0..layer)
-            .map(|l| self.num_directions * self.block_len(l))
-            .sum::<usize>()
-            + direction * self.block_len(layer);
         let g = self.gate_size();
         let in_size = self.layer_input_size(layer);
-        let w_hh = before + g * in_size;
-        let b_ih = w_hh + g * self.h_size();
-        let w_hr = b_ih + g * self.bias.count();
+        let w_ih = self.matrices_before(layer) + direction * self.matrices_len(layer);
+        let w_hh = w_ih + g * in_size;
+        let k = layer * self.num_directions + direction;
+        let b_ih = self.matrices_before(self.num_layers) + k * g * self.bias.count();
         Block {
             in_size,
-            w_ih: before,
+            w_ih,
             w_hh,
             b_ih: (self.bias.count() >= 1).then_some(b_ih),
             b_hh: (self.bias.count() == 2).then_some(b_ih + g),
-            w_hr: (self.proj_size > 0).then_some(w_hr),
+            w_hr: (self.proj_size > 0).then_some(w_hh + g * self.h_size()),
         }
     }
 
     /// Length of the flat weight buffer.
     pub fn weight_count(&self) -> usize {
-        (0..self.num_layers)
-            .map(|l| self.num_directions * self.block_len(l))
-            .sum()
+        let directions = self.num_layers * self.num_directions;
+        self.matrices_before(self.num_layers) + directions * self.gate_size() * self.bias.count()
     }
 
     /// `[layers*directions, batch, features]` of `h`.
@@ -201,40 +204,46 @@ impl RnnDims {
         }
     }
 
-    /// Every parameter in buffer order, with PyTorch's names and shapes.
+    /// Every parameter in buffer order (matrices, then biases), with PyTorch's names and
+    /// shapes. Sort by `(layer, direction, kind)` for PyTorch's `state_dict` order.
     pub fn params(&self) -> Vec<Param> {
         let g = self.gate_size();
         let mut out = Vec::new();
-        for layer in 0..self.num_layers {
-            for direction in 0..self.num_directions {
-                let b = self.block(layer, direction);
-                let suffix = if direction == 1 { "_reverse" } else { "" };
-                let mut push = |kind, stem: &str, offset, shape: Vec<usize>| {
-                    out.push(Param {
-                        name: format!("{stem}_l{layer}{suffix}"),
-                        layer,
-                        direction,
-                        kind,
-                        offset,
-                        shape,
-                    })
-                };
-                push(ParamKind::WeightIh, "weight_ih", b.w_ih, vec![g, b.in_size]);
-                push(
-                    ParamKind::WeightHh,
-                    "weight_hh",
-                    b.w_hh,
-                    vec![g, self.h_size()],
-                );
-                if let Some(b_ih) = b.b_ih {
-                    push(ParamKind::BiasIh, "bias_ih", b_ih, vec![g]);
-                }
-                if let Some(b_hh) = b.b_hh {
-                    push(ParamKind::BiasHh, "bias_hh", b_hh, vec![g]);
-                }
-                if let Some(w_hr) = b.w_hr {
-                    let shape = vec![self.proj_size, self.hidden_size];
-                    push(ParamKind::WeightHr, "weight_hr", w_hr, shape);
+        for biases in [false, true] {
+            for layer in 0..self.num_layers {
+                for direction in 0..self.num_directions {
+                    let b = self.block(layer, direction);
+                    let suffix = if direction == 1 { "_reverse" } else { "" };
+                    let mut push = |kind, stem: &str, offset, shape: Vec<usize>| {
+                        out.push(Param {
+                            name: format!("{stem}_l{layer}{suffix}"),
+                            layer,
+                            direction,
+                            kind,
+                            offset,
+                            shape,
+                        })
+                    };
+                    if biases {
+                        if let Some(b_ih) = b.b_ih {
+                            push(ParamKind::BiasIh, "bias_ih", b_ih, vec![g]);
+                        }
+                        if let Some(b_hh) = b.b_hh {
+                            push(ParamKind::BiasHh, "bias_hh", b_hh, vec![g]);
+                        }
+                        continue;
+                    }
+                    push(ParamKind::WeightIh, "weight_ih", b.w_ih, vec![g, b.in_size]);
+                    push(
+                        ParamKind::WeightHh,
+                        "weight_hh",
+                        b.w_hh,
+                        vec![g, self.h_size()],
+                    );
+                    if let Some(w_hr) = b.w_hr {
+                        let shape = vec![self.proj_size, self.hidden_size];
+                        push(ParamKind::WeightHr, "weight_hr", w_hr, shape);
+                    }
                 }
             }
         }
@@ -289,9 +298,14 @@ mod tests {
         let names: Vec<_> = dims.params().into_iter().map(|p| p.name).collect();
         assert_eq!(
             names[0..4],
-            ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+            [
+                "weight_ih_l0",
+                "weight_hh_l0",
+                "weight_ih_l0_reverse",
+                "weight_hh_l0_reverse"
+            ]
         );
-        assert_eq!(names[4], "weight_ih_l0_reverse");
+        assert_eq!(names[8], "bias_ih_l0");
         assert_eq!(names[15], "bias_hh_l1_reverse");
 
         // nn.LSTM(10, 20, num_layers=2, bidirectional=True, proj_size=5).
@@ -303,11 +317,11 @@ mod tests {
         assert_eq!(dims.weight_count(), 2 * (per_dir(10) + per_dir(10)));
         let p = dims.params();
         assert_eq!(
-            (p[4].name.as_str(), p[4].shape.clone()),
+            (p[2].name.as_str(), p[2].shape.clone()),
             ("weight_hr_l0", vec![5, 20])
         );
-        assert_eq!(p[6].shape, vec![80, 5], "weight_hh_l0_reverse");
-        assert_eq!(p[10].shape, vec![80, 10], "weight_ih_l1 takes D*P inputs");
+        assert_eq!(p[4].shape, vec![80, 5], "weight_hh_l0_reverse");
+        assert_eq!(p[6].shape, vec![80, 10], "weight_ih_l1 takes D*P inputs");
         assert_eq!(dims.state_shape(3), vec![4 * 3 * (5 + 20)]);
     }
 }

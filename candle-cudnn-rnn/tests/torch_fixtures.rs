@@ -38,7 +38,7 @@ fn cpu_op_reproduces_pytorch() {
     .unwrap();
     let fixtures: Value = serde_json::from_str(&text).unwrap();
     let cases = fixtures["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 11);
+    assert_eq!(cases.len(), 13);
     for c in cases {
         let name = c["name"].as_str().unwrap();
         let num = |k: &str| c[k].as_u64().unwrap() as usize;

@@ -124,6 +124,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         max_batches: None,
         epochs_done: 0,
         history: Vec::new(),
+        rnn_layout: crate::checkpoint::RNN_LAYOUT,
     };
     set_matmul_precision(&state);
     let (model, varmap) = build_model(&state, &device, None)?;

@@ -6,6 +6,7 @@ use crate::config::{LmConfig, Preset};
 use crate::model::{Precision, RnnKind};
 use anyhow::{bail, Context, Result};
 use candle_core::{Device, Tensor};
+use candle_cudnn_rnn::{flat_from_named, RnnDims};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Write;
@@ -37,7 +38,15 @@ pub struct TrainState {
     pub max_batches: Option<usize>,
     pub epochs_done: usize,
     pub history: Vec<EpochMetrics>,
+    /// Layout of the fused LSTM's flat `rnn.weight`: 1 is cuDNN's order (matrices, then
+    /// biases); 0, the default of checkpoints that predate the field, is PyTorch's per-layer
+    /// order, converted on load.
+    #[serde(default)]
+    pub rnn_layout: u32,
 }
+
+/// The flat-weight layout this version writes.
+pub const RNN_LAYOUT: u32 = 1;
 
 /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -74,6 +83,21 @@ pub fn save(
     Ok(())
 }
 
+/// A flat weight in PyTorch's per-layer order (each layer-direction's tensors together, as
+/// `state_dict` lists them) rearranged into the canonical layout.
+fn from_per_layer_order(dims: &RnnDims, flat: &Tensor) -> Result<Tensor> {
+    let mut params = dims.params();
+    params.sort_by_key(|p| (p.layer, p.direction, p.kind));
+    let mut named = HashMap::new();
+    let mut at = 0;
+    for p in params {
+        let len = p.len();
+        named.insert(p.name, flat.narrow(0, at, len)?.reshape(p.shape)?);
+        at += len;
+    }
+    Ok(flat_from_named(dims, |name, _| Ok(named[name].clone()))?)
+}
+
 pub struct Checkpoint {
     pub weights: HashMap<String, Tensor>,
     pub state: TrainState,
@@ -89,8 +113,15 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint> {
     let Some(state_json) = meta.metadata().as_ref().and_then(|m| m.get(STATE_KEY)) else {
         bail!("{}: no training state in its metadata", corrupt());
     };
-    let state: TrainState = serde_json::from_str(state_json).with_context(corrupt)?;
-    let weights = candle_core::safetensors::load_buffer(&bytes, device).with_context(corrupt)?;
+    let mut state: TrainState = serde_json::from_str(state_json).with_context(corrupt)?;
+    let mut weights =
+        candle_core::safetensors::load_buffer(&bytes, device).with_context(corrupt)?;
+    if state.rnn_layout == 0 && state.rnn == RnnKind::Cudnn {
+        let old = weights.get("rnn.weight").with_context(corrupt)?;
+        let new = from_per_layer_order(&crate::model::rnn_dims(&state.config), old)?;
+        weights.insert("rnn.weight".into(), new);
+    }
+    state.rnn_layout = RNN_LAYOUT;
     let tok_path = dir.join("tokenizer.json");
     let tokenizer = Tokenizer::from_file(&tok_path)
         .map_err(anyhow::Error::msg)
@@ -100,4 +131,36 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint> {
         state,
         tokenizer,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each tensor of an old per-layer-order weight lands under its name in the new layout.
+    #[test]
+    fn per_layer_order_converts_by_name() {
+        let mut cfg = LmConfig::preset(Preset::Small);
+        (cfg.hidden_size, cfg.lstm_bias) = (3, crate::config::LstmBias::Double);
+        let dims = crate::model::rnn_dims(&cfg);
+        let n = dims.weight_count();
+        let old = Tensor::arange(0f32, n as f32, &Device::Cpu).unwrap();
+        let new = from_per_layer_order(&dims, &old)
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        let mut params = dims.params();
+        params.sort_by_key(|p| (p.layer, p.direction, p.kind));
+        let mut at = 0;
+        for p in params {
+            let want: Vec<f32> = (at..at + p.len()).map(|v| v as f32).collect();
+            assert_eq!(new[p.offset..p.offset + p.len()], want[..], "{}", p.name);
+            at += p.len();
+        }
+        assert_ne!(
+            new,
+            old.to_vec1::<f32>().unwrap(),
+            "two layers: the layouts differ"
+        );
+    }
 }

@@ -113,6 +113,12 @@ impl Masks {
     }
 }
 
+/// The fused LSTM's sizes under `cfg`.
+pub fn rnn_dims(cfg: &LmConfig) -> RnnDims {
+    let h = cfg.hidden_size;
+    RnnDims::new(RnnMode::Lstm, h, h, &rnn_config(cfg, MathMode::Fp32))
+}
+
 fn rnn_config(cfg: &LmConfig, math: MathMode) -> RnnConfig {
     RnnConfig {
         num_layers: cfg.num_layers,
@@ -129,9 +135,8 @@ pub fn zero_init_ranges(cfg: &LmConfig, name: &str, len: usize) -> Vec<Range<usi
     if cfg.lstm_bias != LstmBias::Single {
         return Vec::new();
     }
-    let h = cfg.hidden_size;
     match name {
-        "rnn.weight" => RnnDims::new(RnnMode::Lstm, h, h, &rnn_config(cfg, MathMode::Fp32))
+        "rnn.weight" => rnn_dims(cfg)
             .params()
             .into_iter()
             .filter(|p| p.kind == ParamKind::BiasIh)

@@ -130,6 +130,7 @@ mod tests {
     use super::*;
     use crate::config::{LstmBias, Preset};
     use crate::model::{Precision, RnnKind};
+    use candle_cudnn_rnn::ParamKind;
 
     fn state(bias: LstmBias, rnn: RnnKind) -> TrainState {
         let mut config = crate::config::LmConfig::preset(Preset::Small);
@@ -144,6 +145,7 @@ mod tests {
             max_batches: None,
             epochs_done: 0,
             history: Vec::new(),
+            rnn_layout: crate::checkpoint::RNN_LAYOUT,
         }
     }
 
@@ -162,10 +164,18 @@ mod tests {
         let w = weights(&state(LstmBias::Single, RnnKind::Cudnn));
         let flat = &w["rnn.weight"];
         assert_eq!(flat.len(), 2 * g * (h + h + 1));
-        for layer in 0..2 {
-            let b = layer * g * (2 * h + 1) + 2 * g * h;
-            assert!(flat[b..b + g].iter().all(|&v| v == 0.0), "layer {layer}");
-            assert!(flat[b - g * h..b].iter().all(|&v| v != 0.0));
+        let cfg = candle_cudnn_rnn::RnnConfig {
+            num_layers: 2,
+            single_bias: true,
+            ..Default::default()
+        };
+        let dims = candle_cudnn_rnn::RnnDims::new(candle_cudnn_rnn::RnnMode::Lstm, h, h, &cfg);
+        for p in dims.params() {
+            let v = &flat[p.offset..p.offset + p.len()];
+            match p.kind {
+                ParamKind::BiasIh => assert!(v.iter().all(|&v| v == 0.0), "{}", p.name),
+                _ => assert!(v.iter().all(|&v| v != 0.0), "{}", p.name),
+            }
         }
         let w = weights(&state(LstmBias::Double, RnnKind::Cudnn));
         assert_eq!(w["rnn.weight"].len(), 2 * g * (h + h + 2));

@@ -146,6 +146,7 @@ fn start_state(
         max_batches: args.max_batches,
         epochs_done: 0,
         history: Vec::new(),
+        rnn_layout: crate::checkpoint::RNN_LAYOUT,
     };
     let has_checkpoint = out.join("model.safetensors").exists();
     if !args.resume {

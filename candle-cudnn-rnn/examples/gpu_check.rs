@@ -47,11 +47,13 @@ impl Case {
     /// Output and gradient tolerances (relative L2 error).
     fn tolerances(&self) -> (f64, f64) {
         match (self.dtype, self.math, self.mode) {
+            // Rounding (TF32, f16, bf16) moves pre-activations near 0 across ReLU's kink, where
+            // the gradient jumps between 0 and 1: a few gradient entries differ outright and
+            // stacked layers compound it. Outputs stay within the usual bound, and strict fp32
+            // ReLU gradients agree to 1e-7, so only these gradient bounds are wider.
+            (DType::F16 | DType::BF16, _, RnnMode::RnnRelu) => (2e-2, 8e-2),
             (DType::F16 | DType::BF16, _, _) => (2e-2, 2e-2),
             (_, MathMode::Fp32, _) => (1e-5, 1e-4),
-            // TF32 rounding moves pre-activations near 0 across ReLU's kink, where the gradient
-            // jumps between 0 and 1: a few gradient entries differ outright, stacked layers
-            // compound it (strict fp32 ReLU agrees to 1e-7).
             (_, MathMode::Tf32, RnnMode::RnnRelu) => (2e-3, 5e-2),
             (_, MathMode::Tf32, _) => (2e-3, 2e-3),
         }

@@ -3,8 +3,10 @@
 
 Usage: scripts/bench_table.py DIR
 DIR holds grid_op.json (bench_grid), torch.json (scripts/torch_reference.py, optional) and
-ptb_<config>_<variant>.json files (ptb-lm bench --json). Prints the op grid with the ratios
-"this op / PyTorch" (same precision) and "this op / candle-nn loop", then PTB throughput.
+ptb_<config>_<variant>.json files (ptb-lm bench --json). Prints the op grid (training step,
+microseconds per example) with the ratios "this op / PyTorch" at the same precision (the
+faster of the standard and Auto algorithms) and, when measured, "this op / candle-nn loop";
+then PTB throughput.
 """
 import glob
 import json
@@ -22,25 +24,36 @@ def grid_table(d):
     torch_path = os.path.join(d, "torch.json")
     torch = load(torch_path)["grid"] if os.path.exists(torch_path) else []
     key = lambda r: (r["mode"], r["layers"], r["batch"], r["seq"], r["hidden"])
-    by = {}
+    by, picks = {}, {}
     for r in ours + torch:
-        by.setdefault(key(r), {})[r["impl"]] = r
-    print("| mode | L | B | T | H | op fp32 train | torch fp32 train | op/torch | op tf32 train "
-          "| torch tf32 train | op/torch | candle-nn train | op fp32/candle-nn "
-          "| op tf32 fwd | torch tf32 fwd | op/torch |")
-    print("|" + "---|" * 16)
+        impl = r["impl"]
+        if " (" in impl:  # "op-tf32-auto (PersistStatic)": the algorithm Auto picked
+            impl, pick = impl.split(" (", 1)
+            picks[(key(r), impl)] = pick.rstrip(")")
+        by.setdefault(key(r), {})[impl] = r
+    has_loop = any("candle-nn-loop-fp32" in v for v in by.values())
+    cols = ["mode", "L", "B", "T", "H", "op fp32", "torch fp32", "op/torch", "op tf32",
+            "op tf32 Auto", "torch tf32", "best op/torch", "op bf16", "op bf16 Auto",
+            "torch AMP bf16", "best op/torch"] + (["candle-nn fp32", "op fp32/candle-nn"] if has_loop else [])
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
     for k in sorted(by, key=lambda k: (k[0], k[1], k[3], k[2], k[4])):
         r = by[k]
-        g = lambda impl, f: r.get(impl, {}).get(f)
+        g = lambda impl: r.get(impl, {}).get("train_us_per_example")
         ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"
         num = lambda v: f"{v:.1f}" if v else "-"
-        o32, t32 = g("op-fp32", "train_us_per_example"), g("torch-fp32", "train_us_per_example")
-        o_tf, t_tf = g("op-tf32", "train_us_per_example"), g("torch-tf32", "train_us_per_example")
-        cn = g("candle-nn-loop-fp32", "train_us_per_example")
-        of, tf = g("op-tf32", "forward_us_per_example"), g("torch-tf32", "forward_us_per_example")
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {num(o32)} | {num(t32)} | {ratio(o32, t32)} "
-              f"| {num(o_tf)} | {num(t_tf)} | {ratio(o_tf, t_tf)} | {num(cn)} | {ratio(o32, cn)} "
-              f"| {num(of)} | {num(tf)} | {ratio(of, tf)} |")
+        auto = lambda impl: f"{num(g(impl))} ({picks.get((k, impl), '-')})" if g(impl) else "-"
+        best = lambda *v: min([x for x in v if x], default=None)
+        o32, t32 = g("op-fp32"), g("torch-fp32")
+        o_tf, o_tfa, t_tf = g("op-tf32"), g("op-tf32-auto"), g("torch-tf32")
+        o_bf, o_bfa, t_bf = g("op-bf16"), g("op-bf16-auto"), g("torch-amp-bf16")
+        row = [*map(str, k), num(o32), num(t32), ratio(o32, t32), num(o_tf), auto("op-tf32-auto"),
+               num(t_tf), ratio(best(o_tf, o_tfa), t_tf), num(o_bf), auto("op-bf16-auto"), num(t_bf),
+               ratio(best(o_bf, o_bfa), t_bf)]
+        if has_loop:
+            cn = g("candle-nn-loop-fp32")
+            row += [num(cn), ratio(o32, cn)]
+        print("| " + " | ".join(row) + " |")
 
 
 def ptb_table(d):

@@ -7,6 +7,7 @@
 
 use crate::gemm::{matmul, Mat};
 use crate::layout::{Block, RnnDims};
+use crate::par::{for_each_sample, Rows};
 use crate::RnnMode;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -245,23 +246,41 @@ fn run_direction<T: Real>(
             Mat::rows(wt.w_hh, hp).t(),
             false,
         );
-        for b in 0..batch {
+        let (gates_r, cells_r, unprojected_r) = (
+            Rows::new(&mut gates),
+            Rows::new(&mut cells),
+            Rows::new(&mut unprojected),
+        );
+        let (output_r, h_prev_r, c_prev_r) = (
+            Rows::new(output),
+            Rows::new(&mut h_prev),
+            Rows::new(&mut c_prev),
+        );
+        let (pre, rec) = (&pre, &rec);
+        for_each_sample(batch, g, |b| {
             if !call.active(t, b) {
-                continue;
+                return;
             }
             let row = t * batch + b;
             let p = &pre[row * g..][..g];
             let r = &rec[b * g..][..g];
-            let gt = &mut gates[row * g..][..g];
-            let cell = &mut cells[row * h..][..h];
-            let out = &mut output[row * dh_out + dir * hp..][..hp];
-            let hp = &mut h_prev[b * hp..][..hp];
+            // SAFETY: sample b writes only its own row of step t and its own state chunk.
+            let (gt, cell, out, hp) = unsafe {
+                (
+                    gates_r.get(row * g, g),
+                    cells_r.get(row * h, h),
+                    output_r.get(row * dh_out + dir * hp, hp),
+                    h_prev_r.get(b * hp, hp),
+                )
+            };
             match dims.mode {
                 RnnMode::Lstm => {
-                    let cp = &mut c_prev[b * h..][..h];
+                    // SAFETY: as above.
+                    let cp = unsafe { c_prev_r.get(b * h, h) };
                     // With a projection, o ⊙ tanh(c) goes to `unprojected` and h comes below.
                     let m = match wt.w_hr {
-                        Some(_) => &mut unprojected[row * h..][..h],
+                        // SAFETY: as above.
+                        Some(_) => unsafe { unprojected_r.get(row * h, h) },
                         None => &mut *out,
                     };
                     for j in 0..h {
@@ -303,7 +322,7 @@ fn run_direction<T: Real>(
                     }
                 }
             }
-        }
+        });
         // h_t = W_hr (o ⊙ tanh c_t), for the whole step at once.
         if let Some(w_hr) = wt.w_hr {
             let m = Mat::rows(&unprojected[t * batch * h..(t + 1) * batch * h], h);
@@ -452,9 +471,16 @@ fn backward_direction<T: Real>(
                 false,
             );
         }
-        for b in 0..batch {
+        let (h_prev_all_r, dgi_r, dgh_r) = (
+            Rows::new(&mut h_prev_all),
+            Rows::new(&mut dgi),
+            Rows::new(&mut dgh),
+        );
+        let (dh_r, dc_r) = (Rows::new(&mut dh), Rows::new(&mut dc));
+        let (ends, d_unprojected) = (&ends, &d_unprojected);
+        for_each_sample(batch, g, |b| {
             if !call.active(t, b) {
-                continue;
+                return;
             }
             let prev = (!call.first(t, b, dir)).then(|| if dir == 1 { t + 1 } else { t - 1 });
             let row = t * batch + b;
@@ -462,13 +488,16 @@ fn backward_direction<T: Real>(
                 Some(pt) => &lt.output[(pt * batch + b) * dh_out + dir * hs..][..hs],
                 None => &ends.h0[b * hs..][..hs],
             };
-            h_prev_all[row * hs..][..hs].copy_from_slice(hp);
+            // SAFETY: sample b writes only its own row of step t and its own state chunk.
+            let (h_prev_row, dhb) =
+                unsafe { (h_prev_all_r.get(row * hs, hs), dh_r.get(b * hs, hs)) };
+            h_prev_row.copy_from_slice(hp);
             let gt = &dt.gates[row * g..][..g];
             let dyt = &dy[row * dh_out + dir * hs..][..hs];
-            let dhb = &mut dh[b * hs..][..hs];
             if dims.mode == RnnMode::RnnTanh || dims.mode == RnnMode::RnnRelu {
                 let tanh = dims.mode == RnnMode::RnnTanh;
-                let dg = &mut dgi[row * g..][..g];
+                // SAFETY: as above.
+                let dg = unsafe { dgi_r.get(row * g, g) };
                 for j in 0..h {
                     let (v, dhv) = (gt[j], dyt[j] + dhb[j]);
                     dg[j] = if tanh {
@@ -485,8 +514,8 @@ fn backward_direction<T: Real>(
                     None => &ends.c0.unwrap_or(&[])[b * h..][..h],
                 };
                 let ct = &dt.cells[row * h..][..h];
-                let dcb = &mut dc[b * h..][..h];
-                let dg = &mut dgi[row * g..][..g];
+                // SAFETY: as above.
+                let (dcb, dg) = unsafe { (dc_r.get(b * h, h), dgi_r.get(row * g, g)) };
                 for j in 0..h {
                     let (i, f, gg, o) = (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]);
                     let dhv = if projected {
@@ -504,7 +533,8 @@ fn backward_direction<T: Real>(
                 }
             } else {
                 let ghn = &dt.cells[row * h..][..h];
-                let (dgi_row, dgh_row) = (&mut dgi[row * g..][..g], &mut dgh[row * g..][..g]);
+                // SAFETY: as above.
+                let (dgi_row, dgh_row) = unsafe { (dgi_r.get(row * g, g), dgh_r.get(row * g, g)) };
                 for j in 0..h {
                     let (r, z, n) = (gt[j], gt[h + j], gt[2 * h + j]);
                     let dhv = dyt[j] + dhb[j];
@@ -517,7 +547,7 @@ fn backward_direction<T: Real>(
                     dhb[j] = dhv * z;
                 }
             }
-        }
+        });
         let d_rec = if gru { &dgh } else { &dgi };
         let d_rec_t = Mat::rows(&d_rec[t * batch * g..(t + 1) * batch * g], g);
         matmul(

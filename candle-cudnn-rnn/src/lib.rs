@@ -29,6 +29,7 @@ mod cudnn;
 mod gemm;
 pub mod layout;
 mod op;
+mod par;
 mod pytorch;
 mod rnn;
 

@@ -220,3 +220,42 @@ fn gru_cell_step_by_hand() {
     let h = 0.5 * n + 0.25;
     assert!((y.flatten_all().unwrap().to_vec1::<f64>().unwrap()[0] - h).abs() < 1e-15);
 }
+
+/// Batches big enough for the CPU path's per-sample loops to run on several threads.
+#[test]
+fn large_batches_match_the_step_loop() {
+    let mut rng = rng("large_batches");
+    for (mode, hidden, proj_size) in [
+        (RnnMode::Lstm, 64, 0),
+        (RnnMode::Gru, 100, 0),
+        (RnnMode::RnnTanh, 300, 0),
+        (RnnMode::Lstm, 64, 24),
+    ] {
+        let case = Case {
+            mode,
+            input: 7,
+            hidden,
+            cfg: RnnConfig {
+                num_layers: 2,
+                bidirectional: true,
+                proj_size,
+                ..Default::default()
+            },
+            seq: 3,
+            batch: 64,
+        };
+        let (w, x, s) = case.random_inputs(&mut rng);
+        let (y0, _) = reference(&case.dims(), &w, &x, &s).unwrap();
+        let gy = uniform(&mut rng, y0.dims(), 1.0);
+        let gs = uniform(&mut rng, s.dims(), 1.0);
+        let (y, st, g) = op_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
+        let (ry, rst, rg) = reference_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
+        assert!(
+            rel_err(&y, &ry) < 1e-12 && rel_err(&st, &rst) < 1e-12,
+            "{mode:?}"
+        );
+        for (a, b) in g.iter().zip(&rg) {
+            assert!(rel_err(a, b) < 1e-11, "{mode:?}: {}", rel_err(a, b));
+        }
+    }
+}

@@ -195,3 +195,41 @@ fn single_bias_round_trips_through_pytorch_names() {
     assert!(e.contains("bias_hh_l0") && e.contains("n-gate"), "{e}");
     std::fs::remove_file(path).ok();
 }
+
+/// A projected LSTM saves `weight_hr_l{k}` in PyTorch's shapes and loads back bit for bit.
+#[test]
+fn projection_round_trips_through_pytorch_names() {
+    let dev = Device::Cpu;
+    let cfg = RnnConfig {
+        num_layers: 2,
+        bidirectional: true,
+        proj_size: 3,
+        ..Default::default()
+    };
+    let vm = VarMap::new();
+    let rnn = lstm(4, 6, cfg, VarBuilder::from_varmap(&vm, DType::F32, &dev)).unwrap();
+    let path = tmp("proj.safetensors");
+    save_pytorch(&rnn, "", &path).unwrap();
+    let saved = candle_core::safetensors::load(&path, &dev).unwrap();
+    assert_eq!(saved.len(), 20);
+    assert_eq!(saved["weight_hr_l1_reverse"].dims(), &[3, 6]);
+    assert_eq!(saved["weight_hh_l0"].dims(), &[24, 3]);
+    assert_eq!(
+        saved["weight_ih_l1"].dims(),
+        &[24, 6],
+        "layer 1 reads D*P features"
+    );
+    let flat = load_pytorch(rnn.dims(), "", &path, &dev).unwrap();
+    assert_eq!(max_diff(&flat, rnn.weight()), 0.0);
+    let vb = VarBuilder::from_tensors(saved, DType::F32, &dev);
+    let loaded = lstm(4, 6, cfg, vb).unwrap();
+    let x = Tensor::randn(0f32, 1., (5, 2, 4), &dev).unwrap();
+    let (a, sa) = rnn.forward(&x, None).unwrap();
+    let (b, sb) = loaded.forward(&x, None).unwrap();
+    assert_eq!(a.dims(), &[5, 2, 6]);
+    assert_eq!(max_diff(&a, &b), 0.0);
+    assert_eq!(sa.h().unwrap().dims(), &[4, 2, 3]);
+    assert_eq!(sa.c().unwrap().unwrap().dims(), &[4, 2, 6]);
+    assert_eq!(max_diff(sa.packed(), sb.packed()), 0.0);
+    std::fs::remove_file(path).ok();
+}

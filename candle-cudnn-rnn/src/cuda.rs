@@ -561,6 +561,14 @@ impl CudnnRnn {
         ))
     }
 
+    /// `at` elements past `base` where the cell has a `c` state (LSTM), NULL otherwise.
+    fn c_ptr<T>(&self, base: u64, at: usize) -> *mut c_void {
+        match self.dims.mode {
+            RnnMode::Lstm => ptr::<T>(base, at),
+            _ => std::ptr::null_mut(),
+        }
+    }
+
     /// `cudnnRNNForward` (training mode when a reserve space is given) into the packed `out`.
     #[allow(clippy::too_many_arguments)]
     fn forward_raw<T: Elem>(
@@ -577,13 +585,7 @@ impl CudnnRnn {
     ) -> Result<()> {
         let (half, out_len) = (call.h_len(), call.output_len());
         let lstm = self.dims.mode == RnnMode::Lstm;
-        let c = |base: u64, at: usize| {
-            if lstm {
-                ptr::<T>(base, at)
-            } else {
-                std::ptr::null_mut()
-            }
-        };
+        let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
         let mode = if reserve != 0 {
             sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
         } else {
@@ -627,13 +629,7 @@ impl CudnnRnn {
     ) -> Result<()> {
         let (half, out_len) = (call.h_len(), call.output_len());
         let lstm = self.dims.mode == RnnMode::Lstm;
-        let c = |base: u64, at: usize| {
-            if lstm {
-                ptr::<T>(base, at)
-            } else {
-                std::ptr::null_mut()
-            }
-        };
+        let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
         // BackwardData first: it updates the reserve space that BackwardWeights reads.
         cudnn!(cudnnRNNBackwardData_v8(
             h.0,

@@ -40,24 +40,29 @@ fn random_case(rng: &mut rand::rngs::StdRng) -> Case {
     }
 }
 
+/// Outputs, final state and all gradients of the op against the step-loop reference, f64.
+fn matches_the_step_loop(case: &Case, rng: &mut rand::rngs::StdRng) {
+    let (w, x, s) = case.random_inputs(rng);
+    let (y0, _) = reference(&case.dims(), &w, &x, &s).unwrap();
+    let gy = uniform(rng, y0.dims(), 1.0);
+    let gs = uniform(rng, s.dims(), 1.0);
+    let (y, st, g) = op_grads(case, &w, &x, &s, &gy, &gs).unwrap();
+    let (ry, rst, rg) = reference_grads(case, &w, &x, &s, &gy, &gs).unwrap();
+    let what = format!("{:?} seq {} batch {}", case.dims(), case.seq, case.batch);
+    assert!(rel_err(&y, &ry) < 1e-12, "y: {what}");
+    assert!(rel_err(&st, &rst) < 1e-12, "state: {what}");
+    for (name, (a, b)) in ["dx", "dw", "dstate"].iter().zip(g.iter().zip(rg.iter())) {
+        let e = rel_err(a, b);
+        assert!(e < 1e-11, "{name} rel err {e}: {what}");
+    }
+}
+
 #[test]
 fn outputs_and_gradients_match_the_step_loop_on_random_shapes() {
     let mut rng = rng("random_shapes");
     for _ in 0..40 {
         let case = random_case(&mut rng);
-        let (w, x, s) = case.random_inputs(&mut rng);
-        let (y0, _) = reference(&case.dims(), &w, &x, &s).unwrap();
-        let gy = uniform(&mut rng, y0.dims(), 1.0);
-        let gs = uniform(&mut rng, s.dims(), 1.0);
-        let (y, st, g) = op_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
-        let (ry, rst, rg) = reference_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
-        let what = format!("{:?} seq {} batch {}", case.dims(), case.seq, case.batch);
-        assert!(rel_err(&y, &ry) < 1e-12, "y: {what}");
-        assert!(rel_err(&st, &rst) < 1e-12, "state: {what}");
-        for (name, (a, b)) in ["dx", "dw", "dstate"].iter().zip(g.iter().zip(rg.iter())) {
-            let e = rel_err(a, b);
-            assert!(e < 1e-11, "{name} rel err {e}: {what}");
-        }
+        matches_the_step_loop(&case, &mut rng);
     }
 }
 
@@ -244,18 +249,6 @@ fn large_batches_match_the_step_loop() {
             seq: 3,
             batch: 64,
         };
-        let (w, x, s) = case.random_inputs(&mut rng);
-        let (y0, _) = reference(&case.dims(), &w, &x, &s).unwrap();
-        let gy = uniform(&mut rng, y0.dims(), 1.0);
-        let gs = uniform(&mut rng, s.dims(), 1.0);
-        let (y, st, g) = op_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
-        let (ry, rst, rg) = reference_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
-        assert!(
-            rel_err(&y, &ry) < 1e-12 && rel_err(&st, &rst) < 1e-12,
-            "{mode:?}"
-        );
-        for (a, b) in g.iter().zip(&rg) {
-            assert!(rel_err(a, b) < 1e-11, "{mode:?}: {}", rel_err(a, b));
-        }
+        matches_the_step_loop(&case, &mut rng);
     }
 }

@@ -3,7 +3,7 @@
 //! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up, then the median of timed
 //! repetitions, each ended by a device synchronization.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--quick] [--no-loop]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--quick] [--no-loop] [--shape L,B,T,H]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -53,25 +53,31 @@ fn grid() -> Vec<Shape> {
 }
 
 /// Median seconds of `f` over `reps` runs after `warmup` runs, synchronizing after each.
+/// Also returns the median host time until `f` returned (before the synchronization): close
+/// to the total when the host, not the device, sets the pace.
 fn time(
     dev: &Device,
     warmup: usize,
     reps: usize,
     mut f: impl FnMut() -> Result<()>,
-) -> Result<f64> {
+) -> Result<(f64, f64)> {
     for _ in 0..warmup {
         f()?;
     }
     dev.synchronize()?;
-    let mut t = Vec::with_capacity(reps);
+    let (mut t, mut host) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     for _ in 0..reps {
         let start = Instant::now();
         f()?;
+        host.push(start.elapsed().as_secs_f64());
         dev.synchronize()?;
         t.push(start.elapsed().as_secs_f64());
     }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok((median(t), median(host)))
 }
 
 /// candle-nn's cells stacked, one step at a time.
@@ -143,22 +149,25 @@ const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 5] = [
     ("op-bf16-auto", DType::BF16, MathMode::Fp32, RnnAlgo::Auto),
 ];
 
-/// Prints and records one shape's results (seconds per batch → µs per example).
+/// Prints and records one shape's results: (name, train, forward, train host time), seconds
+/// per batch, as µs per example.
 fn emit(
     rows: &mut Vec<serde_json::Value>,
     mode: RnnMode,
     s: &Shape,
-    results: Vec<(String, f64, f64)>,
+    results: Vec<(String, f64, f64, f64)>,
 ) {
-    for (name, train, fwd) in results {
-        let (tu, fu) = (train * 1e6 / s.batch as f64, fwd * 1e6 / s.batch as f64);
+    for (name, train, fwd, host) in results {
+        let per_example = |t: f64| t * 1e6 / s.batch as f64;
+        let (tu, fu, hu) = (per_example(train), per_example(fwd), per_example(host));
         println!(
-            "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} |",
+            "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} | {hu:.2} |",
             s.layers, s.batch, s.seq, s.hidden
         );
         rows.push(json!({
             "mode": mode.name(), "layers": s.layers, "batch": s.batch, "seq": s.seq, "hidden": s.hidden,
             "impl": name, "train_us_per_example": tu, "forward_us_per_example": fu,
+            "train_host_us_per_example": hu,
         }));
     }
 }
@@ -178,12 +187,27 @@ fn main() -> Result<()> {
     let dev = Device::cuda_if_available(0)?;
     let warmup = if quick { 1 } else { 3 };
     let mut rows = Vec::new();
-    println!("| mode | L | B | T | H | impl | train us/ex | fwd us/ex |");
-    println!("|---|---|---|---|---|---|---|---|");
-    let shapes = if quick {
-        grid().into_iter().take(2).collect()
-    } else {
-        grid()
+    println!("| mode | L | B | T | H | impl | train us/ex | fwd us/ex | train host us/ex |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    // `--shape L,B,T,H` measures that shape alone.
+    let shapes = match arg("--shape") {
+        Some(spec) => {
+            let v: Vec<usize> = spec
+                .split(',')
+                .map(str::parse)
+                .collect::<std::result::Result<_, _>>()?;
+            let &[layers, batch, seq, hidden] = v.as_slice() else {
+                anyhow::bail!("--shape takes L,B,T,H, got {spec}")
+            };
+            vec![Shape {
+                layers,
+                batch,
+                seq,
+                hidden,
+            }]
+        }
+        None if quick => grid().into_iter().take(2).collect(),
+        None => grid(),
     };
     for mode in [RnnMode::Lstm, RnnMode::Gru] {
         for s in &shapes {
@@ -205,12 +229,12 @@ fn main() -> Result<()> {
                 let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
                 let frozen =
                     Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
-                let train = time(&dev, warmup, reps, || {
+                let (train, host) = time(&dev, warmup, reps, || {
                     let (y, _) = rnn.forward_t(&x, None, true)?;
                     candle_nn::loss::mse(&y, &target)?.backward()?;
                     Ok(())
                 })?;
-                let fwd = time(&dev, warmup, reps, || {
+                let (fwd, _) = time(&dev, warmup, reps, || {
                     frozen.forward(&x, None)?;
                     Ok(())
                 })?;
@@ -222,7 +246,7 @@ fn main() -> Result<()> {
                     Some(a) => format!("{name} ({a:?})"),
                     None => name.to_string(),
                 };
-                results.push((name, train, fwd));
+                results.push((name, train, fwd, host));
             }
             if no_loop {
                 emit(&mut rows, mode, s, results);
@@ -236,16 +260,16 @@ fn main() -> Result<()> {
                 candle_nn::VarBuilder::from_varmap(&vm, DType::F32, &dev),
             )?;
             let loop_reps = (reps / 4).max(3);
-            let train = time(&dev, 1, loop_reps, || {
+            let (train, host) = time(&dev, 1, loop_reps, || {
                 candle_nn::loss::mse(&cells.forward(&x)?, &target)?.backward()?;
                 Ok(())
             })?;
             let xd = x.detach();
-            let fwd = time(&dev, 1, loop_reps, || {
+            let (fwd, _) = time(&dev, 1, loop_reps, || {
                 cells.forward(&xd)?;
                 Ok(())
             })?;
-            results.push(("candle-nn-loop-fp32".into(), train, fwd));
+            results.push(("candle-nn-loop-fp32".into(), train, fwd, host));
             emit(&mut rows, mode, s, results);
         }
     }

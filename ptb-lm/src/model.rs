@@ -142,7 +142,7 @@ pub fn zero_init_ranges(cfg: &LmConfig, name: &str, len: usize) -> Vec<Range<usi
             .filter(|p| p.kind == ParamKind::BiasIh)
             .map(|p| p.offset..p.offset + p.len())
             .collect(),
-        n if n.starts_with("rnn.bias_ih") => vec![0..len],
+        n if n.starts_with("rnn.bias_ih") => std::iter::once(0..len).collect(),
         _ => Vec::new(),
     }
 }

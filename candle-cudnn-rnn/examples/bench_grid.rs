@@ -3,7 +3,7 @@
 //! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up, then the median of timed
 //! repetitions, each ended by a device synchronization.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--quick] [--no-loop] [--shape L,B,T,H]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -185,7 +185,9 @@ fn main() -> Result<()> {
     let no_loop = args.iter().any(|a| a == "--no-loop");
     let reps: usize = arg("--reps").map_or(Ok(if quick { 3 } else { 20 }), |r| r.parse())?;
     let dev = Device::cuda_if_available(0)?;
-    let warmup = if quick { 1 } else { 3 };
+    // Enough untimed runs for the GPU to reach its clocks: with 3, the first variant of a shape
+    // measured up to 1.3x slower than the same kernels right after it.
+    let warmup: usize = arg("--warmup").map_or(Ok(if quick { 1 } else { 20 }), |w| w.parse())?;
     let mut rows = Vec::new();
     println!("| mode | L | B | T | H | impl | train us/ex | fwd us/ex | train host us/ex |");
     println!("|---|---|---|---|---|---|---|---|---|");

@@ -154,3 +154,32 @@ fn backward_twice_through_one_forward() {
     let e = err_of(loss.backward());
     assert!(e.contains("backward already ran"), "{e}");
 }
+
+#[test]
+fn bad_projection() {
+    let vm = VarMap::new();
+    let vb = || VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
+    let cfg = |proj_size| RnnConfig {
+        proj_size,
+        ..Default::default()
+    };
+    let e = err_of(lstm(3, 4, cfg(4), vb()));
+    assert!(
+        e.contains("proj_size must be smaller than hidden_size (4)"),
+        "{e}"
+    );
+    let e = err_of(gru(3, 4, cfg(2), vb().pp("g")));
+    assert!(e.contains("needs an LSTM") && e.contains("Gru"), "{e}");
+
+    // A projected LSTM's state is flat [h | c]; a stacked one is refused by size.
+    let rnn = lstm(3, 4, cfg(2), vb().pp("p")).unwrap();
+    let st = rnn.zero_state(2).unwrap();
+    assert_eq!(st.packed().dims(), &[2 * 2 + 2 * 4]);
+    assert_eq!(st.h().unwrap().dims(), &[1, 2, 2]);
+    let stacked = RnnState::new(&x(&[1, 2, 4]), Some(&x(&[1, 2, 4]))).unwrap();
+    let e = err_of(rnn.forward(&x(&[5, 2, 3]), Some(&stacked)));
+    assert!(e.contains("[12]") && e.contains("flattened"), "{e}");
+    // h()/c() of a flat packed tensor of unknown sizes say what to do.
+    let e = err_of(RnnState::from_packed(st.packed().clone()).h());
+    assert!(e.contains("RnnState::new"), "{e}");
+}

@@ -30,6 +30,25 @@ pub fn flat_from_named(
     Tensor::cat(&parts, 0)
 }
 
+/// The flat weight from a `VarBuilder` holding PyTorch-named tensors (a `state_dict` in
+/// safetensors), folding `bias_hh` into a single-bias module's `bias_ih` as [`load_pytorch`].
+pub(crate) fn flat_from_var_builder(dims: &RnnDims, vb: &candle_nn::VarBuilder) -> Result<Tensor> {
+    let mut tensors = HashMap::new();
+    for p in dims.params() {
+        if let (Some(rest), Bias::Single) = (p.name.strip_prefix("bias_ih"), dims.bias) {
+            let hh = format!("bias_hh{rest}");
+            if vb.contains_tensor(&hh) {
+                tensors.insert(hh.clone(), vb.get(p.shape.clone(), &hh)?);
+            }
+        }
+        tensors.insert(p.name.clone(), vb.get(p.shape, &p.name)?);
+    }
+    if dims.bias == Bias::Single {
+        fold_recurrent_biases(dims, "", &mut tensors)?;
+    }
+    flat_from_named(dims, |name, _| Ok(tensors[name].clone()))
+}
+
 /// Writes the weights as a safetensors file with PyTorch's names, each prefixed by `prefix`
 /// (e.g. `"lstm."` for a submodule named `lstm`). A single-bias module also writes zero
 /// `bias_hh` tensors, so that `nn.LSTM`/`nn.GRU` load the file as it is and compute the same.

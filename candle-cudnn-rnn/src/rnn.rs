@@ -230,7 +230,7 @@ pub fn rnn(
     let dims = dims(mode, input_size, hidden_size, &cfg)?;
     let first = &dims.params()[0].name;
     let weight = if !vb.contains_tensor("weight") && vb.contains_tensor(first) {
-        crate::pytorch::flat_from_named(&dims, |name, shape| vb.get(shape, name))?
+        crate::pytorch::flat_from_var_builder(&dims, &vb)?
     } else {
         let k = 1.0 / (hidden_size as f64).sqrt();
         vb.get_with_hints(

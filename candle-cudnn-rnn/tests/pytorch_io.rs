@@ -184,6 +184,14 @@ fn single_bias_round_trips_through_pytorch_names() {
         &d.forward(&x, None).unwrap().0,
     );
     assert!(e < 1e-6, "{e}");
+    // The same through a VarBuilder over the file.
+    let file = unsafe { VarBuilder::from_mmaped_safetensors(&[&path], DType::F32, &dev).unwrap() };
+    let s = lstm(3, 5, single, file).unwrap();
+    let e = max_diff(
+        &s.forward(&x, None).unwrap().0,
+        &d.forward(&x, None).unwrap().0,
+    );
+    assert!(e < 1e-6, "{e}");
 
     // A GRU's recurrent n-gate bias cannot fold.
     let g = gru(3, 5, double, vb.pp("g")).unwrap();

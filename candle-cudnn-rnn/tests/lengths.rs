@@ -3,7 +3,7 @@
 
 mod common;
 
-use candle_core::{Device, IndexOp, Tensor, Var};
+use candle_core::{Device, IndexOp, Tensor};
 use candle_cudnn_rnn::{Bias, RnnConfig, RnnMode, RnnState};
 use common::*;
 use rand::Rng;
@@ -119,63 +119,17 @@ fn gradients_with_lengths_match_finite_differences() {
         let (y0, _) = c.rnn(&w).forward(&x, None).unwrap();
         let gy = uniform(&mut rng, y0.dims(), 1.0);
         let gs = uniform(&mut rng, s.dims(), 1.0);
-        let loss = |w: &Tensor, x: &Tensor, s: &Tensor| -> f64 {
-            let (y, st) = c
-                .rnn(w)
-                .forward_with_lengths(x, &lens[..], Some(&RnnState::from_packed(s.clone())), false)
-                .unwrap();
-            let l = ((&y * &gy).unwrap().sum_all().unwrap()
-                + (st.packed() * &gs).unwrap().sum_all().unwrap())
-            .unwrap();
-            l.to_scalar::<f64>().unwrap()
-        };
-        let (wv, xv, sv) = (
-            Var::from_tensor(&w).unwrap(),
-            Var::from_tensor(&x).unwrap(),
-            Var::from_tensor(&s).unwrap(),
-        );
-        let (y, st) = c
-            .rnn(wv.as_tensor())
-            .forward_with_lengths(
-                xv.as_tensor(),
-                &lens[..],
-                Some(&RnnState::from_packed(sv.as_tensor().clone())),
-                true,
-            )
-            .unwrap();
-        let l = ((&y * &gy).unwrap().sum_all().unwrap()
-            + (st.packed() * &gs).unwrap().sum_all().unwrap())
-        .unwrap();
-        let g = l.backward().unwrap();
-        let grad = |v: &Var| g.get(v.as_tensor()).unwrap().clone();
-        let dx = grad(&xv);
+        let (_, _, [dx, dw, ds]) =
+            op_grads_with_lengths(&c, Some(&lens), (&w, &x, &s), &gy, &gs).unwrap();
         // Sample 1 has one step and sample 2 three: every later input is padding.
         let pad = (dx.i((1.., 1)).unwrap().abs().unwrap().sum_all().unwrap()
             + dx.i((3.., 2)).unwrap().abs().unwrap().sum_all().unwrap())
         .unwrap();
         assert_eq!(pad.to_scalar::<f64>().unwrap(), 0.0, "{mode:?}");
-        for (name, t, an) in [("w", &w, grad(&wv)), ("x", &x, dx), ("s", &s, grad(&sv))] {
-            let base = t.flatten_all().unwrap().to_vec1::<f64>().unwrap();
-            let an = an.flatten_all().unwrap().to_vec1::<f64>().unwrap();
-            for k in 0..base.len() {
-                let at = |d: f64| {
-                    let mut v = base.clone();
-                    v[k] += d;
-                    Tensor::from_vec(v, t.dims(), &Device::Cpu).unwrap()
-                };
-                let f = |d| match name {
-                    "w" => loss(&at(d), &x, &s),
-                    "x" => loss(&w, &at(d), &s),
-                    _ => loss(&w, &x, &at(d)),
-                };
-                let fd = (f(1e-6) - f(-1e-6)) / 2e-6;
-                assert!(
-                    (fd - an[k]).abs() < 1e-6 * (1.0 + fd.abs()),
-                    "{mode:?} d{name}[{k}]: {} vs {fd}",
-                    an[k]
-                );
-            }
-        }
+        let loss = |w: &Tensor, x: &Tensor, s: &Tensor| loss(&c, Some(&lens), (w, x, s), &gy, &gs);
+        check_coordinates(&format!("{mode:?} weight"), &dw, &w, |w| loss(w, &x, &s));
+        check_coordinates(&format!("{mode:?} x"), &dx, &x, |x| loss(&w, x, &s));
+        check_coordinates(&format!("{mode:?} state"), &ds, &s, |s| loss(&w, &x, s));
     }
 }
 

@@ -250,6 +250,48 @@ pub fn op_grads_with_lengths(
     })
 }
 
+/// Loss `Σ y·gy + Σ state·gs` through the op, without gradient tracking (inference mode).
+pub fn loss(
+    case: &Case,
+    lengths: Option<&[usize]>,
+    (w, x, s): (&Tensor, &Tensor, &Tensor),
+    gy: &Tensor,
+    gs: &Tensor,
+) -> f64 {
+    let rnn = case.rnn(w);
+    let state = RnnState::from_packed(s.clone());
+    let (y, st) = match lengths {
+        Some(l) => rnn.forward_with_lengths(x, l, Some(&state), false),
+        None => rnn.forward(x, Some(&state)),
+    }
+    .unwrap();
+    let l = ((&y * gy).unwrap().sum_all().unwrap()
+        + (st.packed() * gs).unwrap().sum_all().unwrap())
+    .unwrap();
+    l.to_scalar::<f64>().unwrap()
+}
+
+/// Every coordinate of `t`, nudged by ±eps, against the analytic gradient.
+pub fn check_coordinates(name: &str, analytic: &Tensor, t: &Tensor, f: impl Fn(&Tensor) -> f64) {
+    let eps = 1e-6;
+    let base = t.flatten_all().unwrap().to_vec1::<f64>().unwrap();
+    let g = analytic.flatten_all().unwrap().to_vec1::<f64>().unwrap();
+    for i in 0..base.len() {
+        let at = |d: f64| {
+            let mut v = base.clone();
+            v[i] += d;
+            f(&Tensor::from_vec(v, t.dims(), t.device()).unwrap())
+        };
+        let fd = (at(eps) - at(-eps)) / (2.0 * eps);
+        let tol = 1e-6 * (1.0 + g[i].abs());
+        assert!(
+            (fd - g[i]).abs() < tol,
+            "{name}[{i}]: analytic {} finite difference {fd}",
+            g[i]
+        );
+    }
+}
+
 /// Through the step-loop reference.
 pub fn reference_grads(
     case: &Case,

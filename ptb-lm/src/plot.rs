@@ -89,7 +89,16 @@ where
         .y_labels(16)
         .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()?;
-    let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    let palette = [
+        BLUE,
+        RED,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        BLACK,
+        RGBColor(230, 140, 0),
+        RGBColor(120, 60, 20),
+    ];
     for (i, c) in curves.iter().enumerate() {
         let color = palette[i % palette.len()];
         chart

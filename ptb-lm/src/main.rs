@@ -13,6 +13,7 @@ mod pass;
 mod plot;
 mod session;
 mod train;
+mod xent;
 
 use clap::{Parser, Subcommand};
 

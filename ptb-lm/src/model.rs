@@ -5,7 +5,7 @@
 use crate::config::{LmConfig, LstmBias};
 use crate::optim::Lookup;
 use anyhow::{bail, Result};
-use candle_core::{DType, Device, Tensor, Var, D};
+use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{MathMode, ParamKind, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
@@ -306,9 +306,7 @@ impl PtbModel {
             dt => {
                 let w = self.softmax.weight().to_dtype(dt)?;
                 let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
-                candle_nn::Linear::new(w, b)
-                    .forward(&y)?
-                    .to_dtype(DType::F32)?
+                candle_nn::Linear::new(w, b).forward(&y)?
             }
         };
         Ok((logits, state, lookup))
@@ -320,10 +318,9 @@ impl PtbModel {
 }
 
 /// The tutorial's cost: the sum over time steps of the batch-mean cross-entropy, i.e. the
-/// token-mean cross-entropy times `steps`.
+/// token-mean cross-entropy times `steps`; an f32 scalar whatever the logits' dtype.
 pub fn sequence_loss(logits: &Tensor, targets: &Tensor, steps: usize) -> Result<Tensor> {
-    let logp = candle_nn::ops::log_softmax(logits, D::Minus1)?;
-    let nll = candle_nn::loss::nll(&logp, &targets.flatten_all()?)?;
+    let nll = crate::xent::cross_entropy_rows(logits, targets)?.mean_all()?;
     Ok((nll * steps as f64)?)
 }
 

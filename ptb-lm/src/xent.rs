@@ -1,0 +1,505 @@
+//! Per-row softmax cross-entropy as one op: `loss[i] = logsumexp(x[i]) − x[i, y[i]]`, and its
+//! gradient `g[i] · (softmax(x[i]) − onehot(y[i]))` in a second pass. Composed of candle ops
+//! (cast, log-softmax, gather, and their backward) the same loss costs about twenty passes over
+//! the `[tokens, vocab]` logits; here it is one read forward and one read plus one write
+//! backward, in the logits' own dtype (f32, bf16 or f16) with f32 arithmetic.
+
+use candle_core::backend::BackendStorage;
+use candle_core::{bail, CpuStorage, CustomOp2, CustomOp3, DType, Layout, Result, Shape, Tensor};
+
+/// Cross-entropy of each row of `logits` `[n, classes]` against `targets` `[n]` (u32), as f32
+/// `[n]` (f64 for f64 logits). Differentiable in `logits`.
+pub fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
+    let (n, _) = logits.dims2()?;
+    let targets = targets.flatten_all()?;
+    if targets.dims1()? != n || targets.dtype() != DType::U32 {
+        bail!(
+            "cross_entropy_rows: {n} rows need {n} u32 targets, got {:?} {:?}",
+            targets.shape(),
+            targets.dtype()
+        )
+    }
+    logits
+        .contiguous()?
+        .apply_op2(&targets.contiguous()?, Forward)
+}
+
+struct Forward;
+struct Backward;
+
+fn out_dtype(dt: DType) -> DType {
+    if dt == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// Row `i`'s (max, log Σ exp(x − max)) in f64.
+fn row_stats(row: &[f64]) -> (f64, f64) {
+    let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (m, row.iter().map(|v| (v - m).exp()).sum::<f64>().ln())
+}
+
+/// The rows of a contiguous logits storage as f64, and the targets.
+fn cpu_inputs(
+    x: &CpuStorage,
+    xl: &Layout,
+    y: &CpuStorage,
+    yl: &Layout,
+) -> Result<(Vec<f64>, Vec<usize>, usize)> {
+    let (n, c) = xl.shape().dims2()?;
+    let Some((a, b)) = xl.contiguous_offsets() else {
+        bail!("cross_entropy_rows: logits must be contiguous")
+    };
+    let vals: Vec<f64> = match x {
+        CpuStorage::F32(v) => v[a..b].iter().map(|&v| v as f64).collect(),
+        CpuStorage::F64(v) => v[a..b].to_vec(),
+        CpuStorage::BF16(v) => v[a..b].iter().map(|v| v.to_f64()).collect(),
+        CpuStorage::F16(v) => v[a..b].iter().map(|v| v.to_f64()).collect(),
+        s => bail!("cross_entropy_rows: logits of {:?}", s.dtype()),
+    };
+    let Some((ya, yb)) = yl.contiguous_offsets() else {
+        bail!("cross_entropy_rows: targets must be contiguous")
+    };
+    let ys: Vec<usize> = y.as_slice::<u32>()?[ya..yb]
+        .iter()
+        .map(|&t| t as usize)
+        .collect();
+    if let Some(&t) = ys.iter().find(|&&t| t >= c) {
+        bail!("cross_entropy_rows: target {t} out of range for {c} classes")
+    }
+    Ok((vals, ys, n))
+}
+
+impl CustomOp2 for Forward {
+    fn name(&self) -> &'static str {
+        "cross-entropy-rows"
+    }
+
+    fn cpu_fwd(
+        &self,
+        x: &CpuStorage,
+        xl: &Layout,
+        y: &CpuStorage,
+        yl: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (vals, ys, n) = cpu_inputs(x, xl, y, yl)?;
+        let c = vals.len() / n.max(1);
+        let loss = (0..n).map(|i| {
+            let row = &vals[i * c..(i + 1) * c];
+            let (m, lse) = row_stats(row);
+            m + lse - row[ys[i]]
+        });
+        let out = match out_dtype(x.dtype()) {
+            DType::F64 => CpuStorage::F64(loss.collect()),
+            _ => CpuStorage::F32(loss.map(|v| v as f32).collect()),
+        };
+        Ok((out, Shape::from(n)))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        x: &candle_core::CudaStorage,
+        xl: &Layout,
+        y: &candle_core::CudaStorage,
+        yl: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let (n, _) = xl.shape().dims2()?;
+        Ok((cuda::forward(x, xl, y, yl)?, Shape::from(n)))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        y: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        let g = grad.to_dtype(out_dtype(x.dtype()))?.contiguous()?;
+        Ok((Some(x.apply_op3_no_bwd(y, &g, &Backward)?), None))
+    }
+}
+
+impl CustomOp3 for Backward {
+    fn name(&self) -> &'static str {
+        "cross-entropy-rows-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        x: &CpuStorage,
+        xl: &Layout,
+        y: &CpuStorage,
+        yl: &Layout,
+        g: &CpuStorage,
+        gl: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (vals, ys, n) = cpu_inputs(x, xl, y, yl)?;
+        let c = vals.len() / n.max(1);
+        let Some((ga, gb)) = gl.contiguous_offsets() else {
+            bail!("cross_entropy_rows: gradient must be contiguous")
+        };
+        let gs: Vec<f64> = match g {
+            CpuStorage::F32(v) => v[ga..gb].iter().map(|&v| v as f64).collect(),
+            CpuStorage::F64(v) => v[ga..gb].to_vec(),
+            s => bail!("cross_entropy_rows: gradient of {:?}", s.dtype()),
+        };
+        let mut dx = vec![0f64; vals.len()];
+        for i in 0..n {
+            let row = &vals[i * c..(i + 1) * c];
+            let (m, lse) = row_stats(row);
+            for (j, (d, &v)) in dx[i * c..(i + 1) * c].iter_mut().zip(row).enumerate() {
+                let p = (v - m - lse).exp();
+                *d = gs[i] * (p - if j == ys[i] { 1.0 } else { 0.0 });
+            }
+        }
+        let out = match x.dtype() {
+            DType::F64 => CpuStorage::F64(dx),
+            DType::F32 => CpuStorage::F32(dx.iter().map(|&v| v as f32).collect()),
+            DType::BF16 => CpuStorage::BF16(dx.iter().map(|&v| half::bf16::from_f64(v)).collect()),
+            DType::F16 => CpuStorage::F16(dx.iter().map(|&v| half::f16::from_f64(v)).collect()),
+            dt => bail!("cross_entropy_rows: logits of {dt:?}"),
+        };
+        Ok((out, xl.shape().clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        x: &candle_core::CudaStorage,
+        xl: &Layout,
+        y: &candle_core::CudaStorage,
+        yl: &Layout,
+        g: &candle_core::CudaStorage,
+        gl: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        Ok((cuda::backward(x, xl, y, yl, g, gl)?, xl.shape().clone()))
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    //! One block per row: a max pass, a Σexp pass, then the loss (forward) or the gradient row
+    //! (backward). Compiled once per process with NVRTC; no CUDA headers needed (half types are
+    //! handled as raw bits), so it builds wherever candle's CUDA backend does.
+
+    use candle_core::backend::BackendStorage;
+    use candle_core::cuda_backend::cudarc::driver::{
+        CudaSlice, CudaView, DeviceRepr, LaunchConfig, PushKernelArg,
+    };
+    use candle_core::cuda_backend::cudarc::nvrtc;
+    use candle_core::cuda_backend::WrapErr;
+    use candle_core::{bail, CudaStorage, DType, Layout, Result};
+    use std::sync::OnceLock;
+
+    const SOURCE: &str = r#"
+#define NEG_INF __int_as_float(0xff800000)
+struct bf16 { unsigned short x; };
+struct f16 { unsigned short x; };
+__device__ __forceinline__ float load(float v) { return v; }
+__device__ __forceinline__ float load(bf16 v) { return __uint_as_float(((unsigned int)v.x) << 16); }
+__device__ __forceinline__ float load(f16 v) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.x)); return f; }
+__device__ __forceinline__ void store(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store(bf16* p, float v) {
+    unsigned int u = __float_as_uint(v);
+    p->x = (v != v) ? (unsigned short)0x7fc0 : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ void store(f16* p, float v) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); p->x = h; }
+
+// Block-wide reduction (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+template <bool MAX> __device__ float block_reduce(float v, float* shared) {
+    for (int o = 16; o > 0; o >>= 1) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = MAX ? fmaxf(v, w) : v + w;
+    }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    __syncthreads();
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    v = lane < warps ? shared[lane] : (MAX ? NEG_INF : 0.0f);
+    for (int o = 16; o > 0; o >>= 1) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = MAX ? fmaxf(v, w) : v + w;
+    }
+    return v;
+}
+
+// Max and log Σ exp(x − max) of one row.
+template <typename T> __device__ void row_stats(const T* r, int cols, float* m, float* lse) {
+    __shared__ float shared[32];
+    float v = NEG_INF;
+    for (int i = threadIdx.x; i < cols; i += blockDim.x) v = fmaxf(v, load(r[i]));
+    *m = block_reduce<true>(v, shared);
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < cols; i += blockDim.x) s += expf(load(r[i]) - *m);
+    *lse = logf(block_reduce<false>(s, shared));
+}
+
+template <typename T> __device__ void forward(const T* x, const unsigned int* y, float* loss, int cols) {
+    const T* r = x + (long long)blockIdx.x * cols;
+    float m, lse;
+    row_stats(r, cols, &m, &lse);
+    unsigned int t = y[blockIdx.x];
+    if (threadIdx.x == 0) loss[blockIdx.x] = t < (unsigned int)cols ? m + lse - load(r[t]) : __int_as_float(0x7fc00000);
+}
+
+template <typename T> __device__ void backward(const T* x, const unsigned int* y, const float* g, T* dx, int cols) {
+    long long off = (long long)blockIdx.x * cols;
+    float m, lse;
+    row_stats(x + off, cols, &m, &lse);
+    unsigned int t = y[blockIdx.x];
+    float gi = g[blockIdx.x];
+    for (int i = threadIdx.x; i < cols; i += blockDim.x)
+        store(dx + off + i, gi * (expf(load(x[off + i]) - m - lse) - (i == (int)t ? 1.0f : 0.0f)));
+}
+
+#define OPS(T, N) \
+extern "C" __global__ void xent_fwd_##N(const T* x, const unsigned int* y, float* loss, int cols) { forward(x, y, loss, cols); } \
+extern "C" __global__ void xent_bwd_##N(const T* x, const unsigned int* y, const float* g, T* dx, int cols) { backward(x, y, g, dx, cols); }
+OPS(float, f32)
+OPS(bf16, bf16)
+OPS(f16, f16)
+"#;
+
+    const THREADS: u32 = 512;
+    const MODULE: &str = "ptb_lm_xent";
+
+    /// The PTX of `SOURCE`, compiled on first use.
+    fn ptx() -> Result<&'static str> {
+        static PTX: OnceLock<std::result::Result<String, String>> = OnceLock::new();
+        PTX.get_or_init(|| {
+            nvrtc::compile_ptx(SOURCE)
+                .map(|p| p.to_src())
+                .map_err(|e| e.to_string())
+        })
+        .as_deref()
+        .map_err(|e| candle_core::Error::Msg(format!("cross_entropy_rows: NVRTC: {e}")))
+    }
+
+    fn view<'a, T: DeviceRepr>(s: &'a CudaSlice<T>, l: &Layout) -> Result<CudaView<'a, T>> {
+        match l.contiguous_offsets() {
+            Some((a, b)) => Ok(s.slice(a..b)),
+            None => bail!("cross_entropy_rows: operands must be contiguous"),
+        }
+    }
+
+    fn config(rows: usize) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (rows as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    fn suffix(dt: DType) -> Result<&'static str> {
+        Ok(match dt {
+            DType::F32 => "f32",
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
+            dt => bail!("cross_entropy_rows on CUDA: logits of {dt:?} (f32, bf16 or f16)"),
+        })
+    }
+
+    pub fn forward(
+        x: &CudaStorage,
+        xl: &Layout,
+        y: &CudaStorage,
+        yl: &Layout,
+    ) -> Result<CudaStorage> {
+        let (rows, cols) = xl.shape().dims2()?;
+        let dev = x.device().clone();
+        let f = dev.get_or_load_custom_func(
+            &format!("xent_fwd_{}", suffix(x.dtype())?),
+            MODULE,
+            ptx()?,
+        )?;
+        let ys = view(y.as_cuda_slice::<u32>()?, yl)?;
+        // SAFETY: every element is written by the kernel (thread 0 of each row's block).
+        let loss = unsafe { dev.alloc::<f32>(rows)? };
+        let mut b = f.builder();
+        let cols = cols as i32;
+        macro_rules! launch {
+            ($t:ty) => {{
+                let xs = view(x.as_cuda_slice::<$t>()?, xl)?;
+                b.arg(&xs).arg(&ys).arg(&loss).arg(&cols);
+                // SAFETY: rows × cols logits, rows targets and losses, as the kernel reads them.
+                unsafe { b.launch(config(rows)) }.w()?;
+            }};
+        }
+        match x.dtype() {
+            DType::F32 => launch!(f32),
+            DType::BF16 => launch!(half::bf16),
+            _ => launch!(half::f16),
+        }
+        Ok(CudaStorage::wrap_cuda_slice(loss, dev))
+    }
+
+    pub fn backward(
+        x: &CudaStorage,
+        xl: &Layout,
+        y: &CudaStorage,
+        yl: &Layout,
+        g: &CudaStorage,
+        gl: &Layout,
+    ) -> Result<CudaStorage> {
+        let (rows, cols) = xl.shape().dims2()?;
+        let dev = x.device().clone();
+        let f = dev.get_or_load_custom_func(
+            &format!("xent_bwd_{}", suffix(x.dtype())?),
+            MODULE,
+            ptx()?,
+        )?;
+        let ys = view(y.as_cuda_slice::<u32>()?, yl)?;
+        let gs = view(g.as_cuda_slice::<f32>()?, gl)?;
+        let mut b = f.builder();
+        let n = cols as i32;
+        macro_rules! launch {
+            ($t:ty) => {{
+                let xs = view(x.as_cuda_slice::<$t>()?, xl)?;
+                // SAFETY: every element is written by the kernel.
+                let dx = unsafe { dev.alloc::<$t>(rows * cols)? };
+                b.arg(&xs).arg(&ys).arg(&gs).arg(&dx).arg(&n);
+                // SAFETY: rows × cols logits and gradients, rows targets and row gradients.
+                unsafe { b.launch(config(rows)) }.w()?;
+                CudaStorage::wrap_cuda_slice(dx, dev)
+            }};
+        }
+        Ok(match x.dtype() {
+            DType::F32 => launch!(f32),
+            DType::BF16 => launch!(half::bf16),
+            _ => launch!(half::f16),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, Var, D};
+
+    /// CUDA when this build and machine have it: the same tests then check the kernels.
+    fn device() -> Device {
+        Device::cuda_if_available(0).unwrap()
+    }
+
+    fn reference(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
+        let logp = candle_nn::ops::log_softmax(logits, D::Minus1)?;
+        logp.gather(&targets.unsqueeze(1)?, 1)?.squeeze(1)?.neg()
+    }
+
+    fn inputs(dev: &Device, n: usize, c: usize, seed: u32) -> (Tensor, Tensor) {
+        let x = (Tensor::randn(0f32, 3., (n, c), dev).unwrap() + seed as f64).unwrap();
+        let ids: Vec<u32> = (0..n as u32)
+            .map(|i| (i * 7919 + seed) % c as u32)
+            .collect();
+        (x, Tensor::new(ids, dev).unwrap())
+    }
+
+    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+        (a.to_dtype(DType::F32).unwrap() - b.to_dtype(DType::F32).unwrap())
+            .unwrap()
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
+    }
+
+    /// Loss and gradient against candle's log-softmax + gather and its autograd, with a row
+    /// weight so that each row's gradient is scaled differently.
+    #[test]
+    fn matches_log_softmax_and_its_gradient() {
+        let dev = device();
+        for (n, c) in [(7, 5), (33, 1000), (3, 10_000)] {
+            let (x, y) = inputs(&dev, n, c, n as u32);
+            let w = Tensor::randn(0f32, 1., n, &dev).unwrap();
+            let v = Var::from_tensor(&x).unwrap();
+            let got = cross_entropy_rows(v.as_tensor(), &y).unwrap();
+            let want = reference(v.as_tensor(), &y).unwrap();
+            assert!(max_diff(&got, &want) < 1e-4, "loss {n}x{c}");
+            let dg = (got * &w).unwrap().sum_all().unwrap().backward().unwrap();
+            let dw = (want * &w).unwrap().sum_all().unwrap().backward().unwrap();
+            let (dg, dw) = (dg.get(&v).unwrap(), dw.get(&v).unwrap());
+            assert!(max_diff(dg, dw) < 1e-5, "gradient {n}x{c}");
+        }
+    }
+
+    /// The f64 gradient against central finite differences of the f64 loss.
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let (x, y) = inputs(&Device::Cpu, 4, 6, 1);
+        let x = x.to_dtype(DType::F64).unwrap();
+        let w = Tensor::new(&[0.3f64, -1.2, 2.0, 0.7], &Device::Cpu).unwrap();
+        let loss = |x: &Tensor| -> f64 {
+            (cross_entropy_rows(x, &y).unwrap() * &w)
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .to_scalar()
+                .unwrap()
+        };
+        let v = Var::from_tensor(&x).unwrap();
+        let g = (cross_entropy_rows(v.as_tensor(), &y).unwrap() * &w)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let g = g
+            .get(&v)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f64>()
+            .unwrap();
+        let base = x.flatten_all().unwrap().to_vec1::<f64>().unwrap();
+        let h = 1e-6;
+        for (i, &gi) in g.iter().enumerate() {
+            let at = |d: f64| {
+                let mut p = base.clone();
+                p[i] += d;
+                loss(&Tensor::from_vec(p, (4, 6), &Device::Cpu).unwrap())
+            };
+            let fd = (at(h) - at(-h)) / (2.0 * h);
+            assert!((fd - gi).abs() < 1e-7, "element {i}: {fd} vs {gi}");
+        }
+    }
+
+    /// Half logits: the loss in f32 equals the loss of the same values cast to f32; the gradient
+    /// comes back in the logits' dtype, equal to the f32 gradient to the type's precision.
+    #[test]
+    fn half_logits_compute_in_f32() {
+        let dev = device();
+        for dt in [DType::BF16, DType::F16] {
+            let (x, y) = inputs(&dev, 20, 3000, 2);
+            let x = x.to_dtype(dt).unwrap();
+            let x32 = x.to_dtype(DType::F32).unwrap();
+            let got = cross_entropy_rows(&x, &y).unwrap();
+            assert_eq!(got.dtype(), DType::F32);
+            assert!(
+                max_diff(&got, &reference(&x32, &y).unwrap()) < 1e-4,
+                "{dt:?}"
+            );
+            let g = Tensor::ones(20, DType::F32, &dev).unwrap();
+            let dx = x.apply_op3_no_bwd(&y, &g, &Backward).unwrap();
+            let dx32 = x32.apply_op3_no_bwd(&y, &g, &Backward).unwrap();
+            assert_eq!(dx.dtype(), dt);
+            assert!(max_diff(&dx, &dx32) < 4e-3, "{dt:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_bad_targets() {
+        let (x, _) = inputs(&Device::Cpu, 3, 4, 0);
+        let y = Tensor::new(&[0u32, 4, 1], &Device::Cpu).unwrap();
+        let e = cross_entropy_rows(&x, &y).unwrap_err().to_string();
+        assert!(e.contains("target 4 out of range for 4 classes"), "{e}");
+        let short = Tensor::new(&[0u32, 1], &Device::Cpu).unwrap();
+        assert!(cross_entropy_rows(&x, &short).is_err());
+    }
+}

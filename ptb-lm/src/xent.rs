@@ -6,6 +6,7 @@
 
 use candle_core::backend::BackendStorage;
 use candle_core::{bail, CpuStorage, CustomOp2, CustomOp3, DType, Layout, Result, Shape, Tensor};
+use rayon::prelude::*;
 
 /// Cross-entropy of each row of `logits` `[n, classes]` against `targets` `[n]` (u32), as f32
 /// `[n]` (f64 for f64 logits). Differentiable in `logits`.
@@ -35,41 +36,77 @@ fn out_dtype(dt: DType) -> DType {
     }
 }
 
-/// Row `i`'s (max, log Σ exp(x − max)) in f64.
-fn row_stats(row: &[f64]) -> (f64, f64) {
-    let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (m, row.iter().map(|v| (v - m).exp()).sum::<f64>().ln())
+/// Row `i`'s max and log Σ exp(x − max).
+fn row_stats<F: num_traits::Float + std::iter::Sum>(row: &[F]) -> (F, F) {
+    let m = row.iter().copied().fold(F::neg_infinity(), F::max);
+    (m, row.iter().map(|&v| (v - m).exp()).sum::<F>().ln())
 }
 
-/// The rows of a contiguous logits storage as f64, and the targets.
-fn cpu_inputs(
-    x: &CpuStorage,
+/// Logits as a float type the CPU computes in: f64 stays f64, everything else becomes f32.
+enum Rows<'a> {
+    F32(std::borrow::Cow<'a, [f32]>),
+    F64(&'a [f64]),
+}
+
+/// The logits and targets of a contiguous CPU storage, the targets checked against the classes.
+fn cpu_inputs<'a>(
+    x: &'a CpuStorage,
     xl: &Layout,
-    y: &CpuStorage,
+    y: &'a CpuStorage,
     yl: &Layout,
-) -> Result<(Vec<f64>, Vec<usize>, usize)> {
-    let (n, c) = xl.shape().dims2()?;
+) -> Result<(Rows<'a>, &'a [u32])> {
+    let (_, c) = xl.shape().dims2()?;
     let Some((a, b)) = xl.contiguous_offsets() else {
         bail!("cross_entropy_rows: logits must be contiguous")
     };
-    let vals: Vec<f64> = match x {
-        CpuStorage::F32(v) => v[a..b].iter().map(|&v| v as f64).collect(),
-        CpuStorage::F64(v) => v[a..b].to_vec(),
-        CpuStorage::BF16(v) => v[a..b].iter().map(|v| v.to_f64()).collect(),
-        CpuStorage::F16(v) => v[a..b].iter().map(|v| v.to_f64()).collect(),
+    let rows = match x {
+        CpuStorage::F32(v) => Rows::F32(std::borrow::Cow::Borrowed(&v[a..b])),
+        CpuStorage::F64(v) => Rows::F64(&v[a..b]),
+        CpuStorage::BF16(v) => Rows::F32(v[a..b].iter().map(|v| v.to_f32()).collect()),
+        CpuStorage::F16(v) => Rows::F32(v[a..b].iter().map(|v| v.to_f32()).collect()),
         s => bail!("cross_entropy_rows: logits of {:?}", s.dtype()),
     };
     let Some((ya, yb)) = yl.contiguous_offsets() else {
         bail!("cross_entropy_rows: targets must be contiguous")
     };
-    let ys: Vec<usize> = y.as_slice::<u32>()?[ya..yb]
-        .iter()
-        .map(|&t| t as usize)
-        .collect();
-    if let Some(&t) = ys.iter().find(|&&t| t >= c) {
+    let ys = &y.as_slice::<u32>()?[ya..yb];
+    if let Some(&t) = ys.iter().find(|&&t| t as usize >= c) {
         bail!("cross_entropy_rows: target {t} out of range for {c} classes")
     }
-    Ok((vals, ys, n))
+    Ok((rows, ys))
+}
+
+/// Each row's loss, rows spread over threads.
+fn losses<F: num_traits::Float + std::iter::Sum + Send + Sync>(x: &[F], ys: &[u32]) -> Vec<F> {
+    let c = x.len() / ys.len().max(1);
+    x.par_chunks(c.max(1))
+        .zip(ys)
+        .map(|(row, &t)| {
+            let (m, lse) = row_stats(row);
+            m + lse - row[t as usize]
+        })
+        .collect()
+}
+
+/// `g[i] · (softmax(x[i]) − onehot(y[i]))` for each row, rows spread over threads.
+fn gradient<F: num_traits::Float + std::iter::Sum + Send + Sync>(
+    x: &[F],
+    ys: &[u32],
+    g: &[F],
+) -> Vec<F> {
+    let c = x.len() / ys.len().max(1);
+    let mut dx = vec![F::zero(); x.len()];
+    dx.par_chunks_mut(c.max(1))
+        .zip(x.par_chunks(c.max(1)))
+        .zip(ys.par_iter().zip(g))
+        .for_each(|((d, row), (&t, &gi))| {
+            let (m, lse) = row_stats(row);
+            for (d, &v) in d.iter_mut().zip(row) {
+                *d = gi * (v - m - lse).exp();
+            }
+            d[t as usize] = d[t as usize] - gi;
+        });
+    dx
 }
 
 impl CustomOp2 for Forward {
@@ -84,16 +121,10 @@ impl CustomOp2 for Forward {
         y: &CpuStorage,
         yl: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
-        let (vals, ys, n) = cpu_inputs(x, xl, y, yl)?;
-        let c = vals.len() / n.max(1);
-        let loss = (0..n).map(|i| {
-            let row = &vals[i * c..(i + 1) * c];
-            let (m, lse) = row_stats(row);
-            m + lse - row[ys[i]]
-        });
-        let out = match out_dtype(x.dtype()) {
-            DType::F64 => CpuStorage::F64(loss.collect()),
-            _ => CpuStorage::F32(loss.map(|v| v as f32).collect()),
+        let n = xl.shape().dims2()?.0;
+        let out = match cpu_inputs(x, xl, y, yl)? {
+            (Rows::F64(v), ys) => CpuStorage::F64(losses(v, ys)),
+            (Rows::F32(v), ys) => CpuStorage::F32(losses(&v, ys)),
         };
         Ok((out, Shape::from(n)))
     }
@@ -136,31 +167,30 @@ impl CustomOp3 for Backward {
         g: &CpuStorage,
         gl: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
-        let (vals, ys, n) = cpu_inputs(x, xl, y, yl)?;
-        let c = vals.len() / n.max(1);
         let Some((ga, gb)) = gl.contiguous_offsets() else {
             bail!("cross_entropy_rows: gradient must be contiguous")
         };
-        let gs: Vec<f64> = match g {
-            CpuStorage::F32(v) => v[ga..gb].iter().map(|&v| v as f64).collect(),
-            CpuStorage::F64(v) => v[ga..gb].to_vec(),
-            s => bail!("cross_entropy_rows: gradient of {:?}", s.dtype()),
-        };
-        let mut dx = vec![0f64; vals.len()];
-        for i in 0..n {
-            let row = &vals[i * c..(i + 1) * c];
-            let (m, lse) = row_stats(row);
-            for (j, (d, &v)) in dx[i * c..(i + 1) * c].iter_mut().zip(row).enumerate() {
-                let p = (v - m - lse).exp();
-                *d = gs[i] * (p - if j == ys[i] { 1.0 } else { 0.0 });
+        let out = match (cpu_inputs(x, xl, y, yl)?, g) {
+            ((Rows::F64(v), ys), CpuStorage::F64(g)) => {
+                CpuStorage::F64(gradient(v, ys, &g[ga..gb]))
             }
-        }
-        let out = match x.dtype() {
-            DType::F64 => CpuStorage::F64(dx),
-            DType::F32 => CpuStorage::F32(dx.iter().map(|&v| v as f32).collect()),
-            DType::BF16 => CpuStorage::BF16(dx.iter().map(|&v| half::bf16::from_f64(v)).collect()),
-            DType::F16 => CpuStorage::F16(dx.iter().map(|&v| half::f16::from_f64(v)).collect()),
-            dt => bail!("cross_entropy_rows: logits of {dt:?}"),
+            ((Rows::F32(v), ys), CpuStorage::F32(g)) => {
+                let dx = gradient(&v, ys, &g[ga..gb]);
+                match x.dtype() {
+                    DType::BF16 => {
+                        CpuStorage::BF16(dx.iter().map(|&v| half::bf16::from_f32(v)).collect())
+                    }
+                    DType::F16 => {
+                        CpuStorage::F16(dx.iter().map(|&v| half::f16::from_f32(v)).collect())
+                    }
+                    _ => CpuStorage::F32(dx),
+                }
+            }
+            (_, g) => bail!(
+                "cross_entropy_rows: gradient of {:?} for {:?} logits",
+                g.dtype(),
+                x.dtype()
+            ),
         };
         Ok((out, xl.shape().clone()))
     }

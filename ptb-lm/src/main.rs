@@ -6,6 +6,7 @@ mod checkpoint;
 mod config;
 mod data;
 mod eval;
+mod lookup_grad;
 mod loss_scale;
 mod model;
 mod optim;

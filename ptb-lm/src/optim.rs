@@ -98,7 +98,7 @@ impl ClippedSgd {
         &self,
         grads: &GradStore,
         lookups: &[Lookup],
-    ) -> Result<Vec<(Var, Tensor, Tensor)>> {
+    ) -> Result<Vec<(Var, Update, Tensor)>> {
         let mut out = Vec::with_capacity(self.vars.len());
         for v in &self.vars {
             match lookups.iter().find(|l| l.table.id() == v.id()) {
@@ -107,17 +107,19 @@ impl ClippedSgd {
                         continue;
                     };
                     let rows = rows.contiguous()?;
-                    let summed = v.zeros_like()?.index_add(&l.ids, &rows, 0)?;
+                    // One row per distinct id; its norm is the dense table gradient's.
+                    let sums = crate::lookup_grad::sum_repeats(&rows, &l.ids)?;
                     let counted = match self.embedding_norm {
                         EmbeddingNorm::Lookups => rows,
-                        EmbeddingNorm::Table => summed.clone(),
+                        EmbeddingNorm::Table => sums.clone(),
                     };
-                    out.push((v.clone(), summed, counted));
+                    let ids = l.ids.clone();
+                    out.push((v.clone(), Update::Rows { ids, sums }, counted));
                 }
                 None => {
                     if let Some(g) = grads.get(v.as_tensor()) {
                         let g = g.contiguous()?;
-                        out.push((v.clone(), g.clone(), g));
+                        out.push((v.clone(), Update::Dense(g.clone()), g));
                     }
                 }
             }
@@ -152,8 +154,13 @@ impl ClippedSgd {
         let factor = ((norm.maximum(self.max_norm)?.recip()?
             * (-self.lr * self.max_norm / unscale))?)
             .reshape(1)?;
-        for (v, g, _) in &updates {
-            v.as_tensor().inplace_op3(g, &factor, &Axpy)?;
+        for (v, update, _) in &updates {
+            match update {
+                Update::Dense(g) => v.as_tensor().inplace_op3(g, &factor, &Axpy)?,
+                Update::Rows { ids, sums } => {
+                    crate::lookup_grad::scatter_axpy(v.as_tensor(), ids, sums, &factor)?
+                }
+            }
         }
         let clipped = norm.gt(self.max_norm)?.to_dtype(DType::F32)?;
         self.norm_sum = Some(match self.norm_sum.take() {
@@ -184,11 +191,17 @@ impl ClippedSgd {
     }
 }
 
+/// A variable's gradient: dense, or the summed rows of a lookup (see `lookup_grad`).
+enum Update {
+    Dense(Tensor),
+    Rows { ids: Tensor, sums: Tensor },
+}
+
 /// `dst[0] = ‖src‖₂` for a one-element `dst`.
 struct Nrm2;
 
 /// `dst += a[0] · src`, elementwise, `a` a one-element tensor.
-struct Axpy;
+pub(crate) struct Axpy;
 
 fn contiguous<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
     match l.contiguous_offsets() {

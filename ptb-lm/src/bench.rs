@@ -1,5 +1,7 @@
 //! `ptb-lm bench`: real training steps (forward, loss, backward, clip, SGD) timed one by one
-//! after a warm-up; median ms per batch, words per second, device memory.
+//! after a warm-up (median ms per batch, words per second, device memory), then the same number
+//! back to back as training runs them (mean ms per batch, and the host's median time to queue
+//! one: when it nears the mean, the step is bound by the host, not the device).
 
 use crate::checkpoint::TrainState;
 use crate::config::{LmConfig, Preset};
@@ -156,6 +158,29 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
         peak = peak.max(memory_in_use(&device)?);
     }
+    // The same steps back to back, synchronized only at the end, as training runs them: the
+    // host queues a step while the device works on the one before.
+    let mut host = Vec::with_capacity(args.batches);
+    device.synchronize()?;
+    let start = Instant::now();
+    for i in 0..args.batches {
+        let mut training = Training { opt: &mut opt };
+        let queued = Instant::now();
+        let (_, next) = step(
+            &model,
+            batches.get((args.warmup + i) % batches.len()),
+            shape,
+            &lm_state,
+            &mut masks,
+            Some(&mut training),
+        )?;
+        lm_state = next.detach();
+        host.push(queued.elapsed().as_secs_f64());
+    }
+    device.synchronize()?;
+    let pipelined = start.elapsed().as_secs_f64() / args.batches.max(1) as f64;
+    host.sort_by(f64::total_cmp);
+    let host_median = host.get(host.len() / 2).copied().unwrap_or(f64::NAN);
     let phases = match args.breakdown {
         true => {
             let mut t = Training { opt: &mut opt };
@@ -186,16 +211,23 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "ms_per_batch": median * 1e3,
         "ms_per_batch_min": times.first().map(|t| t * 1e3),
         "words_per_second": words / median,
+        "pipelined_ms_per_batch": pipelined * 1e3,
+        "pipelined_words_per_second": words / pipelined,
+        "host_ms_per_batch": host_median * 1e3,
         "device_memory_bytes": peak,
         "breakdown_ms": phases,
     });
     eprintln!(
-        "{:?} {:?} {:?}: {:.2} ms/batch, {:.0} words/s",
+        "{:?} {:?} {:?}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} ms/batch, {:.0} \
+         words/s, host {:.2} ms/batch",
         args.config,
         args.rnn,
         args.precision,
         median * 1e3,
-        words / median
+        words / median,
+        pipelined * 1e3,
+        words / pipelined,
+        host_median * 1e3
     );
     let text = serde_json::to_string(&result)?;
     if let Some(p) = &args.json {

@@ -44,7 +44,7 @@ pub struct BenchArgs {
 /// Median milliseconds of each phase of a training step, synchronizing between phases.
 fn breakdown(
     model: &crate::model::PtbModel,
-    batches: &crate::data::Batches,
+    (batches, stream): (&crate::data::Batches, &candle_core::Tensor),
     cfg: &LmConfig,
     t: &mut Training,
     masks: &mut Masks,
@@ -54,9 +54,7 @@ fn breakdown(
     let mut times = vec![Vec::new(); 3];
     let mut state = model.zero_state(cfg.batch_size)?;
     for i in 0..reps {
-        let (x, y) = batches.get(i % batches.len());
-        let x = candle_core::Tensor::from_vec(x, (cfg.num_steps, cfg.batch_size), &dev)?;
-        let y = candle_core::Tensor::from_vec(y, (cfg.num_steps, cfg.batch_size), &dev)?;
+        let (x, y) = batches.window(stream, i % batches.len())?;
         dev.synchronize()?;
         let mut clock = Instant::now();
         let mut lap = |k: usize| -> Result<()> {
@@ -135,7 +133,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut opt = ClippedSgd::for_config(vars, &cfg, args.precision.dtype())?;
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
-    let shape = (cfg.num_steps, cfg.batch_size);
+    let stream = batches.upload(&device)?;
     let mut lm_state = model.zero_state(cfg.batch_size)?;
     let mut times = Vec::with_capacity(args.batches);
     let mut peak = memory_in_use(&device)?;
@@ -145,8 +143,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         let start = Instant::now();
         let (_, next) = step(
             &model,
-            batches.get(i % batches.len()),
-            shape,
+            batches.window(&stream, i % batches.len())?,
             &lm_state,
             &mut masks,
             Some(&mut training),
@@ -168,8 +165,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         let queued = Instant::now();
         let (_, next) = step(
             &model,
-            batches.get((args.warmup + i) % batches.len()),
-            shape,
+            batches.window(&stream, (args.warmup + i) % batches.len())?,
             &lm_state,
             &mut masks,
             Some(&mut training),
@@ -186,7 +182,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let mut t = Training { opt: &mut opt };
             Some(breakdown(
                 &model,
-                &batches,
+                (&batches, &stream),
                 &cfg,
                 &mut t,
                 &mut masks,

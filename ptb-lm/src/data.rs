@@ -2,6 +2,7 @@
 //! batching: the id stream cut into `batch` rows, read in windows of `num_steps`.
 
 use anyhow::{bail, ensure, Context, Result};
+use candle_core::{Device, Tensor};
 use std::collections::HashMap;
 use std::path::Path;
 use tokenizers::models::wordlevel::WordLevel;
@@ -152,19 +153,25 @@ impl<'a> Batches<'a> {
         self.batch_len.saturating_sub(1) / self.num_steps
     }
 
-    /// Batch `i` as time-major `[num_steps, batch]` inputs and targets (targets shifted by one).
-    pub fn get(&self, i: usize) -> (Vec<u32>, Vec<u32>) {
-        let (t_n, b_n) = (self.num_steps, self.batch_size);
-        let mut x = Vec::with_capacity(t_n * b_n);
-        let mut y = Vec::with_capacity(t_n * b_n);
-        for t in 0..t_n {
-            for b in 0..b_n {
-                let at = b * self.batch_len + i * t_n + t;
-                x.push(self.data[at]);
-                y.push(self.data[at + 1]);
-            }
-        }
-        (x, y)
+    /// The whole stream on `device`, time-major `[batch_len, batch]`, so that every batch is a
+    /// view of it (`window`). Copying each batch to the device instead would make the host wait
+    /// for the device at every step, and the two would never overlap.
+    pub fn upload(&self, device: &Device) -> Result<Tensor> {
+        let (b_n, len) = (self.batch_size, self.batch_len);
+        let t: Vec<u32> = (0..len)
+            .flat_map(|t| (0..b_n).map(move |b| self.data[b * len + t]))
+            .collect();
+        Ok(Tensor::from_vec(t, (len, b_n), device)?)
+    }
+
+    /// Batch `i` of an uploaded stream: time-major `[num_steps, batch]` inputs, and the targets
+    /// (the same windows shifted by one word).
+    pub fn window(&self, stream: &Tensor, i: usize) -> Result<(Tensor, Tensor)> {
+        let at = i * self.num_steps;
+        Ok((
+            stream.narrow(0, at, self.num_steps)?,
+            stream.narrow(0, at + 1, self.num_steps)?,
+        ))
     }
 }
 
@@ -216,11 +223,17 @@ mod tests {
         let data: Vec<u32> = (0..26).collect();
         let b = Batches::new(&data, 2, 3).unwrap();
         assert_eq!(b.len(), 4);
-        let (x, y) = b.get(1);
+        let stream = b.upload(&Device::Cpu).unwrap();
+        let get = |i| {
+            let (x, y) = b.window(&stream, i).unwrap();
+            let flat = |t: Tensor| t.flatten_all().unwrap().to_vec1::<u32>().unwrap();
+            (flat(x), flat(y))
+        };
         // Time-major [t][b]: row 0 reads 3,4,5 and row 1 reads 16,17,18.
+        let (x, y) = get(1);
         assert_eq!(x, [3, 16, 4, 17, 5, 18]);
         assert_eq!(y, [4, 17, 5, 18, 6, 19]);
-        let (x, y) = b.get(3);
+        let (x, y) = get(3);
         assert_eq!((x[4], x[5], y[4], y[5]), (11, 24, 12, 25));
         assert!(Batches::new(&data[..5], 2, 3).is_err());
     }

@@ -25,18 +25,16 @@ impl PassResult {
 }
 
 /// One batch: forward and loss, and with `training` backward, clipping and the SGD update.
-/// `x` and `y` are time-major `[steps, batch]` ids. Returns the loss and the next state.
+/// `x` and `y` are time-major `[steps, batch]` ids on the model's device (`Batches::window`).
+/// Returns the loss and the next state.
 pub fn step(
     model: &PtbModel,
-    (x, y): (Vec<u32>, Vec<u32>),
-    (steps, batch): (usize, usize),
+    (x, y): (Tensor, Tensor),
     state: &LmState,
     masks: &mut Masks,
     training: Option<&mut Training>,
 ) -> Result<(Tensor, LmState)> {
-    let dev = model.device();
-    let x = Tensor::from_vec(x, (steps, batch), &dev)?;
-    let y = Tensor::from_vec(y, (steps, batch), &dev)?;
+    let steps = x.dim(0)?;
     let (logits, next, lookup) = model.forward(&x, state, masks, training.is_some())?;
     let loss = sequence_loss(&logits, &y, steps)?;
     if let Some(t) = training {
@@ -65,6 +63,7 @@ pub fn run_pass(
     let batches = Batches::new(data, batch, steps)?;
     let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
     let dev = model.device();
+    let stream = batches.upload(&dev)?;
     bar.set_length(n as u64);
     bar.set_position(0);
     let mut state = model.zero_state(batch)?;
@@ -73,11 +72,9 @@ pub fn run_pass(
     let every = (n / 50).max(1);
     let start = Instant::now();
     for i in 0..n {
-        let (x, y) = batches.get(i);
         let (loss, next) = step(
             model,
-            (x, y),
-            (steps, batch),
+            batches.window(&stream, i)?,
             &state,
             masks,
             training.as_mut(),

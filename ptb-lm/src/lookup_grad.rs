@@ -158,14 +158,11 @@ mod cuda {
     //! of the ids before it, uniform across the block), its threads striding over the columns.
     //! Deterministic: every sum is taken in lookup order by one thread.
 
+    use crate::nvrtc::{block_per_row, view, Module};
     use candle_core::backend::BackendStorage;
-    use candle_core::cuda_backend::cudarc::driver::{
-        CudaSlice, CudaView, DeviceRepr, LaunchConfig, PushKernelArg,
-    };
-    use candle_core::cuda_backend::cudarc::nvrtc;
+    use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{bail, CudaStorage, Layout, Result};
-    use std::sync::OnceLock;
 
     const SOURCE: &str = r#"
 __device__ bool first(const unsigned int* ids, int i) {
@@ -199,33 +196,7 @@ extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, c
     for (int j = threadIdx.x; j < h; j += blockDim.x) w[j] += alpha * s[j];
 }
 "#;
-    const MODULE: &str = "ptb_lm_lookup_grad";
-
-    fn ptx() -> Result<&'static str> {
-        static PTX: OnceLock<std::result::Result<String, String>> = OnceLock::new();
-        PTX.get_or_init(|| {
-            nvrtc::compile_ptx(SOURCE)
-                .map(|p| p.to_src())
-                .map_err(|e| e.to_string())
-        })
-        .as_deref()
-        .map_err(|e| candle_core::Error::Msg(format!("lookup gradient: NVRTC: {e}")))
-    }
-
-    fn view<'a, T: DeviceRepr>(s: &'a CudaSlice<T>, l: &Layout) -> Result<CudaView<'a, T>> {
-        match l.contiguous_offsets() {
-            Some((a, b)) => Ok(s.slice(a..b)),
-            None => bail!("lookup gradient: operands must be contiguous"),
-        }
-    }
-
-    fn config(n: usize) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (n as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
+    static KERNELS: Module = Module::new("ptb_lm_lookup_grad", SOURCE);
 
     pub fn sum_repeats(
         r: &CudaStorage,
@@ -238,16 +209,17 @@ extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, c
         // SAFETY: every element is written by the kernel.
         let out = unsafe { dev.alloc::<f32>(n * h)? };
         if n > 0 {
-            let f = dev.get_or_load_custom_func("sum_repeats", MODULE, ptx()?)?;
+            let f = KERNELS.function(&dev, "sum_repeats")?;
+            let stream = dev.cuda_stream();
             let (rows, ids) = (
                 view(r.as_cuda_slice::<f32>()?, rl)?,
                 view(i.as_cuda_slice::<u32>()?, il)?,
             );
             let (n32, h32) = (n as i32, h as i32);
-            let mut b = f.builder();
+            let mut b = stream.launch_builder(&f);
             b.arg(&rows).arg(&ids).arg(&out).arg(&n32).arg(&h32);
             // SAFETY: n × h rows and sums, n ids.
-            unsafe { b.launch(config(n)) }.w()?;
+            unsafe { b.launch(block_per_row(n, 256)) }.w()?;
         }
         Ok(CudaStorage::wrap_cuda_slice(out, dev))
     }
@@ -269,7 +241,8 @@ extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, c
             return Ok(());
         }
         let dev = s.device().clone();
-        let f = dev.get_or_load_custom_func("scatter_axpy", MODULE, ptx()?)?;
+        let f = KERNELS.function(&dev, "scatter_axpy")?;
+        let stream = dev.cuda_stream();
         let (ids, sums, alpha) = (
             view(i.as_cuda_slice::<u32>()?, il)?,
             view(s.as_cuda_slice::<f32>()?, sl)?,
@@ -280,7 +253,7 @@ extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, c
         };
         let mut table = t.as_cuda_slice_mut::<f32>()?.slice_mut(lo..hi);
         let (v32, h32) = (v as i32, h as i32);
-        let mut b = f.builder();
+        let mut b = stream.launch_builder(&f);
         b.arg(&mut table)
             .arg(&ids)
             .arg(&sums)
@@ -288,7 +261,7 @@ extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, c
             .arg(&v32)
             .arg(&h32);
         // SAFETY: a v × h table, n ids and n × h sums, one factor; rows out of range are skipped.
-        unsafe { b.launch(config(n)) }.w()?;
+        unsafe { b.launch(block_per_row(n, 256)) }.w()?;
         Ok(())
     }
 }

@@ -9,6 +9,8 @@ mod eval;
 mod lookup_grad;
 mod loss_scale;
 mod model;
+#[cfg(feature = "cuda")]
+mod nvrtc;
 mod optim;
 mod pass;
 mod plot;

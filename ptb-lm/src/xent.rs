@@ -215,14 +215,11 @@ mod cuda {
     //! (backward). Compiled once per process with NVRTC; no CUDA headers needed (half types are
     //! handled as raw bits), so it builds wherever candle's CUDA backend does.
 
+    use crate::nvrtc::{block_per_row, view, Module};
     use candle_core::backend::BackendStorage;
-    use candle_core::cuda_backend::cudarc::driver::{
-        CudaSlice, CudaView, DeviceRepr, LaunchConfig, PushKernelArg,
-    };
-    use candle_core::cuda_backend::cudarc::nvrtc;
+    use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{bail, CudaStorage, DType, Layout, Result};
-    use std::sync::OnceLock;
 
     const SOURCE: &str = r#"
 #define NEG_INF __int_as_float(0xff800000)
@@ -294,34 +291,7 @@ OPS(f16, f16)
 "#;
 
     const THREADS: u32 = 512;
-    const MODULE: &str = "ptb_lm_xent";
-
-    /// The PTX of `SOURCE`, compiled on first use.
-    fn ptx() -> Result<&'static str> {
-        static PTX: OnceLock<std::result::Result<String, String>> = OnceLock::new();
-        PTX.get_or_init(|| {
-            nvrtc::compile_ptx(SOURCE)
-                .map(|p| p.to_src())
-                .map_err(|e| e.to_string())
-        })
-        .as_deref()
-        .map_err(|e| candle_core::Error::Msg(format!("cross_entropy_rows: NVRTC: {e}")))
-    }
-
-    fn view<'a, T: DeviceRepr>(s: &'a CudaSlice<T>, l: &Layout) -> Result<CudaView<'a, T>> {
-        match l.contiguous_offsets() {
-            Some((a, b)) => Ok(s.slice(a..b)),
-            None => bail!("cross_entropy_rows: operands must be contiguous"),
-        }
-    }
-
-    fn config(rows: usize) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (rows as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
+    static KERNELS: Module = Module::new("ptb_lm_xent", SOURCE);
 
     fn suffix(dt: DType) -> Result<&'static str> {
         Ok(match dt {
@@ -340,22 +310,19 @@ OPS(f16, f16)
     ) -> Result<CudaStorage> {
         let (rows, cols) = xl.shape().dims2()?;
         let dev = x.device().clone();
-        let f = dev.get_or_load_custom_func(
-            &format!("xent_fwd_{}", suffix(x.dtype())?),
-            MODULE,
-            ptx()?,
-        )?;
+        let f = KERNELS.function(&dev, &format!("xent_fwd_{}", suffix(x.dtype())?))?;
+        let stream = dev.cuda_stream();
         let ys = view(y.as_cuda_slice::<u32>()?, yl)?;
         // SAFETY: every element is written by the kernel (thread 0 of each row's block).
         let loss = unsafe { dev.alloc::<f32>(rows)? };
-        let mut b = f.builder();
+        let mut b = stream.launch_builder(&f);
         let cols = cols as i32;
         macro_rules! launch {
             ($t:ty) => {{
                 let xs = view(x.as_cuda_slice::<$t>()?, xl)?;
                 b.arg(&xs).arg(&ys).arg(&loss).arg(&cols);
                 // SAFETY: rows × cols logits, rows targets and losses, as the kernel reads them.
-                unsafe { b.launch(config(rows)) }.w()?;
+                unsafe { b.launch(block_per_row(rows, THREADS)) }.w()?;
             }};
         }
         match x.dtype() {
@@ -376,14 +343,11 @@ OPS(f16, f16)
     ) -> Result<CudaStorage> {
         let (rows, cols) = xl.shape().dims2()?;
         let dev = x.device().clone();
-        let f = dev.get_or_load_custom_func(
-            &format!("xent_bwd_{}", suffix(x.dtype())?),
-            MODULE,
-            ptx()?,
-        )?;
+        let f = KERNELS.function(&dev, &format!("xent_bwd_{}", suffix(x.dtype())?))?;
+        let stream = dev.cuda_stream();
         let ys = view(y.as_cuda_slice::<u32>()?, yl)?;
         let gs = view(g.as_cuda_slice::<f32>()?, gl)?;
-        let mut b = f.builder();
+        let mut b = stream.launch_builder(&f);
         let n = cols as i32;
         macro_rules! launch {
             ($t:ty) => {{
@@ -392,7 +356,7 @@ OPS(f16, f16)
                 let dx = unsafe { dev.alloc::<$t>(rows * cols)? };
                 b.arg(&xs).arg(&ys).arg(&gs).arg(&dx).arg(&n);
                 // SAFETY: rows × cols logits and gradients, rows targets and row gradients.
-                unsafe { b.launch(config(rows)) }.w()?;
+                unsafe { b.launch(block_per_row(rows, THREADS)) }.w()?;
                 CudaStorage::wrap_cuda_slice(dx, dev)
             }};
         }

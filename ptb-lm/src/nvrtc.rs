@@ -1,0 +1,62 @@
+//! ptb-lm's own CUDA kernels: CUDA C compiled with NVRTC at first use (written without CUDA
+//! headers, so it builds wherever candle's CUDA backend does), loaded once per device.
+
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaFunction, CudaSlice, CudaView, DeviceRepr, LaunchConfig,
+};
+use candle_core::cuda_backend::cudarc::nvrtc;
+use candle_core::{bail, CudaDevice, Result};
+use std::sync::OnceLock;
+
+/// A CUDA C source and, once compiled, its PTX.
+pub struct Module {
+    name: &'static str,
+    source: &'static str,
+    ptx: OnceLock<std::result::Result<String, String>>,
+}
+
+impl Module {
+    pub const fn new(name: &'static str, source: &'static str) -> Self {
+        Self {
+            name,
+            source,
+            ptx: OnceLock::new(),
+        }
+    }
+
+    /// Kernel `f` of this module on `dev`.
+    pub fn function(&self, dev: &CudaDevice, f: &str) -> Result<CudaFunction> {
+        let ptx = self
+            .ptx
+            .get_or_init(|| {
+                nvrtc::compile_ptx(self.source)
+                    .map(|p| p.to_src())
+                    .map_err(|e| e.to_string())
+            })
+            .as_deref()
+            .map_err(|e| candle_core::Error::Msg(format!("{}: NVRTC: {e}", self.name)))?;
+        Ok(dev
+            .get_or_load_custom_func(f, self.name, ptx)?
+            .into_cuda_function())
+    }
+}
+
+/// The elements of a contiguous operand.
+pub fn view<'a, T: DeviceRepr>(
+    s: &'a CudaSlice<T>,
+    l: &candle_core::Layout,
+) -> Result<CudaView<'a, T>> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(s.slice(a..b)),
+        None => bail!("kernel operands must be contiguous"),
+    }
+}
+
+/// One block of `threads` per row.
+pub fn block_per_row(rows: usize, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (rows as u32, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}

@@ -22,12 +22,27 @@ pub fn pick_device(d: DeviceArg) -> Result<Device> {
         DeviceArg::Cuda if !candle_core::utils::cuda_is_available() => {
             bail!("--device cuda: this binary was built without `--features cuda`")
         }
-        DeviceArg::Cuda => Device::new_cuda(0).context("--device cuda: no usable GPU"),
+        DeviceArg::Cuda => Ok(single_stream(
+            Device::new_cuda(0).context("--device cuda: no usable GPU")?,
+        )),
         DeviceArg::Auto if candle_core::utils::cuda_is_available() => {
-            Ok(Device::new_cuda(0).unwrap_or(Device::Cpu))
+            Ok(single_stream(Device::new_cuda(0).unwrap_or(Device::Cpu)))
         }
         DeviceArg::Auto => Ok(Device::Cpu),
     }
+}
+
+/// Everything ptb-lm runs on a GPU goes to candle's one stream, so cudarc's per-allocation
+/// events (kept to order work across streams) are pure host overhead: two events created and
+/// destroyed per tensor, hundreds of tensors per training step.
+fn single_stream(device: Device) -> Device {
+    #[cfg(feature = "cuda")]
+    if let Device::Cuda(d) = &device {
+        // SAFETY: every kernel, cuBLAS, cuDNN and cuRAND call of ptb-lm is issued on this
+        // device's one stream, so no allocation needs ordering across streams.
+        unsafe { d.disable_event_tracking() };
+    }
+    device
 }
 
 /// Turns on TF32 for candle's own float32 matrix products when asked (cuDNN's is per module).

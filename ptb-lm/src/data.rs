@@ -154,8 +154,8 @@ impl<'a> Batches<'a> {
     }
 
     /// The whole stream on `device`, time-major `[batch_len, batch]`, so that every batch is a
-    /// view of it (`window`). Copying each batch to the device instead would make the host wait
-    /// for the device at every step, and the two would never overlap.
+    /// view of it (`window`) and no step copies from (pageable) host memory, a copy that may
+    /// wait for the device's queue before it returns.
     pub fn upload(&self, device: &Device) -> Result<Tensor> {
         let (b_n, len) = (self.batch_size, self.batch_len);
         let t: Vec<u32> = (0..len)

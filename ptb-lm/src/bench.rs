@@ -3,14 +3,17 @@
 //! back to back as training runs them (mean ms per batch, and the host's median time to queue
 //! one: when it nears the mean, the step is bound by the host, not the device).
 
+use crate::args;
 use crate::checkpoint::TrainState;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
 use crate::model::{Masks, Precision, RnnKind};
 use crate::optim::ClippedSgd;
 use crate::pass::{step, Training};
-use crate::session::{build_model, pick_device, set_matmul_precision, sorted_vars, DeviceArg};
-use anyhow::Result;
+use crate::session::{
+    build_model, device_name, pick_device, set_matmul_precision, sorted_vars, DeviceArg,
+};
+use anyhow::{Context, Result};
 use candle_core::Device;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::path::PathBuf;
@@ -18,25 +21,31 @@ use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
+    /// The tutorial's configuration whose training step to time
     #[arg(long, value_enum, default_value = "small")]
     pub config: Preset,
+    /// The LSTM's kernel: the fused op, or candle-nn's cell stepped in a loop
     #[arg(long, value_enum, default_value = "cudnn")]
     pub rnn: RnnKind,
+    /// Arithmetic of the step
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: Precision,
-    #[arg(long, default_value_t = 100)]
+    /// Timed steps, each way (synchronized, then back to back)
+    #[arg(long, default_value_t = 100, value_parser = args::count)]
     pub batches: usize,
-    #[arg(long, default_value_t = 10)]
+    /// Untimed steps first
+    #[arg(long, default_value_t = 10, value_parser = args::count_or_zero)]
     pub warmup: usize,
-    /// PTB folder; random tokens when absent.
+    /// PTB folder to read the batches from [default: random tokens]
     #[arg(long)]
     pub data: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "auto")]
+    /// cpu, cuda, cuda:N, or auto (the first GPU if any)
+    #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
-    /// Also write the JSON result here.
+    /// Also write the JSON result to this file
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Also time the phases of a step (forward+loss, backward, clipped SGD update) separately.
+    /// Also time the phases of a step (forward+loss, backward, clipped SGD update) separately
     #[arg(long)]
     pub breakdown: bool,
 }
@@ -195,7 +204,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "config": args.config,
         "rnn": args.rnn,
         "precision": args.precision,
-        "device": format!("{device:?}"),
+        "device": device_name(&device),
         "data": if args.data.is_some() { "ptb" } else { "random" },
         "batch_size": cfg.batch_size,
         "num_steps": cfg.num_steps,
@@ -224,7 +233,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     );
     let text = serde_json::to_string(&result)?;
     if let Some(p) = &args.json {
-        std::fs::write(p, &text)?;
+        std::fs::write(p, &text).with_context(|| format!("writing --json {}", p.display()))?;
     }
     println!("{text}");
     Ok(())

@@ -117,31 +117,74 @@ impl LmConfig {
         (1.0 - self.keep_prob) as f32
     }
 
-    pub fn validate(&self) -> anyhow::Result<()> {
-        let positive = [
-            ("num_layers", self.num_layers),
-            ("num_steps", self.num_steps),
-            ("hidden_size", self.hidden_size),
-            ("batch_size", self.batch_size),
-            ("max_max_epoch", self.max_max_epoch),
-            ("vocab_size", self.vocab_size),
+    /// Checks what the flags cannot check one by one: the sizes together must make a model
+    /// and a batch that fit in memory (each at most [`MAX_VALUES`] values), and every field
+    /// lies in the range its flag accepts (a configuration from a checkpoint never met the
+    /// flags). The message names the flags involved.
+    pub fn validate(&self) -> Result<(), String> {
+        let sizes = [
+            ("--num-layers", self.num_layers, 64),
+            ("--num-steps", self.num_steps, 10_000),
+            ("--hidden-size", self.hidden_size, 16_384),
+            ("--batch-size", self.batch_size, 100_000),
+            ("--max-max-epoch", self.max_max_epoch, 100_000),
+            ("--vocab-size", self.vocab_size, 10_000_000),
         ];
-        for (name, v) in positive {
-            anyhow::ensure!(v > 0, "config: {name} must be positive");
+        for (flag, v, hi) in sizes {
+            if v == 0 || v > hi {
+                return Err(format!("{flag} {v}: must be a whole number from 1 to {hi}"));
+            }
         }
-        anyhow::ensure!(
-            self.keep_prob > 0.0 && self.keep_prob <= 1.0,
-            "config: keep_prob must be in (0, 1], got {}",
-            self.keep_prob
-        );
-        anyhow::ensure!(self.init_scale > 0.0, "config: init_scale must be positive");
-        anyhow::ensure!(
-            self.max_grad_norm > 0.0,
-            "config: max_grad_norm must be positive"
-        );
+        let fractions = [
+            ("--keep-prob", self.keep_prob),
+            ("--lr-decay", self.lr_decay),
+        ];
+        for (flag, v) in fractions {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(format!("{flag} {v}: must be greater than 0 and at most 1"));
+            }
+        }
+        let positives = [
+            ("--init-scale", self.init_scale),
+            ("--learning-rate", self.learning_rate),
+            ("--max-grad-norm", self.max_grad_norm),
+        ];
+        for (flag, v) in positives {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!(
+                    "{flag} {v}: must be a finite number greater than 0"
+                ));
+            }
+        }
+        let [v, h, l, b, s] = [
+            self.vocab_size,
+            self.hidden_size,
+            self.num_layers,
+            self.batch_size,
+            self.num_steps,
+        ]
+        .map(|n| n as u128);
+        // Embedding and softmax (with its bias), and per layer 4 gates over [x | h] and a bias.
+        let params = 2 * v * h + v + l * 4 * h * (2 * h + 2);
+        if params > MAX_VALUES {
+            return Err(format!(
+                "--hidden-size {h}, --num-layers {l} and --vocab-size {v} make a model of \
+                 {params} parameters; ptb-lm takes at most {MAX_VALUES}"
+            ));
+        }
+        let per_batch = b * s * v.max(4 * h * l);
+        if per_batch > MAX_VALUES {
+            return Err(format!(
+                "--batch-size {b} x --num-steps {s} with --vocab-size {v} and --hidden-size {h} \
+                 need {per_batch} values per batch; ptb-lm takes at most {MAX_VALUES}"
+            ));
+        }
         Ok(())
     }
 }
+
+/// The most values one model or one batch's activations may hold: 2^31, 8 GiB in f32.
+pub const MAX_VALUES: u128 = 1 << 31;
 
 #[cfg(test)]
 mod tests {
@@ -156,6 +199,22 @@ mod tests {
         assert_eq!(l.learning_rate_at(14), 1.0);
         assert!((l.learning_rate_at(15) - 1.0 / 1.15).abs() < 1e-15);
         assert!((l.learning_rate_at(54) - 1.15f64.powi(-40)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn validation_names_the_flag() {
+        for p in [Preset::Small, Preset::Medium, Preset::Large] {
+            assert_eq!(LmConfig::preset(p).validate(), Ok(()));
+        }
+        let mut c = LmConfig::preset(Preset::Small);
+        c.lr_decay = -1.0;
+        assert!(c.validate().unwrap_err().starts_with("--lr-decay -1"));
+        let mut c = LmConfig::preset(Preset::Large);
+        (c.hidden_size, c.num_layers) = (16_384, 64);
+        assert!(c.validate().unwrap_err().contains("parameters"));
+        let mut c = LmConfig::preset(Preset::Small);
+        (c.batch_size, c.num_steps) = (100_000, 10_000);
+        assert!(c.validate().unwrap_err().contains("values per batch"));
     }
 
     #[test]

@@ -29,24 +29,17 @@ pub fn read_words(path: &Path) -> Result<Vec<String>> {
     Ok(words)
 }
 
-/// Types ordered by descending count, then by the word itself, at most `max` of them; `<unk>`
-/// is always in (taking the last place when the list is full and lacks it).
-pub fn build_vocab(words: &[String], max: usize) -> Vec<String> {
+/// Types ordered by descending count, then by the word itself; `<unk>` is always in (last,
+/// when the words lack it).
+pub fn build_vocab(words: &[String]) -> Vec<String> {
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for w in words {
         *counts.entry(w).or_default() += 1;
     }
     let mut types: Vec<(&str, usize)> = counts.into_iter().collect();
     types.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let mut vocab: Vec<String> = types
-        .into_iter()
-        .take(max)
-        .map(|(w, _)| w.to_owned())
-        .collect();
+    let mut vocab: Vec<String> = types.into_iter().map(|(w, _)| w.to_owned()).collect();
     if !vocab.iter().any(|w| w == UNK) {
-        if vocab.len() == max {
-            vocab.pop();
-        }
         vocab.push(UNK.to_owned());
     }
     vocab
@@ -95,20 +88,31 @@ pub struct Corpus {
 }
 
 impl Corpus {
-    /// Reads `ptb.{train,valid,test}.txt` from `dir`.
+    /// Reads `ptb.{train,valid,test}.txt` from `dir`; the vocabulary is every word type of
+    /// the training split, at most `max_vocab` of them (PTB has 10,000 and maps the rest to
+    /// `<unk>` already, so a smaller vocabulary would change the task: it is an error).
     pub fn load(dir: &Path, max_vocab: usize) -> Result<Self> {
         let file = |split: &str| dir.join(format!("ptb.{split}.txt"));
         for split in ["train", "valid", "test"] {
             if !file(split).is_file() {
                 bail!(
                     "{} is missing: --data must be a folder with ptb.train.txt, ptb.valid.txt and \
-                     ptb.test.txt (scripts/get-ptb.sh fetches them)",
+                     ptb.test.txt (the repository ships them in data/ptb)",
                     file(split).display()
                 );
             }
         }
         let train_words = read_words(&file("train"))?;
-        let tokenizer = tokenizer(&build_vocab(&train_words, max_vocab))?;
+        let vocab = build_vocab(&train_words);
+        crate::args::usage(vocab.len() <= max_vocab, || {
+            format!(
+                "--vocab-size {max_vocab}: {} has {} word types (with <eos> and <unk>), and the \
+                 vocabulary must hold them all",
+                file("train").display(),
+                vocab.len()
+            )
+        })?;
+        let tokenizer = tokenizer(&vocab)?;
         Ok(Self {
             train: encode(&tokenizer, &train_words)?,
             valid: encode(&tokenizer, &read_words(&file("valid"))?)?,
@@ -185,10 +189,10 @@ mod tests {
 
     #[test]
     fn vocabulary_orders_by_count_then_word() {
-        let v = build_vocab(&words("b a c b c b <unk> d d d d"), 10);
+        let v = build_vocab(&words("b a c b c b <unk> d d d d"));
         assert_eq!(v, ["d", "b", "c", "<unk>", "a"]);
-        // Full without <unk>: it takes the last place.
-        assert_eq!(build_vocab(&words("b a c b c b"), 2), ["b", "<unk>"]);
+        // Without <unk> in the words: it comes last.
+        assert_eq!(build_vocab(&words("b a c b c b")), ["b", "c", "a", "<unk>"]);
     }
 
     #[test]
@@ -198,7 +202,7 @@ mod tests {
         std::fs::write(&p, " the cat <unk> \n the dog \n").unwrap();
         let w = read_words(&p).unwrap();
         assert_eq!(w, words("the cat <unk> <eos> the dog <eos>"));
-        let tok = tokenizer(&build_vocab(&w, 100)).unwrap();
+        let tok = tokenizer(&build_vocab(&w)).unwrap();
         let ids = encode(&tok, &words("the bird")).unwrap();
         assert_eq!(ids[1], tok.token_to_id(UNK).unwrap());
         // The HF tokenizer itself agrees, and keeps <unk> and n't whole.

@@ -1,13 +1,13 @@
 //! `ptb-lm eval` and `ptb-lm generate` on a saved checkpoint.
 
+use crate::args;
 use crate::checkpoint;
-use crate::data::{encode, read_words, EOS};
+use crate::data::{encode, read_words, EOS, UNK};
 use crate::model::Masks;
 use crate::pass::evaluate;
 use crate::session::{build_model, inference_model, pick_device, set_matmul_precision, DeviceArg};
-use crate::train::progress_bar;
-use anyhow::{ensure, Result};
-use candle_core::{DType, Tensor, D};
+use anyhow::Result;
+use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::path::PathBuf;
 
@@ -19,73 +19,116 @@ pub enum Split {
 
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
+    /// Run folder written by `ptb-lm train` (model.safetensors, tokenizer.json)
     #[arg(long)]
     pub checkpoint: PathBuf,
+    /// Folder with ptb.valid.txt and ptb.test.txt
     #[arg(long, default_value = "data/ptb")]
     pub data: PathBuf,
+    /// Which split to score
     #[arg(long, value_enum, default_value = "test")]
     pub split: Split,
-    #[arg(long, value_enum, default_value = "auto")]
+    /// cpu, cuda, cuda:N, or auto (the first GPU if any)
+    #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
-    /// Parallel streams [default: the training batch for valid, 1 for test].
-    #[arg(long)]
+    /// Parallel streams [default: the training batch for valid, 1 for test]
+    #[arg(long, value_parser = args::batch_size)]
     pub batch_size: Option<usize>,
-    /// Steps per call [default: the training steps for valid, 1 for test].
-    #[arg(long)]
+    /// Steps per call [default: the training steps for valid, 1 for test]
+    #[arg(long, value_parser = args::num_steps)]
     pub num_steps: Option<usize>,
+    /// Score only this many batches [default: the whole split]
+    #[arg(long, value_parser = args::count)]
+    pub max_batches: Option<usize>,
 }
 
 /// Perplexity of a split as training measures it: valid with the training batch and steps,
-/// test with batch 1 and 1 step (the tutorial's eval config), unless told otherwise.
+/// test with batch 1 and 1 step (the tutorial's eval config), unless told otherwise; the whole
+/// split unless `--max-batches` says otherwise. Says how many words it scored.
 pub fn eval(args: EvalArgs) -> Result<()> {
     let device = pick_device(args.device)?;
     let ckpt = checkpoint::load(&args.checkpoint, &device)?;
     let state = &ckpt.state;
     set_matmul_precision(state);
-    let (name, batch, steps) = match args.split {
-        Split::Valid => ("valid", state.config.batch_size, state.config.num_steps),
-        Split::Test => ("test", 1, 1),
+    let (name, batch, steps, why) = match args.split {
+        Split::Valid => (
+            "valid",
+            state.config.batch_size,
+            state.config.num_steps,
+            "training's batch and steps, as training validates",
+        ),
+        Split::Test => ("test", 1, 1, "the tutorial's test setting"),
+    };
+    let why = match (args.batch_size, args.num_steps) {
+        (None, None) => why,
+        _ => "as asked",
     };
     let (batch, steps) = (
         args.batch_size.unwrap_or(batch),
         args.num_steps.unwrap_or(steps),
     );
-    let words = read_words(&args.data.join(format!("ptb.{name}.txt")))?;
+    let path = args.data.join(format!("ptb.{name}.txt"));
+    let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
     let (_, varmap) = build_model(state, &device, Some(&ckpt.weights))?;
     let model = inference_model(state, &varmap, &device)?;
-    let bar = progress_bar(name.into());
-    let r = evaluate(&model, &ids, (batch, steps), state.max_batches, &bar)?;
-    bar.finish_and_clear();
+    let r = evaluate(&model, &ids, (batch, steps), args.max_batches, Some(name))?;
     let label = if args.split == Split::Test {
         "Test"
     } else {
         "Valid"
     };
     println!("{label} Perplexity: {:.3}", r.perplexity);
+    let left = match args.max_batches {
+        Some(m) => format!("--max-batches {m}"),
+        None => "the rest do not fill a last batch window; the first word is context only".into(),
+    };
+    eprintln!(
+        "scored {} of the {} words of {} in batches of {batch} x {steps} steps ({why}; {left})",
+        r.words,
+        ids.len(),
+        path.display()
+    );
     Ok(())
 }
 
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
+    /// Run folder written by `ptb-lm train`
     #[arg(long)]
     pub checkpoint: PathBuf,
-    #[arg(long, default_value_t = 50)]
+    /// Words to sample
+    #[arg(long, default_value_t = 50, value_parser = args::count)]
     pub words: usize,
-    #[arg(long, default_value_t = 1.0)]
+    /// Softmax temperature: below 1 sharper, above 1 flatter; near 0, the likeliest word
+    #[arg(long, default_value_t = 1.0, value_parser = args::positive)]
     pub temperature: f64,
-    /// Words to start from; `<eos>` when empty.
+    /// Words to start from, separated by spaces; words outside the vocabulary read as <unk>
+    /// [default: <eos>, a sentence start]
     #[arg(long, default_value = "")]
     pub prompt: String,
+    /// Seed of the sampling
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    #[arg(long, value_enum, default_value = "auto")]
+    /// cpu, cuda, cuda:N, or auto (the first GPU if any)
+    #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
+}
+
+/// Probabilities `softmax(logits / temperature)`, computed from the largest logit down so that
+/// they stay finite for any positive temperature (a tiny one gives the likeliest word).
+fn sampling_probabilities(logits: &[f64], temperature: f64) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = logits
+        .iter()
+        .map(|&l| ((l - max) / temperature).exp())
+        .collect();
+    let sum: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / sum).collect()
 }
 
 /// Samples words from the model, one step at a time; `<eos>` prints as a line break.
 pub fn generate(args: GenerateArgs) -> Result<()> {
-    ensure!(args.temperature > 0.0, "--temperature must be positive");
     let device = pick_device(args.device)?;
     let ckpt = checkpoint::load(&args.checkpoint, &device)?;
     let state = &ckpt.state;
@@ -96,6 +139,17 @@ pub fn generate(args: GenerateArgs) -> Result<()> {
     if prompt.is_empty() {
         prompt.push(EOS.to_owned());
     }
+    let unknown: Vec<&str> = prompt
+        .iter()
+        .filter(|w| ckpt.tokenizer.token_to_id(w).is_none())
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "ptb-lm: not in the vocabulary, read as {UNK}: {}",
+            unknown.join(" ")
+        );
+    }
     let ids = encode(&ckpt.tokenizer, &prompt)?;
     let mut masks = Masks::new(0);
     let x = Tensor::from_vec(ids.clone(), (ids.len(), 1), &device)?;
@@ -104,11 +158,10 @@ pub fn generate(args: GenerateArgs) -> Result<()> {
     let mut text: Vec<String> = prompt.into_iter().filter(|w| w != EOS).collect();
     for _ in 0..args.words {
         let last = logits.get(logits.dim(0)? - 1)?;
-        let probs = candle_nn::ops::softmax(
-            (last / args.temperature)?.to_dtype(DType::F64)?.as_ref(),
-            D::Minus1,
-        )?;
-        let probs = probs.to_vec1::<f64>()?;
+        let probs = sampling_probabilities(
+            &last.to_dtype(DType::F64)?.to_vec1::<f64>()?,
+            args.temperature,
+        );
         let mut u = rng.random::<f64>();
         let next = probs
             .iter()
@@ -127,4 +180,22 @@ pub fn generate(args: GenerateArgs) -> Result<()> {
         text.join(" ").replace(" \n ", "\n").replace(" \n", "\n")
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probabilities_stay_finite_at_any_temperature() {
+        let logits = [2.0, -1.0, 2.5, 40.0, -300.0];
+        for t in [1e-300, 1e-3, 1.0, 1e300] {
+            let p = sampling_probabilities(&logits, t);
+            assert!(p.iter().all(|v| v.is_finite()), "{t}: {p:?}");
+            assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{t}: {p:?}");
+        }
+        assert_eq!(sampling_probabilities(&logits, 1e-300)[3], 1.0);
+        let flat = sampling_probabilities(&logits, 1e300);
+        assert!(flat.iter().all(|&v| (v - 0.2).abs() < 1e-12), "{flat:?}");
+    }
 }

@@ -1,6 +1,7 @@
 //! `ptb-lm`: the PTB word-level LSTM language models of the TensorFlow tutorial and Zaremba et
 //! al. (2014), trained on candle with the fused cuDNN LSTM op.
 
+mod args;
 mod bench;
 mod checkpoint;
 mod config;
@@ -14,11 +15,14 @@ mod nvrtc;
 mod optim;
 mod pass;
 mod plot;
+mod progress;
+mod run_dir;
 mod session;
 mod train;
 mod xent;
 
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 /// A CPU training step allocates and frees tensors of many megabytes; by default glibc maps
 /// such blocks fresh and hands them back to the kernel, so every step faults its memory in
@@ -41,7 +45,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Train a small, medium or large model, printing perplexity and words per second.
+    /// Train a small, medium or large model, printing perplexity and words per second
     Train(Box<train::TrainArgs>),
     /// Perplexity of a checkpoint on the valid or test split.
     Eval(eval::EvalArgs),
@@ -53,19 +57,45 @@ enum Command {
     Plot(plot::PlotArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+/// Errors print as one line, `Error: what failed: why`, without a backtrace unless
+/// `RUST_LIB_BACKTRACE=1` asks for one (`RUST_BACKTRACE=1` alone still gives panics theirs, so a
+/// shell that always sets it does not make every ordinary error look like a crash).
+fn quiet_error_backtraces() {
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    }
+}
+
+fn report(e: &anyhow::Error) -> ExitCode {
+    eprintln!("Error: {e:#}");
+    if e.backtrace().status() == std::backtrace::BacktraceStatus::Captured {
+        eprintln!("\nBacktrace:\n{}", e.backtrace());
+    }
+    // Bad command-line values exit like clap's own usage errors.
+    match e.downcast_ref::<args::UsageError>() {
+        Some(_) => ExitCode::from(2),
+        None => ExitCode::FAILURE,
+    }
+}
+
+fn main() -> ExitCode {
     keep_large_allocations();
+    quiet_error_backtraces();
     // cuBLAS (also inside cuDNN's RNN) may otherwise reduce in a varying order; with this
     // workspace setting a seed fixes a GPU run bit for bit, so --resume equals an
     // uninterrupted run there too. Set before any CUDA library starts.
     if std::env::var_os("CUBLAS_WORKSPACE_CONFIG").is_none() {
         std::env::set_var("CUBLAS_WORKSPACE_CONFIG", ":4096:8");
     }
-    match Cli::parse().command {
+    let done = match Cli::parse().command {
         Command::Train(a) => train::train(*a),
         Command::Eval(a) => eval::eval(a),
         Command::Generate(a) => eval::generate(a),
         Command::Bench(a) => bench::bench(a),
         Command::Plot(a) => plot::plot(a),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => report(&e),
     }
 }

@@ -3,9 +3,9 @@
 use crate::data::Batches;
 use crate::model::{sequence_loss, LmState, Masks, PtbModel};
 use crate::optim::ClippedSgd;
+use crate::progress::Progress;
 use anyhow::Result;
 use candle_core::{DType, Tensor};
-use indicatif::ProgressBar;
 use std::time::Instant;
 
 pub struct Training<'a> {
@@ -48,7 +48,8 @@ pub fn step(
 }
 
 /// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to
-/// batch; trains when `training` is given. The progress bar shows perplexity and words/s.
+/// batch; trains when `training` is given. Progress, when `label` names the pass, shows the
+/// running perplexity and words/s.
 #[allow(clippy::too_many_arguments)]
 pub fn run_pass(
     model: &PtbModel,
@@ -58,18 +59,15 @@ pub fn run_pass(
     mut training: Option<Training>,
     masks: &mut Masks,
     max_batches: Option<usize>,
-    bar: &ProgressBar,
+    label: Option<&str>,
 ) -> Result<PassResult> {
     let batches = Batches::new(data, batch, steps)?;
     let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
     let dev = model.device();
     let stream = batches.upload(&dev)?;
-    bar.set_length(n as u64);
-    bar.set_position(0);
+    let mut progress = label.map_or_else(Progress::hidden, |l| Progress::new(l, n));
     let mut state = model.zero_state(batch)?;
     let mut cost = Tensor::zeros((), DType::F64, &dev)?;
-    // Reading the cost waits for the device, so the bar only looks every so often.
-    let every = (n / 50).max(1);
     let start = Instant::now();
     for i in 0..n {
         let (loss, next) = step(
@@ -81,18 +79,16 @@ pub fn run_pass(
         )?;
         cost = (cost + loss.detach().to_dtype(DType::F64)?)?;
         state = next.detach();
-        if (i + 1) % every == 0 || i + 1 == n {
+        // Reading the cost waits for the device: only when the progress is shown.
+        if progress.due(i + 1) {
             let c = cost.to_scalar::<f64>()?;
             let words = (i + 1) * batch * steps;
             let secs = start.elapsed().as_secs_f64();
-            bar.set_position(i as u64 + 1);
-            bar.set_message(format!(
-                "perplexity {:.2}  {:.0} wps",
-                (c / ((i + 1) * steps) as f64).exp(),
-                words as f64 / secs
-            ));
+            let perplexity = (c / ((i + 1) * steps) as f64).exp();
+            progress.show(i + 1, perplexity, words as f64 / secs);
         }
     }
+    progress.finish();
     let c = cost.to_scalar::<f64>()?;
     Ok(PassResult {
         perplexity: (c / (n * steps) as f64).exp(),
@@ -107,7 +103,7 @@ pub fn evaluate(
     data: &[u32],
     (batch, steps): (usize, usize),
     max_batches: Option<usize>,
-    bar: &ProgressBar,
+    label: Option<&str>,
 ) -> Result<PassResult> {
     run_pass(
         model,
@@ -117,7 +113,7 @@ pub fn evaluate(
         None,
         &mut Masks::new(0),
         max_batches,
-        bar,
+        label,
     )
 }
 
@@ -154,9 +150,8 @@ mod tests {
         let model = inference_model(&state, &varmap, &dev).unwrap();
         // 1 + 6k words: both windowings cover every target.
         let data: Vec<u32> = (0..61u32).map(|i| (i * 7 + i / 3) % 13).collect();
-        let bar = ProgressBar::hidden();
-        let one = evaluate(&model, &data, (1, 1), None, &bar).unwrap();
-        let six = evaluate(&model, &data, (1, 6), None, &bar).unwrap();
+        let one = evaluate(&model, &data, (1, 1), None, None).unwrap();
+        let six = evaluate(&model, &data, (1, 6), None, None).unwrap();
         assert_eq!((one.words, six.words), (60, 60));
         let rel = (one.perplexity / six.perplexity - 1.0).abs();
         assert!(rel < 1e-5, "{} vs {}", one.perplexity, six.perplexity);
@@ -164,7 +159,7 @@ mod tests {
         let mut fresh = 0.0;
         for i in 0..60 {
             let w = [data[i], data[i + 1]];
-            fresh += evaluate(&model, &w, (1, 1), None, &bar)
+            fresh += evaluate(&model, &w, (1, 1), None, None)
                 .unwrap()
                 .perplexity
                 .ln();

@@ -1,6 +1,7 @@
 //! `ptb-lm plot`: train and valid perplexity per epoch (log scale) from metrics files, with the
 //! TensorFlow tutorial's final numbers as reference marks.
 
+use crate::args::UsageError;
 use anyhow::{bail, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -8,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct PlotArgs {
-    /// metrics.jsonl files written by `ptb-lm train`.
+    /// metrics.jsonl files written by `ptb-lm train` (runs/NAME/metrics.jsonl); each curve is
+    /// labelled by its run's folder
     #[arg(long, num_args = 1.., required = true)]
     pub metrics: Vec<PathBuf>,
-    /// The picture: .svg or .png.
+    /// The picture: a file ending in .svg or .png
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -47,15 +49,43 @@ fn read_curve(path: &Path) -> Result<Curve> {
     if points.is_empty() {
         bail!("{} has no epoch lines", path.display());
     }
-    let name = path
-        .file_name()
-        .map(|n| {
-            n.to_string_lossy()
-                .replace(".metrics.jsonl", "")
-                .replace(".jsonl", "")
+    Ok(Curve {
+        name: String::new(),
+        points,
+    })
+}
+
+/// The words that tell a metrics file from the others: its run folder's name (`large` for
+/// `runs/large/metrics.jsonl`), or its own name without `.metrics.jsonl` (`large-seed3` for
+/// `results/large-seed3.metrics.jsonl`), with as many parent folders as it takes to make
+/// every label unique.
+fn labels(paths: &[PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            let mut parts: Vec<String> = p
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if let Some(last) = parts.pop() {
+                let stem = last.replace(".metrics.jsonl", "").replace(".jsonl", "");
+                if stem != "metrics" {
+                    parts.push(stem);
+                }
+            }
+            parts
         })
-        .unwrap_or_default();
-    Ok(Curve { name, points })
+        .collect();
+    let label = |p: &Vec<String>, n: usize| p[p.len().saturating_sub(n)..].join("/");
+    let longest = parts.iter().map(Vec::len).max().unwrap_or(1);
+    for n in 1..longest {
+        let names: Vec<String> = parts.iter().map(|p| label(p, n)).collect();
+        let unique: std::collections::HashSet<&String> = names.iter().collect();
+        if unique.len() == names.len() {
+            return names;
+        }
+    }
+    parts.iter().map(|p| label(p, longest)).collect()
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, curves: &[Curve]) -> Result<()>
@@ -72,7 +102,8 @@ where
         .iter()
         .flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2]));
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (lo, hi) = (lo.min(35.0) * 0.9, hi.min(1000.0) * 1.1);
+    // Every epoch in view: the first epochs sit far above the last (log axis).
+    let (lo, hi) = (lo * 0.9, hi * 1.1);
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "PTB word-level LSTM: perplexity per epoch",
@@ -168,24 +199,54 @@ fn register_font() -> Result<()> {
 }
 
 pub fn plot(args: PlotArgs) -> Result<()> {
+    let format = args.out.extension().and_then(|e| e.to_str());
+    if !matches!(format, Some("svg" | "png")) {
+        let e = format!("--out must end in .svg or .png, got {}", args.out.display());
+        return Err(UsageError(e).into());
+    }
     register_font()?;
-    let curves = args
+    let mut curves = args
         .metrics
         .iter()
         .map(|p| read_curve(p))
         .collect::<Result<Vec<_>>>()?;
+    for (c, name) in curves.iter_mut().zip(labels(&args.metrics)) {
+        c.name = name;
+    }
     let size = (900, 560);
-    match args.out.extension().and_then(|e| e.to_str()) {
+    let drawn = match format {
         Some("svg") => draw(
             SVGBackend::new(&args.out, size).into_drawing_area(),
             &curves,
-        )?,
-        Some("png") => draw(
+        ),
+        _ => draw(
             BitMapBackend::new(&args.out, size).into_drawing_area(),
             &curves,
-        )?,
-        _ => bail!("--out must end in .svg or .png, got {}", args.out.display()),
-    }
+        ),
+    };
+    drawn.with_context(|| format!("drawing {}", args.out.display()))?;
     println!("wrote {}", args.out.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_are_labelled_by_run() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            labels(&[p("runs/large/metrics.jsonl"), p("runs/small/metrics.jsonl")]),
+            ["large", "small"]
+        );
+        assert_eq!(
+            labels(&[p("a/large/metrics.jsonl"), p("b/large/metrics.jsonl")]),
+            ["a/large", "b/large"]
+        );
+        assert_eq!(
+            labels(&[p("results/seed3.metrics.jsonl"), p("x.jsonl")]),
+            ["seed3", "x"]
+        );
+    }
 }

@@ -1,34 +1,83 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
 use crate::checkpoint::TrainState;
-use crate::model::{zero_init_ranges, PtbModel};
+use crate::model::{zero_init_ranges, PtbModel, RnnKind};
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::HashMap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Where to run, as `--device` names it: `auto`, `cpu`, `cuda` (the first GPU) or `cuda:N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceArg {
-    /// CUDA when built with `--features cuda` and a GPU is present, else the CPU.
+    /// The first GPU when built with `--features cuda` and one is present, else the CPU.
     Auto,
     Cpu,
-    Cuda,
+    Cuda(usize),
+}
+
+impl DeviceArg {
+    /// clap's parser for `--device`.
+    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            "cuda" => Ok(Self::Cuda(0)),
+            _ => s
+                .strip_prefix("cuda:")
+                .and_then(|n| n.parse().ok())
+                .map(Self::Cuda)
+                .ok_or_else(|| "expected auto, cpu, cuda or cuda:N (N a GPU's ordinal)".into()),
+        }
+    }
 }
 
 pub fn pick_device(d: DeviceArg) -> Result<Device> {
     match d {
         DeviceArg::Cpu => Ok(Device::Cpu),
-        DeviceArg::Cuda if !candle_core::utils::cuda_is_available() => {
+        DeviceArg::Cuda(_) if !candle_core::utils::cuda_is_available() => {
             bail!("--device cuda: this binary was built without `--features cuda`")
         }
-        DeviceArg::Cuda => Ok(single_stream(
-            Device::new_cuda(0).context("--device cuda: no usable GPU")?,
-        )),
+        DeviceArg::Cuda(n) => {
+            Ok(single_stream(Device::new_cuda(n).with_context(|| {
+                format!("--device cuda:{n}: no usable GPU")
+            })?))
+        }
         DeviceArg::Auto if candle_core::utils::cuda_is_available() => {
             Ok(single_stream(Device::new_cuda(0).unwrap_or(Device::Cpu)))
         }
         DeviceArg::Auto => Ok(Device::Cpu),
+    }
+}
+
+/// `cpu` or `cuda:N`, as `--device` takes it.
+pub fn device_name(device: &Device) -> String {
+    match device.location() {
+        candle_core::DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
+        candle_core::DeviceLocation::Metal { gpu_id } => format!("metal:{gpu_id}"),
+        candle_core::DeviceLocation::Cpu => "cpu".into(),
+    }
+}
+
+/// What computes the LSTM on `device`: cuDNN (and which) on a GPU, the op's CPU path, or
+/// candle-nn's cell stepped in a loop.
+pub fn kernel_path(kind: RnnKind, device: &Device) -> String {
+    match (kind, device.is_cuda()) {
+        (RnnKind::CandleNn, _) => "LSTM: candle-nn's cell, one step at a time".into(),
+        (RnnKind::Cudnn, false) => "LSTM: the fused op's CPU path".into(),
+        #[cfg(feature = "cuda")]
+        (RnnKind::Cudnn, true) => {
+            let v = candle_cudnn_rnn::cudnn_version();
+            format!(
+                "LSTM: the fused op on cuDNN {}.{}.{}",
+                v / 10000,
+                v / 100 % 100,
+                v % 100
+            )
+        }
+        #[cfg(not(feature = "cuda"))]
+        (RnnKind::Cudnn, true) => "LSTM: the fused op on the GPU".into(),
     }
 }
 

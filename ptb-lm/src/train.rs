@@ -1,49 +1,67 @@
 //! `ptb-lm train`: the tutorial's schedule, a checkpoint every epoch, `--resume` from it.
 
+use crate::args::{self, UsageError};
 use crate::checkpoint::{self, EpochMetrics, TrainState};
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, Precision, RnnKind};
 use crate::optim::ClippedSgd;
 use crate::pass::{evaluate, run_pass, Training};
+use crate::run_dir::RunLock;
 use crate::session::{
-    build_model, inference_model, named_weights, pick_device, set_matmul_precision, sorted_vars,
-    DeviceArg,
+    build_model, device_name, inference_model, kernel_path, named_weights, pick_device,
+    set_matmul_precision, sorted_vars, DeviceArg,
 };
 use anyhow::{bail, ensure, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Every field of the configuration, overridable from the command line.
+/// Every field of the configuration, overridable from the command line; each default is the
+/// preset's (small / medium / large).
 #[derive(clap::Args, Debug, Default)]
 pub struct Overrides {
-    #[arg(long)]
+    /// Initial weights are uniform in ±this [default: 0.1 / 0.05 / 0.04]
+    #[arg(long, value_parser = args::positive)]
     pub init_scale: Option<f64>,
-    #[arg(long)]
+    /// Initial learning rate of SGD [default: 1.0]
+    #[arg(long, value_parser = args::positive)]
     pub learning_rate: Option<f64>,
-    #[arg(long)]
+    /// Gradients are clipped to this global norm [default: 5 / 5 / 10]
+    #[arg(long, value_parser = args::positive)]
     pub max_grad_norm: Option<f64>,
-    #[arg(long)]
+    /// LSTM layers [default: 2]
+    #[arg(long, value_parser = args::num_layers)]
     pub num_layers: Option<usize>,
-    #[arg(long)]
+    /// Unrolled steps per batch (truncated backpropagation) [default: 20 / 35 / 35]
+    #[arg(long, value_parser = args::num_steps)]
     pub num_steps: Option<usize>,
-    #[arg(long)]
+    /// Features of the embedding and of each LSTM layer [default: 200 / 650 / 1500]
+    #[arg(long, value_parser = args::hidden_size)]
     pub hidden_size: Option<usize>,
-    #[arg(long)]
+    /// Epochs after the first at the initial learning rate; decay starts after them
+    /// [default: 4 / 6 / 14]
+    #[arg(long, value_parser = args::epochs_or_zero)]
     pub max_epoch: Option<usize>,
-    #[arg(long)]
+    /// Epochs of the whole run [default: 13 / 39 / 55]
+    #[arg(long, value_parser = args::epochs)]
     pub max_max_epoch: Option<usize>,
-    #[arg(long)]
+    /// Probability of keeping a unit under dropout; 1 turns dropout off
+    /// [default: 1.0 / 0.5 / 0.35]
+    #[arg(long, value_parser = args::fraction)]
     pub keep_prob: Option<f64>,
-    #[arg(long)]
+    /// Learning-rate factor per epoch once decay starts [default: 0.5 / 0.8 / 1/1.15]
+    #[arg(long, value_parser = args::fraction)]
     pub lr_decay: Option<f64>,
-    #[arg(long)]
+    /// Parallel streams per batch [default: 20]
+    #[arg(long, value_parser = args::batch_size)]
     pub batch_size: Option<usize>,
-    #[arg(long)]
+    /// Most word types; the training split must not have more [default: 10000]
+    #[arg(long, value_parser = args::vocab_size)]
     pub vocab_size: Option<usize>,
+    /// The LSTM's biases [default: single]
     #[arg(long, value_enum)]
     pub lstm_bias: Option<crate::config::LstmBias>,
+    /// How the embedding's gradient counts in the clipping norm [default: lookups]
     #[arg(long, value_enum)]
     pub embedding_norm: Option<crate::config::EmbeddingNorm>,
 }
@@ -74,30 +92,36 @@ impl Overrides {
 
 #[derive(clap::Args, Debug)]
 pub struct TrainArgs {
+    /// The tutorial's configuration to start from; flags below override its fields
     #[arg(long, value_enum, default_value = "small")]
     pub config: Preset,
-    /// Folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt.
+    /// Folder with ptb.train.txt, ptb.valid.txt and ptb.test.txt
     #[arg(long, default_value = "data/ptb")]
     pub data: PathBuf,
-    #[arg(long, value_enum, default_value = "auto")]
+    /// Where to train: auto (the first GPU when built with CUDA and one is present, else the
+    /// CPU), cpu, cuda or cuda:N
+    #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
+    /// The LSTM's kernel: the fused op, or candle-nn's cell stepped in a loop
     #[arg(long, value_enum, default_value = "cudnn")]
     pub rnn: RnnKind,
+    /// Arithmetic of a training step (weights and updates stay f32)
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: Precision,
-    /// Stop after this many epochs in this invocation (the schedule still spans
-    /// max_max_epoch; `--resume` continues it).
-    #[arg(long)]
+    /// Stop once this many epochs are done in all, counting those of the run resumed, so the
+    /// same command with --resume continues to the same end [default: --max-max-epoch]
+    #[arg(long, value_parser = args::count)]
     pub epochs: Option<usize>,
-    /// Cap on the batches of every pass (train, valid and test), for quick runs.
-    #[arg(long)]
+    /// Cap on the batches of every pass (train, valid and test), for quick runs
+    #[arg(long, value_parser = args::count)]
     pub max_batches: Option<usize>,
+    /// Seed of the initial weights and of every dropout mask
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Checkpoint and metrics folder [default: runs/CONFIG].
+    /// Checkpoint and metrics folder [default: runs/CONFIG]
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Continue the run checkpointed in --out.
+    /// Continue the run checkpointed in --out (same flags), exactly as if never stopped
     #[arg(long)]
     pub resume: bool,
     #[command(flatten)]
@@ -109,16 +133,6 @@ pub struct TrainArgs {
 pub fn epoch_seed(seed: u64, epoch: usize) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ (epoch as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
-}
-
-pub fn progress_bar(prefix: String) -> ProgressBar {
-    let bar = ProgressBar::new(0).with_prefix(prefix);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar
 }
 
 fn metrics_line(out: &Path, value: &serde_json::Value) -> Result<()> {
@@ -183,11 +197,8 @@ fn start_state(
         format!("{:?}", fresh.precision),
     )?;
     same("--seed", s.seed.to_string(), fresh.seed.to_string())?;
-    same(
-        "--max-batches",
-        format!("{:?}", s.max_batches),
-        format!("{:?}", fresh.max_batches),
-    )?;
+    let cap = |m: Option<usize>| m.map_or("none".into(), |m| m.to_string());
+    same("--max-batches", cap(s.max_batches), cap(fresh.max_batches))?;
     if vocab_of(&ckpt.tokenizer) != vocab_of(&corpus.tokenizer) {
         bail!(
             "the checkpoint's vocabulary differs from the one built from {}",
@@ -200,15 +211,15 @@ fn start_state(
 pub fn train(args: TrainArgs) -> Result<()> {
     let mut cfg = LmConfig::preset(args.config);
     args.overrides.apply(&mut cfg);
-    cfg.validate()?;
+    cfg.validate().map_err(UsageError)?;
     let device = pick_device(args.device)?;
     let corpus = Corpus::load(&args.data, cfg.vocab_size)?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("runs/{:?}", args.config).to_lowercase()));
+    let _lock = RunLock::acquire(&out)?;
     let (mut state, ckpt) = start_state(&args, cfg.clone(), &corpus, &out)?;
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     // The checkpoint's history is the record: the metrics file restarts from it.
     let lines: String = state
         .history
@@ -219,12 +230,24 @@ pub fn train(args: TrainArgs) -> Result<()> {
     set_matmul_precision(&state);
     let (model, varmap) = build_model(&state, &device, ckpt.as_ref().map(|c| &c.weights))?;
     drop(ckpt);
+    let end = cfg.max_max_epoch.min(args.epochs.unwrap_or(usize::MAX));
+    let plan = match state.epochs_done < end {
+        true => format!(
+            "epochs {} to {end} of {}",
+            state.epochs_done + 1,
+            cfg.max_max_epoch
+        ),
+        false => format!(
+            "{} of {} epochs already done, nothing to train",
+            state.epochs_done, cfg.max_max_epoch
+        ),
+    };
     eprintln!(
-        "ptb-lm: {:?} config on {:?}, rnn {:?}, {:?}, vocabulary {}, {} train words; out {}",
-        args.config,
-        device,
-        state.rnn,
-        state.precision,
+        "ptb-lm: {} config on {}, {}, {}; vocabulary {}, {} train words; {plan}; out {}",
+        format!("{:?}", args.config).to_lowercase(),
+        device_name(&device),
+        kernel_path(state.rnn, &device),
+        format!("{:?}", state.precision).to_lowercase(),
         state.vocab_size,
         corpus.train.len(),
         out.display()
@@ -235,14 +258,11 @@ pub fn train(args: TrainArgs) -> Result<()> {
         opt.set_loss_scale(s);
     }
     let mut masks = Masks::new(args.seed);
-    let limit = args.epochs.unwrap_or(usize::MAX);
-    let mut ran = 0;
-    while state.epochs_done < cfg.max_max_epoch && ran < limit {
+    while state.epochs_done < end {
         let epoch = state.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
         opt.set_learning_rate(lr);
         model.reseed(&mut masks, epoch_seed(args.seed, epoch))?;
-        let bar = progress_bar(format!("epoch {}", epoch + 1));
         let training = Training { opt: &mut opt };
         let tr = run_pass(
             &model,
@@ -252,19 +272,17 @@ pub fn train(args: TrainArgs) -> Result<()> {
             Some(training),
             &mut masks,
             args.max_batches,
-            &bar,
+            Some(&format!("epoch {}", epoch + 1)),
         )?;
         let clip = opt.take_stats()?;
-        bar.set_prefix(format!("valid {}", epoch + 1));
         let eval_model = inference_model(&state, &varmap, &device)?;
         let va = evaluate(
             &eval_model,
             &corpus.valid,
             (cfg.batch_size, cfg.num_steps),
             args.max_batches,
-            &bar,
+            Some(&format!("valid {}", epoch + 1)),
         )?;
-        bar.finish_and_clear();
         let m = EpochMetrics {
             epoch: epoch + 1,
             learning_rate: lr,
@@ -297,13 +315,16 @@ pub fn train(args: TrainArgs) -> Result<()> {
         state.loss_scale = opt.loss_scale();
         checkpoint::save(&out, &named_weights(&varmap), &state, &corpus.tokenizer)?;
         metrics_line(&out, &serde_json::to_value(&m)?)?;
-        ran += 1;
     }
     if state.epochs_done == cfg.max_max_epoch {
-        let bar = progress_bar("test".into());
         let eval_model = inference_model(&state, &varmap, &device)?;
-        let te = evaluate(&eval_model, &corpus.test, (1, 1), args.max_batches, &bar)?;
-        bar.finish_and_clear();
+        let te = evaluate(
+            &eval_model,
+            &corpus.test,
+            (1, 1),
+            args.max_batches,
+            Some("test"),
+        )?;
         println!("Test Perplexity: {:.3}", te.perplexity);
         metrics_line(
             &out,

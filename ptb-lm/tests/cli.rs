@@ -137,7 +137,15 @@ fn learns_and_resumes_exactly() {
 
     // Uninterrupted: three epochs.
     let a = tmp.path().join("a");
-    let full = stdout(&train(&data, &a, &[]));
+    let full_run = train(&data, &a, &[]);
+    let full = stdout(&full_run);
+    // Without a terminal, progress comes as plain lines at every tenth of a pass.
+    let log = String::from_utf8_lossy(&full_run.stderr);
+    assert!(
+        log.contains("epoch 1: 10% (") && log.contains("valid 3: 100% ("),
+        "{log}"
+    );
+    assert!(log.contains("the fused op's CPU path"), "{log}");
     let ppl = perplexities(&full);
     assert_eq!(ppl.len(), 3, "{full}");
     // 18 types; the templates leave about 4 choices per word: far below uniform.
@@ -333,4 +341,206 @@ fn bad_input_is_a_clear_error_and_overwrites_nothing() {
         tmp.path().join("none").to_str().unwrap(),
     ]));
     assert!(e.contains("reading checkpoint"), "{e}");
+}
+
+/// `--epochs N` counts every epoch of the run, so the same command resumed ends where an
+/// uninterrupted one would, and says so when there is nothing left.
+#[test]
+fn epochs_count_in_total_across_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    write_corpus(&data, 4);
+    let out = tmp.path().join("run");
+    let first = stdout(&train(&data, &out, &["--epochs", "1"]));
+    assert_eq!(perplexities(&first).len(), 1);
+    let second = stdout(&train(&data, &out, &["--epochs", "2", "--resume"]));
+    let lines: Vec<&str> = second.lines().filter(|l| l.starts_with("Epoch:")).collect();
+    assert_eq!(lines.len(), 1, "{second}");
+    assert!(lines[0].starts_with("Epoch: 2 "), "{second}");
+    let again = train(&data, &out, &["--epochs", "2", "--resume"]);
+    assert!(perplexities(&stdout(&again)).is_empty());
+    let log = String::from_utf8_lossy(&again.stderr);
+    assert!(log.contains("2 of 3 epochs already done"), "{log}");
+}
+
+/// Exit code and standard error of a run expected to fail.
+fn failure(o: &Output) -> (i32, String) {
+    let err = stderr(o);
+    assert!(!err.contains("panicked"), "a panic: {err}");
+    (o.status.code().unwrap_or(-1), err)
+}
+
+/// Every numeric flag out of range, and values that only the data can refuse: exit code 2, an
+/// `Error:`/`error:` line naming the flag, never a panic.
+#[test]
+fn bad_values_are_usage_errors_naming_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    write_corpus(&data, 5);
+    let run = tmp.path().join("run");
+    stdout(&train(&data, &run, &["--epochs", "1"]));
+    let (d, r) = (data.to_str().unwrap(), run.to_str().unwrap());
+    let x = tmp.path().join("x");
+    let x = x.to_str().unwrap();
+    let train_with = |extra: &[&'static str]| -> Vec<&str> {
+        let mut a = vec!["train", "--data", d, "--out", x, "--device", "cpu"];
+        a.extend_from_slice(extra);
+        a
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["eval", "--checkpoint", r, "--batch-size", "0"],
+            "--batch-size",
+        ),
+        (
+            vec!["eval", "--checkpoint", r, "--num-steps", "0"],
+            "--num-steps",
+        ),
+        (
+            vec!["eval", "--checkpoint", r, "--max-batches", "0"],
+            "--max-batches",
+        ),
+        (train_with(&["--learning-rate=-1"]), "--learning-rate"),
+        (train_with(&["--lr-decay=-1"]), "--lr-decay"),
+        (train_with(&["--lr-decay", "1.5"]), "--lr-decay"),
+        (train_with(&["--keep-prob", "0"]), "--keep-prob"),
+        (train_with(&["--init-scale", "nan"]), "--init-scale"),
+        (train_with(&["--max-grad-norm", "0"]), "--max-grad-norm"),
+        (train_with(&["--vocab-size", "1"]), "--vocab-size"),
+        // The corpus has 18 types with <eos> and <unk>.
+        (train_with(&["--vocab-size", "17"]), "--vocab-size 17"),
+        (train_with(&["--max-batches", "0"]), "--max-batches"),
+        (train_with(&["--epochs", "0"]), "--epochs"),
+        (train_with(&["--batch-size", "0"]), "--batch-size"),
+        (train_with(&["--hidden-size", "big"]), "--hidden-size"),
+        (train_with(&["--num-layers", "0"]), "--num-layers"),
+        (train_with(&["--max-max-epoch", "0"]), "--max-max-epoch"),
+        (
+            train_with(&["--hidden-size", "16384", "--num-layers", "64"]),
+            "--hidden-size 16384",
+        ),
+        (train_with(&["--device", "gpu"]), "--device"),
+        (
+            vec!["generate", "--checkpoint", r, "--temperature", "0"],
+            "--temperature",
+        ),
+        (
+            vec!["generate", "--checkpoint", r, "--temperature=-1"],
+            "--temperature",
+        ),
+        (
+            vec!["generate", "--checkpoint", r, "--words", "0"],
+            "--words",
+        ),
+        (
+            vec!["bench", "--device", "cpu", "--batches", "0"],
+            "--batches",
+        ),
+        (vec!["plot", "--metrics", r, "--out", "curve.pdf"], "--out"),
+    ];
+    for (args, flag) in cases {
+        let (code, err) = failure(&ptb_lm(&args));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?} should name {flag}: {err}");
+        assert!(
+            err.starts_with("Error: ") || err.starts_with("error: "),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!Path::new(x).join("model.safetensors").exists());
+}
+
+/// An ordinary failure is one `Error:` line naming the file, exit code 1, and no backtrace even
+/// when RUST_BACKTRACE is set in the environment.
+#[test]
+fn errors_are_one_clean_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("none");
+    let o = Command::new(env!("CARGO_BIN_EXE_ptb-lm"))
+        .args(["eval", "--checkpoint", missing.to_str().unwrap()])
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    let (code, err) = failure(&o);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("Error: reading checkpoint"), "{err}");
+    assert!(err.contains(missing.to_str().unwrap()), "{err}");
+
+    let bad_json = tmp.path().join("no-such-folder").join("bench.json");
+    let o = ptb_lm(&[
+        "bench",
+        "--device",
+        "cpu",
+        "--batches",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        bad_json.to_str().unwrap(),
+    ]);
+    let (code, err) = failure(&o);
+    assert_eq!(code, 1);
+    assert!(err.contains(bad_json.to_str().unwrap()), "{err}");
+}
+
+/// A second process on the same --out is refused while the first holds it; the folder's
+/// checkpoint is untouched.
+#[test]
+fn a_run_folder_is_locked_while_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    write_corpus(&data, 6);
+    let out = tmp.path().join("run");
+    stdout(&train(&data, &out, &["--epochs", "1"]));
+    std::fs::write(out.join("model.tmp"), b"left by a crash").unwrap();
+    let saved = std::fs::read(out.join("model.safetensors")).unwrap();
+    // This process stands in for a run in progress: it holds the folder's lock.
+    let lock = std::fs::File::open(out.join(".lock")).unwrap();
+    lock.try_lock().unwrap();
+    let (code, err) = failure(&train(&data, &out, &["--resume"]));
+    assert_eq!(code, 1);
+    assert!(err.contains("in use by another ptb-lm run"), "{err}");
+    assert_eq!(std::fs::read(out.join("model.safetensors")).unwrap(), saved);
+    drop(lock);
+    let rest = stdout(&train(&data, &out, &["--resume", "--epochs", "2"]));
+    assert_eq!(perplexities(&rest).len(), 1);
+    assert!(!out.join("model.tmp").exists(), "the stale file stays");
+}
+
+/// Sampling at a vanishing temperature is greedy, not NaN; unknown prompt words are named.
+#[test]
+fn generate_is_greedy_near_zero_and_names_unknown_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    write_corpus(&data, 7);
+    let out = tmp.path().join("run");
+    stdout(&train(&data, &out, &["--epochs", "1"]));
+    let sample = |seed: &str| {
+        ptb_lm(&[
+            "generate",
+            "--checkpoint",
+            out.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--words",
+            "8",
+            "--temperature",
+            "1e-300",
+            "--seed",
+            seed,
+            "--prompt",
+            "the zebra sees",
+        ])
+    };
+    let (a, b) = (sample("1"), sample("2"));
+    assert_eq!(stdout(&a), stdout(&b), "greedy sampling ignores the seed");
+    assert!(stdout(&a).starts_with("the zebra sees"), "{}", stdout(&a));
+    let err = String::from_utf8_lossy(&a.stderr);
+    assert!(err.contains("read as <unk>: zebra"), "{err}");
 }

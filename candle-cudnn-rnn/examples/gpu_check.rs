@@ -1,5 +1,6 @@
 //! GPU check: the cuDNN op against the CPU op in f64 on the same (upcast) inputs, on fresh
-//! random inputs every run; PyTorch's recorded outputs; dropout; memory over 1,000 steps.
+//! random inputs every run; PyTorch's recorded outputs; dropout; one module shared by one
+//! thread per GPU (two threads on one GPU when the machine has one); memory over 1,000 steps.
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE]`
 //! Prints a table and exits non-zero if any check fails.
@@ -302,6 +303,8 @@ fn check_dropout(gpu: &Device) -> Result<Vec<(String, bool)>> {
     let (y_b, _) = dropped.forward_t(&x, None, true)?;
     dropped.set_seed(11);
     let (y_a2, _) = dropped.forward_t(&x, None, true)?;
+    dropped.set_seed(12);
+    let (y_c, _) = dropped.forward_t(&x, None, true)?;
     let wv = Var::from_tensor(&w)?;
     let tracked = Rnn::from_weight(RnnMode::Lstm, 64, 64, cfg, wv.as_tensor().clone())?;
     let (y, _) = tracked.forward_t(&x, None, true)?;
@@ -322,6 +325,10 @@ fn check_dropout(gpu: &Device) -> Result<Vec<(String, bool)>> {
         (
             "set_seed replays the masks".into(),
             rel_err(&y_a, &y_a2)? == 0.0,
+        ),
+        (
+            "another seed draws other masks".into(),
+            rel_err(&y_c, &y_a)? > 1e-3,
         ),
         (
             "backward through dropout is finite".into(),
@@ -415,6 +422,74 @@ fn check_algos(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, St
 }
 
 /// Device memory in use, from the driver.
+/// One module used at once from one thread per GPU (cuda:0, cuda:1, ...), or from two threads
+/// on cuda:0 when there is one GPU, each thread over its own copy of the weights
+/// (`with_weight`) and its own inputs, with dropout between the layers: every thread's
+/// dropout-free outputs and weight gradients agree with the CPU's f64 result. Returns
+/// `(what ran, worst relative error)`.
+fn check_devices(rng: &mut StdRng) -> Result<(String, f64)> {
+    use candle_core::cuda_backend::cudarc::driver::CudaContext;
+    let count = CudaContext::device_count()? as usize;
+    let ordinals: Vec<usize> = if count >= 2 {
+        (0..count).collect()
+    } else {
+        vec![0, 0]
+    };
+    let (input, hidden, seq, batch) = (24, 40, 9, 5);
+    let cfg = RnnConfig {
+        num_layers: 2,
+        bidirectional: true,
+        dropout: 0.3,
+        ..Default::default()
+    };
+    let dims = candle_cudnn_rnn::RnnDims::new(RnnMode::Lstm, input, hidden, &cfg);
+    let w = uniform(rng, &[dims.weight_count()], 0.2)?;
+    let shared = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.to_dtype(DType::F32)?)?;
+    let xs: Vec<Tensor> = ordinals
+        .iter()
+        .map(|_| uniform(rng, &[seq, batch, input], 1.0))
+        .collect::<Result<_>>()?;
+    // y and dw of loss = Σ y² without dropout, and a training step with it, on `dev`.
+    let step = |rnn: &Rnn, w: &Tensor, x: &Tensor| -> Result<(Tensor, Tensor)> {
+        let wv = Var::from_tensor(w)?;
+        let r = rnn.with_weight(wv.as_tensor().clone())?;
+        let (_, _) = r.forward_t(x, None, true)?;
+        let (y, _) = r.forward_t(x, None, false)?;
+        let g = y.sqr()?.sum_all()?.backward()?;
+        Ok((y, g.get(wv.as_tensor()).cloned().expect("dw")))
+    };
+    let errors = std::thread::scope(|scope| {
+        let threads: Vec<_> = ordinals
+            .iter()
+            .zip(&xs)
+            .map(|(&ordinal, x)| {
+                let (shared, w, step) = (&shared, &w, &step);
+                scope.spawn(move || -> Result<f64> {
+                    let dev = Device::new_cuda(ordinal)?;
+                    let (w32, x32) = (w.to_dtype(DType::F32)?, x.to_dtype(DType::F32)?);
+                    let (w_dev, x_dev) = (w32.to_device(&dev)?, x32.to_device(&dev)?);
+                    let mut got = step(shared, &w_dev, &x_dev)?;
+                    for _ in 0..20 {
+                        got = step(shared, &w_dev, &x_dev)?;
+                    }
+                    let cpu = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.clone())?;
+                    let want = step(&cpu, w, x)?;
+                    Ok(rel_err(&got.0, &want.0)?.max(rel_err(&got.1, &want.1)?))
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a device thread panicked"))
+            .collect::<Result<Vec<f64>>>()
+    })?;
+    let what = match count {
+        1 => "one module, two threads on cuda:0".to_string(),
+        n => format!("one module, one thread on each of cuda:0..{}", n - 1),
+    };
+    Ok((what, errors.into_iter().fold(0.0, f64::max)))
+}
+
 fn used_memory() -> Result<usize> {
     let (free, total) = candle_core::cuda_backend::cudarc::driver::result::mem_get_info()?;
     Ok(total - free)
@@ -602,6 +677,14 @@ fn main() -> Result<()> {
         println!("dropout: {name}: {}", if ok { "ok" } else { "FAIL" });
         rows.push(json!({"dropout": name, "ok": ok}));
     }
+    let (what, e) = check_devices(&mut rng)?;
+    let ok = e <= 1e-5;
+    failures += usize::from(!ok);
+    println!(
+        "devices: {what}: max rel err {e:.1e} {}",
+        if ok { "ok" } else { "FAIL" }
+    );
+    rows.push(json!({"devices": what, "error": e, "ok": ok}));
     let steps = if quick { 50 } else { 1000 };
     let (warm, end) = check_memory(&gpu, steps)?;
     let grew = end.saturating_sub(warm);

@@ -5,7 +5,9 @@
 /// the plain RNNs compute `h' = act(W_ih x + b_ih + W_hh h + b_hh)` (`nn.RNN`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RnnMode {
+    /// Long short-term memory (PyTorch `nn.LSTM`, cuDNN `LSTM`): state `h` and `c`.
     Lstm,
+    /// Gated recurrent unit (PyTorch `nn.GRU`, cuDNN `GRU`).
     Gru,
     /// Elman RNN with `tanh` (PyTorch `nn.RNN(nonlinearity="tanh")`, cuDNN `RNN_TANH`).
     RnnTanh,
@@ -31,6 +33,7 @@ impl RnnMode {
         }
     }
 
+    /// `lstm`, `gru`, `rnn_tanh` or `rnn_relu`.
     pub fn name(self) -> &'static str {
         match self {
             RnnMode::Lstm => "lstm",
@@ -50,6 +53,30 @@ impl std::str::FromStr for RnnMode {
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| format!("unknown RNN mode {s:?} (lstm, gru, rnn_tanh, rnn_relu)"))
+    }
+}
+
+/// Bias vectors of each layer and direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Bias {
+    /// No bias vectors (PyTorch `bias=False`, cuDNN `NO_BIAS`).
+    None,
+    /// One vector per gate, `bias_ih` (TensorFlow and Keras cells; cuDNN `SINGLE_INP_BIAS`).
+    /// For a GRU it adds outside `r ⊙ (W_hn h)`.
+    Single,
+    /// `bias_ih` and `bias_hh`, as PyTorch (cuDNN `DOUBLE_BIAS`).
+    #[default]
+    Double,
+}
+
+impl Bias {
+    /// Bias vectors per layer and direction.
+    pub fn count(self) -> usize {
+        match self {
+            Bias::None => 0,
+            Bias::Single => 1,
+            Bias::Double => 2,
+        }
     }
 }
 
@@ -94,7 +121,9 @@ impl RnnAlgo {
 /// Options of an RNN module, named as in PyTorch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RnnConfig {
+    /// Stacked layers; each layer above the first reads the one below.
     pub num_layers: usize,
+    /// Whether the cell has bias vectors (PyTorch's `bias`).
     pub bias: bool,
     /// With `bias`: one bias vector per gate (TensorFlow/Keras cells) instead of PyTorch's
     /// `bias_ih` + `bias_hh`. Same function class for an LSTM, with half the bias parameters.
@@ -103,12 +132,15 @@ pub struct RnnConfig {
     pub batch_first: bool,
     /// Dropout on the outputs of every layer but the last, in training mode only.
     pub dropout: f32,
+    /// A second, reverse-time direction per layer; outputs are the two directions side by side.
     pub bidirectional: bool,
     /// LSTM only: project `h` to this many features (PyTorch's `proj_size`, cuDNN's
     /// `projSize`; 0 for none). Outputs and `h` then have `proj_size` features, `c` keeps
     /// `hidden_size`.
     pub proj_size: usize,
+    /// How f32 matrix products may round on the GPU (f16/bf16 always use tensor cores).
     pub math: MathMode,
+    /// cuDNN's algorithm.
     pub algo: RnnAlgo,
     /// Seed of the dropout random state (cuDNN's state and the CPU masks).
     pub seed: u64,
@@ -132,8 +164,8 @@ impl Default for RnnConfig {
 }
 
 impl RnnConfig {
-    pub fn bias_mode(&self) -> crate::layout::Bias {
-        use crate::layout::Bias;
+    /// The bias vectors `bias` and `single_bias` ask for.
+    pub fn bias_mode(&self) -> Bias {
         match (self.bias, self.single_bias) {
             (false, _) => Bias::None,
             (true, true) => Bias::Single,
@@ -141,6 +173,7 @@ impl RnnConfig {
         }
     }
 
+    /// 2 when bidirectional, else 1.
     pub fn num_directions(&self) -> usize {
         if self.bidirectional {
             2

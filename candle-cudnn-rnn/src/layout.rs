@@ -9,39 +9,23 @@
 //! it. Shapes and names are PyTorch's. cuDNN's layout is checked against this one
 //! (`cudnnGetRNNWeightParams`) at first use; a cuDNN that differs gets a per-call copy.
 
-use crate::RnnMode;
-
-/// Bias vectors of each layer and direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Bias {
-    None,
-    /// One vector per gate, `bias_ih` (TensorFlow and Keras cells; cuDNN `SINGLE_INP_BIAS`).
-    /// For a GRU it adds outside `r ⊙ (W_hn h)`.
-    Single,
-    /// `bias_ih` and `bias_hh`, as PyTorch (cuDNN `DOUBLE_BIAS`).
-    #[default]
-    Double,
-}
-
-impl Bias {
-    /// Bias vectors per layer and direction.
-    pub fn count(self) -> usize {
-        match self {
-            Bias::None => 0,
-            Bias::Single => 1,
-            Bias::Double => 2,
-        }
-    }
-}
+pub use crate::config::Bias;
+use crate::config::{RnnConfig, RnnMode};
 
 /// The sizes that fix a module's weights and state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RnnDims {
+    /// The cell.
     pub mode: RnnMode,
+    /// Features of the input sequence.
     pub input_size: usize,
+    /// Features of each gate, and of `h` and `c` without a projection.
     pub hidden_size: usize,
+    /// Stacked layers.
     pub num_layers: usize,
+    /// 1, or 2 when bidirectional.
     pub num_directions: usize,
+    /// The bias vectors of each layer and direction.
     pub bias: Bias,
     /// LSTM projection size; 0 for none.
     pub proj_size: usize,
@@ -50,9 +34,13 @@ pub struct RnnDims {
 /// Which of the per-layer tensors a parameter is, in PyTorch's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ParamKind {
+    /// `weight_ih`: the input's weights `[G*H, in]`.
     WeightIh,
+    /// `weight_hh`: the recurrent weights `[G*H, P]`.
     WeightHh,
+    /// `bias_ih` `[G*H]` (the only bias with [`Bias::Single`]).
     BiasIh,
+    /// `bias_hh` `[G*H]`.
     BiasHh,
     /// The LSTM projection `[P, H]`.
     WeightHr,
@@ -63,18 +51,25 @@ pub enum ParamKind {
 pub struct Param {
     /// PyTorch's name, e.g. `weight_ih_l0_reverse`.
     pub name: String,
+    /// The layer it belongs to, from 0.
     pub layer: usize,
+    /// 0 forward, 1 reverse.
     pub direction: usize,
+    /// Which tensor of the layer-direction it is.
     pub kind: ParamKind,
+    /// Its first element in the flat buffer.
     pub offset: usize,
+    /// PyTorch's shape.
     pub shape: Vec<usize>,
 }
 
 impl Param {
+    /// Elements in the parameter.
     pub fn len(&self) -> usize {
         self.shape.iter().product()
     }
 
+    /// Whether it has no elements (never, for a valid module).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -83,22 +78,23 @@ impl Param {
 /// Offsets of the tensors of one layer and direction.
 #[derive(Clone, Copy, Debug)]
 pub struct Block {
+    /// Input features of this layer.
     pub in_size: usize,
+    /// Offset of `weight_ih`.
     pub w_ih: usize,
+    /// Offset of `weight_hh`.
     pub w_hh: usize,
+    /// Offset of `bias_ih`, if any.
     pub b_ih: Option<usize>,
+    /// Offset of `bias_hh`, if any.
     pub b_hh: Option<usize>,
+    /// Offset of the projection `weight_hr`, if any.
     pub w_hr: Option<usize>,
 }
 
 impl RnnDims {
     /// The sizes of a module built with `cfg` (unchecked; [`crate::rnn`] validates them).
-    pub fn new(
-        mode: RnnMode,
-        input_size: usize,
-        hidden_size: usize,
-        cfg: &crate::RnnConfig,
-    ) -> Self {
+    pub fn new(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -> Self {
         Self {
             mode,
             input_size,
@@ -124,6 +120,7 @@ impl RnnDims {
         }
     }
 
+    /// Input features of `layer`: the input's for layer 0, the outputs below for the others.
     pub fn layer_input_size(&self, layer: usize) -> usize {
         if layer == 0 {
             self.input_size
@@ -150,6 +147,7 @@ impl RnnDims {
             .sum()
     }
 
+    /// Where the tensors of one layer and direction sit in the flat buffer.
     pub fn block(&self, layer: usize, direction: usize) -> Block {
         let g = self.gate_size();
         let in_size = self.layer_input_size(layer);

@@ -1,7 +1,11 @@
 //! The RNN as one candle `CustomOp3`: inputs `(x, weight, state)`, one packed output
-//! `[y | h_n | c_n]` that the module narrows back into tensors.
+//! `[y | h_n | c_n]` that the module narrows back into tensors. The CPU path and the module's
+//! GPU backend sit side by side; the op knows the backend only through its seam.
 
-use crate::cpu::{self, Call, Dropout, Trace};
+#[cfg(feature = "cuda")]
+use crate::backend::{BackwardInputs, GpuBackend, GpuReserve};
+use crate::call::{Call, Dropout};
+use crate::cpu::{self, Trace};
 use candle_core::{
     backend::BackendStorage, CpuStorage, CustomOp3, DType, Layout, Result, Shape, Storage, Tensor,
 };
@@ -10,24 +14,22 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 /// What a training-mode forward keeps for its backward; taken (and freed) by the backward.
-pub(crate) enum Reserve {
+enum Reserve {
     Cpu32(Trace<f32>),
     Cpu64(Trace<f64>),
     #[cfg(feature = "cuda")]
-    Cuda(crate::cuda::CudaReserve),
+    Gpu(GpuReserve),
 }
 
 pub(crate) struct RnnOp {
-    pub call: Call,
-    /// Inter-layer dropout for this call (0 in inference mode).
-    pub dropout: f32,
-    /// Seed of this call's CPU dropout masks.
-    pub seed: u64,
+    call: Call,
+    /// Inter-layer dropout of this call (probability 0 in inference mode).
+    dropout: Dropout,
     /// Keep what backward needs (cuDNN training mode); without it the forward is inference only.
-    pub train: bool,
+    train: bool,
     #[cfg(feature = "cuda")]
-    pub cudnn: Arc<crate::cuda::CudnnRnn>,
-    pub reserve: Mutex<Option<Reserve>>,
+    gpu: Arc<dyn GpuBackend>,
+    reserve: Mutex<Option<Reserve>>,
 }
 
 /// A contiguous f16/bf16 operand as f32.
@@ -66,11 +68,20 @@ pub(crate) fn cpu_slice<'a, T: candle_core::WithDType>(
 }
 
 impl RnnOp {
-    fn dropout(&self) -> Option<Dropout> {
-        (self.dropout > 0.0).then_some(Dropout {
-            p: self.dropout,
-            seed: self.seed,
-        })
+    pub fn new(
+        call: Call,
+        dropout: Dropout,
+        train: bool,
+        #[cfg(feature = "cuda")] gpu: Arc<dyn GpuBackend>,
+    ) -> Self {
+        Self {
+            call,
+            dropout,
+            train,
+            #[cfg(feature = "cuda")]
+            gpu,
+            reserve: Mutex::new(None),
+        }
     }
 
     fn packed_shape(&self) -> Shape {
@@ -135,7 +146,7 @@ impl CustomOp3 for RnnOp {
                     widen(s3, l3, "state")?,
                 );
                 let (out, trace) =
-                    cpu::forward::<f32>(&self.call, &x, &w, &st, self.dropout(), self.train);
+                    cpu::forward::<f32>(&self.call, &x, &w, &st, self.dropout, self.train);
                 trace.map(|t| self.keep(Reserve::Cpu32(t))).transpose()?;
                 narrow_to(out, dt)
             }
@@ -157,9 +168,12 @@ impl CustomOp3 for RnnOp {
         s3: &candle_core::CudaStorage,
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let (out, reserve) = self.cudnn.forward(self, (s1, l1), (s2, l2), (s3, l3))?;
+        let (x, w, s) = ((s1, l1), (s2, l2), (s3, l3));
+        let (out, reserve) = self
+            .gpu
+            .forward(&self.call, self.dropout, self.train, x, w, s)?;
         if let Some(r) = reserve {
-            self.keep(Reserve::Cuda(r))?;
+            self.keep(Reserve::Gpu(r))?;
         }
         Ok((out, self.packed_shape()))
     }
@@ -169,7 +183,7 @@ impl CustomOp3 for RnnOp {
         x: &Tensor,
         w: &Tensor,
         state: &Tensor,
-        _res: &Tensor,
+        _packed: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let grad = grad.contiguous()?;
@@ -184,7 +198,16 @@ impl CustomOp3 for RnnOp {
             Reserve::Cpu32(t) => self.cpu_bwd::<f32>(&t, w, state, &grad)?,
             Reserve::Cpu64(t) => self.cpu_bwd::<f64>(&t, w, state, &grad)?,
             #[cfg(feature = "cuda")]
-            Reserve::Cuda(r) => self.cudnn.backward(self, r, x, w, state, _res, &grad)?,
+            Reserve::Gpu(r) => {
+                let inputs = BackwardInputs {
+                    x,
+                    weight: w,
+                    state,
+                    packed: _packed,
+                    grad: &grad,
+                };
+                self.gpu.backward(&self.call, r, inputs)?
+            }
         };
         let dx = dx.reshape(x.shape())?;
         let ds = ds.reshape(state.shape())?;
@@ -208,7 +231,7 @@ impl RnnOp {
             x,
             w,
             s,
-            self.dropout(),
+            self.dropout,
             self.train,
         ))
     }

@@ -1,7 +1,7 @@
 //! PyTorch interchange: `nn.LSTM`/`nn.GRU` `state_dict` names and shapes, through safetensors.
 
 use crate::layout::{Bias, RnnDims};
-use crate::{Rnn, RnnMode};
+use crate::RnnMode;
 use candle_core::{bail, DType, Device, Result, Tensor};
 use std::collections::HashMap;
 use std::path::Path;
@@ -49,13 +49,18 @@ pub(crate) fn flat_from_var_builder(dims: &RnnDims, vb: &candle_nn::VarBuilder) 
     flat_from_named(dims, |name, _| Ok(tensors[name].clone()))
 }
 
-/// Writes the weights as a safetensors file with PyTorch's names, each prefixed by `prefix`
-/// (e.g. `"lstm."` for a submodule named `lstm`). A single-bias module also writes zero
-/// `bias_hh` tensors, so that `nn.LSTM`/`nn.GRU` load the file as it is and compute the same.
-pub fn save_pytorch(rnn: &Rnn, prefix: &str, path: impl AsRef<Path>) -> Result<()> {
+/// Writes `named` (a module's weights under PyTorch's names) as a safetensors file, each name
+/// prefixed by `prefix`; a single-bias module's file also gets zero `bias_hh` tensors, so that
+/// `nn.LSTM`/`nn.GRU` load it as it is and compute the same.
+pub(crate) fn save_named(
+    dims: &RnnDims,
+    named: Vec<(String, Tensor)>,
+    prefix: &str,
+    path: &Path,
+) -> Result<()> {
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
-    for (name, t) in rnn.named_weights()? {
-        if rnn.dims().bias == Bias::Single {
+    for (name, t) in named {
+        if dims.bias == Bias::Single {
             if let Some(rest) = name.strip_prefix("bias_ih") {
                 tensors.insert(format!("{prefix}bias_hh{rest}"), t.zeros_like()?);
             }
@@ -63,6 +68,7 @@ pub fn save_pytorch(rnn: &Rnn, prefix: &str, path: impl AsRef<Path>) -> Result<(
         tensors.insert(format!("{prefix}{name}"), t.contiguous()?);
     }
     candle_core::safetensors::save(&tensors, path)
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: writing {}: {e}", path.display())))
 }
 
 /// Folds PyTorch's `bias_hh` into `bias_ih` for a single-bias module: exact for an LSTM, and
@@ -106,7 +112,8 @@ pub fn load_pytorch(
     device: &Device,
 ) -> Result<Tensor> {
     let path = path.as_ref();
-    let mut tensors = candle_core::safetensors::load(path, device)?;
+    let mut tensors = candle_core::safetensors::load(path, device)
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: reading {}: {e}", path.display())))?;
     if dims.bias == Bias::Single {
         fold_recurrent_biases(dims, prefix, &mut tensors)?;
     }

@@ -1,169 +1,17 @@
-//! The layer: [`lstm`] and [`gru`] build an [`Rnn`] that holds one flat weight tensor (one
-//! `Var`, one gradient, one optimizer parameter) and runs the whole stack as one op.
+//! The layer: [`lstm`], [`gru`], [`rnn_tanh`] and [`rnn_relu`] build an [`Rnn`] that holds one
+//! flat weight tensor (one `Var`, one gradient, one optimizer parameter) and runs the whole stack
+//! as one op.
 
-use crate::cpu::Call;
+use crate::call::{Call, DropoutSeed};
 use crate::layout::RnnDims;
+use crate::lengths::{checked_lengths, SeqLengths};
 use crate::op::RnnOp;
+use crate::state::RnnState;
 use crate::{RnnConfig, RnnMode};
 use candle_core::{bail, DType, ModuleT, Result, Tensor};
 use candle_nn::{Init, VarBuilder};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
-/// The recurrent state: `h` (and `c` for an LSTM) in one tensor, the layout the op reads and
-/// writes, so a final state feeds the next call without a copy: stacked `[S, L*D, B, H]`, or
-/// flat `[h | c]` with an LSTM projection, where `h` has `P` features and `c` has `H`.
-#[derive(Clone, Debug)]
-pub struct RnnState {
-    packed: Tensor,
-    /// The shapes of `h` and `c`, when known (not for a flat tensor given to `from_packed`).
-    shapes: Option<([usize; 3], Option<[usize; 3]>)>,
-}
-
-impl RnnState {
-    /// From PyTorch-shaped `h` `[L*D, B, P]` and, for an LSTM, `c` `[L*D, B, H]`.
-    pub fn new(h: &Tensor, c: Option<&Tensor>) -> Result<Self> {
-        let shape3 = |t: &Tensor, what: &str| -> Result<[usize; 3]> {
-            match t.dims() {
-                &[a, b, c] => Ok([a, b, c]),
-                d => bail!("rnn: {what} must be [layers*directions, batch, features], got {d:?}"),
-            }
-        };
-        let h_shape = shape3(h, "h")?;
-        let c_shape = c.map(|c| shape3(c, "c")).transpose()?;
-        let packed = match c {
-            None => h.unsqueeze(0)?,
-            Some(c) if c.dims() == h.dims() => Tensor::stack(&[h, c], 0)?,
-            Some(c) => Tensor::cat(&[h.flatten_all()?, c.flatten_all()?], 0)?,
-        };
-        Ok(Self::with_shapes(packed, h_shape, c_shape))
-    }
-
-    fn with_shapes(packed: Tensor, h: [usize; 3], c: Option<[usize; 3]>) -> Self {
-        Self {
-            packed,
-            shapes: Some((h, c)),
-        }
-    }
-
-    /// From a packed tensor as [`RnnState::packed`] returns it. A stacked `[S, L*D, B, H]` one
-    /// knows its `h` and `c`; a flat one (projection) only feeds a module, which checks its size.
-    pub fn from_packed(packed: Tensor) -> Self {
-        let shapes = match packed.dims() {
-            &[s, ld, b, h] => Some(([ld, b, h], (s == 2).then_some([ld, b, h]))),
-            _ => None,
-        };
-        Self { packed, shapes }
-    }
-
-    pub fn packed(&self) -> &Tensor {
-        &self.packed
-    }
-
-    fn known_shapes(&self) -> Result<([usize; 3], Option<[usize; 3]>)> {
-        self.shapes.ok_or_else(|| {
-            candle_core::Error::Msg(
-                "rnn: this state came from a flat packed tensor, whose h and c sizes are \
-                 unknown; build it with RnnState::new"
-                    .into(),
-            )
-        })
-    }
-
-    pub fn h(&self) -> Result<Tensor> {
-        let (h, _) = self.known_shapes()?;
-        match self.packed.rank() {
-            4 => self.packed.get(0),
-            _ => self
-                .packed
-                .narrow(0, 0, h.iter().product())?
-                .reshape(h.to_vec()),
-        }
-    }
-
-    /// The cell state of an LSTM; `None` otherwise.
-    pub fn c(&self) -> Result<Option<Tensor>> {
-        let (h, c) = self.known_shapes()?;
-        let Some(c) = c else { return Ok(None) };
-        Ok(Some(match self.packed.rank() {
-            4 => self.packed.get(1)?,
-            _ => {
-                let start: usize = h.iter().product();
-                self.packed
-                    .narrow(0, start, c.iter().product())?
-                    .reshape(c.to_vec())?
-            }
-        }))
-    }
-
-    /// The same values, cut from the graph (truncated back-propagation through time).
-    pub fn detach(&self) -> Self {
-        Self {
-            packed: self.packed.detach(),
-            shapes: self.shapes,
-        }
-    }
-}
-
-/// Per-sample sequence lengths: a host slice, or a u32/i64 tensor (copied to the host, which
-/// cuDNN needs them on).
-pub trait SeqLengths {
-    fn to_lengths(&self) -> Result<Vec<usize>>;
-}
-
-impl SeqLengths for [usize] {
-    fn to_lengths(&self) -> Result<Vec<usize>> {
-        Ok(self.to_vec())
-    }
-}
-
-impl SeqLengths for Vec<usize> {
-    fn to_lengths(&self) -> Result<Vec<usize>> {
-        Ok(self.clone())
-    }
-}
-
-impl SeqLengths for Tensor {
-    fn to_lengths(&self) -> Result<Vec<usize>> {
-        if self.rank() != 1 {
-            bail!(
-                "rnn: lengths must be a 1-D tensor, got shape {:?}",
-                self.dims()
-            )
-        }
-        match self.dtype() {
-            DType::U32 => Ok(self
-                .to_vec1::<u32>()?
-                .into_iter()
-                .map(|l| l as usize)
-                .collect()),
-            DType::I64 => self
-                .to_vec1::<i64>()?
-                .into_iter()
-                .map(|l| usize::try_from(l).map_err(|_| negative(l)))
-                .collect(),
-            dt => bail!("rnn: lengths must be u32 or i64, got {dt:?}"),
-        }
-    }
-}
-
-fn negative(l: i64) -> candle_core::Error {
-    candle_core::Error::Msg(format!("rnn: a sequence length is negative ({l})"))
-}
-
-/// One length per sample, each in `1..=seq`.
-fn checked_lengths(lengths: Vec<usize>, seq: usize, batch: usize) -> Result<Arc<[usize]>> {
-    if lengths.len() != batch {
-        bail!(
-            "rnn: {} sequence lengths for a batch of {batch}",
-            lengths.len()
-        )
-    }
-    if let Some((b, l)) = lengths.iter().enumerate().find(|(_, &l)| l == 0 || l > seq) {
-        bail!("rnn: sequence length {l} of sample {b} is outside 1..={seq}")
-    }
-    Ok(lengths.into())
-}
+use std::path::Path;
+use std::sync::Arc;
 
 /// A stacked, optionally bidirectional LSTM or GRU.
 #[derive(Clone)]
@@ -171,11 +19,12 @@ pub struct Rnn {
     weight: Tensor,
     dims: RnnDims,
     cfg: RnnConfig,
-    /// Seed of the dropout masks and the calls since it was set: every call draws fresh masks.
-    seed: Arc<AtomicU64>,
-    calls: Arc<AtomicU64>,
+    /// The one seed of the dropout masks, shared with clones and `with_weight` copies: every
+    /// call draws fresh masks from it, on the CPU and on the GPU.
+    seed: Arc<DropoutSeed>,
+    /// The kernels for tensors on a GPU, shared likewise (descriptors, dropout state).
     #[cfg(feature = "cuda")]
-    cudnn: Arc<crate::cuda::CudnnRnn>,
+    gpu: Arc<dyn crate::backend::GpuBackend>,
 }
 
 impl std::fmt::Debug for Rnn {
@@ -290,27 +139,21 @@ impl Rnn {
             weight: weight.contiguous()?,
             dims,
             cfg,
-            seed: Arc::new(AtomicU64::new(cfg.seed)),
-            calls: Arc::new(AtomicU64::new(0)),
+            seed: Arc::new(DropoutSeed::new(cfg.seed)),
             #[cfg(feature = "cuda")]
-            cudnn: Arc::new(crate::cuda::CudnnRnn::new(
-                dims,
-                cfg.math,
-                cfg.algo,
-                cfg.dropout,
-                cfg.seed,
-            )),
+            gpu: crate::registry::gpu_backend(dims, &cfg),
         })
     }
 
+    /// The flat weight, in the layout of [`crate::layout`].
     pub fn weight(&self) -> &Tensor {
         &self.weight
     }
 
     /// The same module over another flat weight of the same size, often of another dtype: a
     /// half-precision copy of an f32 master weight, made once per step for mixed-precision
-    /// training (gradients flow back through the cast). It shares the cuDNN descriptors and the
-    /// dropout state with `self`, so building it is free.
+    /// training (gradients flow back through the cast). It shares the GPU descriptors and the
+    /// dropout seed and state with `self`, so building it is free.
     pub fn with_weight(&self, weight: Tensor) -> Result<Self> {
         if weight.dims() != self.weight.dims() || !weight.dtype().is_float() {
             bail!(
@@ -326,10 +169,12 @@ impl Rnn {
         })
     }
 
+    /// The sizes that fix the weights and the state.
     pub fn dims(&self) -> &RnnDims {
         &self.dims
     }
 
+    /// The options the module was built with.
     pub fn config(&self) -> &RnnConfig {
         &self.cfg
     }
@@ -348,27 +193,30 @@ impl Rnn {
             .collect()
     }
 
-    /// Restarts the dropout random state (cuDNN's and the CPU masks) from `seed`, so that a run
-    /// resumed at this point draws the same masks as an uninterrupted one.
+    /// Restarts the dropout masks from `seed` (the CPU path's and the GPU's random state), so
+    /// that a run resumed at this point draws the same masks as an uninterrupted one, and
+    /// different seeds draw different masks.
     pub fn set_seed(&self, seed: u64) {
-        self.seed.store(seed, Ordering::Relaxed);
-        self.calls.store(0, Ordering::Relaxed);
-        #[cfg(feature = "cuda")]
-        self.cudnn.reseed(seed);
+        self.seed.set(seed);
     }
 
-    /// The cuDNN algorithm [`crate::RnnAlgo::Auto`] measured fastest for `(seq, batch, train)`,
-    /// once a call of that shape has run on the GPU.
+    /// The algorithm [`crate::RnnAlgo::Auto`] measured fastest for `(seq, batch, train)`, once a
+    /// call of that shape has run on the GPU.
     #[cfg(feature = "cuda")]
     pub fn auto_algo(&self, seq: usize, batch: usize, train: bool) -> Option<crate::RnnAlgo> {
-        self.cudnn.chosen_algo(seq, batch, train)
+        self.gpu.chosen_algo(seq, batch, train)
     }
 
     /// Whether cuDNN reads the weight tensor in place (its layout is the canonical one) rather
     /// than a per-call copy; known once a call has run on the GPU.
     #[cfg(feature = "cuda")]
     pub fn cudnn_weights_in_place(&self) -> Option<bool> {
-        self.cudnn.weights_in_place()
+        self.gpu.weights_in_place()
+    }
+
+    /// Writes the weights as a safetensors file in PyTorch's names (see [`save_pytorch`]).
+    pub fn save_pytorch(&self, prefix: &str, path: impl AsRef<Path>) -> Result<()> {
+        crate::pytorch::save_named(&self.dims, self.named_weights()?, prefix, path.as_ref())
     }
 
     /// A zero state for `batch` sequences.
@@ -428,9 +276,11 @@ impl Rnn {
             .transpose()?;
         let state = match state {
             Some(s) => self.checked_state(s, batch)?,
-            None => self.zero_state(batch)?.packed,
+            None => self.zero_state(batch)?.packed().clone(),
         };
-        let dropout = if train { self.cfg.dropout } else { 0.0 };
+        let dropout = self
+            .seed
+            .next_call(if train { self.cfg.dropout } else { 0.0 });
         let tracked = x.track_op() || self.weight.track_op() || state.track_op();
         let call = Call {
             dims: self.dims,
@@ -439,21 +289,14 @@ impl Rnn {
             lengths,
         };
         let (out_len, state_len) = (call.output_len(), call.state_len());
-        let n = self.calls.fetch_add(1, Ordering::Relaxed);
-        let op = RnnOp {
+        let op = RnnOp::new(
             call,
             dropout,
-            seed: self
-                .cfg
-                .seed
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add(n),
             // cuDNN's inference mode skips dropout, so dropout also needs training mode.
-            train: tracked || dropout > 0.0,
+            tracked || dropout.active(),
             #[cfg(feature = "cuda")]
-            cudnn: self.cudnn.clone(),
-            reserve: Mutex::new(None),
-        };
+            self.gpu.clone(),
+        );
         let packed = if tracked {
             x.apply_op3(&self.weight, &state, op)?
         } else {
@@ -511,7 +354,7 @@ impl Rnn {
 
     fn checked_state(&self, s: &RnnState, batch: usize) -> Result<Tensor> {
         let want = self.dims.state_shape(batch);
-        if s.packed.dims() != want.as_slice() {
+        if s.packed().dims() != want.as_slice() {
             let what = match (want.len(), self.dims.mode.state_slots()) {
                 (1, _) => "h and c flattened and concatenated",
                 (_, 2) => "h and c stacked, layers*directions, batch, hidden",
@@ -519,11 +362,11 @@ impl Rnn {
             };
             bail!(
                 "rnn: state must be {want:?} ({what}), got {:?}",
-                s.packed.dims()
+                s.packed().dims()
             )
         }
-        self.check_like_weight(&s.packed, "state")?;
-        s.packed.contiguous()
+        self.check_like_weight(s.packed(), "state")?;
+        s.packed().contiguous()
     }
 
     fn check_like_weight(&self, t: &Tensor, what: &str) -> Result<()> {
@@ -541,6 +384,7 @@ impl Rnn {
         Ok(())
     }
 
+    /// The weight's dtype, which inputs and states must share.
     pub fn dtype(&self) -> DType {
         self.weight.dtype()
     }
@@ -551,4 +395,11 @@ impl ModuleT for Rnn {
     fn forward_t(&self, xs: &Tensor, train: bool) -> Result<Tensor> {
         Ok(Rnn::forward_t(self, xs, None, train)?.0)
     }
+}
+
+/// Writes `rnn`'s weights as a safetensors file with PyTorch's names, each prefixed by `prefix`
+/// (e.g. `"lstm."` for a submodule named `lstm`). A single-bias module also writes zero
+/// `bias_hh` tensors, so that `nn.LSTM`/`nn.GRU` load the file as it is and compute the same.
+pub fn save_pytorch(rnn: &Rnn, prefix: &str, path: impl AsRef<Path>) -> Result<()> {
+    rnn.save_pytorch(prefix, path)
 }

@@ -97,6 +97,24 @@ fn missing_or_misshapen_tensors_are_named() {
         e.contains("weight_ih_l0") && e.contains("[18, 3]") && e.contains("[12, 3]"),
         "{e}"
     );
+    // A missing file and a truncated one: the error names the file.
+    let gone = tmp("no-such.safetensors");
+    let e = load_pytorch(rnn.dims(), "", &gone, &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(gone.to_str().unwrap()), "{e}");
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = tmp("cut.safetensors");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = load_pytorch(rnn.dims(), "", &cut, &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(cut.to_str().unwrap()), "{e}");
+    let e = save_pytorch(&rnn, "", tmp("no-such-dir").join("x.safetensors"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no-such-dir"), "{e}");
+    std::fs::remove_file(cut).ok();
     std::fs::remove_file(path).ok();
 }
 

@@ -1,5 +1,6 @@
 //! Thin safe wrappers over the cuDNN C API: status codes as errors naming the call, descriptors
-//! that free themselves, and one handle per thread and device (as candle keeps its own).
+//! that free themselves, one handle per thread and device (as candle keeps its own), and the
+//! numbers cuDNN's RNN API speaks in that its bindings do not name.
 
 use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::{CudaDevice, DeviceId};
@@ -10,6 +11,10 @@ use std::rc::Rc;
 
 /// `CUDNN_RNN_PADDED_IO_ENABLED`, a `#define` the bindings do not carry.
 pub(crate) const RNN_PADDED_IO_ENABLED: u32 = 1;
+
+/// `cudnnGetRNNWeightParams`'s `linLayerID` of an LSTM's projection matrix (`W_hr`). IDs
+/// `0..G` are the input-side matrices of the `G` gates and `G..2G` the recurrent ones.
+pub(crate) const LSTM_PROJECTION_ID: usize = 8;
 
 /// Turns a cuDNN status into a candle error that names the failed call and the status.
 pub(crate) fn check(status: sys::cudnnStatus_t, call: &str) -> Result<()> {
@@ -24,7 +29,7 @@ pub(crate) fn check(status: sys::cudnnStatus_t, call: &str) -> Result<()> {
 /// Runs a cuDNN call and checks its status, naming the call in the error.
 macro_rules! cudnn {
     ($f:ident ( $($arg:expr),* $(,)? )) => {
-        $crate::cudnn::check(
+        $crate::cudnn::ffi::check(
             // SAFETY: callers pass live descriptors and device pointers sized for the call.
             unsafe { candle_core::cuda_backend::cudarc::cudnn::sys::$f($($arg),*) },
             stringify!($f),
@@ -96,8 +101,17 @@ thread_local! {
     static HANDLES: RefCell<HashMap<DeviceId, Rc<Handle>>> = RefCell::new(HashMap::new());
 }
 
-/// This thread's cuDNN handle for `dev`, bound to the device's stream.
+/// This thread's cuDNN handle for `dev`, bound to the device's stream, with the device's
+/// context made current (cuDNN works in the current context, and a thread may drive several
+/// GPUs).
 pub(crate) fn handle(dev: &CudaDevice) -> Result<Rc<Handle>> {
+    let stream = dev.cuda_stream();
+    stream.context().bind_to_thread().map_err(|e| {
+        candle_core::Error::Msg(format!(
+            "rnn: binding cuda:{}: {e}",
+            stream.context().ordinal()
+        ))
+    })?;
     HANDLES.with(|handles| {
         if let Some(h) = handles.borrow().get(&dev.id()) {
             return Ok(h.clone());
@@ -105,10 +119,7 @@ pub(crate) fn handle(dev: &CudaDevice) -> Result<Rc<Handle>> {
         let mut raw = std::ptr::null_mut();
         cudnn!(cudnnCreate(&mut raw))?;
         let h = Rc::new(Handle(raw));
-        cudnn!(cudnnSetStream(
-            h.0,
-            dev.cuda_stream().cu_stream() as sys::cudaStream_t
-        ))?;
+        cudnn!(cudnnSetStream(h.0, stream.cu_stream() as sys::cudaStream_t))?;
         handles.borrow_mut().insert(dev.id(), h.clone());
         Ok(h)
     })

@@ -1,84 +1,24 @@
 //! The reference implementation: the same function as cuDNN's RNN, in plain Rust, generic over
 //! f32 and f64 so it can serve as the f64 oracle for the GPU path.
 //!
-//! Buffers are time-major: `x` is `[T, B, I]`, the output `[T, B, D*H]`, the state
-//! `[S, L*D, B, H]`. The input projections of all time steps are one matrix product per layer
-//! and direction; only `h_{t-1} W_hh^T` is computed step by step.
+//! Buffers are time-major (see [`Call`]). The input projections of all time steps are one
+//! matrix product per layer and direction; only `h_{t-1} W_hh^T` is computed step by step, and
+//! the cell math of each step is `cell`'s.
 
-use crate::gemm::{matmul, Mat};
+mod cell;
+mod gemm;
+mod par;
+
+use crate::call::{Call, Dropout};
 use crate::layout::{Block, RnnDims};
-use crate::par::{for_each_sample, Rows};
 use crate::RnnMode;
+use gemm::{matmul, Mat};
+use par::{for_each_sample, Rows};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 pub(crate) trait Real: num_traits::Float + Send + Sync + 'static {}
 impl Real for f32 {}
 impl Real for f64 {}
-
-fn sigmoid<T: Real>(x: T) -> T {
-    T::one() / (T::one() + (-x).exp())
-}
-
-/// The sizes of one call.
-#[derive(Clone, Debug)]
-pub(crate) struct Call {
-    pub dims: RnnDims,
-    pub seq: usize,
-    pub batch: usize,
-    /// Valid steps of each sequence (each in `1..=seq`); `None`: all `seq`.
-    pub lengths: Option<std::sync::Arc<[usize]>>,
-}
-
-impl Call {
-    /// Whether sample `b` has a step `t`: padded steps are skipped, their outputs stay zero.
-    fn active(&self, t: usize, b: usize) -> bool {
-        self.lengths.as_ref().is_none_or(|l| t < l[b])
-    }
-
-    /// Whether step `t` is the first that sample `b` runs in direction `dir` (so it reads
-    /// the initial state): step 0 forward, the sample's own last step in reverse.
-    fn first(&self, t: usize, b: usize, dir: usize) -> bool {
-        match (dir, &self.lengths) {
-            (0, _) => t == 0,
-            (_, Some(l)) => t + 1 == l[b],
-            (_, None) => t + 1 == self.seq,
-        }
-    }
-
-    /// Where `h` (slot 0) or `c` (slot 1) of one layer-direction sits in the packed state.
-    fn state_slot(&self, slot: usize, layer: usize, dir: usize) -> std::ops::Range<usize> {
-        let k = layer * self.dims.num_directions + dir;
-        let (before, n) = match slot {
-            0 => (0, self.batch * self.dims.h_size()),
-            _ => (self.h_len(), self.batch * self.dims.hidden_size),
-        };
-        before + k * n..before + (k + 1) * n
-    }
-
-    pub fn input_len(&self) -> usize {
-        self.seq * self.batch * self.dims.input_size
-    }
-
-    pub fn output_len(&self) -> usize {
-        self.seq * self.batch * self.dims.output_size()
-    }
-
-    /// Elements of `h` in the packed state (`[L*D, B, P]`), where `c` begins.
-    pub fn h_len(&self) -> usize {
-        self.dims.h_shape(self.batch).iter().product()
-    }
-
-    pub fn state_len(&self) -> usize {
-        self.dims.state_len(self.batch)
-    }
-}
-
-/// Inter-layer dropout of one call: probability and the seed of its masks.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Dropout {
-    pub p: f32,
-    pub seed: u64,
-}
 
 /// What the backward pass needs from the forward pass (cuDNN's reserve space).
 pub(crate) struct Trace<T> {
@@ -131,13 +71,13 @@ pub(crate) fn forward<T: Real>(
     x: &[T],
     w: &[T],
     state: &[T],
-    dropout: Option<Dropout>,
+    dropout: Dropout,
     keep_trace: bool,
 ) -> (Vec<T>, Option<Trace<T>>) {
     let dims = &call.dims;
     let mut packed = vec![T::zero(); call.output_len() + call.state_len()];
     let (y, final_state) = packed.split_at_mut(call.output_len());
-    let mut rng = dropout.map(|d| StdRng::seed_from_u64(d.seed));
+    let mut rng = StdRng::seed_from_u64(dropout.mask_seed());
     let mut layers = Vec::new();
     let mut input = x.to_vec();
     let mut mask = None;
@@ -155,12 +95,12 @@ pub(crate) fn forward<T: Real>(
             }
             dirs.push(trace);
         }
-        let next = match (&mut rng, dropout) {
-            (Some(rng), Some(d)) if layer + 1 < dims.num_layers && d.p > 0.0 => {
-                let keep = T::from(1.0 / (1.0 - d.p as f64)).unwrap();
+        let next = match dropout.active() && layer + 1 < dims.num_layers {
+            true => {
+                let keep = T::from(1.0 / (1.0 - dropout.p as f64)).unwrap();
                 let m: Vec<T> = (0..output.len())
                     .map(|_| {
-                        if rng.random::<f32>() < d.p {
+                        if rng.random::<f32>() < dropout.p {
                             T::zero()
                         } else {
                             keep
@@ -170,7 +110,7 @@ pub(crate) fn forward<T: Real>(
                 let dropped = output.iter().zip(&m).map(|(&o, &k)| o * k).collect();
                 Some((dropped, Some(m)))
             }
-            _ => None,
+            false => None,
         };
         if layer + 1 == dims.num_layers {
             y.copy_from_slice(&output);
@@ -257,70 +197,46 @@ fn run_direction<T: Real>(
             Rows::new(&mut c_prev),
         );
         let (pre, rec) = (&pre, &rec);
+        let gru_b_hh = wt.b_hh.filter(|_| dims.mode == RnnMode::Gru);
         for_each_sample(batch, g, |b| {
             if !call.active(t, b) {
                 return;
             }
             let row = t * batch + b;
-            let p = &pre[row * g..][..g];
-            let r = &rec[b * g..][..g];
             // SAFETY: sample b writes only its own row of step t and its own state chunk.
-            let (gt, cell, out, hp) = unsafe {
+            let (gates, kept, h_prev) = unsafe {
                 (
                     gates_r.get(row * g, g),
                     cells_r.get(row * h, h),
-                    output_r.get(row * dh_out + dir * hp, hp),
                     h_prev_r.get(b * hp, hp),
                 )
             };
-            match dims.mode {
-                RnnMode::Lstm => {
-                    // SAFETY: as above.
-                    let cp = unsafe { c_prev_r.get(b * h, h) };
-                    // With a projection, o ⊙ tanh(c) goes to `unprojected` and h comes below.
-                    let m = match wt.w_hr {
-                        // SAFETY: as above.
-                        Some(_) => unsafe { unprojected_r.get(row * h, h) },
-                        None => &mut *out,
-                    };
-                    for j in 0..h {
-                        let i = sigmoid(p[j] + r[j]);
-                        let f = sigmoid(p[h + j] + r[h + j]);
-                        let gg = (p[2 * h + j] + r[2 * h + j]).tanh();
-                        let o = sigmoid(p[3 * h + j] + r[3 * h + j]);
-                        let c = f * cp[j] + i * gg;
-                        (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]) = (i, f, gg, o);
-                        cell[j] = c;
-                        cp[j] = c;
-                        m[j] = o * c.tanh();
-                    }
-                    if wt.w_hr.is_none() {
-                        hp.copy_from_slice(out);
-                    }
-                }
-                RnnMode::Gru => {
-                    let bh = |j: usize| wt.b_hh.map_or(T::zero(), |b| b[j]);
-                    for j in 0..h {
-                        let rr = sigmoid(p[j] + r[j] + bh(j));
-                        let z = sigmoid(p[h + j] + r[h + j] + bh(h + j));
-                        let ghn = r[2 * h + j] + bh(2 * h + j);
-                        let n = (p[2 * h + j] + rr * ghn).tanh();
-                        (gt[j], gt[h + j], gt[2 * h + j]) = (rr, z, n);
-                        cell[j] = ghn;
-                        out[j] = (T::one() - z) * n + z * hp[j];
-                        hp[j] = out[j];
-                    }
-                }
-                RnnMode::RnnTanh | RnnMode::RnnRelu => {
-                    let tanh = dims.mode == RnnMode::RnnTanh;
-                    for j in 0..h {
-                        let a = p[j] + r[j];
-                        let v = if tanh { a.tanh() } else { a.max(T::zero()) };
-                        gt[j] = v;
-                        out[j] = v;
-                        hp[j] = v;
-                    }
-                }
+            let c = match dims.mode {
+                // SAFETY: as above.
+                RnnMode::Lstm => unsafe { c_prev_r.get(b * h, h) },
+                _ => &mut [],
+            };
+            // With a projection, o ⊙ tanh(c) goes to `unprojected`, and h comes below.
+            let out = match wt.w_hr {
+                // SAFETY: as above.
+                Some(_) => unsafe { unprojected_r.get(row * h, h) },
+                None => unsafe { output_r.get(row * dh_out + dir * hp, hp) },
+            };
+            cell::forward(
+                dims.mode,
+                cell::Forward {
+                    pre: &pre[row * g..][..g],
+                    rec: &rec[b * g..][..g],
+                    b_hh: gru_b_hh,
+                    h_prev,
+                    c,
+                    gates,
+                    cell: kept,
+                    out: &mut *out,
+                },
+            );
+            if wt.w_hr.is_none() {
+                h_prev.copy_from_slice(out);
             }
         });
         // h_t = W_hr (o ⊙ tanh c_t), for the whole step at once.
@@ -447,10 +363,11 @@ fn backward_direction<T: Real>(
     let mut dh = ends.dh_n.to_vec();
     let mut dc = ends.dc_n.map(<[T]>::to_vec).unwrap_or_default();
     let mut d_rec_h = vec![T::zero(); batch * hs];
-    // With a projection: the gradient reaching each h_t, and what it sends to o ⊙ tanh(c_t).
+    // With a projection: the gradient reaching each h_t, for the projection's own gradient.
     let projected = wt.w_hr.is_some();
     let mut dh_all = vec![T::zero(); if projected { rows * hs } else { 0 }];
-    let mut d_unprojected = vec![T::zero(); if projected { batch * h } else { 0 }];
+    // The gradient reaching each sample's cell output at the current step.
+    let mut d_out = vec![T::zero(); batch * h];
     for s in (0..seq).rev() {
         let t = if dir == 1 { seq - 1 - s } else { s };
         if let Some(w_hr) = wt.w_hr {
@@ -462,14 +379,17 @@ fn backward_direction<T: Real>(
                     *d = y + n;
                 }
             }
+            // Through the projection: the gradient of o ⊙ tanh(c_t).
             let step = Mat::rows(&dh_all[t * batch * hs..(t + 1) * batch * hs], hs);
-            matmul(
-                (batch, h, hs),
-                &mut d_unprojected,
-                step,
-                Mat::rows(w_hr, h),
-                false,
-            );
+            matmul((batch, h, hs), &mut d_out, step, Mat::rows(w_hr, h), false);
+        } else {
+            for b in (0..batch).filter(|&b| call.active(t, b)) {
+                let dyt = &dy[(t * batch + b) * dh_out + dir * hs..][..hs];
+                let rows = d_out[b * h..][..h].iter_mut().zip(dyt);
+                for ((d, &y), &n) in rows.zip(&dh[b * hs..][..hs]) {
+                    *d = y + n;
+                }
+            }
         }
         let (h_prev_all_r, dgi_r, dgh_r) = (
             Rows::new(&mut h_prev_all),
@@ -477,7 +397,7 @@ fn backward_direction<T: Real>(
             Rows::new(&mut dgh),
         );
         let (dh_r, dc_r) = (Rows::new(&mut dh), Rows::new(&mut dc));
-        let (ends, d_unprojected) = (&ends, &d_unprojected);
+        let (ends, d_out) = (&ends, &d_out);
         for_each_sample(batch, g, |b| {
             if !call.active(t, b) {
                 return;
@@ -488,65 +408,40 @@ fn backward_direction<T: Real>(
                 Some(pt) => &lt.output[(pt * batch + b) * dh_out + dir * hs..][..hs],
                 None => &ends.h0[b * hs..][..hs],
             };
+            let c_prev: &[T] = match (dims.mode, prev) {
+                (RnnMode::Lstm, Some(pt)) => &dt.cells[(pt * batch + b) * h..][..h],
+                (RnnMode::Lstm, None) => &ends.c0.unwrap_or(&[])[b * h..][..h],
+                _ => &[],
+            };
             // SAFETY: sample b writes only its own row of step t and its own state chunk.
-            let (h_prev_row, dhb) =
-                unsafe { (h_prev_all_r.get(row * hs, hs), dh_r.get(b * hs, hs)) };
+            let (h_prev_row, dh_b, d_pre) = unsafe {
+                (
+                    h_prev_all_r.get(row * hs, hs),
+                    dh_r.get(b * hs, hs),
+                    dgi_r.get(row * g, g),
+                )
+            };
             h_prev_row.copy_from_slice(hp);
-            let gt = &dt.gates[row * g..][..g];
-            let dyt = &dy[row * dh_out + dir * hs..][..hs];
-            if dims.mode == RnnMode::RnnTanh || dims.mode == RnnMode::RnnRelu {
-                let tanh = dims.mode == RnnMode::RnnTanh;
+            let (dc, d_rec) = match dims.mode {
                 // SAFETY: as above.
-                let dg = unsafe { dgi_r.get(row * g, g) };
-                for j in 0..h {
-                    let (v, dhv) = (gt[j], dyt[j] + dhb[j]);
-                    dg[j] = if tanh {
-                        dhv * (T::one() - v * v)
-                    } else if v > T::zero() {
-                        dhv
-                    } else {
-                        T::zero()
-                    };
-                }
-            } else if !gru {
-                let cp: &[T] = match prev {
-                    Some(pt) => &dt.cells[(pt * batch + b) * h..][..h],
-                    None => &ends.c0.unwrap_or(&[])[b * h..][..h],
-                };
-                let ct = &dt.cells[row * h..][..h];
-                // SAFETY: as above.
-                let (dcb, dg) = unsafe { (dc_r.get(b * h, h), dgi_r.get(row * g, g)) };
-                for j in 0..h {
-                    let (i, f, gg, o) = (gt[j], gt[h + j], gt[2 * h + j], gt[3 * h + j]);
-                    let dhv = if projected {
-                        d_unprojected[b * h + j]
-                    } else {
-                        dyt[j] + dhb[j]
-                    };
-                    let tc = ct[j].tanh();
-                    let dcv = dcb[j] + dhv * o * (T::one() - tc * tc);
-                    dg[j] = dcv * gg * i * (T::one() - i);
-                    dg[h + j] = dcv * cp[j] * f * (T::one() - f);
-                    dg[2 * h + j] = dcv * i * (T::one() - gg * gg);
-                    dg[3 * h + j] = dhv * tc * o * (T::one() - o);
-                    dcb[j] = dcv * f;
-                }
-            } else {
-                let ghn = &dt.cells[row * h..][..h];
-                // SAFETY: as above.
-                let (dgi_row, dgh_row) = unsafe { (dgi_r.get(row * g, g), dgh_r.get(row * g, g)) };
-                for j in 0..h {
-                    let (r, z, n) = (gt[j], gt[h + j], gt[2 * h + j]);
-                    let dhv = dyt[j] + dhb[j];
-                    let dan = dhv * (T::one() - z) * (T::one() - n * n);
-                    let dar = dan * ghn[j] * r * (T::one() - r);
-                    let daz = dhv * (hp[j] - n) * z * (T::one() - z);
-                    (dgi_row[j], dgi_row[h + j], dgi_row[2 * h + j]) = (dar, daz, dan);
-                    (dgh_row[j], dgh_row[h + j], dgh_row[2 * h + j]) = (dar, daz, dan * r);
-                    // What reaches h_{t-1} directly through z * h_{t-1}; the matmul adds the rest.
-                    dhb[j] = dhv * z;
-                }
-            }
+                RnnMode::Lstm => (unsafe { dc_r.get(b * h, h) }, &mut [][..]),
+                RnnMode::Gru => (&mut [][..], unsafe { dgh_r.get(row * g, g) }),
+                RnnMode::RnnTanh | RnnMode::RnnRelu => (&mut [][..], &mut [][..]),
+            };
+            cell::backward(
+                dims.mode,
+                cell::Backward {
+                    gates: &dt.gates[row * g..][..g],
+                    cell: &dt.cells[row * h..][..h],
+                    c_prev,
+                    h_prev: hp,
+                    d_out: &d_out[b * h..][..h],
+                    dc,
+                    dh_prev_direct: dh_b,
+                    d_pre,
+                    d_rec,
+                },
+            );
         });
         let d_rec = if gru { &dgh } else { &dgi };
         let d_rec_t = Mat::rows(&d_rec[t * batch * g..(t + 1) * batch * g], g);
@@ -615,6 +510,15 @@ mod tests {
     use super::*;
     use rand::Rng;
 
+    fn dropout(p: f32, seed: u64) -> Dropout {
+        Dropout {
+            p,
+            seed,
+            call_index: 0,
+            generation: 0,
+        }
+    }
+
     fn random(rng: &mut StdRng, n: usize) -> Vec<f64> {
         (0..n).map(|_| rng.random_range(-0.8..0.8)).collect()
     }
@@ -639,10 +543,7 @@ mod tests {
                 batch: 2,
                 lengths: None,
             };
-            let drop = Some(Dropout {
-                p: 0.4,
-                seed: rng.random(),
-            });
+            let drop = dropout(0.4, rng.random());
             let (w, x, s) = (
                 random(&mut rng, dims.weight_count()),
                 random(&mut rng, 3 * 2 * 2),
@@ -654,7 +555,7 @@ mod tests {
                 out.iter().zip(&r).map(|(a, b)| a * b).sum()
             };
             let (out, trace) = forward(&call, &x, &w, &s, drop, true);
-            let no_drop = forward(&call, &x, &w, &s, None, false).0;
+            let no_drop = forward(&call, &x, &w, &s, dropout(0.0, 0), false).0;
             assert!(out != no_drop, "dropout changed nothing");
             let (_, dw, _) = backward(&call, &w, &s, &trace.unwrap(), &r);
             for i in 0..w.len() {
@@ -694,10 +595,9 @@ mod tests {
             random(&mut rng, 4),
             random(&mut rng, 4),
         );
-        let drop = Some(Dropout { p: 0.5, seed: 1 });
         assert_eq!(
-            forward(&call, &x, &w, &s, drop, false).0,
-            forward(&call, &x, &w, &s, None, false).0
+            forward(&call, &x, &w, &s, dropout(0.5, 1), false).0,
+            forward(&call, &x, &w, &s, dropout(0.0, 1), false).0
         );
     }
 }

@@ -1,9 +1,11 @@
 //! `RnnAlgo::Auto`: time every algorithm cuDNN accepts for a call's shape, once, on scratch
 //! buffers, and keep the fastest for that `(seq, batch, training)`.
 
-use super::{temp_sizes, CudnnRnn, Elem, Operands, Prepared, Raw, Sizes};
-use crate::cpu::Call;
-use crate::cudnn::Handle;
+use super::ffi::Handle;
+use super::prepared::{Prepared, Raw};
+use super::run::{temp_sizes, Elem, Operands, Sizes};
+use super::CudnnRnn;
+use crate::call::Call;
 use crate::RnnAlgo;
 use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
 use candle_core::{bail, Result};
@@ -43,7 +45,7 @@ impl CudnnRnn {
     ) -> Result<RnnAlgo> {
         match self.algo {
             // The persistent kernels take neither variable lengths nor a projection.
-            RnnAlgo::Auto if call.lengths.is_some() || self.dims.proj_size > 0 => {
+            RnnAlgo::Auto if call.lengths.is_some() || self.spec.dims.proj_size > 0 => {
                 Ok(RnnAlgo::Standard)
             }
             RnnAlgo::Auto => {
@@ -59,7 +61,7 @@ impl CudnnRnn {
                 "rnn: cuDNN's {a:?} algorithm does not take variable-length sequences; use \
                  RnnAlgo::Standard or RnnAlgo::Auto"
             ),
-            a if a != RnnAlgo::Standard && self.dims.proj_size > 0 => bail!(
+            a if a != RnnAlgo::Standard && self.spec.dims.proj_size > 0 => bail!(
                 "rnn: cuDNN's {a:?} algorithm does not take a projection; use \
                  RnnAlgo::Standard or RnnAlgo::Auto"
             ),
@@ -93,7 +95,7 @@ impl CudnnRnn {
         let mut reference: Option<Vec<f64>> = None;
         for algo in RnnAlgo::CONCRETE {
             let run = |p: &mut Prepared, out: u64| -> Result<f64> {
-                let desc = self.desc(h, p, algo, false, call.batch)?;
+                let desc = p.desc(&self.spec, h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;
                 let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
                 let mut reserve = unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?;

@@ -1,0 +1,59 @@
+//! The seam between the op and its GPU kernels: what a GPU backend does for one call. cuDNN
+//! implements it (`crate::cudnn`); another kernel path implements it beside cuDNN and is
+//! chosen in `crate::registry`, with neither the op nor the layer changed.
+
+use crate::call::{Call, Dropout};
+use crate::RnnAlgo;
+use candle_core::{CudaStorage, Layout, Result, Tensor};
+use std::any::Any;
+
+/// A GPU operand as candle hands it to a custom op.
+pub(crate) type Operand<'a> = (&'a CudaStorage, &'a Layout);
+
+/// What a training-mode forward keeps for its backward (cuDNN's reserve space, say); only
+/// the backend that made it reads it.
+pub(crate) type GpuReserve = Box<dyn Any + Send + Sync>;
+
+/// What a backward reads: the forward's inputs and packed output, and the gradient of that
+/// output (contiguous).
+pub(crate) struct BackwardInputs<'a> {
+    pub x: &'a Tensor,
+    pub weight: &'a Tensor,
+    pub state: &'a Tensor,
+    pub packed: &'a Tensor,
+    pub grad: &'a Tensor,
+}
+
+/// One GPU implementation of the whole RNN stack.
+pub(crate) trait GpuBackend: Send + Sync {
+    /// Runs `call` on `x` `[T, B, I]`, the flat weight `w` and the packed state `s` (contiguous,
+    /// one dtype); returns the packed `[y | h_n | c_n]` and, when `train`, what the backward
+    /// needs. `dropout` applies between layers.
+    fn forward(
+        &self,
+        call: &Call,
+        dropout: Dropout,
+        train: bool,
+        x: Operand,
+        w: Operand,
+        s: Operand,
+    ) -> Result<(CudaStorage, Option<GpuReserve>)>;
+
+    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`.
+    fn backward(
+        &self,
+        call: &Call,
+        reserve: GpuReserve,
+        inputs: BackwardInputs,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+
+    /// The algorithm that serves `(seq, batch, train)` when the backend chose one by measuring.
+    fn chosen_algo(&self, _seq: usize, _batch: usize, _train: bool) -> Option<RnnAlgo> {
+        None
+    }
+
+    /// Whether the flat weight is read in place rather than copied per call, once known.
+    fn weights_in_place(&self) -> Option<bool> {
+        None
+    }
+}

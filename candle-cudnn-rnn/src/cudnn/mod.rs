@@ -1,0 +1,168 @@
+//! The op's cuDNN backend: `cudnnRNNForward`, `cudnnRNNBackwardData_v8` and
+//! `cudnnRNNBackwardWeights_v8` over the module's flat weight.
+//!
+//! A module owns one [`CudnnRnn`], which keeps what cuDNN needs per device and dtype
+//! (`prepared`: descriptors, the dropout random state, the weight layout), so one module serves
+//! several GPUs, from one thread each. `run` holds the per-call forward and backward, `auto`
+//! the measured choice of algorithm, `ffi` the C API's wrappers.
+
+mod auto;
+mod ffi;
+mod prepared;
+mod run;
+
+pub use ffi::cudnn_version;
+
+use crate::backend::{BackwardInputs, GpuBackend, GpuReserve, Operand};
+use crate::call::{Call, Dropout};
+use crate::layout::RnnDims;
+use crate::{MathMode, RnnAlgo};
+use candle_core::backend::BackendStorage;
+use candle_core::cuda_backend::cudarc::driver::CudaSlice;
+use candle_core::cuda_backend::{CudaDevice, DeviceId};
+use candle_core::{bail, CudaStorage, DType, Result, Tensor};
+use ffi::Handle;
+use prepared::{Prepared, Spec};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The cuDNN side of one module.
+pub(crate) struct CudnnRnn {
+    spec: Spec,
+    algo: RnnAlgo,
+    /// Prepared state per device and dtype, each behind its own lock so that calls on
+    /// different GPUs do not wait for each other.
+    devices: Mutex<HashMap<(DeviceId, DType), Arc<Mutex<Prepared>>>>,
+}
+
+/// The reserve space of one training-mode forward, freed when its backward takes it, and the
+/// descriptor that wrote it (backward must use the same algorithm and dropout state).
+struct CudnnReserve {
+    space: CudaSlice<u8>,
+    algo: RnnAlgo,
+    dropout: bool,
+}
+
+fn poisoned() -> candle_core::Error {
+    candle_core::Error::Msg("rnn: cuDNN state lock poisoned by an earlier panic".into())
+}
+
+impl CudnnRnn {
+    pub(crate) fn new(dims: RnnDims, math: MathMode, algo: RnnAlgo, dropout: f32) -> Self {
+        Self {
+            spec: Spec {
+                dims,
+                math,
+                dropout,
+            },
+            algo,
+            devices: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The prepared state for `dev` and `dtype`, built on first use (`w_base`: the address of
+    /// a weight tensor), with its dropout state following the module's seed.
+    fn prepared(
+        &self,
+        h: &Handle,
+        dev: &CudaDevice,
+        dtype: DType,
+        w_base: u64,
+        seed: &Dropout,
+    ) -> Result<Arc<Mutex<Prepared>>> {
+        let key = (dev.id(), dtype);
+        let found = self
+            .devices
+            .lock()
+            .map_err(|_| poisoned())?
+            .get(&key)
+            .cloned();
+        let stream = dev.cuda_stream();
+        let entry = match found {
+            Some(p) => {
+                p.lock()
+                    .map_err(|_| poisoned())?
+                    .follow_seed(&self.spec, h, &stream, seed)?;
+                p
+            }
+            None => {
+                let p = Prepared::new(&self.spec, h, &stream, dtype, w_base, seed)?;
+                let p = Arc::new(Mutex::new(p));
+                let mut devices = self.devices.lock().map_err(|_| poisoned())?;
+                devices.entry(key).or_insert(p).clone()
+            }
+        };
+        Ok(entry)
+    }
+
+    /// The prepared state a forward on `dev` and `dtype` built, for its backward.
+    fn prepared_for_backward(
+        &self,
+        dev: &CudaDevice,
+        dtype: DType,
+    ) -> Result<Arc<Mutex<Prepared>>> {
+        let devices = self.devices.lock().map_err(|_| poisoned())?;
+        match devices.get(&(dev.id(), dtype)) {
+            Some(p) => Ok(p.clone()),
+            None => bail!("rnn backward: no cuDNN forward ran on this device and dtype"),
+        }
+    }
+
+    /// Something every prepared device knows, for the layer's questions.
+    fn ask<T>(&self, f: impl Fn(&Prepared) -> Option<T>) -> Option<T> {
+        let devices = self.devices.lock().ok()?;
+        devices.values().find_map(|p| f(&*p.lock().ok()?))
+    }
+}
+
+impl GpuBackend for CudnnRnn {
+    fn forward(
+        &self,
+        call: &Call,
+        dropout: Dropout,
+        train: bool,
+        x: Operand,
+        w: Operand,
+        s: Operand,
+    ) -> Result<(CudaStorage, Option<GpuReserve>)> {
+        let dtypes = (x.0.dtype(), w.0.dtype(), s.0.dtype());
+        let run = match dtypes {
+            (DType::F32, DType::F32, DType::F32) => run::forward::<f32>,
+            (DType::F64, DType::F64, DType::F64) => run::forward::<f64>,
+            (DType::F16, DType::F16, DType::F16) => run::forward::<half::f16>,
+            (DType::BF16, DType::BF16, DType::BF16) => run::forward::<half::bf16>,
+            _ => bail!(
+                "rnn on cuda: x, weight and state must share one float dtype (f16, bf16, f32 or \
+                 f64), got {dtypes:?}"
+            ),
+        };
+        let (out, reserve) = run(self, call, dropout, train, [x, w, s])?;
+        Ok((out, reserve.map(|r| Box::new(r) as GpuReserve)))
+    }
+
+    fn backward(
+        &self,
+        call: &Call,
+        reserve: GpuReserve,
+        inputs: BackwardInputs,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let Ok(r) = reserve.downcast::<CudnnReserve>() else {
+            bail!("rnn backward: the forward's reserve was not cuDNN's")
+        };
+        match inputs.weight.dtype() {
+            DType::F32 => run::backward::<f32>(self, call, *r, inputs),
+            DType::F64 => run::backward::<f64>(self, call, *r, inputs),
+            DType::F16 => run::backward::<half::f16>(self, call, *r, inputs),
+            DType::BF16 => run::backward::<half::bf16>(self, call, *r, inputs),
+            dt => bail!("rnn backward on cuda: unsupported dtype {dt:?}"),
+        }
+    }
+
+    fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
+        self.ask(|p| p.chosen.get(&(seq, batch, train)).copied())
+    }
+
+    fn weights_in_place(&self) -> Option<bool> {
+        self.ask(|p| Some(p.remap.is_none()))
+    }
+}

@@ -1,0 +1,395 @@
+//! One call on cuDNN: the forward (inference or training mode) into the packed output, and
+//! the backward from the reserve space the forward left.
+
+use super::ffi::{cudnn, handle, Handle};
+use super::prepared::{HeldShapes, Raw};
+use super::{CudnnReserve, CudnnRnn};
+use crate::backend::{BackwardInputs, Operand};
+use crate::call::{Call, Dropout};
+use crate::RnnMode;
+use candle_core::backend::BackendStorage;
+use candle_core::cuda_backend::cudarc::cudnn::sys;
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
+};
+use candle_core::cuda_backend::CudaDType;
+use candle_core::op::BackpropOp;
+use candle_core::{bail, CudaStorage, Layout, Result, Storage, Tensor, WithDType};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The element types cuDNN's RNN runs on here.
+pub(super) trait Elem: CudaDType + WithDType + DeviceRepr + ValidAsZeroBits {}
+impl Elem for f32 {}
+impl Elem for f64 {}
+impl Elem for half::f16 {}
+impl Elem for half::bf16 {}
+
+fn ptr<T>(base: u64, elems: usize) -> *mut c_void {
+    (base + (elems * std::mem::size_of::<T>()) as u64) as *mut c_void
+}
+
+fn view<'a, T: CudaDType>(s: &'a CudaStorage, l: &Layout, what: &str) -> Result<CudaView<'a, T>> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(s.as_cuda_slice::<T>()?.slice(a..b)),
+        None => bail!("rnn: {what} must be contiguous"),
+    }
+}
+
+fn poisoned() -> candle_core::Error {
+    candle_core::Error::Msg("rnn: cuDNN state lock poisoned by an earlier panic".into())
+}
+
+/// The forward of `call`: the packed `[y | h_n | c_n]`, and the reserve space when `train`.
+pub(super) fn forward<T: Elem>(
+    rnn: &CudnnRnn,
+    call: &Call,
+    dropout: Dropout,
+    train: bool,
+    [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
+) -> Result<(CudaStorage, Option<CudnnReserve>)> {
+    let dev = xs.device().clone();
+    let stream = dev.cuda_stream();
+    let h = handle(&dev)?;
+    let (x, w, s) = (
+        view::<T>(xs, xl, "x")?,
+        view::<T>(ws, wl, "weight")?,
+        view::<T>(ss, sl, "state")?,
+    );
+    let (w_ptr, _wg) = w.device_ptr(&stream);
+    let entry = rnn.prepared(&h, &dev, T::DTYPE, w_ptr, &dropout)?;
+    let mut guard = entry.lock().map_err(|_| poisoned())?;
+    let p = &mut *guard;
+    let space = p.weight_space(&stream, &w)?;
+    let mut held = HeldShapes::none();
+    let shapes = p.shapes(&rnn.spec, call, &mut held)?;
+    let dev_lengths = device_lengths(&stream, call)?;
+    let (x_ptr, _xg) = x.device_ptr(&stream);
+    let (s_ptr, _sg) = s.device_ptr(&stream);
+    let (space_ptr, _pg) = space.ptr(&stream, w_ptr);
+    let (len_ptr, _lg) = lengths_ptr(&stream, &dev_lengths);
+    let operands = Operands {
+        x: x_ptr,
+        state: s_ptr,
+        space: space_ptr,
+        lengths: len_ptr,
+    };
+    let algo = rnn.algo_for::<T>(&h, &stream, p, call, train, shapes, operands)?;
+    let with_dropout = dropout.active();
+    let desc = p.desc(&rnn.spec, &h, algo, with_dropout, call.batch)?;
+    let (work_len, reserve_len) = temp_sizes(&h, desc, train, shapes)?;
+    let mut out = stream.alloc_zeros::<T>(call.output_len() + call.state_len())?;
+    let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
+    let mut reserve = match train {
+        true => Some(unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?),
+        false => None,
+    };
+    {
+        let (o_ptr, _og) = out.device_ptr_mut(&stream);
+        let (work_ptr, _kg) = work.device_ptr_mut(&stream);
+        let (res_ptr, _rg) = match reserve.as_mut() {
+            Some(r) => {
+                let (p, g) = r.device_ptr_mut(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        let sizes = Sizes {
+            space: p.space_len * std::mem::size_of::<T>(),
+            work: work_len,
+            reserve: if train { reserve_len } else { 0 },
+        };
+        rnn.forward_raw::<T>(
+            &h, desc, shapes, call, sizes, operands, o_ptr, work_ptr, res_ptr,
+        )?;
+    }
+    Ok((
+        CudaStorage::wrap_cuda_slice(out, dev),
+        reserve.map(|space| CudnnReserve {
+            space,
+            algo,
+            dropout: with_dropout,
+        }),
+    ))
+}
+
+/// The gradients `(dx, dw, dstate)` of `call` from the reserve its forward left.
+pub(super) fn backward<T: Elem>(
+    rnn: &CudnnRnn,
+    call: &Call,
+    mut r: CudnnReserve,
+    i: BackwardInputs,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let tensors = [i.x, i.weight, i.state, i.packed, i.grad];
+    let guards: Vec<_> = tensors.iter().map(|t| t.storage_and_layout()).collect();
+    let mut views = Vec::with_capacity(5);
+    for ((g, l), what) in guards
+        .iter()
+        .zip(["x", "weight", "state", "output", "gradient"])
+    {
+        match &**g {
+            Storage::Cuda(s) => views.push((view::<T>(s, l, what)?, s.device().clone())),
+            _ => bail!("rnn backward: a cuDNN forward needs CUDA tensors in backward"),
+        }
+    }
+    let dev = views[0].1.clone();
+    let stream = dev.cuda_stream();
+    let h = handle(&dev)?;
+    let [x, w, s, y, dy] = [0, 1, 2, 3, 4].map(|i| &views[i].0);
+    let (w_ptr, _wg) = w.device_ptr(&stream);
+    let entry = rnn.prepared_for_backward(&dev, T::DTYPE)?;
+    let mut guard = entry.lock().map_err(|_| poisoned())?;
+    let p = &mut *guard;
+    let space = p.weight_space(&stream, w)?;
+    let desc = p.desc(&rnn.spec, &h, r.algo, r.dropout, call.batch)?;
+    let mut held = HeldShapes::none();
+    let shapes = p.shapes(&rnn.spec, call, &mut held)?;
+    let dev_lengths = device_lengths(&stream, call)?;
+    let (work_len, reserve_len) = temp_sizes(&h, desc, true, shapes)?;
+    if reserve_len > r.space.len() {
+        bail!(
+            "rnn backward: reserve space of {} bytes, cuDNN wants {reserve_len}",
+            r.space.len()
+        );
+    }
+    let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
+    let mut dx = stream.alloc_zeros::<T>(call.input_len())?;
+    let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
+    // ADD mode accumulates into this zeroed gradient buffer.
+    let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
+    {
+        let [(x_ptr, _a), (s_ptr, _b), (y_ptr, _c), (dy_ptr, _d)] =
+            [x, s, y, dy].map(|v| v.device_ptr(&stream));
+        let (dx_ptr, _e) = dx.device_ptr_mut(&stream);
+        let (ds_ptr, _f) = ds.device_ptr_mut(&stream);
+        let (dw_ptr, _g) = dspace.device_ptr_mut(&stream);
+        let (work_ptr, _h) = work.device_ptr_mut(&stream);
+        let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
+        let (len_ptr, _l) = lengths_ptr(&stream, &dev_lengths);
+        let (space_ptr, _j) = space.ptr(&stream, w_ptr);
+        let operands = Operands {
+            x: x_ptr,
+            state: s_ptr,
+            space: space_ptr,
+            lengths: len_ptr,
+        };
+        let sizes = Sizes {
+            space: p.space_len * std::mem::size_of::<T>(),
+            work: work_len,
+            reserve: reserve_len,
+        };
+        rnn.backward_raw::<T>(
+            &h,
+            desc,
+            shapes,
+            call,
+            sizes,
+            operands,
+            [y_ptr, dy_ptr, dx_ptr, ds_ptr, dw_ptr, work_ptr, res_ptr],
+        )?;
+    }
+    let dw = match &p.remap {
+        None => dspace,
+        Some(spans) => {
+            let mut dw = stream.alloc_zeros::<T>(rnn.spec.dims.weight_count())?;
+            for sp in spans {
+                stream.memcpy_dtod(
+                    &dspace.slice(sp.cudnn..sp.cudnn + sp.len),
+                    &mut dw.slice_mut(sp.canonical..sp.canonical + sp.len),
+                )?;
+            }
+            dw
+        }
+    };
+    let wrap = |slice: CudaSlice<T>, n: usize| {
+        let storage = Storage::Cuda(CudaStorage::wrap_cuda_slice(slice, dev.clone()));
+        Tensor::from_storage(storage, (n,), BackpropOp::none(), false)
+    };
+    Ok((
+        wrap(dx, call.input_len()),
+        wrap(dw, rnn.spec.dims.weight_count()),
+        wrap(ds, call.state_len()),
+    ))
+}
+
+impl CudnnRnn {
+    /// `at` elements past `base` where the cell has a `c` state (LSTM), NULL otherwise.
+    fn c_ptr<T>(&self, base: u64, at: usize) -> *mut c_void {
+        match self.spec.dims.mode {
+            RnnMode::Lstm => ptr::<T>(base, at),
+            _ => std::ptr::null_mut(),
+        }
+    }
+
+    /// `cudnnRNNForward` (training mode when a reserve space is given) into the packed `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn forward_raw<T: Elem>(
+        &self,
+        h: &Handle,
+        desc: sys::cudnnRNNDescriptor_t,
+        shapes: Raw,
+        call: &Call,
+        sizes: Sizes,
+        o: Operands,
+        out: u64,
+        work: u64,
+        reserve: u64,
+    ) -> Result<()> {
+        let (half, out_len) = (call.h_len(), call.output_len());
+        let lstm = self.spec.dims.mode == RnnMode::Lstm;
+        let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
+        let mode = if reserve != 0 {
+            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
+        } else {
+            sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+        };
+        cudnn!(cudnnRNNForward(
+            h.0,
+            desc,
+            mode,
+            o.lengths,
+            shapes.x,
+            o.x as *const c_void,
+            shapes.y,
+            out as *mut c_void,
+            shapes.h,
+            o.state as *const c_void,
+            ptr::<T>(out, out_len),
+            if lstm { shapes.c } else { std::ptr::null_mut() },
+            c(o.state, half),
+            c(out, out_len + half),
+            sizes.space,
+            o.space as *const c_void,
+            sizes.work,
+            work as *mut c_void,
+            sizes.reserve,
+            reserve as *mut c_void,
+        ))
+    }
+
+    /// `cudnnRNNBackwardData_v8` then `cudnnRNNBackwardWeights_v8`, accumulating into `dw`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn backward_raw<T: Elem>(
+        &self,
+        h: &Handle,
+        desc: sys::cudnnRNNDescriptor_t,
+        shapes: Raw,
+        call: &Call,
+        sizes: Sizes,
+        o: Operands,
+        [y, dy, dx, ds, dw, work, reserve]: [u64; 7],
+    ) -> Result<()> {
+        let (half, out_len) = (call.h_len(), call.output_len());
+        let lstm = self.spec.dims.mode == RnnMode::Lstm;
+        let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
+        // BackwardData first: it updates the reserve space that BackwardWeights reads.
+        cudnn!(cudnnRNNBackwardData_v8(
+            h.0,
+            desc,
+            o.lengths,
+            shapes.y,
+            y as *const c_void,
+            dy as *const c_void,
+            shapes.x,
+            dx as *mut c_void,
+            shapes.h,
+            o.state as *const c_void,
+            ptr::<T>(dy, out_len),
+            ds as *mut c_void,
+            if lstm { shapes.c } else { std::ptr::null_mut() },
+            c(o.state, half),
+            c(dy, out_len + half),
+            c(ds, half),
+            sizes.space,
+            o.space as *const c_void,
+            sizes.work,
+            work as *mut c_void,
+            sizes.reserve,
+            reserve as *mut c_void,
+        ))?;
+        cudnn!(cudnnRNNBackwardWeights_v8(
+            h.0,
+            desc,
+            sys::cudnnWgradMode_t::CUDNN_WGRAD_MODE_ADD,
+            o.lengths,
+            shapes.x,
+            o.x as *const c_void,
+            shapes.h,
+            o.state as *const c_void,
+            shapes.y,
+            y as *const c_void,
+            sizes.space,
+            dw as *mut c_void,
+            sizes.work,
+            work as *mut c_void,
+            sizes.reserve,
+            reserve as *mut c_void,
+        ))
+    }
+}
+
+/// Device addresses of a call's inputs.
+#[derive(Clone, Copy)]
+pub(super) struct Operands {
+    pub x: u64,
+    pub state: u64,
+    pub space: u64,
+    pub lengths: *const i32,
+}
+
+/// Byte sizes of the weight, work and reserve spaces of a call.
+#[derive(Clone, Copy)]
+pub(super) struct Sizes {
+    pub space: usize,
+    pub work: usize,
+    pub reserve: usize,
+}
+
+/// `(work, reserve)` bytes a call needs.
+pub(super) fn temp_sizes(
+    h: &Handle,
+    desc: sys::cudnnRNNDescriptor_t,
+    train: bool,
+    shapes: Raw,
+) -> Result<(usize, usize)> {
+    let mode = if train {
+        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
+    } else {
+        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+    };
+    let (mut work, mut reserve) = (0usize, 0usize);
+    cudnn!(cudnnGetRNNTempSpaceSizes(
+        h.0,
+        desc,
+        mode,
+        shapes.x,
+        &mut work,
+        &mut reserve
+    ))?;
+    Ok((work, reserve))
+}
+
+/// The call's sequence lengths on the device (cuDNN reads them from kernels); `None` when
+/// every sequence is full length.
+fn device_lengths(stream: &Arc<CudaStream>, call: &Call) -> Result<Option<CudaSlice<i32>>> {
+    match &call.lengths {
+        Some(l) => {
+            let l: Vec<i32> = l.iter().map(|&v| v as i32).collect();
+            Ok(Some(stream.clone_htod(&l)?))
+        }
+        None => Ok(None),
+    }
+}
+
+fn lengths_ptr<'a>(
+    stream: &'a CudaStream,
+    lengths: &'a Option<CudaSlice<i32>>,
+) -> (*const i32, Option<impl Drop + 'a>) {
+    match lengths {
+        Some(l) => {
+            let (p, g) = l.device_ptr(stream);
+            (p as *const i32, Some(g))
+        }
+        None => (std::ptr::null(), None),
+    }
+}

@@ -112,6 +112,52 @@ def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
             "forward_us_per_example": t_fwd * 1e6 / batch, "rnn_dtype": rnn_dtype}
 
 
+def profile_grid_case(spec, impl, dev, steps=10):
+    """One grid shape's training step under torch.profiler: each kernel's device time per step
+    and the host's time to queue a forward and a backward (before synchronizing)."""
+    mode, layers, batch, seq, hidden = spec.split(",")
+    layers, batch, seq, hidden = int(layers), int(batch), int(seq), int(hidden)
+    torch.manual_seed(0)
+    cls = nn.LSTM if mode == "lstm" else nn.GRU
+    m = cls(hidden, hidden, layers).to(dev)
+    x = torch.randn(seq, batch, hidden, device=dev)
+    target = torch.randn(seq, batch, hidden, device=dev)
+    amp = set_precision(impl, dev)
+    host = {"forward": [], "backward": []}
+
+    def train():
+        m.zero_grad(set_to_none=True)
+        t0 = time.perf_counter()
+        with amp():
+            loss = F.mse_loss(m(x)[0], target)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        sync(dev)
+        host["forward"].append(t1 - t0)
+        host["backward"].append(t2 - t1)
+
+    for _ in range(20):
+        train()
+    host = {"forward": [], "backward": []}
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            train()
+    print(f"## {spec} {impl}: host us to queue forward {statistics.median(host['forward'])*1e6:.1f}, "
+          f"backward {statistics.median(host['backward'])*1e6:.1f}")
+    print("| kernel | calls per step | device us per step |")
+    print("|---|---|---|")
+    total = 0.0
+    for e in sorted(prof.key_averages(), key=lambda e: -getattr(e, "self_device_time_total", 0)):
+        t = getattr(e, "self_device_time_total", 0)
+        if t <= 0:
+            continue
+        total += t
+        print(f"| {e.key[:90]} | {e.count / steps:.1f} | {t / steps:.1f} |")
+    print(f"| total | | {total / steps:.1f} |\n")
+
+
 def run_grid(dev, args):
     rows = []
     for mode in ("lstm", "gru"):
@@ -308,7 +354,14 @@ def main(argv=None):
     ap.add_argument("--data", default="data", help="directory that may hold ptb.train.txt")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                     choices=["cuda", "cpu"])
+    ap.add_argument("--profile", action="append", metavar="MODE,L,B,T,H",
+                    help="profile one grid shape's training step (kernels, host time); repeatable")
+    ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")
     args = ap.parse_args(argv)
+    if args.profile:
+        for spec in args.profile:
+            profile_grid_case(spec, args.impl, torch.device(args.device))
+        return None
     if not args.grid and not args.ptb:
         args.grid, args.ptb = True, ["large"]
     dev = torch.device(args.device)

@@ -3,7 +3,7 @@
 //! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up, then the median of timed
 //! repetitions, each ended by a device synchronization.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -211,12 +211,22 @@ fn main() -> Result<()> {
         None if quick => grid().into_iter().take(2).collect(),
         None => grid(),
     };
-    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+    // `--mode` and `--variants` narrow the run, e.g. to one kernel list under a profiler.
+    let modes = match arg("--mode") {
+        Some(m) => vec![m.parse::<RnnMode>().map_err(anyhow::Error::msg)?],
+        None => vec![RnnMode::Lstm, RnnMode::Gru],
+    };
+    let wanted = arg("--variants");
+    let variants: Vec<_> = VARIANTS
+        .into_iter()
+        .filter(|v| wanted.as_ref().is_none_or(|w| w.split(',').any(|n| n == v.0)))
+        .collect();
+    for mode in modes {
         for s in &shapes {
             let x = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let target = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let mut results = Vec::new();
-            for (name, dtype, math, algo) in VARIANTS {
+            for &(name, dtype, math, algo) in &variants {
                 let cfg = RnnConfig {
                     num_layers: s.layers,
                     math,

@@ -219,7 +219,11 @@ fn main() -> Result<()> {
     let wanted = arg("--variants");
     let variants: Vec<_> = VARIANTS
         .into_iter()
-        .filter(|v| wanted.as_ref().is_none_or(|w| w.split(',').any(|n| n == v.0)))
+        .filter(|v| {
+            wanted
+                .as_ref()
+                .is_none_or(|w| w.split(',').any(|n| n == v.0))
+        })
         .collect();
     for mode in modes {
         for s in &shapes {

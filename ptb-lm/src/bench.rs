@@ -4,15 +4,14 @@
 //! one: when it nears the mean, the step is bound by the host, not the device).
 
 use crate::args;
-use crate::checkpoint::TrainState;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
-use crate::model::{Masks, Precision, RnnKind};
-use crate::optim::ClippedSgd;
-use crate::pass::{step, Training};
-use crate::session::{
-    build_model, device_name, pick_device, set_matmul_precision, sorted_vars, DeviceArg,
-};
+use crate::model::{Masks, RnnKind};
+use crate::optim::Optimizer;
+use crate::pass::{step, step_timed, Phase, Training};
+use crate::precision::Precision;
+use crate::run::RunSpec;
+use crate::session::{build_model, device_name, pick_device, sorted_vars, DeviceArg};
 use anyhow::{Context, Result};
 use candle_core::Device;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -50,35 +49,29 @@ pub struct BenchArgs {
     pub breakdown: bool,
 }
 
-/// Median milliseconds of each phase of a training step, synchronizing between phases.
+/// Median milliseconds of each phase of `reps` real training steps (`pass::step_timed`, loss
+/// scaling included), synchronizing at the end of every phase.
 fn breakdown(
     model: &crate::model::PtbModel,
     (batches, stream): (&crate::data::Batches, &candle_core::Tensor),
-    cfg: &LmConfig,
     t: &mut Training,
     masks: &mut Masks,
     reps: usize,
 ) -> Result<serde_json::Value> {
     let dev = model.device();
     let mut times = vec![Vec::new(); 3];
-    let mut state = model.zero_state(cfg.batch_size)?;
+    let mut state = model.zero_state(batches.batch_size())?;
     for i in 0..reps {
-        let (x, y) = batches.window(stream, i % batches.len())?;
         dev.synchronize()?;
         let mut clock = Instant::now();
-        let mut lap = |k: usize| -> Result<()> {
+        let lap = |phase: Phase| -> Result<()> {
             dev.synchronize()?;
-            times[k].push(clock.elapsed().as_secs_f64() * 1e3);
+            times[phase as usize].push(clock.elapsed().as_secs_f64() * 1e3);
             clock = Instant::now();
             Ok(())
         };
-        let (logits, next, lookup) = model.forward(&x, &state, masks, true)?;
-        let loss = crate::model::sequence_loss(&logits, &y, cfg.num_steps)?;
-        lap(0)?;
-        let grads = loss.backward()?;
-        lap(1)?;
-        t.opt.step(&grads, lookup.as_slice())?;
-        lap(2)?;
+        let window = batches.window(stream, i % batches.len())?;
+        let (_, next) = step_timed(model, window, &state, masks, Some(t), lap)?;
         state = next.detach();
     }
     let median = |v: &mut Vec<f64>| {
@@ -86,9 +79,9 @@ fn breakdown(
         v[v.len() / 2]
     };
     Ok(serde_json::json!({
-        "forward_and_loss": median(&mut times[0]),
-        "backward": median(&mut times[1]),
-        "clip_and_sgd": median(&mut times[2]),
+        "forward_and_loss": median(&mut times[Phase::ForwardAndLoss as usize]),
+        "backward": median(&mut times[Phase::Backward as usize]),
+        "clip_and_sgd": median(&mut times[Phase::Update as usize]),
     }))
 }
 
@@ -123,23 +116,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             )
         }
     };
-    let state = TrainState {
-        preset: args.config,
-        config: cfg.clone(),
-        rnn: args.rnn,
-        precision: args.precision,
-        seed: 0,
-        vocab_size: vocab,
-        max_batches: None,
-        epochs_done: 0,
-        history: Vec::new(),
-        rnn_layout: crate::checkpoint::RNN_LAYOUT,
-        loss_scale: None,
-    };
-    set_matmul_precision(&state);
-    let (model, varmap) = build_model(&state, &device, None)?;
+    let mut spec = RunSpec::new(args.config, cfg.clone(), vocab);
+    (spec.rnn, spec.precision) = (args.rnn, args.precision);
+    let plan = spec.precision.plan();
+    plan.apply_to_matmuls();
+    let (model, varmap) = build_model(&spec, &device, None)?;
     let vars = sorted_vars(&varmap);
-    let mut opt = ClippedSgd::for_config(vars, &cfg, args.precision.dtype())?;
+    let mut opt = Optimizer::for_config(vars, &cfg, &plan)?;
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
     let stream = batches.upload(&device)?;
@@ -189,7 +172,6 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             Some(breakdown(
                 &model,
                 (&batches, &stream),
-                &cfg,
                 &mut t,
                 &mut masks,
                 args.batches.max(3),

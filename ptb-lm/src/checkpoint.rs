@@ -2,8 +2,8 @@
 //! two can never disagree), `tokenizer.json`, and `state.json` (the same state, for people).
 //! Every file is written to a temporary name, synced, then renamed over the old one.
 
-use crate::config::{LmConfig, Preset};
-use crate::model::{Precision, RnnKind};
+use crate::model::RnnKind;
+use crate::run::{RunProgress, RunSpec};
 use anyhow::{bail, Context, Result};
 use candle_core::{Device, Tensor};
 use candle_cudnn_rnn::{flat_from_named, RnnDims};
@@ -37,26 +37,19 @@ pub struct EpochMetrics {
     pub loss_scale: Option<f64>,
 }
 
-/// Everything besides the weights needed to continue or evaluate a run.
+/// Everything besides the weights needed to continue or evaluate a run, as checkpoints keep it
+/// (one flat JSON object, as written before the two halves were separate types).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrainState {
-    pub preset: Preset,
-    pub config: LmConfig,
-    pub rnn: RnnKind,
-    pub precision: Precision,
-    pub seed: u64,
-    pub vocab_size: usize,
-    pub max_batches: Option<usize>,
-    pub epochs_done: usize,
-    pub history: Vec<EpochMetrics>,
+pub struct Saved {
+    #[serde(flatten)]
+    pub spec: RunSpec,
+    #[serde(flatten)]
+    pub progress: RunProgress,
     /// Layout of the fused LSTM's flat `rnn.weight`: 1 is cuDNN's order (matrices, then
     /// biases); 0, the default of checkpoints that predate the field, is PyTorch's per-layer
     /// order, converted on load.
     #[serde(default)]
     pub rnn_layout: u32,
-    /// The loss scale of f16 steps, where the run left it.
-    #[serde(default)]
-    pub loss_scale: Option<crate::loss_scale::LossScale>,
 }
 
 /// The flat-weight layout this version writes.
@@ -82,11 +75,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn save(
     dir: &Path,
     weights: &[(String, Tensor)],
-    state: &TrainState,
+    (spec, progress): (&RunSpec, &RunProgress),
     tok: &Tokenizer,
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let state_json = serde_json::to_string_pretty(state)?;
+    let saved = Saved {
+        spec: spec.clone(),
+        progress: progress.clone(),
+        rnn_layout: RNN_LAYOUT,
+    };
+    let state_json = serde_json::to_string_pretty(&saved)?;
     let meta = HashMap::from([(STATE_KEY.to_owned(), state_json.clone())]);
     let bytes = safetensors::serialize(weights.iter().map(|(n, t)| (n.as_str(), t)), Some(meta))
         .context("serializing the weights")?;
@@ -114,7 +112,8 @@ fn from_per_layer_order(dims: &RnnDims, flat: &Tensor) -> Result<Tensor> {
 
 pub struct Checkpoint {
     pub weights: HashMap<String, Tensor>,
-    pub state: TrainState,
+    pub spec: RunSpec,
+    pub progress: RunProgress,
     pub tokenizer: Tokenizer,
 }
 
@@ -127,22 +126,22 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint> {
     let Some(state_json) = meta.metadata().as_ref().and_then(|m| m.get(STATE_KEY)) else {
         bail!("{}: no training state in its metadata", corrupt());
     };
-    let mut state: TrainState = serde_json::from_str(state_json).with_context(corrupt)?;
+    let saved: Saved = serde_json::from_str(state_json).with_context(corrupt)?;
     let mut weights =
         candle_core::safetensors::load_buffer(&bytes, device).with_context(corrupt)?;
-    if state.rnn_layout == 0 && state.rnn == RnnKind::Cudnn {
+    if saved.rnn_layout == 0 && saved.spec.rnn == RnnKind::Cudnn {
         let old = weights.get("rnn.weight").with_context(corrupt)?;
-        let new = from_per_layer_order(&crate::model::rnn_dims(&state.config), old)?;
+        let new = from_per_layer_order(&crate::model::rnn_dims(&saved.spec.config), old)?;
         weights.insert("rnn.weight".into(), new);
     }
-    state.rnn_layout = RNN_LAYOUT;
     let tok_path = dir.join("tokenizer.json");
     let tokenizer = Tokenizer::from_file(&tok_path)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("reading {}", tok_path.display()))?;
     Ok(Checkpoint {
         weights,
-        state,
+        spec: saved.spec,
+        progress: saved.progress,
         tokenizer,
     })
 }
@@ -152,6 +151,8 @@ mod tests {
     use super::*;
 
     /// Each tensor of an old per-layer-order weight lands under its name in the new layout.
+    use crate::config::{LmConfig, Preset};
+
     #[test]
     fn per_layer_order_converts_by_name() {
         let mut cfg = LmConfig::preset(Preset::Small);
@@ -176,5 +177,47 @@ mod tests {
             old.to_vec1::<f32>().unwrap(),
             "two layers: the layouts differ"
         );
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+    use crate::config::{LmConfig, Preset};
+
+    /// The state is one flat object, as checkpoints written before the split have it.
+    #[test]
+    fn saved_state_is_one_flat_object() {
+        let mut spec = RunSpec::new(Preset::Small, LmConfig::preset(Preset::Small), 10_000);
+        spec.seed = 4;
+        let progress = RunProgress {
+            epochs_done: 2,
+            ..Default::default()
+        };
+        let saved = Saved {
+            spec,
+            progress,
+            rnn_layout: RNN_LAYOUT,
+        };
+        let v = serde_json::to_value(&saved).unwrap();
+        for key in [
+            "preset",
+            "config",
+            "seed",
+            "epochs_done",
+            "history",
+            "rnn_layout",
+        ] {
+            assert!(v.get(key).is_some(), "{key} in {v}");
+        }
+        let back: Saved = serde_json::from_value(v).unwrap();
+        assert_eq!(back, saved);
+        // A checkpoint from before rnn_layout and loss_scale existed still reads.
+        let mut old = serde_json::to_value(&saved).unwrap();
+        let o = old.as_object_mut().unwrap();
+        o.remove("rnn_layout");
+        o.remove("loss_scale");
+        let back: Saved = serde_json::from_value(old).unwrap();
+        assert_eq!((back.rnn_layout, back.progress.epochs_done), (0, 2));
     }
 }

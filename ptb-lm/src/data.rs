@@ -152,6 +152,11 @@ impl<'a> Batches<'a> {
         Ok(b)
     }
 
+    /// Parallel streams.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
     /// Batches per epoch: `(batch_len - 1) / num_steps`.
     pub fn len(&self) -> usize {
         self.batch_len.saturating_sub(1) / self.num_steps

@@ -5,7 +5,7 @@ use crate::checkpoint;
 use crate::data::{encode, read_words, EOS, UNK};
 use crate::model::Masks;
 use crate::pass::evaluate;
-use crate::session::{build_model, inference_model, pick_device, set_matmul_precision, DeviceArg};
+use crate::session::{build_model, inference_model, pick_device, DeviceArg};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -48,13 +48,13 @@ pub struct EvalArgs {
 pub fn eval(args: EvalArgs) -> Result<()> {
     let device = pick_device(args.device)?;
     let ckpt = checkpoint::load(&args.checkpoint, &device)?;
-    let state = &ckpt.state;
-    set_matmul_precision(state);
+    let spec = &ckpt.spec;
+    spec.precision.plan().apply_to_matmuls();
     let (name, batch, steps, why) = match args.split {
         Split::Valid => (
             "valid",
-            state.config.batch_size,
-            state.config.num_steps,
+            spec.config.batch_size,
+            spec.config.num_steps,
             "training's batch and steps, as training validates",
         ),
         Split::Test => ("test", 1, 1, "the tutorial's test setting"),
@@ -70,8 +70,8 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     let path = args.data.join(format!("ptb.{name}.txt"));
     let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
-    let (_, varmap) = build_model(state, &device, Some(&ckpt.weights))?;
-    let model = inference_model(state, &varmap, &device)?;
+    let (_, varmap) = build_model(spec, &device, Some(&ckpt.weights))?;
+    let model = inference_model(spec, &varmap, &device)?;
     let r = evaluate(&model, &ids, (batch, steps), args.max_batches, Some(name))?;
     let label = if args.split == Split::Test {
         "Test"
@@ -131,10 +131,10 @@ fn sampling_probabilities(logits: &[f64], temperature: f64) -> Vec<f64> {
 pub fn generate(args: GenerateArgs) -> Result<()> {
     let device = pick_device(args.device)?;
     let ckpt = checkpoint::load(&args.checkpoint, &device)?;
-    let state = &ckpt.state;
-    set_matmul_precision(state);
-    let (_, varmap) = build_model(state, &device, Some(&ckpt.weights))?;
-    let model = inference_model(state, &varmap, &device)?;
+    let spec = &ckpt.spec;
+    spec.precision.plan().apply_to_matmuls();
+    let (_, varmap) = build_model(spec, &device, Some(&ckpt.weights))?;
+    let model = inference_model(spec, &varmap, &device)?;
     let mut prompt: Vec<String> = args.prompt.split_whitespace().map(str::to_owned).collect();
     if prompt.is_empty() {
         prompt.push(EOS.to_owned());

@@ -7,7 +7,6 @@ mod checkpoint;
 mod config;
 mod data;
 mod eval;
-mod lookup_grad;
 mod loss_scale;
 mod model;
 #[cfg(feature = "cuda")]
@@ -15,7 +14,9 @@ mod nvrtc;
 mod optim;
 mod pass;
 mod plot;
+mod precision;
 mod progress;
+mod run;
 mod run_dir;
 mod session;
 mod train;

@@ -4,6 +4,7 @@
 
 use crate::config::{LmConfig, LstmBias};
 use crate::optim::Lookup;
+use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{MathMode, ParamKind, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
@@ -20,35 +21,6 @@ pub enum RnnKind {
     Cudnn,
     /// candle-nn's LSTM, one cell step at a time.
     CandleNn,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    Fp32,
-    Tf32,
-    F16,
-    Bf16,
-}
-
-impl Precision {
-    /// cuDNN's math on f32 data: TF32 tensor cores only when asked.
-    pub fn math(self) -> MathMode {
-        match self {
-            Precision::Tf32 => MathMode::Tf32,
-            _ => MathMode::Fp32,
-        }
-    }
-
-    /// The dtype a training step computes in; the weights, the loss and the update stay f32
-    /// (f16 steps scale the loss, see `loss_scale`).
-    pub fn dtype(self) -> DType {
-        match self {
-            Precision::Fp32 | Precision::Tf32 => DType::F32,
-            Precision::Bf16 => DType::BF16,
-            Precision::F16 => DType::F16,
-        }
-    }
 }
 
 enum Recurrent {
@@ -171,14 +143,15 @@ pub struct PtbModel {
 
 impl PtbModel {
     /// Builds the model; every parameter is created through `vb` (uniform in ±init_scale when
-    /// new), in f32 whatever `dtype` the layers compute in.
+    /// new), in f32 whatever dtype the plan's layers compute in.
     pub fn new(
         cfg: &LmConfig,
         vocab: usize,
         kind: RnnKind,
-        (math, dtype): (MathMode, DType),
+        plan: &PrecisionPlan,
         vb: VarBuilder,
     ) -> Result<Self> {
+        let (math, dtype) = (plan.rnn_math, plan.compute);
         if kind == RnnKind::CandleNn && dtype != DType::F32 {
             bail!("--rnn candle-nn computes in f32 only (fp32 or tf32), not {dtype:?}")
         }
@@ -350,6 +323,37 @@ mod tests {
             })
             .sum();
         assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+    }
+
+    /// The fused LSTM's inter-layer masks change from epoch to epoch of a CPU run (each epoch
+    /// reseeds them) and replay when an epoch's seed comes again (a resumed run).
+    #[test]
+    fn inter_layer_masks_follow_the_epoch_seed() {
+        use crate::config::{LmConfig, Preset};
+        use crate::run::RunSpec;
+        let mut cfg = LmConfig::preset(Preset::Medium);
+        (cfg.hidden_size, cfg.num_steps, cfg.batch_size) = (16, 4, 3);
+        let spec = RunSpec::new(Preset::Medium, cfg, 20);
+        let (model, _) = crate::session::build_model(&spec, &Device::Cpu, None).unwrap();
+        let ids = Tensor::new(
+            &[[1u32, 2, 3], [4, 5, 6], [7, 8, 9], [1, 3, 5]],
+            &Device::Cpu,
+        )
+        .unwrap();
+        let mut masks = Masks::new(0);
+        // The embedding's and the output's masks held fixed: only the LSTM's may differ.
+        let mut epoch = |e: usize| -> Vec<f32> {
+            model
+                .reseed(&mut masks, crate::train::epoch_seed(0, e))
+                .unwrap();
+            masks.reseed(99, &Device::Cpu).unwrap();
+            let state = model.zero_state(3).unwrap();
+            let (logits, _, _) = model.forward(&ids, &state, &mut masks, true).unwrap();
+            logits.flatten_all().unwrap().to_vec1().unwrap()
+        };
+        let (first, second) = (epoch(0), epoch(1));
+        assert_ne!(first, second, "epoch 2 reused epoch 1's inter-layer masks");
+        assert_eq!(epoch(0), first, "an epoch's seed replays its masks");
     }
 
     #[test]

@@ -2,14 +2,22 @@
 
 use crate::data::Batches;
 use crate::model::{sequence_loss, LmState, Masks, PtbModel};
-use crate::optim::ClippedSgd;
+use crate::optim::Optimizer;
 use crate::progress::Progress;
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 use std::time::Instant;
 
 pub struct Training<'a> {
-    pub opt: &'a mut ClippedSgd,
+    pub opt: &'a mut Optimizer,
+}
+
+/// The phases of a training step, in order: `step_timed` reports the end of each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    ForwardAndLoss,
+    Backward,
+    Update,
 }
 
 pub struct PassResult {
@@ -29,20 +37,37 @@ impl PassResult {
 /// Returns the loss and the next state.
 pub fn step(
     model: &PtbModel,
-    (x, y): (Tensor, Tensor),
+    batch: (Tensor, Tensor),
     state: &LmState,
     masks: &mut Masks,
     training: Option<&mut Training>,
 ) -> Result<(Tensor, LmState)> {
+    step_timed(model, batch, state, masks, training, |_| Ok(()))
+}
+
+/// [`step`], calling `lap` at the end of each phase (a benchmark synchronizes and reads its
+/// clock there).
+pub fn step_timed(
+    model: &PtbModel,
+    (x, y): (Tensor, Tensor),
+    state: &LmState,
+    masks: &mut Masks,
+    training: Option<&mut Training>,
+    mut lap: impl FnMut(Phase) -> Result<()>,
+) -> Result<(Tensor, LmState)> {
     let steps = x.dim(0)?;
     let (logits, next, lookup) = model.forward(&x, state, masks, training.is_some())?;
     let loss = sequence_loss(&logits, &y, steps)?;
+    lap(Phase::ForwardAndLoss)?;
     if let Some(t) = training {
         let scaled = match t.opt.loss_scale() {
             Some(s) => (&loss * s.scale)?,
             None => loss.clone(),
         };
-        t.opt.step(&scaled.backward()?, lookup.as_slice())?;
+        let grads = scaled.backward()?;
+        lap(Phase::Backward)?;
+        t.opt.step(&grads, lookup.as_slice())?;
+        lap(Phase::Update)?;
     }
     Ok((loss, next))
 }
@@ -120,9 +145,8 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::TrainState;
     use crate::config::{LmConfig, Preset};
-    use crate::model::{Precision, RnnKind};
+    use crate::run::RunSpec;
     use crate::session::{build_model, inference_model};
     use candle_core::Device;
 
@@ -133,21 +157,10 @@ mod tests {
         let dev = Device::cuda_if_available(0).unwrap();
         let mut config = LmConfig::preset(Preset::Small);
         (config.hidden_size, config.init_scale) = (16, 0.5);
-        let state = TrainState {
-            preset: Preset::Small,
-            config,
-            rnn: RnnKind::Cudnn,
-            precision: Precision::Fp32,
-            seed: 5,
-            vocab_size: 13,
-            max_batches: None,
-            epochs_done: 0,
-            history: Vec::new(),
-            rnn_layout: crate::checkpoint::RNN_LAYOUT,
-            loss_scale: None,
-        };
-        let (_, varmap) = build_model(&state, &dev, None).unwrap();
-        let model = inference_model(&state, &varmap, &dev).unwrap();
+        let mut spec = RunSpec::new(Preset::Small, config, 13);
+        spec.seed = 5;
+        let (_, varmap) = build_model(&spec, &dev, None).unwrap();
+        let model = inference_model(&spec, &varmap, &dev).unwrap();
         // 1 + 6k words: both windowings cover every target.
         let data: Vec<u32> = (0..61u32).map(|i| (i * 7 + i / 3) % 13).collect();
         let one = evaluate(&model, &data, (1, 1), None, None).unwrap();

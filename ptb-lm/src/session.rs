@@ -1,7 +1,7 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
-use crate::checkpoint::TrainState;
 use crate::model::{zero_init_ranges, PtbModel, RnnKind};
+use crate::run::RunSpec;
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
@@ -94,31 +94,22 @@ fn single_stream(device: Device) -> Device {
     device
 }
 
-/// Turns on TF32 for candle's own float32 matrix products when asked (cuDNN's is per module).
-pub fn set_matmul_precision(state: &TrainState) {
-    #[cfg(feature = "cuda")]
-    candle_core::cuda::set_gemm_reduced_precision_f32(
-        state.precision == crate::model::Precision::Tf32,
-    );
-    let _ = state;
-}
-
-/// The model of `state`, with `weights` from a checkpoint, or initialized uniformly in
-/// ±init_scale from `state.seed` (host-side, so the same seed gives the same model everywhere),
+/// The model of `spec`, with `weights` from a checkpoint, or initialized uniformly in
+/// ±init_scale from `spec.seed` (host-side, so the same seed gives the same model everywhere),
 /// a single LSTM bias at zero.
 pub fn build_model(
-    state: &TrainState,
+    spec: &RunSpec,
     device: &Device,
     weights: Option<&HashMap<String, Tensor>>,
 ) -> Result<(PtbModel, VarMap)> {
     let varmap = VarMap::new();
     let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
-    let compute = (state.precision.math(), state.precision.dtype());
-    let model = PtbModel::new(&state.config, state.vocab_size, state.rnn, compute, vb)?;
+    let plan = spec.precision.plan();
+    let model = PtbModel::new(&spec.config, spec.vocab_size, spec.rnn, &plan, vb)?;
     let vars = varmap.data().lock().expect("varmap lock").clone();
     let mut names: Vec<&String> = vars.keys().collect();
     names.sort();
-    let mut rng = StdRng::seed_from_u64(state.seed);
+    let mut rng = StdRng::seed_from_u64(spec.seed);
     for name in names {
         let var = &vars[name];
         let value = match weights {
@@ -135,11 +126,11 @@ pub fn build_model(
                 t.to_device(device)?
             }
             None => {
-                let s = state.config.init_scale as f32;
+                let s = spec.config.init_scale as f32;
                 let mut data: Vec<f32> = (0..var.elem_count())
                     .map(|_| rng.random_range(-s..s))
                     .collect();
-                for r in zero_init_ranges(&state.config, name, data.len()) {
+                for r in zero_init_ranges(&spec.config, name, data.len()) {
                     data[r].fill(0.0);
                 }
                 Tensor::from_vec(data, var.shape(), device)?
@@ -173,49 +164,33 @@ pub fn named_weights(varmap: &VarMap) -> Vec<(String, Tensor)> {
 }
 
 /// The same model over detached weights: evaluation builds no graph and runs cuDNN in
-/// inference mode, in f32 whatever training computes in (a half state rounded after every
-/// step of a batch-1, 1-step test pass would cost perplexity).
-pub fn inference_model(state: &TrainState, varmap: &VarMap, device: &Device) -> Result<PtbModel> {
+/// inference mode, with the plan's evaluation precision.
+pub fn inference_model(spec: &RunSpec, varmap: &VarMap, device: &Device) -> Result<PtbModel> {
     let tensors: HashMap<String, Tensor> = named_weights(varmap)
         .into_iter()
         .map(|(n, t)| (n, t.detach()))
         .collect();
     let vb = VarBuilder::from_tensors(tensors, DType::F32, device);
-    PtbModel::new(
-        &state.config,
-        state.vocab_size,
-        state.rnn,
-        (state.precision.math(), DType::F32),
-        vb,
-    )
+    let plan = spec.precision.plan().for_evaluation();
+    PtbModel::new(&spec.config, spec.vocab_size, spec.rnn, &plan, vb)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::{LstmBias, Preset};
-    use crate::model::{Precision, RnnKind};
+    use crate::model::RnnKind;
     use candle_cudnn_rnn::ParamKind;
 
-    fn state(bias: LstmBias, rnn: RnnKind) -> TrainState {
+    fn spec(bias: LstmBias, rnn: RnnKind) -> RunSpec {
         let mut config = crate::config::LmConfig::preset(Preset::Small);
         (config.hidden_size, config.lstm_bias) = (6, bias);
-        TrainState {
-            preset: Preset::Small,
-            config,
-            rnn,
-            precision: Precision::Fp32,
-            seed: 3,
-            vocab_size: 11,
-            max_batches: None,
-            epochs_done: 0,
-            history: Vec::new(),
-            rnn_layout: crate::checkpoint::RNN_LAYOUT,
-            loss_scale: None,
-        }
+        let mut spec = RunSpec::new(Preset::Small, config, 11);
+        (spec.rnn, spec.seed) = (rnn, 3);
+        spec
     }
 
-    fn weights(s: &TrainState) -> HashMap<String, Vec<f32>> {
+    fn weights(s: &RunSpec) -> HashMap<String, Vec<f32>> {
         let (_, varmap) = build_model(s, &Device::Cpu, None).unwrap();
         named_weights(&varmap)
             .into_iter()
@@ -227,7 +202,7 @@ mod tests {
     #[test]
     fn single_lstm_bias_starts_at_zero() {
         let (h, g) = (6, 24);
-        let w = weights(&state(LstmBias::Single, RnnKind::Cudnn));
+        let w = weights(&spec(LstmBias::Single, RnnKind::Cudnn));
         let flat = &w["rnn.weight"];
         assert_eq!(flat.len(), 2 * g * (h + h + 1));
         let cfg = candle_cudnn_rnn::RnnConfig {
@@ -243,11 +218,11 @@ mod tests {
                 _ => assert!(v.iter().all(|&v| v != 0.0), "{}", p.name),
             }
         }
-        let w = weights(&state(LstmBias::Double, RnnKind::Cudnn));
+        let w = weights(&spec(LstmBias::Double, RnnKind::Cudnn));
         assert_eq!(w["rnn.weight"].len(), 2 * g * (h + h + 2));
         assert!(w["rnn.weight"].iter().all(|&v| v != 0.0 && v.abs() < 0.1));
 
-        let w = weights(&state(LstmBias::Single, RnnKind::CandleNn));
+        let w = weights(&spec(LstmBias::Single, RnnKind::CandleNn));
         assert!(w["rnn.bias_ih_l1"].iter().all(|&v| v == 0.0));
         assert!(!w.keys().any(|k| k.contains("bias_hh")));
         assert!(w["rnn.weight_hh_l1"].iter().all(|&v| v != 0.0));

@@ -1,16 +1,18 @@
 //! `ptb-lm train`: the tutorial's schedule, a checkpoint every epoch, `--resume` from it.
 
 use crate::args::{self, UsageError};
-use crate::checkpoint::{self, EpochMetrics, TrainState};
+use crate::checkpoint::{self, EpochMetrics};
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
-use crate::model::{Masks, Precision, RnnKind};
-use crate::optim::ClippedSgd;
+use crate::model::{Masks, RnnKind};
+use crate::optim::Optimizer;
 use crate::pass::{evaluate, run_pass, Training};
+use crate::precision::Precision;
+use crate::run::{RunProgress, RunSpec};
 use crate::run_dir::RunLock;
 use crate::session::{
     build_model, device_name, inference_model, kernel_path, named_weights, pick_device,
-    set_matmul_precision, sorted_vars, DeviceArg,
+    sorted_vars, DeviceArg,
 };
 use anyhow::{bail, ensure, Context, Result};
 use std::io::Write;
@@ -146,26 +148,17 @@ fn metrics_line(out: &Path, value: &serde_json::Value) -> Result<()> {
     Ok(())
 }
 
-/// The state a new run starts from, or the checkpointed one after checking it is this run's.
-fn start_state(
+/// The run `args` ask for: its specification and where it starts (from scratch, or from the
+/// checkpoint in `out` after checking it is this run's).
+fn start(
     args: &TrainArgs,
     cfg: LmConfig,
     corpus: &Corpus,
     out: &Path,
-) -> Result<(TrainState, Option<checkpoint::Checkpoint>)> {
-    let fresh = TrainState {
-        preset: args.config,
-        config: cfg,
-        rnn: args.rnn,
-        precision: args.precision,
-        seed: args.seed,
-        vocab_size: corpus.vocab_size(),
-        max_batches: args.max_batches,
-        epochs_done: 0,
-        history: Vec::new(),
-        rnn_layout: crate::checkpoint::RNN_LAYOUT,
-        loss_scale: None,
-    };
+) -> Result<(RunSpec, RunProgress, Option<checkpoint::Checkpoint>)> {
+    let mut spec = RunSpec::new(args.config, cfg, corpus.vocab_size());
+    (spec.rnn, spec.precision, spec.seed) = (args.rnn, args.precision, args.seed);
+    spec.max_batches = args.max_batches;
     let has_checkpoint = out.join("model.safetensors").exists();
     if !args.resume {
         ensure!(
@@ -173,39 +166,18 @@ fn start_state(
             "{} already holds a checkpoint: pass --resume to continue it, or another --out",
             out.display()
         );
-        return Ok((fresh, None));
+        return Ok((spec, RunProgress::default(), None));
     }
     let ckpt = checkpoint::load(out, &candle_core::Device::Cpu)?;
-    let s = &ckpt.state;
-    let same = |what: &str, a: String, b: String| -> Result<()> {
-        ensure!(
-            a == b,
-            "the checkpoint in {} was trained with {what} {a}, this run asks for {b}",
-            out.display()
-        );
-        Ok(())
-    };
-    same(
-        "config",
-        format!("{:?} {:?}", s.preset, s.config),
-        format!("{:?} {:?}", fresh.preset, fresh.config),
-    )?;
-    same("--rnn", format!("{:?}", s.rnn), format!("{:?}", fresh.rnn))?;
-    same(
-        "--precision",
-        format!("{:?}", s.precision),
-        format!("{:?}", fresh.precision),
-    )?;
-    same("--seed", s.seed.to_string(), fresh.seed.to_string())?;
-    let cap = |m: Option<usize>| m.map_or("none".into(), |m| m.to_string());
-    same("--max-batches", cap(s.max_batches), cap(fresh.max_batches))?;
+    spec.check_resumes(&ckpt.spec)
+        .with_context(|| format!("the checkpoint in {} cannot continue here", out.display()))?;
     if vocab_of(&ckpt.tokenizer) != vocab_of(&corpus.tokenizer) {
         bail!(
             "the checkpoint's vocabulary differs from the one built from {}",
             args.data.display()
         );
     }
-    Ok((ckpt.state.clone(), Some(ckpt)))
+    Ok((spec, ckpt.progress.clone(), Some(ckpt)))
 }
 
 pub fn train(args: TrainArgs) -> Result<()> {
@@ -219,47 +191,48 @@ pub fn train(args: TrainArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("runs/{:?}", args.config).to_lowercase()));
     let _lock = RunLock::acquire(&out)?;
-    let (mut state, ckpt) = start_state(&args, cfg.clone(), &corpus, &out)?;
+    let (spec, mut progress, ckpt) = start(&args, cfg.clone(), &corpus, &out)?;
     // The checkpoint's history is the record: the metrics file restarts from it.
-    let lines: String = state
+    let lines: String = progress
         .history
         .iter()
         .map(|m| Ok(serde_json::to_string(m)? + "\n"))
         .collect::<Result<_>>()?;
     checkpoint::write_atomic(&out.join("metrics.jsonl"), lines.as_bytes())?;
-    set_matmul_precision(&state);
-    let (model, varmap) = build_model(&state, &device, ckpt.as_ref().map(|c| &c.weights))?;
+    let plan = spec.precision.plan();
+    plan.apply_to_matmuls();
+    let (model, varmap) = build_model(&spec, &device, ckpt.as_ref().map(|c| &c.weights))?;
     drop(ckpt);
     let end = cfg.max_max_epoch.min(args.epochs.unwrap_or(usize::MAX));
-    let plan = match state.epochs_done < end {
+    let epochs = match progress.epochs_done < end {
         true => format!(
             "epochs {} to {end} of {}",
-            state.epochs_done + 1,
+            progress.epochs_done + 1,
             cfg.max_max_epoch
         ),
         false => format!(
             "{} of {} epochs already done, nothing to train",
-            state.epochs_done, cfg.max_max_epoch
+            progress.epochs_done, cfg.max_max_epoch
         ),
     };
     eprintln!(
-        "ptb-lm: {} config on {}, {}, {}; vocabulary {}, {} train words; {plan}; out {}",
+        "ptb-lm: {} config on {}, {}, {}; vocabulary {}, {} train words; {epochs}; out {}",
         format!("{:?}", args.config).to_lowercase(),
         device_name(&device),
-        kernel_path(state.rnn, &device),
-        format!("{:?}", state.precision).to_lowercase(),
-        state.vocab_size,
+        kernel_path(spec.rnn, &device),
+        format!("{:?}", spec.precision).to_lowercase(),
+        spec.vocab_size,
         corpus.train.len(),
         out.display()
     );
     let vars = sorted_vars(&varmap);
-    let mut opt = ClippedSgd::for_config(vars, &cfg, state.precision.dtype())?;
-    if let Some(s) = state.loss_scale {
+    let mut opt = Optimizer::for_config(vars, &cfg, &plan)?;
+    if let Some(s) = progress.loss_scale {
         opt.set_loss_scale(s);
     }
     let mut masks = Masks::new(args.seed);
-    while state.epochs_done < end {
-        let epoch = state.epochs_done;
+    while progress.epochs_done < end {
+        let epoch = progress.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
         opt.set_learning_rate(lr);
         model.reseed(&mut masks, epoch_seed(args.seed, epoch))?;
@@ -275,7 +248,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
             Some(&format!("epoch {}", epoch + 1)),
         )?;
         let clip = opt.take_stats()?;
-        let eval_model = inference_model(&state, &varmap, &device)?;
+        let eval_model = inference_model(&spec, &varmap, &device)?;
         let va = evaluate(
             &eval_model,
             &corpus.valid,
@@ -310,14 +283,15 @@ pub fn train(args: TrainArgs) -> Result<()> {
             m.grad_norm_mean.unwrap_or(f64::NAN),
             100.0 * m.clipped_fraction.unwrap_or(f64::NAN)
         );
-        state.history.push(m.clone());
-        state.epochs_done += 1;
-        state.loss_scale = opt.loss_scale();
-        checkpoint::save(&out, &named_weights(&varmap), &state, &corpus.tokenizer)?;
+        progress.history.push(m.clone());
+        progress.epochs_done += 1;
+        progress.loss_scale = opt.loss_scale();
+        let run = (&spec, &progress);
+        checkpoint::save(&out, &named_weights(&varmap), run, &corpus.tokenizer)?;
         metrics_line(&out, &serde_json::to_value(&m)?)?;
     }
-    if state.epochs_done == cfg.max_max_epoch {
-        let eval_model = inference_model(&state, &varmap, &device)?;
+    if progress.epochs_done == cfg.max_max_epoch {
+        let eval_model = inference_model(&spec, &varmap, &device)?;
         let te = evaluate(
             &eval_model,
             &corpus.test,
@@ -328,7 +302,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
         println!("Test Perplexity: {:.3}", te.perplexity);
         metrics_line(
             &out,
-            &serde_json::json!({ "test_perplexity": te.perplexity, "epochs": state.epochs_done }),
+            &serde_json::json!({ "test_perplexity": te.perplexity, "epochs": progress.epochs_done }),
         )?;
     }
     Ok(())

@@ -1,0 +1,199 @@
+//! The two vector operations the optimizer's pieces run on every variable, as candle in-place
+//! ops: the norm (`Nrm2`, for clipping) and `axpy` (`Axpy`, for SGD); on CUDA, cuBLAS with its
+//! scalars on the device, so that no step waits for the host.
+
+use candle_core::{bail, CpuStorage, Layout, Result};
+
+/// `dst[0] = ‖src‖₂` for a one-element `dst`.
+pub struct Nrm2;
+
+/// `dst += a[0] · src`, elementwise, `a` a one-element tensor.
+pub struct Axpy;
+
+fn contiguous<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(&s.as_slice::<f32>()?[a..b]),
+        None => bail!("optimizer: operands must be contiguous"),
+    }
+}
+
+fn contiguous_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> Result<&'a mut [f32]> {
+    let (a, b) = match l.contiguous_offsets() {
+        Some(r) => r,
+        None => bail!("optimizer: operands must be contiguous"),
+    };
+    match s {
+        CpuStorage::F32(v) => Ok(&mut v[a..b]),
+        _ => bail!("optimizer: operands must be f32"),
+    }
+}
+
+impl candle_core::InplaceOp2 for Nrm2 {
+    fn name(&self) -> &'static str {
+        "nrm2"
+    }
+
+    fn cpu_fwd(&self, d: &mut CpuStorage, dl: &Layout, s: &CpuStorage, sl: &Layout) -> Result<()> {
+        let sum: f64 = contiguous(s, sl)?
+            .iter()
+            .map(|&x| (x as f64) * (x as f64))
+            .sum();
+        contiguous_mut(d, dl)?[0] = sum.sqrt() as f32;
+        Ok(())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        d: &mut candle_core::CudaStorage,
+        dl: &Layout,
+        s: &candle_core::CudaStorage,
+        sl: &Layout,
+    ) -> Result<()> {
+        cublas::nrm2(d, dl, s, sl)
+    }
+}
+
+impl candle_core::InplaceOp3 for Axpy {
+    fn name(&self) -> &'static str {
+        "axpy"
+    }
+
+    fn cpu_fwd(
+        &self,
+        d: &mut CpuStorage,
+        dl: &Layout,
+        s: &CpuStorage,
+        sl: &Layout,
+        a: &CpuStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        let alpha = contiguous(a, al)?[0];
+        let src = contiguous(s, sl)?;
+        let dst = contiguous_mut(d, dl)?;
+        if src.len() != dst.len() {
+            bail!("axpy: {} elements into {}", src.len(), dst.len())
+        }
+        dst.iter_mut().zip(src).for_each(|(w, &g)| *w += alpha * g);
+        Ok(())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        d: &mut candle_core::CudaStorage,
+        dl: &Layout,
+        s: &candle_core::CudaStorage,
+        sl: &Layout,
+        a: &candle_core::CudaStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        cublas::axpy(d, dl, s, sl, a, al)
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cublas {
+    //! The two level-1 cuBLAS calls, on candle's handle and stream, with their scalar on the
+    //! device (pointer mode DEVICE for the call, HOST again after, as candle expects).
+
+    use candle_core::backend::BackendStorage;
+    use candle_core::cuda_backend::cudarc::cublas::sys;
+    use candle_core::cuda_backend::cudarc::driver::{CudaView, DevicePtr, DevicePtrMut};
+    use candle_core::{bail, CudaStorage, Layout, Result};
+
+    fn view<'a>(s: &'a CudaStorage, l: &Layout) -> Result<CudaView<'a, f32>> {
+        match l.contiguous_offsets() {
+            Some((a, b)) => Ok(s.as_cuda_slice::<f32>()?.slice(a..b)),
+            None => bail!("optimizer: operands must be contiguous"),
+        }
+    }
+
+    fn check(status: sys::cublasStatus_t, call: &str) -> Result<()> {
+        match status {
+            sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS => Ok(()),
+            s => bail!("{call} failed: {s:?}"),
+        }
+    }
+
+    /// Runs `f` with the device's cuBLAS handle in device pointer mode.
+    fn on_device(
+        s: &CudaStorage,
+        f: impl FnOnce(sys::cublasHandle_t) -> sys::cublasStatus_t,
+        call: &str,
+    ) -> Result<()> {
+        let blas = s.device().cublas_handle();
+        let h = *blas.handle();
+        use sys::cublasPointerMode_t as P;
+        // SAFETY: the handle is live; the calls are enqueued on candle's stream.
+        unsafe {
+            check(
+                sys::cublasSetPointerMode_v2(h, P::CUBLAS_POINTER_MODE_DEVICE),
+                "cublasSetPointerMode_v2",
+            )?;
+            let status = f(h);
+            check(
+                sys::cublasSetPointerMode_v2(h, P::CUBLAS_POINTER_MODE_HOST),
+                "cublasSetPointerMode_v2",
+            )?;
+            check(status, call)
+        }
+    }
+
+    pub fn nrm2(d: &mut CudaStorage, dl: &Layout, s: &CudaStorage, sl: &Layout) -> Result<()> {
+        let stream = s.device().cuda_stream();
+        let src = view(s, sl)?;
+        let n = src.len();
+        let at = dl.start_offset();
+        let dst = d.as_cuda_slice_mut::<f32>()?;
+        let mut out = dst.slice_mut(at..at + 1);
+        let (sp, _sg) = src.device_ptr(&stream);
+        let (dp, _dg) = out.device_ptr_mut(&stream);
+        on_device(
+            s,
+            // SAFETY: n f32 at sp, one f32 at dp, both on this device.
+            |h| unsafe { sys::cublasSnrm2_v2_64(h, n as i64, sp as *const f32, 1, dp as *mut f32) },
+            "cublasSnrm2",
+        )
+    }
+
+    pub fn axpy(
+        d: &mut CudaStorage,
+        dl: &Layout,
+        s: &CudaStorage,
+        sl: &Layout,
+        a: &CudaStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        let stream = s.device().cuda_stream();
+        let (src, alpha) = (view(s, sl)?, view(a, al)?);
+        let n = src.len();
+        let Some((lo, hi)) = dl.contiguous_offsets() else {
+            bail!("optimizer: the variable must be contiguous")
+        };
+        if hi - lo != n {
+            bail!("axpy: {n} elements into {}", hi - lo)
+        }
+        let dst = d.as_cuda_slice_mut::<f32>()?;
+        let mut out = dst.slice_mut(lo..hi);
+        let (sp, _sg) = src.device_ptr(&stream);
+        let (ap, _ag) = alpha.device_ptr(&stream);
+        let (dp, _dg) = out.device_ptr_mut(&stream);
+        on_device(
+            a,
+            // SAFETY: n f32 at sp and dp, one f32 at ap, all on this device.
+            |h| unsafe {
+                sys::cublasSaxpy_v2_64(
+                    h,
+                    n as i64,
+                    ap as *const f32,
+                    sp as *const f32,
+                    1,
+                    dp as *mut f32,
+                    1,
+                )
+            },
+            "cublasSaxpy",
+        )
+    }
+}

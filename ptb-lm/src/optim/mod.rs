@@ -1,0 +1,383 @@
+//! The tutorial's update, in pieces behind small interfaces: the gradient each variable gets
+//! (dense, or a lookup's summed rows: `lookup_grad`), clipping to the global norm and its
+//! statistics (`clip`), dynamic loss scaling (`crate::loss_scale`) and the update rule (`sgd`).
+//! [`Optimizer`] runs them in that order; a step never waits for the host, except to check an
+//! f16 step for overflow. The vector operations are `blas`'s.
+
+mod blas;
+mod clip;
+mod lookup_grad;
+mod sgd;
+
+pub use clip::ClipStats;
+pub use sgd::{Sgd, UpdateRule};
+
+use crate::config::{EmbeddingNorm, LmConfig};
+use crate::loss_scale::LossScale;
+use crate::precision::PrecisionPlan;
+use candle_core::backprop::GradStore;
+use candle_core::{bail, DType, Result, Tensor, Var};
+use clip::GlobalNormClip;
+
+/// A table read through a lookup: `rows` holds `table[ids]` as a leaf of its own, so that its
+/// gradient, one row per looked-up id, survives backward for the norm to see.
+pub struct Lookup {
+    pub table: Tensor,
+    pub ids: Tensor,
+    pub rows: Var,
+}
+
+/// A variable's gradient as an update rule takes it: dense, or the summed rows of a lookup.
+pub enum Update {
+    Dense(Tensor),
+    Rows { ids: Tensor, sums: Tensor },
+}
+
+/// One variable's gradient in a step.
+pub struct Gradient {
+    pub var: Var,
+    pub update: Update,
+    /// What this variable adds to the global norm (a lookup's rows, or its update).
+    pub counted: Tensor,
+}
+
+/// The gradients of `vars` (those that have one), in their order; a table read through one of
+/// `lookups` gets its rows summed per id, and counts in the norm by `norm`.
+fn gradients(
+    vars: &[Var],
+    grads: &GradStore,
+    lookups: &[Lookup],
+    norm: EmbeddingNorm,
+) -> Result<Vec<Gradient>> {
+    let mut out = Vec::with_capacity(vars.len());
+    for v in vars {
+        match lookups.iter().find(|l| l.table.id() == v.id()) {
+            Some(l) => {
+                let Some(rows) = grads.get(l.rows.as_tensor()) else {
+                    continue;
+                };
+                let rows = rows.contiguous()?;
+                // One row per distinct id; its norm is the dense table gradient's.
+                let sums = lookup_grad::sum_repeats(&rows, &l.ids)?;
+                let counted = match norm {
+                    EmbeddingNorm::Lookups => rows,
+                    EmbeddingNorm::Table => sums.clone(),
+                };
+                let ids = l.ids.clone();
+                let update = Update::Rows { ids, sums };
+                out.push(Gradient {
+                    var: v.clone(),
+                    update,
+                    counted,
+                });
+            }
+            None => {
+                if let Some(g) = grads.get(v.as_tensor()) {
+                    let g = g.contiguous()?;
+                    out.push(Gradient {
+                        var: v.clone(),
+                        update: Update::Dense(g.clone()),
+                        counted: g,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Clipped updates: `g ← g · max_norm / max(‖g‖, max_norm)` over all variables together, then
+/// the rule `R`.
+pub struct Optimizer<R: UpdateRule = Sgd> {
+    vars: Vec<Var>,
+    embedding_norm: EmbeddingNorm,
+    clip: GlobalNormClip,
+    /// With f16 steps: the gradients arrive multiplied by its scale.
+    loss_scale: Option<LossScale>,
+    /// Steps skipped since the last `take_stats` because their scaled gradients overflowed.
+    skipped: usize,
+    rule: R,
+}
+
+impl Optimizer<Sgd> {
+    /// SGD with global-norm clipping; `vars` in a fixed order: the norm sums in it, so runs
+    /// repeat bit for bit.
+    pub fn clipped_sgd(
+        vars: Vec<Var>,
+        lr: f64,
+        max_norm: f64,
+        embedding_norm: EmbeddingNorm,
+    ) -> Result<Self> {
+        Self::new(vars, max_norm, embedding_norm, Sgd { lr })
+    }
+
+    /// The tutorial's optimizer for `cfg`: its initial learning rate, max norm and norm; with
+    /// loss scaling when the plan asks for it.
+    pub fn for_config(vars: Vec<Var>, cfg: &LmConfig, plan: &PrecisionPlan) -> Result<Self> {
+        let mut opt = Self::clipped_sgd(
+            vars,
+            cfg.learning_rate,
+            cfg.max_grad_norm,
+            cfg.embedding_norm,
+        )?;
+        if plan.loss_scaling {
+            opt.loss_scale = Some(LossScale::default());
+        }
+        Ok(opt)
+    }
+}
+
+impl<R: UpdateRule> Optimizer<R> {
+    pub fn new(
+        vars: Vec<Var>,
+        max_norm: f64,
+        embedding_norm: EmbeddingNorm,
+        rule: R,
+    ) -> Result<Self> {
+        for v in &vars {
+            if v.dtype() != DType::F32 || !v.is_contiguous() {
+                bail!("optimizer: variables must be contiguous f32 tensors")
+            }
+        }
+        Ok(Self {
+            vars,
+            embedding_norm,
+            clip: GlobalNormClip::new(max_norm),
+            loss_scale: None,
+            skipped: 0,
+            rule,
+        })
+    }
+
+    pub fn loss_scale(&self) -> Option<LossScale> {
+        self.loss_scale
+    }
+
+    /// Continues a checkpointed run's scaling.
+    pub fn set_loss_scale(&mut self, s: LossScale) {
+        self.loss_scale = Some(s);
+    }
+
+    pub fn set_learning_rate(&mut self, lr: f64) {
+        self.rule.set_learning_rate(lr);
+    }
+
+    /// One update; returns the gradients' global norm before clipping (a device scalar).
+    /// `lookups` name the tables whose gradient arrives through the rows they gathered.
+    pub fn step(&mut self, grads: &GradStore, lookups: &[Lookup]) -> Result<Tensor> {
+        let grads = gradients(&self.vars, grads, lookups, self.embedding_norm)?;
+        let mut norm = self.clip.global_norm(&grads)?;
+        let mut unscale = 1.0;
+        if let Some(ls) = self.loss_scale.as_mut() {
+            // The one host read of a step: an overflowed step must not touch the weights.
+            let finite = norm.to_dtype(DType::F64)?.to_scalar::<f64>()?.is_finite();
+            unscale = ls.scale;
+            ls.update(finite);
+            if !finite {
+                self.skipped += 1;
+                return Ok(norm);
+            }
+            norm = (norm / unscale)?;
+        }
+        let scale = self.clip.scale(&norm, unscale)?;
+        self.rule.apply(&grads, &scale)?;
+        Ok(norm)
+    }
+
+    /// The norm statistics of the steps since the last call (waits for the device); the norms
+    /// are the unscaled ones of the steps taken.
+    pub fn take_stats(&mut self) -> Result<Option<ClipStats>> {
+        self.clip.take_stats(std::mem::take(&mut self.skipped))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    /// CUDA when this build and machine have it: the same test then checks the cuBLAS path.
+    fn device() -> Device {
+        Device::cuda_if_available(0).unwrap()
+    }
+
+    /// Returns the vars and the gradients of `loss = Σ_i Σ (v_i · c_i)`, i.e. `c_i`.
+    fn setup(scales: &[f32]) -> (Vec<Var>, GradStore, Vec<Vec<f32>>) {
+        let dev = device();
+        let shapes: [&[usize]; 3] = [&[3, 4], &[5], &[1000, 7]];
+        let mut vars = Vec::new();
+        let mut coefs = Vec::new();
+        let mut loss = Tensor::new(0f32, &dev).unwrap();
+        for (shape, s) in shapes.iter().zip(scales) {
+            let v = Var::from_tensor(&Tensor::randn(0f32, 1., *shape, &dev).unwrap()).unwrap();
+            let c = (Tensor::randn(0f32, 1., *shape, &dev).unwrap() * *s as f64).unwrap();
+            loss = (loss + (v.as_tensor() * &c).unwrap().sum_all().unwrap()).unwrap();
+            coefs.push(c.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+            vars.push(v);
+        }
+        (vars, loss.backward().unwrap(), coefs)
+    }
+
+    fn values(v: &Var) -> Vec<f32> {
+        v.flatten_all().unwrap().to_vec1().unwrap()
+    }
+
+    fn check(scales: &[f32], max_norm: f64) {
+        let (vars, grads, coefs) = setup(scales);
+        let before: Vec<Vec<f32>> = vars.iter().map(values).collect();
+        let norm: f64 = coefs
+            .iter()
+            .flatten()
+            .map(|&c| (c as f64).powi(2))
+            .sum::<f64>();
+        let norm = norm.sqrt();
+        let lr = 0.7;
+        let mut opt =
+            Optimizer::clipped_sgd(vars.clone(), lr, max_norm, EmbeddingNorm::Table).unwrap();
+        let got = opt.step(&grads, &[]).unwrap().to_scalar::<f32>().unwrap() as f64;
+        assert!((got - norm).abs() < 1e-4 * norm, "norm {got} vs {norm}");
+        let clip = max_norm / norm.max(max_norm);
+        for ((v, w0), c) in vars.iter().zip(&before).zip(&coefs) {
+            for ((w, w0), c) in values(v).iter().zip(w0).zip(c) {
+                let want = *w0 as f64 - lr * clip * *c as f64;
+                assert!((*w as f64 - want).abs() < 1e-5, "{w} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn clips_large_gradients_to_the_global_norm() {
+        check(&[3.0, 2.0, 1.0], 1.0);
+    }
+
+    #[test]
+    fn leaves_small_gradients_alone() {
+        check(&[0.01, 0.02, 0.001], 100.0);
+    }
+
+    /// A table read through a lookup with repeated ids: the update is the summed gradient in
+    /// both modes; the norm counts the rows (TensorFlow's `IndexedSlices`) or the summed table.
+    #[test]
+    fn lookup_gradients_count_per_row_or_per_table() {
+        let dev = device();
+        let ids: Vec<u32> = vec![1, 3, 1, 1, 5, 3, 0, 1];
+        let (vocab, h, n) = (6, 4, ids.len());
+        for (mode, clips) in [
+            (EmbeddingNorm::Lookups, true),
+            (EmbeddingNorm::Table, true),
+            (EmbeddingNorm::Lookups, false),
+        ] {
+            let table =
+                Var::from_tensor(&Tensor::randn(0f32, 1., (vocab, h), &dev).unwrap()).unwrap();
+            let other = Var::from_tensor(&Tensor::randn(0f32, 1., 5, &dev).unwrap()).unwrap();
+            let ids_t = Tensor::new(ids.as_slice(), &dev).unwrap();
+            let rows = table.as_tensor().detach().index_select(&ids_t, 0).unwrap();
+            let rows = Var::from_tensor(&rows).unwrap();
+            let c = Tensor::randn(0f32, 1., (n, h), &dev).unwrap();
+            let d = Tensor::randn(0f32, 1., 5, &dev).unwrap();
+            let loss = ((rows.as_tensor() * &c).unwrap().sum_all().unwrap()
+                + (other.as_tensor() * &d).unwrap().sum_all().unwrap())
+            .unwrap();
+            let grads = loss.backward().unwrap();
+
+            let c = c.to_vec2::<f32>().unwrap();
+            let d = d.to_vec1::<f32>().unwrap();
+            let mut summed = vec![vec![0f64; h]; vocab];
+            for (row, &id) in c.iter().zip(&ids) {
+                for (s, &g) in summed[id as usize].iter_mut().zip(row) {
+                    *s += g as f64;
+                }
+            }
+            let sq = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
+            let d64: Vec<f64> = d.iter().map(|&x| x as f64).collect();
+            let rows_sq: f64 = c
+                .iter()
+                .map(|r| sq(&r.iter().map(|&x| x as f64).collect::<Vec<_>>()))
+                .sum();
+            let table_sq: f64 = summed.iter().map(|r| sq(r)).sum();
+            let norm = match mode {
+                EmbeddingNorm::Lookups => (rows_sq + sq(&d64)).sqrt(),
+                EmbeddingNorm::Table => (table_sq + sq(&d64)).sqrt(),
+            };
+            // Repeated ids make the two norms differ, so the mode is really in use.
+            assert!((rows_sq - table_sq).abs() > 1e-3 * rows_sq);
+            let max_norm = if clips { norm / 2.0 } else { norm * 2.0 };
+            let lr = 0.3;
+            let before = table.to_vec2::<f32>().unwrap();
+            let other_before = values(&other);
+            let vars = vec![table.clone(), other.clone()];
+            let mut opt = Optimizer::clipped_sgd(vars, lr, max_norm, mode).unwrap();
+            let lookup = Lookup {
+                table: table.as_tensor().clone(),
+                ids: ids_t,
+                rows,
+            };
+            let got = opt
+                .step(&grads, &[lookup])
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap() as f64;
+            assert!(
+                (got - norm).abs() < 1e-4 * norm,
+                "{mode:?}: norm {got} vs {norm}"
+            );
+            let clip = max_norm / norm.max(max_norm);
+            for (after, (w0, g)) in table
+                .to_vec2::<f32>()
+                .unwrap()
+                .iter()
+                .zip(before.iter().zip(&summed))
+            {
+                for (w, (w0, g)) in after.iter().zip(w0.iter().zip(g)) {
+                    let want = *w0 as f64 - lr * clip * g;
+                    assert!((*w as f64 - want).abs() < 1e-5, "{w} vs {want}");
+                }
+            }
+            for (w, (w0, g)) in values(&other).iter().zip(other_before.iter().zip(&d)) {
+                let want = *w0 as f64 - lr * clip * *g as f64;
+                assert!((*w as f64 - want).abs() < 1e-5, "{w} vs {want}");
+            }
+            let stats = opt.take_stats().unwrap().unwrap();
+            assert!((stats.mean_norm - norm).abs() < 1e-4 * norm);
+            assert_eq!(stats.clipped_fraction, if clips { 1.0 } else { 0.0 });
+            assert_eq!(opt.take_stats().unwrap(), None);
+        }
+    }
+
+    /// With a loss scale the gradients are unscaled before clipping, and a step whose scaled
+    /// gradients overflowed leaves the weights alone and halves the scale.
+    #[test]
+    fn scaled_steps_unscale_and_overflowed_ones_are_skipped() {
+        let dev = device();
+        let w = Var::from_tensor(&Tensor::new(&[1f32, 2., 3.], &dev).unwrap()).unwrap();
+        let cfg = crate::config::LmConfig::preset(crate::config::Preset::Small);
+        let plan = crate::precision::Precision::F16.plan();
+        let mut opt = Optimizer::for_config(vec![w.clone()], &cfg, &plan).unwrap();
+        let s = opt.loss_scale().unwrap().scale;
+        // loss·s with d loss/dw = (1, 0, 2): norm √5 < max_norm 5, so w ← w − g.
+        let c = Tensor::new(&[s as f32, 0., 2. * s as f32], &dev).unwrap();
+        let grads = (w.as_tensor() * &c)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let norm = opt.step(&grads, &[]).unwrap().to_scalar::<f32>().unwrap();
+        assert!((norm - 5f32.sqrt()).abs() < 1e-5, "{norm}");
+        assert_eq!(values(&w), [0., 2., 1.]);
+
+        let inf = Tensor::new(&[f32::INFINITY, 0., 1.], &dev).unwrap();
+        let grads = (w.as_tensor() * &inf)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        opt.step(&grads, &[]).unwrap();
+        assert_eq!(values(&w), [0., 2., 1.]);
+        assert_eq!(opt.loss_scale().unwrap().scale, s / 2.0);
+        let stats = opt.take_stats().unwrap().unwrap();
+        assert_eq!((stats.skipped, stats.clipped_fraction), (1, 0.0));
+        assert!((stats.mean_norm - 5f64.sqrt()).abs() < 1e-5);
+    }
+}

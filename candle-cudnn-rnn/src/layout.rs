@@ -93,7 +93,7 @@ pub struct Block {
 }
 
 impl RnnDims {
-    /// The sizes of a module built with `cfg` (unchecked; [`crate::rnn`] validates them).
+    /// The sizes of a module built with `cfg` (unchecked; the layer validates them).
     pub fn new(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -> Self {
         Self {
             mode,

@@ -15,28 +15,6 @@ use tokenizers::Tokenizer;
 
 const STATE_KEY: &str = "ptb-lm.state";
 
-/// One epoch's numbers, as printed and written to `metrics.jsonl`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EpochMetrics {
-    pub epoch: usize,
-    pub learning_rate: f64,
-    pub train_perplexity: f64,
-    pub valid_perplexity: f64,
-    pub words_per_second: f64,
-    pub seconds: f64,
-    /// The mean global gradient norm of the epoch's steps, before clipping.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grad_norm_mean: Option<f64>,
-    /// The share of steps whose norm exceeded `max_grad_norm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clipped_fraction: Option<f64>,
-    /// f16 steps skipped because their scaled gradients overflowed, and the scale at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped_steps: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss_scale: Option<f64>,
-}
-
 /// Everything besides the weights needed to continue or evaluate a run, as checkpoints keep it
 /// (one flat JSON object, as written before the two halves were separate types).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

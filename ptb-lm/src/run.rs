@@ -1,7 +1,6 @@
 //! A run: what it is ([`RunSpec`], fixed when it starts: `--resume` must ask for the same) and
 //! how far it has come ([`RunProgress`], advanced every epoch). Checkpoints keep both.
 
-use crate::checkpoint::EpochMetrics;
 use crate::config::{LmConfig, Preset};
 use crate::loss_scale::LossScale;
 use crate::model::RnnKind;
@@ -70,6 +69,28 @@ impl RunSpec {
             cap(self.max_batches),
         )
     }
+}
+
+/// One epoch's numbers, as printed and written to `metrics.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochMetrics {
+    pub epoch: usize,
+    pub learning_rate: f64,
+    pub train_perplexity: f64,
+    pub valid_perplexity: f64,
+    pub words_per_second: f64,
+    pub seconds: f64,
+    /// The mean global gradient norm of the epoch's steps, before clipping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grad_norm_mean: Option<f64>,
+    /// The share of steps whose norm exceeded `max_grad_norm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped_fraction: Option<f64>,
+    /// f16 steps skipped because their scaled gradients overflowed, and the scale at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_steps: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<f64>,
 }
 
 /// What a run has done so far.

@@ -1,14 +1,14 @@
 //! `ptb-lm train`: the tutorial's schedule, a checkpoint every epoch, `--resume` from it.
 
 use crate::args::{self, UsageError};
-use crate::checkpoint::{self, EpochMetrics};
+use crate::checkpoint;
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, RnnKind};
 use crate::optim::Optimizer;
 use crate::pass::{evaluate, run_pass, Training};
 use crate::precision::Precision;
-use crate::run::{RunProgress, RunSpec};
+use crate::run::{EpochMetrics, RunProgress, RunSpec};
 use crate::run_dir::RunLock;
 use crate::session::{
     build_model, device_name, inference_model, kernel_path, named_weights, pick_device,

@@ -13,9 +13,10 @@ for spec in gru,1,32,30,128 lstm,3,128,200,1024 lstm,2,20,35,1500; do
   "$grid" --mode "$mode" --shape "$shape" --variants "op-$precision" --no-loop --warmup 20 --reps 50 \
     --json "$out/op_${mode}_${shape//,/x}_$precision.json" | tail -n 1
   if [ -n "$ncu_bin" ]; then
-    # 2 warm-up + 3 timed training steps, then as many forwards; every kernel of them.
-    "$ncu_bin" --clock-control none --print-summary per-kernel --csv \
-      "$grid" --mode "$mode" --shape "$shape" --variants "op-$precision" --no-loop --warmup 2 --reps 3 \
+    # 1 warm-up + 2 timed training steps, then as many forwards; every kernel of them.
+    # One metric, one pass per kernel (the default sections replay every kernel many times).
+    timeout 150 "$ncu_bin" --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+      "$grid" --mode "$mode" --shape "$shape" --variants "op-$precision" --no-loop --warmup 1 --reps 2 \
       > "$out/ncu_op_${mode}_${shape//,/x}_$precision.csv" 2> "$out/ncu_op_${mode}_${shape//,/x}_$precision.log" || true
   fi
   python3 scripts/torch_reference.py --profile "$spec" --impl "torch-$precision" \

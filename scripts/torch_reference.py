@@ -67,7 +67,8 @@ def set_precision(impl, dev, cache_enabled=True):
     return lambda: torch.autocast(dev.type, dtype=dtype, cache_enabled=cache_enabled)
 
 
-def median_seconds(fn, dev, warmup, reps):
+def seconds(fn, dev, warmup, reps):
+    """(median, min, max) seconds of fn over reps runs after warmup runs, synchronized."""
     for _ in range(warmup):
         fn()
     times = []
@@ -77,7 +78,8 @@ def median_seconds(fn, dev, warmup, reps):
         fn()
         sync(dev)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return statistics.median(times), min(times), max(times)
+
 
 
 # ----------------------------------------------------------------------------- part 1: grid
@@ -105,11 +107,14 @@ def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
             m(x)
 
     m.train()
-    t_train = median_seconds(train, dev, args.warmup, args.reps)
+    train_t = seconds(train, dev, args.warmup, args.reps)
     m.eval()
-    t_fwd = median_seconds(forward, dev, args.warmup, args.reps)
-    return {"train_us_per_example": t_train * 1e6 / batch,
-            "forward_us_per_example": t_fwd * 1e6 / batch, "rnn_dtype": rnn_dtype}
+    fwd_t = seconds(forward, dev, args.warmup, args.reps)
+    us = lambda t: t * 1e6 / batch
+    return {"train_us_per_example": us(train_t[0]), "forward_us_per_example": us(fwd_t[0]),
+            "train_min_us_per_example": us(train_t[1]), "train_max_us_per_example": us(train_t[2]),
+            "forward_min_us_per_example": us(fwd_t[1]), "forward_max_us_per_example": us(fwd_t[2]),
+            "rnn_dtype": rnn_dtype}
 
 
 def profile_grid_case(spec, impl, dev, steps=10):

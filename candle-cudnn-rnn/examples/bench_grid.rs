@@ -1,7 +1,11 @@
 //! The cudnn-rnn-benchmarks grid: microseconds per example of a training step (forward, MSE
 //! loss on every step, backward to all parameters) and of an inference forward, for this op
-//! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up, then the median of timed
-//! repetitions, each ended by a device synchronization.
+//! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up,
+//! then the median (and min, max) of timed repetitions, each ended by a device synchronization.
+//! Candle's per-allocation CUDA events are off (one stream, as in `ptb-lm`). The loss's mean is
+//! two reductions (rows, then their sums): candle's `sum_all` reduces in one
+//! thread block, which on the large shapes cost more than PyTorch's whole loss (2.5 ms of a
+//! 113 ms step), a cost of the harness and not of the op.
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...]`
 
@@ -52,15 +56,24 @@ fn grid() -> Vec<Shape> {
     v
 }
 
-/// Median seconds of `f` over `reps` runs after `warmup` runs, synchronizing after each.
-/// Also returns the median host time until `f` returned (before the synchronization): close
-/// to the total when the host, not the device, sets the pace.
+/// Seconds per run of `f` over `reps` runs after `warmup` runs, synchronizing after each:
+/// median, min and max.
+#[derive(Clone, Copy)]
+struct Timing {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+/// Timing of `f` over `reps` runs after `warmup` runs, synchronizing after each. Also returns
+/// the median host time until `f` returned (before the synchronization): close to the total
+/// when the host, not the device, sets the pace.
 fn time(
     dev: &Device,
     warmup: usize,
     reps: usize,
     mut f: impl FnMut() -> Result<()>,
-) -> Result<(f64, f64)> {
+) -> Result<(Timing, f64)> {
     for _ in 0..warmup {
         f()?;
     }
@@ -73,11 +86,25 @@ fn time(
         dev.synchronize()?;
         t.push(start.elapsed().as_secs_f64());
     }
-    let median = |mut v: Vec<f64>| {
+    let sorted = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+        v
     };
-    Ok((median(t), median(host)))
+    let (t, host) = (sorted(t), sorted(host));
+    let timing = Timing {
+        median: t[t.len() / 2],
+        min: t[0],
+        max: t[t.len() - 1],
+    };
+    Ok((timing, host[host.len() / 2]))
+}
+
+/// The benchmark's loss: the mean squared error over every output, its mean taken as a sum of
+/// row sums (see the top of this file).
+fn mse(y: &Tensor, target: &Tensor) -> Result<Tensor> {
+    let d = (y - target)?.sqr()?;
+    let rows = d.flatten_to(1)?.sum_keepdim(1)?;
+    Ok((rows.sum_all()? / d.elem_count() as f64)?)
 }
 
 /// candle-nn's cells stacked, one step at a time.
@@ -141,8 +168,9 @@ impl Loop {
 }
 
 /// The op's variants: name, dtype, f32 math, algorithm.
-const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 5] = [
+const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 6] = [
     ("op-fp32", DType::F32, MathMode::Fp32, RnnAlgo::Standard),
+    ("op-fp32-auto", DType::F32, MathMode::Fp32, RnnAlgo::Auto),
     ("op-tf32", DType::F32, MathMode::Tf32, RnnAlgo::Standard),
     ("op-tf32-auto", DType::F32, MathMode::Tf32, RnnAlgo::Auto),
     ("op-bf16", DType::BF16, MathMode::Fp32, RnnAlgo::Standard),
@@ -155,11 +183,15 @@ fn emit(
     rows: &mut Vec<serde_json::Value>,
     mode: RnnMode,
     s: &Shape,
-    results: Vec<(String, f64, f64, f64)>,
+    results: Vec<(String, Timing, Timing, f64)>,
 ) {
     for (name, train, fwd, host) in results {
         let per_example = |t: f64| t * 1e6 / s.batch as f64;
-        let (tu, fu, hu) = (per_example(train), per_example(fwd), per_example(host));
+        let (tu, fu, hu) = (
+            per_example(train.median),
+            per_example(fwd.median),
+            per_example(host),
+        );
         println!(
             "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} | {hu:.2} |",
             s.layers, s.batch, s.seq, s.hidden
@@ -167,6 +199,10 @@ fn emit(
         rows.push(json!({
             "mode": mode.name(), "layers": s.layers, "batch": s.batch, "seq": s.seq, "hidden": s.hidden,
             "impl": name, "train_us_per_example": tu, "forward_us_per_example": fu,
+            "train_min_us_per_example": per_example(train.min),
+            "train_max_us_per_example": per_example(train.max),
+            "forward_min_us_per_example": per_example(fwd.min),
+            "forward_max_us_per_example": per_example(fwd.max),
             "train_host_us_per_example": hu,
         }));
     }
@@ -185,6 +221,14 @@ fn main() -> Result<()> {
     let no_loop = args.iter().any(|a| a == "--no-loop");
     let reps: usize = arg("--reps").map_or(Ok(if quick { 3 } else { 20 }), |r| r.parse())?;
     let dev = Device::cuda_if_available(0)?;
+    // Everything here runs on the device's one stream, so the per-allocation events candle's
+    // CUDA backend records by default (to order work across streams) are pure host cost, which
+    // PyTorch does not pay either; programs that use one stream turn them off too.
+    #[cfg(feature = "cuda")]
+    if let Device::Cuda(d) = &dev {
+        // SAFETY: no tensor of this program is used on another stream.
+        unsafe { d.disable_event_tracking() };
+    }
     // Enough untimed runs for the GPU to reach its clocks: with 3, the first variant of a shape
     // measured up to 1.3x slower than the same kernels right after it.
     let warmup: usize = arg("--warmup").map_or(Ok(if quick { 1 } else { 20 }), |w| w.parse())?;
@@ -247,7 +291,7 @@ fn main() -> Result<()> {
                     Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
                 let (train, host) = time(&dev, warmup, reps, || {
                     let (y, _) = rnn.forward_t(&x, None, true)?;
-                    candle_nn::loss::mse(&y, &target)?.backward()?;
+                    mse(&y, &target)?.backward()?;
                     Ok(())
                 })?;
                 let (fwd, _) = time(&dev, warmup, reps, || {
@@ -277,7 +321,7 @@ fn main() -> Result<()> {
             )?;
             let loop_reps = (reps / 4).max(3);
             let (train, host) = time(&dev, 1, loop_reps, || {
-                candle_nn::loss::mse(&cells.forward(&x)?, &target)?.backward()?;
+                mse(&cells.forward(&x)?, &target)?.backward()?;
                 Ok(())
             })?;
             let xd = x.detach();

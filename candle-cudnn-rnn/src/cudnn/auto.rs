@@ -2,8 +2,8 @@
 //! buffers, and keep the fastest for that `(seq, batch, training)`.
 
 use super::ffi::Handle;
-use super::prepared::{Prepared, Raw};
-use super::run::{temp_sizes, Elem, Operands, Sizes};
+use super::prepared::{temp_sizes, Prepared, Raw};
+use super::run::{Elem, Operands, Sizes};
 use super::CudnnRnn;
 use crate::call::Call;
 use crate::RnnAlgo;

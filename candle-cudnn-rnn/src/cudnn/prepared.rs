@@ -85,6 +85,10 @@ pub(super) struct Prepared {
     /// `None` when the canonical layout is cuDNN's own, so the weight tensor is used in place.
     pub remap: Option<Vec<Span>>,
     shapes: HashMap<(usize, usize), Shapes>,
+    /// Work and reserve bytes of full-length calls by (algorithm, dropout, seq, batch, train).
+    temp: HashMap<(RnnAlgo, bool, usize, usize, bool), (usize, usize)>,
+    /// The workspace every call borrows (stream order keeps calls apart), grown as needed.
+    work: Option<CudaSlice<u8>>,
 }
 
 // SAFETY: the raw descriptors inside are only used while the owning Mutex is held.
@@ -144,6 +148,8 @@ impl Prepared {
             space_len: bytes / elem,
             remap: (!identity).then_some(spans),
             shapes: HashMap::new(),
+            temp: HashMap::new(),
+            work: None,
         })
     }
 
@@ -226,6 +232,48 @@ impl Prepared {
             h: s.h.0,
             c: s.c.0,
         })
+    }
+
+    /// `(work, reserve)` bytes a call of `desc` needs: asked of cuDNN once per key for
+    /// full-length calls, every time for a call with its own lengths.
+    #[allow(clippy::too_many_arguments)]
+    pub fn temp_sizes(
+        &mut self,
+        h: &Handle,
+        desc: sys::cudnnRNNDescriptor_t,
+        (algo, dropout): (RnnAlgo, bool),
+        call: &Call,
+        train: bool,
+        shapes: Raw,
+    ) -> Result<(usize, usize)> {
+        let key = (algo, dropout, call.seq, call.batch, train);
+        if call.lengths.is_none() {
+            if let Some(&sizes) = self.temp.get(&key) {
+                return Ok(sizes);
+            }
+        }
+        let sizes = temp_sizes(h, desc, train, shapes)?;
+        if call.lengths.is_none() {
+            self.temp.insert(key, sizes);
+        }
+        Ok(sizes)
+    }
+
+    /// The shared workspace, at least `bytes` long; give it back with `return_workspace`.
+    pub fn take_workspace(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        bytes: usize,
+    ) -> Result<CudaSlice<u8>> {
+        match self.work.take() {
+            Some(w) if w.len() >= bytes => Ok(w),
+            // The old one is freed in stream order, after the calls that used it.
+            _ => Ok(unsafe { stream.alloc::<u8>(bytes.max(1)) }?),
+        }
+    }
+
+    pub fn return_workspace(&mut self, work: CudaSlice<u8>) {
+        self.work = Some(work);
     }
 
     /// The weights as cuDNN reads them: the module's tensor itself, or a copy in cuDNN's order.
@@ -450,4 +498,28 @@ fn build_shapes(spec: &Spec, dtype: DType, call: &Call, lengths: &[usize]) -> Re
         h: tensor(h_shape)?,
         c: tensor(d.c_shape(call.batch).unwrap_or(h_shape))?,
     })
+}
+
+/// `(work, reserve)` bytes a call needs, as cuDNN says.
+pub(super) fn temp_sizes(
+    h: &Handle,
+    desc: sys::cudnnRNNDescriptor_t,
+    train: bool,
+    shapes: Raw,
+) -> Result<(usize, usize)> {
+    let mode = if train {
+        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
+    } else {
+        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
+    };
+    let (mut work, mut reserve) = (0usize, 0usize);
+    cudnn!(cudnnGetRNNTempSpaceSizes(
+        h.0,
+        desc,
+        mode,
+        shapes.x,
+        &mut work,
+        &mut reserve
+    ))?;
+    Ok((work, reserve))
 }

@@ -36,6 +36,18 @@ fn view<'a, T: CudaDType>(s: &'a CudaStorage, l: &Layout, what: &str) -> Result<
     }
 }
 
+/// A buffer of `len` elements that cuDNN writes: left unset for a full-length call, where
+/// cuDNN writes every element; zeroed when the call has its own lengths, so that nothing past a
+/// sample's end is ever garbage.
+fn output<T: Elem>(stream: &Arc<CudaStream>, call: &Call, len: usize) -> Result<CudaSlice<T>> {
+    Ok(match call.lengths {
+        // SAFETY: cuDNN writes all of y, h_n, c_n (forward) and dx, dh_0, dc_0 (backward) of a
+        // full-length call before anything reads them.
+        None => unsafe { stream.alloc::<T>(len) }?,
+        Some(_) => stream.alloc_zeros::<T>(len)?,
+    })
+}
+
 fn poisoned() -> candle_core::Error {
     candle_core::Error::Msg("rnn: cuDNN state lock poisoned by an earlier panic".into())
 }
@@ -77,9 +89,10 @@ pub(super) fn forward<T: Elem>(
     let algo = rnn.algo_for::<T>(&h, &stream, p, call, train, shapes, operands)?;
     let with_dropout = dropout.active();
     let desc = p.desc(&rnn.spec, &h, algo, with_dropout, call.batch)?;
-    let (work_len, reserve_len) = temp_sizes(&h, desc, train, shapes)?;
-    let mut out = stream.alloc_zeros::<T>(call.output_len() + call.state_len())?;
-    let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
+    let (work_len, reserve_len) =
+        p.temp_sizes(&h, desc, (algo, with_dropout), call, train, shapes)?;
+    let mut out = output::<T>(&stream, call, call.output_len() + call.state_len())?;
+    let mut work = p.take_workspace(&stream, work_len)?;
     let mut reserve = match train {
         true => Some(unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?),
         false => None,
@@ -103,6 +116,7 @@ pub(super) fn forward<T: Elem>(
             &h, desc, shapes, call, sizes, operands, o_ptr, work_ptr, res_ptr,
         )?;
     }
+    p.return_workspace(work);
     Ok((
         CudaStorage::wrap_cuda_slice(out, dev),
         reserve.map(|space| CudnnReserve {
@@ -145,16 +159,17 @@ pub(super) fn backward<T: Elem>(
     let mut held = HeldShapes::none();
     let shapes = p.shapes(&rnn.spec, call, &mut held)?;
     let dev_lengths = device_lengths(&stream, call)?;
-    let (work_len, reserve_len) = temp_sizes(&h, desc, true, shapes)?;
+    let (work_len, reserve_len) =
+        p.temp_sizes(&h, desc, (r.algo, r.dropout), call, true, shapes)?;
     if reserve_len > r.space.len() {
         bail!(
             "rnn backward: reserve space of {} bytes, cuDNN wants {reserve_len}",
             r.space.len()
         );
     }
-    let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
-    let mut dx = stream.alloc_zeros::<T>(call.input_len())?;
-    let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
+    let mut work = p.take_workspace(&stream, work_len)?;
+    let mut dx = output::<T>(&stream, call, call.input_len())?;
+    let mut ds = output::<T>(&stream, call, call.state_len())?;
     // ADD mode accumulates into this zeroed gradient buffer.
     let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
     {
@@ -188,6 +203,7 @@ pub(super) fn backward<T: Elem>(
             [y_ptr, dy_ptr, dx_ptr, ds_ptr, dw_ptr, work_ptr, res_ptr],
         )?;
     }
+    p.return_workspace(work);
     let dw = match &p.remap {
         None => dspace,
         Some(spans) => {
@@ -343,30 +359,6 @@ pub(super) struct Sizes {
     pub space: usize,
     pub work: usize,
     pub reserve: usize,
-}
-
-/// `(work, reserve)` bytes a call needs.
-pub(super) fn temp_sizes(
-    h: &Handle,
-    desc: sys::cudnnRNNDescriptor_t,
-    train: bool,
-    shapes: Raw,
-) -> Result<(usize, usize)> {
-    let mode = if train {
-        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
-    } else {
-        sys::cudnnForwardMode_t::CUDNN_FWD_MODE_INFERENCE
-    };
-    let (mut work, mut reserve) = (0usize, 0usize);
-    cudnn!(cudnnGetRNNTempSpaceSizes(
-        h.0,
-        desc,
-        mode,
-        shapes.x,
-        &mut work,
-        &mut reserve
-    ))?;
-    Ok((work, reserve))
 }
 
 /// The call's sequence lengths on the device (cuDNN reads them from kernels); `None` when

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The op against PyTorch on the grid, from one comparison run (stdlib only).
+
+Usage: scripts/compare_table.py DIR
+DIR holds op_*.json (bench_grid --json) and torch_*.json (scripts/torch_reference.py --grid
+--json) from passes run in alternating order in one command (scripts/compare-grid.sh). For
+every shape and precision it prints the op's time (the faster of its standard and Auto
+variants), PyTorch's, both as the mean of the passes' medians with the min and max over all
+repetitions, and their ratio; then per precision the geometric mean of the ratios, how many
+shapes the op loses, and the worst. Precisions: fp32 (strict), TF32, and bf16 against
+PyTorch's AMP bf16 (whose RNN runs in fp16). Training step and inference forward alike.
+"""
+import glob
+import json
+import math
+import os
+import sys
+
+PRECISIONS = [("fp32", ["op-fp32", "op-fp32-auto"], "torch-fp32"),
+              ("tf32", ["op-tf32", "op-tf32-auto"], "torch-tf32"),
+              ("bf16", ["op-bf16", "op-bf16-auto"], "torch-amp-bf16")]
+
+
+def load_rows(pattern):
+    rows = []
+    for p in sorted(glob.glob(pattern)):
+        with open(p) as f:
+            rows += json.load(f)["grid"]
+    return rows
+
+
+def collect(rows, phase):
+    """{(shape, impl): (mean of pass medians, min, max, picked algorithm)}"""
+    acc = {}
+    for r in rows:
+        if "error" in r:
+            continue
+        impl, pick = r["impl"], ""
+        if " (" in impl:
+            impl, pick = impl.split(" (", 1)
+            pick = pick.rstrip(")")
+        key = ((r["mode"], r["layers"], r["batch"], r["seq"], r["hidden"]), impl)
+        a = acc.setdefault(key, {"med": [], "min": [], "max": [], "pick": set()})
+        a["med"].append(r[f"{phase}_us_per_example"])
+        a["min"].append(r.get(f"{phase}_min_us_per_example", r[f"{phase}_us_per_example"]))
+        a["max"].append(r.get(f"{phase}_max_us_per_example", r[f"{phase}_us_per_example"]))
+        if pick:
+            a["pick"].add(pick)
+    return {k: (sum(v["med"]) / len(v["med"]), min(v["min"]), max(v["max"]), "/".join(sorted(v["pick"])))
+            for k, v in acc.items()}
+
+
+def table(d, phase):
+    ours, theirs = collect(load_rows(os.path.join(d, "op_*.json")), phase), \
+        collect(load_rows(os.path.join(d, "torch_*.json")), phase)
+    shapes = sorted({k[0] for k in ours}, key=lambda s: (s[0], s[1], s[3], s[2], s[4]))
+    print(f"#### {phase}: microseconds per example, mean of the passes' medians [min, max]\n")
+    cols = ["mode", "L", "B", "T", "H"]
+    for name, _, _ in PRECISIONS:
+        cols += [f"op {name}", f"torch {name}", "op/torch"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    ratios = {name: [] for name, _, _ in PRECISIONS}
+    for s in shapes:
+        row = [str(v) for v in s]
+        for name, impls, timpl in PRECISIONS:
+            cands = [(ours[(s, i)], i) for i in impls if (s, i) in ours]
+            t = theirs.get((s, timpl))
+            if not cands or not t:
+                row += ["-", "-", "-"]
+                continue
+            (v, lo, hi, pick), impl = min(cands)
+            label = "auto " + pick if impl.endswith("auto") else "std"
+            r = v / t[0]
+            ratios[name].append((r, s))
+            row += [f"{v:.1f} [{lo:.1f}, {hi:.1f}] {label}", f"{t[0]:.1f} [{t[1]:.1f}, {t[2]:.1f}]",
+                    f"**{r:.2f}**" if r > 1 else f"{r:.2f}"]
+        print("| " + " | ".join(row) + " |")
+    print()
+    print("| precision | shapes | geo-mean op/torch | op slower on | worst |")
+    print("|---|---|---|---|---|")
+    for name, _, _ in PRECISIONS:
+        rs = ratios[name]
+        if not rs:
+            continue
+        geo = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
+        worst = max(rs)
+        slower = sum(r > 1 for r, _ in rs)
+        print(f"| {name} | {len(rs)} | {geo:.2f} | {slower} | {worst[0]:.2f} ({worst[1]}) |")
+    print()
+
+
+if __name__ == "__main__":
+    d = sys.argv[1] if len(sys.argv) > 1 else "."
+    for phase in ("train", "forward"):
+        table(d, phase)

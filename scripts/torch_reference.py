@@ -163,6 +163,24 @@ def profile_grid_case(spec, impl, dev, steps=10):
     print(f"| total | | {total / steps:.1f} |\n")
 
 
+def steps_only(spec, impl, dev, steps):
+    """Just `steps` training steps of one grid shape, for an outside profiler (ncu) to time each
+    kernel the same way on both sides."""
+    mode, layers, batch, seq, hidden = spec.split(",")
+    layers, batch, seq, hidden = int(layers), int(batch), int(seq), int(hidden)
+    torch.manual_seed(0)
+    m = (nn.LSTM if mode == "lstm" else nn.GRU)(hidden, hidden, layers).to(dev)
+    x = torch.randn(seq, batch, hidden, device=dev)
+    target = torch.randn(seq, batch, hidden, device=dev)
+    amp = set_precision(impl, dev)
+    for _ in range(steps):
+        m.zero_grad(set_to_none=True)
+        with amp():
+            loss = F.mse_loss(m(x)[0], target)
+        loss.backward()
+    sync(dev)
+
+
 def run_grid(dev, args):
     rows = []
     for mode in ("lstm", "gru"):
@@ -362,7 +380,12 @@ def main(argv=None):
     ap.add_argument("--profile", action="append", metavar="MODE,L,B,T,H",
                     help="profile one grid shape's training step (kernels, host time); repeatable")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")
+    ap.add_argument("--steps-only", metavar="MODE,L,B,T,H",
+                    help="run --reps training steps of one shape and nothing else (under ncu)")
     args = ap.parse_args(argv)
+    if args.steps_only:
+        steps_only(args.steps_only, args.impl, torch.device(args.device), args.reps)
+        return None
     if args.profile:
         for spec in args.profile:
             profile_grid_case(spec, args.impl, torch.device(args.device))

@@ -22,6 +22,8 @@ pub(crate) struct BackwardInputs<'a> {
     pub state: &'a Tensor,
     pub packed: &'a Tensor,
     pub grad: &'a Tensor,
+    /// Whether the gradient of the initial state is wanted (its input tracks gradients).
+    pub state_grad: bool,
 }
 
 /// One GPU implementation of the whole RNN stack.
@@ -39,13 +41,14 @@ pub(crate) trait GpuBackend: Send + Sync {
         s: Operand,
     ) -> Result<(CudaStorage, Option<GpuReserve>)>;
 
-    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`.
+    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`; `dstate`
+    /// only when `inputs.state_grad`.
     fn backward(
         &self,
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-    ) -> Result<(Tensor, Tensor, Tensor)>;
+    ) -> Result<(Tensor, Tensor, Option<Tensor>)>;
 
     /// The algorithm that serves `(seq, batch, train)` when the backend chose one by measuring.
     fn chosen_algo(&self, _seq: usize, _batch: usize, _train: bool) -> Option<RnnAlgo> {

@@ -188,15 +188,16 @@ impl CustomOp3 for RnnOp {
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let grad = grad.contiguous()?;
         let reserve = self.take_reserve()?;
+        let some = |(dx, dw, ds)| (dx, dw, Some(ds));
         let (dx, dw, ds) = match reserve {
             Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
                 let f = |t: &Tensor| t.to_dtype(DType::F32);
                 let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&grad)?)?;
                 let back = |t: Tensor| t.to_dtype(w.dtype());
-                (back(dx)?, back(dw)?, back(ds)?)
+                (back(dx)?, back(dw)?, Some(back(ds)?))
             }
-            Reserve::Cpu32(t) => self.cpu_bwd::<f32>(&t, w, state, &grad)?,
-            Reserve::Cpu64(t) => self.cpu_bwd::<f64>(&t, w, state, &grad)?,
+            Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, state, &grad)?),
+            Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, state, &grad)?),
             #[cfg(feature = "cuda")]
             Reserve::Gpu(r) => {
                 let inputs = BackwardInputs {
@@ -205,13 +206,23 @@ impl CustomOp3 for RnnOp {
                     state,
                     packed: _packed,
                     grad: &grad,
+                    state_grad: state.track_op(),
                 };
                 self.gpu.backward(&self.call, r, inputs)?
             }
         };
-        let dx = dx.reshape(x.shape())?;
-        let ds = ds.reshape(state.shape())?;
-        Ok((Some(dx), Some(dw), Some(ds)))
+        let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
+        Ok((keep(x, dx)?, keep(w, dw)?, ds))
+    }
+}
+
+/// The gradient of `arg`, shaped like it, if anything upstream of `arg` wants one: candle adds
+/// every gradient a custom op returns into a zero-filled buffer of the argument's size, which
+/// for an untracked input (a detached state, a fixed input) is work for nothing.
+fn keep(arg: &Tensor, grad: Tensor) -> Result<Option<Tensor>> {
+    match arg.track_op() {
+        true => Ok(Some(grad.reshape(arg.shape())?)),
+        false => Ok(None),
     }
 }
 

@@ -145,7 +145,7 @@ impl GpuBackend for CudnnRnn {
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-    ) -> Result<(Tensor, Tensor, Tensor)> {
+    ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
         let Ok(r) = reserve.downcast::<CudnnReserve>() else {
             bail!("rnn backward: the forward's reserve was not cuDNN's")
         };

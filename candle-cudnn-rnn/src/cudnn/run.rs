@@ -127,13 +127,14 @@ pub(super) fn forward<T: Elem>(
     ))
 }
 
-/// The gradients `(dx, dw, dstate)` of `call` from the reserve its forward left.
+/// The gradients `(dx, dw, dstate)` of `call` from the reserve its forward left; `dstate` only
+/// when asked for (cuDNN skips it for a NULL `dhx`/`dcx`).
 pub(super) fn backward<T: Elem>(
     rnn: &CudnnRnn,
     call: &Call,
     mut r: CudnnReserve,
     i: BackwardInputs,
-) -> Result<(Tensor, Tensor, Tensor)> {
+) -> Result<(Tensor, Tensor, Option<Tensor>)> {
     let tensors = [i.x, i.weight, i.state, i.packed, i.grad];
     let guards: Vec<_> = tensors.iter().map(|t| t.storage_and_layout()).collect();
     let mut views = Vec::with_capacity(5);
@@ -169,14 +170,23 @@ pub(super) fn backward<T: Elem>(
     }
     let mut work = p.take_workspace(&stream, work_len)?;
     let mut dx = output::<T>(&stream, call, call.input_len())?;
-    let mut ds = output::<T>(&stream, call, call.state_len())?;
+    let mut ds = match i.state_grad {
+        true => Some(output::<T>(&stream, call, call.state_len())?),
+        false => None,
+    };
     // ADD mode accumulates into this zeroed gradient buffer.
     let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
     {
         let [(x_ptr, _a), (s_ptr, _b), (y_ptr, _c), (dy_ptr, _d)] =
             [x, s, y, dy].map(|v| v.device_ptr(&stream));
         let (dx_ptr, _e) = dx.device_ptr_mut(&stream);
-        let (ds_ptr, _f) = ds.device_ptr_mut(&stream);
+        let (ds_ptr, _f) = match ds.as_mut() {
+            Some(ds) => {
+                let (p, g) = ds.device_ptr_mut(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
         let (dw_ptr, _g) = dspace.device_ptr_mut(&stream);
         let (work_ptr, _h) = work.device_ptr_mut(&stream);
         let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
@@ -224,15 +234,16 @@ pub(super) fn backward<T: Elem>(
     Ok((
         wrap(dx, call.input_len()),
         wrap(dw, rnn.spec.dims.weight_count()),
-        wrap(ds, call.state_len()),
+        ds.map(|ds| wrap(ds, call.state_len())),
     ))
 }
 
 impl CudnnRnn {
-    /// `at` elements past `base` where the cell has a `c` state (LSTM), NULL otherwise.
+    /// `at` elements past `base` where the cell has a `c` state (LSTM), NULL otherwise (and
+    /// for a NULL `base`: an output not asked for).
     fn c_ptr<T>(&self, base: u64, at: usize) -> *mut c_void {
         match self.spec.dims.mode {
-            RnnMode::Lstm => ptr::<T>(base, at),
+            RnnMode::Lstm if base != 0 => ptr::<T>(base, at),
             _ => std::ptr::null_mut(),
         }
     }

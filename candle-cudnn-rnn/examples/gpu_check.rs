@@ -2,7 +2,7 @@
 //! random inputs every run; PyTorch's recorded outputs; dropout; one module shared by one
 //! thread per GPU (two threads on one GPU when the machine has one); memory over 1,000 steps.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices]`
 //! Prints a table and exits non-zero if any check fails.
 
 use anyhow::{bail, Result};
@@ -602,6 +602,19 @@ fn main() -> Result<()> {
     let seed: u64 = rand::rng().random();
     let mut rng = StdRng::seed_from_u64(seed);
     println!("cuDNN {} | seed {seed}", cudnn_version());
+    // `--devices` runs the several-GPU check alone (on a machine lent for it).
+    if args.iter().any(|a| a == "--devices") {
+        let (what, e) = check_devices(&mut rng)?;
+        let ok = e <= 1e-5;
+        println!(
+            "devices: {what}: max rel err {e:.1e} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        if !ok {
+            bail!("the several-GPU check failed");
+        }
+        return Ok(());
+    }
     let mut failures = 0;
     let mut rows = Vec::new();
     println!(

@@ -103,10 +103,10 @@ pub struct GenerateArgs {
     /// Softmax temperature: below 1 sharper, above 1 flatter; near 0, the likeliest word
     #[arg(long, default_value_t = 1.0, value_parser = args::positive)]
     pub temperature: f64,
-    /// Words to start from, separated by spaces; words outside the vocabulary read as <unk>
-    /// [default: <eos>, a sentence start]
-    #[arg(long, default_value = "")]
-    pub prompt: String,
+    /// Words to start from, separated by spaces (words outside the vocabulary read as `<unk>`);
+    /// without it, a sentence start (`<eos>`)
+    #[arg(long)]
+    pub prompt: Option<String>,
     /// Seed of the sampling
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -135,7 +135,13 @@ pub fn generate(args: GenerateArgs) -> Result<()> {
     spec.precision.plan().apply_to_matmuls();
     let (_, varmap) = build_model(spec, &device, Some(&ckpt.weights))?;
     let model = inference_model(spec, &varmap, &device)?;
-    let mut prompt: Vec<String> = args.prompt.split_whitespace().map(str::to_owned).collect();
+    let mut prompt: Vec<String> = args
+        .prompt
+        .as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
     if prompt.is_empty() {
         prompt.push(EOS.to_owned());
     }

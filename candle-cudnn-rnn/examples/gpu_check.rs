@@ -490,6 +490,15 @@ fn check_devices(rng: &mut StdRng) -> Result<(String, f64)> {
     Ok((what, errors.into_iter().fold(0.0, f64::max)))
 }
 
+/// Runs `check_devices` and prints its line; returns whether it passed and its JSON row.
+fn report_devices(rng: &mut StdRng) -> Result<(bool, serde_json::Value)> {
+    let (what, e) = check_devices(rng)?;
+    let ok = e <= 1e-5;
+    let verdict = if ok { "ok" } else { "FAIL" };
+    println!("devices: {what}: max rel err {e:.1e} {verdict}");
+    Ok((ok, json!({"devices": what, "error": e, "ok": ok})))
+}
+
 fn used_memory() -> Result<usize> {
     let (free, total) = candle_core::cuda_backend::cudarc::driver::result::mem_get_info()?;
     Ok(total - free)
@@ -690,14 +699,9 @@ fn main() -> Result<()> {
         println!("dropout: {name}: {}", if ok { "ok" } else { "FAIL" });
         rows.push(json!({"dropout": name, "ok": ok}));
     }
-    let (what, e) = check_devices(&mut rng)?;
-    let ok = e <= 1e-5;
+    let (ok, row) = report_devices(&mut rng)?;
     failures += usize::from(!ok);
-    println!(
-        "devices: {what}: max rel err {e:.1e} {}",
-        if ok { "ok" } else { "FAIL" }
-    );
-    rows.push(json!({"devices": what, "error": e, "ok": ok}));
+    rows.push(row);
     let steps = if quick { 50 } else { 1000 };
     let (warm, end) = check_memory(&gpu, steps)?;
     let grew = end.saturating_sub(warm);

@@ -38,45 +38,39 @@ fn int_in(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
     Ok(v)
 }
 
-/// Counts of epochs, batches and words: at least 1.
-pub fn count(s: &str) -> Result<usize, String> {
-    int_in(s, 1, 1 << 30)
-}
-
-/// Warm-up steps: 0 or more.
-pub fn count_or_zero(s: &str) -> Result<usize, String> {
-    int_in(s, 0, 1 << 30)
-}
-
-/// Epochs at the initial learning rate: 0 (decay from the second epoch on) or more.
-pub fn epochs_or_zero(s: &str) -> Result<usize, String> {
-    int_in(s, 0, 100_000)
-}
-
-/// Epochs of a whole run.
-pub fn epochs(s: &str) -> Result<usize, String> {
-    int_in(s, 1, 100_000)
-}
-
-pub fn hidden_size(s: &str) -> Result<usize, String> {
-    int_in(s, 1, 16_384)
-}
-
-pub fn num_layers(s: &str) -> Result<usize, String> {
-    int_in(s, 1, 64)
-}
-
-pub fn num_steps(s: &str) -> Result<usize, String> {
-    int_in(s, 1, 10_000)
-}
-
-pub fn batch_size(s: &str) -> Result<usize, String> {
-    int_in(s, 1, 100_000)
-}
-
+/// The accepted range of each whole-number setting, for the flags and for `LmConfig::validate`.
+pub const COUNT: (usize, usize) = (1, 1 << 30);
+pub const EPOCHS: (usize, usize) = (1, 100_000);
+pub const HIDDEN_SIZE: (usize, usize) = (1, 16_384);
+pub const NUM_LAYERS: (usize, usize) = (1, 64);
+pub const NUM_STEPS: (usize, usize) = (1, 10_000);
+pub const BATCH_SIZE: (usize, usize) = (1, 100_000);
 /// At least `<unk>` and one word.
-pub fn vocab_size(s: &str) -> Result<usize, String> {
-    int_in(s, 2, 10_000_000)
+pub const VOCAB_SIZE: (usize, usize) = (2, 10_000_000);
+
+/// clap parsers of whole numbers in a range, one per kind of flag.
+macro_rules! whole_number_parsers {
+    ($($(#[$doc:meta])* $name:ident: $range:expr;)*) => {
+        $( $(#[$doc])* pub fn $name(s: &str) -> Result<usize, String> {
+            int_in(s, $range.0, $range.1)
+        } )*
+    };
+}
+
+whole_number_parsers! {
+    /// Counts of epochs, batches and words: at least 1.
+    count: COUNT;
+    /// Warm-up steps: 0 or more.
+    count_or_zero: (0, COUNT.1);
+    /// Epochs at the initial learning rate: 0 (decay from the second epoch on) or more.
+    epochs_or_zero: (0, EPOCHS.1);
+    /// Epochs of a whole run.
+    epochs: EPOCHS;
+    hidden_size: HIDDEN_SIZE;
+    num_layers: NUM_LAYERS;
+    num_steps: NUM_STEPS;
+    batch_size: BATCH_SIZE;
+    vocab_size: VOCAB_SIZE;
 }
 
 fn float(s: &str) -> Result<f64, String> {

@@ -122,17 +122,20 @@ impl LmConfig {
     /// lies in the range its flag accepts (a configuration from a checkpoint never met the
     /// flags). The message names the flags involved.
     pub fn validate(&self) -> Result<(), String> {
+        use crate::args::{BATCH_SIZE, EPOCHS, HIDDEN_SIZE, NUM_LAYERS, NUM_STEPS, VOCAB_SIZE};
         let sizes = [
-            ("--num-layers", self.num_layers, 64),
-            ("--num-steps", self.num_steps, 10_000),
-            ("--hidden-size", self.hidden_size, 16_384),
-            ("--batch-size", self.batch_size, 100_000),
-            ("--max-max-epoch", self.max_max_epoch, 100_000),
-            ("--vocab-size", self.vocab_size, 10_000_000),
+            ("--num-layers", self.num_layers, NUM_LAYERS),
+            ("--num-steps", self.num_steps, NUM_STEPS),
+            ("--hidden-size", self.hidden_size, HIDDEN_SIZE),
+            ("--batch-size", self.batch_size, BATCH_SIZE),
+            ("--max-max-epoch", self.max_max_epoch, EPOCHS),
+            ("--vocab-size", self.vocab_size, VOCAB_SIZE),
         ];
-        for (flag, v, hi) in sizes {
-            if v == 0 || v > hi {
-                return Err(format!("{flag} {v}: must be a whole number from 1 to {hi}"));
+        for (flag, v, (lo, hi)) in sizes {
+            if v < lo || v > hi {
+                return Err(format!(
+                    "{flag} {v}: must be a whole number from {lo} to {hi}"
+                ));
             }
         }
         let fractions = [

@@ -29,6 +29,23 @@ fn write_corpus(dir: &Path, seed: u64) {
     }
 }
 
+/// A temporary folder with a generated corpus in `data/`: `(folder, data)`.
+fn corpus(seed: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    write_corpus(&data, seed);
+    (tmp, data)
+}
+
+/// `corpus(seed)` and a one-epoch run of it in `run/`: `(folder, data, run)`.
+fn one_epoch(seed: u64) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let (tmp, data) = corpus(seed);
+    let run = tmp.path().join("run");
+    stdout(&train(&data, &run, &["--epochs", "1"]));
+    (tmp, data, run)
+}
+
 const TINY: &[&str] = &[
     "--hidden-size",
     "24",
@@ -130,10 +147,7 @@ fn test_perplexity(out: &str) -> String {
 
 #[test]
 fn learns_and_resumes_exactly() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    write_corpus(&data, 1);
+    let (tmp, data) = corpus(1);
 
     // Uninterrupted: three epochs.
     let a = tmp.path().join("a");
@@ -269,10 +283,7 @@ fn half_precision_trains_f32_weights() {
 }
 
 fn half_precision_run(half: &str) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    write_corpus(&data, 3);
+    let (tmp, data) = corpus(3);
     let out = tmp.path().join(half);
     let run = stdout(&train(&data, &out, &["--precision", half]));
     assert_eq!(run.contains("loss scale: "), half == "f16", "{run}");
@@ -347,10 +358,7 @@ fn bad_input_is_a_clear_error_and_overwrites_nothing() {
 /// uninterrupted one would, and says so when there is nothing left.
 #[test]
 fn epochs_count_in_total_across_resumes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    write_corpus(&data, 4);
+    let (tmp, data) = corpus(4);
     let out = tmp.path().join("run");
     let first = stdout(&train(&data, &out, &["--epochs", "1"]));
     assert_eq!(perplexities(&first).len(), 1);
@@ -375,12 +383,7 @@ fn failure(o: &Output) -> (i32, String) {
 /// `Error:`/`error:` line naming the flag, never a panic.
 #[test]
 fn bad_values_are_usage_errors_naming_the_flag() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    write_corpus(&data, 5);
-    let run = tmp.path().join("run");
-    stdout(&train(&data, &run, &["--epochs", "1"]));
+    let (tmp, data, run) = one_epoch(5);
     let (d, r) = (data.to_str().unwrap(), run.to_str().unwrap());
     let x = tmp.path().join("x");
     let x = x.to_str().unwrap();
@@ -491,12 +494,7 @@ fn errors_are_one_clean_line() {
 /// checkpoint is untouched.
 #[test]
 fn a_run_folder_is_locked_while_written() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    write_corpus(&data, 6);
-    let out = tmp.path().join("run");
-    stdout(&train(&data, &out, &["--epochs", "1"]));
+    let (_tmp, data, out) = one_epoch(6);
     std::fs::write(out.join("model.tmp"), b"left by a crash").unwrap();
     let saved = std::fs::read(out.join("model.safetensors")).unwrap();
     // This process stands in for a run in progress: it holds the folder's lock.
@@ -515,12 +513,7 @@ fn a_run_folder_is_locked_while_written() {
 /// Sampling at a vanishing temperature is greedy, not NaN; unknown prompt words are named.
 #[test]
 fn generate_is_greedy_near_zero_and_names_unknown_words() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    write_corpus(&data, 7);
-    let out = tmp.path().join("run");
-    stdout(&train(&data, &out, &["--epochs", "1"]));
+    let (_tmp, _data, out) = one_epoch(7);
     let sample = |seed: &str| {
         ptb_lm(&[
             "generate",

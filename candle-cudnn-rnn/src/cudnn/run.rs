@@ -3,7 +3,7 @@
 
 use super::ffi::{cudnn, handle, Handle};
 use super::prepared::{HeldShapes, Raw};
-use super::{CudnnReserve, CudnnRnn};
+use super::{poisoned, CudnnReserve, CudnnRnn};
 use crate::backend::{BackwardInputs, Operand};
 use crate::call::{Call, Dropout};
 use crate::RnnMode;
@@ -46,10 +46,6 @@ fn output<T: Elem>(stream: &Arc<CudaStream>, call: &Call, len: usize) -> Result<
         None => unsafe { stream.alloc::<T>(len) }?,
         Some(_) => stream.alloc_zeros::<T>(len)?,
     })
-}
-
-fn poisoned() -> candle_core::Error {
-    candle_core::Error::Msg("rnn: cuDNN state lock poisoned by an earlier panic".into())
 }
 
 /// The forward of `call`: the packed `[y | h_n | c_n]`, and the reserve space when `train`.
@@ -100,13 +96,7 @@ pub(super) fn forward<T: Elem>(
     {
         let (o_ptr, _og) = out.device_ptr_mut(&stream);
         let (work_ptr, _kg) = work.device_ptr_mut(&stream);
-        let (res_ptr, _rg) = match reserve.as_mut() {
-            Some(r) => {
-                let (p, g) = r.device_ptr_mut(&stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
+        let (res_ptr, _rg) = optional_ptr_mut(&stream, reserve.as_mut());
         let sizes = Sizes {
             space: p.space_len * std::mem::size_of::<T>(),
             work: work_len,
@@ -180,13 +170,7 @@ pub(super) fn backward<T: Elem>(
         let [(x_ptr, _a), (s_ptr, _b), (y_ptr, _c), (dy_ptr, _d)] =
             [x, s, y, dy].map(|v| v.device_ptr(&stream));
         let (dx_ptr, _e) = dx.device_ptr_mut(&stream);
-        let (ds_ptr, _f) = match ds.as_mut() {
-            Some(ds) => {
-                let (p, g) = ds.device_ptr_mut(&stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
+        let (ds_ptr, _f) = optional_ptr_mut(&stream, ds.as_mut());
         let (dw_ptr, _g) = dspace.device_ptr_mut(&stream);
         let (work_ptr, _h) = work.device_ptr_mut(&stream);
         let (res_ptr, _i) = r.space.device_ptr_mut(&stream);
@@ -381,6 +365,20 @@ fn device_lengths(stream: &Arc<CudaStream>, call: &Call) -> Result<Option<CudaSl
             Ok(Some(stream.clone_htod(&l)?))
         }
         None => Ok(None),
+    }
+}
+
+/// The address of a buffer that may be absent: 0 (NULL to cuDNN) for none.
+fn optional_ptr_mut<'a, T>(
+    stream: &'a CudaStream,
+    buf: Option<&'a mut CudaSlice<T>>,
+) -> (u64, Option<impl Drop + 'a>) {
+    match buf {
+        Some(b) => {
+            let (p, g) = b.device_ptr_mut(stream);
+            (p, Some(g))
+        }
+        None => (0, None),
     }
 }
 

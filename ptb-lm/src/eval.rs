@@ -1,15 +1,15 @@
 //! `ptb-lm eval` and `ptb-lm generate` on a saved checkpoint.
 
 use crate::args;
-use crate::checkpoint;
+use crate::checkpoint::{self, Checkpoint};
 use crate::data::{encode, read_words, EOS, UNK};
-use crate::model::Masks;
+use crate::model::{Masks, PtbModel};
 use crate::pass::evaluate;
 use crate::session::{build_model, inference_model, pick_device, DeviceArg};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Split {
@@ -42,14 +42,22 @@ pub struct EvalArgs {
     pub max_batches: Option<usize>,
 }
 
+/// A checkpoint and its model for evaluation on `device`, with the run's matmul precision.
+fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbModel)> {
+    let device = pick_device(device)?;
+    let ckpt = checkpoint::load(dir, &device)?;
+    ckpt.spec.precision.plan().apply_to_matmuls();
+    let (_, varmap) = build_model(&ckpt.spec, &device, Some(&ckpt.weights))?;
+    let model = inference_model(&ckpt.spec, &varmap, &device)?;
+    Ok((ckpt, model))
+}
+
 /// Perplexity of a split as training measures it: valid with the training batch and steps,
 /// test with batch 1 and 1 step (the tutorial's eval config), unless told otherwise; the whole
 /// split unless `--max-batches` says otherwise. Says how many words it scored.
 pub fn eval(args: EvalArgs) -> Result<()> {
-    let device = pick_device(args.device)?;
-    let ckpt = checkpoint::load(&args.checkpoint, &device)?;
+    let (ckpt, model) = load_for_inference(&args.checkpoint, args.device)?;
     let spec = &ckpt.spec;
-    spec.precision.plan().apply_to_matmuls();
     let (name, batch, steps, why) = match args.split {
         Split::Valid => (
             "valid",
@@ -70,8 +78,6 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     let path = args.data.join(format!("ptb.{name}.txt"));
     let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
-    let (_, varmap) = build_model(spec, &device, Some(&ckpt.weights))?;
-    let model = inference_model(spec, &varmap, &device)?;
     let r = evaluate(&model, &ids, (batch, steps), args.max_batches, Some(name))?;
     let label = if args.split == Split::Test {
         "Test"
@@ -129,12 +135,8 @@ fn sampling_probabilities(logits: &[f64], temperature: f64) -> Vec<f64> {
 
 /// Samples words from the model, one step at a time; `<eos>` prints as a line break.
 pub fn generate(args: GenerateArgs) -> Result<()> {
-    let device = pick_device(args.device)?;
-    let ckpt = checkpoint::load(&args.checkpoint, &device)?;
-    let spec = &ckpt.spec;
-    spec.precision.plan().apply_to_matmuls();
-    let (_, varmap) = build_model(spec, &device, Some(&ckpt.weights))?;
-    let model = inference_model(spec, &varmap, &device)?;
+    let (ckpt, model) = load_for_inference(&args.checkpoint, args.device)?;
+    let device = model.device();
     let mut prompt: Vec<String> = args
         .prompt
         .as_deref()

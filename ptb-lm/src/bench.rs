@@ -8,10 +8,11 @@ use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
 use crate::model::{Masks, RnnKind};
 use crate::optim::Optimizer;
-use crate::pass::{step, step_timed, Phase, Training};
+use crate::pass::{step_timed, Phase, Training};
 use crate::precision::Precision;
 use crate::run::RunSpec;
 use crate::session::{build_model, device_name, pick_device, sorted_vars, DeviceArg};
+use crate::stepper::Stepper;
 use anyhow::{Context, Result};
 use candle_core::Device;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -47,6 +48,10 @@ pub struct BenchArgs {
     /// Also time the phases of a step (forward+loss, backward, clipped SGD update) separately
     #[arg(long)]
     pub breakdown: bool,
+    /// Run every step eagerly instead of replaying it from a CUDA graph (f16 steps always run
+    /// eagerly)
+    #[arg(long)]
+    pub no_cuda_graph: bool,
 }
 
 /// Median milliseconds of each phase of `reps` real training steps (`pass::step_timed`, loss
@@ -126,19 +131,14 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
     let stream = batches.upload(&device)?;
-    let mut lm_state = model.zero_state(cfg.batch_size)?;
+    let graph = !args.no_cuda_graph && opt.loss_scale().is_none();
+    let mut stepper = Stepper::new(&model, cfg.batch_size, cfg.num_steps, graph)?;
+    let graphed = stepper.graphed();
     // Step `i` of the stream, state carried, nothing synchronized.
     let mut train_step = |i: usize| -> Result<()> {
         let mut training = Training { opt: &mut opt };
-        let (_, next) = step(
-            &model,
-            batches.window(&stream, i % batches.len())?,
-            &lm_state,
-            &mut masks,
-            Some(&mut training),
-        )?;
-        lm_state = next.detach();
-        Ok(())
+        let window = batches.window(&stream, i % batches.len())?;
+        stepper.run(window, &mut masks, Some(&mut training))
     };
     let mut times = Vec::with_capacity(args.batches);
     let mut peak = memory_in_use(&device)?;
@@ -198,15 +198,17 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "pipelined_ms_per_batch": pipelined * 1e3,
         "pipelined_words_per_second": words / pipelined,
         "host_ms_per_batch": host_median * 1e3,
+        "cuda_graph": graphed,
         "device_memory_bytes": peak,
         "breakdown_ms": phases,
     });
     eprintln!(
-        "{:?} {:?} {:?}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} ms/batch, {:.0} \
+        "{:?} {:?} {:?}{}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} ms/batch, {:.0} \
          words/s, host {:.2} ms/batch",
         args.config,
         args.rnn,
         args.precision,
+        if graphed { " (CUDA graph)" } else { "" },
         median * 1e3,
         words / median,
         pipelined * 1e3,

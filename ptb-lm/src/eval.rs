@@ -40,6 +40,10 @@ pub struct EvalArgs {
     /// Score only this many batches [default: the whole split]
     #[arg(long, value_parser = args::count)]
     pub max_batches: Option<usize>,
+    /// Run every step eagerly instead of replaying it from a CUDA graph (on a GPU, steps after
+    /// the first are replays of one captured step by default)
+    #[arg(long)]
+    pub no_cuda_graph: bool,
 }
 
 /// A checkpoint and its model for evaluation on `device`, with the run's matmul precision.
@@ -78,7 +82,15 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     let path = args.data.join(format!("ptb.{name}.txt"));
     let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
-    let r = evaluate(&model, &ids, (batch, steps), args.max_batches, Some(name))?;
+    let graph = !args.no_cuda_graph;
+    let r = evaluate(
+        &model,
+        &ids,
+        (batch, steps),
+        args.max_batches,
+        graph,
+        Some(name),
+    )?;
     let label = if args.split == Split::Test {
         "Test"
     } else {

@@ -6,6 +6,7 @@ mod bench;
 mod checkpoint;
 mod config;
 mod data;
+mod dropout;
 mod eval;
 mod loss_scale;
 mod model;
@@ -19,6 +20,7 @@ mod progress;
 mod run;
 mod run_dir;
 mod session;
+mod stepper;
 mod train;
 mod xent;
 

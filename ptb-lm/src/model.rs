@@ -3,6 +3,7 @@
 //! LSTM cells (the classic CudnnLSTM vs BasicLSTMCell comparison: same model, two kernels).
 
 use crate::config::{LmConfig, LstmBias};
+use crate::dropout::DropoutRng;
 use crate::optim::Lookup;
 use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
@@ -36,6 +37,23 @@ pub enum LmState {
 }
 
 impl LmState {
+    /// Overwrites this state's memory with `next` (a state of the same model and batch).
+    pub fn assign(&self, next: &LmState) -> Result<()> {
+        let set = |to: &Tensor, from: &Tensor| -> Result<()> {
+            Ok(to.slice_set(&from.reshape(to.shape())?.contiguous()?, 0, 0)?)
+        };
+        match (self, next) {
+            (LmState::Fused(a), LmState::Fused(b)) => set(a.packed(), b.packed()),
+            (LmState::Loop(a), LmState::Loop(b)) if a.len() == b.len() => {
+                a.iter().zip(b).try_for_each(|(a, b)| {
+                    set(&a.h, &b.h)?;
+                    set(&a.c, &b.c)
+                })
+            }
+            _ => bail!("assigning a state of another model"),
+        }
+    }
+
     pub fn detach(&self) -> Self {
         match self {
             LmState::Fused(s) => LmState::Fused(s.detach()),
@@ -49,23 +67,34 @@ impl LmState {
 }
 
 /// Dropout masks from seeded generators, so that a resumed run draws what an uninterrupted one
-/// would: a host generator on the CPU (candle's CPU sampler cannot be seeded), the device's
-/// generator on a GPU.
+/// would: a host generator on the CPU, on a GPU the counter-based one of `crate::dropout`, whose
+/// seed and step counter stay in device memory (so a step replayed from a CUDA graph draws new
+/// masks). Each dropout of a step takes the next slot; `end_step` moves to the next step.
 pub struct Masks {
+    seed: u64,
     rng: StdRng,
+    device: Option<DropoutRng>,
+    slot: u32,
 }
 
 impl Masks {
     pub fn new(seed: u64) -> Self {
         Self {
+            seed,
             rng: StdRng::seed_from_u64(seed),
+            device: None,
+            slot: 0,
         }
     }
 
     pub fn reseed(&mut self, seed: u64, device: &Device) -> Result<()> {
+        self.seed = seed;
         self.rng = StdRng::seed_from_u64(seed);
-        if !device.is_cpu() {
-            device.set_seed(seed)?;
+        self.slot = 0;
+        match &self.device {
+            Some(d) => d.reseed(seed)?,
+            None if !device.is_cpu() => self.device = Some(DropoutRng::new(seed, device)?),
+            None => {}
         }
         Ok(())
     }
@@ -75,9 +104,8 @@ impl Masks {
         if p <= 0.0 {
             return Ok(x.clone());
         }
-        let scale = 1.0 / (1.0 - p as f64);
-        let mask = if x.device().is_cpu() {
-            let keep = scale as f32;
+        if x.device().is_cpu() {
+            let keep = (1.0 / (1.0 - p as f64)) as f32;
             let m: Vec<f32> = (0..x.elem_count())
                 .map(|_| {
                     if self.rng.random::<f32>() < p {
@@ -87,12 +115,32 @@ impl Masks {
                     }
                 })
                 .collect();
-            Tensor::from_vec(m, x.shape(), x.device())?.to_dtype(x.dtype())?
-        } else {
-            let u = Tensor::rand(0f32, 1f32, x.shape(), x.device())?;
-            (u.ge(p as f64)?.to_dtype(x.dtype())? * scale)?
-        };
-        Ok((x * mask)?)
+            let mask = Tensor::from_vec(m, x.shape(), x.device())?.to_dtype(x.dtype())?;
+            return Ok((x * mask)?);
+        }
+        if self.device.is_none() {
+            self.device = Some(DropoutRng::new(self.seed, x.device())?);
+        }
+        let rng = self.device.as_ref().expect("just set");
+        self.slot += 1;
+        Ok(rng.dropout(x, p, self.slot - 1)?)
+    }
+
+    /// Ends a step: the next one draws other masks.
+    pub fn end_step(&mut self) -> Result<()> {
+        if self.slot > 0 {
+            if let Some(d) = &self.device {
+                d.advance()?;
+            }
+        }
+        self.slot = 0;
+        Ok(())
+    }
+
+    /// Forgets the slots a step that did not run took (its next try draws the same masks).
+    #[cfg(feature = "cuda")]
+    pub fn restart_step(&mut self) {
+        self.slot = 0;
     }
 }
 

@@ -8,6 +8,28 @@ use candle_core::cuda_backend::cudarc::nvrtc;
 use candle_core::{bail, CudaDevice, Result};
 use std::sync::OnceLock;
 
+/// CUDA C shared by the modules that read and write half types: `bf16` and `f16` as raw bits,
+/// `load` to f32 and `store` from f32 (round to nearest even), without CUDA's headers.
+/// A macro so that modules can `concat!` it in front of their own source.
+macro_rules! half_types {
+    () => {
+        r#"
+struct bf16 { unsigned short x; };
+struct f16 { unsigned short x; };
+__device__ __forceinline__ float load(float v) { return v; }
+__device__ __forceinline__ float load(bf16 v) { return __uint_as_float(((unsigned int)v.x) << 16); }
+__device__ __forceinline__ float load(f16 v) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.x)); return f; }
+__device__ __forceinline__ void store(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store(bf16* p, float v) {
+    unsigned int u = __float_as_uint(v);
+    p->x = (v != v) ? (unsigned short)0x7fc0 : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ void store(f16* p, float v) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); p->x = h; }
+"#
+    };
+}
+pub(crate) use half_types;
+
 /// A CUDA C source and, once compiled, its PTX.
 pub struct Module {
     name: &'static str,

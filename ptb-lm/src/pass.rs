@@ -4,8 +4,9 @@ use crate::data::Batches;
 use crate::model::{sequence_loss, LmState, Masks, PtbModel};
 use crate::optim::Optimizer;
 use crate::progress::Progress;
+use crate::stepper::Stepper;
 use anyhow::Result;
-use candle_core::{DType, Tensor};
+use candle_core::Tensor;
 use std::time::Instant;
 
 pub struct Training<'a> {
@@ -69,44 +70,39 @@ pub fn step_timed(
         t.opt.step(&grads, lookup.as_slice())?;
         lap(Phase::Update)?;
     }
+    masks.end_step()?;
     Ok((loss, next))
 }
 
 /// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to
-/// batch; trains when `training` is given. Progress, when `label` names the pass, shows the
-/// running perplexity and words/s.
+/// batch; trains when `training` is given. On a GPU with `graph`, the steps after the first are
+/// replays of a CUDA graph (`Stepper`). Progress, when `label` names the pass, shows the running
+/// perplexity and words/s.
 #[allow(clippy::too_many_arguments)]
 pub fn run_pass(
     model: &PtbModel,
     data: &[u32],
-    batch: usize,
-    steps: usize,
+    (batch, steps): (usize, usize),
     mut training: Option<Training>,
     masks: &mut Masks,
     max_batches: Option<usize>,
+    graph: bool,
     label: Option<&str>,
 ) -> Result<PassResult> {
     let batches = Batches::new(data, batch, steps)?;
     let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
-    let dev = model.device();
-    let stream = batches.upload(&dev)?;
+    let stream = batches.upload(&model.device())?;
     let mut progress = label.map_or_else(Progress::hidden, |l| Progress::new(l, n));
-    let mut state = model.zero_state(batch)?;
-    let mut cost = Tensor::zeros((), DType::F64, &dev)?;
+    let scaled = training
+        .as_ref()
+        .is_some_and(|t| t.opt.loss_scale().is_some());
+    let mut stepper = Stepper::new(model, batch, steps, graph && !scaled)?;
     let start = Instant::now();
     for i in 0..n {
-        let (loss, next) = step(
-            model,
-            batches.window(&stream, i)?,
-            &state,
-            masks,
-            training.as_mut(),
-        )?;
-        cost = (cost + loss.detach().to_dtype(DType::F64)?)?;
-        state = next.detach();
+        stepper.run(batches.window(&stream, i)?, masks, training.as_mut())?;
         // Reading the cost waits for the device: only when the progress is shown.
         if progress.due(i + 1) {
-            let c = cost.to_scalar::<f64>()?;
+            let c = stepper.cost()?;
             let words = (i + 1) * batch * steps;
             let secs = start.elapsed().as_secs_f64();
             let perplexity = (c / ((i + 1) * steps) as f64).exp();
@@ -114,7 +110,7 @@ pub fn run_pass(
         }
     }
     progress.finish();
-    let c = cost.to_scalar::<f64>()?;
+    let c = stepper.cost()?;
     Ok(PassResult {
         perplexity: (c / (n * steps) as f64).exp(),
         words: n * batch * steps,
@@ -126,20 +122,13 @@ pub fn run_pass(
 pub fn evaluate(
     model: &PtbModel,
     data: &[u32],
-    (batch, steps): (usize, usize),
+    shape: (usize, usize),
     max_batches: Option<usize>,
+    graph: bool,
     label: Option<&str>,
 ) -> Result<PassResult> {
-    run_pass(
-        model,
-        data,
-        batch,
-        steps,
-        None,
-        &mut Masks::new(0),
-        max_batches,
-        label,
-    )
+    let masks = &mut Masks::new(0);
+    run_pass(model, data, shape, None, masks, max_batches, graph, label)
 }
 
 #[cfg(test)]
@@ -163,8 +152,8 @@ mod tests {
         let model = inference_model(&spec, &varmap, &dev).unwrap();
         // 1 + 6k words: both windowings cover every target.
         let data: Vec<u32> = (0..61u32).map(|i| (i * 7 + i / 3) % 13).collect();
-        let one = evaluate(&model, &data, (1, 1), None, None).unwrap();
-        let six = evaluate(&model, &data, (1, 6), None, None).unwrap();
+        let one = evaluate(&model, &data, (1, 1), None, false, None).unwrap();
+        let six = evaluate(&model, &data, (1, 6), None, false, None).unwrap();
         assert_eq!((one.words, six.words), (60, 60));
         let rel = (one.perplexity / six.perplexity - 1.0).abs();
         assert!(rel < 1e-5, "{} vs {}", one.perplexity, six.perplexity);
@@ -172,7 +161,7 @@ mod tests {
         let mut fresh = 0.0;
         for i in 0..60 {
             let w = [data[i], data[i + 1]];
-            fresh += evaluate(&model, &w, (1, 1), None, None)
+            fresh += evaluate(&model, &w, (1, 1), None, false, None)
                 .unwrap()
                 .perplexity
                 .ln();

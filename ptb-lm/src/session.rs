@@ -39,14 +39,13 @@ pub fn pick_device(d: DeviceArg) -> Result<Device> {
         DeviceArg::Cuda(_) if !candle_core::utils::cuda_is_available() => {
             bail!("--device cuda: this binary was built without `--features cuda`")
         }
-        DeviceArg::Cuda(n) => {
-            Ok(single_stream(Device::new_cuda(n).with_context(|| {
-                format!("--device cuda:{n}: no usable GPU")
-            })?))
-        }
-        DeviceArg::Auto if candle_core::utils::cuda_is_available() => {
-            Ok(single_stream(Device::new_cuda(0).unwrap_or(Device::Cpu)))
-        }
+        DeviceArg::Cuda(n) => Ok(single_stream(
+            Device::new_cuda_with_stream(n)
+                .with_context(|| format!("--device cuda:{n}: no usable GPU"))?,
+        )),
+        DeviceArg::Auto if candle_core::utils::cuda_is_available() => Ok(single_stream(
+            Device::new_cuda_with_stream(0).unwrap_or(Device::Cpu),
+        )),
         DeviceArg::Auto => Ok(Device::Cpu),
     }
 }
@@ -81,7 +80,8 @@ pub fn kernel_path(kind: RnnKind, device: &Device) -> String {
     }
 }
 
-/// Everything ptb-lm runs on a GPU goes to candle's one stream, so cudarc's per-allocation
+/// Everything ptb-lm runs on a GPU goes to candle's one stream (a stream of its own rather than
+/// the per-thread default one, as CUDA graph capture wants), so cudarc's per-allocation
 /// events (kept to order work across streams) are pure host overhead: two events created and
 /// destroyed per tensor, hundreds of tensors per training step.
 fn single_stream(device: Device) -> Device {

@@ -126,6 +126,11 @@ pub struct TrainArgs {
     /// Continue the run checkpointed in --out (same flags), exactly as if never stopped
     #[arg(long)]
     pub resume: bool,
+    /// Run every step eagerly instead of replaying it from a CUDA graph (on a GPU, steps after
+    /// the first are replays of one captured step by default; f16 training steps always run
+    /// eagerly)
+    #[arg(long)]
+    pub no_cuda_graph: bool,
     #[command(flatten)]
     pub overrides: Overrides,
 }
@@ -231,20 +236,21 @@ pub fn train(args: TrainArgs) -> Result<()> {
         opt.set_loss_scale(s);
     }
     let mut masks = Masks::new(args.seed);
+    let graph = !args.no_cuda_graph;
     while progress.epochs_done < end {
         let epoch = progress.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
-        opt.set_learning_rate(lr);
+        opt.set_learning_rate(lr)?;
         model.reseed(&mut masks, epoch_seed(args.seed, epoch))?;
         let training = Training { opt: &mut opt };
         let tr = run_pass(
             &model,
             &corpus.train,
-            cfg.batch_size,
-            cfg.num_steps,
+            (cfg.batch_size, cfg.num_steps),
             Some(training),
             &mut masks,
             args.max_batches,
+            graph,
             Some(&format!("epoch {}", epoch + 1)),
         )?;
         let clip = opt.take_stats()?;
@@ -254,6 +260,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
             &corpus.valid,
             (cfg.batch_size, cfg.num_steps),
             args.max_batches,
+            graph,
             Some(&format!("valid {}", epoch + 1)),
         )?;
         let m = EpochMetrics {
@@ -297,6 +304,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
             &corpus.test,
             (1, 1),
             args.max_batches,
+            graph,
             Some("test"),
         )?;
         println!("Test Perplexity: {:.3}", te.perplexity);

@@ -222,19 +222,10 @@ mod cuda {
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{bail, CudaStorage, DType, Layout, Result};
 
-    const SOURCE: &str = r#"
+    const SOURCE: &str = concat!(
+        crate::nvrtc::half_types!(),
+        r#"
 #define NEG_INF __int_as_float(0xff800000)
-struct bf16 { unsigned short x; };
-struct f16 { unsigned short x; };
-__device__ __forceinline__ float load(float v) { return v; }
-__device__ __forceinline__ float load(bf16 v) { return __uint_as_float(((unsigned int)v.x) << 16); }
-__device__ __forceinline__ float load(f16 v) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.x)); return f; }
-__device__ __forceinline__ void store(float* p, float v) { *p = v; }
-__device__ __forceinline__ void store(bf16* p, float v) {
-    unsigned int u = __float_as_uint(v);
-    p->x = (v != v) ? (unsigned short)0x7fc0 : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ void store(f16* p, float v) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); p->x = h; }
 
 // Block-wide reduction (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
 template <bool MAX> __device__ float block_reduce(float v, float* shared) {
@@ -289,7 +280,8 @@ extern "C" __global__ void xent_bwd_##N(const T* x, const unsigned int* y, const
 OPS(float, f32)
 OPS(bf16, bf16)
 OPS(f16, f16)
-"#;
+"#
+    );
 
     const THREADS: u32 = 512;
     static KERNELS: Module = Module::new("ptb_lm_xent", SOURCE);

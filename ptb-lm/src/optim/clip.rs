@@ -22,12 +22,13 @@ pub struct ClipStats {
     pub skipped: usize,
 }
 
-/// Clipping to a global norm, with running statistics summed on the device.
+/// Clipping to a global norm, with running statistics summed on the device, in place (a step
+/// replayed from a CUDA graph adds to the same memory).
 pub struct GlobalNormClip {
     max_norm: f64,
-    /// Sums since the last `take_stats`: the norms, and the steps that clipped.
-    sums: Option<(Tensor, Tensor)>,
-    steps: usize,
+    /// Sums since the last `take_stats`: the norms, the steps that clipped, the steps; made by
+    /// the first step.
+    sums: Option<Tensor>,
 }
 
 impl GlobalNormClip {
@@ -35,7 +36,6 @@ impl GlobalNormClip {
         Self {
             max_norm,
             sums: None,
-            steps: 0,
         }
     }
 
@@ -52,15 +52,19 @@ impl GlobalNormClip {
     }
 
     /// The scale of a step whose (unscaled) norm is `norm`, the gradients being `loss_scale`
-    /// times too large; records the step in the statistics.
+    /// times too large; records the step in the statistics. The bound is filled in on the
+    /// device (`Tensor::full`), not copied from the host, so that the step can be captured.
     pub fn scale(&mut self, norm: &Tensor, loss_scale: f64) -> Result<GradScale> {
-        let recip = norm.maximum(self.max_norm)?.recip()?;
-        let clipped = norm.gt(self.max_norm)?.to_dtype(DType::F32)?;
-        self.sums = Some(match self.sums.take() {
-            Some((n, c)) => ((n + norm)?, (c + clipped)?),
-            None => (norm.clone(), clipped),
-        });
-        self.steps += 1;
+        let dev = norm.device();
+        let bound = Tensor::full(self.max_norm as f32, norm.shape(), dev)?;
+        let recip = norm.maximum(&bound)?.recip()?;
+        let clipped = norm.gt(&bound)?.to_dtype(DType::F32)?;
+        let one = Tensor::ones(norm.shape(), DType::F32, dev)?;
+        let step = Tensor::stack(&[norm, &clipped, &one], 0)?;
+        match &self.sums {
+            Some(sums) => sums.slice_set(&(sums + step)?, 0, 0)?,
+            None => self.sums = Some(step),
+        }
         Ok(GradScale {
             recip,
             k: self.max_norm / loss_scale,
@@ -69,17 +73,24 @@ impl GlobalNormClip {
 
     /// The statistics since the last call (waits for the device), with `skipped` steps.
     pub fn take_stats(&mut self, skipped: usize) -> Result<Option<ClipStats>> {
-        let Some((n, c)) = self.sums.take() else {
+        let (norm, clipped, steps) = match &self.sums {
+            Some(sums) => {
+                let v = sums.to_dtype(DType::F64)?.to_vec1::<f64>()?;
+                sums.zero_set()?;
+                (v[0], v[1], v[2])
+            }
+            None => (0.0, 0.0, 0.0),
+        };
+        if steps == 0.0 {
             return Ok((skipped > 0).then_some(ClipStats {
                 mean_norm: f64::NAN,
                 clipped_fraction: f64::NAN,
                 skipped,
             }));
-        };
-        let steps = std::mem::take(&mut self.steps) as f64;
+        }
         Ok(Some(ClipStats {
-            mean_norm: n.to_dtype(DType::F64)?.to_scalar::<f64>()? / steps,
-            clipped_fraction: c.to_dtype(DType::F64)?.to_scalar::<f64>()? / steps,
+            mean_norm: norm / steps,
+            clipped_fraction: clipped / steps,
             skipped,
         }))
     }

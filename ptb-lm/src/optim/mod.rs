@@ -108,7 +108,7 @@ impl Optimizer<Sgd> {
         max_norm: f64,
         embedding_norm: EmbeddingNorm,
     ) -> Result<Self> {
-        Self::new(vars, max_norm, embedding_norm, Sgd { lr })
+        Self::new(vars, max_norm, embedding_norm, Sgd::new(lr))
     }
 
     /// The tutorial's optimizer for `cfg`: its initial learning rate, max norm and norm; with
@@ -158,8 +158,9 @@ impl<R: UpdateRule> Optimizer<R> {
         self.loss_scale = Some(s);
     }
 
-    pub fn set_learning_rate(&mut self, lr: f64) {
-        self.rule.set_learning_rate(lr);
+    /// Takes effect on the device too (a captured step follows it).
+    pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
+        self.rule.set_learning_rate(lr)
     }
 
     /// One update; returns the gradients' global norm before clipping (a device scalar).

@@ -5,27 +5,53 @@ use super::blas::Axpy;
 use super::clip::GradScale;
 use super::lookup_grad::scatter_axpy;
 use super::{Gradient, Update};
-use candle_core::Result;
+use candle_core::{Result, Tensor};
 
 /// An optimizer's rule: `apply` updates every variable from its gradient times `scale`.
 pub trait UpdateRule {
-    fn set_learning_rate(&mut self, lr: f64);
+    fn set_learning_rate(&mut self, lr: f64) -> Result<()>;
     fn apply(&mut self, grads: &[Gradient], scale: &GradScale) -> Result<()>;
 }
 
 /// `w ← w − lr · scale · g`, in place: a dense gradient by `axpy`, a lookup's summed rows into
-/// the rows they belong to (`scatter_axpy`), the factor read on the device.
+/// the rows they belong to (`scatter_axpy`), the factor read on the device. The learning rate
+/// too lives on the device once a step has run, and changes in place there, so that a step
+/// captured as a CUDA graph follows it.
 pub struct Sgd {
-    pub lr: f64,
+    lr: f64,
+    on_device: Option<Tensor>,
+}
+
+impl Sgd {
+    pub fn new(lr: f64) -> Self {
+        Self {
+            lr,
+            on_device: None,
+        }
+    }
 }
 
 impl UpdateRule for Sgd {
-    fn set_learning_rate(&mut self, lr: f64) {
+    fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
         self.lr = lr;
+        if let Some(t) = &self.on_device {
+            t.slice_set(&Tensor::new(&[lr as f32], t.device())?, 0, 0)?;
+        }
+        Ok(())
     }
 
     fn apply(&mut self, grads: &[Gradient], scale: &GradScale) -> Result<()> {
-        let factor = (&scale.recip * (-self.lr * scale.k))?.reshape(1)?;
+        let Some(first) = grads.first() else {
+            return Ok(());
+        };
+        let lr = match &self.on_device {
+            Some(t) => t.clone(),
+            None => {
+                let t = Tensor::new(&[self.lr as f32], first.var.device())?;
+                self.on_device.insert(t).clone()
+            }
+        };
+        let factor = (scale.recip.reshape(1)? * lr)?.affine(-scale.k, 0.0)?;
         for g in grads {
             match &g.update {
                 Update::Dense(d) => g.var.as_tensor().inplace_op3(d, &factor, &Axpy)?,

@@ -1,0 +1,209 @@
+//! A pass's steps on fixed buffers: the batch's ids are copied into the same two tensors every
+//! step, the state carried from batch to batch is overwritten in place, and the loss is summed
+//! into one device scalar. A step then reads and writes the same memory every time, so on a GPU
+//! it can be captured once as a CUDA graph and replayed for every later batch, the host no
+//! longer queueing hundreds of kernels per step. Eager and graphed steps run the same kernels
+//! with the same arguments: they give the same numbers.
+//!
+//! What a replay cannot redo is host work, so everything that changes from step to step lives
+//! on the device: the dropout masks' counter (`crate::dropout`), the learning rate and the
+//! clipping statistics (`crate::optim`). f16 steps stay eager: their overflow check reads the
+//! host to skip the update.
+
+use crate::model::{LmState, Masks, PtbModel};
+use crate::pass::{step, Training};
+use anyhow::Result;
+use candle_core::{DType, Tensor};
+
+/// How a pass runs its steps.
+enum Replay {
+    /// Every step eagerly (the CPU, f16, or `--no-cuda-graph`).
+    Eager,
+    /// Eagerly until a first step has run (loading kernels, sizing cuDNN's workspace), then
+    /// captured.
+    Capture,
+    #[cfg(feature = "cuda")]
+    Graph(candle_core::cuda_backend::cudarc::driver::CudaGraph),
+}
+
+pub struct Stepper<'m> {
+    model: &'m PtbModel,
+    x: Tensor,
+    y: Tensor,
+    state: LmState,
+    /// Σ of the steps' losses, `[1]` f64.
+    cost: Tensor,
+    replay: Replay,
+    steps: usize,
+}
+
+impl<'m> Stepper<'m> {
+    /// Steps of `batch` × `steps` ids from a zero state; captured as a CUDA graph when `graph`
+    /// and the model is on a GPU.
+    pub fn new(model: &'m PtbModel, batch: usize, steps: usize, graph: bool) -> Result<Self> {
+        let dev = model.device();
+        let replay = match graph && dev.is_cuda() && cfg!(feature = "cuda") {
+            true => Replay::Capture,
+            false => Replay::Eager,
+        };
+        Ok(Self {
+            model,
+            x: Tensor::zeros((steps, batch), DType::U32, &dev)?,
+            y: Tensor::zeros((steps, batch), DType::U32, &dev)?,
+            state: model.zero_state(batch)?,
+            cost: Tensor::zeros(1, DType::F64, &dev)?,
+            replay,
+            steps: 0,
+        })
+    }
+
+    /// Whether steps are replayed from a CUDA graph (after the first).
+    pub fn graphed(&self) -> bool {
+        !matches!(self.replay, Replay::Eager)
+    }
+
+    /// Whether a graph has been captured and is being replayed.
+    #[cfg(all(test, feature = "cuda"))]
+    fn replaying(&self) -> bool {
+        matches!(self.replay, Replay::Graph(_))
+    }
+
+    /// One step on the batch `(x, y)` (`Batches::window`), training when `training` is given.
+    /// Once captured, a step replays what the capture saw: pass the same `masks` and
+    /// `training` every time.
+    pub fn run(
+        &mut self,
+        (x, y): (Tensor, Tensor),
+        masks: &mut Masks,
+        training: Option<&mut Training>,
+    ) -> Result<()> {
+        self.x.slice_set(&x.contiguous()?, 0, 0)?;
+        self.y.slice_set(&y.contiguous()?, 0, 0)?;
+        match &self.replay {
+            #[cfg(feature = "cuda")]
+            Replay::Graph(g) => g.launch()?,
+            #[cfg(feature = "cuda")]
+            Replay::Capture if self.steps > 0 => self.capture(masks, training)?,
+            _ => self.body(masks, training)?,
+        }
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Σ of the losses so far (waits for the device).
+    pub fn cost(&self) -> Result<f64> {
+        Ok(self.cost.to_vec1::<f64>()?[0])
+    }
+
+    /// What a step enqueues: the step, then the state and the cost written in place. Every
+    /// tensor it makes is dropped before it returns, so a captured graph frees all it allocates.
+    fn body(&self, masks: &mut Masks, training: Option<&mut Training>) -> Result<()> {
+        let ids = (self.x.clone(), self.y.clone());
+        let (loss, next) = step(self.model, ids, &self.state, masks, training)?;
+        self.state.assign(&next)?;
+        let sum = (&self.cost + loss.detach().to_dtype(DType::F64)?.reshape(1)?)?;
+        self.cost.slice_set(&sum, 0, 0)?;
+        Ok(())
+    }
+
+    /// Captures a step as a graph and launches it; if the capture fails, says why once and
+    /// goes on eagerly.
+    #[cfg(feature = "cuda")]
+    fn capture(&mut self, masks: &mut Masks, mut training: Option<&mut Training>) -> Result<()> {
+        use candle_core::cuda_backend::cudarc::driver::sys;
+        let candle_core::Device::Cuda(dev) = self.model.device() else {
+            anyhow::bail!("a CUDA graph needs a CUDA device")
+        };
+        let stream = dev.cuda_stream();
+        stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
+        let body = self.body(masks, training.as_deref_mut());
+        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+        // Drops during a failed capture leave their errors in the context: clear them.
+        let _ = stream.context().check_err();
+        let why = match (body, graph) {
+            (Ok(()), Ok(Some(g))) => {
+                g.launch()?;
+                self.replay = Replay::Graph(g);
+                return Ok(());
+            }
+            (Err(e), _) => format!("{e:#}"),
+            (Ok(()), Err(e)) => e.to_string(),
+            (Ok(()), Ok(None)) => "nothing was captured".to_string(),
+        };
+        eprintln!("ptb-lm: capturing the step as a CUDA graph failed ({why}); steps run eagerly");
+        self.replay = Replay::Eager;
+        masks.restart_step();
+        self.body(masks, training)
+    }
+}
+
+#[cfg(all(test, feature = "cuda"))]
+mod tests {
+    use super::*;
+    use crate::config::{LmConfig, Preset};
+    use crate::optim::Optimizer;
+    use crate::precision::Precision;
+    use crate::run::RunSpec;
+    use crate::session::{build_model, named_weights, sorted_vars};
+    use candle_core::Device;
+
+    /// The weights and the summed loss after `n` training steps (the learning rate changed
+    /// halfway), and whether the steps were replays of a graph.
+    fn train(
+        dev: &Device,
+        precision: Precision,
+        graph: bool,
+        n: usize,
+    ) -> (Vec<Vec<f32>>, f64, bool) {
+        let mut cfg = LmConfig::preset(Preset::Medium);
+        (cfg.hidden_size, cfg.num_steps, cfg.batch_size) = (48, 7, 5);
+        let vocab = 97;
+        let mut spec = RunSpec::new(Preset::Medium, cfg.clone(), vocab);
+        (spec.precision, spec.seed) = (precision, 11);
+        let plan = precision.plan();
+        plan.apply_to_matmuls();
+        let (model, varmap) = build_model(&spec, dev, None).unwrap();
+        let mut opt = Optimizer::for_config(sorted_vars(&varmap), &cfg, &plan).unwrap();
+        let mut masks = Masks::new(0);
+        model.reseed(&mut masks, 5).unwrap();
+        let data: Vec<u32> = (0..2000u32)
+            .map(|i| (i * 31 + i / 7) % vocab as u32)
+            .collect();
+        let batches = crate::data::Batches::new(&data, cfg.batch_size, cfg.num_steps).unwrap();
+        let stream = batches.upload(dev).unwrap();
+        let mut stepper = Stepper::new(&model, cfg.batch_size, cfg.num_steps, graph).unwrap();
+        for i in 0..n {
+            if i == n / 2 {
+                opt.set_learning_rate(0.37).unwrap();
+            }
+            let mut t = Training { opt: &mut opt };
+            let window = batches.window(&stream, i).unwrap();
+            stepper.run(window, &mut masks, Some(&mut t)).unwrap();
+        }
+        let weights = named_weights(&varmap)
+            .into_iter()
+            .map(|(_, w)| w.flatten_all().unwrap().to_vec1::<f32>().unwrap())
+            .collect();
+        (weights, stepper.cost().unwrap(), stepper.replaying())
+    }
+
+    /// Replays of a captured step give what eager steps give, bit for bit: new dropout masks
+    /// every step, the learning rate changed on the device, the state carried in place.
+    #[test]
+    fn graphed_steps_equal_eager_steps() {
+        let Ok(dev) = Device::new_cuda_with_stream(0) else {
+            return;
+        };
+        for precision in [Precision::Fp32, Precision::Bf16] {
+            let (eager, eager_cost, replayed) = train(&dev, precision, false, 8);
+            assert!(!replayed);
+            let (graphed, graphed_cost, replayed) = train(&dev, precision, true, 8);
+            assert!(replayed, "{precision:?}: the step was not captured");
+            assert_eq!(graphed_cost, eager_cost, "{precision:?}");
+            assert!(graphed == eager, "{precision:?}: the weights differ");
+            // And the steps did something: other steps give other weights.
+            let (fewer, _, _) = train(&dev, precision, true, 7);
+            assert!(fewer != graphed);
+        }
+    }
+}

@@ -50,16 +50,22 @@ fn words(seed: u64, step: u64) -> [u32; 4] {
 
 impl DropoutRng {
     pub fn new(seed: u64, device: &candle_core::Device) -> Result<Self> {
-        Ok(Self {
-            state: Tensor::new(&words(seed, 0), device)?,
-        })
+        let rng = Self {
+            state: Tensor::zeros(4, candle_core::DType::U32, device)?,
+        };
+        rng.reseed(seed)?;
+        Ok(rng)
     }
 
     /// Starts again from `seed` at step 0, in place (a captured graph keeps reading the same
-    /// memory).
+    /// memory). Written by fill kernels rather than copied from the host: the memory stays
+    /// this generator's own (candle's graph-capture cache hands out shared buffers for small
+    /// uploads).
     pub fn reseed(&self, seed: u64) -> Result<()> {
-        let fresh = Tensor::new(&words(seed, 0), self.state.device())?;
-        self.state.slice_set(&fresh, 0, 0)
+        for (i, w) in words(seed, 0).into_iter().enumerate() {
+            self.state.narrow(0, i, 1)?.const_set(w.into())?;
+        }
+        Ok(())
     }
 
     /// Moves to the next step, on the device.

@@ -80,11 +80,27 @@ impl<'m> Stepper<'m> {
         self.x.slice_set(&x.contiguous()?, 0, 0)?;
         self.y.slice_set(&y.contiguous()?, 0, 0)?;
         match &self.replay {
+            Replay::Eager => self.body(masks, training)?,
+            // Never chosen without CUDA (`new`).
+            #[cfg(not(feature = "cuda"))]
+            Replay::Capture => self.body(masks, training)?,
             #[cfg(feature = "cuda")]
             Replay::Graph(g) => g.launch()?,
             #[cfg(feature = "cuda")]
-            Replay::Capture if self.steps > 0 => self.capture(masks, training)?,
-            _ => self.body(masks, training)?,
+            Replay::Capture => {
+                // candle uploads the shapes and strides of strided kernels from the host at
+                // every launch; a graph would replay those copies from freed host memory. With
+                // this cache on, the first step uploads each once into memory kept for good,
+                // and the capture finds them there.
+                let candle_core::Device::Cuda(dev) = self.model.device() else {
+                    anyhow::bail!("a CUDA graph needs a CUDA device")
+                };
+                let _cache = dev.enable_cuda_graph_htod_cache();
+                match self.steps {
+                    0 => self.body(masks, training)?,
+                    _ => self.capture(masks, training)?,
+                }
+            }
         }
         self.steps += 1;
         Ok(())
@@ -117,8 +133,12 @@ impl<'m> Stepper<'m> {
         let stream = dev.cuda_stream();
         stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
         let body = self.body(masks, training.as_deref_mut());
+        if body.is_err() {
+            // A failed capture leaves errors in the context (drops record theirs there), and
+            // cudarc checks them before it would end the capture: clear them first.
+            let _ = stream.context().check_err();
+        }
         let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-        // Drops during a failed capture leave their errors in the context: clear them.
         let _ = stream.context().check_err();
         let why = match (body, graph) {
             (Ok(()), Ok(Some(g))) => {
@@ -194,6 +214,11 @@ mod tests {
         let Ok(dev) = Device::new_cuda_with_stream(0) else {
             return;
         };
+        // As ptb-lm runs it: one stream, no per-allocation events.
+        // SAFETY: the test's work all goes to this device's one stream.
+        if let Device::Cuda(d) = &dev {
+            unsafe { d.disable_event_tracking() };
+        }
         for precision in [Precision::Fp32, Precision::Bf16] {
             let (eager, eager_cost, replayed) = train(&dev, precision, false, 8);
             assert!(!replayed);

@@ -35,7 +35,7 @@ impl UpdateRule for Sgd {
     fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
         self.lr = lr;
         if let Some(t) = &self.on_device {
-            t.slice_set(&Tensor::new(&[lr as f32], t.device())?, 0, 0)?;
+            t.const_set((lr as f32).into())?;
         }
         Ok(())
     }
@@ -47,7 +47,8 @@ impl UpdateRule for Sgd {
         let lr = match &self.on_device {
             Some(t) => t.clone(),
             None => {
-                let t = Tensor::new(&[self.lr as f32], first.var.device())?;
+                // A fill, not an upload: the memory is the rule's own (see `DropoutRng::reseed`).
+                let t = Tensor::full(self.lr as f32, 1, first.var.device())?;
                 self.on_device.insert(t).clone()
             }
         };

@@ -261,8 +261,13 @@ extern "C" __global__ void dropout_advance(unsigned int* s) {
         let state = s.as_cuda_slice_mut::<u32>()?;
         let mut b = stream.launch_builder(&f);
         b.arg(state);
-        // SAFETY: the state holds four u32.
-        unsafe { b.launch(LaunchConfig::for_num_elems(1)) }.w()?;
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the state holds four u32; one thread updates it.
+        unsafe { b.launch(one) }.w()?;
         Ok(())
     }
 
@@ -408,8 +413,13 @@ mod tests {
         let Ok(gpu) = Device::new_cuda(0) else {
             return;
         };
-        for dt in [DType::F32, DType::BF16, DType::F16] {
-            let x = Tensor::randn(0f32, 1., (37, 129), &Device::Cpu)
+        for (dt, p, shape) in [
+            (DType::F32, 0.4, (37, 129)),
+            (DType::BF16, 0.4, (37, 129)),
+            (DType::F16, 0.4, (37, 129)),
+            (DType::F32, 0.65, (700, 1500)),
+        ] {
+            let x = Tensor::randn(0f32, 1., shape, &Device::Cpu)
                 .unwrap()
                 .to_dtype(dt)
                 .unwrap();
@@ -422,8 +432,8 @@ mod tests {
                 dev.advance().unwrap();
             }
             assert_eq!(dev.position().unwrap(), cpu.position().unwrap());
-            let want = cpu.dropout(&x, 0.4, 5).unwrap();
-            let got = dev.dropout(&x.to_device(&gpu).unwrap(), 0.4, 5).unwrap();
+            let want = cpu.dropout(&x, p, 5).unwrap();
+            let got = dev.dropout(&x.to_device(&gpu).unwrap(), p, 5).unwrap();
             let bits = |t: &Tensor| {
                 t.to_dtype(DType::F32)
                     .unwrap()
@@ -432,7 +442,20 @@ mod tests {
                     .to_vec1::<f32>()
                     .unwrap()
             };
-            assert_eq!(bits(&got), bits(&want), "{dt:?}");
+            assert_eq!(bits(&got), bits(&want), "{dt:?} p {p}");
+            // The gradient on the device goes through the forward's mask.
+            let xv = candle_core::Var::from_tensor(&x.to_device(&gpu).unwrap()).unwrap();
+            let y = dev.dropout(xv.as_tensor(), p, 5).unwrap();
+            let g = y.sum_all().unwrap().backward().unwrap();
+            let g = g.get(xv.as_tensor()).unwrap();
+            let kept_y: Vec<bool> = bits(&y).iter().map(|&v| v != 0.0).collect();
+            let kept_g: Vec<bool> = bits(g).iter().map(|&v| v != 0.0).collect();
+            assert_eq!(kept_y, kept_g, "{dt:?} p {p}: backward mask");
+            let frac = kept_y.iter().filter(|&&k| k).count() as f64 / kept_y.len() as f64;
+            assert!(
+                (frac - (1.0 - p as f64)).abs() < 0.03,
+                "{dt:?} p {p}: kept {frac}"
+            );
         }
     }
 }

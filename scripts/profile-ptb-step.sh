@@ -15,7 +15,9 @@ csv="$out/ncu_${config}_$precision.csv"
   --no-cuda-graph --data data/ptb > "$csv" 2> "$out/ncu_${config}_$precision.log"
 python3 - "$csv" 5 <<'PY' | tee "$out/kernels_${config}_${precision}.md"
 import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+rows = list(csv.reader(open(sys.argv[1])))
+start = next(i for i, r in enumerate(rows) if "Kernel Name" in r)  # the app's output comes first
+rows = [r for r in rows[start:] if len(r) == len(rows[start])]
 head = rows[0]; steps = int(sys.argv[2])
 ix = {k: i for i, k in enumerate(head)}
 tot = collections.defaultdict(float); cnt = collections.defaultdict(int)
@@ -26,7 +28,7 @@ for r in rows[1:]:
     n = int(r[ix["Invocations"]]) if "Invocations" in ix else 1
     avg = float(r[ix["Average"]].replace(",", "")) if "Average" in ix else float(r[ix["Metric Value"]].replace(",", ""))
     unit = r[ix["Metric Unit"]]
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(unit, 1.0)
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[unit]
     tot[name] += avg * n * scale; cnt[name] += n
 all_us = sum(tot.values())
 print(f"| kernel | calls/step | us/step | share |\n|---|---|---|---|")

@@ -276,6 +276,52 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
 }
 
 /// Dropout: on in training, off in inference, reproducible from a seed, and backward runs.
+/// `with_weight_grad_sink` on cuDNN: the sink receives the weight gradient autograd would
+/// return, bit for bit (the same kernels, accumulating into zeros), and sums over calls; in
+/// f32 and bf16. Returns the rows' names, errors and verdicts.
+fn check_weight_grad_sink(gpu: &Device) -> Result<Vec<(String, f64, bool)>> {
+    let mut out = Vec::new();
+    for dt in [DType::F32, DType::BF16] {
+        let cfg = RnnConfig {
+            num_layers: 2,
+            ..Default::default()
+        };
+        let n = 2 * 4 * 96 * (96 + 96 + 2);
+        let w = Var::from_tensor(&Tensor::rand(-0.1f32, 0.1, n, gpu)?.to_dtype(dt)?)?;
+        let rnn = Rnn::from_weight(RnnMode::Lstm, 96, 96, cfg, w.as_tensor().clone())?;
+        let x = Tensor::randn(0f32, 1., (12, 9, 96), gpu)?.to_dtype(dt)?;
+        let c = Tensor::randn(0f32, 1., (12, 9, 96), gpu)?.to_dtype(dt)?;
+        let loss = |r: &Rnn| -> Result<candle_core::backprop::GradStore> {
+            let (y, _) = r.forward_t(&x, None, true)?;
+            Ok((y * &c)?.sum_all()?.backward()?)
+        };
+        let want = loss(&rnn)?
+            .get(w.as_tensor())
+            .unwrap()
+            .to_dtype(DType::F32)?;
+        let sink = Tensor::zeros(n, dt, gpu)?;
+        let sunk = rnn.with_weight_grad_sink(sink.clone())?;
+        let grads = loss(&sunk)?;
+        let exact = grads.get(w.as_tensor()).is_none()
+            && sink.to_dtype(DType::F32)?.to_vec1::<f32>()? == want.to_vec1::<f32>()?;
+        out.push((
+            format!("{dt:?}: sink = autograd's dw, none returned"),
+            0.0,
+            exact,
+        ));
+        loss(&sunk)?;
+        let twice = (want * 2.0)?;
+        let e = ((sink.to_dtype(DType::F32)? - &twice)?
+            .abs()?
+            .max(0)?
+            .to_scalar::<f32>()?
+            / twice.abs()?.max(0)?.to_scalar::<f32>()?) as f64;
+        let tol = if dt == DType::F32 { 1e-6 } else { 1e-2 };
+        out.push((format!("{dt:?}: a second call adds"), e, e <= tol));
+    }
+    Ok(out)
+}
+
 fn check_dropout(gpu: &Device) -> Result<Vec<(String, bool)>> {
     let cfg = RnnConfig {
         num_layers: 3,
@@ -698,6 +744,14 @@ fn main() -> Result<()> {
         failures += usize::from(!ok);
         println!("dropout: {name}: {}", if ok { "ok" } else { "FAIL" });
         rows.push(json!({"dropout": name, "ok": ok}));
+    }
+    for (name, e, ok) in check_weight_grad_sink(&gpu)? {
+        failures += usize::from(!ok);
+        println!(
+            "weight-gradient sink: {name}: {e:.1e} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        rows.push(json!({"weight_grad_sink": name, "error": e, "ok": ok}));
     }
     let (ok, row) = report_devices(&mut rng)?;
     failures += usize::from(!ok);

@@ -42,13 +42,15 @@ pub(crate) trait GpuBackend: Send + Sync {
     ) -> Result<(CudaStorage, Option<GpuReserve>)>;
 
     /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`; `dstate`
-    /// only when `inputs.state_grad`.
+    /// only when `inputs.state_grad`. With `dw_into` (a flat buffer of the weight's size and
+    /// dtype) the weight's gradient is added into it instead, and `dw` is `None`.
     fn backward(
         &self,
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-    ) -> Result<(Tensor, Tensor, Option<Tensor>)>;
+        dw_into: Option<&mut CudaStorage>,
+    ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)>;
 
     /// The algorithm that serves `(seq, batch, train)` when the backend chose one by measuring.
     fn chosen_algo(&self, _seq: usize, _batch: usize, _train: bool) -> Option<RnnAlgo> {

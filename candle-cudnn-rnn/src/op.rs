@@ -30,6 +30,8 @@ pub(crate) struct RnnOp {
     #[cfg(feature = "cuda")]
     gpu: Arc<dyn GpuBackend>,
     reserve: Mutex<Option<Reserve>>,
+    /// Where the weight's gradient is added instead of being returned (`Rnn::with_weight_grad_sink`).
+    weight_grad: Option<Tensor>,
 }
 
 /// A contiguous f16/bf16 operand as f32.
@@ -73,6 +75,7 @@ impl RnnOp {
         dropout: Dropout,
         train: bool,
         #[cfg(feature = "cuda")] gpu: Arc<dyn GpuBackend>,
+        weight_grad: Option<Tensor>,
     ) -> Self {
         Self {
             call,
@@ -81,6 +84,7 @@ impl RnnOp {
             #[cfg(feature = "cuda")]
             gpu,
             reserve: Mutex::new(None),
+            weight_grad,
         }
     }
 
@@ -208,11 +212,83 @@ impl CustomOp3 for RnnOp {
                     grad: &grad,
                     state_grad: state.track_op(),
                 };
-                self.gpu.backward(&self.call, r, inputs)?
+                let Some(sink) = &self.weight_grad else {
+                    let (dx, dw, ds) = self.gpu.backward(&self.call, r, inputs, None)?;
+                    let dw = dw.ok_or_else(|| candle_core::Error::Msg("rnn: no dw".into()))?;
+                    let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
+                    return Ok((keep(x, dx)?, keep(w, dw)?, ds));
+                };
+                // cuDNN adds the weight's gradient straight into the sink: an in-place op
+                // hands out its memory.
+                let into = IntoSink {
+                    op: self,
+                    reserve: Mutex::new(Some(r)),
+                    inputs: Mutex::new(Some(inputs)),
+                    out: Mutex::new(None),
+                };
+                sink.inplace_op1(&into)?;
+                let (dx, ds) =
+                    into.out
+                        .lock()
+                        .map_err(|_| poisoned())?
+                        .take()
+                        .ok_or_else(|| {
+                            candle_core::Error::Msg(
+                                "rnn backward: the sink was not on the GPU".into(),
+                            )
+                        })?;
+                let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
+                return Ok((keep(x, dx)?, None, ds));
             }
         };
         let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
-        Ok((keep(x, dx)?, keep(w, dw)?, ds))
+        match &self.weight_grad {
+            Some(sink) => {
+                let sum = (sink + dw.reshape(sink.shape())?)?;
+                sink.slice_set(&sum, 0, 0)?;
+                Ok((keep(x, dx)?, None, ds))
+            }
+            None => Ok((keep(x, dx)?, keep(w, dw)?, ds)),
+        }
+    }
+}
+
+/// A GPU backward run as an in-place op on the weight-gradient sink, so that cuDNN can write
+/// into the sink's memory; `out` receives `(dx, dstate)`.
+#[cfg(feature = "cuda")]
+struct IntoSink<'a> {
+    op: &'a RnnOp,
+    reserve: Mutex<Option<crate::backend::GpuReserve>>,
+    inputs: Mutex<Option<BackwardInputs<'a>>>,
+    out: Mutex<Option<(Tensor, Option<Tensor>)>>,
+}
+
+#[cfg(feature = "cuda")]
+impl candle_core::InplaceOp1 for IntoSink<'_> {
+    fn name(&self) -> &'static str {
+        "rnn-backward-into-sink"
+    }
+
+    fn cpu_fwd(&self, _: &mut CpuStorage, _: &Layout) -> Result<()> {
+        candle_core::bail!(
+            "rnn backward: the weight-gradient sink is on the CPU, the call on a GPU"
+        )
+    }
+
+    fn cuda_fwd(&self, sink: &mut candle_core::CudaStorage, l: &Layout) -> Result<()> {
+        if !l.is_contiguous() || l.start_offset() != 0 {
+            candle_core::bail!(
+                "rnn backward: the weight-gradient sink must be a whole contiguous tensor"
+            )
+        }
+        let r = self.reserve.lock().map_err(|_| poisoned())?.take();
+        let inputs = self.inputs.lock().map_err(|_| poisoned())?.take();
+        let (Some(r), Some(inputs)) = (r, inputs) else {
+            candle_core::bail!("rnn backward: ran twice into the sink")
+        };
+        let (dx, _, ds) = self.op.gpu.backward(&self.op.call, r, inputs, Some(sink))?;
+        *self.out.lock().map_err(|_| poisoned())? = Some((dx, ds));
+        Ok(())
     }
 }
 

@@ -25,6 +25,8 @@ pub struct Rnn {
     /// The kernels for tensors on a GPU, shared likewise (descriptors, dropout state).
     #[cfg(feature = "cuda")]
     gpu: Arc<dyn crate::backend::GpuBackend>,
+    /// Where backward adds the weight's gradient instead of returning it (`with_weight_grad_sink`).
+    weight_grad: Option<Tensor>,
 }
 
 impl std::fmt::Debug for Rnn {
@@ -142,6 +144,7 @@ impl Rnn {
             seed: Arc::new(DropoutSeed::new(cfg.seed)),
             #[cfg(feature = "cuda")]
             gpu: crate::registry::gpu_backend(dims, &cfg),
+            weight_grad: None,
         })
     }
 
@@ -165,6 +168,34 @@ impl Rnn {
         }
         Ok(Self {
             weight: weight.contiguous()?,
+            ..self.clone()
+        })
+    }
+
+    /// This module with backward adding the weight's gradient into `sink` (a tensor of the
+    /// weight's shape and dtype, contiguous, on its device) instead of returning it: the
+    /// weight then gets no gradient from candle's autograd, and cuDNN accumulates straight
+    /// into the sink, without the zero-filled buffer and the add that candle spends on every
+    /// gradient a custom op returns. As PyTorch's `.grad`, the sink sums over backward calls:
+    /// zero it once its sum is used. Not available where cuDNN reads the weights through a
+    /// copy in its own order (an error at backward).
+    pub fn with_weight_grad_sink(&self, sink: Tensor) -> Result<Self> {
+        let w = &self.weight;
+        if sink.dims() != w.dims() || sink.dtype() != w.dtype() || !sink.is_contiguous() {
+            bail!(
+                "rnn: a weight-gradient sink must be a contiguous {:?} tensor of shape {:?}, got \
+                 {:?} of shape {:?}",
+                w.dtype(),
+                w.dims(),
+                sink.dtype(),
+                sink.dims()
+            )
+        }
+        if !sink.device().same_device(w.device()) {
+            bail!("rnn: the weight-gradient sink lives on another device than the weight")
+        }
+        Ok(Self {
+            weight_grad: Some(sink),
             ..self.clone()
         })
     }
@@ -296,6 +327,7 @@ impl Rnn {
             tracked || dropout.active(),
             #[cfg(feature = "cuda")]
             self.gpu.clone(),
+            self.weight_grad.clone(),
         );
         let packed = if tracked {
             x.apply_op3(&self.weight, &state, op)?

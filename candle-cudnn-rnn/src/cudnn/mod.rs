@@ -145,15 +145,16 @@ impl GpuBackend for CudnnRnn {
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-    ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+        dw_into: Option<&mut CudaStorage>,
+    ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
         let Ok(r) = reserve.downcast::<CudnnReserve>() else {
             bail!("rnn backward: the forward's reserve was not cuDNN's")
         };
         match inputs.weight.dtype() {
-            DType::F32 => run::backward::<f32>(self, call, *r, inputs),
-            DType::F64 => run::backward::<f64>(self, call, *r, inputs),
-            DType::F16 => run::backward::<half::f16>(self, call, *r, inputs),
-            DType::BF16 => run::backward::<half::bf16>(self, call, *r, inputs),
+            DType::F32 => run::backward::<f32>(self, call, *r, inputs, dw_into),
+            DType::F64 => run::backward::<f64>(self, call, *r, inputs, dw_into),
+            DType::F16 => run::backward::<half::f16>(self, call, *r, inputs, dw_into),
+            DType::BF16 => run::backward::<half::bf16>(self, call, *r, inputs, dw_into),
             dt => bail!("rnn backward on cuda: unsupported dtype {dt:?}"),
         }
     }

@@ -124,7 +124,8 @@ pub(super) fn backward<T: Elem>(
     call: &Call,
     mut r: CudnnReserve,
     i: BackwardInputs,
-) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+    dw_into: Option<&mut CudaStorage>,
+) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
     let tensors = [i.x, i.weight, i.state, i.packed, i.grad];
     let guards: Vec<_> = tensors.iter().map(|t| t.storage_and_layout()).collect();
     let mut views = Vec::with_capacity(5);
@@ -164,8 +165,27 @@ pub(super) fn backward<T: Elem>(
         true => Some(output::<T>(&stream, call, call.state_len())?),
         false => None,
     };
-    // ADD mode accumulates into this zeroed gradient buffer.
-    let mut dspace = stream.alloc_zeros::<T>(p.space_len)?;
+    // ADD mode accumulates: into the caller's buffer (cuDNN's layout is the module's when it
+    // reads the weights in place), or into a zeroed one of our own.
+    let mut own = None;
+    let dspace: &mut CudaSlice<T> = match dw_into {
+        Some(_) if p.remap.is_some() => bail!(
+            "rnn backward: a weight-gradient buffer needs weights cuDNN reads in place (this \
+             configuration copies them into cuDNN's order)"
+        ),
+        Some(into) => {
+            let into = into.as_cuda_slice_mut::<T>()?;
+            if into.len() != p.space_len {
+                bail!(
+                    "rnn backward: a weight-gradient buffer of {} elements for {} weights",
+                    into.len(),
+                    p.space_len
+                );
+            }
+            into
+        }
+        None => own.insert(stream.alloc_zeros::<T>(p.space_len)?),
+    };
     {
         let [(x_ptr, _a), (s_ptr, _b), (y_ptr, _c), (dy_ptr, _d)] =
             [x, s, y, dy].map(|v| v.device_ptr(&stream));
@@ -198,9 +218,10 @@ pub(super) fn backward<T: Elem>(
         )?;
     }
     p.return_workspace(work);
-    let dw = match &p.remap {
-        None => dspace,
-        Some(spans) => {
+    let dw = match (own, &p.remap) {
+        (None, _) => None,
+        (Some(dspace), None) => Some(dspace),
+        (Some(dspace), Some(spans)) => {
             let mut dw = stream.alloc_zeros::<T>(rnn.spec.dims.weight_count())?;
             for sp in spans {
                 stream.memcpy_dtod(
@@ -208,7 +229,7 @@ pub(super) fn backward<T: Elem>(
                     &mut dw.slice_mut(sp.canonical..sp.canonical + sp.len),
                 )?;
             }
-            dw
+            Some(dw)
         }
     };
     let wrap = |slice: CudaSlice<T>, n: usize| {
@@ -217,7 +238,7 @@ pub(super) fn backward<T: Elem>(
     };
     Ok((
         wrap(dx, call.input_len()),
-        wrap(dw, rnn.spec.dims.weight_count()),
+        dw.map(|dw| wrap(dw, rnn.spec.dims.weight_count())),
         ds.map(|ds| wrap(ds, call.state_len())),
     ))
 }

@@ -4,7 +4,7 @@
 
 use crate::config::{LmConfig, LstmBias};
 use crate::dropout::DropoutRng;
-use crate::optim::Lookup;
+use crate::optim::{Lookup, OwnedGrad};
 use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
@@ -181,6 +181,9 @@ pub fn zero_init_ranges(cfg: &LmConfig, name: &str, len: usize) -> Vec<Range<usi
 pub struct PtbModel {
     embedding: Tensor,
     rnn: Recurrent,
+    /// The fused LSTM's weight gradient, which its backward adds here in the layers' dtype
+    /// (see `owned_gradients`); made by `with_owned_rnn_gradient`.
+    rnn_grad: Option<Tensor>,
     softmax: candle_nn::Linear,
     dropout: f32,
     hidden: usize,
@@ -235,12 +238,36 @@ impl PtbModel {
         let b = vb.get_with_hints(vocab, "softmax.bias", init)?;
         Ok(Self {
             embedding,
+            rnn_grad: None,
             rnn,
             softmax: candle_nn::Linear::new(w, Some(b)),
             dropout: cfg.dropout(),
             hidden: h,
             dtype,
         })
+    }
+
+    /// For training: the fused LSTM's backward adds its weight gradient into a buffer of this
+    /// model (cuDNN accumulates into it directly) rather than handing it to autograd, which
+    /// would add it into a zero-filled buffer and then, in half precision, cast it to f32 and
+    /// add it into another; the optimizer reads it (`owned_gradients`) and zeroes it.
+    pub fn with_owned_rnn_gradient(mut self) -> Result<Self> {
+        if let Recurrent::Fused(r) = &self.rnn {
+            let w = r.weight();
+            self.rnn_grad = Some(Tensor::zeros(w.shape(), self.dtype, w.device())?);
+        }
+        Ok(self)
+    }
+
+    /// The variables whose gradients this model's layers keep themselves.
+    pub fn owned_gradients(&self) -> Vec<OwnedGrad> {
+        match (&self.rnn, &self.rnn_grad) {
+            (Recurrent::Fused(r), Some(g)) => vec![OwnedGrad {
+                var: r.weight().clone(),
+                grad: g.clone(),
+            }],
+            _ => Vec::new(),
+        }
     }
 
     pub fn zero_state(&self, batch: usize) -> Result<LmState> {
@@ -296,7 +323,14 @@ impl PtbModel {
         let x = masks.dropout(&x, p)?;
         let (y, state) = match (&self.rnn, state) {
             (Recurrent::Fused(r), LmState::Fused(s)) => {
-                let r = r.with_weight(r.weight().to_dtype(self.dtype)?)?;
+                let r = match (&self.rnn_grad, train) {
+                    // Detached: autograd has nothing to do for the weight (candle would stop
+                    // at a tracked cast that receives no gradient).
+                    (Some(g), true) => r
+                        .with_weight(r.weight().detach().to_dtype(self.dtype)?)?
+                        .with_weight_grad_sink(g.clone())?,
+                    _ => r.with_weight(r.weight().to_dtype(self.dtype)?)?,
+                };
                 let (y, s) = r.forward_t(&x, Some(s), train)?;
                 (y, LmState::Fused(s))
             }

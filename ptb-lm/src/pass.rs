@@ -67,7 +67,8 @@ pub fn step_timed(
         };
         let grads = scaled.backward()?;
         lap(Phase::Backward)?;
-        t.opt.step(&grads, lookup.as_slice())?;
+        t.opt
+            .step(&grads, lookup.as_slice(), &model.owned_gradients())?;
         lap(Phase::Update)?;
     }
     masks.end_step()?;

@@ -1,6 +1,8 @@
 //! The two vector operations the optimizer's pieces run on every variable, as candle in-place
 //! ops: the norm (`Nrm2`, for clipping) and `axpy` (`Axpy`, for SGD); on CUDA, cuBLAS with its
-//! scalars on the device, so that no step waits for the host.
+//! scalars on the device, so that no step waits for the host. The gradient may be f32, bf16 or
+//! f16 (a half-precision layer's own gradient, `super::OwnedGrad`): the norm is then cuBLAS's
+//! `nrm2Ex`, the axpy a kernel of ours reading the half values, both computing in f32.
 
 use candle_core::{bail, CpuStorage, Layout, Result};
 
@@ -15,6 +17,19 @@ fn contiguous<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
         Some((a, b)) => Ok(&s.as_slice::<f32>()?[a..b]),
         None => bail!("optimizer: operands must be contiguous"),
     }
+}
+
+/// A contiguous f32, bf16 or f16 operand's values.
+fn widened(s: &CpuStorage, l: &Layout) -> Result<Vec<f64>> {
+    let Some((a, b)) = l.contiguous_offsets() else {
+        bail!("optimizer: operands must be contiguous")
+    };
+    Ok(match s {
+        CpuStorage::F32(v) => v[a..b].iter().map(|&x| x as f64).collect(),
+        CpuStorage::BF16(v) => v[a..b].iter().map(|x| x.to_f64()).collect(),
+        CpuStorage::F16(v) => v[a..b].iter().map(|x| x.to_f64()).collect(),
+        _ => bail!("optimizer: gradients must be f32, bf16 or f16"),
+    })
 }
 
 fn contiguous_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> Result<&'a mut [f32]> {
@@ -34,10 +49,7 @@ impl candle_core::InplaceOp2 for Nrm2 {
     }
 
     fn cpu_fwd(&self, d: &mut CpuStorage, dl: &Layout, s: &CpuStorage, sl: &Layout) -> Result<()> {
-        let sum: f64 = contiguous(s, sl)?
-            .iter()
-            .map(|&x| (x as f64) * (x as f64))
-            .sum();
+        let sum: f64 = widened(s, sl)?.iter().map(|&x| x * x).sum();
         contiguous_mut(d, dl)?[0] = sum.sqrt() as f32;
         Ok(())
     }
@@ -69,12 +81,15 @@ impl candle_core::InplaceOp3 for Axpy {
         al: &Layout,
     ) -> Result<()> {
         let alpha = contiguous(a, al)?[0];
-        let src = contiguous(s, sl)?;
         let dst = contiguous_mut(d, dl)?;
+        let src: Vec<f32> = match s {
+            CpuStorage::F32(_) => contiguous(s, sl)?.to_vec(),
+            _ => widened(s, sl)?.into_iter().map(|g| g as f32).collect(),
+        };
         if src.len() != dst.len() {
             bail!("axpy: {} elements into {}", src.len(), dst.len())
         }
-        dst.iter_mut().zip(src).for_each(|(w, &g)| *w += alpha * g);
+        dst.iter_mut().zip(src).for_each(|(w, g)| *w += alpha * g);
         Ok(())
     }
 
@@ -141,20 +156,58 @@ mod cublas {
     }
 
     pub fn nrm2(d: &mut CudaStorage, dl: &Layout, s: &CudaStorage, sl: &Layout) -> Result<()> {
+        use candle_core::cuda_backend::cudarc::cublas::sys::cudaDataType as T;
         let stream = s.device().cuda_stream();
-        let src = view(s, sl)?;
-        let n = src.len();
         let at = dl.start_offset();
         let dst = d.as_cuda_slice_mut::<f32>()?;
         let mut out = dst.slice_mut(at..at + 1);
-        let (sp, _sg) = src.device_ptr(&stream);
         let (dp, _dg) = out.device_ptr_mut(&stream);
-        on_device(
-            s,
-            // SAFETY: n f32 at sp, one f32 at dp, both on this device.
-            |h| unsafe { sys::cublasSnrm2_v2_64(h, n as i64, sp as *const f32, 1, dp as *mut f32) },
-            "cublasSnrm2",
-        )
+        let Some((lo, hi)) = sl.contiguous_offsets() else {
+            bail!("optimizer: operands must be contiguous")
+        };
+        let n = hi - lo;
+        macro_rules! half {
+            ($t:ty, $code:expr) => {{
+                let src = s.as_cuda_slice::<$t>()?.slice(lo..hi);
+                let (sp, _sg) = src.device_ptr(&stream);
+                let n = i32::try_from(n).map_err(|_| {
+                    candle_core::Error::Msg(format!("nrm2: {n} half-precision elements"))
+                })?;
+                on_device(
+                    s,
+                    // SAFETY: n values of the given type at sp, one f32 at dp, on this device.
+                    |h| unsafe {
+                        sys::cublasNrm2Ex(
+                            h,
+                            n,
+                            sp as *const std::ffi::c_void,
+                            $code,
+                            1,
+                            dp as *mut std::ffi::c_void,
+                            T::CUDA_R_32F,
+                            T::CUDA_R_32F,
+                        )
+                    },
+                    "cublasNrm2Ex",
+                )
+            }};
+        }
+        match s.dtype() {
+            candle_core::DType::BF16 => half!(half::bf16, T::CUDA_R_16BF),
+            candle_core::DType::F16 => half!(half::f16, T::CUDA_R_16F),
+            _ => {
+                let src = view(s, sl)?;
+                let (sp, _sg) = src.device_ptr(&stream);
+                on_device(
+                    s,
+                    // SAFETY: n f32 at sp, one f32 at dp, both on this device.
+                    |h| unsafe {
+                        sys::cublasSnrm2_v2_64(h, n as i64, sp as *const f32, 1, dp as *mut f32)
+                    },
+                    "cublasSnrm2",
+                )
+            }
+        }
     }
 
     pub fn axpy(
@@ -165,6 +218,9 @@ mod cublas {
         a: &CudaStorage,
         al: &Layout,
     ) -> Result<()> {
+        if s.dtype() != candle_core::DType::F32 {
+            return super::half_axpy::axpy(d, dl, s, sl, a, al);
+        }
         let stream = s.device().cuda_stream();
         let (src, alpha) = (view(s, sl)?, view(a, al)?);
         let n = src.len();
@@ -195,5 +251,74 @@ mod cublas {
             },
             "cublasSaxpy",
         )
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod half_axpy {
+    //! `w += a[0] · g` for f32 `w` and bf16/f16 `g`, one thread per element (cuBLAS's axpy wants
+    //! one type on both sides).
+
+    use crate::nvrtc::{view, Module};
+    use candle_core::backend::BackendStorage;
+    use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
+    use candle_core::cuda_backend::WrapErr;
+    use candle_core::{bail, CudaStorage, DType, Layout, Result};
+
+    const SOURCE: &str = concat!(
+        crate::nvrtc::half_types!(),
+        r#"
+#define OPS(T, N) \
+extern "C" __global__ void axpy_##N(float* w, const T* g, const float* a, long long n) { \
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
+    if (i < n) w[i] += a[0] * load(g[i]); \
+}
+OPS(bf16, bf16)
+OPS(f16, f16)
+"#
+    );
+    static KERNELS: Module = Module::new("ptb_lm_half_axpy", SOURCE);
+
+    pub fn axpy(
+        d: &mut CudaStorage,
+        dl: &Layout,
+        s: &CudaStorage,
+        sl: &Layout,
+        a: &CudaStorage,
+        al: &Layout,
+    ) -> Result<()> {
+        let dev = s.device().clone();
+        let name = match s.dtype() {
+            DType::BF16 => "axpy_bf16",
+            DType::F16 => "axpy_f16",
+            dt => bail!("axpy: a {dt:?} gradient (f32, bf16 or f16)"),
+        };
+        let f = KERNELS.function(&dev, name)?;
+        let stream = dev.cuda_stream();
+        let Some((lo, hi)) = dl.contiguous_offsets() else {
+            bail!("optimizer: the variable must be contiguous")
+        };
+        let n = hi - lo;
+        let alpha = view(a.as_cuda_slice::<f32>()?, al)?;
+        let mut w = d.as_cuda_slice_mut::<f32>()?.slice_mut(lo..hi);
+        let n64 = n as i64;
+        let cfg = LaunchConfig::for_num_elems(n as u32);
+        macro_rules! launch {
+            ($t:ty) => {{
+                let g = view(s.as_cuda_slice::<$t>()?, sl)?;
+                if g.len() != n {
+                    bail!("axpy: {} elements into {n}", g.len())
+                }
+                let mut b = stream.launch_builder(&f);
+                b.arg(&mut w).arg(&g).arg(&alpha).arg(&n64);
+                // SAFETY: n f32 weights and n gradients, one factor.
+                unsafe { b.launch(cfg) }.w()?;
+            }};
+        }
+        match s.dtype() {
+            DType::BF16 => launch!(half::bf16),
+            _ => launch!(half::f16),
+        }
+        Ok(())
     }
 }

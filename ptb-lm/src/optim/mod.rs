@@ -27,6 +27,14 @@ pub struct Lookup {
     pub rows: Var,
 }
 
+/// A variable whose layer adds its gradient into `grad` (of the variable's size, in the layer's
+/// dtype) instead of returning it to autograd (`Rnn::with_weight_grad_sink`); the optimizer
+/// reads it as the variable's dense gradient and zeroes it after the step.
+pub struct OwnedGrad {
+    pub var: Tensor,
+    pub grad: Tensor,
+}
+
 /// A variable's gradient as an update rule takes it: dense, or the summed rows of a lookup.
 pub enum Update {
     Dense(Tensor),
@@ -46,11 +54,20 @@ pub struct Gradient {
 fn gradients(
     vars: &[Var],
     grads: &GradStore,
-    lookups: &[Lookup],
+    (lookups, owned): (&[Lookup], &[OwnedGrad]),
     norm: EmbeddingNorm,
 ) -> Result<Vec<Gradient>> {
     let mut out = Vec::with_capacity(vars.len());
     for v in vars {
+        if let Some(o) = owned.iter().find(|o| o.var.id() == v.id()) {
+            let g = o.grad.flatten_all()?;
+            out.push(Gradient {
+                var: v.clone(),
+                update: Update::Dense(g.clone()),
+                counted: g,
+            });
+            continue;
+        }
         match lookups.iter().find(|l| l.table.id() == v.id()) {
             Some(l) => {
                 let Some(rows) = grads.get(l.rows.as_tensor()) else {
@@ -164,9 +181,28 @@ impl<R: UpdateRule> Optimizer<R> {
     }
 
     /// One update; returns the gradients' global norm before clipping (a device scalar).
-    /// `lookups` name the tables whose gradient arrives through the rows they gathered.
-    pub fn step(&mut self, grads: &GradStore, lookups: &[Lookup]) -> Result<Tensor> {
-        let grads = gradients(&self.vars, grads, lookups, self.embedding_norm)?;
+    /// `lookups` name the tables whose gradient arrives through the rows they gathered, `owned`
+    /// the variables whose gradient a layer added into a buffer (zeroed here once used).
+    pub fn step(
+        &mut self,
+        grads: &GradStore,
+        lookups: &[Lookup],
+        owned: &[OwnedGrad],
+    ) -> Result<Tensor> {
+        let norm = self.update(grads, lookups, owned);
+        for o in owned {
+            o.grad.zero_set()?;
+        }
+        norm
+    }
+
+    fn update(
+        &mut self,
+        grads: &GradStore,
+        lookups: &[Lookup],
+        owned: &[OwnedGrad],
+    ) -> Result<Tensor> {
+        let grads = gradients(&self.vars, grads, (lookups, owned), self.embedding_norm)?;
         let mut norm = self.clip.global_norm(&grads)?;
         let mut unscale = 1.0;
         if let Some(ls) = self.loss_scale.as_mut() {
@@ -235,7 +271,11 @@ mod tests {
         let lr = 0.7;
         let mut opt =
             Optimizer::clipped_sgd(vars.clone(), lr, max_norm, EmbeddingNorm::Table).unwrap();
-        let got = opt.step(&grads, &[]).unwrap().to_scalar::<f32>().unwrap() as f64;
+        let got = opt
+            .step(&grads, &[], &[])
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap() as f64;
         assert!((got - norm).abs() < 1e-4 * norm, "norm {got} vs {norm}");
         let clip = max_norm / norm.max(max_norm);
         for ((v, w0), c) in vars.iter().zip(&before).zip(&coefs) {
@@ -314,7 +354,7 @@ mod tests {
                 rows,
             };
             let got = opt
-                .step(&grads, &[lookup])
+                .step(&grads, &[lookup], &[])
                 .unwrap()
                 .to_scalar::<f32>()
                 .unwrap() as f64;
@@ -345,6 +385,36 @@ mod tests {
         }
     }
 
+    /// A gradient a layer kept itself, in bf16: applied as the variable's dense gradient (its
+    /// norm and update computed from the half values in f32), then zeroed.
+    #[test]
+    fn owned_half_gradients_are_applied_and_zeroed() {
+        let dev = device();
+        let w = Var::from_tensor(&Tensor::new(&[1f32, 2., 3., 4.], &dev).unwrap()).unwrap();
+        let g = Tensor::new(&[0.5f32, -1.25, 0., 2.], &dev)
+            .unwrap()
+            .to_dtype(DType::BF16)
+            .unwrap();
+        let lr = 0.5;
+        let mut opt =
+            Optimizer::clipped_sgd(vec![w.clone()], lr, 100.0, EmbeddingNorm::Table).unwrap();
+        let owned = [OwnedGrad {
+            var: w.as_tensor().clone(),
+            grad: g.clone(),
+        }];
+        let grads = Tensor::new(0f32, &dev).unwrap().backward().unwrap();
+        let norm = opt
+            .step(&grads, &[], &owned)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        let want_norm = (0.25f32 + 1.5625 + 4.0).sqrt();
+        assert!((norm - want_norm).abs() < 1e-6, "{norm} vs {want_norm}");
+        assert_eq!(values(&w), [0.75, 2.625, 3., 3.]);
+        let zero = g.to_dtype(DType::F32).unwrap().to_vec1::<f32>().unwrap();
+        assert_eq!(zero, [0.; 4]);
+    }
+
     /// With a loss scale the gradients are unscaled before clipping, and a step whose scaled
     /// gradients overflowed leaves the weights alone and halves the scale.
     #[test]
@@ -363,7 +433,11 @@ mod tests {
             .unwrap()
             .backward()
             .unwrap();
-        let norm = opt.step(&grads, &[]).unwrap().to_scalar::<f32>().unwrap();
+        let norm = opt
+            .step(&grads, &[], &[])
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
         assert!((norm - 5f32.sqrt()).abs() < 1e-5, "{norm}");
         assert_eq!(values(&w), [0., 2., 1.]);
 
@@ -374,7 +448,7 @@ mod tests {
             .unwrap()
             .backward()
             .unwrap();
-        opt.step(&grads, &[]).unwrap();
+        opt.step(&grads, &[], &[]).unwrap();
         assert_eq!(values(&w), [0., 2., 1.]);
         assert_eq!(opt.loss_scale().unwrap().scale, s / 2.0);
         let stats = opt.take_stats().unwrap().unwrap();

@@ -156,58 +156,24 @@ mod cublas {
     }
 
     pub fn nrm2(d: &mut CudaStorage, dl: &Layout, s: &CudaStorage, sl: &Layout) -> Result<()> {
-        use candle_core::cuda_backend::cudarc::cublas::sys::cudaDataType as T;
         let stream = s.device().cuda_stream();
         let at = dl.start_offset();
         let dst = d.as_cuda_slice_mut::<f32>()?;
         let mut out = dst.slice_mut(at..at + 1);
+        if s.dtype() != candle_core::DType::F32 {
+            // cuBLAS's nrm2Ex gives a half's norm only in half precision.
+            return super::half_kernels::nrm2(s, sl, &mut out);
+        }
         let (dp, _dg) = out.device_ptr_mut(&stream);
-        let Some((lo, hi)) = sl.contiguous_offsets() else {
-            bail!("optimizer: operands must be contiguous")
-        };
-        let n = hi - lo;
-        macro_rules! half {
-            ($t:ty, $code:expr) => {{
-                let src = s.as_cuda_slice::<$t>()?.slice(lo..hi);
-                let (sp, _sg) = src.device_ptr(&stream);
-                let n = i32::try_from(n).map_err(|_| {
-                    candle_core::Error::Msg(format!("nrm2: {n} half-precision elements"))
-                })?;
-                on_device(
-                    s,
-                    // SAFETY: n values of the given type at sp, one f32 at dp, on this device.
-                    |h| unsafe {
-                        sys::cublasNrm2Ex(
-                            h,
-                            n,
-                            sp as *const std::ffi::c_void,
-                            $code,
-                            1,
-                            dp as *mut std::ffi::c_void,
-                            T::CUDA_R_32F,
-                            T::CUDA_R_32F,
-                        )
-                    },
-                    "cublasNrm2Ex",
-                )
-            }};
-        }
-        match s.dtype() {
-            candle_core::DType::BF16 => half!(half::bf16, T::CUDA_R_16BF),
-            candle_core::DType::F16 => half!(half::f16, T::CUDA_R_16F),
-            _ => {
-                let src = view(s, sl)?;
-                let (sp, _sg) = src.device_ptr(&stream);
-                on_device(
-                    s,
-                    // SAFETY: n f32 at sp, one f32 at dp, both on this device.
-                    |h| unsafe {
-                        sys::cublasSnrm2_v2_64(h, n as i64, sp as *const f32, 1, dp as *mut f32)
-                    },
-                    "cublasSnrm2",
-                )
-            }
-        }
+        let src = view(s, sl)?;
+        let n = src.len();
+        let (sp, _sg) = src.device_ptr(&stream);
+        on_device(
+            s,
+            // SAFETY: n f32 at sp, one f32 at dp, both on this device.
+            |h| unsafe { sys::cublasSnrm2_v2_64(h, n as i64, sp as *const f32, 1, dp as *mut f32) },
+            "cublasSnrm2",
+        )
     }
 
     pub fn axpy(
@@ -219,7 +185,7 @@ mod cublas {
         al: &Layout,
     ) -> Result<()> {
         if s.dtype() != candle_core::DType::F32 {
-            return super::half_axpy::axpy(d, dl, s, sl, a, al);
+            return super::half_kernels::axpy(d, dl, s, sl, a, al);
         }
         let stream = s.device().cuda_stream();
         let (src, alpha) = (view(s, sl)?, view(a, al)?);
@@ -255,9 +221,10 @@ mod cublas {
 }
 
 #[cfg(feature = "cuda")]
-mod half_axpy {
-    //! `w += a[0] · g` for f32 `w` and bf16/f16 `g`, one thread per element (cuBLAS's axpy wants
-    //! one type on both sides).
+mod half_kernels {
+    //! For bf16/f16 gradients: `w += a[0] · g` into f32 `w`, one thread per element (cuBLAS's
+    //! axpy wants one type on both sides), and the norm in f32, in two deterministic stages
+    //! (each block's sum of squares over its fixed chunk, then one block over the partials).
 
     use crate::nvrtc::{view, Module};
     use candle_core::backend::BackendStorage;
@@ -268,16 +235,96 @@ mod half_axpy {
     const SOURCE: &str = concat!(
         crate::nvrtc::half_types!(),
         r#"
+// The block's sum of v (blockDim.x a multiple of 32), in a fixed order; valid in thread 0.
+__device__ float block_sum(float v) {
+    __shared__ float warps[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = threadIdx.x < (blockDim.x >> 5) ? warps[threadIdx.x] : 0.0f;
+    if (threadIdx.x < 32)
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <typename T> __device__ void squares(const T* g, float* partial, long long n, long long chunk) {
+    long long lo = blockIdx.x * chunk, hi = min(lo + chunk, n);
+    float s = 0.0f;
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) { float v = load(g[i]); s += v * v; }
+    s = block_sum(s);
+    if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+extern "C" __global__ void nrm2_finish(const float* partial, int blocks, float* out) {
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < blocks; i += blockDim.x) s += partial[i];
+    s = block_sum(s);
+    if (threadIdx.x == 0) *out = sqrtf(s);
+}
+
 #define OPS(T, N) \
 extern "C" __global__ void axpy_##N(float* w, const T* g, const float* a, long long n) { \
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
     if (i < n) w[i] += a[0] * load(g[i]); \
+} \
+extern "C" __global__ void squares_##N(const T* g, float* partial, long long n, long long chunk) { \
+    squares(g, partial, n, chunk); \
 }
 OPS(bf16, bf16)
 OPS(f16, f16)
 "#
     );
-    static KERNELS: Module = Module::new("ptb_lm_half_axpy", SOURCE);
+    static KERNELS: Module = Module::new("ptb_lm_half_kernels", SOURCE);
+    const BLOCKS: u32 = 1024;
+    const THREADS: u32 = 256;
+
+    /// `out[0] = ‖g‖₂` for a bf16/f16 `g`.
+    pub fn nrm2(
+        s: &CudaStorage,
+        sl: &Layout,
+        out: &mut candle_core::cuda_backend::cudarc::driver::CudaViewMut<f32>,
+    ) -> Result<()> {
+        let dev = s.device().clone();
+        let suffix = match s.dtype() {
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
+            dt => bail!("nrm2: a {dt:?} gradient (bf16 or f16 here)"),
+        };
+        let (squares, finish) = (
+            KERNELS.function(&dev, &format!("squares_{suffix}"))?,
+            KERNELS.function(&dev, "nrm2_finish")?,
+        );
+        let stream = dev.cuda_stream();
+        let n = sl.shape().elem_count();
+        let chunk = n.div_ceil(BLOCKS as usize).max(1) as i64;
+        // SAFETY: every partial is written by its block.
+        let partial = unsafe { dev.alloc::<f32>(BLOCKS as usize)? };
+        let n64 = n as i64;
+        let grid = |blocks: u32| LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        macro_rules! first {
+            ($t:ty) => {{
+                let g = view(s.as_cuda_slice::<$t>()?, sl)?;
+                let mut b = stream.launch_builder(&squares);
+                b.arg(&g).arg(&partial).arg(&n64).arg(&chunk);
+                // SAFETY: n values, BLOCKS partials.
+                unsafe { b.launch(grid(BLOCKS)) }.w()?;
+            }};
+        }
+        match s.dtype() {
+            DType::BF16 => first!(half::bf16),
+            _ => first!(half::f16),
+        }
+        let blocks = BLOCKS as i32;
+        let mut b = stream.launch_builder(&finish);
+        b.arg(&partial).arg(&blocks).arg(out);
+        // SAFETY: BLOCKS partials, one output.
+        unsafe { b.launch(grid(1)) }.w()?;
+        Ok(())
+    }
 
     pub fn axpy(
         d: &mut CudaStorage,

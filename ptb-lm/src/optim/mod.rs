@@ -415,6 +415,31 @@ mod tests {
         assert_eq!(zero, [0.; 4]);
     }
 
+    /// The norm of a large half-precision gradient (many blocks, uneven chunks) in f32.
+    #[test]
+    fn half_gradient_norms_match_f64() {
+        let dev = device();
+        for dt in [DType::BF16, DType::F16] {
+            let g = Tensor::randn(0f32, 1., 100_003, &dev)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let want: f64 = g
+                .to_dtype(DType::F64)
+                .unwrap()
+                .to_vec1::<f64>()
+                .unwrap()
+                .iter()
+                .map(|x| x * x)
+                .sum::<f64>()
+                .sqrt();
+            let out = Tensor::zeros(1, DType::F32, &dev).unwrap();
+            out.inplace_op2(&g, &blas::Nrm2).unwrap();
+            let got = out.to_vec1::<f32>().unwrap()[0] as f64;
+            assert!((got / want - 1.0).abs() < 1e-5, "{dt:?}: {got} vs {want}");
+        }
+    }
+
     /// With a loss scale the gradients are unscaled before clipping, and a step whose scaled
     /// gradients overflowed leaves the weights alone and halves the scale.
     #[test]

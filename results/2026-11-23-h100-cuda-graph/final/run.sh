@@ -9,7 +9,7 @@ source .devbin/gpu-env.sh > /dev/null 2>&1
 for f in .devbin/*.xz; do xz -dkf -T8 "$f"; done
 chmod +x .devbin/ptb-lm .devbin/ptb-lm-unit
 t0=$(date +%s)
-echo "gpu_check: see run P"
+.devbin/gpu_check --json $OUT/gpu_check.json > $OUT/gpu_check.log 2>&1; echo "gpu_check rc=$?"  # run in the command before this one
 .devbin/ptb-lm-unit > $OUT/unit.log 2>&1; echo "unit rc=$?"; grep -E "test result|FAILED|panicked" $OUT/unit.log | head
 B=.devbin/ptb-lm
 strip_wps() { grep -h "^Epoch" "$@" | sed 's/ wps: [0-9]*//'; }

@@ -8,10 +8,10 @@ use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
 use crate::model::{Masks, RnnKind};
 use crate::optim::Optimizer;
-use crate::pass::{step_timed, Phase, Training};
 use crate::precision::Precision;
 use crate::run::RunSpec;
 use crate::session::{build_model, device_name, pick_device, sorted_vars, DeviceArg};
+use crate::step::{step_timed, Phase, Training};
 use crate::stepper::Stepper;
 use anyhow::{Context, Result};
 use candle_core::Device;
@@ -54,7 +54,7 @@ pub struct BenchArgs {
     pub no_cuda_graph: bool,
 }
 
-/// Median milliseconds of each phase of `reps` real training steps (`pass::step_timed`, loss
+/// Median milliseconds of each phase of `reps` real training steps (`step::step_timed`, loss
 /// scaling included), synchronizing at the end of every phase.
 fn breakdown(
     model: &crate::model::PtbModel,

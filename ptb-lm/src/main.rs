@@ -20,6 +20,7 @@ mod progress;
 mod run;
 mod run_dir;
 mod session;
+mod step;
 mod stepper;
 mod train;
 mod xent;

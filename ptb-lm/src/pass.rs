@@ -1,25 +1,12 @@
-//! One pass over a split: training (loss, backward, clip, SGD) or evaluation.
+//! One pass over a split, training or evaluating, step after step (`crate::stepper`).
 
 use crate::data::Batches;
-use crate::model::{sequence_loss, LmState, Masks, PtbModel};
-use crate::optim::Optimizer;
+use crate::model::{Masks, PtbModel};
 use crate::progress::Progress;
+use crate::step::Training;
 use crate::stepper::Stepper;
 use anyhow::Result;
-use candle_core::Tensor;
 use std::time::Instant;
-
-pub struct Training<'a> {
-    pub opt: &'a mut Optimizer,
-}
-
-/// The phases of a training step, in order: `step_timed` reports the end of each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    ForwardAndLoss,
-    Backward,
-    Update,
-}
 
 pub struct PassResult {
     pub perplexity: f64,
@@ -31,48 +18,6 @@ impl PassResult {
     pub fn words_per_second(&self) -> f64 {
         self.words as f64 / self.seconds.max(1e-9)
     }
-}
-
-/// One batch: forward and loss, and with `training` backward, clipping and the SGD update.
-/// `x` and `y` are time-major `[steps, batch]` ids on the model's device (`Batches::window`).
-/// Returns the loss and the next state.
-pub fn step(
-    model: &PtbModel,
-    batch: (Tensor, Tensor),
-    state: &LmState,
-    masks: &mut Masks,
-    training: Option<&mut Training>,
-) -> Result<(Tensor, LmState)> {
-    step_timed(model, batch, state, masks, training, |_| Ok(()))
-}
-
-/// [`step`], calling `lap` at the end of each phase (a benchmark synchronizes and reads its
-/// clock there).
-pub fn step_timed(
-    model: &PtbModel,
-    (x, y): (Tensor, Tensor),
-    state: &LmState,
-    masks: &mut Masks,
-    training: Option<&mut Training>,
-    mut lap: impl FnMut(Phase) -> Result<()>,
-) -> Result<(Tensor, LmState)> {
-    let steps = x.dim(0)?;
-    let (logits, next, lookup) = model.forward(&x, state, masks, training.is_some())?;
-    let loss = sequence_loss(&logits, &y, steps)?;
-    lap(Phase::ForwardAndLoss)?;
-    if let Some(t) = training {
-        let scaled = match t.opt.loss_scale() {
-            Some(s) => (&loss * s.scale)?,
-            None => loss.clone(),
-        };
-        let grads = scaled.backward()?;
-        lap(Phase::Backward)?;
-        t.opt
-            .step(&grads, lookup.as_slice(), &model.owned_gradients())?;
-        lap(Phase::Update)?;
-    }
-    masks.end_step()?;
-    Ok((loss, next))
 }
 
 /// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to

@@ -11,7 +11,7 @@
 //! host to skip the update.
 
 use crate::model::{LmState, Masks, PtbModel};
-use crate::pass::{step, Training};
+use crate::step::{step, Training};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 

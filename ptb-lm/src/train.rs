@@ -6,7 +6,7 @@ use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, RnnKind};
 use crate::optim::Optimizer;
-use crate::pass::{evaluate, run_pass, Training};
+use crate::pass::{evaluate, run_pass};
 use crate::precision::Precision;
 use crate::run::{EpochMetrics, RunProgress, RunSpec};
 use crate::run_dir::RunLock;
@@ -14,6 +14,7 @@ use crate::session::{
     build_model, device_name, inference_model, kernel_path, named_weights, pick_device,
     sorted_vars, DeviceArg,
 };
+use crate::step::Training;
 use anyhow::{bail, ensure, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};

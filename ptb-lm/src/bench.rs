@@ -126,7 +126,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let plan = spec.precision.plan();
     plan.apply_to_matmuls();
     let (model, varmap) = build_model(&spec, &device, None)?;
-    let model = model.with_owned_rnn_gradient()?;
+    let model = model.with_owned_gradients()?;
     let vars = sorted_vars(&varmap);
     let mut opt = Optimizer::for_config(vars, &cfg, &plan)?;
     let mut masks = Masks::new(0);

@@ -13,6 +13,7 @@ mod model;
 #[cfg(feature = "cuda")]
 mod nvrtc;
 mod optim;
+mod owned_linear;
 mod pass;
 mod plot;
 mod precision;

@@ -5,6 +5,7 @@
 use crate::config::{LmConfig, LstmBias};
 use crate::dropout::DropoutRng;
 use crate::optim::{Lookup, OwnedGrad};
+use crate::owned_linear::GradSlot;
 use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
@@ -181,9 +182,11 @@ pub fn zero_init_ranges(cfg: &LmConfig, name: &str, len: usize) -> Vec<Range<usi
 pub struct PtbModel {
     embedding: Tensor,
     rnn: Recurrent,
-    /// The fused LSTM's weight gradient, which its backward adds here in the layers' dtype
-    /// (see `owned_gradients`); made by `with_owned_rnn_gradient`.
+    /// The fused LSTM's weight gradient, which its backward adds here in the layers' dtype,
+    /// and the softmax weight's, left here by its backward (see `owned_gradients`); made by
+    /// `with_owned_gradients`.
     rnn_grad: Option<Tensor>,
+    softmax_grad: Option<GradSlot>,
     softmax: candle_nn::Linear,
     dropout: f32,
     hidden: usize,
@@ -239,6 +242,7 @@ impl PtbModel {
         Ok(Self {
             embedding,
             rnn_grad: None,
+            softmax_grad: None,
             rnn,
             softmax: candle_nn::Linear::new(w, Some(b)),
             dropout: cfg.dropout(),
@@ -248,26 +252,44 @@ impl PtbModel {
     }
 
     /// For training: the fused LSTM's backward adds its weight gradient into a buffer of this
-    /// model (cuDNN accumulates into it directly) rather than handing it to autograd, which
-    /// would add it into a zero-filled buffer and then, in half precision, cast it to f32 and
-    /// add it into another; the optimizer reads it (`owned_gradients`) and zeroes it.
-    pub fn with_owned_rnn_gradient(mut self) -> Result<Self> {
+    /// model (cuDNN accumulates into it directly), and the softmax layer's backward leaves its
+    /// weight's in a slot (`crate::owned_linear`), rather than handing them to autograd, which
+    /// would add each into a zero-filled buffer and then, in half precision, cast it to f32 and
+    /// add it into another; the optimizer takes them (`owned_gradients`).
+    pub fn with_owned_gradients(mut self) -> Result<Self> {
         if let Recurrent::Fused(r) = &self.rnn {
             let w = r.weight();
             self.rnn_grad = Some(Tensor::zeros(w.shape(), self.dtype, w.device())?);
         }
+        self.softmax_grad = Some(GradSlot::default());
         Ok(self)
     }
 
-    /// The variables whose gradients this model's layers keep themselves.
-    pub fn owned_gradients(&self) -> Vec<OwnedGrad> {
-        match (&self.rnn, &self.rnn_grad) {
-            (Recurrent::Fused(r), Some(g)) => vec![OwnedGrad {
+    /// The gradients this model's layers kept themselves in the last backward: the LSTM's
+    /// buffer (to be zeroed once used) and the softmax weight's (taken from its slot).
+    pub fn owned_gradients(&self) -> Result<Vec<OwnedGrad>> {
+        let mut out = Vec::new();
+        if let (Recurrent::Fused(r), Some(g)) = (&self.rnn, &self.rnn_grad) {
+            out.push(OwnedGrad {
                 var: r.weight().clone(),
                 grad: g.clone(),
-            }],
-            _ => Vec::new(),
+                reset: true,
+            });
         }
+        if let Some(g) = self
+            .softmax_grad
+            .as_ref()
+            .map(GradSlot::take)
+            .transpose()?
+            .flatten()
+        {
+            out.push(OwnedGrad {
+                var: self.softmax.weight().clone(),
+                grad: g,
+                reset: false,
+            });
+        }
+        Ok(out)
     }
 
     pub fn zero_state(&self, batch: usize) -> Result<LmState> {
@@ -356,9 +378,18 @@ impl PtbModel {
         };
         let y = masks.dropout(&y, p)?;
         let y = y.reshape((steps * batch, self.hidden))?;
-        let logits = match self.dtype {
-            DType::F32 => self.softmax.forward(&y)?,
-            dt => {
+        let logits = match (&self.softmax_grad, train, self.dtype) {
+            (Some(slot), true, dt) => {
+                let w = self.softmax.weight().detach().to_dtype(dt)?;
+                let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
+                let xw = crate::owned_linear::matmul_t(&y, &w, slot)?;
+                match b {
+                    Some(b) => xw.broadcast_add(&b)?,
+                    None => xw,
+                }
+            }
+            (_, _, DType::F32) => self.softmax.forward(&y)?,
+            (_, _, dt) => {
                 let w = self.softmax.weight().to_dtype(dt)?;
                 let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
                 candle_nn::Linear::new(w, b).forward(&y)?

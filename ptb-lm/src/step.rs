@@ -53,7 +53,7 @@ pub fn step_timed(
         let grads = scaled.backward()?;
         lap(Phase::Backward)?;
         t.opt
-            .step(&grads, lookup.as_slice(), &model.owned_gradients())?;
+            .step(&grads, lookup.as_slice(), &model.owned_gradients()?)?;
         lap(Phase::Update)?;
     }
     masks.end_step()?;

@@ -183,7 +183,7 @@ mod tests {
         let plan = precision.plan();
         plan.apply_to_matmuls();
         let (model, varmap) = build_model(&spec, dev, None).unwrap();
-        let model = model.with_owned_rnn_gradient().unwrap();
+        let model = model.with_owned_gradients().unwrap();
         let mut opt = Optimizer::for_config(sorted_vars(&varmap), &cfg, &plan).unwrap();
         let mut masks = Masks::new(0);
         model.reseed(&mut masks, 5).unwrap();

@@ -208,7 +208,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let plan = spec.precision.plan();
     plan.apply_to_matmuls();
     let (model, varmap) = build_model(&spec, &device, ckpt.as_ref().map(|c| &c.weights))?;
-    let model = model.with_owned_rnn_gradient()?;
+    let model = model.with_owned_gradients()?;
     drop(ckpt);
     let end = cfg.max_max_epoch.min(args.epochs.unwrap_or(usize::MAX));
     let epochs = match progress.epochs_done < end {

@@ -27,12 +27,14 @@ pub struct Lookup {
     pub rows: Var,
 }
 
-/// A variable whose layer adds its gradient into `grad` (of the variable's size, in the layer's
-/// dtype) instead of returning it to autograd (`Rnn::with_weight_grad_sink`); the optimizer
-/// reads it as the variable's dense gradient and zeroes it after the step.
+/// A variable whose layer kept its gradient `grad` (of the variable's size, in the layer's
+/// dtype) instead of returning it to autograd (`Rnn::with_weight_grad_sink`, or
+/// `crate::owned_linear`); the optimizer reads it as the variable's dense gradient and, with
+/// `reset`, zeroes it after the step (a buffer the layer adds into).
 pub struct OwnedGrad {
     pub var: Tensor,
     pub grad: Tensor,
+    pub reset: bool,
 }
 
 /// A variable's gradient as an update rule takes it: dense, or the summed rows of a lookup.
@@ -190,7 +192,7 @@ impl<R: UpdateRule> Optimizer<R> {
         owned: &[OwnedGrad],
     ) -> Result<Tensor> {
         let norm = self.update(grads, lookups, owned);
-        for o in owned {
+        for o in owned.iter().filter(|o| o.reset) {
             o.grad.zero_set()?;
         }
         norm
@@ -401,6 +403,7 @@ mod tests {
         let owned = [OwnedGrad {
             var: w.as_tensor().clone(),
             grad: g.clone(),
+            reset: true,
         }];
         let grads = Tensor::new(0f32, &dev).unwrap().backward().unwrap();
         let norm = opt

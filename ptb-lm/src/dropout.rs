@@ -202,11 +202,11 @@ mod cuda {
     //! One thread per four elements (one Philox call); the state is read on the device.
 
     use super::Dropout;
-    use crate::nvrtc::{view, Module};
+    use crate::nvrtc::{dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
-    use candle_core::{bail, CudaStorage, DType, Layout, Result};
+    use candle_core::{CudaStorage, DType, Layout, Result};
 
     const SOURCE: &str = concat!(
         crate::nvrtc::half_types!(),
@@ -279,13 +279,8 @@ extern "C" __global__ void dropout_advance(unsigned int* s) {
     ) -> Result<CudaStorage> {
         let n = l.shape().elem_count();
         let dev = x.device().clone();
-        let name = match x.dtype() {
-            DType::F32 => "dropout_f32",
-            DType::BF16 => "dropout_bf16",
-            DType::F16 => "dropout_f16",
-            dt => bail!("dropout on CUDA: {dt:?} input (f32, bf16 or f16)"),
-        };
-        let f = KERNELS.function(&dev, name)?;
+        let name = format!("dropout_{}", dtype_suffix(x.dtype(), "dropout")?);
+        let f = KERNELS.function(&dev, &name)?;
         let stream = dev.cuda_stream();
         let state = s.as_cuda_slice::<u32>()?;
         let groups = n.div_ceil(4) as u32;

@@ -63,6 +63,18 @@ impl Module {
     }
 }
 
+/// The suffix of a kernel instantiated for `dt` by a module's `OPS(T, N)` lines (`f32`, `bf16`,
+/// `f16`); `what` names the operation in the error for another dtype.
+pub fn dtype_suffix(dt: candle_core::DType, what: &str) -> Result<&'static str> {
+    use candle_core::DType;
+    Ok(match dt {
+        DType::F32 => "f32",
+        DType::BF16 => "bf16",
+        DType::F16 => "f16",
+        dt => bail!("{what} on CUDA: {dt:?} operands (f32, bf16 or f16)"),
+    })
+}
+
 /// The elements of a contiguous operand.
 pub fn view<'a, T: DeviceRepr>(
     s: &'a CudaSlice<T>,

@@ -216,11 +216,11 @@ mod cuda {
     //! (backward). Compiled once per process with NVRTC; no CUDA headers needed (half types are
     //! handled as raw bits), so it builds wherever candle's CUDA backend does.
 
-    use crate::nvrtc::{block_per_row, view, Module};
+    use crate::nvrtc::{block_per_row, dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
-    use candle_core::{bail, CudaStorage, DType, Layout, Result};
+    use candle_core::{CudaStorage, DType, Layout, Result};
 
     const SOURCE: &str = concat!(
         crate::nvrtc::half_types!(),
@@ -286,15 +286,6 @@ OPS(f16, f16)
     const THREADS: u32 = 512;
     static KERNELS: Module = Module::new("ptb_lm_xent", SOURCE);
 
-    fn suffix(dt: DType) -> Result<&'static str> {
-        Ok(match dt {
-            DType::F32 => "f32",
-            DType::BF16 => "bf16",
-            DType::F16 => "f16",
-            dt => bail!("cross_entropy_rows on CUDA: logits of {dt:?} (f32, bf16 or f16)"),
-        })
-    }
-
     pub fn forward(
         x: &CudaStorage,
         xl: &Layout,
@@ -303,7 +294,13 @@ OPS(f16, f16)
     ) -> Result<CudaStorage> {
         let (rows, cols) = xl.shape().dims2()?;
         let dev = x.device().clone();
-        let f = KERNELS.function(&dev, &format!("xent_fwd_{}", suffix(x.dtype())?))?;
+        let f = KERNELS.function(
+            &dev,
+            &format!(
+                "xent_fwd_{}",
+                dtype_suffix(x.dtype(), "cross_entropy_rows")?
+            ),
+        )?;
         let stream = dev.cuda_stream();
         let ys = view(y.as_cuda_slice::<u32>()?, yl)?;
         // SAFETY: every element is written by the kernel (thread 0 of each row's block).
@@ -336,7 +333,13 @@ OPS(f16, f16)
     ) -> Result<CudaStorage> {
         let (rows, cols) = xl.shape().dims2()?;
         let dev = x.device().clone();
-        let f = KERNELS.function(&dev, &format!("xent_bwd_{}", suffix(x.dtype())?))?;
+        let f = KERNELS.function(
+            &dev,
+            &format!(
+                "xent_bwd_{}",
+                dtype_suffix(x.dtype(), "cross_entropy_rows")?
+            ),
+        )?;
         let stream = dev.cuda_stream();
         let ys = view(y.as_cuda_slice::<u32>()?, yl)?;
         let gs = view(g.as_cuda_slice::<f32>()?, gl)?;

@@ -1,8 +1,8 @@
 //! The two vector operations the optimizer's pieces run on every variable, as candle in-place
 //! ops: the norm (`Nrm2`, for clipping) and `axpy` (`Axpy`, for SGD); on CUDA, cuBLAS with its
 //! scalars on the device, so that no step waits for the host. The gradient may be f32, bf16 or
-//! f16 (a half-precision layer's own gradient, `super::OwnedGrad`): the norm is then cuBLAS's
-//! `nrm2Ex`, the axpy a kernel of ours reading the half values, both computing in f32.
+//! f16 (a half-precision layer's own gradient, `super::OwnedGrad`): norm and axpy are then
+//! kernels of ours reading the half values, both computing in f32.
 
 use candle_core::{bail, CpuStorage, Layout, Result};
 
@@ -41,6 +41,15 @@ fn contiguous_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> Result<&'a mut [f32]
         CpuStorage::F32(v) => Ok(&mut v[a..b]),
         _ => bail!("optimizer: operands must be f32"),
     }
+}
+
+/// `dst += alpha · src`.
+fn add_scaled(dst: &mut [f32], alpha: f32, src: impl ExactSizeIterator<Item = f32>) -> Result<()> {
+    if src.len() != dst.len() {
+        bail!("axpy: {} elements into {}", src.len(), dst.len())
+    }
+    dst.iter_mut().zip(src).for_each(|(w, g)| *w += alpha * g);
+    Ok(())
 }
 
 impl candle_core::InplaceOp2 for Nrm2 {
@@ -82,15 +91,11 @@ impl candle_core::InplaceOp3 for Axpy {
     ) -> Result<()> {
         let alpha = contiguous(a, al)?[0];
         let dst = contiguous_mut(d, dl)?;
-        let src: Vec<f32> = match s {
-            CpuStorage::F32(_) => contiguous(s, sl)?.to_vec(),
-            _ => widened(s, sl)?.into_iter().map(|g| g as f32).collect(),
-        };
-        if src.len() != dst.len() {
-            bail!("axpy: {} elements into {}", src.len(), dst.len())
+        // An f32 gradient is read in place: this runs on every variable at every CPU step.
+        match s {
+            CpuStorage::F32(_) => add_scaled(dst, alpha, contiguous(s, sl)?.iter().copied()),
+            _ => add_scaled(dst, alpha, widened(s, sl)?.into_iter().map(|g| g as f32)),
         }
-        dst.iter_mut().zip(src).for_each(|(w, g)| *w += alpha * g);
-        Ok(())
     }
 
     #[cfg(feature = "cuda")]
@@ -226,7 +231,7 @@ mod half_kernels {
     //! axpy wants one type on both sides), and the norm in f32, in two deterministic stages
     //! (each block's sum of squares over its fixed chunk, then one block over the partials).
 
-    use crate::nvrtc::{view, Module};
+    use crate::nvrtc::{dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
@@ -285,11 +290,7 @@ OPS(f16, f16)
         out: &mut candle_core::cuda_backend::cudarc::driver::CudaViewMut<f32>,
     ) -> Result<()> {
         let dev = s.device().clone();
-        let suffix = match s.dtype() {
-            DType::BF16 => "bf16",
-            DType::F16 => "f16",
-            dt => bail!("nrm2: a {dt:?} gradient (bf16 or f16 here)"),
-        };
+        let suffix = dtype_suffix(s.dtype(), "nrm2")?;
         let (squares, finish) = (
             KERNELS.function(&dev, &format!("squares_{suffix}"))?,
             KERNELS.function(&dev, "nrm2_finish")?,
@@ -335,12 +336,8 @@ OPS(f16, f16)
         al: &Layout,
     ) -> Result<()> {
         let dev = s.device().clone();
-        let name = match s.dtype() {
-            DType::BF16 => "axpy_bf16",
-            DType::F16 => "axpy_f16",
-            dt => bail!("axpy: a {dt:?} gradient (f32, bf16 or f16)"),
-        };
-        let f = KERNELS.function(&dev, name)?;
+        let name = format!("axpy_{}", dtype_suffix(s.dtype(), "axpy")?);
+        let f = KERNELS.function(&dev, &name)?;
         let stream = dev.cuda_stream();
         let Some((lo, hi)) = dl.contiguous_offsets() else {
             bail!("optimizer: the variable must be contiguous")

@@ -119,10 +119,10 @@ impl Masks {
             let mask = Tensor::from_vec(m, x.shape(), x.device())?.to_dtype(x.dtype())?;
             return Ok((x * mask)?);
         }
-        if self.device.is_none() {
-            self.device = Some(DropoutRng::new(self.seed, x.device())?);
-        }
-        let rng = self.device.as_ref().expect("just set");
+        let rng = match &mut self.device {
+            Some(rng) => rng,
+            none => none.insert(DropoutRng::new(self.seed, x.device())?),
+        };
         self.slot += 1;
         Ok(rng.dropout(x, p, self.slot - 1)?)
     }
@@ -378,22 +378,19 @@ impl PtbModel {
         };
         let y = masks.dropout(&y, p)?;
         let y = y.reshape((steps * batch, self.hidden))?;
-        let logits = match (&self.softmax_grad, train, self.dtype) {
-            (Some(slot), true, dt) => {
+        // Casts to the layers' dtype (none in f32: `to_dtype` then returns the tensor itself).
+        let dt = self.dtype;
+        let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
+        let logits = match (&self.softmax_grad, train) {
+            (Some(slot), true) => {
                 let w = self.softmax.weight().detach().to_dtype(dt)?;
-                let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
                 let xw = crate::owned_linear::matmul_t(&y, &w, slot)?;
                 match b {
                     Some(b) => xw.broadcast_add(&b)?,
                     None => xw,
                 }
             }
-            (_, _, DType::F32) => self.softmax.forward(&y)?,
-            (_, _, dt) => {
-                let w = self.softmax.weight().to_dtype(dt)?;
-                let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
-                candle_nn::Linear::new(w, b).forward(&y)?
-            }
+            _ => candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(&y)?,
         };
         Ok((logits, state, lookup))
     }

@@ -192,13 +192,14 @@ impl CustomOp3 for RnnOp {
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let grad = grad.contiguous()?;
         let reserve = self.take_reserve()?;
-        let some = |(dx, dw, ds)| (dx, dw, Some(ds));
+        // `dw` is `None` where cuDNN already added it into the sink.
+        let some = |(dx, dw, ds)| (dx, Some(dw), Some(ds));
         let (dx, dw, ds) = match reserve {
             Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
                 let f = |t: &Tensor| t.to_dtype(DType::F32);
                 let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&grad)?)?;
                 let back = |t: Tensor| t.to_dtype(w.dtype());
-                (back(dx)?, back(dw)?, Some(back(ds)?))
+                (back(dx)?, Some(back(dw)?), Some(back(ds)?))
             }
             Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, state, &grad)?),
             Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, state, &grad)?),
@@ -212,44 +213,41 @@ impl CustomOp3 for RnnOp {
                     grad: &grad,
                     state_grad: state.track_op(),
                 };
-                let Some(sink) = &self.weight_grad else {
-                    let (dx, dw, ds) = self.gpu.backward(&self.call, r, inputs, None)?;
-                    let dw = dw.ok_or_else(|| candle_core::Error::Msg("rnn: no dw".into()))?;
-                    let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
-                    return Ok((keep(x, dx)?, keep(w, dw)?, ds));
-                };
-                // cuDNN adds the weight's gradient straight into the sink: an in-place op
-                // hands out its memory.
-                let into = IntoSink {
-                    op: self,
-                    reserve: Mutex::new(Some(r)),
-                    inputs: Mutex::new(Some(inputs)),
-                    out: Mutex::new(None),
-                };
-                sink.inplace_op1(&into)?;
-                let (dx, ds) =
-                    into.out
-                        .lock()
-                        .map_err(|_| poisoned())?
-                        .take()
-                        .ok_or_else(|| {
+                match &self.weight_grad {
+                    None => self.gpu.backward(&self.call, r, inputs, None)?,
+                    Some(sink) => {
+                        // cuDNN adds the weight's gradient straight into the sink: an in-place
+                        // op hands out its memory.
+                        let into = IntoSink {
+                            op: self,
+                            reserve: Mutex::new(Some(r)),
+                            inputs: Mutex::new(Some(inputs)),
+                            out: Mutex::new(None),
+                        };
+                        sink.inplace_op1(&into)?;
+                        let out = into.out.lock().map_err(|_| poisoned())?.take();
+                        let (dx, ds) = out.ok_or_else(|| {
                             candle_core::Error::Msg(
                                 "rnn backward: the sink was not on the GPU".into(),
                             )
                         })?;
-                let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
-                return Ok((keep(x, dx)?, None, ds));
+                        (dx, None, ds)
+                    }
+                }
             }
         };
-        let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
-        match &self.weight_grad {
-            Some(sink) => {
+        let dw = match (dw, &self.weight_grad) {
+            (Some(dw), None) => keep(w, dw)?,
+            (Some(dw), Some(sink)) => {
                 let sum = (sink + dw.reshape(sink.shape())?)?;
                 sink.slice_set(&sum, 0, 0)?;
-                Ok((keep(x, dx)?, None, ds))
+                None
             }
-            None => Ok((keep(x, dx)?, keep(w, dw)?, ds)),
-        }
+            (None, Some(_)) => None,
+            (None, None) => candle_core::bail!("rnn backward: no weight gradient came back"),
+        };
+        let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
+        Ok((keep(x, dx)?, dw, ds))
     }
 }
 

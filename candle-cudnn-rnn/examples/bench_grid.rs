@@ -168,13 +168,27 @@ impl Loop {
 }
 
 /// The op's variants: name, dtype, f32 math, algorithm.
-const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 6] = [
+const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 9] = [
     ("op-fp32", DType::F32, MathMode::Fp32, RnnAlgo::Standard),
     ("op-fp32-auto", DType::F32, MathMode::Fp32, RnnAlgo::Auto),
     ("op-tf32", DType::F32, MathMode::Tf32, RnnAlgo::Standard),
     ("op-tf32-auto", DType::F32, MathMode::Tf32, RnnAlgo::Auto),
     ("op-bf16", DType::BF16, MathMode::Fp32, RnnAlgo::Standard),
     ("op-bf16-auto", DType::BF16, MathMode::Fp32, RnnAlgo::Auto),
+    // The crate's persistent LSTM: inference calls only so far (training runs cuDNN).
+    (
+        "op-bf16-persistent",
+        DType::BF16,
+        MathMode::Fp32,
+        RnnAlgo::Persistent,
+    ),
+    ("op-f16", DType::F16, MathMode::Fp32, RnnAlgo::Standard),
+    (
+        "op-f16-persistent",
+        DType::F16,
+        MathMode::Fp32,
+        RnnAlgo::Persistent,
+    ),
 ];
 
 /// Prints and records one shape's results: (name, train, forward, train host time), seconds
@@ -298,13 +312,19 @@ fn main() -> Result<()> {
                     frozen.forward(&x, None)?;
                     Ok(())
                 })?;
+                // The algorithms that served training and inference (Auto's or Persistent's
+                // choice), when they differ from the variant's own.
                 #[cfg(feature = "cuda")]
-                let picked = rnn.auto_algo(s.seq, s.batch, true);
+                let picked = (
+                    rnn.auto_algo(s.seq, s.batch, true),
+                    frozen.auto_algo(s.seq, s.batch, false),
+                );
                 #[cfg(not(feature = "cuda"))]
-                let picked: Option<RnnAlgo> = None;
+                let picked: (Option<RnnAlgo>, Option<RnnAlgo>) = (None, None);
                 let name = match picked {
-                    Some(a) => format!("{name} ({a:?})"),
-                    None => name.to_string(),
+                    (Some(a), Some(b)) if a != b => format!("{name} (train {a:?}, forward {b:?})"),
+                    (Some(a), _) => format!("{name} ({a:?})"),
+                    _ => name.to_string(),
                 };
                 results.push((name, train, fwd, host));
             }

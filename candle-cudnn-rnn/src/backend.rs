@@ -4,11 +4,25 @@
 
 use crate::call::{Call, Dropout};
 use crate::RnnAlgo;
-use candle_core::{CudaStorage, Layout, Result, Tensor};
+use candle_core::cuda_backend::cudarc::driver::CudaView;
+use candle_core::cuda_backend::CudaDType;
+use candle_core::{bail, CudaStorage, Layout, Result, Tensor};
 use std::any::Any;
 
 /// A GPU operand as candle hands it to a custom op.
 pub(crate) type Operand<'a> = (&'a CudaStorage, &'a Layout);
+
+/// The elements of a contiguous operand; `what` names it in the error.
+pub(crate) fn view<'a, T: CudaDType>(
+    s: &'a CudaStorage,
+    l: &Layout,
+    what: &str,
+) -> Result<CudaView<'a, T>> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(s.as_cuda_slice::<T>()?.slice(a..b)),
+        None => bail!("rnn: {what} must be contiguous"),
+    }
+}
 
 /// What a training-mode forward keeps for its backward (cuDNN's reserve space, say); only
 /// the backend that made it reads it.

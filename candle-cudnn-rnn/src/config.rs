@@ -90,7 +90,8 @@ pub enum MathMode {
     Tf32,
 }
 
-/// cuDNN's RNN algorithm (the CPU path computes the same function whichever is chosen).
+/// The GPU algorithm: cuDNN's, or this crate's persistent kernel (the CPU path computes the
+/// same function whichever is chosen).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum RnnAlgo {
     /// cuBLAS-based, one kernel chain per step: works for every configuration.
@@ -106,10 +107,17 @@ pub enum RnnAlgo {
     /// The fastest algorithm that accepts the call, measured once per `(seq, batch, train)` and
     /// remembered; variable-length calls use `Standard` (the persistent kernels refuse them).
     Auto,
+    /// This crate's own persistent LSTM kernel (not cuDNN's): each layer's recurrent weights
+    /// stay in shared memory for the whole sequence. Today it serves inference calls of a
+    /// unidirectional LSTM without projection or per-sample lengths, in bf16 or f16, with a
+    /// batch of at most 32 and a hidden size whose share per multiprocessor fits in shared
+    /// memory (up to about 1700 on an H100); every other call, training included, runs
+    /// cuDNN's `Standard` over the same weights.
+    Persistent,
 }
 
 impl RnnAlgo {
-    /// The concrete algorithms, in the order `Auto` tries them.
+    /// cuDNN's concrete algorithms, in the order `Auto` tries them.
     pub const CONCRETE: [RnnAlgo; 4] = [
         RnnAlgo::Standard,
         RnnAlgo::PersistStatic,

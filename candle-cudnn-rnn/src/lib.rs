@@ -16,6 +16,8 @@ mod backend;
 #[cfg(feature = "cuda")]
 mod cudnn;
 #[cfg(feature = "cuda")]
+mod persistent;
+#[cfg(feature = "cuda")]
 mod registry;
 
 pub use config::{Bias, MathMode, RnnAlgo, RnnConfig, RnnMode};

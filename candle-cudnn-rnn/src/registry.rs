@@ -1,13 +1,16 @@
-//! The GPU backends this build has, and which one serves a module. Today every algorithm of
-//! [`RnnAlgo`](crate::RnnAlgo) is cuDNN's; a kernel path of our own joins here.
+//! The GPU backends this build has, and which one serves a module: our persistent LSTM for
+//! [`RnnAlgo::Persistent`] (it hands the calls it does not take to cuDNN), cuDNN otherwise.
 
 use crate::backend::GpuBackend;
 use crate::layout::RnnDims;
-use crate::RnnConfig;
+use crate::{RnnAlgo, RnnConfig};
 use std::sync::Arc;
 
 /// The backend that runs a module of `dims` built with `cfg` on a GPU.
 pub(crate) fn gpu_backend(dims: RnnDims, cfg: &RnnConfig) -> Arc<dyn GpuBackend> {
+    if cfg.algo == RnnAlgo::Persistent {
+        return Arc::new(crate::persistent::PersistentLstm::new(dims, cfg));
+    }
     Arc::new(crate::cudnn::CudnnRnn::new(
         dims,
         cfg.math,

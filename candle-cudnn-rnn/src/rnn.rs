@@ -231,8 +231,10 @@ impl Rnn {
         self.seed.set(seed);
     }
 
-    /// The algorithm [`crate::RnnAlgo::Auto`] measured fastest for `(seq, batch, train)`, once a
-    /// call of that shape has run on the GPU.
+    /// The algorithm that served `(seq, batch, train)` on the GPU, once a call of that shape
+    /// has run: what [`crate::RnnAlgo::Auto`] measured fastest, or for
+    /// [`crate::RnnAlgo::Persistent`] whether the persistent kernel took the call or handed it
+    /// to cuDNN's `Standard`; `None` for a fixed cuDNN algorithm.
     #[cfg(feature = "cuda")]
     pub fn auto_algo(&self, seq: usize, batch: usize, train: bool) -> Option<crate::RnnAlgo> {
         self.gpu.chosen_algo(seq, batch, train)

@@ -340,7 +340,10 @@ fn rnn_desc(spec: &Spec, dtype: DType, dropout: &DropoutDesc, algo: RnnAlgo) -> 
                 sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H
             }
             RnnAlgo::PersistDynamic => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_DYNAMIC,
-            RnnAlgo::Standard | RnnAlgo::Auto => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD,
+            // A persistent-kernel module hands cuDNN only `Standard` calls.
+            RnnAlgo::Standard | RnnAlgo::Auto | RnnAlgo::Persistent => {
+                sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD
+            }
         },
         match d.mode {
             RnnMode::Lstm => sys::cudnnRNNMode_t::CUDNN_LSTM,

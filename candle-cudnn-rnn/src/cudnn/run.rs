@@ -4,17 +4,17 @@
 use super::ffi::{cudnn, handle, Handle};
 use super::prepared::{HeldShapes, Raw};
 use super::{poisoned, CudnnReserve, CudnnRnn};
-use crate::backend::{BackwardInputs, Operand};
+use crate::backend::{view, BackwardInputs, Operand};
 use crate::call::{Call, Dropout};
 use crate::RnnMode;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
 use candle_core::cuda_backend::CudaDType;
 use candle_core::op::BackpropOp;
-use candle_core::{bail, CudaStorage, Layout, Result, Storage, Tensor, WithDType};
+use candle_core::{bail, CudaStorage, Result, Storage, Tensor, WithDType};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -27,13 +27,6 @@ impl Elem for half::bf16 {}
 
 fn ptr<T>(base: u64, elems: usize) -> *mut c_void {
     (base + (elems * std::mem::size_of::<T>()) as u64) as *mut c_void
-}
-
-fn view<'a, T: CudaDType>(s: &'a CudaStorage, l: &Layout, what: &str) -> Result<CudaView<'a, T>> {
-    match l.contiguous_offsets() {
-        Some((a, b)) => Ok(s.as_cuda_slice::<T>()?.slice(a..b)),
-        None => bail!("rnn: {what} must be contiguous"),
-    }
 }
 
 /// A buffer of `len` elements that cuDNN writes: left unset for a full-length call, where

@@ -1,9 +1,13 @@
 //! GPU check: the cuDNN op against the CPU op in f64 on the same (upcast) inputs, on fresh
 //! random inputs every run; PyTorch's recorded outputs; dropout; one module shared by one
-//! thread per GPU (two threads on one GPU when the machine has one); memory over 1,000 steps.
+//! thread per GPU (two threads on one GPU when the machine has one); memory over 1,000 steps;
+//! the persistent LSTM kernel (`persistent`).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices]`
-//! Prints a table and exits non-zero if any check fails.
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent]`
+//! Prints a table and exits non-zero if any check fails. `--devices` and `--persistent` run
+//! that check alone.
+
+mod persistent;
 
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, IndexOp, Tensor, Var};
@@ -672,6 +676,22 @@ fn main() -> Result<()> {
     }
     let mut failures = 0;
     let mut rows = Vec::new();
+    let persistent_alone = args.iter().any(|a| a == "--persistent");
+    println!("| persistent LSTM case | max rel err vs f64 CPU (y, state) | ok |");
+    println!("|---|---|---|");
+    for (case, result, ok) in persistent::check_persistent(&gpu, &mut rng)? {
+        failures += usize::from(!ok);
+        println!("| {case} | {result} | {} |", if ok { "ok" } else { "FAIL" });
+        rows.push(json!({"persistent_case": case, "result": result, "ok": ok}));
+    }
+    println!();
+    if persistent_alone {
+        if failures > 0 {
+            bail!("{failures} persistent-kernel checks failed");
+        }
+        println!("persistent checks passed");
+        return Ok(());
+    }
     println!(
         "| mode | L | dir | bias | h0 | lengths | precision | B | T | I | H | P | y | state | dx | dw | dstate | ok |"
     );

@@ -1,0 +1,95 @@
+//! `RnnAlgo::Persistent` (the crate's own persistent LSTM kernel) in inference mode: its
+//! outputs and final states against the CPU op in f64 on the same rounded inputs, and cuDNN's
+//! standard algorithm's beside them, on fresh random inputs and shapes that exercise the
+//! kernel's edges (batch 1, batches that do not fill a tensor-core tile, hidden sizes that do
+//! not fill a block or a K step, several layers, PTB large). A row passes only if the
+//! persistent kernel itself served the call.
+
+use crate::{rel_err, uniform};
+use anyhow::Result;
+use candle_core::{DType, Device, Tensor};
+use candle_cudnn_rnn::{Rnn, RnnAlgo, RnnConfig, RnnMode, RnnState};
+use rand::rngs::StdRng;
+
+/// Relative L2 error allowed in bf16/f16 (the bound for half precision).
+const TOL: f64 = 2e-2;
+
+/// `(y, packed state)` of an inference forward of the LSTM `cfg` describes.
+fn forward(
+    cfg: RnnConfig,
+    (input, hidden): (usize, usize),
+    w: &Tensor,
+    x: &Tensor,
+    s: Option<&Tensor>,
+) -> Result<(Rnn, [Tensor; 2])> {
+    let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.clone())?;
+    let state = s.map(|s| RnnState::from_packed(s.clone()));
+    let (y, st) = rnn.forward_t(x, state.as_ref(), false)?;
+    Ok((rnn, [y, st.packed().clone()]))
+}
+
+/// One row per (shape, dtype): name, result, ok.
+pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
+    // (layers, batch, seq, input, hidden)
+    let shapes = [
+        (1, 5, 7, 32, 64),
+        (1, 1, 3, 100, 200),
+        (2, 17, 12, 96, 130),
+        (1, 32, 50, 256, 512),
+        (3, 32, 30, 512, 1024),
+        (2, 20, 35, 1500, 1500),
+    ];
+    let mut rows = Vec::new();
+    for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
+        for dtype in [DType::BF16, DType::F16] {
+            let cfg = |algo| RnnConfig {
+                num_layers: layers,
+                algo,
+                ..Default::default()
+            };
+            let dims = candle_cudnn_rnn::RnnDims::new(
+                RnnMode::Lstm,
+                input,
+                hidden,
+                &cfg(RnnAlgo::Standard),
+            );
+            let scale = 1.0 / (hidden as f64).sqrt();
+            let round = |t: Tensor| t.to_dtype(dtype);
+            let w = round(uniform(rng, &[dims.weight_count()], scale)?)?;
+            let x = round(uniform(rng, &[seq, batch, input], 1.0)?)?;
+            let s = round(uniform(rng, &dims.state_shape(batch), 0.5)?)?;
+            // Every other shape starts from zeros (no state given).
+            let s = (k % 2 == 1).then_some(s);
+            let f64s = |t: &Tensor| t.to_dtype(DType::F64);
+            let s64 = s.as_ref().map(f64s).transpose()?;
+            let sizes = (input, hidden);
+            let (_, reference) = forward(
+                cfg(RnnAlgo::Standard),
+                sizes,
+                &f64s(&w)?,
+                &f64s(&x)?,
+                s64.as_ref(),
+            )?;
+            let sg = s.as_ref().map(|s| s.to_device(gpu)).transpose()?;
+            let (wg, xg) = (w.to_device(gpu)?, x.to_device(gpu)?);
+            let (rnn, ours) = forward(cfg(RnnAlgo::Persistent), sizes, &wg, &xg, sg.as_ref())?;
+            let served = rnn.auto_algo(seq, batch, false);
+            let (_, cudnn) = forward(cfg(RnnAlgo::Standard), sizes, &wg, &xg, sg.as_ref())?;
+            let err = |got: &[Tensor; 2]| -> Result<f64> {
+                Ok(rel_err(&got[0], &reference[0])?.max(rel_err(&got[1], &reference[1])?))
+            };
+            let (e, e_cudnn) = (err(&ours)?, err(&cudnn)?);
+            let ok = served == Some(RnnAlgo::Persistent) && e <= TOL;
+            rows.push((
+                format!(
+                    "LSTM L{layers} B{batch} T{seq} I{input} H{hidden} {} h0 {}",
+                    dtype.as_str(),
+                    s.is_some()
+                ),
+                format!("persistent {e:.1e}, cuDNN standard {e_cudnn:.1e}, served by {served:?}"),
+                ok,
+            ));
+        }
+    }
+    Ok(rows)
+}

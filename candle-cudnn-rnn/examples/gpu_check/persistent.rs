@@ -1,13 +1,14 @@
-//! `RnnAlgo::Persistent` (the crate's own persistent LSTM kernel) in inference mode: its
-//! outputs and final states against the CPU op in f64 on the same rounded inputs, and cuDNN's
-//! standard algorithm's beside them, on fresh random inputs and shapes that exercise the
-//! kernel's edges (batch 1, batches that do not fill a tensor-core tile, hidden sizes that do
-//! not fill a block or a K step, several layers, PTB large). A row passes only if the
-//! persistent kernel itself served the call.
+//! `RnnAlgo::Persistent` (the crate's own persistent LSTM kernels) against the CPU op in f64
+//! on the same rounded inputs, with cuDNN's standard algorithm's errors beside them, on fresh
+//! random inputs and shapes that exercise the kernels' edges (batch 1, batches that do not
+//! fill a tensor-core tile, hidden sizes that do not fill a block or a K step, several layers,
+//! PTB large): in inference mode the outputs and final states; in training mode those and the
+//! gradients of the input, the weights and the initial state. A row passes only if the
+//! persistent kernels themselves served the call.
 
 use crate::{rel_err, uniform};
 use anyhow::Result;
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{Rnn, RnnAlgo, RnnConfig, RnnMode, RnnState};
 use rand::rngs::StdRng;
 
@@ -28,7 +29,34 @@ fn forward(
     Ok((rnn, [y, st.packed().clone()]))
 }
 
-/// One row per (shape, dtype): name, result, ok.
+fn as5(v: &[Tensor]) -> [&Tensor; 5] {
+    [&v[0], &v[1], &v[2], &v[3], &v[4]]
+}
+
+/// `[y, state, dx, dw, dstate]` of loss = Σ y·gy + Σ state·gs, training mode.
+fn train(
+    cfg: RnnConfig,
+    (input, hidden): (usize, usize),
+    [w, x, s, gy, gs]: [&Tensor; 5],
+) -> Result<(Rnn, Vec<Tensor>)> {
+    let (wv, xv, sv) = (
+        Var::from_tensor(w)?,
+        Var::from_tensor(x)?,
+        Var::from_tensor(s)?,
+    );
+    let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, wv.as_tensor().clone())?;
+    let state = RnnState::from_packed(sv.as_tensor().clone());
+    let (y, st) = rnn.forward_t(xv.as_tensor(), Some(&state), true)?;
+    let loss = ((&y * gy)?.sum_all()? + (st.packed() * gs)?.sum_all()?)?;
+    let grads = loss.backward()?;
+    let mut out = vec![y, st.packed().clone()];
+    for v in [&xv, &wv, &sv] {
+        out.push(grads.get(v.as_tensor()).cloned().expect("a gradient"));
+    }
+    Ok((rnn, out))
+}
+
+/// One row per (shape, dtype, mode): name, result, ok.
 pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
     // (layers, batch, seq, input, hidden)
     let shapes = [
@@ -80,13 +108,54 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
             };
             let (e, e_cudnn) = (err(&ours)?, err(&cudnn)?);
             let ok = served == Some(RnnAlgo::Persistent) && e <= TOL;
+            let name = format!(
+                "LSTM L{layers} B{batch} T{seq} I{input} H{hidden} {}",
+                dtype.as_str()
+            );
             rows.push((
-                format!(
-                    "LSTM L{layers} B{batch} T{seq} I{input} H{hidden} {} h0 {}",
-                    dtype.as_str(),
-                    s.is_some()
-                ),
+                format!("{name} inference, h0 {}", s.is_some()),
                 format!("persistent {e:.1e}, cuDNN standard {e_cudnn:.1e}, served by {served:?}"),
+                ok,
+            ));
+
+            // Training: outputs and every gradient.
+            let s = round(uniform(rng, &dims.state_shape(batch), 0.5)?)?;
+            let gy = round(uniform(rng, &[seq, batch, hidden], 1.0)?)?;
+            let gs = round(uniform(rng, &dims.state_shape(batch), 1.0)?)?;
+            let inputs = [&w, &x, &s, &gy, &gs];
+            let on64: Vec<Tensor> = inputs
+                .iter()
+                .map(|t| f64s(t))
+                .collect::<candle_core::Result<_>>()?;
+            let ongpu: Vec<Tensor> = inputs
+                .iter()
+                .map(|t| t.to_device(gpu))
+                .collect::<candle_core::Result<_>>()?;
+            let (_, reference) = train(cfg(RnnAlgo::Standard), sizes, as5(&on64))?;
+            let (rnn, ours) = train(cfg(RnnAlgo::Persistent), sizes, as5(&ongpu))?;
+            let served = rnn.auto_algo(seq, batch, true);
+            let (_, cudnn) = train(cfg(RnnAlgo::Standard), sizes, as5(&ongpu))?;
+            let errs = |got: &[Tensor]| -> Result<Vec<f64>> {
+                got.iter()
+                    .zip(&reference)
+                    .map(|(a, b)| rel_err(a, b))
+                    .collect()
+            };
+            let (e, e_cudnn) = (errs(&ours)?, errs(&cudnn)?);
+            let ok = served == Some(RnnAlgo::Persistent) && e.iter().all(|&e| e <= TOL);
+            let fmt = |v: &[f64]| {
+                v.iter()
+                    .map(|e| format!("{e:.1e}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            rows.push((
+                format!("{name} training (y, state, dx, dw, dstate)"),
+                format!(
+                    "persistent {}, cuDNN standard {}, served by {served:?}",
+                    fmt(&e),
+                    fmt(&e_cudnn)
+                ),
                 ok,
             ));
         }

@@ -1,55 +1,97 @@
-//! The non-recurrent half of a layer, done for all steps at once before the recurrence: one
-//! cuBLAS GEMM on candle's handle and stream, half inputs, f32 accumulation and output.
+//! The non-recurrent products of a layer, each done for all steps at once by one cuBLAS GEMM
+//! on candle's handle and stream (half inputs, f32 accumulation): the input projection before
+//! the forward recurrence, the weight and input gradients after the backward one.
 
 use candle_core::cuda_backend::cudarc::cublas::sys;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{bail, Result};
 use std::ffi::c_void;
 
-/// `out[r, g] = Σ_k x[r, k] · w[g, k]` (`x · wᵀ`): `x` `[rows, k]` and `w` `[gates, k]` row-major
-/// in bf16 (`bf16`) or f16, `out` `[rows, gates]` f32; all device addresses.
+/// A row-major matrix operand in device memory: `ld` elements per stored row; `t`: the
+/// operand is the transpose of what is stored.
+#[derive(Clone, Copy)]
+pub(super) struct Mat {
+    pub ptr: u64,
+    pub ld: usize,
+    pub t: bool,
+}
+
+impl Mat {
+    pub fn new(ptr: u64, ld: usize) -> Self {
+        Self { ptr, ld, t: false }
+    }
+
+    /// The transpose of the stored matrix.
+    pub fn t(self) -> Self {
+        Self { t: true, ..self }
+    }
+}
+
+/// Where a product goes: its element type and whether it adds to what is there.
+#[derive(Clone, Copy)]
+pub(super) enum Out {
+    /// f32, overwritten.
+    F32,
+    /// The operands' half type, overwritten.
+    Half,
+    /// The operands' half type, added to.
+    AddHalf,
+}
+
+/// `c = a · b` (or `c += a · b`), row-major, `a` `[m, k]` and `b` `[k, n]` in bf16 (`bf16`) or
+/// f16, `c` `[m, n]` with `n` elements per row.
 ///
 /// # Safety
-/// The addresses must hold buffers of those sizes and types on `dev`, live until the GEMM ran.
-pub(super) unsafe fn x_times_wt(
+/// The operands must be device buffers of those sizes and types on `dev`, live until the
+/// product has run.
+pub(super) unsafe fn matmul(
     dev: &CudaDevice,
     bf16: bool,
-    (rows, k, gates): (usize, usize, usize),
-    x: u64,
-    w: u64,
-    out: u64,
+    (m, n, k): (usize, usize, usize),
+    a: Mat,
+    b: Mat,
+    c: u64,
+    out: Out,
 ) -> Result<()> {
-    let dtype = if bf16 {
+    use sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    let half = if bf16 {
         sys::cudaDataType::CUDA_R_16BF
     } else {
         sys::cudaDataType::CUDA_R_16F
     };
-    let (alpha, beta) = (1f32, 0f32);
+    let (c_type, beta) = match out {
+        Out::F32 => (sys::cudaDataType::CUDA_R_32F, 0f32),
+        Out::Half => (half, 0.0),
+        Out::AddHalf => (half, 1.0),
+    };
+    let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
+    let alpha = 1f32;
     let blas = dev.cublas_handle();
-    // Column-major, cuBLAS's view: out (gates x rows) = op(w)ᵀ (gates x k) · x (k x rows).
+    // cuBLAS is column-major, where a row-major matrix reads as its transpose: it computes
+    // cᵀ (n x m) = bᵀ · aᵀ.
     let status = sys::cublasGemmEx(
         *blas.handle(),
-        sys::cublasOperation_t::CUBLAS_OP_T,
-        sys::cublasOperation_t::CUBLAS_OP_N,
-        gates as i32,
-        rows as i32,
+        op(b.t),
+        op(a.t),
+        n as i32,
+        m as i32,
         k as i32,
         &alpha as *const f32 as *const c_void,
-        w as *const c_void,
-        dtype,
-        k as i32,
-        x as *const c_void,
-        dtype,
-        k as i32,
+        b.ptr as *const c_void,
+        half,
+        b.ld as i32,
+        a.ptr as *const c_void,
+        half,
+        a.ld as i32,
         &beta as *const f32 as *const c_void,
-        out as *mut c_void,
-        sys::cudaDataType::CUDA_R_32F,
-        gates as i32,
+        c as *mut c_void,
+        c_type,
+        n as i32,
         sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
         sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
     );
     if status != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-        bail!("rnn: persistent LSTM's input projection (cublasGemmEx) failed: {status:?}")
+        bail!("rnn: persistent LSTM's GEMM (cublasGemmEx, {m}x{n}x{k}) failed: {status:?}")
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
-//! The persistent LSTM kernel: how a layer's hidden units are spread over the GPU's
-//! multiprocessors ([`Plan`]), and its CUDA source specialised for that plan, compiled with
-//! NVRTC at first use and loaded once per device.
+//! The persistent LSTM kernels: how a layer's hidden units are spread over the GPU's
+//! multiprocessors ([`Plan`]), and the CUDA source of the forward and backward recurrences
+//! specialised for that plan, compiled with NVRTC at first use and loaded once per device.
 
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, CudaStream};
@@ -10,7 +10,25 @@ use candle_core::{DType, Result};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+const COMMON: &str = include_str!("common.cuh");
 const LSTM_FWD: &str = include_str!("lstm_fwd.cu");
+const LSTM_BWD: &str = include_str!("lstm_bwd.cu");
+
+/// Which recurrence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Pass {
+    Forward,
+    Backward,
+}
+
+impl Pass {
+    fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "lstm_persistent_fwd",
+            Pass::Backward => "lstm_persistent_bwd",
+        }
+    }
+}
 
 /// Warps per block: each takes an eighth of the recurrent product's K dimension.
 const WARPS: usize = 8;
@@ -30,12 +48,12 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The plan for `(hidden, batch, dtype)` on `stream`'s GPU, or why there is none.
+    /// The plan for `(hidden, batch, dtype)` on `stream`'s GPU (with room for the backward
+    /// when `train`), or why there is none.
     pub fn new(
         stream: &CudaStream,
-        hidden: usize,
-        batch: usize,
-        dtype: DType,
+        (hidden, batch, dtype): (usize, usize, DType),
+        train: bool,
     ) -> std::result::Result<Plan, String> {
         let bf16 = match dtype {
             DType::BF16 => true,
@@ -64,13 +82,19 @@ impl Plan {
             units,
             bf16,
         };
-        if plan.smem_bytes() > smem {
-            return Err(format!(
-                "hidden size {hidden}: a block's {units} units need {} KiB of shared memory, \
-                 the GPU has {} KiB per block",
-                plan.smem_bytes() >> 10,
-                smem >> 10
-            ));
+        let passes: &[Pass] = match train {
+            true => &[Pass::Forward, Pass::Backward],
+            false => &[Pass::Forward],
+        };
+        for &pass in passes {
+            if plan.smem_bytes(pass) > smem {
+                return Err(format!(
+                    "hidden size {hidden}, batch {batch}: a block's {units} units need {} KiB of \
+                     shared memory ({pass:?}), the GPU has {} KiB per block",
+                    plan.smem_bytes(pass) >> 10,
+                    smem >> 10
+                ));
+            }
         }
         Ok(plan)
     }
@@ -84,20 +108,36 @@ impl Plan {
         WARPS * 32
     }
 
-    /// Columns of the exchange buffer's rows: the hidden size rounded up to whole K steps.
+    /// Columns of the forward's exchange buffer rows: the hidden size in whole K steps.
     pub fn kpad(&self) -> usize {
         self.hidden.div_ceil(16) * 16
     }
 
-    /// The weight tile and each warp's stage of h (or its partial sums), as `lstm_fwd.cu`
-    /// lays them out.
-    pub fn smem_bytes(&self) -> usize {
-        let rows = 4 * self.units;
+    /// Columns of the backward's exchange buffer rows: the gate rows in whole 32-column chunks.
+    pub fn gpad(&self) -> usize {
+        (4 * self.hidden).div_ceil(32) * 32
+    }
+
+    /// Shared memory per block, as `lstm_fwd.cu` and `lstm_bwd.cu` lay it out.
+    pub fn smem_bytes(&self, pass: Pass) -> usize {
         let npad = self.batch.div_ceil(8) * 8;
-        let kw = self.kpad().div_ceil(16).div_ceil(WARPS) * 16;
-        let stage = npad * (kw + 8) * 2;
-        let sums = npad * (rows + 4) * 4;
-        rows * (self.kpad() + 8) * 2 + WARPS * stage.max(sums).next_multiple_of(16)
+        match pass {
+            Pass::Forward => {
+                // The weight tile, and each warp's stage of h (or its partial sums).
+                let rows = 4 * self.units;
+                let kw = self.kpad().div_ceil(16).div_ceil(WARPS) * 16;
+                let stage = npad * (kw + 8) * 2;
+                let sums = npad * (rows + 4) * 4;
+                rows * (self.kpad() + 8) * 2 + WARPS * stage.max(sums).next_multiple_of(16)
+            }
+            Pass::Backward => {
+                // The transposed weight columns, and each warp's two chunk buffers (or sums).
+                let rows = self.units.div_ceil(16) * 16;
+                let buffers = 2 * npad * (32 + 8) * 2;
+                let sums = npad * (rows + 4) * 4;
+                rows * (self.gpad() + 8) * 2 + WARPS * buffers.max(sums).next_multiple_of(16)
+            }
+        }
     }
 
     fn defines(&self) -> Vec<String> {
@@ -110,9 +150,10 @@ impl Plan {
         ]
     }
 
-    fn module_name(&self) -> String {
+    fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_lstm_fwd_h{}_b{}_u{}_{}",
+            "candle_cudnn_rnn_{}_h{}_b{}_u{}_{}",
+            pass.name(),
             self.hidden,
             self.batch,
             self.units,
@@ -120,38 +161,42 @@ impl Plan {
         )
     }
 
-    /// The forward kernel for this plan on `dev`, compiled on first use.
-    pub fn forward_kernel(&self, dev: &CudaDevice) -> Result<CudaFunction> {
-        static PTX: OnceLock<Mutex<HashMap<Plan, std::result::Result<String, String>>>> =
-            OnceLock::new();
+    /// The kernel of `pass` for this plan on `dev`, compiled on first use.
+    pub fn kernel(&self, dev: &CudaDevice, pass: Pass) -> Result<CudaFunction> {
+        type Compiled = std::result::Result<String, String>;
+        static PTX: OnceLock<Mutex<HashMap<(Plan, Pass), Compiled>>> = OnceLock::new();
         let ptx = {
             let mut cache = PTX
                 .get_or_init(Default::default)
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             cache
-                .entry(*self)
+                .entry((*self, pass))
                 .or_insert_with(|| {
                     let opts = CompileOptions {
                         arch: Some("compute_80"),
                         options: self.defines(),
                         ..Default::default()
                     };
-                    compile_ptx_with_opts(LSTM_FWD, opts)
+                    let body = match pass {
+                        Pass::Forward => LSTM_FWD,
+                        Pass::Backward => LSTM_BWD,
+                    };
+                    compile_ptx_with_opts(format!("{COMMON}\n{body}"), opts)
                         .map(|p| p.to_src())
                         .map_err(|e| e.to_string())
                 })
                 .clone()
         };
         let ptx = ptx.map_err(|e| {
-            candle_core::Error::Msg(format!("rnn: persistent LSTM kernel (NVRTC): {e}"))
+            candle_core::Error::Msg(format!("rnn: persistent LSTM {pass:?} kernel (NVRTC): {e}"))
         })?;
         let f = dev
-            .get_or_load_custom_func("lstm_persistent_fwd", &self.module_name(), &ptx)?
+            .get_or_load_custom_func(pass.name(), &self.module_name(pass), &ptx)?
             .into_cuda_function();
         f.set_attribute(
             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            self.smem_bytes() as i32,
+            self.smem_bytes(pass) as i32,
         )
         .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))?;
         Ok(f)

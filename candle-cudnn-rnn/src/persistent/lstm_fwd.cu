@@ -14,9 +14,6 @@
 // activations overwrite `xg` in place and the cell states go to `save`, f32 [T, B, H], for
 // the backward pass.
 
-typedef unsigned short u16;
-typedef unsigned int u32;
-
 #define ROWS (4 * UNITS)
 #define MT (ROWS / 16)
 #define NT ((BATCH + 7) / 8)
@@ -38,87 +35,6 @@ typedef unsigned int u32;
 #define STAGE_BYTES (NPAD * HSP * 2)
 #define RED_BYTES (NPAD * RPITCH * 4)
 #define WARP_BYTES ((((STAGE_BYTES > RED_BYTES) ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16)
-
-__device__ __forceinline__ float to_f(u16 v) {
-#if ELEM_BF16
-    return __uint_as_float(((u32)v) << 16);
-#else
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-    return f;
-#endif
-}
-
-__device__ __forceinline__ u16 from_f(float v) {
-#if ELEM_BF16
-    u32 u = __float_as_uint(v);
-    return (v != v) ? (u16)0x7fc0 : (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#else
-    u16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-    return h;
-#endif
-}
-
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-    u32 s;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(p));
-    return s;
-}
-
-__device__ __forceinline__ void ldsm_x4(u32* r, const u16* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void ldsm_x2(u32* r, const u16* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(smem_addr(p)));
-}
-
-// 16 bytes global -> shared, cached in L2 only (the source was written by other blocks).
-__device__ __forceinline__ void cp_async16(u16* dst, const u16* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src)
-                 : "memory");
-}
-
-__device__ __forceinline__ void cp_async_wait_all() {
-    asm volatile("cp.async.wait_all;" ::: "memory");
-}
-
-__device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
-#if ELEM_BF16
-    asm(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    asm(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-}
-
-__device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
-
-// Every block arrives once per step; `counter` starts at 0 (set before the launch).
-__device__ __forceinline__ void grid_barrier(u32* counter, u32 target) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(counter, 1u);
-        u32 v;
-        do {
-            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
-        } while (v < target);
-    }
-    __syncthreads();
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]

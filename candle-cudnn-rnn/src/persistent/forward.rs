@@ -1,0 +1,177 @@
+//! The forward of a call on the persistent kernel, layer by layer: the input projection of
+//! all steps (one GEMM), then the recurrence (one cooperative launch). In training mode every
+//! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
+
+use super::gemm::{matmul, Mat, Out};
+use super::kernel::{Pass, Plan};
+use super::Elem;
+use crate::backend::{view, Operand};
+use crate::call::Call;
+use crate::layout::RnnDims;
+use candle_core::backend::BackendStorage;
+use candle_core::cuda_backend::cudarc::driver::{
+    result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
+};
+use candle_core::{CudaStorage, Result};
+use std::sync::Arc;
+
+/// What a training forward keeps for its backward, per layer.
+pub(super) struct Reserve<T> {
+    pub plan: Plan,
+    /// Gate activations `i, f, g, o`, f32 `[T, B, 4H]`.
+    pub gates: Vec<CudaSlice<f32>>,
+    /// Cell states, f32 `[T, B, H]`.
+    pub cells: Vec<CudaSlice<f32>>,
+    /// Outputs of the layers below the top one, `[T, B, H]` (the top's is the op's output).
+    pub below: Vec<CudaSlice<T>>,
+}
+
+/// Launches `f` on every block of `plan` at once (its grid barrier needs them all resident),
+/// with the device addresses `ptrs` and the step count as arguments.
+pub(super) fn cooperative(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    plan: &Plan,
+    pass: Pass,
+    ptrs: &[u64],
+    seq: usize,
+) -> Result<()> {
+    let cfg = LaunchConfig {
+        grid_dim: (plan.blocks() as u32, 1, 1),
+        block_dim: (plan.threads() as u32, 1, 1),
+        shared_mem_bytes: plan.smem_bytes(pass) as u32,
+    };
+    let seq = seq as i32;
+    let mut launch = stream.launch_builder(f);
+    for p in ptrs {
+        launch.arg(p);
+    }
+    launch.arg(&seq);
+    // SAFETY: the callers pass the kernel's arguments in its order; the grid has at most one
+    // block per multiprocessor, each of which fits (checked by `Plan::new`).
+    unsafe { launch.launch_cooperative(cfg) }
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}")))?;
+    Ok(())
+}
+
+/// Sets the grid barrier's counter at `ptr` back to 0, in stream order.
+pub(super) fn zero_counter(stream: &CudaStream, ptr: u64) -> Result<()> {
+    // SAFETY: `ptr` is a live u32 on the stream's device.
+    unsafe { result::memset_d8_async(ptr, 0, 4, stream.cu_stream()) }
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM: {e}")))
+}
+
+/// Allocates `n` buffers of `len` elements that a kernel or GEMM writes before any read.
+fn buffers<T: Elem>(stream: &Arc<CudaStream>, n: usize, len: usize) -> Result<Vec<CudaSlice<T>>> {
+    // SAFETY: see above.
+    (0..n)
+        .map(|_| Ok(unsafe { stream.alloc::<T>(len) }?))
+        .collect()
+}
+
+/// The packed `[y | h_n | c_n]` of `call`, and in training mode the reserve.
+pub(super) fn forward<T: Elem>(
+    dims: &RnnDims,
+    plan: Plan,
+    call: &Call,
+    train: bool,
+    [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
+) -> Result<(CudaStorage, Option<Reserve<T>>)> {
+    let dev = xs.device().clone();
+    let stream = dev.cuda_stream();
+    let (x, w, s) = (
+        view::<T>(xs, xl, "x")?,
+        view::<T>(ws, wl, "weight")?,
+        view::<T>(ss, sl, "state")?,
+    );
+    let (seq, batch, hidden, layers) = (call.seq, call.batch, dims.hidden_size, dims.num_layers);
+    let steps = seq * batch;
+    let elem = std::mem::size_of::<T>() as u64;
+    // Inference reuses one gate buffer and one buffer between layers (a layer's GEMM reads its
+    // input before its kernel overwrites it); training keeps them all.
+    let kept = |n: usize| if train { n } else { n.min(1) };
+    let mut out = buffers::<T>(&stream, 1, call.output_len() + call.state_len())?.remove(0);
+    let mut gates = buffers::<f32>(&stream, kept(layers), steps * 4 * hidden)?;
+    let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, steps * hidden)?;
+    let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
+    let counter = stream.alloc_zeros::<u32>(1)?;
+    // h_t for the other blocks, rows padded to whole K steps; the padding stays zero.
+    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.kpad())?;
+    let f = plan.kernel(&dev, Pass::Forward)?;
+    {
+        let (x_ptr, _xg) = x.device_ptr(&stream);
+        let (w_ptr, _wg) = w.device_ptr(&stream);
+        let (s_ptr, _sg) = s.device_ptr(&stream);
+        let (out_ptr, _og) = out.device_ptr_mut(&stream);
+        let (hx, _hg) = exchange.device_ptr_mut(&stream);
+        let (counter_ptr, _cg) = counter.device_ptr(&stream);
+        let gate_ptrs: Vec<_> = gates
+            .iter_mut()
+            .map(|b| b.device_ptr_mut(&stream))
+            .collect();
+        let cell_ptrs: Vec<_> = cells
+            .iter_mut()
+            .map(|b| b.device_ptr_mut(&stream))
+            .collect();
+        let below_ptrs: Vec<_> = below
+            .iter_mut()
+            .map(|b| b.device_ptr_mut(&stream))
+            .collect();
+        let pick = |v: &Vec<(u64, _)>, i: usize| v[if train { i } else { 0 }].0;
+        let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
+        for layer in 0..layers {
+            let b = dims.block(layer, 0);
+            let input = if layer == 0 {
+                x_ptr
+            } else {
+                pick(&below_ptrs, layer - 1)
+            };
+            let y = if layer + 1 == layers {
+                out_ptr
+            } else {
+                pick(&below_ptrs, layer)
+            };
+            let xg = pick(&gate_ptrs, layer);
+            let at = |o: usize| w_ptr + o as u64 * elem;
+            // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
+            unsafe {
+                matmul(
+                    &dev,
+                    plan.bf16,
+                    (steps, 4 * hidden, b.in_size),
+                    Mat::new(input, b.in_size),
+                    Mat::new(at(b.w_ih), b.in_size).t(),
+                    xg,
+                    Out::F32,
+                )?
+            };
+            let opt = |o: Option<usize>| o.map_or(0, at);
+            let packed =
+                |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
+            zero_counter(&stream, counter_ptr)?;
+            let args = [
+                at(b.w_hh),
+                xg,
+                opt(b.b_ih),
+                opt(b.b_hh),
+                s_ptr + state_at(0, layer) * elem,
+                s_ptr + state_at(1, layer) * elem,
+                y,
+                packed(0, layer),
+                packed(1, layer),
+                hx,
+                cell_ptrs.get(layer).map_or(0, |p| p.0),
+                counter_ptr,
+            ];
+            cooperative(&stream, &f, &plan, Pass::Forward, &args, seq)?;
+        }
+    }
+    let reserve = train.then_some(Reserve {
+        plan,
+        gates,
+        cells,
+        below,
+    });
+    Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
+}

@@ -1,0 +1,178 @@
+// One LSTM layer's backward through time as one persistent kernel, the mirror of
+// lstm_fwd.cu. Block b owns the same UNITS hidden units as in the forward. Each step, from
+// the last: the block's threads turn dh_t (the output's gradient plus the recurrent part)
+// into the gradients of their units' four gate pre-activations, written to `dg` (for the
+// weight and input GEMMs after the kernel) and to the exchange buffer; after the grid
+// barrier, the block multiplies its units' columns of W_hh (transposed, kept in shared
+// memory) by all of the step's gate gradients, streamed from L2 in chunks, which is its
+// units' part of dh_{t-1}.
+//
+// Compile-time: HID, BATCH, UNITS, NWARPS, ELEM_BF16, as the forward.
+// Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i in {0, 1} (no pointer array: it
+// would live in local memory).
+// `gates` (f32 [T, B, 4H], the activations i, f, g, o) and `cells` (f32 [T, B, H]) are what
+// the training forward saved. `dgx` is the exchange buffer, [2][BATCH][GPAD], zeroed before
+// the launch (columns past 4H stay zero).
+
+#define G4 (4 * HID)
+#define MTB ((UNITS + 15) / 16)
+#define MROWS (MTB * 16)
+#define NT ((BATCH + 7) / 8)
+#define NPAD (NT * 8)
+#define CH 32
+#define NCHUNKS ((G4 + CH - 1) / CH)
+#define GPAD (NCHUNKS * CH)
+// Pitches: odd numbers of 16-byte chunks (conflict-free ldmatrix).
+#define APITCH (GPAD + 8)
+#define CHP (CH + 8)
+#define CPW ((NCHUNKS + NWARPS - 1) / NWARPS)
+#define THREADS (NWARPS * 32)
+#define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
+#define BUF_BYTES (NPAD * CHP * 2)
+#define RPB (MROWS + 4)
+#define RED_BYTES (NPAD * RPB * 4)
+#define WARP_BYTES ((((2 * BUF_BYTES > RED_BYTES) ? 2 * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
+                    const float* __restrict__ gates, // [T, B, 4H]
+                    const float* __restrict__ cells, // [T, B, H]
+                    const u16* __restrict__ c0,      // [B, H] or null (zeros)
+                    const u16* __restrict__ dy,      // [T, B, H]
+                    const u16* __restrict__ dh_n,    // [B, H]
+                    const u16* __restrict__ dc_n,    // [B, H]
+                    u16* dg,                         // [T, B, 4H]
+                    u16* dgx,                        // [2, B, GPAD], zeroed
+                    u16* dh0, u16* dc0,              // [B, H]
+                    u32* counter, int seq) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    u16* at = (u16*)smem;  // [MROWS][APITCH]: at[m][r] = W_hh[r][u0 + m]
+    unsigned char* warp_region = smem + MROWS * APITCH * 2 + warp * WARP_BYTES;
+    const float* red = (const float*)(smem + MROWS * APITCH * 2);
+    const int u0 = blockIdx.x * UNITS;
+
+    for (int i = tid; i < MROWS * GPAD; i += THREADS) {
+        int r = i / MROWS, m = i % MROWS, u = u0 + m;
+        at[m * APITCH + r] = (m < UNITS && u < HID && r < G4) ? w_hh[(size_t)r * HID + u] : (u16)0;
+    }
+
+    float dhr[ITEMS], dc[ITEMS];
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
+        bool live = idx < UNITS * BATCH && u < HID;
+        dhr[it] = live ? to_f(dh_n[n * HID + u]) : 0.f;
+        dc[it] = live ? to_f(dc_n[n * HID + u]) : 0.f;
+    }
+    __syncthreads();
+
+    for (int t = seq - 1, s = 0; t >= 0; --t, ++s) {
+        u16* xch = dgx + (t & 1) * BATCH * GPAD;
+        // The gradients of the block's gate pre-activations at step t.
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
+            if (idx < UNITS * BATCH && u < HID) {
+                size_t row = (size_t)t * BATCH + n;
+                const float* a = gates + row * G4 + u;
+                float gi = a[0], gf = a[HID], gg = a[2 * HID], go = a[3 * HID];
+                float ct = cells[row * HID + u];
+                float cp = t > 0 ? cells[(row - BATCH) * HID + u] : (c0 ? to_f(c0[n * HID + u]) : 0.f);
+                float dh = to_f(dy[row * HID + u]) + dhr[it];
+                float tc = tanhf(ct);
+                float dct = dc[it] + dh * go * (1.f - tc * tc);
+                float d[4] = {dct * gg * gi * (1.f - gi), dct * cp * gf * (1.f - gf),
+                              dct * gi * (1.f - gg * gg), dh * tc * go * (1.f - go)};
+                dc[it] = dct * gf;
+#pragma unroll
+                for (int g = 0; g < 4; ++g) {
+                    u16 v = from_f(d[g]);
+                    dg[row * G4 + g * HID + u] = v;
+                    xch[n * GPAD + g * HID + u] = v;
+                }
+            }
+        }
+        grid_barrier(counter, (u32)(s + 1) * gridDim.x);
+
+        // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the
+        // warp's chunks of K streamed through two stage buffers.
+        float acc[MTB][NT][4];
+#pragma unroll
+        for (int mt = 0; mt < MTB; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
+        const int c_begin = warp * CPW;
+        const int c_count = (NCHUNKS - c_begin < CPW) ? (NCHUNKS - c_begin) : CPW;
+        auto issue = [&](int i) {
+            u16* b = (u16*)(warp_region + (i & 1) * BUF_BYTES);
+            const int col = (c_begin + i) * CH;
+            for (int q = lane; q < BATCH * (CH / 8); q += 32) {
+                int n = q / (CH / 8), j = (q % (CH / 8)) * 8;
+                cp_async16(b + n * CHP + j, xch + n * GPAD + col + j);
+            }
+            cp_async_commit();
+        };
+        if (c_count > 0) issue(0);
+        for (int i = 0; i < c_count; ++i) {
+            if (i + 1 < c_count) {
+                issue(i + 1);
+                cp_async_wait_one();
+            } else {
+                cp_async_wait_all();
+            }
+            __syncwarp();
+            const u16* b = (const u16*)(warp_region + (i & 1) * BUF_BYTES);
+            const int col = (c_begin + i) * CH;
+#pragma unroll
+            for (int kk = 0; kk < CH / 16; ++kk) {
+                u32 bf[NT][2];
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt)
+                    ldsm_x2(bf[nt], b + (nt * 8 + (lane & 7)) * CHP + kk * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MTB; ++mt) {
+                    u32 a[4];
+                    int m = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                    ldsm_x4(a, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], a, bf[nt]);
+                }
+            }
+            // This buffer is refilled two chunks on.
+            __syncwarp();
+        }
+        float* rw = (float*)warp_region;
+#pragma unroll
+        for (int mt = 0; mt < MTB; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+                int m = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
+                rw[n * RPB + m] = acc[mt][nt][0];
+                rw[(n + 1) * RPB + m] = acc[mt][nt][1];
+                rw[n * RPB + m + 8] = acc[mt][nt][2];
+                rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
+            }
+        __syncthreads();
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
+            float sum = 0.f;
+            if (idx < UNITS * BATCH)
+                for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + ul];
+            dhr[it] = sum;
+        }
+        // The stage buffers (which hold the sums just read) are refilled after the next
+        // step's barrier, which begins with __syncthreads.
+    }
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
+        if (idx < UNITS * BATCH && u < HID) {
+            dh0[n * HID + u] = from_f(dhr[it]);
+            dc0[n * HID + u] = from_f(dc[it]);
+        }
+    }
+}

@@ -107,7 +107,7 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint> {
     let saved: Saved = serde_json::from_str(state_json).with_context(corrupt)?;
     let mut weights =
         candle_core::safetensors::load_buffer(&bytes, device).with_context(corrupt)?;
-    if saved.rnn_layout == 0 && saved.spec.rnn == RnnKind::Cudnn {
+    if saved.rnn_layout == 0 && saved.spec.rnn != RnnKind::CandleNn {
         let old = weights.get("rnn.weight").with_context(corrupt)?;
         let new = from_per_layer_order(&crate::model::rnn_dims(&saved.spec.config), old)?;
         weights.insert("rnn.weight".into(), new);

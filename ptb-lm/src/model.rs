@@ -9,7 +9,7 @@ use crate::owned_linear::GradSlot;
 use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{MathMode, ParamKind, Rnn, RnnConfig, RnnDims, RnnMode, RnnState};
+use candle_cudnn_rnn::{MathMode, ParamKind, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState};
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -21,6 +21,9 @@ use std::ops::Range;
 pub enum RnnKind {
     /// The fused op of candle-cudnn-rnn (cuDNN on CUDA).
     Cudnn,
+    /// The fused op with its own persistent LSTM kernels on CUDA (bf16 and f16; cuDNN for
+    /// what they do not take, f32 included); the same weights as `cudnn`.
+    Persistent,
     /// candle-nn's LSTM, one cell step at a time.
     CandleNn,
 }
@@ -148,15 +151,24 @@ impl Masks {
 /// The fused LSTM's sizes under `cfg`.
 pub fn rnn_dims(cfg: &LmConfig) -> RnnDims {
     let h = cfg.hidden_size;
-    RnnDims::new(RnnMode::Lstm, h, h, &rnn_config(cfg, MathMode::Fp32))
+    RnnDims::new(
+        RnnMode::Lstm,
+        h,
+        h,
+        &rnn_config(cfg, MathMode::Fp32, RnnKind::Cudnn),
+    )
 }
 
-fn rnn_config(cfg: &LmConfig, math: MathMode) -> RnnConfig {
+fn rnn_config(cfg: &LmConfig, math: MathMode, kind: RnnKind) -> RnnConfig {
     RnnConfig {
         num_layers: cfg.num_layers,
         dropout: cfg.dropout(),
         single_bias: cfg.lstm_bias == LstmBias::Single,
         math,
+        algo: match kind {
+            RnnKind::Persistent => RnnAlgo::Persistent,
+            _ => RnnAlgo::Standard,
+        },
         ..Default::default()
     }
 }
@@ -213,8 +225,8 @@ impl PtbModel {
         let init = Init::Uniform { lo: -s, up: s };
         let embedding = vb.get_with_hints((vocab, h), "embedding.weight", init)?;
         let rnn = match kind {
-            RnnKind::Cudnn => {
-                let rcfg = rnn_config(cfg, math);
+            RnnKind::Cudnn | RnnKind::Persistent => {
+                let rcfg = rnn_config(cfg, math, kind);
                 let dims = RnnDims::new(RnnMode::Lstm, h, h, &rcfg);
                 let w = vb.get_with_hints(dims.weight_count(), "rnn.weight", init)?;
                 Recurrent::Fused(Rnn::from_weight(RnnMode::Lstm, h, h, rcfg, w)?)

@@ -64,7 +64,10 @@ pub fn device_name(device: &Device) -> String {
 pub fn kernel_path(kind: RnnKind, device: &Device) -> String {
     match (kind, device.is_cuda()) {
         (RnnKind::CandleNn, _) => "LSTM: candle-nn's cell, one step at a time".into(),
-        (RnnKind::Cudnn, false) => "LSTM: the fused op's CPU path".into(),
+        (RnnKind::Cudnn | RnnKind::Persistent, false) => "LSTM: the fused op's CPU path".into(),
+        (RnnKind::Persistent, true) => {
+            "LSTM: the fused op's persistent kernels (cuDNN for the calls they do not take)".into()
+        }
         #[cfg(feature = "cuda")]
         (RnnKind::Cudnn, true) => {
             let v = candle_cudnn_rnn::cudnn_version();

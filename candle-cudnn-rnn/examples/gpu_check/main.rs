@@ -679,7 +679,9 @@ fn main() -> Result<()> {
     let persistent_alone = args.iter().any(|a| a == "--persistent");
     println!("| persistent LSTM case | rel err vs f64 CPU | ok |");
     println!("|---|---|---|");
-    for (case, result, ok) in persistent::check_persistent(&gpu, &mut rng)? {
+    let mut persistent_rows = persistent::check_persistent(&gpu, &mut rng)?;
+    persistent_rows.extend(persistent::check_dropout(&gpu, &mut rng)?);
+    for (case, result, ok) in persistent_rows {
         failures += usize::from(!ok);
         println!("| {case} | {result} | {} |", if ok { "ok" } else { "FAIL" });
         rows.push(json!({"persistent_case": case, "result": result, "ok": ok}));

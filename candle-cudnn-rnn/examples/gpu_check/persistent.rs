@@ -4,7 +4,9 @@
 //! fill a tensor-core tile, hidden sizes that do not fill a block or a K step, several layers,
 //! PTB large): in inference mode the outputs and final states; in training mode those and the
 //! gradients of the input, the weights and the initial state. A row passes only if the
-//! persistent kernels themselves served the call.
+//! persistent kernels themselves served the call. Inter-layer dropout (`check_dropout`):
+//! masks that repeat after the seed is set again and change from call to call, and gradients
+//! through them against central finite differences.
 
 use crate::{rel_err, uniform};
 use anyhow::Result;
@@ -33,7 +35,8 @@ fn as5(v: &[Tensor]) -> [&Tensor; 5] {
     [&v[0], &v[1], &v[2], &v[3], &v[4]]
 }
 
-/// `[y, state, dx, dw, dstate]` of loss = Σ y·gy + Σ state·gs, training mode.
+/// `[y, state, dx, dw, dstate]` of loss = Σ y·gy + Σ state·gs, training mode, dropout (if
+/// any) from a fresh seed (the masks `loss` draws).
 fn train(
     cfg: RnnConfig,
     (input, hidden): (usize, usize),
@@ -45,6 +48,7 @@ fn train(
         Var::from_tensor(s)?,
     );
     let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, wv.as_tensor().clone())?;
+    rnn.set_seed(7);
     let state = RnnState::from_packed(sv.as_tensor().clone());
     let (y, st) = rnn.forward_t(xv.as_tensor(), Some(&state), true)?;
     let loss = ((&y * gy)?.sum_all()? + (st.packed() * gs)?.sum_all()?)?;
@@ -160,5 +164,118 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
             ));
         }
     }
+    Ok(rows)
+}
+
+/// Σ y·gy + Σ state·gs in f64 of a training-mode forward (dropout on) from a fresh seed.
+fn loss(rnn: &Rnn, x: &Tensor, s: &Tensor, gy: &Tensor, gs: &Tensor) -> Result<f64> {
+    rnn.set_seed(7);
+    let (y, st) = rnn.forward_t(x, Some(&RnnState::from_packed(s.clone())), true)?;
+    let f = |a: &Tensor, b: &Tensor| -> Result<f64> {
+        let a = a.to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
+        let b = b.to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
+        Ok((a * b)?.sum_all()?.to_scalar::<f64>()?)
+    };
+    Ok(f(&y, gy)? + f(st.packed(), gs)?)
+}
+
+/// Rows: name, result, ok.
+pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
+    let (layers, batch, seq, input, hidden) = (3, 4, 5, 32, 64);
+    let dtype = DType::F16;
+    let cfg = RnnConfig {
+        num_layers: layers,
+        dropout: 0.5,
+        algo: RnnAlgo::Persistent,
+        ..Default::default()
+    };
+    let dims = candle_cudnn_rnn::RnnDims::new(RnnMode::Lstm, input, hidden, &cfg);
+    let scale = 1.0 / (hidden as f64).sqrt();
+    let on = |t: Tensor| -> Result<Tensor> { Ok(t.to_dtype(dtype)?.to_device(gpu)?) };
+    let w = on(uniform(rng, &[dims.weight_count()], scale)?)?;
+    let x = on(uniform(rng, &[seq, batch, input], 1.0)?)?;
+    let s = on(uniform(rng, &dims.state_shape(batch), 0.5)?)?;
+    let gy = on(uniform(rng, &[seq, batch, hidden], 1.0)?)?;
+    let gs = on(uniform(rng, &dims.state_shape(batch), 1.0)?)?;
+    let sizes = (input, hidden);
+    let mut rows = Vec::new();
+    let name = format!("LSTM L{layers} B{batch} T{seq} H{hidden} f16 p=0.5");
+
+    // The same seed draws the same masks; the next call draws others.
+    let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.clone())?;
+    let run = |rnn: &Rnn| -> Result<Tensor> {
+        let (y, _) = rnn.forward_t(&x, Some(&RnnState::from_packed(s.clone())), true)?;
+        Ok(y.to_dtype(DType::F64)?)
+    };
+    rnn.set_seed(7);
+    let a = run(&rnn)?;
+    let b = run(&rnn)?;
+    rnn.set_seed(7);
+    let c = run(&rnn)?;
+    let max_diff = |p: &Tensor, q: &Tensor| -> Result<f64> {
+        Ok((p - q)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?)
+    };
+    let (same, other) = (max_diff(&a, &c)?, max_diff(&a, &b)?);
+    let served = rnn.auto_algo(seq, batch, true);
+    rows.push((
+        format!("{name}: masks"),
+        format!("same seed: max diff {same:.1e}; next call: {other:.1e}; served by {served:?}"),
+        same == 0.0 && other > 0.0 && served == Some(RnnAlgo::Persistent),
+    ));
+
+    // Gradients through the masks: the weight's along a random direction, against central
+    // differences of the loss (the perturbed weights rounded to f16, their real difference
+    // used).
+    let (_, got) = train(cfg, sizes, [&w, &x, &s, &gy, &gs])?;
+    let dw = got[3].to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
+    let w64 = w.to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
+    let v = uniform(rng, &[dims.weight_count()], 0.02 * scale)?;
+    let plus = (&w64 + &v)?.to_dtype(dtype)?;
+    let minus = (&w64 - &v)?.to_dtype(dtype)?;
+    let step = (plus.to_dtype(DType::F64)? - minus.to_dtype(DType::F64)?)?;
+    let at = |w: &Tensor| -> Result<f64> {
+        let r = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.to_device(gpu)?)?;
+        loss(&r, &x, &s, &gy, &gs)
+    };
+    let fd = at(&plus)? - at(&minus)?;
+    let analytic = (&dw * &step)?.sum_all()?.to_scalar::<f64>()?;
+    let e = (fd - analytic).abs() / analytic.abs().max(1e-12);
+    rows.push((
+        format!("{name}: dw vs finite differences"),
+        format!("directional derivative {analytic:.4e}, differences {fd:.4e}, rel err {e:.1e}"),
+        e <= 5e-2,
+    ));
+    // PTB large's LSTM as ptb-lm trains it (single bias, p = 0.65, bf16): two identical
+    // training calls give identical bits.
+    let cfg = RnnConfig {
+        num_layers: 2,
+        dropout: 0.65,
+        single_bias: true,
+        algo: RnnAlgo::Persistent,
+        ..Default::default()
+    };
+    let (batch, seq, h) = (20, 35, 1500);
+    let dims = candle_cudnn_rnn::RnnDims::new(RnnMode::Lstm, h, h, &cfg);
+    let on = |t: Tensor| -> Result<Tensor> { Ok(t.to_dtype(DType::BF16)?.to_device(gpu)?) };
+    let inputs = [
+        on(uniform(rng, &[dims.weight_count()], 0.04)?)?,
+        on(uniform(rng, &[seq, batch, h], 1.0)?)?,
+        on(uniform(rng, &dims.state_shape(batch), 0.5)?)?,
+        on(uniform(rng, &[seq, batch, h], 1.0)?)?,
+        on(uniform(rng, &dims.state_shape(batch), 1.0)?)?,
+    ];
+    let (rnn, first) = train(cfg, (h, h), as5(&inputs))?;
+    let (_, second) = train(cfg, (h, h), as5(&inputs))?;
+    let mut worst = 0f64;
+    for (a, b) in first.iter().zip(&second) {
+        let d = (a.to_dtype(DType::F64)? - b.to_dtype(DType::F64)?)?;
+        worst = worst.max(d.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?);
+    }
+    let served = rnn.auto_algo(seq, batch, true);
+    rows.push((
+        "LSTM L2 B20 T35 H1500 bf16 single bias p=0.65: the same training call twice".into(),
+        format!("max diff over y, state, dx, dw, dstate {worst:.1e}; served by {served:?}"),
+        worst == 0.0 && served == Some(RnnAlgo::Persistent),
+    ));
     Ok(rows)
 }

@@ -101,6 +101,13 @@ pub(super) fn backward<T: Elem>(
             .iter_mut()
             .map(|b| b.device_ptr_mut(&stream))
             .collect();
+        let (masks, dropped) = match r.masks.as_mut() {
+            Some((m, d)) => (
+                Some(&*m),
+                d.iter_mut().map(|b| b.device_ptr_mut(&stream)).collect(),
+            ),
+            None => (None, Vec::new()),
+        };
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
         for layer in (0..layers).rev() {
@@ -122,10 +129,10 @@ pub(super) fn backward<T: Elem>(
             ];
             zero_counter(&stream, counter_ptr)?;
             cooperative(&stream, &f, &plan, Pass::Backward, &args, seq)?;
-            let input = if layer == 0 {
-                x
-            } else {
-                below_ptrs[layer - 1].0
+            let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
+                (0, _) => x,
+                (_, Some(d)) => d.0,
+                _ => below_ptrs[layer - 1].0,
             };
             let y = if top { y_top } else { below_ptrs[layer].0 };
             let dw_at = |o: usize| dw_ptr + o as u64 * elem;
@@ -174,6 +181,19 @@ pub(super) fn backward<T: Elem>(
                     Out::Half,
                 )?
             };
+            // The gradient of the layer below's output goes back through its mask.
+            if let (Some(m), true) = (masks, layer > 0) {
+                let n = steps * hidden;
+                m.apply(
+                    &stream,
+                    &dev,
+                    (&plan, Pass::Backward),
+                    dyb,
+                    dyb,
+                    n,
+                    layer - 1,
+                )?;
+            }
         }
     }
     let wrap = |slice: CudaSlice<T>, n: usize| {

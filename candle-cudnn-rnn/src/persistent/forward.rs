@@ -4,6 +4,7 @@
 
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
+use super::masks::Masks;
 use super::Elem;
 use crate::backend::{view, Operand};
 use crate::call::Call;
@@ -25,6 +26,9 @@ pub(super) struct Reserve<T> {
     pub cells: Vec<CudaSlice<f32>>,
     /// Outputs of the layers below the top one, `[T, B, H]` (the top's is the op's output).
     pub below: Vec<CudaSlice<T>>,
+    /// With inter-layer dropout: the masks, and the inputs of the layers above the first
+    /// (`below` after dropout).
+    pub masks: Option<(Masks, Vec<CudaSlice<T>>)>,
 }
 
 /// Launches `f` on every block of `plan` at once (its grid barrier needs them all resident),
@@ -70,12 +74,13 @@ fn buffers<T: Elem>(stream: &Arc<CudaStream>, n: usize, len: usize) -> Result<Ve
         .collect()
 }
 
-/// The packed `[y | h_n | c_n]` of `call`, and in training mode the reserve.
+/// The packed `[y | h_n | c_n]` of `call`, and in training mode the reserve; `masks` (in
+/// training mode only) drop units between layers.
 pub(super) fn forward<T: Elem>(
     dims: &RnnDims,
     plan: Plan,
     call: &Call,
-    train: bool,
+    (train, masks): (bool, Option<Masks>),
     [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
 ) -> Result<(CudaStorage, Option<Reserve<T>>)> {
     let dev = xs.device().clone();
@@ -95,6 +100,8 @@ pub(super) fn forward<T: Elem>(
     let mut gates = buffers::<f32>(&stream, kept(layers), steps * 4 * hidden)?;
     let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, steps * hidden)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
+    let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
+    let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
     let counter = stream.alloc_zeros::<u32>(1)?;
     // h_t for the other blocks, rows padded to whole K steps; the padding stays zero.
     let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.kpad())?;
@@ -118,14 +125,18 @@ pub(super) fn forward<T: Elem>(
             .iter_mut()
             .map(|b| b.device_ptr_mut(&stream))
             .collect();
+        let dropped_ptrs: Vec<_> = dropped
+            .iter_mut()
+            .map(|b| b.device_ptr_mut(&stream))
+            .collect();
         let pick = |v: &Vec<(u64, _)>, i: usize| v[if train { i } else { 0 }].0;
         let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
         for layer in 0..layers {
             let b = dims.block(layer, 0);
-            let input = if layer == 0 {
-                x_ptr
-            } else {
-                pick(&below_ptrs, layer - 1)
+            let input = match (layer, dropped_ptrs.get(layer.wrapping_sub(1))) {
+                (0, _) => x_ptr,
+                (_, Some(d)) => d.0,
+                _ => pick(&below_ptrs, layer - 1),
             };
             let y = if layer + 1 == layers {
                 out_ptr
@@ -165,6 +176,10 @@ pub(super) fn forward<T: Elem>(
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &args, seq)?;
+            if let (Some(m), Some(d)) = (&masks, dropped_ptrs.get(layer)) {
+                let n = steps * hidden;
+                m.apply(&stream, &dev, (&plan, Pass::Forward), y, d.0, n, layer)?;
+            }
         }
     }
     let reserve = train.then_some(Reserve {
@@ -172,6 +187,7 @@ pub(super) fn forward<T: Elem>(
         gates,
         cells,
         below,
+        masks: masks.map(|m| (m, dropped)),
     });
     Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
 }

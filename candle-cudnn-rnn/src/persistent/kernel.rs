@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 const COMMON: &str = include_str!("common.cuh");
+const DROPOUT: &str = include_str!("dropout.cu");
 const LSTM_FWD: &str = include_str!("lstm_fwd.cu");
 const LSTM_BWD: &str = include_str!("lstm_bwd.cu");
 
@@ -161,8 +162,19 @@ impl Plan {
         )
     }
 
-    /// The kernel of `pass` for this plan on `dev`, compiled on first use.
+    /// The recurrence of `pass` for this plan on `dev`, compiled on first use.
     pub fn kernel(&self, dev: &CudaDevice, pass: Pass) -> Result<CudaFunction> {
+        let f = self.function(dev, pass, pass.name())?;
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            self.smem_bytes(pass) as i32,
+        )
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))?;
+        Ok(f)
+    }
+
+    /// Kernel `name` of the module of `pass` (each also holds the dropout kernels).
+    pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
         type Compiled = std::result::Result<String, String>;
         static PTX: OnceLock<Mutex<HashMap<(Plan, Pass), Compiled>>> = OnceLock::new();
         let ptx = {
@@ -182,7 +194,7 @@ impl Plan {
                         Pass::Forward => LSTM_FWD,
                         Pass::Backward => LSTM_BWD,
                     };
-                    compile_ptx_with_opts(format!("{COMMON}\n{body}"), opts)
+                    compile_ptx_with_opts(format!("{COMMON}\n{DROPOUT}\n{body}"), opts)
                         .map(|p| p.to_src())
                         .map_err(|e| e.to_string())
                 })
@@ -191,14 +203,8 @@ impl Plan {
         let ptx = ptx.map_err(|e| {
             candle_core::Error::Msg(format!("rnn: persistent LSTM {pass:?} kernel (NVRTC): {e}"))
         })?;
-        let f = dev
-            .get_or_load_custom_func(pass.name(), &self.module_name(pass), &ptx)?
-            .into_cuda_function();
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            self.smem_bytes(pass) as i32,
-        )
-        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))?;
-        Ok(f)
+        Ok(dev
+            .get_or_load_custom_func(name, &self.module_name(pass), &ptx)?
+            .into_cuda_function())
     }
 }

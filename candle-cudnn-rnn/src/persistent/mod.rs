@@ -3,15 +3,16 @@
 //!
 //! Per layer: the input projection of all steps as one GEMM, then one persistent kernel for
 //! the recurrence (`forward`); backward, one persistent kernel for the recurrence backward
-//! through time, then the weight and input gradients as GEMMs (`backward`). It serves calls of
-//! a unidirectional LSTM without projection, per-sample lengths or inter-layer dropout, in
-//! bf16 or f16, whose hidden size and batch fit in shared memory ([`kernel::Plan::new`] says
+//! through time, then the weight and input gradients as GEMMs (`backward`); inter-layer
+//! dropout with masks counted on the device (`masks`). It serves calls of a unidirectional
+//! LSTM without projection or per-sample lengths, in bf16 or f16, whose hidden size and batch fit in shared memory ([`kernel::Plan::new`] says
 //! why not); every other call goes to cuDNN's standard algorithm over the same weights.
 
 mod backward;
 mod forward;
 mod gemm;
 mod kernel;
+mod masks;
 
 use crate::backend::{BackwardInputs, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
@@ -41,6 +42,8 @@ pub(crate) struct PersistentLstm {
     cudnn: CudnnRnn,
     /// The plan (or the reason for none) per device, hidden size, batch and dtype.
     plans: Mutex<HashMap<(DeviceId, usize, DType, bool), PlanOrWhyNot>>,
+    /// The inter-layer dropout masks' counters.
+    counters: masks::Counters,
     /// Which algorithm served each `(seq, batch, train)`, for [`GpuBackend::chosen_algo`].
     served: Mutex<HashMap<(usize, usize, bool), RnnAlgo>>,
 }
@@ -52,20 +55,18 @@ impl PersistentLstm {
             cudnn: CudnnRnn::new(dims, cfg.math, RnnAlgo::Standard, cfg.dropout),
             plans: Mutex::new(HashMap::new()),
             served: Mutex::new(HashMap::new()),
+            counters: Default::default(),
         }
     }
 
     /// The kernel plan for this call, or why it goes to cuDNN.
-    fn plan(&self, call: &Call, dropout: &Dropout, train: bool, x: &CudaStorage) -> PlanOrWhyNot {
+    fn plan(&self, call: &Call, train: bool, x: &CudaStorage) -> PlanOrWhyNot {
         let d = &self.dims;
         if d.mode != RnnMode::Lstm || d.num_directions != 1 || d.proj_size > 0 {
             return Err("takes unidirectional LSTMs without projection".into());
         }
         if call.lengths.is_some() {
             return Err("does not take per-sample lengths".into());
-        }
-        if dropout.active() && d.num_layers > 1 {
-            return Err("has no inter-layer dropout yet".into());
         }
         let dev = x.device();
         let key = (dev.id(), call.batch, x.dtype(), train);
@@ -93,7 +94,7 @@ impl GpuBackend for PersistentLstm {
         let dtypes = (x.0.dtype(), w.0.dtype(), s.0.dtype());
         // The kernel reads h_0 in pairs of elements.
         let aligned = s.1.start_offset() % 2 == 0;
-        let plan = match self.plan(call, &dropout, train, x.0) {
+        let plan = match self.plan(call, train, x.0) {
             Ok(plan) if aligned && dtypes.0 == dtypes.1 && dtypes.1 == dtypes.2 => Some(plan),
             _ => None,
         };
@@ -110,13 +111,17 @@ impl GpuBackend for PersistentLstm {
         ) -> (CudaStorage, Option<GpuReserve>) {
             (out, r.map(|r| Box::new(r) as GpuReserve))
         }
-        let ops = [x, w, s];
+        let masks = match train && dropout.active() && self.dims.num_layers > 1 {
+            true => Some(self.counters.take(x.0.device(), &plan, &dropout)?),
+            false => None,
+        };
+        let (ops, mode) = ([x, w, s], (train, masks));
         Ok(match dtypes.0 {
             DType::BF16 => boxed(forward::forward::<half::bf16>(
-                &self.dims, plan, call, train, ops,
+                &self.dims, plan, call, mode, ops,
             )?),
             _ => boxed(forward::forward::<half::f16>(
-                &self.dims, plan, call, train, ops,
+                &self.dims, plan, call, mode, ops,
             )?),
         })
     }

@@ -1,0 +1,103 @@
+//! Inter-layer dropout of the persistent path (`dropout.cu`): each module's mask counter per
+//! device, in device memory, and the launches of the mask kernel.
+
+use super::kernel::{Pass, Plan};
+use crate::call::Dropout;
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
+use candle_core::cuda_backend::{CudaDevice, DeviceId};
+use candle_core::Result;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A module's mask counter on one device, and the seed generation it counts from.
+struct Counter {
+    calls: CudaSlice<u64>,
+    generation: u64,
+}
+
+/// The mask counters of one module, per device.
+#[derive(Default)]
+pub(super) struct Counters(Mutex<HashMap<DeviceId, Counter>>);
+
+/// The masks of one training call: probability, seed, and its offset (device memory).
+pub(super) struct Masks {
+    pub p: f32,
+    pub seed: u64,
+    pub offset: CudaSlice<u64>,
+}
+
+fn launch_error(e: impl std::fmt::Display) -> candle_core::Error {
+    candle_core::Error::Msg(format!("rnn: persistent LSTM dropout: {e}"))
+}
+
+impl Counters {
+    /// This call's masks: the counter's value (restarted at 0 when the seed was set again
+    /// since the last call), which it then passes, all on the device.
+    pub fn take(&self, dev: &CudaDevice, plan: &Plan, dropout: &Dropout) -> Result<Masks> {
+        let stream = dev.cuda_stream();
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let c = match map.entry(dev.id()) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(Counter {
+                calls: stream.alloc_zeros::<u64>(1)?,
+                generation: dropout.generation,
+            }),
+        };
+        if c.generation != dropout.generation {
+            stream.memset_zeros(&mut c.calls)?;
+            c.generation = dropout.generation;
+        }
+        let mut offset = stream.alloc_zeros::<u64>(1)?;
+        let f = plan.function(dev, Pass::Forward, "rnn_dropout_take")?;
+        {
+            let (calls, _a) = c.calls.device_ptr_mut(&stream);
+            let (taken, _b) = offset.device_ptr_mut(&stream);
+            let mut launch = stream.launch_builder(&f);
+            launch.arg(&calls).arg(&taken);
+            // SAFETY: two live u64s, as `rnn_dropout_take` takes them.
+            unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }.map_err(launch_error)?;
+        }
+        Ok(Masks {
+            p: dropout.p,
+            seed: dropout.seed,
+            offset,
+        })
+    }
+}
+
+impl Masks {
+    /// `out = input ⊙ mask / (1 - p)` over `n` elements for the dropout after `layer`
+    /// (`out` may be `input`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply(
+        &self,
+        stream: &Arc<CudaStream>,
+        dev: &CudaDevice,
+        (plan, pass): (&Plan, Pass),
+        input: u64,
+        out: u64,
+        n: usize,
+        layer: usize,
+    ) -> Result<()> {
+        let f = plan.function(dev, pass, "rnn_dropout")?;
+        let (offset, _g) = self.offset.device_ptr(stream);
+        let (n64, layer) = (n as u64, layer as u32);
+        let (lo, hi) = (self.seed as u32, (self.seed >> 32) as u32);
+        let mut launch = stream.launch_builder(&f);
+        launch
+            .arg(&input)
+            .arg(&out)
+            .arg(&n64)
+            .arg(&self.p)
+            .arg(&lo)
+            .arg(&hi)
+            .arg(&offset)
+            .arg(&layer);
+        // SAFETY: `input` and `out` hold `n` elements of the plan's dtype on this stream.
+        unsafe { launch.launch(LaunchConfig::for_num_elems(n.div_ceil(4) as u32)) }
+            .map_err(launch_error)?;
+        Ok(())
+    }
+}

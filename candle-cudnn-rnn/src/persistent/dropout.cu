@@ -36,9 +36,12 @@ extern "C" __global__ void rnn_dropout(const u16* in, u16* out, unsigned long lo
     }
 }
 
-// The offset of this call's masks into `taken`, and the module's counter moved past it.
+// The offset of this call's masks into `taken`, and the module's counter moved past it
+// (one thread: more would race on the counter).
 extern "C" __global__ void rnn_dropout_take(unsigned long long* counter,
                                             unsigned long long* taken) {
-    *taken = *counter;
-    *counter += 1;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *taken = *counter;
+        *counter += 1;
+    }
 }

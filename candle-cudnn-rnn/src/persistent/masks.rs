@@ -57,7 +57,12 @@ impl Counters {
             let mut launch = stream.launch_builder(&f);
             launch.arg(&calls).arg(&taken);
             // SAFETY: two live u64s, as `rnn_dropout_take` takes them.
-            unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }.map_err(launch_error)?;
+            let one = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            unsafe { launch.launch(one) }.map_err(launch_error)?;
         }
         Ok(Masks {
             p: dropout.p,

@@ -4,9 +4,10 @@
 
 use crate::call::{Call, Dropout};
 use crate::RnnAlgo;
+use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::CudaView;
-use candle_core::cuda_backend::CudaDType;
-use candle_core::{bail, CudaStorage, Layout, Result, Tensor};
+use candle_core::cuda_backend::{CudaDType, CudaDevice};
+use candle_core::{bail, CudaStorage, Layout, Result, Storage, StorageRef, Tensor};
 use std::any::Any;
 
 /// A GPU operand as candle hands it to a custom op.
@@ -38,6 +39,47 @@ pub(crate) struct BackwardInputs<'a> {
     pub grad: &'a Tensor,
     /// Whether the gradient of the initial state is wanted (its input tracks gradients).
     pub state_grad: bool,
+}
+
+/// The storages a backward reads, locked for reading: x, weight, state, packed output and
+/// gradient, in that order.
+pub(crate) type Storages<'a> = Vec<(StorageRef<'a>, &'a Layout)>;
+
+impl<'a> BackwardInputs<'a> {
+    /// The storages of x, weight, state, packed output and gradient, for [`cuda_views`].
+    pub fn storages(&self) -> Storages<'a> {
+        [self.x, self.weight, self.state, self.packed, self.grad]
+            .into_iter()
+            .map(|t| t.storage_and_layout())
+            .collect()
+    }
+}
+
+/// The elements of each of `storages` (from [`BackwardInputs::storages`], in its order) and
+/// their device; `path` names the kernel path of the forward in the error for a tensor that
+/// is not on a GPU.
+pub(crate) fn cuda_views<'a, T: CudaDType>(
+    storages: &'a Storages,
+    path: &str,
+) -> Result<(Vec<CudaView<'a, T>>, CudaDevice)> {
+    let mut views = Vec::with_capacity(storages.len());
+    let mut device = None;
+    for ((g, l), what) in storages
+        .iter()
+        .zip(["x", "weight", "state", "output", "gradient"])
+    {
+        match &**g {
+            Storage::Cuda(s) => {
+                views.push(view::<T>(s, l, what)?);
+                device.get_or_insert_with(|| s.device().clone());
+            }
+            _ => bail!("rnn backward: a {path} forward needs CUDA tensors in backward"),
+        }
+    }
+    match device {
+        Some(d) => Ok((views, d)),
+        None => bail!("rnn backward: no tensors"),
+    }
 }
 
 /// One GPU implementation of the whole RNN stack.

@@ -167,6 +167,12 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
     Ok(rows)
 }
 
+/// The largest absolute difference between `p` and `q`, in f64.
+fn max_diff(p: &Tensor, q: &Tensor) -> Result<f64> {
+    let d = (p.to_dtype(DType::F64)? - q.to_dtype(DType::F64)?)?;
+    Ok(d.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?)
+}
+
 /// Σ y·gy + Σ state·gs in f64 of a training-mode forward (dropout on) from a fresh seed.
 fn loss(rnn: &Rnn, x: &Tensor, s: &Tensor, gy: &Tensor, gs: &Tensor) -> Result<f64> {
     rnn.set_seed(7);
@@ -213,9 +219,6 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
         (0..4).map(|_| run(rnn)).collect()
     };
     let (first, again) = (calls(&rnn)?, calls(&rnn)?);
-    let max_diff = |p: &Tensor, q: &Tensor| -> Result<f64> {
-        Ok((p - q)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?)
-    };
     let mut same = 0f64;
     let mut other = f64::INFINITY;
     for k in 0..4 {
@@ -279,8 +282,7 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
     let (_, second) = train(cfg, (h, h), as5(&inputs))?;
     let mut worst = 0f64;
     for (a, b) in first.iter().zip(&second) {
-        let d = (a.to_dtype(DType::F64)? - b.to_dtype(DType::F64)?)?;
-        worst = worst.max(d.abs()?.flatten_all()?.max(0)?.to_scalar::<f64>()?);
+        worst = worst.max(max_diff(a, b)?);
     }
     let served = rnn.auto_algo(seq, batch, true);
     rows.push((

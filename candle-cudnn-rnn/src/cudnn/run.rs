@@ -4,7 +4,7 @@
 use super::ffi::{cudnn, handle, Handle};
 use super::prepared::{HeldShapes, Raw};
 use super::{poisoned, CudnnReserve, CudnnRnn};
-use crate::backend::{view, BackwardInputs, Operand};
+use crate::backend::{cuda_views, view, BackwardInputs, Operand};
 use crate::call::{Call, Dropout};
 use crate::RnnMode;
 use candle_core::backend::BackendStorage;
@@ -119,22 +119,11 @@ pub(super) fn backward<T: Elem>(
     i: BackwardInputs,
     dw_into: Option<&mut CudaStorage>,
 ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
-    let tensors = [i.x, i.weight, i.state, i.packed, i.grad];
-    let guards: Vec<_> = tensors.iter().map(|t| t.storage_and_layout()).collect();
-    let mut views = Vec::with_capacity(5);
-    for ((g, l), what) in guards
-        .iter()
-        .zip(["x", "weight", "state", "output", "gradient"])
-    {
-        match &**g {
-            Storage::Cuda(s) => views.push((view::<T>(s, l, what)?, s.device().clone())),
-            _ => bail!("rnn backward: a cuDNN forward needs CUDA tensors in backward"),
-        }
-    }
-    let dev = views[0].1.clone();
+    let storages = i.storages();
+    let (views, dev) = cuda_views::<T>(&storages, "cuDNN")?;
     let stream = dev.cuda_stream();
     let h = handle(&dev)?;
-    let [x, w, s, y, dy] = [0, 1, 2, 3, 4].map(|i| &views[i].0);
+    let [x, w, s, y, dy] = [0, 1, 2, 3, 4].map(|i| &views[i]);
     let (w_ptr, _wg) = w.device_ptr(&stream);
     let entry = rnn.prepared_for_backward(&dev, T::DTYPE)?;
     let mut guard = entry.lock().map_err(|_| poisoned())?;

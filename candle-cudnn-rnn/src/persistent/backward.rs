@@ -3,14 +3,13 @@
 //! step), then the layer's weight and bias gradients and its input's gradient as GEMMs over
 //! all steps.
 
-use super::forward::{cooperative, zero_counter, Reserve};
+use super::forward::{addresses, cooperative, zero_counter, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::Elem;
-use crate::backend::{view, BackwardInputs};
+use crate::backend::{cuda_views, BackwardInputs};
 use crate::call::Call;
 use crate::layout::RnnDims;
-use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
 use candle_core::{bail, CudaStorage, Device, Result, Storage, Tensor};
@@ -24,22 +23,8 @@ pub(super) fn backward<T: Elem>(
     i: BackwardInputs,
     dw_into: Option<&mut CudaStorage>,
 ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
-    let tensors = [i.x, i.weight, i.state, i.packed, i.grad];
-    let guards: Vec<_> = tensors.iter().map(|t| t.storage_and_layout()).collect();
-    let mut views = Vec::with_capacity(5);
-    for ((g, l), what) in guards
-        .iter()
-        .zip(["x", "weight", "state", "output", "gradient"])
-    {
-        match &**g {
-            Storage::Cuda(s) => views.push(view::<T>(s, l, what)?),
-            _ => bail!("rnn backward: a persistent-kernel forward needs CUDA tensors in backward"),
-        }
-    }
-    let dev = match &*guards[0].0 {
-        Storage::Cuda(s) => s.device().clone(),
-        _ => bail!("rnn backward: x is not on a CUDA device"),
-    };
+    let storages = i.storages();
+    let (views, dev) = cuda_views::<T>(&storages, "persistent-kernel")?;
     let stream = dev.cuda_stream();
     let plan = r.plan;
     let (seq, batch, hidden, layers) = (call.seq, call.batch, dims.hidden_size, dims.num_layers);
@@ -86,26 +71,11 @@ pub(super) fn backward<T: Elem>(
         let (counter_ptr, _k) = counter.device_ptr(&stream);
         let (ones_ptr, _l) = ones.device_ptr(&stream);
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
-        let gate_ptrs: Vec<_> = r
-            .gates
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
-        let cell_ptrs: Vec<_> = r
-            .cells
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
-        let below_ptrs: Vec<_> = r
-            .below
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
+        let gate_ptrs = addresses(&mut r.gates, &stream);
+        let cell_ptrs = addresses(&mut r.cells, &stream);
+        let below_ptrs = addresses(&mut r.below, &stream);
         let (masks, dropped) = match r.masks.as_mut() {
-            Some((m, d)) => (
-                Some(&*m),
-                d.iter_mut().map(|b| b.device_ptr_mut(&stream)).collect(),
-            ),
+            Some((m, d)) => (Some(&*m), addresses(d, &stream)),
             None => (None, Vec::new()),
         };
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;

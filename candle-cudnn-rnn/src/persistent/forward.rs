@@ -12,7 +12,7 @@ use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
     result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
-    PushKernelArg,
+    PushKernelArg, SyncOnDrop,
 };
 use candle_core::{CudaStorage, Result};
 use std::sync::Arc;
@@ -57,6 +57,14 @@ pub(super) fn cooperative(
     unsafe { launch.launch_cooperative(cfg) }
         .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}")))?;
     Ok(())
+}
+
+/// The device addresses of `bufs`, held for writing on `stream` while the guards live.
+pub(super) fn addresses<'a, T>(
+    bufs: &'a mut [CudaSlice<T>],
+    stream: &'a CudaStream,
+) -> Vec<(u64, SyncOnDrop<'a>)> {
+    bufs.iter_mut().map(|b| b.device_ptr_mut(stream)).collect()
 }
 
 /// Sets the grid barrier's counter at `ptr` back to 0, in stream order.
@@ -113,22 +121,10 @@ pub(super) fn forward<T: Elem>(
         let (out_ptr, _og) = out.device_ptr_mut(&stream);
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
         let (counter_ptr, _cg) = counter.device_ptr(&stream);
-        let gate_ptrs: Vec<_> = gates
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
-        let cell_ptrs: Vec<_> = cells
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
-        let below_ptrs: Vec<_> = below
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
-        let dropped_ptrs: Vec<_> = dropped
-            .iter_mut()
-            .map(|b| b.device_ptr_mut(&stream))
-            .collect();
+        let gate_ptrs = addresses(&mut gates, &stream);
+        let cell_ptrs = addresses(&mut cells, &stream);
+        let below_ptrs = addresses(&mut below, &stream);
+        let dropped_ptrs = addresses(&mut dropped, &stream);
         let pick = |v: &Vec<(u64, _)>, i: usize| v[if train { i } else { 0 }].0;
         let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
         for layer in 0..layers {

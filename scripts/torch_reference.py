@@ -183,9 +183,13 @@ def steps_only(spec, impl, dev, steps):
 
 def run_grid(dev, args):
     rows = []
+    only = {tuple(s.split(",")) for s in args.only or []}
+    impls = args.impls.split(",") if args.impls else GRID_IMPLS
     for mode in ("lstm", "gru"):
         for layers, batch, seq, hidden in GRID_SHAPES:
-            for impl in GRID_IMPLS:
+            if only and (mode, str(layers), str(batch), str(seq), str(hidden)) not in only:
+                continue
+            for impl in impls:
                 row = {"mode": mode, "layers": layers, "batch": batch, "seq": seq,
                        "hidden": hidden, "impl": impl}
                 try:
@@ -379,6 +383,9 @@ def main(argv=None):
                     choices=["cuda", "cpu"])
     ap.add_argument("--profile", action="append", metavar="MODE,L,B,T,H",
                     help="profile one grid shape's training step (kernels, host time); repeatable")
+    ap.add_argument("--only", action="append", metavar="MODE,L,B,T,H",
+                    help="grid: this shape only (repeatable)")
+    ap.add_argument("--impls", help="grid: comma-separated precisions (default all)")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")
     ap.add_argument("--steps-only", metavar="MODE,L,B,T,H",
                     help="run --reps training steps of one shape and nothing else (under ncu)")

@@ -7,7 +7,7 @@
 //! thread block, which on the large shapes cost more than PyTorch's whole loss (2.5 ms of a
 //! 113 ms step), a cost of the harness and not of the op.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...] [--phase train|forward] [--sink] [--release-memory]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -234,7 +234,26 @@ fn main() -> Result<()> {
     // Skip candle-nn's step loop (slow on the large shapes).
     let no_loop = args.iter().any(|a| a == "--no-loop");
     let reps: usize = arg("--reps").map_or(Ok(if quick { 3 } else { 20 }), |r| r.parse())?;
+    // `--phase train|forward` times one of the two alone (for a profiler to see one kind).
+    let phase = arg("--phase").unwrap_or_else(|| "both".into());
+    let (time_train, time_forward) = match phase.as_str() {
+        "both" => (true, true),
+        "train" => (true, false),
+        "forward" => (false, true),
+        p => anyhow::bail!("--phase takes train, forward or both, got {p}"),
+    };
+    // `--sink`: the weight's gradient goes into a buffer zeroed before each step
+    // (`Rnn::with_weight_grad_sink`, as PyTorch's `zero_grad` + cuDNN's accumulation) instead
+    // of candle's autograd, which adds it into a fresh zero-filled buffer.
+    let sink = args.iter().any(|a| a == "--sink");
     let dev = Device::cuda_if_available(0)?;
+    // The op keeps freed memory in the device's pool across the synchronization after each
+    // step, as PyTorch's caching allocator does; `--release-memory` measures CUDA's default
+    // instead (every free byte back to the driver at each synchronization).
+    #[cfg(feature = "cuda")]
+    if args.iter().any(|a| a == "--release-memory") {
+        candle_cudnn_rnn::keep_freed_memory(&dev, false)?;
+    }
     // Everything here runs on the device's one stream, so the per-allocation events candle's
     // CUDA backend records by default (to order work across streams) are pure host cost, which
     // PyTorch does not pay either; programs that use one stream turn them off too.
@@ -301,17 +320,39 @@ fn main() -> Result<()> {
                 let w = Tensor::rand(-k, k, dims.weight_count(), &dev)?.to_dtype(dtype)?;
                 let w = Var::from_tensor(&w)?;
                 let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
+                let grad = match sink {
+                    true => Some(w.as_tensor().zeros_like()?),
+                    false => None,
+                };
+                let rnn = match &grad {
+                    Some(g) => rnn.with_weight_grad_sink(g.clone())?,
+                    None => rnn,
+                };
                 let frozen =
                     Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
-                let (train, host) = time(&dev, warmup, reps, || {
-                    let (y, _) = rnn.forward_t(&x, None, true)?;
-                    mse(&y, &target)?.backward()?;
-                    Ok(())
-                })?;
-                let (fwd, _) = time(&dev, warmup, reps, || {
-                    frozen.forward(&x, None)?;
-                    Ok(())
-                })?;
+                let skipped = Timing {
+                    median: f64::NAN,
+                    min: f64::NAN,
+                    max: f64::NAN,
+                };
+                let (train, host) = match time_train {
+                    true => time(&dev, warmup, reps, || {
+                        if let Some(g) = &grad {
+                            g.zero_set()?;
+                        }
+                        let (y, _) = rnn.forward_t(&x, None, true)?;
+                        mse(&y, &target)?.backward()?;
+                        Ok(())
+                    })?,
+                    false => (skipped, f64::NAN),
+                };
+                let (fwd, _) = match time_forward {
+                    true => time(&dev, warmup, reps, || {
+                        frozen.forward(&x, None)?;
+                        Ok(())
+                    })?,
+                    false => (skipped, f64::NAN),
+                };
                 // The algorithms that served training and inference (Auto's or Persistent's
                 // choice), when they differ from the variant's own.
                 #[cfg(feature = "cuda")]

@@ -16,6 +16,8 @@ mod backend;
 #[cfg(feature = "cuda")]
 mod cudnn;
 #[cfg(feature = "cuda")]
+mod memory;
+#[cfg(feature = "cuda")]
 mod persistent;
 #[cfg(feature = "cuda")]
 mod registry;
@@ -25,6 +27,8 @@ pub use config::{Bias, MathMode, RnnAlgo, RnnConfig, RnnMode};
 pub use cudnn::cudnn_version;
 pub use layout::{Param, ParamKind, RnnDims};
 pub use lengths::SeqLengths;
+#[cfg(feature = "cuda")]
+pub use memory::keep_freed_memory;
 pub use pytorch::{flat_from_named, load_pytorch};
 pub use rnn::{gru, lstm, rnn, rnn_relu, rnn_tanh, save_pytorch, Rnn};
 pub use state::RnnState;

@@ -172,6 +172,7 @@ impl CustomOp3 for RnnOp {
         s3: &candle_core::CudaStorage,
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
+        crate::memory::keep_by_default(s1.device())?;
         let (x, w, s) = ((s1, l1), (s2, l2), (s3, l3));
         let (out, reserve) = self
             .gpu

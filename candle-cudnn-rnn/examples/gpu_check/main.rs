@@ -1,6 +1,7 @@
 //! GPU check: the cuDNN op against the CPU op in f64 on the same (upcast) inputs, on fresh
 //! random inputs every run; PyTorch's recorded outputs; dropout; one module shared by one
-//! thread per GPU (two threads on one GPU when the machine has one); memory over 1,000 steps;
+//! thread per GPU (two threads on one GPU when the machine has one); freed memory
+//! kept in the pool (and released when asked); memory over 1,000 steps;
 //! the persistent LSTM kernel (`persistent`).
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent]`
@@ -55,8 +56,10 @@ impl Case {
             // Rounding (TF32, f16, bf16) moves pre-activations near 0 across ReLU's kink, where
             // the gradient jumps between 0 and 1: a few gradient entries differ outright and
             // stacked layers compound it. Outputs stay within the usual bound, and strict fp32
-            // ReLU gradients agree to 1e-7, so only these gradient bounds are wider.
-            (DType::F16 | DType::BF16, _, RnnMode::RnnRelu) => (2e-2, 8e-2),
+            // ReLU gradients agree to 1e-7, so only these gradient bounds are wider. In bf16
+            // a random 2-3 layer case reached 1.1e-1 (dx of a 2-layer, 18-step case); a wrong
+            // layout or cell gives errors of order 1.
+            (DType::F16 | DType::BF16, _, RnnMode::RnnRelu) => (2e-2, 1.5e-1),
             (DType::F16 | DType::BF16, _, _) => (2e-2, 2e-2),
             (_, MathMode::Fp32, _) => (1e-5, 1e-4),
             (_, MathMode::Tf32, RnnMode::RnnRelu) => (2e-3, 5e-2),
@@ -554,6 +557,25 @@ fn used_memory() -> Result<usize> {
     Ok(total - free)
 }
 
+/// Device memory in use after a 256 MiB tensor was freed and the device synchronized, with
+/// freed memory returned to the driver, then kept in the pool: `(base, released, kept)`.
+fn check_freed_memory(gpu: &Device) -> Result<(usize, usize, usize)> {
+    let after_free = |keep: bool| -> Result<usize> {
+        candle_cudnn_rnn::keep_freed_memory(gpu, keep)?;
+        gpu.synchronize()?;
+        drop(Tensor::zeros(64 << 20, DType::F32, gpu)?);
+        gpu.synchronize()?;
+        used_memory()
+    };
+    candle_cudnn_rnn::keep_freed_memory(gpu, false)?;
+    gpu.synchronize()?;
+    let base = used_memory()?;
+    let released = after_free(false)?;
+    // Left on: the op's own default.
+    let kept = after_free(true)?;
+    Ok((base, released, kept))
+}
+
 /// Runs training steps and reports device memory after 10 and after `steps` steps.
 fn check_memory(gpu: &Device, steps: usize) -> Result<(usize, usize)> {
     let cfg = RnnConfig {
@@ -778,6 +800,18 @@ fn main() -> Result<()> {
     let (ok, row) = report_devices(&mut rng)?;
     failures += usize::from(!ok);
     rows.push(row);
+    let (base, released, kept) = check_freed_memory(&gpu)?;
+    // 256 MiB freed: back to the driver at the synchronization, or kept in the pool.
+    let ok = released < base + (64 << 20) && kept >= base + (192 << 20);
+    failures += usize::from(!ok);
+    println!(
+        "freed memory: {} MiB in use before, {} after freeing 256 MiB (released), {} (kept): {}",
+        base >> 20,
+        released >> 20,
+        kept >> 20,
+        if ok { "ok" } else { "FAIL" }
+    );
+    rows.push(json!({"freed_memory": [base, released, kept], "ok": ok}));
     let steps = if quick { 50 } else { 1000 };
     let (warm, end) = check_memory(&gpu, steps)?;
     let grew = end.saturating_sub(warm);

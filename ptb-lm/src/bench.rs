@@ -48,8 +48,7 @@ pub struct BenchArgs {
     /// Also time the phases of a step (forward+loss, backward, clipped SGD update) separately
     #[arg(long)]
     pub breakdown: bool,
-    /// Run every step eagerly instead of replaying it from a CUDA graph (f16 steps always run
-    /// eagerly)
+    /// Run every step eagerly instead of replaying it from a CUDA graph
     #[arg(long)]
     pub no_cuda_graph: bool,
 }
@@ -132,7 +131,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
     let stream = batches.upload(&device)?;
-    let graph = !args.no_cuda_graph && opt.loss_scale().is_none();
+    let graph = !args.no_cuda_graph;
     let mut stepper = Stepper::new(&model, cfg.batch_size, cfg.num_steps, graph)?;
     let graphed = stepper.graphed();
     // Step `i` of the stream, state carried, nothing synchronized.

@@ -39,10 +39,7 @@ pub fn run_pass(
     let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
     let stream = batches.upload(&model.device())?;
     let mut progress = label.map_or_else(Progress::hidden, |l| Progress::new(l, n));
-    let scaled = training
-        .as_ref()
-        .is_some_and(|t| t.opt.loss_scale().is_some());
-    let mut stepper = Stepper::new(model, batch, steps, graph && !scaled)?;
+    let mut stepper = Stepper::new(model, batch, steps, graph)?;
     let start = Instant::now();
     for i in 0..n {
         stepper.run(batches.window(&stream, i)?, masks, training.as_mut())?;

@@ -46,8 +46,9 @@ pub fn step_timed(
     let loss = sequence_loss(&logits, &y, steps)?;
     lap(Phase::ForwardAndLoss)?;
     if let Some(t) = training {
-        let scaled = match t.opt.loss_scale() {
-            Some(s) => (&loss * s.scale)?,
+        // The loss scale is a device scalar: a replayed step reads its current value.
+        let scaled = match t.opt.loss_scale_tensor()? {
+            Some(s) => loss.broadcast_mul(&s.reshape(loss.shape())?)?,
             None => loss.clone(),
         };
         let grads = scaled.backward()?;

@@ -6,9 +6,8 @@
 //! with the same arguments: they give the same numbers.
 //!
 //! What a replay cannot redo is host work, so everything that changes from step to step lives
-//! on the device: the dropout masks' counter (`crate::dropout`), the learning rate and the
-//! clipping statistics (`crate::optim`). f16 steps stay eager: their overflow check reads the
-//! host to skip the update.
+//! on the device: the dropout masks' counter (`crate::dropout`), the learning rate, the
+//! clipping statistics and f16's loss scale with its overflow check (`crate::optim`).
 
 use crate::model::{LmState, Masks, PtbModel};
 use crate::step::{step, Training};
@@ -17,7 +16,7 @@ use candle_core::{DType, Tensor};
 
 /// How a pass runs its steps.
 enum Replay {
-    /// Every step eagerly (the CPU, f16, or `--no-cuda-graph`).
+    /// Every step eagerly (the CPU, or `--no-cuda-graph`).
     Eager,
     /// Eagerly until a first step has run (loading kernels, sizing cuDNN's workspace), then
     /// captured.
@@ -220,7 +219,7 @@ mod tests {
         if let Device::Cuda(d) = &dev {
             unsafe { d.disable_event_tracking() };
         }
-        for precision in [Precision::Fp32, Precision::Bf16] {
+        for precision in [Precision::Fp32, Precision::Bf16, Precision::F16] {
             let (eager, eager_cost, replayed) = train(&dev, precision, false, 8);
             assert!(!replayed);
             let (graphed, graphed_cost, replayed) = train(&dev, precision, true, 8);

@@ -128,8 +128,7 @@ pub struct TrainArgs {
     #[arg(long)]
     pub resume: bool,
     /// Run every step eagerly instead of replaying it from a CUDA graph (on a GPU, steps after
-    /// the first are replays of one captured step by default; f16 training steps always run
-    /// eagerly)
+    /// the first are replays of one captured step by default)
     #[arg(long)]
     pub no_cuda_graph: bool,
     #[command(flatten)]
@@ -235,7 +234,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let vars = sorted_vars(&varmap);
     let mut opt = Optimizer::for_config(vars, &cfg, &plan)?;
     if let Some(s) = progress.loss_scale {
-        opt.set_loss_scale(s);
+        opt.set_loss_scale(s)?;
     }
     let mut masks = Masks::new(args.seed);
     let graph = !args.no_cuda_graph;
@@ -256,6 +255,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
             Some(&format!("epoch {}", epoch + 1)),
         )?;
         let clip = opt.take_stats()?;
+        let loss_scale = opt.loss_scale()?;
         let eval_model = inference_model(&spec, &varmap, &device)?;
         let va = evaluate(
             &eval_model,
@@ -274,8 +274,8 @@ pub fn train(args: TrainArgs) -> Result<()> {
             seconds: tr.seconds + va.seconds,
             grad_norm_mean: clip.map(|c| c.mean_norm),
             clipped_fraction: clip.map(|c| c.clipped_fraction),
-            skipped_steps: opt.loss_scale().and(clip.map(|c| c.skipped)),
-            loss_scale: opt.loss_scale().map(|s| s.scale),
+            skipped_steps: loss_scale.and(clip.map(|c| c.skipped)),
+            loss_scale: loss_scale.map(|s| s.scale),
         };
         let scaling = match (m.loss_scale, m.skipped_steps) {
             (Some(s), Some(k)) => format!(" loss scale: {s} skipped: {k}"),
@@ -294,7 +294,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
         );
         progress.history.push(m.clone());
         progress.epochs_done += 1;
-        progress.loss_scale = opt.loss_scale();
+        progress.loss_scale = loss_scale;
         let run = (&spec, &progress);
         checkpoint::save(&out, &named_weights(&varmap), run, &corpus.tokenizer)?;
         metrics_line(&out, &serde_json::to_value(&m)?)?;

@@ -1,15 +1,17 @@
 //! The two vector operations the optimizer's pieces run on every variable, as candle in-place
-//! ops: the norm (`Nrm2`, for clipping) and `axpy` (`Axpy`, for SGD); on CUDA, cuBLAS with its
-//! scalars on the device, so that no step waits for the host. The gradient may be f32, bf16 or
-//! f16 (a half-precision layer's own gradient, `super::OwnedGrad`): norm and axpy are then
-//! kernels of ours reading the half values, both computing in f32.
+//! ops: the norm (`Nrm2`, for clipping) and `axpy` (`Axpy`, for SGD), with their scalars on the
+//! device, so that no step waits for the host. The gradient may be f32, bf16 or f16 (a
+//! half-precision layer's own gradient, `super::OwnedGrad`). The f32 norm is cuBLAS's; the half
+//! norms and every axpy are kernels of ours computing in f32. An axpy by a factor of exactly 0
+//! leaves its destination alone: an overflowed f16 step has a 0 factor and may have inf
+//! gradients, and 0 · inf is NaN.
 
 use candle_core::{bail, CpuStorage, Layout, Result};
 
 /// `dst[0] = ‖src‖₂` for a one-element `dst`.
 pub struct Nrm2;
 
-/// `dst += a[0] · src`, elementwise, `a` a one-element tensor.
+/// `dst += a[0] · src`, elementwise, `a` a one-element tensor; nothing when `a[0]` is 0.
 pub struct Axpy;
 
 fn contiguous<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
@@ -47,6 +49,9 @@ fn contiguous_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> Result<&'a mut [f32]
 fn add_scaled(dst: &mut [f32], alpha: f32, src: impl ExactSizeIterator<Item = f32>) -> Result<()> {
     if src.len() != dst.len() {
         bail!("axpy: {} elements into {}", src.len(), dst.len())
+    }
+    if alpha == 0.0 {
+        return Ok(());
     }
     dst.iter_mut().zip(src).for_each(|(w, g)| *w += alpha * g);
     Ok(())
@@ -108,14 +113,14 @@ impl candle_core::InplaceOp3 for Axpy {
         a: &candle_core::CudaStorage,
         al: &Layout,
     ) -> Result<()> {
-        cublas::axpy(d, dl, s, sl, a, al)
+        kernels::axpy(d, dl, s, sl, a, al)
     }
 }
 
 #[cfg(feature = "cuda")]
 mod cublas {
-    //! The two level-1 cuBLAS calls, on candle's handle and stream, with their scalar on the
-    //! device (pointer mode DEVICE for the call, HOST again after, as candle expects).
+    //! cuBLAS's f32 norm, on candle's handle and stream, with its result on the device
+    //! (pointer mode DEVICE for the call, HOST again after, as candle expects).
 
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::cublas::sys;
@@ -167,7 +172,7 @@ mod cublas {
         let mut out = dst.slice_mut(at..at + 1);
         if s.dtype() != candle_core::DType::F32 {
             // cuBLAS's nrm2Ex gives a half's norm only in half precision.
-            return super::half_kernels::nrm2(s, sl, &mut out);
+            return super::kernels::nrm2(s, sl, &mut out);
         }
         let (dp, _dg) = out.device_ptr_mut(&stream);
         let src = view(s, sl)?;
@@ -180,56 +185,14 @@ mod cublas {
             "cublasSnrm2",
         )
     }
-
-    pub fn axpy(
-        d: &mut CudaStorage,
-        dl: &Layout,
-        s: &CudaStorage,
-        sl: &Layout,
-        a: &CudaStorage,
-        al: &Layout,
-    ) -> Result<()> {
-        if s.dtype() != candle_core::DType::F32 {
-            return super::half_kernels::axpy(d, dl, s, sl, a, al);
-        }
-        let stream = s.device().cuda_stream();
-        let (src, alpha) = (view(s, sl)?, view(a, al)?);
-        let n = src.len();
-        let Some((lo, hi)) = dl.contiguous_offsets() else {
-            bail!("optimizer: the variable must be contiguous")
-        };
-        if hi - lo != n {
-            bail!("axpy: {n} elements into {}", hi - lo)
-        }
-        let dst = d.as_cuda_slice_mut::<f32>()?;
-        let mut out = dst.slice_mut(lo..hi);
-        let (sp, _sg) = src.device_ptr(&stream);
-        let (ap, _ag) = alpha.device_ptr(&stream);
-        let (dp, _dg) = out.device_ptr_mut(&stream);
-        on_device(
-            a,
-            // SAFETY: n f32 at sp and dp, one f32 at ap, all on this device.
-            |h| unsafe {
-                sys::cublasSaxpy_v2_64(
-                    h,
-                    n as i64,
-                    ap as *const f32,
-                    sp as *const f32,
-                    1,
-                    dp as *mut f32,
-                    1,
-                )
-            },
-            "cublasSaxpy",
-        )
-    }
 }
 
 #[cfg(feature = "cuda")]
-mod half_kernels {
-    //! For bf16/f16 gradients: `w += a[0] · g` into f32 `w`, one thread per element (cuBLAS's
-    //! axpy wants one type on both sides), and the norm in f32, in two deterministic stages
-    //! (each block's sum of squares over its fixed chunk, then one block over the partials).
+mod kernels {
+    //! `w += a[0] · g` into f32 `w` for an f32, bf16 or f16 `g`, one thread per element, none
+    //! writing when `a[0]` is 0 (cuBLAS's axpy cannot skip on a device scalar, nor mix types);
+    //! and for bf16/f16 gradients the norm in f32, in two deterministic stages (each block's
+    //! sum of squares over its fixed chunk, then one block over the partials).
 
     use crate::nvrtc::{dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
@@ -267,19 +230,22 @@ extern "C" __global__ void nrm2_finish(const float* partial, int blocks, float* 
     if (threadIdx.x == 0) *out = sqrtf(s);
 }
 
-#define OPS(T, N) \
+#define AXPY(T, N) \
 extern "C" __global__ void axpy_##N(float* w, const T* g, const float* a, long long n) { \
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
-    if (i < n) w[i] += a[0] * load(g[i]); \
-} \
+    float alpha = a[0]; \
+    if (i < n && alpha != 0.0f) w[i] += alpha * load(g[i]); \
+}
+#define OPS(T, N) AXPY(T, N) \
 extern "C" __global__ void squares_##N(const T* g, float* partial, long long n, long long chunk) { \
     squares(g, partial, n, chunk); \
 }
+AXPY(float, f32)
 OPS(bf16, bf16)
 OPS(f16, f16)
 "#
     );
-    static KERNELS: Module = Module::new("ptb_lm_half_kernels", SOURCE);
+    static KERNELS: Module = Module::new("ptb_lm_blas_kernels", SOURCE);
     const BLOCKS: u32 = 1024;
     const THREADS: u32 = 256;
 
@@ -360,6 +326,7 @@ OPS(f16, f16)
             }};
         }
         match s.dtype() {
+            DType::F32 => launch!(f32),
             DType::BF16 => launch!(half::bf16),
             _ => launch!(half::f16),
         }

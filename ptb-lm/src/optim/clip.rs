@@ -7,10 +7,13 @@ use candle_core::{DType, Result, Tensor};
 
 /// How a step's gradients are to be scaled: by `recip · k`, `recip` a device scalar.
 pub struct GradScale {
-    /// `1 / max(norm, max_norm)`.
+    /// `1 / (max(norm, max_norm) · loss_scale)`; 0 for a step whose scaled gradients
+    /// overflowed, which leaves the weights alone.
     pub recip: Tensor,
-    /// `max_norm / loss_scale`.
+    /// `max_norm`.
     pub k: f64,
+    /// With a loss scale: 1.0 if the step's gradients were finite, 0.0 if they overflowed.
+    pub finite: Option<Tensor>,
 }
 
 /// The global norm over the steps since the last look.
@@ -51,23 +54,42 @@ impl GlobalNormClip {
         norms.sqr()?.sum_all()?.sqrt()
     }
 
-    /// The scale of a step whose (unscaled) norm is `norm`, the gradients being `loss_scale`
-    /// times too large; records the step in the statistics. The bound is filled in on the
-    /// device (`Tensor::full`), not copied from the host, so that the step can be captured.
-    pub fn scale(&mut self, norm: &Tensor, loss_scale: f64) -> Result<GradScale> {
+    /// The scale of a step whose gradients have the global norm `norm`, multiplied by the
+    /// device scalar `loss_scale` if given (then a step whose norm is not finite overflowed:
+    /// its factor is 0 and the statistics leave it out); records the step in the statistics.
+    /// Constants are filled in on the device (`Tensor::full`), not copied from the host, so
+    /// that the step can be captured.
+    pub fn scale(&mut self, norm: &Tensor, loss_scale: Option<&Tensor>) -> Result<GradScale> {
         let dev = norm.device();
-        let bound = Tensor::full(self.max_norm as f32, norm.shape(), dev)?;
-        let recip = norm.maximum(&bound)?.recip()?;
+        let full = |v: f32| Tensor::full(v, norm.shape(), dev);
+        let bound = full(self.max_norm as f32)?;
+        let (recip, norm, taken, finite) = match loss_scale {
+            None => {
+                let recip = norm.maximum(&bound)?.recip()?;
+                (recip, norm.clone(), full(1.0)?, None)
+            }
+            Some(s) => {
+                let s = s.reshape(norm.shape())?;
+                // NaN compares false too.
+                let ok = norm.lt(&full(f32::INFINITY)?)?;
+                let zero = full(0.0)?;
+                let unscaled = ok.where_cond(&(norm / &s)?, &zero)?;
+                let recip = (unscaled.maximum(&bound)? * &s)?.recip()?;
+                let recip = ok.where_cond(&recip, &zero)?;
+                let ok = ok.to_dtype(DType::F32)?;
+                (recip, unscaled, ok.clone(), Some(ok))
+            }
+        };
         let clipped = norm.gt(&bound)?.to_dtype(DType::F32)?;
-        let one = Tensor::ones(norm.shape(), DType::F32, dev)?;
-        let step = Tensor::stack(&[norm, &clipped, &one], 0)?;
+        let step = Tensor::stack(&[&norm, &clipped, &taken], 0)?;
         match &self.sums {
             Some(sums) => sums.slice_set(&(sums + step)?, 0, 0)?,
             None => self.sums = Some(step),
         }
         Ok(GradScale {
             recip,
-            k: self.max_norm / loss_scale,
+            k: self.max_norm,
+            finite,
         })
     }
 

@@ -110,6 +110,9 @@ impl InplaceOp3 for ScatterAxpy {
     ) -> Result<()> {
         let (v, h) = tl.shape().dims2()?;
         let (sums, alpha) = (slice::<f32>(s, sl)?, slice::<f32>(a, al)?[0]);
+        if alpha == 0.0 {
+            return Ok(());
+        }
         let (storage, il) = self.ids.storage_and_layout();
         let candle_core::Storage::Cpu(ids) = &*storage else {
             bail!("scatter_axpy: ids on another device than the table")
@@ -212,8 +215,9 @@ extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, c
     unsigned int id = ids[i];
     if (threadIdx.x == 0) is_first = first(ids, i);
     __syncthreads();
-    if (id >= (unsigned int)v || !is_first) return;
     float alpha = a[0];
+    // A 0 factor (an overflowed f16 step) leaves the table alone: 0 times an inf sum is NaN.
+    if (id >= (unsigned int)v || !is_first || alpha == 0.0f) return;
     float* w = table + (long long)id * h;
     const float* s = sums + (long long)i * h;
     for (int j = threadIdx.x; j < h; j += blockDim.x) w[j] += alpha * s[j];

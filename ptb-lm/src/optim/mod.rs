@@ -1,8 +1,8 @@
 //! The tutorial's update, in pieces behind small interfaces: the gradient each variable gets
 //! (dense, or a lookup's summed rows: `lookup_grad`), clipping to the global norm and its
 //! statistics (`clip`), dynamic loss scaling (`crate::loss_scale`) and the update rule (`sgd`).
-//! [`Optimizer`] runs them in that order; a step never waits for the host, except to check an
-//! f16 step for overflow. The vector operations are `blas`'s.
+//! [`Optimizer`] runs them in that order; a step never waits for the host (an f16 step's
+//! overflow check and skip happen on the device too). The vector operations are `blas`'s.
 
 mod blas;
 mod clip;
@@ -13,7 +13,7 @@ pub use clip::ClipStats;
 pub use sgd::{Sgd, UpdateRule};
 
 use crate::config::{EmbeddingNorm, LmConfig};
-use crate::loss_scale::LossScale;
+use crate::loss_scale::{DeviceLossScale, LossScale};
 use crate::precision::PrecisionPlan;
 use candle_core::backprop::GradStore;
 use candle_core::{bail, DType, Result, Tensor, Var};
@@ -112,9 +112,7 @@ pub struct Optimizer<R: UpdateRule = Sgd> {
     embedding_norm: EmbeddingNorm,
     clip: GlobalNormClip,
     /// With f16 steps: the gradients arrive multiplied by its scale.
-    loss_scale: Option<LossScale>,
-    /// Steps skipped since the last `take_stats` because their scaled gradients overflowed.
-    skipped: usize,
+    loss_scale: Option<DeviceLossScale>,
     rule: R,
 }
 
@@ -140,7 +138,7 @@ impl Optimizer<Sgd> {
             cfg.embedding_norm,
         )?;
         if plan.loss_scaling {
-            opt.loss_scale = Some(LossScale::default());
+            opt.set_loss_scale(LossScale::default())?;
         }
         Ok(opt)
     }
@@ -163,18 +161,28 @@ impl<R: UpdateRule> Optimizer<R> {
             embedding_norm,
             clip: GlobalNormClip::new(max_norm),
             loss_scale: None,
-            skipped: 0,
             rule,
         })
     }
 
-    pub fn loss_scale(&self) -> Option<LossScale> {
-        self.loss_scale
+    /// The loss scale as a checkpoint keeps it (waits for the device).
+    pub fn loss_scale(&self) -> Result<Option<LossScale>> {
+        self.loss_scale.as_ref().map(|s| s.read()).transpose()
     }
 
-    /// Continues a checkpointed run's scaling.
-    pub fn set_loss_scale(&mut self, s: LossScale) {
-        self.loss_scale = Some(s);
+    /// The device scalar a step multiplies its loss by, with loss scaling.
+    pub fn loss_scale_tensor(&self) -> Result<Option<Tensor>> {
+        self.loss_scale.as_ref().map(|s| s.scale()).transpose()
+    }
+
+    /// Scales the loss from `s` on (a new run's default, or a checkpointed run's); uploads it,
+    /// so not while a step is being captured.
+    pub fn set_loss_scale(&mut self, s: LossScale) -> Result<()> {
+        let Some(first) = self.vars.first() else {
+            bail!("optimizer: no variables")
+        };
+        self.loss_scale = Some(DeviceLossScale::new(s, first.device())?);
+        Ok(())
     }
 
     /// Takes effect on the device too (a captured step follows it).
@@ -205,28 +213,28 @@ impl<R: UpdateRule> Optimizer<R> {
         owned: &[OwnedGrad],
     ) -> Result<Tensor> {
         let grads = gradients(&self.vars, grads, (lookups, owned), self.embedding_norm)?;
-        let mut norm = self.clip.global_norm(&grads)?;
-        let mut unscale = 1.0;
-        if let Some(ls) = self.loss_scale.as_mut() {
-            // The one host read of a step: an overflowed step must not touch the weights.
-            let finite = norm.to_dtype(DType::F64)?.to_scalar::<f64>()?.is_finite();
-            unscale = ls.scale;
-            ls.update(finite);
-            if !finite {
-                self.skipped += 1;
-                return Ok(norm);
-            }
-            norm = (norm / unscale)?;
-        }
-        let scale = self.clip.scale(&norm, unscale)?;
+        let norm = self.clip.global_norm(&grads)?;
+        let loss_scale = self.loss_scale_tensor()?;
+        let scale = self.clip.scale(&norm, loss_scale.as_ref())?;
+        // An overflowed step's factor is 0, and axpy leaves a weight alone under a 0 factor.
         self.rule.apply(&grads, &scale)?;
-        Ok(norm)
+        match (&self.loss_scale, &scale.finite, loss_scale) {
+            (Some(ls), Some(finite), Some(s)) => {
+                ls.update(finite)?;
+                &norm / s.reshape(norm.shape())?
+            }
+            _ => Ok(norm),
+        }
     }
 
     /// The norm statistics of the steps since the last call (waits for the device); the norms
     /// are the unscaled ones of the steps taken.
     pub fn take_stats(&mut self) -> Result<Option<ClipStats>> {
-        self.clip.take_stats(std::mem::take(&mut self.skipped))
+        let skipped = match &self.loss_scale {
+            Some(ls) => ls.take_skipped()?,
+            None => 0,
+        };
+        self.clip.take_stats(skipped)
     }
 }
 
@@ -452,7 +460,7 @@ mod tests {
         let cfg = crate::config::LmConfig::preset(crate::config::Preset::Small);
         let plan = crate::precision::Precision::F16.plan();
         let mut opt = Optimizer::for_config(vec![w.clone()], &cfg, &plan).unwrap();
-        let s = opt.loss_scale().unwrap().scale;
+        let s = opt.loss_scale().unwrap().unwrap().scale;
         // loss·s with d loss/dw = (1, 0, 2): norm √5 < max_norm 5, so w ← w − g.
         let c = Tensor::new(&[s as f32, 0., 2. * s as f32], &dev).unwrap();
         let grads = (w.as_tensor() * &c)
@@ -478,7 +486,7 @@ mod tests {
             .unwrap();
         opt.step(&grads, &[], &[]).unwrap();
         assert_eq!(values(&w), [0., 2., 1.]);
-        assert_eq!(opt.loss_scale().unwrap().scale, s / 2.0);
+        assert_eq!(opt.loss_scale().unwrap().unwrap().scale, s / 2.0);
         let stats = opt.take_stats().unwrap().unwrap();
         assert_eq!((stats.skipped, stats.clipped_fraction), (1, 0.0));
         assert!((stats.mean_norm - 5f64.sqrt()).abs() < 1e-5);

@@ -237,13 +237,18 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
         same == 0.0 && other > 0.0 && served == Some(RnnAlgo::Persistent),
     ));
 
-    // Gradients through the masks: the weight's along a random direction, against central
+    // Gradients through the masks: the weight's along a direction, against central
     // differences of the loss (the perturbed weights rounded to f16, their real difference
-    // used).
+    // used). The direction is half random, half along dw: a random one alone can be nearly
+    // orthogonal to dw, and the relative error of a tiny derivative says nothing (seen: 3.7e-2
+    // at a derivative of 7e-3).
     let (_, got) = train(cfg, sizes, [&w, &x, &s, &gy, &gs])?;
     let dw = got[3].to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
     let w64 = w.to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
-    let v = uniform(rng, &[dims.weight_count()], 0.02 * scale)?;
+    let norm = |t: &Tensor| -> Result<f64> { Ok(t.sqr()?.sum_all()?.sqrt()?.to_scalar::<f64>()?) };
+    let r = uniform(rng, &[dims.weight_count()], 0.02 * scale)?;
+    let along = (&dw * (norm(&r)? / norm(&dw)?.max(1e-30)))?;
+    let v = ((r + along)? * std::f64::consts::FRAC_1_SQRT_2)?;
     let plus = (&w64 + &v)?.to_dtype(dtype)?;
     let minus = (&w64 - &v)?.to_dtype(dtype)?;
     let step = (plus.to_dtype(DType::F64)? - minus.to_dtype(DType::F64)?)?;
@@ -257,7 +262,7 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
     rows.push((
         format!("{name}: dw vs finite differences"),
         format!("directional derivative {analytic:.4e}, differences {fd:.4e}, rel err {e:.1e}"),
-        e <= 5e-2,
+        e <= 1e-2,
     ));
     // PTB large's LSTM as ptb-lm trains it (single bias, p = 0.65, bf16): two identical
     // training calls give identical bits.

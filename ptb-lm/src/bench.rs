@@ -6,7 +6,7 @@
 use crate::args;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
-use crate::model::{Masks, RnnKind};
+use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
 use crate::precision::Precision;
 use crate::run::RunSpec;
@@ -24,9 +24,10 @@ pub struct BenchArgs {
     /// The tutorial's configuration whose training step to time
     #[arg(long, value_enum, default_value = "small")]
     pub config: Preset,
-    /// The LSTM's kernel: the fused op, or candle-nn's cell stepped in a loop
-    #[arg(long, value_enum, default_value = "cudnn")]
-    pub rnn: RnnKind,
+    /// The LSTM's kernel: the fused op on cuDNN or on its own persistent kernels, candle-nn's
+    /// cell stepped in a loop, or auto (persistent for bf16/f16 on a GPU, else cuDNN)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub rnn: RnnChoice,
     /// Arithmetic of the step
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: Precision,
@@ -121,7 +122,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     };
     let mut spec = RunSpec::new(args.config, cfg.clone(), vocab);
-    (spec.rnn, spec.precision) = (args.rnn, args.precision);
+    spec.rnn = args.rnn.resolve(&device, args.precision, None);
+    spec.precision = args.precision;
     let plan = spec.precision.plan();
     plan.apply_to_matmuls();
     let (model, varmap) = build_model(&spec, &device, None)?;
@@ -184,7 +186,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let words = (cfg.batch_size * cfg.num_steps) as f64;
     let result = serde_json::json!({
         "config": args.config,
-        "rnn": args.rnn,
+        "rnn": spec.rnn,
         "precision": args.precision,
         "device": device_name(&device),
         "data": if args.data.is_some() { "ptb" } else { "random" },
@@ -206,7 +208,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "{:?} {:?} {:?}{}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} ms/batch, {:.0} \
          words/s, host {:.2} ms/batch",
         args.config,
-        args.rnn,
+        spec.rnn,
         args.precision,
         if graphed { " (CUDA graph)" } else { "" },
         median * 1e3,

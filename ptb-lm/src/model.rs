@@ -28,6 +28,50 @@ pub enum RnnKind {
     CandleNn,
 }
 
+/// `--rnn`: a kernel, or `auto`, which takes the fastest for the run's device and precision
+/// (measured on PTB's three configurations: the persistent kernels for bf16 and f16 steps on
+/// a GPU, cuDNN for the others).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RnnChoice {
+    Auto,
+    Cudnn,
+    Persistent,
+    CandleNn,
+}
+
+impl RnnChoice {
+    /// The kernel for a run in `precision` on `device`; `saved`, a resumed run's kernel, is
+    /// what `auto` keeps.
+    pub fn resolve(
+        self,
+        device: &Device,
+        precision: crate::precision::Precision,
+        saved: Option<RnnKind>,
+    ) -> RnnKind {
+        self.resolve_for(device.is_cuda(), precision, saved)
+    }
+
+    fn resolve_for(
+        self,
+        on_gpu: bool,
+        precision: crate::precision::Precision,
+        saved: Option<RnnKind>,
+    ) -> RnnKind {
+        use crate::precision::Precision;
+        match (self, saved) {
+            (RnnChoice::Auto, Some(kind)) => kind,
+            (RnnChoice::Auto, None) => match (on_gpu, precision) {
+                (true, Precision::Bf16 | Precision::F16) => RnnKind::Persistent,
+                _ => RnnKind::Cudnn,
+            },
+            (RnnChoice::Cudnn, _) => RnnKind::Cudnn,
+            (RnnChoice::Persistent, _) => RnnKind::Persistent,
+            (RnnChoice::CandleNn, _) => RnnKind::CandleNn,
+        }
+    }
+}
+
 enum Recurrent {
     Fused(Rnn),
     Loop(Vec<candle_nn::LSTM>),
@@ -199,11 +243,16 @@ pub struct PtbModel {
     /// `with_owned_gradients`.
     rnn_grad: Option<Tensor>,
     softmax_grad: Option<GradSlot>,
+    /// In half precision, the fused LSTM's and the softmax layer's weights in the layers'
+    /// dtype, which the optimizer's update refreshes (`OwnedGrad::copy`) instead of each step
+    /// casting them anew; made by `with_owned_gradients`.
+    rnn_copy: Option<Tensor>,
+    softmax_copy: Option<Tensor>,
     softmax: candle_nn::Linear,
     dropout: f32,
     hidden: usize,
-    /// What the layers compute in: f32, or a half type over casts of the f32 weights made each
-    /// step.
+    /// What the layers compute in: f32, or a half type over half copies of the f32 weights
+    /// (kept by the update in training, cast each call otherwise).
     dtype: DType,
 }
 
@@ -255,6 +304,8 @@ impl PtbModel {
             embedding,
             rnn_grad: None,
             softmax_grad: None,
+            rnn_copy: None,
+            softmax_copy: None,
             rnn,
             softmax: candle_nn::Linear::new(w, Some(b)),
             dropout: cfg.dropout(),
@@ -267,12 +318,21 @@ impl PtbModel {
     /// model (cuDNN accumulates into it directly), and the softmax layer's backward leaves its
     /// weight's in a slot (`crate::owned_linear`), rather than handing them to autograd, which
     /// would add each into a zero-filled buffer and then, in half precision, cast it to f32 and
-    /// add it into another; the optimizer takes them (`owned_gradients`).
+    /// add it into another; the optimizer takes them (`owned_gradients`). In half precision
+    /// the two layers then read copies of their weights in their dtype, made here (so after
+    /// the weights are set) and refreshed by each update.
     pub fn with_owned_gradients(mut self) -> Result<Self> {
+        let half = self.dtype != DType::F32;
+        // Detached, as in `forward`: a tracked cast would wait for a gradient that never comes.
+        let copy = |w: &Tensor| -> Result<Option<Tensor>> {
+            Ok(half.then(|| w.detach().to_dtype(self.dtype)).transpose()?)
+        };
         if let Recurrent::Fused(r) = &self.rnn {
             let w = r.weight();
             self.rnn_grad = Some(Tensor::zeros(w.shape(), self.dtype, w.device())?);
+            self.rnn_copy = copy(w)?;
         }
+        self.softmax_copy = copy(self.softmax.weight())?;
         self.softmax_grad = Some(GradSlot::default());
         Ok(self)
     }
@@ -286,6 +346,7 @@ impl PtbModel {
                 var: r.weight().clone(),
                 grad: g.clone(),
                 reset: true,
+                copy: self.rnn_copy.clone(),
             });
         }
         if let Some(g) = self
@@ -299,6 +360,7 @@ impl PtbModel {
                 var: self.softmax.weight().clone(),
                 grad: g,
                 reset: false,
+                copy: self.softmax_copy.clone(),
             });
         }
         Ok(out)
@@ -361,7 +423,7 @@ impl PtbModel {
                     // Detached: autograd has nothing to do for the weight (candle would stop
                     // at a tracked cast that receives no gradient).
                     (Some(g), true) => r
-                        .with_weight(r.weight().detach().to_dtype(self.dtype)?)?
+                        .with_weight(self.rnn_weight_in_dtype()?)?
                         .with_weight_grad_sink(g.clone())?,
                     _ => r.with_weight(r.weight().to_dtype(self.dtype)?)?,
                 };
@@ -395,7 +457,10 @@ impl PtbModel {
         let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
         let logits = match (&self.softmax_grad, train) {
             (Some(slot), true) => {
-                let w = self.softmax.weight().detach().to_dtype(dt)?;
+                let w = match &self.softmax_copy {
+                    Some(c) => c.clone(),
+                    None => self.softmax.weight().detach().to_dtype(dt)?,
+                };
                 let xw = crate::owned_linear::matmul_t(&y, &w, slot)?;
                 match b {
                     Some(b) => xw.broadcast_add(&b)?,
@@ -410,6 +475,15 @@ impl PtbModel {
     pub fn device(&self) -> Device {
         self.embedding.device().clone()
     }
+
+    /// The fused LSTM's weight, detached, in the layers' dtype: its half copy when it has one.
+    fn rnn_weight_in_dtype(&self) -> Result<Tensor> {
+        match (&self.rnn_copy, &self.rnn) {
+            (Some(c), _) => Ok(c.clone()),
+            (None, Recurrent::Fused(r)) => Ok(r.weight().detach().to_dtype(self.dtype)?),
+            (None, Recurrent::Loop(_)) => bail!("the candle-nn LSTM has no fused weight"),
+        }
+    }
 }
 
 /// The tutorial's cost: the sum over time steps of the batch-mean cross-entropy, i.e. the
@@ -422,6 +496,20 @@ pub fn sequence_loss(logits: &Tensor, targets: &Tensor, steps: usize) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_takes_the_persistent_kernels_for_half_steps_on_a_gpu() {
+        use crate::precision::Precision::*;
+        let auto = |gpu, p, saved| RnnChoice::Auto.resolve_for(gpu, p, saved);
+        assert_eq!(auto(true, Bf16, None), RnnKind::Persistent);
+        assert_eq!(auto(true, F16, None), RnnKind::Persistent);
+        assert_eq!(auto(true, Tf32, None), RnnKind::Cudnn);
+        assert_eq!(auto(false, Bf16, None), RnnKind::Cudnn);
+        // A resumed run keeps its kernel; a named one is taken as asked.
+        assert_eq!(auto(true, Bf16, Some(RnnKind::Cudnn)), RnnKind::Cudnn);
+        let named = RnnChoice::Cudnn.resolve_for(true, Bf16, Some(RnnKind::Persistent));
+        assert_eq!(named, RnnKind::Cudnn);
+    }
 
     /// The cost is Σ_t mean_b CE(t, b), not the mean over all tokens.
     #[test]

@@ -26,7 +26,7 @@ pub struct PrecisionPlan {
     pub tf32_matmul: bool,
     /// cuDNN's math on f32 data.
     pub rnn_math: MathMode,
-    /// The dtype a training step computes in: casts of the f32 weights are made each step.
+    /// The dtype a training step computes in, over half copies of the f32 weights.
     pub compute: DType,
     /// The loss is multiplied before backward, and the gradients unscaled (f16's narrow range).
     pub loss_scaling: bool,

@@ -4,7 +4,7 @@ use crate::args::{self, UsageError};
 use crate::checkpoint;
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
-use crate::model::{Masks, RnnKind};
+use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
 use crate::pass::{evaluate, run_pass};
 use crate::precision::Precision;
@@ -105,9 +105,11 @@ pub struct TrainArgs {
     /// CPU), cpu, cuda or cuda:N
     #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
-    /// The LSTM's kernel: the fused op, or candle-nn's cell stepped in a loop
-    #[arg(long, value_enum, default_value = "cudnn")]
-    pub rnn: RnnKind,
+    /// The LSTM's kernel: the fused op on cuDNN or on its own persistent kernels, candle-nn's
+    /// cell stepped in a loop, or auto (persistent for bf16/f16 on a GPU, else cuDNN; a
+    /// resumed run keeps its own)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub rnn: RnnChoice,
     /// Arithmetic of a training step (weights and updates stay f32)
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: Precision,
@@ -158,11 +160,12 @@ fn metrics_line(out: &Path, value: &serde_json::Value) -> Result<()> {
 fn start(
     args: &TrainArgs,
     cfg: LmConfig,
-    corpus: &Corpus,
+    (corpus, device): (&Corpus, &candle_core::Device),
     out: &Path,
 ) -> Result<(RunSpec, RunProgress, Option<checkpoint::Checkpoint>)> {
     let mut spec = RunSpec::new(args.config, cfg, corpus.vocab_size());
-    (spec.rnn, spec.precision, spec.seed) = (args.rnn, args.precision, args.seed);
+    spec.rnn = args.rnn.resolve(device, args.precision, None);
+    (spec.precision, spec.seed) = (args.precision, args.seed);
     spec.max_batches = args.max_batches;
     let has_checkpoint = out.join("model.safetensors").exists();
     if !args.resume {
@@ -174,6 +177,9 @@ fn start(
         return Ok((spec, RunProgress::default(), None));
     }
     let ckpt = checkpoint::load(out, &candle_core::Device::Cpu)?;
+    spec.rnn = args
+        .rnn
+        .resolve(device, args.precision, Some(ckpt.spec.rnn));
     spec.check_resumes(&ckpt.spec)
         .with_context(|| format!("the checkpoint in {} cannot continue here", out.display()))?;
     if vocab_of(&ckpt.tokenizer) != vocab_of(&corpus.tokenizer) {
@@ -196,7 +202,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("runs/{:?}", args.config).to_lowercase()));
     let _lock = RunLock::acquire(&out)?;
-    let (spec, mut progress, ckpt) = start(&args, cfg.clone(), &corpus, &out)?;
+    let (spec, mut progress, ckpt) = start(&args, cfg.clone(), (&corpus, &device), &out)?;
     // The checkpoint's history is the record: the metrics file restarts from it.
     let lines: String = progress
         .history

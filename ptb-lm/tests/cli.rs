@@ -298,9 +298,11 @@ fn half_precision_run(half: &str) {
     assert!(w.values().all(|t| t.dtype() == candle_core::DType::F32));
     let eval = stdout(&eval_test(&out, &data, &[]));
     assert_eq!(test_perplexity(&eval), test_perplexity(&run));
-    // Resumed after one epoch, with the loss scale where it was: the same run.
+    // Resumed after one epoch, with the loss scale where it was: the same run (on the CPU the
+    // persistent kernels are the same CPU path; `--rnn auto` keeps the resumed run's).
     let b = tmp.path().join(format!("{half}-resumed"));
-    let first = stdout(&train(&data, &b, &["--precision", half, "--epochs", "1"]));
+    let first_args = ["--precision", half, "--epochs", "1", "--rnn", "persistent"];
+    let first = stdout(&train(&data, &b, &first_args));
     let rest = stdout(&train(&data, &b, &["--precision", half, "--resume"]));
     let lines = |s: &str| -> Vec<String> {
         s.lines()
@@ -340,6 +342,8 @@ fn bad_input_is_a_clear_error_and_overwrites_nothing() {
     assert!(e.contains("already holds a checkpoint"), "{e}");
     let e = stderr(&train(&data, &out, &["--resume", "--lr-decay", "0.9"]));
     assert!(e.contains("trained with config"), "{e}");
+    let e = stderr(&train(&data, &out, &["--resume", "--rnn", "persistent"]));
+    assert!(e.contains("trained with --rnn Cudnn"), "{e}");
     assert!(std::fs::read(out.join("model.safetensors")).unwrap() == saved);
 
     // A corrupt checkpoint.

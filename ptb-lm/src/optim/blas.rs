@@ -4,15 +4,50 @@
 //! half-precision layer's own gradient, `super::OwnedGrad`). The f32 norm is cuBLAS's; the half
 //! norms and every axpy are kernels of ours computing in f32. An axpy by a factor of exactly 0
 //! leaves its destination alone: an overflowed f16 step has a 0 factor and may have inf
-//! gradients, and 0 · inf is NaN.
+//! gradients, and 0 · inf is NaN. An axpy can also refresh a half-precision copy of the
+//! variable that a layer computes with ([`axpy`]): on CUDA in the same kernel, which saves
+//! the layer's per-step cast a read of every f32 weight.
 
-use candle_core::{bail, CpuStorage, Layout, Result};
+use candle_core::{bail, CpuStorage, Layout, Result, Tensor};
 
 /// `dst[0] = ‖src‖₂` for a one-element `dst`.
 pub struct Nrm2;
 
 /// `dst += a[0] · src`, elementwise, `a` a one-element tensor; nothing when `a[0]` is 0.
-pub struct Axpy;
+/// With `copy` (CUDA only), the kernel also writes `dst` rounded to `copy`'s half dtype there.
+#[derive(Default)]
+pub struct Axpy {
+    copy: Option<Tensor>,
+}
+
+/// `copy = src` rounded to `copy`'s dtype (to nearest even, as `to_dtype`).
+struct RoundInto;
+
+/// `var += a[0] · grad` and, with `copy`, `copy = var` in `copy`'s dtype afterwards (left alone
+/// too when `a[0]` is 0); `var` contiguous f32, `copy` contiguous of `var`'s size.
+pub fn axpy(var: &Tensor, grad: &Tensor, a: &Tensor, copy: Option<&Tensor>) -> Result<()> {
+    if let Some(c) = copy {
+        if c.elem_count() != var.elem_count() || !c.is_contiguous() {
+            bail!(
+                "axpy: the copy must be contiguous, of the variable's {} elements",
+                var.elem_count()
+            )
+        }
+    }
+    match copy {
+        Some(c) if var.device().is_cuda() => {
+            let op = Axpy {
+                copy: Some(c.clone()),
+            };
+            var.inplace_op3(grad, a, &op)
+        }
+        Some(c) => {
+            var.inplace_op3(grad, a, &Axpy::default())?;
+            c.inplace_op2(var, &RoundInto)
+        }
+        None => var.inplace_op3(grad, a, &Axpy::default()),
+    }
+}
 
 fn contiguous<'a>(s: &'a CpuStorage, l: &Layout) -> Result<&'a [f32]> {
     match l.contiguous_offsets() {
@@ -94,6 +129,9 @@ impl candle_core::InplaceOp3 for Axpy {
         a: &CpuStorage,
         al: &Layout,
     ) -> Result<()> {
+        if self.copy.is_some() {
+            bail!("axpy: the CPU refreshes a copy separately (blas::axpy)")
+        }
         let alpha = contiguous(a, al)?[0];
         let dst = contiguous_mut(d, dl)?;
         // An f32 gradient is read in place: this runs on every variable at every CPU step.
@@ -113,7 +151,35 @@ impl candle_core::InplaceOp3 for Axpy {
         a: &candle_core::CudaStorage,
         al: &Layout,
     ) -> Result<()> {
-        kernels::axpy(d, dl, s, sl, a, al)
+        kernels::axpy(d, dl, s, sl, a, al, self.copy.as_ref())
+    }
+}
+
+impl candle_core::InplaceOp2 for RoundInto {
+    fn name(&self) -> &'static str {
+        "round-into"
+    }
+
+    fn cpu_fwd(&self, d: &mut CpuStorage, dl: &Layout, s: &CpuStorage, sl: &Layout) -> Result<()> {
+        let src = contiguous(s, sl)?;
+        let Some((a, b)) = dl.contiguous_offsets() else {
+            bail!("optimizer: operands must be contiguous")
+        };
+        if b - a != src.len() {
+            bail!("round-into: {} elements into {}", src.len(), b - a)
+        }
+        match d {
+            CpuStorage::BF16(v) => v[a..b]
+                .iter_mut()
+                .zip(src)
+                .for_each(|(c, &w)| *c = half::bf16::from_f32(w)),
+            CpuStorage::F16(v) => v[a..b]
+                .iter_mut()
+                .zip(src)
+                .for_each(|(c, &w)| *c = half::f16::from_f32(w)),
+            _ => bail!("round-into: the copy must be bf16 or f16"),
+        }
+        Ok(())
     }
 }
 
@@ -190,15 +256,18 @@ mod cublas {
 #[cfg(feature = "cuda")]
 mod kernels {
     //! `w += a[0] · g` into f32 `w` for an f32, bf16 or f16 `g`, one thread per element, none
-    //! writing when `a[0]` is 0 (cuBLAS's axpy cannot skip on a device scalar, nor mix types);
+    //! writing when `a[0]` is 0 (cuBLAS's axpy cannot skip on a device scalar, nor mix types),
+    //! optionally writing the new `w` to a bf16/f16 copy too;
     //! and for bf16/f16 gradients the norm in f32, in two deterministic stages (each block's
     //! sum of squares over its fixed chunk, then one block over the partials).
 
     use crate::nvrtc::{dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
-    use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
+    use candle_core::cuda_backend::cudarc::driver::{
+        DevicePtr, LaunchConfig, PushKernelArg, SyncOnDrop,
+    };
     use candle_core::cuda_backend::WrapErr;
-    use candle_core::{bail, CudaStorage, DType, Layout, Result};
+    use candle_core::{bail, CudaStorage, DType, Layout, Result, Tensor};
 
     const SOURCE: &str = concat!(
         crate::nvrtc::half_types!(),
@@ -236,11 +305,17 @@ extern "C" __global__ void axpy_##N(float* w, const T* g, const float* a, long l
     float alpha = a[0]; \
     if (i < n && alpha != 0.0f) w[i] += alpha * load(g[i]); \
 }
-#define OPS(T, N) AXPY(T, N) \
+#define AXPY_INTO(T, N, C) \
+extern "C" __global__ void axpy_##N##_into_##C(float* w, const T* g, const float* a, C* copy, long long n) { \
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
+    float alpha = a[0]; \
+    if (i < n && alpha != 0.0f) { float v = w[i] + alpha * load(g[i]); w[i] = v; store(copy + i, v); } \
+}
+#define OPS(T, N) AXPY(T, N) AXPY_INTO(T, N, bf16) AXPY_INTO(T, N, f16) \
 extern "C" __global__ void squares_##N(const T* g, float* partial, long long n, long long chunk) { \
     squares(g, partial, n, chunk); \
 }
-AXPY(float, f32)
+AXPY(float, f32) AXPY_INTO(float, f32, bf16) AXPY_INTO(float, f32, f16)
 OPS(bf16, bf16)
 OPS(f16, f16)
 "#
@@ -293,6 +368,8 @@ OPS(f16, f16)
         Ok(())
     }
 
+    /// With `copy`, its storage is written through a read lock: the kernel writes it in
+    /// stream order, and candle never reads device memory on the host outside stream order.
     pub fn axpy(
         d: &mut CudaStorage,
         dl: &Layout,
@@ -300,9 +377,22 @@ OPS(f16, f16)
         sl: &Layout,
         a: &CudaStorage,
         al: &Layout,
+        copy: Option<&Tensor>,
     ) -> Result<()> {
         let dev = s.device().clone();
-        let name = format!("axpy_{}", dtype_suffix(s.dtype(), "axpy")?);
+        let mut name = format!("axpy_{}", dtype_suffix(s.dtype(), "axpy")?);
+        let copy = match copy {
+            Some(c) => {
+                let suffix = match c.dtype() {
+                    DType::BF16 => "bf16",
+                    DType::F16 => "f16",
+                    dt => bail!("axpy: the copy must be bf16 or f16, not {dt:?}"),
+                };
+                name = format!("{name}_into_{suffix}");
+                Some(c.storage_and_layout())
+            }
+            None => None,
+        };
         let f = KERNELS.function(&dev, &name)?;
         let stream = dev.cuda_stream();
         let Some((lo, hi)) = dl.contiguous_offsets() else {
@@ -320,8 +410,16 @@ OPS(f16, f16)
                     bail!("axpy: {} elements into {n}", g.len())
                 }
                 let mut b = stream.launch_builder(&f);
-                b.arg(&mut w).arg(&g).arg(&alpha).arg(&n64);
-                // SAFETY: n f32 weights and n gradients, one factor.
+                b.arg(&mut w).arg(&g).arg(&alpha);
+                let copy_at = match &copy {
+                    Some((c, cl)) => Some(copy_address(c, cl, n, &stream)?),
+                    None => None,
+                };
+                if let Some((ptr, _)) = &copy_at {
+                    b.arg(ptr);
+                }
+                b.arg(&n64);
+                // SAFETY: n f32 weights and n gradients, one factor, n copy elements.
                 unsafe { b.launch(cfg) }.w()?;
             }};
         }
@@ -331,5 +429,28 @@ OPS(f16, f16)
             _ => launch!(half::f16),
         }
         Ok(())
+    }
+
+    /// The device address of the `n` contiguous bf16/f16 elements of a copy.
+    fn copy_address<'a>(
+        c: &'a candle_core::Storage,
+        cl: &Layout,
+        n: usize,
+        stream: &'a std::sync::Arc<candle_core::cuda_backend::cudarc::driver::CudaStream>,
+    ) -> Result<(u64, SyncOnDrop<'a>)> {
+        let candle_core::Storage::Cuda(c) = c else {
+            bail!("axpy: the copy is not on the GPU")
+        };
+        let Some((lo, hi)) = cl.contiguous_offsets() else {
+            bail!("axpy: the copy must be contiguous")
+        };
+        if hi - lo != n {
+            bail!("axpy: a copy of {} elements for {n}", hi - lo)
+        }
+        let (base, guard) = match c.dtype() {
+            DType::BF16 => c.as_cuda_slice::<half::bf16>()?.device_ptr(stream),
+            _ => c.as_cuda_slice::<half::f16>()?.device_ptr(stream),
+        };
+        Ok((base + 2 * lo as u64, guard))
     }
 }

@@ -30,11 +30,14 @@ pub struct Lookup {
 /// A variable whose layer kept its gradient `grad` (of the variable's size, in the layer's
 /// dtype) instead of returning it to autograd (`Rnn::with_weight_grad_sink`, or
 /// `crate::owned_linear`); the optimizer reads it as the variable's dense gradient and, with
-/// `reset`, zeroes it after the step (a buffer the layer adds into).
+/// `reset`, zeroes it after the step (a buffer the layer adds into). A layer computing in half
+/// precision reads `copy`, the variable in its dtype, which the update keeps equal to the
+/// variable rounded.
 pub struct OwnedGrad {
     pub var: Tensor,
     pub grad: Tensor,
     pub reset: bool,
+    pub copy: Option<Tensor>,
 }
 
 /// A variable's gradient as an update rule takes it: dense, or the summed rows of a lookup.
@@ -49,6 +52,8 @@ pub struct Gradient {
     pub update: Update,
     /// What this variable adds to the global norm (a lookup's rows, or its update).
     pub counted: Tensor,
+    /// The variable's half-precision copy, to refresh with it (`OwnedGrad::copy`).
+    pub copy: Option<Tensor>,
 }
 
 /// The gradients of `vars` (those that have one), in their order; a table read through one of
@@ -67,6 +72,7 @@ fn gradients(
                 var: v.clone(),
                 update: Update::Dense(g.clone()),
                 counted: g,
+                copy: o.copy.clone(),
             });
             continue;
         }
@@ -88,6 +94,7 @@ fn gradients(
                     var: v.clone(),
                     update,
                     counted,
+                    copy: None,
                 });
             }
             None => {
@@ -97,6 +104,7 @@ fn gradients(
                         var: v.clone(),
                         update: Update::Dense(g.clone()),
                         counted: g,
+                        copy: None,
                     });
                 }
             }
@@ -412,6 +420,7 @@ mod tests {
             var: w.as_tensor().clone(),
             grad: g.clone(),
             reset: true,
+            copy: None,
         }];
         let grads = Tensor::new(0f32, &dev).unwrap().backward().unwrap();
         let norm = opt
@@ -424,6 +433,53 @@ mod tests {
         assert_eq!(values(&w), [0.75, 2.625, 3., 3.]);
         let zero = g.to_dtype(DType::F32).unwrap().to_vec1::<f32>().unwrap();
         assert_eq!(zero, [0.; 4]);
+    }
+
+    /// A variable's half copy follows its updates: after a step it equals the new weights
+    /// rounded (as `to_dtype` rounds), and an overflowed f16 step leaves both alone.
+    #[test]
+    fn half_copies_follow_the_update() {
+        let dev = device();
+        let cfg = crate::config::LmConfig::preset(crate::config::Preset::Small);
+        for (precision, dt) in [
+            (crate::precision::Precision::Bf16, DType::BF16),
+            (crate::precision::Precision::F16, DType::F16),
+        ] {
+            let n = 10_007;
+            let w = Var::from_tensor(&Tensor::randn(0f32, 1., n, &dev).unwrap()).unwrap();
+            let copy = w.as_tensor().to_dtype(dt).unwrap();
+            let plan = precision.plan();
+            let mut opt = Optimizer::for_config(vec![w.clone()], &cfg, &plan).unwrap();
+            let scale = opt.loss_scale().unwrap().map_or(1.0, |s| s.scale);
+            let step = |opt: &mut Optimizer, g: &Tensor| {
+                let owned = [OwnedGrad {
+                    var: w.as_tensor().clone(),
+                    grad: g.to_dtype(dt).unwrap(),
+                    reset: false,
+                    copy: Some(copy.clone()),
+                }];
+                let grads = Tensor::new(0f32, &dev).unwrap().backward().unwrap();
+                opt.step(&grads, &[], &owned).unwrap();
+            };
+            let as_f32 = |t: &Tensor| t.to_dtype(DType::F32).unwrap().to_vec1::<f32>().unwrap();
+            let before = values(&w);
+            let g = (Tensor::randn(0f32, 1e-3, n, &dev).unwrap() * scale).unwrap();
+            step(&mut opt, &g);
+            let after = values(&w);
+            assert!(after != before, "{dt:?}: the step changed nothing");
+            let want = as_f32(&w.as_tensor().to_dtype(dt).unwrap());
+            assert_eq!(
+                as_f32(&copy),
+                want,
+                "{dt:?}: the copy is not the rounded weights"
+            );
+            if dt == DType::F16 {
+                let inf = Tensor::full(f32::INFINITY, n, &dev).unwrap();
+                step(&mut opt, &inf);
+                assert_eq!(values(&w), after, "an overflowed step changed the weights");
+                assert_eq!(as_f32(&copy), want, "an overflowed step changed the copy");
+            }
+        }
     }
 
     /// The norm of a large half-precision gradient (many blocks, uneven chunks) in f32.

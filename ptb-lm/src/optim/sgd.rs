@@ -1,7 +1,7 @@
 //! Update rules: what a step does to each variable with its (clipped) gradient. The tutorial's
 //! is plain SGD.
 
-use super::blas::Axpy;
+use super::blas::axpy;
 use super::clip::GradScale;
 use super::lookup_grad::scatter_axpy;
 use super::{Gradient, Update};
@@ -13,7 +13,8 @@ pub trait UpdateRule {
     fn apply(&mut self, grads: &[Gradient], scale: &GradScale) -> Result<()>;
 }
 
-/// `w ← w − lr · scale · g`, in place: a dense gradient by `axpy`, a lookup's summed rows into
+/// `w ← w − lr · scale · g`, in place: a dense gradient by `axpy` (which refreshes the
+/// variable's half copy, if it has one), a lookup's summed rows into
 /// the rows they belong to (`scatter_axpy`), the factor read on the device. The learning rate
 /// too lives on the device once a step has run, and changes in place there, so that a step
 /// captured as a CUDA graph follows it.
@@ -55,7 +56,7 @@ impl UpdateRule for Sgd {
         let factor = (scale.recip.reshape(1)? * lr)?.affine(-scale.k, 0.0)?;
         for g in grads {
             match &g.update {
-                Update::Dense(d) => g.var.as_tensor().inplace_op3(d, &factor, &Axpy)?,
+                Update::Dense(d) => axpy(g.var.as_tensor(), d, &factor, g.copy.as_ref())?,
                 Update::Rows { ids, sums } => scatter_axpy(g.var.as_tensor(), ids, sums, &factor)?,
             }
         }

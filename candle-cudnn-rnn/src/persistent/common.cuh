@@ -56,10 +56,8 @@ __device__ __forceinline__ void cp_async_wait_all() {
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 
-// Waits until at most one committed group is still in flight.
-__device__ __forceinline__ void cp_async_wait_one() {
-    asm volatile("cp.async.wait_group 1;" ::: "memory");
-}
+// Waits until at most `n` (a compile-time constant) committed groups are still in flight.
+#define cp_async_wait_pending(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 
 __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
 #if ELEM_BF16
@@ -79,12 +77,14 @@ __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 
-// Every block arrives once per step; `counter` starts at 0 (set before the launch).
+// Every block arrives once per step; `counter` starts at 0 (set before the launch). Thread 0
+// arrives with a release add that returns nothing (after the block's barrier, it publishes
+// the whole block's writes: release is cumulative) and spins on acquire loads; a fence plus an
+// atomic that returns its old value cost a round trip more per step.
 __device__ __forceinline__ void grid_barrier(u32* counter, u32 target) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(counter, 1u);
+        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(counter), "r"(1u) : "memory");
         u32 v;
         do {
             asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
@@ -92,4 +92,3 @@ __device__ __forceinline__ void grid_barrier(u32* counter, u32 target) {
     }
     __syncthreads();
 }
-

@@ -46,7 +46,13 @@ pub(crate) struct Plan {
     /// whole 16-row tensor-core tiles).
     pub units: usize,
     pub bf16: bool,
+    /// The backward's chunk buffers per warp: as many as shared memory holds, up to
+    /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
+    pub buffers: usize,
 }
+
+/// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
+const MAX_BUFFERS: usize = 8;
 
 impl Plan {
     /// The plan for `(hidden, batch, dtype)` on `stream`'s GPU (with room for the backward
@@ -77,12 +83,23 @@ impl Plan {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let units = hidden.div_ceil(sms).next_multiple_of(4);
-        let plan = Plan {
+        let mut plan = Plan {
             hidden,
             batch,
             units,
             bf16,
+            buffers: 2,
         };
+        while plan.buffers < MAX_BUFFERS
+            && (Plan {
+                buffers: plan.buffers + 1,
+                ..plan
+            })
+            .smem_bytes(Pass::Backward)
+                <= smem
+        {
+            plan.buffers += 1;
+        }
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
             false => &[Pass::Forward],
@@ -132,11 +149,12 @@ impl Plan {
                 rows * (self.kpad() + 8) * 2 + WARPS * stage.max(sums).next_multiple_of(16)
             }
             Pass::Backward => {
-                // The transposed weight columns, and each warp's two chunk buffers (or sums).
+                // The transposed weight columns, and each warp's chunk buffers (or sums).
                 let rows = self.units.div_ceil(16) * 16;
-                let buffers = 2 * npad * (32 + 8) * 2;
+                let buffers = self.buffers * self.batch * (32 + 8) * 2;
                 let sums = npad * (rows + 4) * 4;
-                rows * (self.gpad() + 8) * 2 + WARPS * buffers.max(sums).next_multiple_of(16)
+                self.units * (self.gpad() + 8) * 2
+                    + WARPS * buffers.max(sums).next_multiple_of(16)
             }
         }
     }
@@ -148,16 +166,18 @@ impl Plan {
             format!("-DUNITS={}", self.units),
             format!("-DNWARPS={WARPS}"),
             format!("-DELEM_BF16={}", u8::from(self.bf16)),
+            format!("-DNBUF={}", self.buffers),
         ]
     }
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_h{}_b{}_u{}_{}",
+            "candle_cudnn_rnn_{}_h{}_b{}_u{}_n{}_{}",
             pass.name(),
             self.hidden,
             self.batch,
             self.units,
+            self.buffers,
             if self.bf16 { "bf16" } else { "f16" }
         )
     }

@@ -7,9 +7,12 @@
 // memory) by all of the step's gate gradients, streamed from L2 in chunks, which is its
 // units' part of dh_{t-1}.
 //
-// Compile-time: HID, BATCH, UNITS, NWARPS, ELEM_BF16, as the forward.
-// Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i in {0, 1} (no pointer array: it
-// would live in local memory).
+// Compile-time: HID, BATCH, UNITS, NWARPS, ELEM_BF16, as the forward, and NBUF (>= 2), the
+// chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied).
+// Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i < NBUF (no pointer array: it would
+// live in local memory). The weight tile and the stage buffers hold only the UNITS rows and
+// BATCH rows that exist: the tensor-core tiles' rows past them read a real row (clamped) and
+// their products are never used, which leaves shared memory for a deeper pipeline.
 // `gates` (f32 [T, B, 4H], the activations i, f, g, o) and `cells` (f32 [T, B, H]) are what
 // the training forward saved. `dgx` is the exchange buffer, [2][BATCH][GPAD], zeroed before
 // the launch (columns past 4H stay zero).
@@ -28,10 +31,10 @@
 #define CPW ((NCHUNKS + NWARPS - 1) / NWARPS)
 #define THREADS (NWARPS * 32)
 #define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
-#define BUF_BYTES (NPAD * CHP * 2)
+#define BUF_BYTES (BATCH * CHP * 2)
 #define RPB (MROWS + 4)
 #define RED_BYTES (NPAD * RPB * 4)
-#define WARP_BYTES ((((2 * BUF_BYTES > RED_BYTES) ? 2 * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
+#define WARP_BYTES ((((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
@@ -47,14 +50,14 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    u16* at = (u16*)smem;  // [MROWS][APITCH]: at[m][r] = W_hh[r][u0 + m]
-    unsigned char* warp_region = smem + MROWS * APITCH * 2 + warp * WARP_BYTES;
-    const float* red = (const float*)(smem + MROWS * APITCH * 2);
+    u16* at = (u16*)smem;  // [UNITS][APITCH]: at[m][r] = W_hh[r][u0 + m]
+    unsigned char* warp_region = smem + UNITS * APITCH * 2 + warp * WARP_BYTES;
+    const float* red = (const float*)(smem + UNITS * APITCH * 2);
     const int u0 = blockIdx.x * UNITS;
 
-    for (int i = tid; i < MROWS * GPAD; i += THREADS) {
-        int r = i / MROWS, m = i % MROWS, u = u0 + m;
-        at[m * APITCH + r] = (m < UNITS && u < HID && r < G4) ? w_hh[(size_t)r * HID + u] : (u16)0;
+    for (int i = tid; i < UNITS * GPAD; i += THREADS) {
+        int r = i / UNITS, m = i % UNITS, u = u0 + m;
+        at[m * APITCH + r] = (u < HID && r < G4) ? w_hh[(size_t)r * HID + u] : (u16)0;
     }
 
     float dhr[ITEMS], dc[ITEMS];
@@ -106,44 +109,50 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
         const int c_begin = warp * CPW;
         const int c_count = (NCHUNKS - c_begin < CPW) ? (NCHUNKS - c_begin) : CPW;
+        // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
+        // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
         auto issue = [&](int i) {
-            u16* b = (u16*)(warp_region + (i & 1) * BUF_BYTES);
-            const int col = (c_begin + i) * CH;
-            for (int q = lane; q < BATCH * (CH / 8); q += 32) {
-                int n = q / (CH / 8), j = (q % (CH / 8)) * 8;
-                cp_async16(b + n * CHP + j, xch + n * GPAD + col + j);
+            if (i < c_count) {
+                u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
+                const int col = (c_begin + i) * CH;
+                for (int q = lane; q < BATCH * (CH / 8); q += 32) {
+                    int n = q / (CH / 8), j = (q % (CH / 8)) * 8;
+                    cp_async16(b + n * CHP + j, xch + n * GPAD + col + j);
+                }
             }
             cp_async_commit();
         };
-        if (c_count > 0) issue(0);
+#pragma unroll
+        for (int i = 0; i < NBUF - 1; ++i) issue(i);
         for (int i = 0; i < c_count; ++i) {
-            if (i + 1 < c_count) {
-                issue(i + 1);
-                cp_async_wait_one();
-            } else {
-                cp_async_wait_all();
-            }
+            cp_async_wait_pending(NBUF - 2);
+            // Chunk i is visible to the warp, and every lane is done with chunk i - 1, whose
+            // buffer the next issue refills.
             __syncwarp();
-            const u16* b = (const u16*)(warp_region + (i & 1) * BUF_BYTES);
+            issue(i + NBUF - 1);
+            const u16* b = (const u16*)(warp_region + (i % NBUF) * BUF_BYTES);
             const int col = (c_begin + i) * CH;
 #pragma unroll
             for (int kk = 0; kk < CH / 16; ++kk) {
                 u32 bf[NT][2];
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt)
-                    ldsm_x2(bf[nt], b + (nt * 8 + (lane & 7)) * CHP + kk * 16 + ((lane >> 3) & 1) * 8);
+                for (int nt = 0; nt < NT; ++nt) {
+                    int n = min(nt * 8 + (lane & 7), BATCH - 1);
+                    ldsm_x2(bf[nt], b + n * CHP + kk * 16 + ((lane >> 3) & 1) * 8);
+                }
 #pragma unroll
                 for (int mt = 0; mt < MTB; ++mt) {
                     u32 a[4];
-                    int m = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                    int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, UNITS - 1);
                     ldsm_x4(a, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
                     for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], a, bf[nt]);
                 }
             }
-            // This buffer is refilled two chunks on.
-            __syncwarp();
         }
+        // The partial sums below reuse the buffers: nothing may still be landing in them.
+        cp_async_wait_all();
+        __syncwarp();
         float* rw = (float*)warp_region;
 #pragma unroll
         for (int mt = 0; mt < MTB; ++mt)

@@ -105,12 +105,14 @@ pub enum RnnAlgo {
     /// once per batch size).
     PersistDynamic,
     /// The fastest algorithm that accepts the call, measured once per `(seq, batch, train)` and
-    /// remembered; variable-length calls use `Standard` (the persistent kernels refuse them).
+    /// remembered: cuDNN's, and for the calls they take this crate's persistent LSTM kernels
+    /// (`Persistent`), chosen only when their outputs agree with cuDNN's; variable-length calls
+    /// use `Standard` (the persistent kernels refuse them).
     Auto,
     /// This crate's own persistent LSTM kernels (not cuDNN's): each layer's recurrent weights
     /// stay in shared memory for the whole sequence, forward and backward. They serve calls of
-    /// a unidirectional LSTM without projection, per-sample lengths or inter-layer dropout, in
-    /// bf16 or f16, with a batch of at most 32 and a hidden size whose share per
+    /// a unidirectional LSTM without projection or per-sample lengths (inter-layer dropout
+    /// included), in bf16 or f16, with a batch of at most 32 and a hidden size whose share per
     /// multiprocessor fits in shared memory (up to about 1700 on an H100; PTB large's 1500
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
     /// weights.

@@ -1,5 +1,7 @@
 //! The GPU backends this build has, and which one serves a module: our persistent LSTM for
-//! [`RnnAlgo::Persistent`] (it hands the calls it does not take to cuDNN), cuDNN otherwise.
+//! [`RnnAlgo::Persistent`] (it hands the calls it does not take to cuDNN), and for
+//! [`RnnAlgo::Auto`] when the module has calls it may take (it then measures itself against
+//! cuDNN's algorithms); cuDNN otherwise.
 
 use crate::backend::GpuBackend;
 use crate::layout::RnnDims;
@@ -8,7 +10,12 @@ use std::sync::Arc;
 
 /// The backend that runs a module of `dims` built with `cfg` on a GPU.
 pub(crate) fn gpu_backend(dims: RnnDims, cfg: &RnnConfig) -> Arc<dyn GpuBackend> {
-    if cfg.algo == RnnAlgo::Persistent {
+    let ours = match cfg.algo {
+        RnnAlgo::Persistent => true,
+        RnnAlgo::Auto => crate::persistent::may_serve(&dims),
+        _ => false,
+    };
+    if ours {
         return Arc::new(crate::persistent::PersistentLstm::new(dims, cfg));
     }
     Arc::new(crate::cudnn::CudnnRnn::new(

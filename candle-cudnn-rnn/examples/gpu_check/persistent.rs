@@ -4,7 +4,9 @@
 //! fill a tensor-core tile, hidden sizes that do not fill a block or a K step, several layers,
 //! PTB large): in inference mode the outputs and final states; in training mode those and the
 //! gradients of the input, the weights and the initial state. A row passes only if the
-//! persistent kernels themselves served the call. Inter-layer dropout (`check_dropout`):
+//! persistent kernels themselves served the call. `RnnAlgo::Auto`, which measures the kernels
+//! against cuDNN's algorithms, is checked on the same inputs whichever it picks (the row says
+//! which). Inter-layer dropout (`check_dropout`):
 //! masks that repeat after the seed is set again and change from call to call, and gradients
 //! through them against central finite differences.
 
@@ -121,6 +123,13 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
                 format!("persistent {e:.1e}, cuDNN standard {e_cudnn:.1e}, served by {served:?}"),
                 ok,
             ));
+            let (rnn, auto) = forward(cfg(RnnAlgo::Auto), sizes, &wg, &xg, sg.as_ref())?;
+            let (e, chose) = (err(&auto)?, rnn.auto_algo(seq, batch, false));
+            rows.push((
+                format!("{name} inference, Auto"),
+                format!("{e:.1e}, chose {chose:?}"),
+                e <= TOL && chose.is_some(),
+            ));
 
             // Training: outputs and every gradient.
             let s = round(uniform(rng, &dims.state_shape(batch), 0.5)?)?;
@@ -161,6 +170,13 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
                     fmt(&e_cudnn)
                 ),
                 ok,
+            ));
+            let (rnn, auto) = train(cfg(RnnAlgo::Auto), sizes, as5(&ongpu))?;
+            let (e, chose) = (errs(&auto)?, rnn.auto_algo(seq, batch, true));
+            rows.push((
+                format!("{name} training, Auto"),
+                format!("{}, chose {chose:?}", fmt(&e)),
+                e.iter().all(|&e| e <= TOL) && chose.is_some(),
             ));
         }
     }

@@ -17,8 +17,9 @@ use std::time::Instant;
 /// above TF32 or half-precision rounding, far below a wrong result.
 const AGREE: f64 = 1e-2;
 
-/// ‖a − b‖ ≤ AGREE ‖b‖, false for NaN.
-fn agrees(a: &[f64], b: &[f64]) -> bool {
+/// ‖a − b‖ ≤ AGREE ‖b‖, false for NaN: whether a candidate of `Auto` computes what the
+/// reference does.
+pub(crate) fn agrees(a: &[f64], b: &[f64]) -> bool {
     let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
     let n: f64 = b.iter().map(|y| y * y).sum();
     matches!(

@@ -11,6 +11,7 @@ mod ffi;
 mod prepared;
 mod run;
 
+pub(crate) use auto::agrees;
 pub use ffi::cudnn_version;
 
 use crate::backend::{BackwardInputs, GpuBackend, GpuReserve, Operand};
@@ -32,8 +33,11 @@ pub(crate) struct CudnnRnn {
     algo: RnnAlgo,
     /// Prepared state per device and dtype, each behind its own lock so that calls on
     /// different GPUs do not wait for each other.
-    devices: Mutex<HashMap<(DeviceId, DType), Arc<Mutex<Prepared>>>>,
+    devices: Mutex<HashMap<(DeviceId, DType), SharedPrepared>>,
 }
+
+/// One device and dtype's prepared state, locked on its own.
+type SharedPrepared = Arc<Mutex<Prepared>>;
 
 /// The reserve space of one training-mode forward, freed when its backward takes it, and the
 /// descriptor that wrote it (backward must use the same algorithm and dropout state).

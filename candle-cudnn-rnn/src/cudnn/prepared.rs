@@ -68,6 +68,9 @@ impl HeldShapes {
     }
 }
 
+/// A full-length call's (algorithm, dropout, seq, batch, train).
+type TempKey = (RnnAlgo, bool, usize, usize, bool);
+
 /// Everything cuDNN needs for one module on one device and dtype.
 pub(super) struct Prepared {
     pub dtype: DType,
@@ -86,7 +89,7 @@ pub(super) struct Prepared {
     pub remap: Option<Vec<Span>>,
     shapes: HashMap<(usize, usize), Shapes>,
     /// Work and reserve bytes of full-length calls by (algorithm, dropout, seq, batch, train).
-    temp: HashMap<(RnnAlgo, bool, usize, usize, bool), (usize, usize)>,
+    temp: HashMap<TempKey, (usize, usize)>,
     /// The workspace every call borrows (stream order keeps calls apart), grown as needed.
     work: Option<CudaSlice<u8>>,
 }

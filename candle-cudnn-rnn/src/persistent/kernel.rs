@@ -153,8 +153,7 @@ impl Plan {
                 let rows = self.units.div_ceil(16) * 16;
                 let buffers = self.buffers * self.batch * (32 + 8) * 2;
                 let sums = npad * (rows + 4) * 4;
-                self.units * (self.gpad() + 8) * 2
-                    + WARPS * buffers.max(sums).next_multiple_of(16)
+                self.units * (self.gpad() + 8) * 2 + WARPS * buffers.max(sums).next_multiple_of(16)
             }
         }
     }

@@ -5,10 +5,13 @@
 //! the recurrence (`forward`); backward, one persistent kernel for the recurrence backward
 //! through time, then the weight and input gradients as GEMMs (`backward`); inter-layer
 //! dropout with masks counted on the device (`masks`). It serves calls of a unidirectional
-//! LSTM without projection or per-sample lengths, in bf16 or f16, whose hidden size and batch fit in shared memory ([`kernel::Plan::new`] says
-//! why not); every other call goes to cuDNN's standard algorithm over the same weights.
+//! LSTM without projection or per-sample lengths, in bf16 or f16, whose hidden size and batch
+//! fit in shared memory ([`kernel::Plan::new`] says why not); every other call goes to cuDNN's
+//! standard algorithm over the same weights. Under [`RnnAlgo::Auto`] it serves the calls it
+//! takes only where it measured faster than cuDNN (`choose`), and cuDNN's `Auto` the others.
 
 mod backward;
+mod choose;
 mod forward;
 mod gemm;
 mod kernel;
@@ -33,13 +36,25 @@ impl Elem for half::f16 {}
 impl Elem for half::bf16 {}
 impl Elem for f32 {}
 
+/// A call's device, dtype, `seq`, `batch` and `train`.
+type CallShape = (DeviceId, DType, usize, usize, bool);
+
 /// A kernel plan, or why a call goes to cuDNN.
 type PlanOrWhyNot = std::result::Result<Plan, String>;
+
+/// Whether a module of `dims` has calls the persistent kernels may take (their dtype, batch
+/// and device decide per call).
+pub(crate) fn may_serve(dims: &RnnDims) -> bool {
+    dims.mode == RnnMode::Lstm && dims.num_directions == 1 && dims.proj_size == 0
+}
 
 /// The persistent LSTM, with cuDNN for the calls it does not take.
 pub(crate) struct PersistentLstm {
     dims: RnnDims,
     cudnn: CudnnRnn,
+    /// Under `Auto`: whether the kernels won the measurement, per device, dtype and
+    /// `(seq, batch, train)`; `None` when they serve every call they take.
+    won: Option<Mutex<HashMap<CallShape, bool>>>,
     /// The plan (or the reason for none) per device, hidden size, batch and dtype.
     plans: Mutex<HashMap<(DeviceId, usize, DType, bool), PlanOrWhyNot>>,
     /// The inter-layer dropout masks' counters.
@@ -49,10 +64,18 @@ pub(crate) struct PersistentLstm {
 }
 
 impl PersistentLstm {
+    /// With `cfg.algo` [`RnnAlgo::Auto`] the kernels compete with cuDNN's algorithms.
     pub(crate) fn new(dims: RnnDims, cfg: &RnnConfig) -> Self {
+        let auto = cfg.algo == RnnAlgo::Auto;
+        let cudnn_algo = if auto {
+            RnnAlgo::Auto
+        } else {
+            RnnAlgo::Standard
+        };
         Self {
             dims,
-            cudnn: CudnnRnn::new(dims, cfg.math, RnnAlgo::Standard, cfg.dropout),
+            cudnn: CudnnRnn::new(dims, cfg.math, cudnn_algo, cfg.dropout),
+            won: auto.then(Default::default),
             plans: Mutex::new(HashMap::new()),
             served: Mutex::new(HashMap::new()),
             counters: Default::default(),
@@ -62,7 +85,7 @@ impl PersistentLstm {
     /// The kernel plan for this call, or why it goes to cuDNN.
     fn plan(&self, call: &Call, train: bool, x: &CudaStorage) -> PlanOrWhyNot {
         let d = &self.dims;
-        if d.mode != RnnMode::Lstm || d.num_directions != 1 || d.proj_size > 0 {
+        if !may_serve(d) {
             return Err("takes unidirectional LSTMs without projection".into());
         }
         if call.lengths.is_some() {
@@ -78,6 +101,30 @@ impl PersistentLstm {
                 Plan::new(&dev.cuda_stream(), sizes, train)
             })
             .clone()
+    }
+
+    /// Under `Auto`, whether the kernels serve this call (measured on its first shape).
+    fn kernels_chosen(
+        &self,
+        call: &Call,
+        (plan, train): (Plan, bool),
+        dropout: Dropout,
+        ops: [Operand; 3],
+    ) -> Result<bool> {
+        let Some(won) = &self.won else {
+            return Ok(true);
+        };
+        let dev = ops[0].0.device();
+        let key = (dev.id(), ops[0].0.dtype(), call.seq, call.batch, train);
+        if let Some(&w) = won.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(w);
+        }
+        let w = match key.1 {
+            DType::BF16 => self.kernels_win::<half::bf16>(call, (plan, train), dropout, ops)?,
+            _ => self.kernels_win::<half::f16>(call, (plan, train), dropout, ops)?,
+        };
+        won.lock().unwrap_or_else(|e| e.into_inner()).insert(key, w);
+        Ok(w)
     }
 }
 
@@ -97,6 +144,10 @@ impl GpuBackend for PersistentLstm {
         let plan = match self.plan(call, train, x.0) {
             Ok(plan) if aligned && dtypes.0 == dtypes.1 && dtypes.1 == dtypes.2 => Some(plan),
             _ => None,
+        };
+        let plan = match plan {
+            Some(p) if !self.kernels_chosen(call, (p, train), dropout, [x, w, s])? => None,
+            p => p,
         };
         let algo = plan.map_or(RnnAlgo::Standard, |_| RnnAlgo::Persistent);
         self.served
@@ -146,7 +197,14 @@ impl GpuBackend for PersistentLstm {
 
     fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
         let served = self.served.lock().unwrap_or_else(|e| e.into_inner());
-        served.get(&(seq, batch, train)).copied()
+        match served.get(&(seq, batch, train)).copied() {
+            // cuDNN served it: with its algorithm when it measured one.
+            Some(RnnAlgo::Standard) => self
+                .cudnn
+                .chosen_algo(seq, batch, train)
+                .or(Some(RnnAlgo::Standard)),
+            other => other,
+        }
     }
 
     fn weights_in_place(&self) -> Option<bool> {

@@ -68,6 +68,25 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         dhr[it] = live ? to_f(dh_n[n * HID + u]) : 0.f;
         dc[it] = live ? to_f(dc_n[n * HID + u]) : 0.f;
     }
+    // A step's saved activations, cell states and output gradient, loaded a step ahead (while
+    // the previous step's products run) so that their latency leaves the recurrence.
+    float ga[ITEMS][4], ct[ITEMS], cp[ITEMS], dyv[ITEMS];
+    auto load_step = [&](int t) {
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
+            if (idx < UNITS * BATCH && u < HID) {
+                size_t row = (size_t)t * BATCH + n;
+                const float* a = gates + row * G4 + u;
+#pragma unroll
+                for (int g = 0; g < 4; ++g) ga[it][g] = a[g * HID];
+                ct[it] = cells[row * HID + u];
+                cp[it] = t > 0 ? cells[(row - BATCH) * HID + u] : (c0 ? to_f(c0[n * HID + u]) : 0.f);
+                dyv[it] = to_f(dy[row * HID + u]);
+            }
+        }
+    };
+    load_step(seq - 1);
     __syncthreads();
 
     for (int t = seq - 1, s = 0; t >= 0; --t, ++s) {
@@ -78,14 +97,11 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
             if (idx < UNITS * BATCH && u < HID) {
                 size_t row = (size_t)t * BATCH + n;
-                const float* a = gates + row * G4 + u;
-                float gi = a[0], gf = a[HID], gg = a[2 * HID], go = a[3 * HID];
-                float ct = cells[row * HID + u];
-                float cp = t > 0 ? cells[(row - BATCH) * HID + u] : (c0 ? to_f(c0[n * HID + u]) : 0.f);
-                float dh = to_f(dy[row * HID + u]) + dhr[it];
-                float tc = tanhf(ct);
+                float gi = ga[it][0], gf = ga[it][1], gg = ga[it][2], go = ga[it][3];
+                float dh = dyv[it] + dhr[it];
+                float tc = tanhf(ct[it]);
                 float dct = dc[it] + dh * go * (1.f - tc * tc);
-                float d[4] = {dct * gg * gi * (1.f - gi), dct * cp * gf * (1.f - gf),
+                float d[4] = {dct * gg * gi * (1.f - gi), dct * cp[it] * gf * (1.f - gf),
                               dct * gi * (1.f - gg * gg), dh * tc * go * (1.f - go)};
                 dc[it] = dct * gf;
 #pragma unroll
@@ -97,9 +113,10 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             }
         }
         grid_barrier(counter, (u32)(s + 1) * gridDim.x);
+        if (t > 0) load_step(t - 1);
 
         // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the
-        // warp's chunks of K streamed through two stage buffers.
+        // warp's chunks of K streamed through its NBUF stage buffers.
         float acc[MTB][NT][4];
 #pragma unroll
         for (int mt = 0; mt < MTB; ++mt)

@@ -6,6 +6,7 @@
 use super::forward::{addresses, cooperative, zero_counter, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
+use super::padded::{needs_padding, padded, RowKernels, Rows};
 use super::Elem;
 use crate::backend::{cuda_views, BackwardInputs};
 use crate::call::Call;
@@ -59,6 +60,30 @@ pub(super) fn backward<T: Elem>(
         }
         None => own.insert(stream.alloc_zeros::<T>(dims.weight_count())?),
     };
+    // Padded rows for the GEMMs (`padded`): a weight gradient's product before it is added
+    // into place, every step's h_{t-1}, and an input gradient before it is copied into place.
+    let widest = (0..layers)
+        .map(|l| dims.block(l, 0).in_size)
+        .max()
+        .unwrap_or(0);
+    let pad_in = r.padded.iter().any(Option::is_some);
+    let pad_hidden = needs_padding(hidden);
+    let scratch_len = |on: bool, n: usize| if on { n } else { 1 };
+    // SAFETY (allocations): each is written by a GEMM or a row copy before it is read.
+    let mut dw_rows = unsafe {
+        stream.alloc::<T>(scratch_len(
+            pad_in || pad_hidden,
+            g4 * padded(widest.max(hidden)),
+        ))
+    }?;
+    let mut h_prev = unsafe { stream.alloc::<T>(scratch_len(pad_hidden, steps * padded(hidden))) }?;
+    let mut dx_rows = unsafe { stream.alloc::<T>(scratch_len(pad_in, steps * padded(widest))) }?;
+    let rows = RowKernels {
+        dev: &dev,
+        stream: &stream,
+        plan: &plan,
+        pass: Pass::Backward,
+    };
     let f = plan.kernel(&dev, Pass::Backward)?;
     {
         let [(x, _a), (w, _b), (s, _c), (y_top, _d), (grad, _e)] =
@@ -71,6 +96,22 @@ pub(super) fn backward<T: Elem>(
         let (counter_ptr, _k) = counter.device_ptr(&stream);
         let (ones_ptr, _l) = ones.device_ptr(&stream);
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
+        let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
+        let (h_prev, _o) = h_prev.device_ptr_mut(&stream);
+        let (dx_rows, _p) = dx_rows.device_ptr_mut(&stream);
+        let padded_inputs: Vec<_> = r
+            .padded
+            .iter()
+            .map(|p| {
+                p.as_ref().map(|p| {
+                    (
+                        p.input.device_ptr(&stream),
+                        p.w_ih.device_ptr(&stream),
+                        p.ld,
+                    )
+                })
+            })
+            .collect();
         let gate_ptrs = addresses(&mut r.gates, &stream);
         let cell_ptrs = addresses(&mut r.cells, &stream);
         let below_ptrs = addresses(&mut r.below, &stream);
@@ -111,24 +152,51 @@ pub(super) fn backward<T: Elem>(
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
                 unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, Out::AddHalf) }
             };
-            add(
-                (g4, b.in_size, steps),
-                dgt,
-                Mat::new(input, b.in_size),
-                dw_at(b.w_ih),
-            )?;
+            // A weight gradient made in padded rows, then added into place.
+            let add_padded = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
+                // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `g4` rows of `ld`.
+                unsafe {
+                    let a = Mat::new(a, ld);
+                    matmul(&dev, plan.bf16, (g4, ld, k), dgt, a, dw_rows, Out::Half)?
+                };
+                rows.add((dw_rows, ld), (dw, cols), Rows { rows: g4, cols })
+            };
+            match &padded_inputs[layer] {
+                Some(((pi, _), _, ld)) => add_padded((steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?,
+                None => add(
+                    (g4, b.in_size, steps),
+                    dgt,
+                    Mat::new(input, b.in_size),
+                    dw_at(b.w_ih),
+                )?,
+            }
             // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0.
-            if seq > 1 {
-                let dg1 = Mat::new(dg_ptr + (batch * g4) as u64 * elem, g4).t();
+            let h0 = s + state(0, layer);
+            if pad_hidden {
+                let ld = padded(hidden);
+                let cols = hidden;
+                rows.copy((h0, hidden), (h_prev, ld), Rows { rows: batch, cols })?;
+                let after_h0 = h_prev + (batch * ld) as u64 * elem;
+                let n = steps - batch;
+                rows.copy((y, hidden), (after_h0, ld), Rows { rows: n, cols })?;
+                add_padded((steps, ld), h_prev, dw_at(b.w_hh), hidden)?;
+            } else {
+                if seq > 1 {
+                    let dg1 = Mat::new(dg_ptr + (batch * g4) as u64 * elem, g4).t();
+                    add(
+                        (g4, hidden, steps - batch),
+                        dg1,
+                        Mat::new(y, hidden),
+                        dw_at(b.w_hh),
+                    )?;
+                }
                 add(
-                    (g4, hidden, steps - batch),
-                    dg1,
-                    Mat::new(y, hidden),
+                    (g4, hidden, batch),
+                    dgt,
+                    Mat::new(h0, hidden),
                     dw_at(b.w_hh),
                 )?;
             }
-            let h0 = Mat::new(s + state(0, layer), hidden);
-            add((g4, hidden, batch), dgt, h0, dw_at(b.w_hh))?;
             for bias in [b.b_ih, b.b_hh].into_iter().flatten() {
                 add(
                     (1, g4, steps),
@@ -138,19 +206,25 @@ pub(super) fn backward<T: Elem>(
                 )?;
             }
             let dinput = if layer == 0 { dx_ptr } else { dyb };
-            let w_ih = Mat::new(w + b.w_ih as u64 * elem, b.in_size);
-            // SAFETY: as above.
-            unsafe {
-                matmul(
-                    &dev,
-                    plan.bf16,
-                    (steps, b.in_size, g4),
-                    Mat::new(dg_ptr, g4),
-                    w_ih,
-                    dinput,
-                    Out::Half,
-                )?
+            let input_grad = |(w_ih, ld): (u64, usize), out: u64| {
+                // SAFETY: as above; `out` holds `steps` rows of `ld`.
+                unsafe {
+                    let dg = Mat::new(dg_ptr, g4);
+                    let w_ih = Mat::new(w_ih, ld);
+                    matmul(&dev, plan.bf16, (steps, ld, g4), dg, w_ih, out, Out::Half)
+                }
             };
+            match &padded_inputs[layer] {
+                Some((_, (pw, _), ld)) => {
+                    input_grad((*pw, *ld), dx_rows)?;
+                    let n = Rows {
+                        rows: steps,
+                        cols: b.in_size,
+                    };
+                    rows.copy((dx_rows, *ld), (dinput, b.in_size), n)?;
+                }
+                None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput)?,
+            }
             // The gradient of the layer below's output goes back through its mask.
             if let (Some(m), true) = (masks, layer > 0) {
                 let n = steps * hidden;

@@ -5,6 +5,7 @@
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::Masks;
+use super::padded::{needs_padding, pad_input, PaddedInput, RowKernels};
 use super::Elem;
 use crate::backend::{view, Operand};
 use crate::call::Call;
@@ -29,6 +30,9 @@ pub(super) struct Reserve<T> {
     /// With inter-layer dropout: the masks, and the inputs of the layers above the first
     /// (`below` after dropout).
     pub masks: Option<(Masks, Vec<CudaSlice<T>>)>,
+    /// Per layer, its input and input weights with padded rows, where its input size needs
+    /// them (`padded`).
+    pub padded: Vec<Option<PaddedInput<T>>>,
 }
 
 /// Launches `f` on every block of `plan` at once (its grid barrier needs them all resident),
@@ -114,6 +118,13 @@ pub(super) fn forward<T: Elem>(
     // h_t for the other blocks, rows padded to whole K steps; the padding stays zero.
     let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.kpad())?;
     let f = plan.kernel(&dev, Pass::Forward)?;
+    let rows = RowKernels {
+        dev: &dev,
+        stream: &stream,
+        plan: &plan,
+        pass: Pass::Forward,
+    };
+    let mut padded = Vec::with_capacity(layers);
     {
         let (x_ptr, _xg) = x.device_ptr(&stream);
         let (w_ptr, _wg) = w.device_ptr(&stream);
@@ -141,18 +152,34 @@ pub(super) fn forward<T: Elem>(
             };
             let xg = pick(&gate_ptrs, layer);
             let at = |o: usize| w_ptr + o as u64 * elem;
-            // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
-            unsafe {
-                matmul(
-                    &dev,
-                    plan.bf16,
-                    (steps, 4 * hidden, b.in_size),
-                    Mat::new(input, b.in_size),
-                    Mat::new(at(b.w_ih), b.in_size).t(),
-                    xg,
-                    Out::F32,
-                )?
+            let project = |(input, w_ih): (u64, u64), ld: usize| {
+                // SAFETY: every address is inside its live buffer, sized by `call` and `dims`
+                // (padded operands: rows of `ld`, zeros past the input size).
+                unsafe {
+                    matmul(
+                        &dev,
+                        plan.bf16,
+                        (steps, 4 * hidden, ld),
+                        Mat::new(input, ld),
+                        Mat::new(w_ih, ld).t(),
+                        xg,
+                        Out::F32,
+                    )
+                }
             };
+            if needs_padding(b.in_size) {
+                let sizes = (steps, 4 * hidden, b.in_size);
+                let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
+                {
+                    let (pi, _a) = p.input.device_ptr(&stream);
+                    let (pw, _b) = p.w_ih.device_ptr(&stream);
+                    project((pi, pw), p.ld)?;
+                }
+                padded.push(Some(p));
+            } else {
+                project((input, at(b.w_ih)), b.in_size)?;
+                padded.push(None);
+            }
             let opt = |o: Option<usize>| o.map_or(0, at);
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
@@ -184,6 +211,7 @@ pub(super) fn forward<T: Elem>(
         cells,
         below,
         masks: masks.map(|m| (m, dropped)),
+        padded,
     });
     Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
 }

@@ -12,6 +12,7 @@ use std::sync::{Mutex, OnceLock};
 
 const COMMON: &str = include_str!("common.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
+const PAD: &str = include_str!("pad.cu");
 const LSTM_FWD: &str = include_str!("lstm_fwd.cu");
 const LSTM_BWD: &str = include_str!("lstm_bwd.cu");
 
@@ -192,7 +193,7 @@ impl Plan {
         Ok(f)
     }
 
-    /// Kernel `name` of the module of `pass` (each also holds the dropout kernels).
+    /// Kernel `name` of the module of `pass` (each also holds the dropout and row-copy kernels).
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
         type Compiled = std::result::Result<String, String>;
         static PTX: OnceLock<Mutex<HashMap<(Plan, Pass), Compiled>>> = OnceLock::new();
@@ -213,7 +214,7 @@ impl Plan {
                         Pass::Forward => LSTM_FWD,
                         Pass::Backward => LSTM_BWD,
                     };
-                    compile_ptx_with_opts(format!("{COMMON}\n{DROPOUT}\n{body}"), opts)
+                    compile_ptx_with_opts(format!("{COMMON}\n{DROPOUT}\n{PAD}\n{body}"), opts)
                         .map(|p| p.to_src())
                         .map_err(|e| e.to_string())
                 })

@@ -16,6 +16,7 @@ mod forward;
 mod gemm;
 mod kernel;
 mod masks;
+mod padded;
 
 use crate::backend::{BackwardInputs, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};

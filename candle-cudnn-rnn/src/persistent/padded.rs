@@ -1,0 +1,149 @@
+//! Rows padded for the layer's GEMMs. cuBLAS takes its Hopper kernels only when every
+//! operand's rows, and the extent along them, are whole multiples of 16 bytes; a hidden or
+//! input size like PTB large's 1500 (3000-byte rows) sends every product to older, slower
+//! kernels (on an H100, [700 x 1500] x [1500 x 6000] in bf16: ~110 us, against ~55 us with
+//! 1504 columns). Operands of such a width are copied into zero-padded rows first, and
+//! products of such a width are made in padded rows, then copied or added into place
+//! (`pad.cu`).
+
+use super::kernel::{Pass, Plan};
+use super::Elem;
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use candle_core::cuda_backend::CudaDevice;
+use candle_core::Result;
+use std::sync::Arc;
+
+/// Row widths in elements: multiples of 8 (16 bytes of a half type).
+pub(super) fn padded(cols: usize) -> usize {
+    cols.next_multiple_of(8)
+}
+
+/// Whether rows of `cols` elements must be padded for the GEMMs.
+pub(super) fn needs_padding(cols: usize) -> bool {
+    padded(cols) != cols
+}
+
+/// A layer's input and input weights with padded rows, made by the forward for its input
+/// projection and kept for the backward's weight and input gradients.
+pub(super) struct PaddedInput<T> {
+    /// `[T * B, ld]`.
+    pub input: CudaSlice<T>,
+    /// `[4H, ld]`.
+    pub w_ih: CudaSlice<T>,
+    pub ld: usize,
+}
+
+/// `rows` rows of `cols` elements between device buffers of the plan's half type.
+#[derive(Clone, Copy)]
+pub(super) struct Rows {
+    pub rows: usize,
+    pub cols: usize,
+}
+
+/// Launches the row kernels of `pass`'s module on the device's stream.
+pub(super) struct RowKernels<'a> {
+    pub dev: &'a CudaDevice,
+    pub stream: &'a Arc<CudaStream>,
+    pub plan: &'a Plan,
+    pub pass: Pass,
+}
+
+impl RowKernels<'_> {
+    /// `dst[r][c] = src[r][c]` for `c < cols`, zeros up to `dst_ld` (also un-padding, with
+    /// `dst_ld == cols`).
+    pub fn copy(
+        &self,
+        (src, src_ld): (u64, usize),
+        (dst, dst_ld): (u64, usize),
+        n: Rows,
+    ) -> Result<()> {
+        self.launch(
+            "rnn_copy_rows",
+            (dst, dst_ld),
+            (src, src_ld),
+            n,
+            n.rows * dst_ld,
+        )
+    }
+
+    /// `dst[r][c] += src[r][c]` for `c < cols`.
+    pub fn add(
+        &self,
+        (src, src_ld): (u64, usize),
+        (dst, dst_ld): (u64, usize),
+        n: Rows,
+    ) -> Result<()> {
+        self.launch(
+            "rnn_add_rows",
+            (dst, dst_ld),
+            (src, src_ld),
+            n,
+            n.rows * n.cols,
+        )
+    }
+
+    fn launch(
+        &self,
+        name: &str,
+        (dst, dst_ld): (u64, usize),
+        (src, src_ld): (u64, usize),
+        n: Rows,
+        threads: usize,
+    ) -> Result<()> {
+        let f = self.plan.function(self.dev, self.pass, name)?;
+        let [src_ld, dst_ld, rows, cols] = [src_ld, dst_ld, n.rows, n.cols].map(|v| v as u32);
+        let mut launch = self.stream.launch_builder(&f);
+        launch
+            .arg(&src)
+            .arg(&src_ld)
+            .arg(&dst)
+            .arg(&dst_ld)
+            .arg(&rows)
+            .arg(&cols);
+        // SAFETY: the callers pass buffers of `rows` rows of their `ld` on this stream.
+        unsafe { launch.launch(LaunchConfig::for_num_elems(threads as u32)) }
+            .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM {name}: {e}")))?;
+        Ok(())
+    }
+}
+
+/// The input projection's operands of a layer with `in_size` inputs, padded: `input`'s `steps`
+/// rows and `w_ih`'s `4H` rows, each `in_size` wide.
+pub(super) fn pad_input<T: Elem>(
+    k: &RowKernels,
+    (input, w_ih): (u64, u64),
+    (steps, g4, in_size): (usize, usize, usize),
+) -> Result<PaddedInput<T>> {
+    let ld = padded(in_size);
+    // SAFETY: both are written whole by the copies below before any read.
+    let mut x = unsafe { k.stream.alloc::<T>(steps * ld) }?;
+    let mut w = unsafe { k.stream.alloc::<T>(g4 * ld) }?;
+    {
+        use candle_core::cuda_backend::cudarc::driver::DevicePtrMut;
+        let (xp, _a) = x.device_ptr_mut(k.stream);
+        let (wp, _b) = w.device_ptr_mut(k.stream);
+        k.copy(
+            (input, in_size),
+            (xp, ld),
+            Rows {
+                rows: steps,
+                cols: in_size,
+            },
+        )?;
+        k.copy(
+            (w_ih, in_size),
+            (wp, ld),
+            Rows {
+                rows: g4,
+                cols: in_size,
+            },
+        )?;
+    }
+    Ok(PaddedInput {
+        input: x,
+        w_ih: w,
+        ld,
+    })
+}

@@ -92,3 +92,28 @@ __device__ __forceinline__ void grid_barrier(u32* counter, u32 target) {
     }
     __syncthreads();
 }
+
+// Thread-block clusters (CL > 1, sm_90): the block's rank in its cluster, a cluster-wide barrier
+// that publishes shared-memory writes to the other blocks, and a load from block `rank`'s shared
+// memory at the address `p` has in this block's.
+#if defined(CL) && CL > 1
+__device__ __forceinline__ u32 cluster_rank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ float ld_cluster(const float* p, u32 rank) {
+    u32 remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+#else
+__device__ __forceinline__ u32 cluster_rank() { return 0; }
+#endif

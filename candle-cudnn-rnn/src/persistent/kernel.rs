@@ -50,6 +50,18 @@ pub(crate) struct Plan {
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
     pub buffers: usize,
+    /// Blocks per thread-block cluster of the backward (1: none), which split its product's K
+    /// (`lstm_bwd.cu`). Experimental: 1 unless `CANDLE_RNN_PERSISTENT_CLUSTER` says otherwise.
+    pub cluster: usize,
+}
+
+/// The backward's cluster size asked for by `CANDLE_RNN_PERSISTENT_CLUSTER` (1, 2 or 4).
+fn cluster_asked() -> usize {
+    match std::env::var("CANDLE_RNN_PERSISTENT_CLUSTER").as_deref() {
+        Ok("2") => 2,
+        Ok("4") => 4,
+        _ => 1,
+    }
 }
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
@@ -90,7 +102,14 @@ impl Plan {
             units,
             bf16,
             buffers: 2,
+            cluster: cluster_asked(),
         };
+        // Clusters need sm_90, and all their blocks resident at once.
+        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        if major < 9 || plan.blocks(Pass::Backward) > sms || plan.smem_bytes(Pass::Backward) > smem
+        {
+            plan.cluster = 1;
+        }
         while plan.buffers < MAX_BUFFERS
             && (Plan {
                 buffers: plan.buffers + 1,
@@ -118,9 +137,13 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Blocks in the grid, one per multiprocessor at most.
-    pub fn blocks(&self) -> usize {
-        self.hidden.div_ceil(self.units)
+    /// Blocks in the grid of `pass`, one per multiprocessor at most: the backward's in whole
+    /// clusters.
+    pub fn blocks(&self, pass: Pass) -> usize {
+        match pass {
+            Pass::Forward => self.hidden.div_ceil(self.units),
+            Pass::Backward => self.hidden.div_ceil(self.units * self.cluster) * self.cluster,
+        }
     }
 
     pub fn threads(&self) -> usize {
@@ -150,11 +173,19 @@ impl Plan {
                 rows * (self.kpad() + 8) * 2 + WARPS * stage.max(sums).next_multiple_of(16)
             }
             Pass::Backward => {
-                // The transposed weight columns, and each warp's chunk buffers (or sums).
-                let rows = self.units.div_ceil(16) * 16;
+                // The transposed weight columns of the cluster's units and the block's gate
+                // rows, the block's partial sums (with clusters), and each warp's chunk buffers
+                // (or sums).
+                let units = self.units * self.cluster;
+                let rows = units.div_ceil(16) * 16;
+                let columns = (self.gpad() / 32).div_ceil(self.cluster) * 32;
+                let part = match self.cluster {
+                    1 => 0,
+                    _ => (self.batch * (units + 4) * 4).next_multiple_of(16),
+                };
                 let buffers = self.buffers * self.batch * (32 + 8) * 2;
                 let sums = npad * (rows + 4) * 4;
-                self.units * (self.gpad() + 8) * 2 + WARPS * buffers.max(sums).next_multiple_of(16)
+                units * (columns + 8) * 2 + part + WARPS * buffers.max(sums).next_multiple_of(16)
             }
         }
     }
@@ -167,17 +198,19 @@ impl Plan {
             format!("-DNWARPS={WARPS}"),
             format!("-DELEM_BF16={}", u8::from(self.bf16)),
             format!("-DNBUF={}", self.buffers),
+            format!("-DCL={}", self.cluster),
         ]
     }
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_h{}_b{}_u{}_n{}_{}",
+            "candle_cudnn_rnn_{}_h{}_b{}_u{}_n{}_c{}_{}",
             pass.name(),
             self.hidden,
             self.batch,
             self.units,
             self.buffers,
+            self.cluster,
             if self.bf16 { "bf16" } else { "f16" }
         )
     }
@@ -206,7 +239,11 @@ impl Plan {
                 .entry((*self, pass))
                 .or_insert_with(|| {
                     let opts = CompileOptions {
-                        arch: Some("compute_80"),
+                        arch: Some(if self.cluster > 1 {
+                            "compute_90"
+                        } else {
+                            "compute_80"
+                        }),
                         options: self.defines(),
                         ..Default::default()
                     };

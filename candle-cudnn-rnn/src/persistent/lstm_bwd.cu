@@ -7,8 +7,14 @@
 // memory) by all of the step's gate gradients, streamed from L2 in chunks, which is its
 // units' part of dh_{t-1}.
 //
-// Compile-time: HID, BATCH, UNITS, NWARPS, ELEM_BF16, as the forward, and NBUF (>= 2), the
-// chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied).
+// Compile-time: HID, BATCH, UNITS, NWARPS, ELEM_BF16, as the forward, NBUF (>= 2), the chunk
+// buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL, the blocks of a
+// thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the product's K
+// (the gate columns) instead of each reading all of it: block r of cluster q keeps the columns
+// of W_hh of the cluster's CL * UNITS units for its CL-th of the gate rows, multiplies them by
+// that CL-th of the step's gate gradients (a CL-th of today's L2 traffic), and the cluster sums
+// the partial products through distributed shared memory; block r then owns units
+// q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
 // Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i < NBUF (no pointer array: it would
 // live in local memory). The weight tile and the stage buffers hold only the UNITS rows and
 // BATCH rows that exist: the tensor-core tiles' rows past them read a real row (clamped) and
@@ -18,17 +24,24 @@
 // the launch (columns past 4H stay zero).
 
 #define G4 (4 * HID)
-#define MTB ((UNITS + 15) / 16)
+#define CU (CL * UNITS)
+#define MTB ((CU + 15) / 16)
 #define MROWS (MTB * 16)
 #define NT ((BATCH + 7) / 8)
 #define NPAD (NT * 8)
 #define CH 32
 #define NCHUNKS ((G4 + CH - 1) / CH)
 #define GPAD (NCHUNKS * CH)
+// A block's chunks of the gate columns, and their columns.
+#define NCR ((NCHUNKS + CL - 1) / CL)
+#define KR (NCR * CH)
 // Pitches: odd numbers of 16-byte chunks (conflict-free ldmatrix).
-#define APITCH (GPAD + 8)
+#define APITCH (KR + 8)
 #define CHP (CH + 8)
-#define CPW ((NCHUNKS + NWARPS - 1) / NWARPS)
+#define CPW ((NCR + NWARPS - 1) / NWARPS)
+// The block's partial dh of the cluster's units, [BATCH][PPITCH] f32 (CL > 1 only).
+#define PPITCH (CU + 4)
+#define PART_BYTES ((CL > 1) ? (BATCH * PPITCH * 4 + 15) / 16 * 16 : 0)
 #define THREADS (NWARPS * 32)
 #define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
 #define BUF_BYTES (BATCH * CHP * 2)
@@ -50,14 +63,21 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    u16* at = (u16*)smem;  // [UNITS][APITCH]: at[m][r] = W_hh[r][u0 + m]
-    unsigned char* warp_region = smem + UNITS * APITCH * 2 + warp * WARP_BYTES;
-    const float* red = (const float*)(smem + UNITS * APITCH * 2);
+    // at[m][k] = W_hh[k0 + k][cu0 + m]: the cluster's units, the block's gate rows.
+    u16* at = (u16*)smem;
+#if CL > 1
+    float* part = (float*)(smem + CU * APITCH * 2);
+#endif
+    unsigned char* warp_region = smem + CU * APITCH * 2 + PART_BYTES + warp * WARP_BYTES;
+    const float* red = (const float*)(smem + CU * APITCH * 2 + PART_BYTES);
     const int u0 = blockIdx.x * UNITS;
+    const u32 rank = cluster_rank();
+    const int cu0 = (blockIdx.x / CL) * CU, k0 = rank * KR;
 
-    for (int i = tid; i < UNITS * GPAD; i += THREADS) {
-        int r = i / UNITS, m = i % UNITS, u = u0 + m;
-        at[m * APITCH + r] = (u < HID && r < G4) ? w_hh[(size_t)r * HID + u] : (u16)0;
+    for (int i = tid; i < CU * KR; i += THREADS) {
+        int k = i / CU, m = i % CU, u = cu0 + m;
+        at[m * APITCH + k] =
+            (u < HID && k0 + k < G4) ? w_hh[(size_t)(k0 + k) * HID + u] : (u16)0;
     }
 
     float dhr[ITEMS], dc[ITEMS];
@@ -124,14 +144,16 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
                 for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
+        // The warp's chunks, counted from the block's first; past the last real one, none.
         const int c_begin = warp * CPW;
-        const int c_count = (NCHUNKS - c_begin < CPW) ? (NCHUNKS - c_begin) : CPW;
+        const int c_real = min(NCR, NCHUNKS - (int)rank * NCR);
+        const int c_count = max(0, min(CPW, c_real - c_begin));
         // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
         // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
         auto issue = [&](int i) {
             if (i < c_count) {
                 u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
-                const int col = (c_begin + i) * CH;
+                const int col = k0 + (c_begin + i) * CH;
                 for (int q = lane; q < BATCH * (CH / 8); q += 32) {
                     int n = q / (CH / 8), j = (q % (CH / 8)) * 8;
                     cp_async16(b + n * CHP + j, xch + n * GPAD + col + j);
@@ -160,7 +182,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #pragma unroll
                 for (int mt = 0; mt < MTB; ++mt) {
                     u32 a[4];
-                    int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, UNITS - 1);
+                    int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, CU - 1);
                     ldsm_x4(a, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
                     for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], a, bf[nt]);
@@ -182,6 +204,28 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
             }
         __syncthreads();
+#if CL > 1
+        // The block's partial dh of the cluster's units, then each block sums its own units'
+        // partials over the cluster's blocks.
+        for (int i = tid; i < BATCH * CU; i += THREADS) {
+            int n = i / CU, m = i % CU;
+            float sum = 0.f;
+            for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + m];
+            part[n * PPITCH + m] = sum;
+        }
+        cluster_sync();
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
+            float sum = 0.f;
+            if (idx < UNITS * BATCH)
+                for (int q = 0; q < CL; ++q)
+                    sum += ld_cluster(part + n * PPITCH + rank * UNITS + ul, q);
+            dhr[it] = sum;
+        }
+        // A block writes `part` again only after the next grid barrier, which every block of
+        // the cluster reaches after these reads.
+#else
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
@@ -190,6 +234,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + ul];
             dhr[it] = sum;
         }
+#endif
         // The stage buffers (which hold the sums just read) are refilled after the next
         // step's barrier, which begins with __syncthreads.
     }
@@ -201,4 +246,8 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             dc0[n * HID + u] = from_f(dc[it]);
         }
     }
+#if CL > 1
+    // No block may leave while another of its cluster may still read its `part`.
+    cluster_sync();
+#endif
 }

@@ -50,8 +50,9 @@ pub(crate) struct Plan {
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
     pub buffers: usize,
-    /// Blocks per thread-block cluster of the backward (1: none), which split its product's K
-    /// (`lstm_bwd.cu`). Experimental: 1 unless `CANDLE_RNN_PERSISTENT_CLUSTER` says otherwise.
+    /// Blocks per thread-block cluster (1: none), which split the recurrent product's K
+    /// (`lstm_fwd.cu`, `lstm_bwd.cu`). Experimental: 1 unless `CANDLE_RNN_PERSISTENT_CLUSTER`
+    /// says otherwise.
     pub cluster: usize,
 }
 
@@ -106,8 +107,12 @@ impl Plan {
         };
         // Clusters need sm_90, and all their blocks resident at once.
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        if major < 9 || plan.blocks(Pass::Backward) > sms || plan.smem_bytes(Pass::Backward) > smem
-        {
+        let fits = |p: &Plan| {
+            [Pass::Forward, Pass::Backward]
+                .iter()
+                .all(|&pass| p.blocks() <= sms && p.smem_bytes(pass) <= smem)
+        };
+        if major < 9 || !fits(&plan) {
             plan.cluster = 1;
         }
         while plan.buffers < MAX_BUFFERS
@@ -137,13 +142,9 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Blocks in the grid of `pass`, one per multiprocessor at most: the backward's in whole
-    /// clusters.
-    pub fn blocks(&self, pass: Pass) -> usize {
-        match pass {
-            Pass::Forward => self.hidden.div_ceil(self.units),
-            Pass::Backward => self.hidden.div_ceil(self.units * self.cluster) * self.cluster,
-        }
+    /// Blocks in the grid of either pass, one per multiprocessor at most, in whole clusters.
+    pub fn blocks(&self) -> usize {
+        self.hidden.div_ceil(self.units * self.cluster) * self.cluster
     }
 
     pub fn threads(&self) -> usize {
@@ -165,12 +166,26 @@ impl Plan {
         let npad = self.batch.div_ceil(8) * 8;
         match pass {
             Pass::Forward => {
-                // The weight tile, and each warp's stage of h (or its partial sums).
-                let rows = 4 * self.units;
-                let kw = self.kpad().div_ceil(16).div_ceil(WARPS) * 16;
+                // The weight tile (the cluster's gate rows, the block's columns), the block's
+                // partial sums (with clusters), and each K group's stage of h (or its sums),
+                // with `lstm_fwd.cu`'s warp groups.
+                let rows = 4 * self.units * self.cluster;
+                let steps = (self.kpad() / 16).div_ceil(self.cluster);
+                let row_groups = match (self.cluster, rows / 16) {
+                    (1, _) => 1,
+                    (_, mt) if mt >= 4 => 4,
+                    (_, mt) if mt >= 2 => 2,
+                    _ => 1,
+                };
+                let k_groups = WARPS / row_groups;
+                let kw = steps.div_ceil(k_groups) * 16;
                 let stage = npad * (kw + 8) * 2;
                 let sums = npad * (rows + 4) * 4;
-                rows * (self.kpad() + 8) * 2 + WARPS * stage.max(sums).next_multiple_of(16)
+                let part = match self.cluster {
+                    1 => 0,
+                    _ => (self.batch * (rows + 4) * 4).next_multiple_of(16),
+                };
+                rows * (steps * 16 + 8) * 2 + part + k_groups * stage.max(sums).next_multiple_of(16)
             }
             Pass::Backward => {
                 // The transposed weight columns of the cluster's units and the block's gate

@@ -1,40 +1,66 @@
 // One LSTM layer's recurrence as one persistent kernel: every block owns UNITS hidden units
 // (all four gate rows of each) and keeps their rows of W_hh in shared memory for the whole
 // sequence, so the weights are read from memory once per call instead of once per step.
-// Each step: every warp copies its K slice of h_{t-1} from the exchange buffer (L2) into its
-// shared-memory stage with 16-byte asynchronous copies, multiplies the block's rows by it on
-// tensor cores, the block sums the warps' partial products and does the gate math for its
+// Each step: every group of warps copies its K slice of h_{t-1} from the exchange buffer (L2)
+// into its shared-memory stage with 16-byte asynchronous copies, multiplies its rows by it on
+// tensor cores, the block sums the groups' partial products and does the gate math for its
 // units, writes h_t to y[t] and to the exchange buffer, then one grid-wide barrier.
 //
 // Specialised at compile time (NVRTC -D): HID, BATCH, UNITS (a multiple of 4), NWARPS,
-// ELEM_BF16 (1: bf16, 0: f16). The input projection W_ih x_t is computed before the kernel
-// (one GEMM over all steps) and arrives in `xg`, f32 [T, B, 4H], without biases.
-// `hx` is the exchange buffer, [2][BATCH][KPAD], zeroed before the launch (its columns past
-// HID are never written and must stay zero). With `save` non-null (training), the gate
-// activations overwrite `xg` in place and the cell states go to `save`, f32 [T, B, H], for
-// the backward pass.
+// ELEM_BF16 (1: bf16, 0: f16), and CL, the blocks of a thread-block cluster (1: none). With
+// CL > 1 the CL blocks of a cluster split K (the columns of h) instead of each reading all of
+// h: block r of cluster q keeps the gate rows of the cluster's CL * UNITS units for its CL-th
+// of the columns, multiplies them by that CL-th of h_{t-1} (a CL-th of the L2 traffic), and
+// the cluster sums the partial products through distributed shared memory; block r still does
+// the gate math of units blockIdx.x * UNITS.. . Warps: MG groups along the rows times KG along
+// K (with CL = 1, one row group: each warp has all rows and its own K slice, and the warps of
+// a K group are one warp).
+//
+// The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and
+// arrives in `xg`, f32 [T, B, 4H], without biases. `hx` is the exchange buffer,
+// [2][BATCH][KPAD], zeroed before the launch (its columns past HID are never written and must
+// stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
+// the cell states go to `save`, f32 [T, B, H], for the backward pass.
 
-#define ROWS (4 * UNITS)
+#define CU (CL * UNITS)
+#define ROWS (4 * CU)
 #define MT (ROWS / 16)
 #define NT ((BATCH + 7) / 8)
 #define NPAD (NT * 8)
 #define KSTEPS ((HID + 15) / 16)
 #define KPAD (KSTEPS * 16)
+// The block's K steps, and its first column.
+#define KSB ((KSTEPS + CL - 1) / CL)
+// Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each).
+#define MG ((CL == 1) ? 1 : ((MT >= 4) ? 4 : ((MT >= 2) ? 2 : 1)))
+#define KG (NWARPS / MG)
+#define MPW ((MT + MG - 1) / MG)
+#define KPG ((KSB + KG - 1) / KG)
 // Row pitch of the weight tile, in elements: an odd number of 16-byte chunks, so that the
 // eight row addresses of an ldmatrix fall in different banks.
-#define PITCH (KPAD + 8)
-#define KPW ((KSTEPS + NWARPS - 1) / NWARPS)
+#define PITCH (KSB * 16 + 8)
 #define THREADS (NWARPS * 32)
 #define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
 #define RPITCH (ROWS + 4)
-// A warp's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
-// chunks (conflict-free ldmatrix). After the products the warp's partial sums, NPAD rows of
+// A K group's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
+// chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows of
 // RPITCH floats, reuse the same bytes.
-#define KW (KPW * 16)
+#define KW (KPG * 16)
 #define HSP (KW + 8)
 #define STAGE_BYTES (NPAD * HSP * 2)
 #define RED_BYTES (NPAD * RPITCH * 4)
-#define WARP_BYTES ((((STAGE_BYTES > RED_BYTES) ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16)
+#define GROUP_BYTES ((((STAGE_BYTES > RED_BYTES) ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16)
+// The block's partial products of the cluster's rows, [BATCH][RPITCH] f32 (CL > 1 only).
+#define PART_BYTES ((CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0)
+
+// The warps of K group `kg` wait for each other (with one warp per group: the warp).
+__device__ __forceinline__ void group_sync(int kg) {
+#if MG == 1
+    __syncwarp();
+#else
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + kg), "r"(MG * 32) : "memory");
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
@@ -51,20 +77,26 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
     extern __shared__ __align__(16) unsigned char smem[];
     u16* w = (u16*)smem;                               // [ROWS][PITCH]
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    unsigned char* warp_region = smem + ROWS * PITCH * 2 + warp * WARP_BYTES;
-    u16* hs = (u16*)warp_region;                       // [NPAD][HSP], this warp's stage
-    float* red = (float*)(smem + ROWS * PITCH * 2);    // warp q's sums at q * WARP_BYTES
-    const int u0 = blockIdx.x * UNITS;
+    const int mg = warp % MG, kg = warp / MG;
+    unsigned char* group_region = smem + ROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
+    u16* hs = (u16*)group_region;                      // [NPAD][HSP], this group's stage
+    float* red = (float*)(smem + ROWS * PITCH * 2 + PART_BYTES);  // group q's at q * GROUP_BYTES
+#if CL > 1
+    float* part = (float*)(smem + ROWS * PITCH * 2);
+#endif
+    const u32 rank = cluster_rank();
+    const int u0 = blockIdx.x * UNITS, cu0 = (blockIdx.x / CL) * CU;
+    const int kb0 = rank * KSB * 16;  // the block's first column of h
 
-    // Row r of the tile is gate r / UNITS of unit u0 + r % UNITS; rows past H and columns
-    // past HID are zero. A warp copies one row at a time, two elements per lane and load
-    // (rows start 4-byte aligned: HID is even).
+    // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0..; rows past H and
+    // columns past HID are zero. A warp copies one row at a time, two elements per lane and
+    // load (rows start 4-byte aligned: HID and kb0 are even).
     for (int r = warp; r < ROWS; r += NWARPS) {
-        int g = r / UNITS, u = u0 + r % UNITS;
-        const u32* src = (const u32*)(w_hh + (size_t)(g * HID + u) * HID);
+        int g = r / CU, u = cu0 + r % CU;
+        const u32* src = (const u32*)(w_hh + (size_t)(g * HID + u) * HID + kb0);
         u32* dst = (u32*)(w + r * PITCH);
         for (int k2 = lane; k2 < PITCH / 2; k2 += 32)
-            dst[k2] = (u < HID && 2 * k2 < HID) ? src[k2] : 0u;
+            dst[k2] = (u < HID && kb0 + 2 * k2 < HID) ? src[k2] : 0u;
     }
 
     float c[ITEMS], bias[ITEMS][4];
@@ -95,64 +127,81 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                 xv[it][g] = live ? xg[((size_t)t * BATCH + n) * 4 * HID + g * HID + u] : 0.f;
         }
 
-        // The block's gate rows times h_{t-1}: warp `warp` takes KPW of the K steps, from
-        // column kw0.
-        const int kw0 = warp * KW;
+        // The group's rows times h_{t-1}: K group kg takes KPG of the block's K steps, from
+        // column kw0 of the block's (kb0 + kw0 of h); its MG warps copy them together.
+        const int kw0 = kg * KW, gl = mg * 32 + lane;
         if (t > 0) {
-            const u16* src = hx + ((t - 1) & 1) * BATCH * KPAD;
-            for (int q = lane; q < BATCH * (KW / 8); q += 32) {
+            const u16* src = hx + ((t - 1) & 1) * BATCH * KPAD + kb0;
+            for (int q = gl; q < BATCH * (KW / 8); q += MG * 32) {
                 int n = q / (KW / 8), j = (q % (KW / 8)) * 8;
-                if (kw0 + j < KPAD) cp_async16(hs + n * HSP + j, src + n * KPAD + kw0 + j);
+                if (kb0 + kw0 + j < KPAD) cp_async16(hs + n * HSP + j, src + n * KPAD + kw0 + j);
             }
             cp_async_wait_all();
         } else {
             // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
-            for (int q = lane; q < BATCH * (KW / 2); q += 32) {
-                int n = q / (KW / 2), k = kw0 + (q % (KW / 2)) * 2;
+            for (int q = gl; q < BATCH * (KW / 2); q += MG * 32) {
+                int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
                 u32 v = (h0 && k < HID) ? *(const u32*)(h0 + n * HID + k) : 0u;
-                *(u32*)(hs + n * HSP + k - kw0) = v;
+                *(u32*)(hs + n * HSP + j) = v;
             }
         }
-        __syncwarp();
-        float acc[MT][NT][4];
+        group_sync(kg);
+        float acc[MPW][NT][4];
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
+        for (int i = 0; i < MPW; ++i)
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-                for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
+                for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
 #pragma unroll
-        for (int j = 0; j < KPW; ++j) {
-            int ks = warp * KPW + j;
-            if (ks < KSTEPS) {
+        for (int j = 0; j < KPG; ++j) {
+            int ks = rank * KSB + kg * KPG + j;  // K step of h
+            if (kg * KPG + j < KSB && ks < KSTEPS) {
                 u32 b[NT][2];
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt)
                     ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
-                for (int mt = 0; mt < MT; ++mt) {
-                    u32 a[4];
-                    int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                    ldsm_x4(a, w + row * PITCH + ks * 16 + (lane >> 4) * 8);
+                for (int i = 0; i < MPW; ++i) {
+                    int mt = mg * MPW + i;
+                    if (mt < MT) {
+                        u32 a[4];
+                        int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                        ldsm_x4(a, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
 #pragma unroll
-                    for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], a, b[nt]);
+                        for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], a, b[nt]);
+                    }
                 }
             }
         }
-        // The stage is read; the warp's partial sums take its place.
-        __syncwarp();
-        float* rw = (float*)warp_region;
+        // The stage is read (by every warp of the group); the group's partial sums take its
+        // place, each warp writing its rows.
+        group_sync(kg);
+        float* rw = (float*)group_region;
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
+        for (int i = 0; i < MPW; ++i) {
+            int mt = mg * MPW + i;
+            if (mt < MT)
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-                int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                rw[n * RPITCH + r] = acc[mt][nt][0];
-                rw[(n + 1) * RPITCH + r] = acc[mt][nt][1];
-                rw[n * RPITCH + r + 8] = acc[mt][nt][2];
-                rw[(n + 1) * RPITCH + r + 8] = acc[mt][nt][3];
-            }
+                for (int nt = 0; nt < NT; ++nt) {
+                    int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
+                    rw[n * RPITCH + r] = acc[i][nt][0];
+                    rw[(n + 1) * RPITCH + r] = acc[i][nt][1];
+                    rw[n * RPITCH + r + 8] = acc[i][nt][2];
+                    rw[(n + 1) * RPITCH + r + 8] = acc[i][nt][3];
+                }
+        }
         __syncthreads();
+#if CL > 1
+        // The block's partial products of the cluster's rows, for the cluster's blocks.
+        for (int i = tid; i < BATCH * ROWS; i += THREADS) {
+            int n = i / ROWS, r = i % ROWS;
+            float s = 0.f;
+            for (int q = 0; q < KG; ++q) s += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
+            part[n * RPITCH + r] = s;
+        }
+        cluster_sync();
+#endif
 
         // Gate math for the block's (unit, sample) pairs; the cell state stays in registers.
 #pragma unroll
@@ -163,8 +212,13 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #pragma unroll
                 for (int g = 0; g < 4; ++g) {
                     float s = bias[it][g] + xv[it][g];
-                    for (int q = 0; q < NWARPS; ++q)
-                        s += red[q * (WARP_BYTES / 4) + n * RPITCH + g * UNITS + ul];
+#if CL > 1
+                    for (int q = 0; q < CL; ++q)
+                        s += ld_cluster(part + n * RPITCH + g * CU + rank * UNITS + ul, q);
+#else
+                    for (int q = 0; q < KG; ++q)
+                        s += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UNITS + ul];
+#endif
                     pre[g] = s;
                 }
                 float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = tanhf(pre[2]),
@@ -190,6 +244,12 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                 }
             }
         }
+        // A block writes `part` again only after the next grid barrier, which every block of
+        // its cluster reaches after reading it.
         if (t + 1 < seq) grid_barrier(counter, (u32)(t + 1) * gridDim.x);
     }
+#if CL > 1
+    // No block may leave while another of its cluster may still read its `part`.
+    cluster_sync();
+#endif
 }

@@ -5,6 +5,9 @@
 typedef unsigned short u16;
 typedef unsigned int u32;
 
+// Loads in flight per thread while a kernel fills its weight tile.
+#define FILL 16
+
 __device__ __forceinline__ float to_f(u16 v) {
 #if ELEM_BF16
     return __uint_as_float(((u32)v) << 16);

@@ -74,10 +74,22 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     const u32 rank = cluster_rank();
     const int cu0 = (blockIdx.x / CL) * CU, k0 = rank * KR;
 
-    for (int i = tid; i < CU * KR; i += THREADS) {
-        int k = i / CU, m = i % CU, u = cu0 + m;
-        at[m * APITCH + k] =
-            (u < HID && k0 + k < G4) ? w_hh[(size_t)(k0 + k) * HID + u] : (u16)0;
+    // Consecutive threads along a row of W_hh, FILL loads in flight per thread (one at a time,
+    // the fill took tens of microseconds of every launch).
+    for (int i0 = tid; i0 < CU * KR; i0 += THREADS * FILL) {
+        u16 v[FILL];
+#pragma unroll
+        for (int j = 0; j < FILL; ++j) {
+            int i = i0 + j * THREADS, k = k0 + i / CU, u = cu0 + i % CU;
+            // Every load goes (clamped into W_hh), so that none waits behind a branch.
+            u16 x = w_hh[(size_t)min(k, G4 - 1) * HID + min(u, HID - 1)];
+            v[j] = (i < CU * KR && u < HID && k < G4) ? x : (u16)0;
+        }
+#pragma unroll
+        for (int j = 0; j < FILL; ++j) {
+            int i = i0 + j * THREADS;
+            if (i < CU * KR) at[(i % CU) * APITCH + i / CU] = v[j];
+        }
     }
 
     float dhr[ITEMS], dc[ITEMS];

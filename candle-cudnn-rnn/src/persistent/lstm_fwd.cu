@@ -89,14 +89,28 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
     const int kb0 = rank * KSB * 16;  // the block's first column of h
 
     // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0..; rows past H and
-    // columns past HID are zero. A warp copies one row at a time, two elements per lane and
-    // load (rows start 4-byte aligned: HID and kb0 are even).
-    for (int r = warp; r < ROWS; r += NWARPS) {
-        int g = r / CU, u = cu0 + r % CU;
-        const u32* src = (const u32*)(w_hh + (size_t)(g * HID + u) * HID + kb0);
-        u32* dst = (u32*)(w + r * PITCH);
-        for (int k2 = lane; k2 < PITCH / 2; k2 += 32)
-            dst[k2] = (u < HID && kb0 + 2 * k2 < HID) ? src[k2] : 0u;
+    // columns past HID are zero. Pairs of elements (rows start 4-byte aligned: HID and kb0 are
+    // even), consecutive threads along a row, FILL loads in flight per thread (one at a time,
+    // the fill took tens of microseconds of every launch).
+    {
+        constexpr int PAIRS = PITCH / 2, TOTAL = ROWS * PAIRS;
+        for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
+            u32 v[FILL];
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS, r = i / PAIRS, k = kb0 + 2 * (i % PAIRS);
+                int g = min(r / CU, 3), u = cu0 + r % CU;
+                // Every load goes (clamped into W_hh), so that none waits behind a branch.
+                size_t at = (size_t)(g * HID + min(u, HID - 1)) * HID + min(k, HID - 2);
+                u32 x = *(const u32*)(w_hh + at);
+                v[j] = (i < TOTAL && u < HID && k < HID) ? x : 0u;
+            }
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                if (i < TOTAL) ((u32*)(w + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+            }
+        }
     }
 
     float c[ITEMS], bias[ITEMS][4];

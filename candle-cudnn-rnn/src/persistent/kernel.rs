@@ -56,7 +56,7 @@ pub(crate) struct Plan {
     pub cluster: usize,
 }
 
-/// The backward's cluster size asked for by `CANDLE_RNN_PERSISTENT_CLUSTER` (1, 2 or 4).
+/// The cluster size asked for by `CANDLE_RNN_PERSISTENT_CLUSTER` (1, 2 or 4).
 fn cluster_asked() -> usize {
     match std::env::var("CANDLE_RNN_PERSISTENT_CLUSTER").as_deref() {
         Ok("2") => 2,

@@ -122,19 +122,27 @@ fn cooperative_clusters(
         .map(|v| v as *mut u64 as *mut std::ffi::c_void)
         .collect();
     params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
-    // SAFETY: the callers pass the kernel's arguments in its order (`params` points at them,
-    // alive until the call returns: the driver copies them); the grid is whole clusters, all
-    // resident (checked above).
-    unsafe {
-        sys::cuLaunchKernelEx(
-            &config,
-            f.cu_function(),
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-        .result()
-    }
-    .map_err(|e| err(e.to_string()))
+    let mut launch = |config: &sys::CUlaunchConfig| {
+        // SAFETY: the callers pass the kernel's arguments in its order (`params` points at
+        // them, alive until the call returns: the driver copies them); the grid is whole
+        // clusters, all resident at once (checked above).
+        unsafe {
+            sys::cuLaunchKernelEx(
+                config,
+                f.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+            .result()
+        }
+    };
+    launch(&config).or_else(|cooperative| {
+        // A driver that refuses the cooperative attribute with clusters: every cluster fits at
+        // once (checked above), which is what the grid barrier needs (clusters that wait for
+        // other work to leave the GPU start once it has).
+        config.numAttrs = 1;
+        launch(&config).map_err(|e| err(format!("{e} (cooperative: {cooperative})")))
+    })
 }
 
 /// The device addresses of `bufs`, held for writing on `stream` while the guards live.

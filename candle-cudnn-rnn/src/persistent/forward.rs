@@ -46,13 +46,13 @@ pub(super) fn cooperative(
     seq: usize,
 ) -> Result<()> {
     let cfg = LaunchConfig {
-        grid_dim: (plan.blocks() as u32, 1, 1),
+        grid_dim: (plan.blocks(pass) as u32, 1, 1),
         block_dim: (plan.threads() as u32, 1, 1),
         shared_mem_bytes: plan.smem_bytes(pass) as u32,
     };
     let seq = seq as i32;
-    if plan.cluster > 1 {
-        return cooperative_clusters(stream, f, (cfg, plan.cluster), ptrs, seq);
+    if plan.cluster(pass) > 1 {
+        return cooperative_clusters(stream, f, (cfg, plan.cluster(pass)), ptrs, seq);
     }
     let mut launch = stream.launch_builder(f);
     for p in ptrs {

@@ -50,18 +50,28 @@ pub(crate) struct Plan {
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
     pub buffers: usize,
-    /// Blocks per thread-block cluster (1: none), which split the recurrent product's K
-    /// (`lstm_fwd.cu`, `lstm_bwd.cu`). Experimental: 1 unless `CANDLE_RNN_PERSISTENT_CLUSTER`
-    /// says otherwise.
-    pub cluster: usize,
+    /// Blocks per thread-block cluster (1: none) of the forward and of the backward, whose
+    /// blocks split the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`): see
+    /// [`clusters_asked`].
+    pub clusters: [usize; 2],
 }
 
-/// The cluster size asked for by `CANDLE_RNN_PERSISTENT_CLUSTER` (1, 2 or 4).
-fn cluster_asked() -> usize {
-    match std::env::var("CANDLE_RNN_PERSISTENT_CLUSTER").as_deref() {
-        Ok("2") => 2,
-        Ok("4") => 4,
+/// The cluster sizes of the two passes: `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both) or `F,B`
+/// (forward, backward), each 1, 2 or 4; by default none in the forward and pairs in the
+/// backward, the fastest on the H100 for PTB large (the backward reads every step's gate
+/// gradients from L2, and a pair of blocks halves what each reads; the forward's h is small).
+fn clusters_asked() -> [usize; 2] {
+    let size = |v: &str| match v.trim() {
+        "2" => 2,
+        "4" => 4,
         _ => 1,
+    };
+    match std::env::var("CANDLE_RNN_PERSISTENT_CLUSTER") {
+        Ok(v) => match v.split_once(',') {
+            Some((f, b)) => [size(f), size(b)],
+            None => [size(&v), size(&v)],
+        },
+        Err(_) => [1, 2],
     }
 }
 
@@ -103,17 +113,14 @@ impl Plan {
             units,
             bf16,
             buffers: 2,
-            cluster: cluster_asked(),
+            clusters: clusters_asked(),
         };
         // Clusters need sm_90, and all their blocks resident at once.
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let fits = |p: &Plan| {
-            [Pass::Forward, Pass::Backward]
-                .iter()
-                .all(|&pass| p.blocks() <= sms && p.smem_bytes(pass) <= smem)
-        };
-        if major < 9 || !fits(&plan) {
-            plan.cluster = 1;
+        for pass in [Pass::Forward, Pass::Backward] {
+            if major < 9 || plan.blocks(pass) > sms || plan.smem_bytes(pass) > smem {
+                plan.clusters[pass as usize] = 1;
+            }
         }
         while plan.buffers < MAX_BUFFERS
             && (Plan {
@@ -142,9 +149,15 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Blocks in the grid of either pass, one per multiprocessor at most, in whole clusters.
-    pub fn blocks(&self) -> usize {
-        self.hidden.div_ceil(self.units * self.cluster) * self.cluster
+    /// Blocks per cluster in `pass` (1: none).
+    pub fn cluster(&self, pass: Pass) -> usize {
+        self.clusters[pass as usize]
+    }
+
+    /// Blocks in the grid of `pass`, one per multiprocessor at most, in whole clusters.
+    pub fn blocks(&self, pass: Pass) -> usize {
+        let cluster = self.cluster(pass);
+        self.hidden.div_ceil(self.units * cluster) * cluster
     }
 
     pub fn threads(&self) -> usize {
@@ -164,14 +177,15 @@ impl Plan {
     /// Shared memory per block, as `lstm_fwd.cu` and `lstm_bwd.cu` lay it out.
     pub fn smem_bytes(&self, pass: Pass) -> usize {
         let npad = self.batch.div_ceil(8) * 8;
+        let cluster = self.cluster(pass);
         match pass {
             Pass::Forward => {
                 // The weight tile (the cluster's gate rows, the block's columns), the block's
                 // partial sums (with clusters), and each K group's stage of h (or its sums),
                 // with `lstm_fwd.cu`'s warp groups.
-                let rows = 4 * self.units * self.cluster;
-                let steps = (self.kpad() / 16).div_ceil(self.cluster);
-                let row_groups = match (self.cluster, rows / 16) {
+                let rows = 4 * self.units * cluster;
+                let steps = (self.kpad() / 16).div_ceil(cluster);
+                let row_groups = match (cluster, rows / 16) {
                     (1, _) => 1,
                     (_, mt) if mt >= 4 => 4,
                     (_, mt) if mt >= 2 => 2,
@@ -181,7 +195,7 @@ impl Plan {
                 let kw = steps.div_ceil(k_groups) * 16;
                 let stage = npad * (kw + 8) * 2;
                 let sums = npad * (rows + 4) * 4;
-                let part = match self.cluster {
+                let part = match cluster {
                     1 => 0,
                     _ => (self.batch * (rows + 4) * 4).next_multiple_of(16),
                 };
@@ -191,10 +205,10 @@ impl Plan {
                 // The transposed weight columns of the cluster's units and the block's gate
                 // rows, the block's partial sums (with clusters), and each warp's chunk buffers
                 // (or sums).
-                let units = self.units * self.cluster;
+                let units = self.units * cluster;
                 let rows = units.div_ceil(16) * 16;
-                let columns = (self.gpad() / 32).div_ceil(self.cluster) * 32;
-                let part = match self.cluster {
+                let columns = (self.gpad() / 32).div_ceil(cluster) * 32;
+                let part = match cluster {
                     1 => 0,
                     _ => (self.batch * (units + 4) * 4).next_multiple_of(16),
                 };
@@ -205,7 +219,7 @@ impl Plan {
         }
     }
 
-    fn defines(&self) -> Vec<String> {
+    fn defines(&self, pass: Pass) -> Vec<String> {
         vec![
             format!("-DHID={}", self.hidden),
             format!("-DBATCH={}", self.batch),
@@ -213,7 +227,7 @@ impl Plan {
             format!("-DNWARPS={WARPS}"),
             format!("-DELEM_BF16={}", u8::from(self.bf16)),
             format!("-DNBUF={}", self.buffers),
-            format!("-DCL={}", self.cluster),
+            format!("-DCL={}", self.cluster(pass)),
         ]
     }
 
@@ -225,7 +239,7 @@ impl Plan {
             self.batch,
             self.units,
             self.buffers,
-            self.cluster,
+            self.cluster(pass),
             if self.bf16 { "bf16" } else { "f16" }
         )
     }
@@ -254,12 +268,12 @@ impl Plan {
                 .entry((*self, pass))
                 .or_insert_with(|| {
                     let opts = CompileOptions {
-                        arch: Some(if self.cluster > 1 {
+                        arch: Some(if self.cluster(pass) > 1 {
                             "compute_90"
                         } else {
                             "compute_80"
                         }),
-                        options: self.defines(),
+                        options: self.defines(pass),
                         ..Default::default()
                     };
                     let body = match pass {

@@ -83,19 +83,20 @@ impl CudnnRnn {
     ) -> Result<RnnAlgo> {
         let packed = call.output_len() + call.state_len();
         let mut out_buf = stream.alloc_zeros::<T>(packed)?;
-        let mut dy = stream.alloc_zeros::<T>(packed)?;
+        // A gradient of ones: with zeros every backward agrees, a broken one too.
+        let mut dy = stream.clone_htod(&vec![T::from_f64(1.0); packed])?;
         let mut dx = stream.alloc_zeros::<T>(call.input_len())?;
         let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
         let mut dw = stream.alloc_zeros::<T>(p.space_len)?;
         let (dy, _b) = dy.device_ptr_mut(stream);
-        let (dx, _c) = dx.device_ptr_mut(stream);
-        let (ds, _d) = ds.device_ptr_mut(stream);
         let (dw, _e) = dw.device_ptr_mut(stream);
         let mut best = (RnnAlgo::Standard, f64::INFINITY);
-        // The standard algorithm's outputs (it runs first): a candidate must reproduce them.
-        let mut reference: Option<Vec<f64>> = None;
+        // The standard algorithm's outputs, and in training its input and state gradients (it
+        // runs first): a candidate must reproduce them. (The weight gradient is left out:
+        // cuDNN adds it up over the repetitions.)
+        let mut reference: Option<[Vec<f64>; 3]> = None;
         for algo in RnnAlgo::CONCRETE {
-            let run = |p: &mut Prepared, out: u64| -> Result<f64> {
+            let run = |p: &mut Prepared, [out, dx, ds]: [u64; 3]| -> Result<f64> {
                 let desc = p.desc(&self.spec, h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;
                 let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
@@ -124,19 +125,21 @@ impl CudnnRnn {
             // An algorithm cuDNN refuses for this configuration is simply not a candidate.
             let timed = {
                 let (out, _a) = out_buf.device_ptr_mut(stream);
-                run(p, out)
+                let (dx, _c) = dx.device_ptr_mut(stream);
+                let (ds, _d) = ds.device_ptr_mut(stream);
+                run(p, [out, dx, ds])
             };
             let Ok(t) = timed else { continue };
-            let y: Vec<f64> = stream
-                .clone_dtoh(&out_buf)?
-                .iter()
-                .map(|v| v.to_f64())
-                .collect();
+            let host = |b| -> Result<Vec<f64>> {
+                Ok(stream.clone_dtoh(b)?.iter().map(|v: &T| v.to_f64()).collect())
+            };
+            let results = [host(&out_buf)?, host(&dx)?, host(&ds)?];
             match &reference {
-                None => reference = Some(y),
-                // Nor is one whose results differ (a persistent kernel that silently
-                // returns zeros for a shape it does not handle, say).
-                Some(r) if !agrees(&y, r) => continue,
+                None => reference = Some(results),
+                // Nor is one whose results differ (a persistent kernel that silently returns
+                // zeros for a shape it does not handle, say, or cuDNN's persistent backward
+                // in f16 at batch 1 on the H100, which gives infinite gradients).
+                Some(r) if !results.iter().zip(r).all(|(a, b)| agrees(a, b)) => continue,
                 Some(_) => {}
             }
             if t < best.1 {

@@ -131,7 +131,11 @@ impl CudnnRnn {
             };
             let Ok(t) = timed else { continue };
             let host = |b| -> Result<Vec<f64>> {
-                Ok(stream.clone_dtoh(b)?.iter().map(|v: &T| v.to_f64()).collect())
+                Ok(stream
+                    .clone_dtoh(b)?
+                    .iter()
+                    .map(|v: &T| v.to_f64())
+                    .collect())
             };
             let results = [host(&out_buf)?, host(&dx)?, host(&ds)?];
             match &reference {

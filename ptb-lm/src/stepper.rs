@@ -56,6 +56,16 @@ impl<'m> Stepper<'m> {
         })
     }
 
+    /// Starts from `state` instead of zeros (before the first step).
+    pub fn start_from(&self, state: &LmState) -> Result<()> {
+        self.state.assign(state)
+    }
+
+    /// The state after the steps so far.
+    pub fn state(&self) -> &LmState {
+        &self.state
+    }
+
     /// Whether steps are replayed from a CUDA graph (after the first).
     pub fn graphed(&self) -> bool {
         !matches!(self.replay, Replay::Eager)

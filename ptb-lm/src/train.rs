@@ -6,7 +6,7 @@ use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
-use crate::pass::{evaluate, run_pass};
+use crate::pass::{evaluate, evaluate_stream, run_pass};
 use crate::precision::Precision;
 use crate::run::{EpochMetrics, RunProgress, RunSpec};
 use crate::run_dir::RunLock;
@@ -307,10 +307,12 @@ pub fn train(args: TrainArgs) -> Result<()> {
     }
     if progress.epochs_done == cfg.max_max_epoch {
         let eval_model = inference_model(&spec, &varmap, &device)?;
-        let te = evaluate(
+        // The tutorial's test pass (batch 1, one word per step), read in windows of the
+        // training steps: the same perplexity up to rounding, in 35 times fewer steps.
+        let te = evaluate_stream(
             &eval_model,
             &corpus.test,
-            (1, 1),
+            cfg.num_steps,
             args.max_batches,
             graph,
             Some("test"),

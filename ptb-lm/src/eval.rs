@@ -59,8 +59,8 @@ fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbM
 /// Perplexity of a split as training measures it: valid with the training batch and steps,
 /// test with batch 1 and 1 step (the tutorial's eval config; training's final test reads the
 /// same stream in windows of its steps, the same perplexity up to rounding), unless told
-/// otherwise; the whole
-/// split unless `--max-batches` says otherwise. Says how many words it scored.
+/// otherwise; the whole split unless `--max-batches` says otherwise. Says how many words it
+/// scored.
 pub fn eval(args: EvalArgs) -> Result<()> {
     let (ckpt, model) = load_for_inference(&args.checkpoint, args.device)?;
     let spec = &ckpt.spec;

@@ -124,7 +124,8 @@ pub fn evaluate_stream(
         None,
     )?;
     let rest = targets - windows * steps;
-    if rest == 0 || max_batches.is_some_and(|m| m < windows) {
+    // The shorter window is one batch more: not when `max_batches` stopped the pass already.
+    if rest == 0 || max_batches.is_some_and(|m| m <= windows) {
         return Ok(whole);
     }
     // The last `rest` targets, from the state the windows ended in, in one eager step.

@@ -308,7 +308,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     if progress.epochs_done == cfg.max_max_epoch {
         let eval_model = inference_model(&spec, &varmap, &device)?;
         // The tutorial's test pass (batch 1, one word per step), read in windows of the
-        // training steps: the same perplexity up to rounding, in 35 times fewer steps.
+        // training steps: the same perplexity up to rounding, in `num_steps` times fewer steps.
         let te = evaluate_stream(
             &eval_model,
             &corpus.test,

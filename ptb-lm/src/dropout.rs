@@ -405,6 +405,7 @@ mod tests {
     #[cfg(feature = "cuda")]
     #[test]
     fn cuda_matches_cpu() {
+        let _gpu = crate::test_gpu::shared();
         let Ok(gpu) = Device::new_cuda(0) else {
             return;
         };

@@ -23,6 +23,8 @@ mod run_dir;
 mod session;
 mod step;
 mod stepper;
+#[cfg(test)]
+mod test_gpu;
 mod train;
 mod xent;
 

@@ -148,13 +148,12 @@ mod tests {
     use crate::config::{LmConfig, Preset};
     use crate::run::RunSpec;
     use crate::session::{build_model, inference_model};
-    use candle_core::Device;
 
     /// With the state carried, one step per call and 6 steps per call see the same stream, so
     /// the perplexity agrees (on CUDA when built with it: cuDNN at seq 1 and seq 6).
     #[test]
     fn state_carries_across_calls_in_evaluation() {
-        let dev = Device::cuda_if_available(0).unwrap();
+        let dev = crate::test_gpu::device();
         let mut config = LmConfig::preset(Preset::Small);
         (config.hidden_size, config.init_scale) = (16, 0.5);
         let mut spec = RunSpec::new(Preset::Small, config, 13);
@@ -188,7 +187,7 @@ mod tests {
     /// Windows of 6 with a shorter last one predict every word as one step at a time does.
     #[test]
     fn a_stream_in_windows_equals_one_word_at_a_time() {
-        let dev = Device::cuda_if_available(0).unwrap();
+        let dev = crate::test_gpu::device();
         let mut config = LmConfig::preset(Preset::Small);
         (config.hidden_size, config.init_scale) = (16, 0.5);
         let mut spec = RunSpec::new(Preset::Small, config, 13);

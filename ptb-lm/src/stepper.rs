@@ -221,6 +221,7 @@ mod tests {
     /// every step, the learning rate changed on the device, the state carried in place.
     #[test]
     fn graphed_steps_equal_eager_steps() {
+        let _alone = crate::test_gpu::alone();
         let Ok(dev) = Device::new_cuda_with_stream(0) else {
             return;
         };

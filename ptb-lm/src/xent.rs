@@ -369,10 +369,7 @@ mod tests {
     use super::*;
     use candle_core::{Device, Var, D};
 
-    /// CUDA when this build and machine have it: the same tests then check the kernels.
-    fn device() -> Device {
-        Device::cuda_if_available(0).unwrap()
-    }
+    use crate::test_gpu::device;
 
     fn reference(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
         let logp = candle_nn::ops::log_softmax(logits, D::Minus1)?;

@@ -298,10 +298,7 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
-    /// CUDA when this build and machine have it: the same tests then check the kernels.
-    fn device() -> Device {
-        Device::cuda_if_available(0).unwrap()
-    }
+    use crate::test_gpu::device;
 
     /// Repeated and unique ids, against the dense computation (zeros + `index_add`, then
     /// `table += a · dense`): bit-identical sums and update, and the same norm.

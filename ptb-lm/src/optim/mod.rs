@@ -249,12 +249,8 @@ impl<R: UpdateRule> Optimizer<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::Device;
 
-    /// CUDA when this build and machine have it: the same test then checks the cuBLAS path.
-    fn device() -> Device {
-        Device::cuda_if_available(0).unwrap()
-    }
+    use crate::test_gpu::device;
 
     /// Returns the vars and the gradients of `loss = Σ_i Σ (v_i · c_i)`, i.e. `c_i`.
     fn setup(scales: &[f32]) -> (Vec<Var>, GradStore, Vec<Vec<f32>>) {
@@ -278,6 +274,7 @@ mod tests {
     }
 
     fn check(scales: &[f32], max_norm: f64) {
+        let _gpu = crate::test_gpu::shared();
         let (vars, grads, coefs) = setup(scales);
         let before: Vec<Vec<f32>> = vars.iter().map(values).collect();
         let norm: f64 = coefs

@@ -157,8 +157,8 @@ impl InplaceOp3 for ScatterAxpy {
 
 #[cfg(feature = "cuda")]
 mod cuda {
-    //! One block per lookup `i`; it works only when `i` is its id's first lookup (found by one
-    //! thread's scan of the ids before it), its threads striding over the columns.
+    //! One block per lookup `i`; it works only when `i` is its id's first lookup (found by its
+    //! threads' scan of the ids before it), its threads striding over the columns.
     //! Deterministic: every sum is taken in lookup order by one thread.
 
     use crate::nvrtc::{block_per_row, view, Module};
@@ -168,53 +168,73 @@ mod cuda {
     use candle_core::{bail, CudaStorage, Layout, Result};
 
     const SOURCE: &str = r#"
+// Whether lookup i is its id's first: the block's threads scan the earlier ids together (all
+// of them must call it).
 __device__ bool first(const unsigned int* ids, int i) {
     unsigned int id = ids[i];
-    for (int k = 0; k < i; ++k) if (ids[k] == id) return false;
-    return true;
+    int seen = 0;
+    for (int k = threadIdx.x; k < i; k += blockDim.x) seen |= ids[k] == id;
+    return !__syncthreads_or(seen);
 }
 
-// Thread 0 finds whether lookup i is its id's first and lists the lookups of that id, at most
-// LIST at a time; then the block's threads sum the listed rows column by column. (Every thread
-// scanning the ids itself cost O(n^2 h / threads) loads: 0.3 ms of PTB large's step.)
+// Adds the listed rows to the sums in `o` (started: `o` holds earlier ones), column by column,
+// in list order.
+__device__ void add_listed(const float* rows, const int* list, int count, bool started, float* o, int h) {
+    for (int j = threadIdx.x; j < h; j += blockDim.x) {
+        float s = started ? o[j] : 0.0f;
+        for (int q = 0; q < count; ++q) s += rows[(long long)list[q] * h + j];
+        o[j] = s;
+    }
+    __syncthreads();
+}
+
+// A block per lookup i: if it is its id's first, the block lists the id's lookups (in lookup
+// order, blockDim at a time: a ballot per warp and the warps' counts give each hit its place)
+// and sums their rows, LIST listed rows at a time; otherwise its sum is zero. (Thread 0
+// scanning the ids alone cost ~50 us of PTB large's step; every thread scanning them itself,
+// O(n^2 h / threads) loads, 0.3 ms.) Blocks of a multiple of 32 threads, at most LIST.
 #define LIST 1024
 extern "C" __global__ void sum_repeats(const float* rows, const unsigned int* ids, float* out, int n, int h) {
     __shared__ int list[LIST];
-    __shared__ int count, next, is_first;
+    __shared__ int warp_hits[32];
     int i = blockIdx.x;
     unsigned int id = ids[i];
     float* o = out + (long long)i * h;
-    if (threadIdx.x == 0) is_first = first(ids, i);
-    __syncthreads();
-    if (!is_first) {
+    if (!first(ids, i)) {
         for (int j = threadIdx.x; j < h; j += blockDim.x) o[j] = 0.0f;
         return;
     }
-    for (int start = i, chunk = 0; start < n; ++chunk) {
-        if (threadIdx.x == 0) {
-            int c = 0, k = start;
-            for (; k < n && c < LIST; ++k) if (ids[k] == id) list[c++] = k;
-            count = c;
-            next = k;
-        }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    int count = 0;
+    bool started = false;
+    for (int base = i; base < n; base += blockDim.x) {
+        int k = base + threadIdx.x;
+        bool hit = k < n && ids[k] == id;
+        unsigned int ballot = __ballot_sync(0xffffffffu, hit);
+        if (lane == 0) warp_hits[warp] = __popc(ballot);
         __syncthreads();
-        // In lookup order, continuing the previous chunk's sums: the same additions as one pass.
-        for (int j = threadIdx.x; j < h; j += blockDim.x) {
-            float s = chunk == 0 ? 0.0f : o[j];
-            for (int q = 0; q < count; ++q) s += rows[(long long)list[q] * h + j];
-            o[j] = s;
+        int before = 0, round = 0;
+        for (int w = 0; w < warps; ++w) {
+            before += w < warp ? warp_hits[w] : 0;
+            round += warp_hits[w];
         }
-        start = next;
+        if (count + round > LIST) {
+            add_listed(rows, list, count, started, o, h);
+            started = true;
+            count = 0;
+        }
+        if (hit) list[count + before + __popc(ballot & ((1u << lane) - 1u))] = k;
+        count += round;
+        // The list is complete for this round, and warp_hits free for the next.
         __syncthreads();
     }
+    add_listed(rows, list, count, started, o, h);
 }
 
 extern "C" __global__ void scatter_axpy(float* table, const unsigned int* ids, const float* sums, const float* a, int v, int h) {
-    __shared__ int is_first;
     int i = blockIdx.x;
     unsigned int id = ids[i];
-    if (threadIdx.x == 0) is_first = first(ids, i);
-    __syncthreads();
+    bool is_first = first(ids, i);
     float alpha = a[0];
     // A 0 factor (an overflowed f16 step) leaves the table alone: 0 times an inf sum is NaN.
     if (id >= (unsigned int)v || !is_first || alpha == 0.0f) return;

@@ -243,6 +243,8 @@ pub struct PtbModel {
     /// `with_owned_gradients`.
     rnn_grad: Option<Tensor>,
     softmax_grad: Option<GradSlot>,
+    /// The softmax bias's gradient, when its product leaves it here (`owned_linear::linear_t`).
+    softmax_bias_grad: Option<GradSlot>,
     /// In half precision, the fused LSTM's and the softmax layer's weights in the layers'
     /// dtype, which the optimizer's update refreshes (`OwnedGrad::copy`) instead of each step
     /// casting them anew; made by `with_owned_gradients`.
@@ -304,6 +306,7 @@ impl PtbModel {
             embedding,
             rnn_grad: None,
             softmax_grad: None,
+            softmax_bias_grad: None,
             rnn_copy: None,
             softmax_copy: None,
             rnn,
@@ -334,11 +337,13 @@ impl PtbModel {
         }
         self.softmax_copy = copy(self.softmax.weight())?;
         self.softmax_grad = Some(GradSlot::default());
+        self.softmax_bias_grad = Some(GradSlot::default());
         Ok(self)
     }
 
     /// The gradients this model's layers kept themselves in the last backward: the LSTM's
-    /// buffer (to be zeroed once used) and the softmax weight's (taken from its slot).
+    /// buffer (to be zeroed once used), the softmax weight's and, when it left it, its bias's
+    /// (taken from their slots).
     pub fn owned_gradients(&self) -> Result<Vec<OwnedGrad>> {
         let mut out = Vec::new();
         if let (Recurrent::Fused(r), Some(g)) = (&self.rnn, &self.rnn_grad) {
@@ -362,6 +367,17 @@ impl PtbModel {
                 reset: false,
                 copy: self.softmax_copy.clone(),
             });
+        }
+        // The bias's, when the softmax product left it (on a GPU in half precision).
+        if let (Some(b), Some(slot)) = (self.softmax.bias(), &self.softmax_bias_grad) {
+            if let Some(g) = slot.take()? {
+                out.push(OwnedGrad {
+                    var: b.clone(),
+                    grad: g,
+                    reset: false,
+                    copy: None,
+                });
+            }
         }
         Ok(out)
     }
@@ -454,20 +470,19 @@ impl PtbModel {
         let y = y.reshape((steps * batch, self.hidden))?;
         // Casts to the layers' dtype (none in f32: `to_dtype` then returns the tensor itself).
         let dt = self.dtype;
-        let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
         let logits = match (&self.softmax_grad, train) {
             (Some(slot), true) => {
                 let w = match &self.softmax_copy {
                     Some(c) => c.clone(),
                     None => self.softmax.weight().detach().to_dtype(dt)?,
                 };
-                let xw = crate::owned_linear::matmul_t(&y, &w, slot)?;
-                match b {
-                    Some(b) => xw.broadcast_add(&b)?,
-                    None => xw,
-                }
+                let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
+                crate::owned_linear::linear_t(&y, &w, bias, slot)?
             }
-            _ => candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(&y)?,
+            _ => {
+                let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
+                candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(&y)?
+            }
         };
         Ok((logits, state, lookup))
     }

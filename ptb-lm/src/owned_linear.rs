@@ -25,41 +25,80 @@ impl GradSlot {
     }
 }
 
-/// `x · wᵀ` for `x` `[n, h]` and `w` `[v, h]` (one dtype); `w`'s gradient goes to `slot`.
+/// `x · wᵀ + b` for `x` `[n, h]`, `w` `[v, h]` and the optional `bias` `b` `[v]` (cast to `x`'s
+/// dtype); `w`'s gradient goes to `slot`.
 ///
-/// On a GPU in bf16 or f16 with `h` not a multiple of 8 (PTB large's 1500), both operands are
-/// first padded with zero columns to the next multiple: cuBLAS takes its Hopper kernels only
-/// for rows of whole 16 bytes (on an H100 the three products of PTB large's softmax then take
-/// about half as long, for two copies of the weight's size).
-pub fn matmul_t(x: &Tensor, w: &Tensor, slot: &GradSlot) -> Result<Tensor> {
-    let h = x.dim(1)?;
+/// On a GPU in bf16 or f16 the operands are widened to a multiple of 8 columns: cuBLAS takes
+/// its Hopper kernels only for rows of whole 16 bytes (on an H100 the three products of PTB
+/// large's softmax, 1500 wide, then take about half as long). The first added column holds
+/// ones in `x` and the bias in `w`, so the product adds the bias and its weight gradient's
+/// column is the bias gradient, which goes to the bias's slot; the others hold zeros. Elsewhere
+/// the bias is added after the product and its gradient goes through autograd.
+pub fn linear_t(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<(&Tensor, &GradSlot)>,
+    slot: &GradSlot,
+) -> Result<Tensor> {
     let half = matches!(x.dtype(), DType::BF16 | DType::F16);
-    let pad = match x.device().is_cuda() && half {
-        true => h.next_multiple_of(8) - h,
-        false => 0,
-    };
-    matmul_t_padded(x, w, slot, pad)
+    linear_t_with(x, w, bias, slot, x.device().is_cuda() && half)
 }
 
-/// [`matmul_t`] with `pad` zero columns added to both operands.
-fn matmul_t_padded(x: &Tensor, w: &Tensor, slot: &GradSlot, pad: usize) -> Result<Tensor> {
+/// [`linear_t`], with the widened operands (`widen`) or without.
+fn linear_t_with(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<(&Tensor, &GradSlot)>,
+    slot: &GradSlot,
+    widen: bool,
+) -> Result<Tensor> {
+    let ((n, h), v, dt) = (x.dims2()?, w.dim(0)?, x.dtype());
     let w = w.detach();
-    let op = MatmulT {
+    let op = |bias_slot: Option<&GradSlot>| MatmulT {
         slot: slot.clone(),
-        width: w.dim(1)?,
+        width: h,
+        bias_slot: bias_slot.cloned(),
     };
-    match pad {
-        0 => x.apply_op2(&w, op),
-        _ => x
-            .pad_with_zeros(1, 0, pad)?
-            .apply_op2(&w.pad_with_zeros(1, 0, pad)?, op),
+    if !widen {
+        let xw = x.apply_op2(&w, op(None))?;
+        return match bias {
+            Some((b, _)) => xw.broadcast_add(&b.to_dtype(dt)?),
+            None => Ok(xw),
+        };
     }
+    let extra = usize::from(bias.is_some());
+    let pad = (h + extra).next_multiple_of(8) - h;
+    let zeros = |rows| Tensor::zeros((rows, pad - extra), dt, x.device());
+    let (mut xs, mut ws) = (vec![x.clone()], vec![w]);
+    if let Some((b, _)) = bias {
+        xs.push(Tensor::ones((n, 1), dt, x.device())?);
+        ws.push(b.detach().to_dtype(dt)?.reshape((v, 1))?);
+    }
+    if pad > extra {
+        xs.push(zeros(n)?);
+        ws.push(zeros(v)?);
+    }
+    let (x, w) = (Tensor::cat(&xs, 1)?, Tensor::cat(&ws, 1)?);
+    x.apply_op2(&w, op(bias.map(|(_, s)| s)))
 }
 
 struct MatmulT {
     slot: GradSlot,
-    /// The weight's columns before any padding: its gradient in the slot has these.
+    /// The weight's columns before widening: its gradient in the slot has these.
     width: usize,
+    /// Where the bias gradient goes when the bias is the column after them.
+    bias_slot: Option<GradSlot>,
+}
+
+/// Adds `g` to what `slot` holds.
+fn add_to(slot: &GradSlot, g: Tensor) -> Result<()> {
+    let mut held = slot.lock()?;
+    let sum = match held.take() {
+        Some(sum) => (sum + g)?,
+        None => g,
+    };
+    *held = Some(sum);
+    Ok(())
 }
 
 fn dims(l1: &Layout, l2: &Layout) -> Result<((usize, usize, usize), Layout)> {
@@ -107,16 +146,17 @@ impl CustomOp2 for MatmulT {
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>)> {
         let dx = grad.matmul(&w.detach())?;
-        let mut dw = grad.t()?.matmul(&x.detach())?;
-        if dw.dim(1)? != self.width {
-            dw = dw.narrow(1, 0, self.width)?.contiguous()?;
+        let dw = grad.t()?.matmul(&x.detach())?;
+        if let Some(bias_slot) = &self.bias_slot {
+            add_to(
+                bias_slot,
+                dw.narrow(1, self.width, 1)?.squeeze(1)?.contiguous()?,
+            )?;
         }
-        let mut slot = self.slot.lock()?;
-        let dw = match slot.take() {
-            Some(sum) => (sum + dw)?,
-            None => dw,
-        };
-        *slot = Some(dw);
+        match dw.dim(1)? == self.width {
+            true => add_to(&self.slot, dw)?,
+            false => add_to(&self.slot, dw.narrow(1, 0, self.width)?.contiguous()?)?,
+        }
         Ok((Some(dx), None))
     }
 }
@@ -124,43 +164,68 @@ impl CustomOp2 for MatmulT {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::{DType, Device, Var};
+    use candle_core::{Device, Var};
 
-    /// The same numbers as candle's `x.matmul(&w.t())` and its gradients, the weight's in the
-    /// slot (summed over two calls, of the weight's shape) and none through autograd, with and
-    /// without padded operands.
+    fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
+        let d = (a - b).unwrap().abs().unwrap().max_all().unwrap();
+        d.to_dtype(DType::F64).unwrap().to_scalar::<f64>().unwrap()
+    }
+
+    /// The same numbers as candle's `x.matmul(&w.t()) + b` and their gradients: the weight's in
+    /// its slot (summed over two calls, of the weight's shape) and none through autograd; the
+    /// bias's in its slot when the operands are widened (8 columns for 5: the bias and two zero
+    /// columns; 7 for 7: the bias alone) and through autograd otherwise; with and without a bias.
     #[test]
-    fn matches_candle_matmul_and_leaves_the_weight_gradient_in_the_slot() {
+    fn matches_candle_linear_and_leaves_the_weight_gradients_in_their_slots() {
         let dev = Device::Cpu;
-        let x = Var::from_tensor(&Tensor::randn(0f32, 1., (7, 5), &dev).unwrap()).unwrap();
-        let w = Var::from_tensor(&Tensor::randn(0f32, 1., (11, 5), &dev).unwrap()).unwrap();
-        let c = Tensor::randn(0f32, 1., (7, 11), &dev).unwrap();
-        let want_y = x.matmul(&w.t().unwrap()).unwrap();
-        let want = (&want_y * &c)
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .backward()
-            .unwrap();
-        for pad in [0, 3] {
-            let slot = GradSlot::default();
-            for round in 1..=2 {
-                let y = matmul_t_padded(x.as_tensor(), w.as_tensor(), &slot, pad).unwrap();
-                let close = |a: &Tensor, b: &Tensor| {
-                    let d = (a - b).unwrap().abs().unwrap().max_all().unwrap();
-                    d.to_dtype(DType::F64).unwrap().to_scalar::<f64>().unwrap()
+        for h in [5, 7] {
+            let x = Var::from_tensor(&Tensor::randn(0f32, 1., (7, h), &dev).unwrap()).unwrap();
+            let w = Var::from_tensor(&Tensor::randn(0f32, 1., (11, h), &dev).unwrap()).unwrap();
+            let b = Var::from_tensor(&Tensor::randn(0f32, 1., 11, &dev).unwrap()).unwrap();
+            let c = Tensor::randn(0f32, 1., (7, 11), &dev).unwrap();
+            for (with_bias, widen) in [(true, true), (true, false), (false, true), (false, false)] {
+                let xw = x.matmul(&w.t().unwrap()).unwrap();
+                let want_y = match with_bias {
+                    true => xw.broadcast_add(b.as_tensor()).unwrap(),
+                    false => xw,
                 };
-                assert!(close(&y, &want_y) < 1e-6);
-                let got = (&y * &c).unwrap().sum_all().unwrap().backward().unwrap();
-                assert!(got.get(w.as_tensor()).is_none(), "autograd got dw");
-                let dx = got.get(x.as_tensor()).unwrap();
-                assert!(close(dx, want.get(x.as_tensor()).unwrap()) < 1e-5);
-                if round == 2 {
-                    let dw = slot.take().unwrap().unwrap();
-                    assert_eq!(dw.dims(), w.dims());
-                    let twice = (want.get(w.as_tensor()).unwrap() * 2.0).unwrap();
-                    assert!(close(&dw, &twice) < 1e-5);
-                    assert!(slot.take().unwrap().is_none());
+                let want = (&want_y * &c)
+                    .unwrap()
+                    .sum_all()
+                    .unwrap()
+                    .backward()
+                    .unwrap();
+                let (slot, bias_slot) = (GradSlot::default(), GradSlot::default());
+                let bias = with_bias.then_some((b.as_tensor(), &bias_slot));
+                for round in 1..=2 {
+                    let y =
+                        linear_t_with(x.as_tensor(), w.as_tensor(), bias, &slot, widen).unwrap();
+                    assert!(
+                        max_diff(&y, &want_y) < 1e-5,
+                        "h {h} bias {with_bias} widen {widen}"
+                    );
+                    let got = (&y * &c).unwrap().sum_all().unwrap().backward().unwrap();
+                    assert!(got.get(w.as_tensor()).is_none(), "autograd got dw");
+                    let dx = got.get(x.as_tensor()).unwrap();
+                    assert!(max_diff(dx, want.get(x.as_tensor()).unwrap()) < 1e-5);
+                    let db_autograd = got.get(b.as_tensor());
+                    assert_eq!(db_autograd.is_some(), with_bias && !widen);
+                    if let Some(db) = db_autograd {
+                        assert!(max_diff(db, want.get(b.as_tensor()).unwrap()) < 1e-5);
+                    }
+                    if round == 2 {
+                        let twice = |v: &Var| (want.get(v.as_tensor()).unwrap() * 2.0).unwrap();
+                        let dw = slot.take().unwrap().unwrap();
+                        assert_eq!(dw.dims(), w.dims());
+                        assert!(max_diff(&dw, &twice(&w)) < 1e-5);
+                        assert!(slot.take().unwrap().is_none());
+                        let db = bias_slot.take().unwrap();
+                        assert_eq!(db.is_some(), with_bias && widen);
+                        if let Some(db) = db {
+                            assert_eq!(db.dims(), b.dims());
+                            assert!(max_diff(&db, &twice(&b)) < 1e-5);
+                        }
+                    }
                 }
             }
         }

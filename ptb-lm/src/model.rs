@@ -415,6 +415,44 @@ impl PtbModel {
         masks: &mut Masks,
         train: bool,
     ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+        let (y, state, lookup) = self.below_softmax(ids, state, masks, train)?;
+        Ok((self.logits(&y, train)?, state, lookup))
+    }
+
+    /// A training step's forward to its cost against `targets` ([`sequence_loss`] of the
+    /// logits), the next state and the embedding lookup. With the gradients the layers keep
+    /// themselves, the softmax layer and its cross-entropy are one op
+    /// (`owned_linear::linear_t_xent`).
+    pub fn train_loss(
+        &self,
+        ids: &Tensor,
+        targets: &Tensor,
+        state: &LmState,
+        masks: &mut Masks,
+    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+        let steps = ids.dim(0)?;
+        let (y, state, lookup) = self.below_softmax(ids, state, masks, true)?;
+        let loss = match &self.softmax_grad {
+            Some(slot) => {
+                let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
+                let w = self.softmax_weight_in_dtype()?;
+                let rows = crate::owned_linear::linear_t_xent(&y, &w, bias, targets, slot)?;
+                (rows.mean_all()? * steps as f64)?
+            }
+            None => sequence_loss(&self.logits(&y, true)?, targets, steps)?,
+        };
+        Ok((loss, state, lookup))
+    }
+
+    /// Everything below the softmax layer: its input `[steps * batch, hidden]` (the top
+    /// layer's output after dropout), the next state and, when training, the lookup.
+    fn below_softmax(
+        &self,
+        ids: &Tensor,
+        state: &LmState,
+        masks: &mut Masks,
+        train: bool,
+    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
         let (steps, batch) = ids.dims2()?;
         let p = if train { self.dropout } else { 0.0 };
         let ids = ids.flatten_all()?;
@@ -467,24 +505,32 @@ impl PtbModel {
             _ => bail!("state does not belong to this model's recurrent layer"),
         };
         let y = masks.dropout(&y, p)?;
-        let y = y.reshape((steps * batch, self.hidden))?;
+        Ok((y.reshape((steps * batch, self.hidden))?, state, lookup))
+    }
+
+    /// The softmax layer's logits of `y` (`[tokens, hidden]`).
+    fn logits(&self, y: &Tensor, train: bool) -> Result<Tensor> {
         // Casts to the layers' dtype (none in f32: `to_dtype` then returns the tensor itself).
         let dt = self.dtype;
-        let logits = match (&self.softmax_grad, train) {
+        Ok(match (&self.softmax_grad, train) {
             (Some(slot), true) => {
-                let w = match &self.softmax_copy {
-                    Some(c) => c.clone(),
-                    None => self.softmax.weight().detach().to_dtype(dt)?,
-                };
                 let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
-                crate::owned_linear::linear_t(&y, &w, bias, slot)?
+                let w = self.softmax_weight_in_dtype()?;
+                crate::owned_linear::linear_t(y, &w, bias, slot)?
             }
             _ => {
                 let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
-                candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(&y)?
+                candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(y)?
             }
-        };
-        Ok((logits, state, lookup))
+        })
+    }
+
+    /// The softmax weight, detached, in the layers' dtype: its half copy when it has one.
+    fn softmax_weight_in_dtype(&self) -> Result<Tensor> {
+        match &self.softmax_copy {
+            Some(c) => Ok(c.clone()),
+            None => Ok(self.softmax.weight().detach().to_dtype(self.dtype)?),
+        }
     }
 
     pub fn device(&self) -> Device {

@@ -5,7 +5,10 @@
 //! it into another): for PTB large's 10000 × 1500 softmax that was most of a millisecond.
 
 use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};
+use candle_core::op::BackpropOp;
+use candle_core::{
+    CpuStorage, CustomOp2, CustomOp3, DType, Layout, Result, Shape, Storage, Tensor,
+};
 use std::sync::{Arc, Mutex};
 
 /// Where a backward leaves the weight's gradient (summed over calls until taken).
@@ -52,24 +55,73 @@ fn linear_t_with(
     slot: &GradSlot,
     widen: bool,
 ) -> Result<Tensor> {
-    let ((n, h), v, dt) = (x.dims2()?, w.dim(0)?, x.dtype());
-    let w = w.detach();
-    let op = |bias_slot: Option<&GradSlot>| MatmulT {
-        slot: slot.clone(),
-        width: h,
-        bias_slot: bias_slot.cloned(),
-    };
-    if !widen {
-        let xw = x.apply_op2(&w, op(None))?;
-        return match bias {
-            Some((b, _)) => xw.broadcast_add(&b.to_dtype(dt)?),
-            None => Ok(xw),
-        };
+    if widen {
+        let (x, w, op) = widened(x, w, bias, slot)?;
+        return x.apply_op2(&w, op);
     }
+    let op = MatmulT {
+        slot: slot.clone(),
+        width: x.dim(1)?,
+        bias_slot: None,
+    };
+    let xw = x.apply_op2(&w.detach(), op)?;
+    match bias {
+        Some((b, _)) => xw.broadcast_add(&b.to_dtype(x.dtype())?),
+        None => Ok(xw),
+    }
+}
+
+/// The cross-entropy of each row of [`linear_t`]'s product against `targets` (`[n]` u32), as
+/// f32 `[n]`. On a GPU in half precision one op computes both and keeps the logits to itself,
+/// so that autograd never adds their gradient into a zero-filled buffer of their size (on PTB
+/// large two passes over 14 MB per step); elsewhere it is `linear_t` then
+/// [`cross_entropy_rows`](crate::xent::cross_entropy_rows).
+pub fn linear_t_xent(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<(&Tensor, &GradSlot)>,
+    targets: &Tensor,
+    slot: &GradSlot,
+) -> Result<Tensor> {
+    let half = matches!(x.dtype(), DType::BF16 | DType::F16);
+    linear_t_xent_with(x, w, bias, targets, slot, x.device().is_cuda() && half)
+}
+
+/// [`linear_t_xent`] as one op on widened operands (`fused`), or composed.
+fn linear_t_xent_with(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<(&Tensor, &GradSlot)>,
+    targets: &Tensor,
+    slot: &GradSlot,
+    fused: bool,
+) -> Result<Tensor> {
+    if !fused {
+        let logits = linear_t_with(x, w, bias, slot, false)?;
+        return crate::xent::cross_entropy_rows(&logits, targets);
+    }
+    let targets = crate::xent::targets_of(x.dim(0)?, targets)?;
+    let (x, w, linear) = widened(x, w, bias, slot)?;
+    let op = LinearXent {
+        linear,
+        logits: Mutex::new(None),
+    };
+    x.apply_op3(&w, &targets, op)
+}
+
+/// `x` and the detached `w` widened to a multiple of 8 columns (the bias, if any, first), and
+/// their product's op.
+fn widened(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<(&Tensor, &GradSlot)>,
+    slot: &GradSlot,
+) -> Result<(Tensor, Tensor, MatmulT)> {
+    let ((n, h), v, dt) = (x.dims2()?, w.dim(0)?, x.dtype());
     let extra = usize::from(bias.is_some());
     let pad = (h + extra).next_multiple_of(8) - h;
     let zeros = |rows| Tensor::zeros((rows, pad - extra), dt, x.device());
-    let (mut xs, mut ws) = (vec![x.clone()], vec![w]);
+    let (mut xs, mut ws) = (vec![x.clone()], vec![w.detach()]);
     if let Some((b, _)) = bias {
         xs.push(Tensor::ones((n, 1), dt, x.device())?);
         ws.push(b.detach().to_dtype(dt)?.reshape((v, 1))?);
@@ -78,8 +130,12 @@ fn linear_t_with(
         xs.push(zeros(n)?);
         ws.push(zeros(v)?);
     }
-    let (x, w) = (Tensor::cat(&xs, 1)?, Tensor::cat(&ws, 1)?);
-    x.apply_op2(&w, op(bias.map(|(_, s)| s)))
+    let op = MatmulT {
+        slot: slot.clone(),
+        width: h,
+        bias_slot: bias.map(|(_, s)| s.clone()),
+    };
+    Ok((Tensor::cat(&xs, 1)?, Tensor::cat(&ws, 1)?, op))
 }
 
 struct MatmulT {
@@ -145,6 +201,13 @@ impl CustomOp2 for MatmulT {
         _: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        Ok((Some(self.backward(x, w, grad)?), None))
+    }
+}
+
+impl MatmulT {
+    /// `x`'s gradient from the product's (`grad`); the weight's and the bias's go to their slots.
+    fn backward(&self, x: &Tensor, w: &Tensor, grad: &Tensor) -> Result<Tensor> {
         let dx = grad.matmul(&w.detach())?;
         let dw = grad.t()?.matmul(&x.detach())?;
         if let Some(bias_slot) = &self.bias_slot {
@@ -157,7 +220,82 @@ impl CustomOp2 for MatmulT {
             true => add_to(&self.slot, dw)?,
             false => add_to(&self.slot, dw.narrow(1, 0, self.width)?.contiguous()?)?,
         }
-        Ok((Some(dx), None))
+        Ok(dx)
+    }
+}
+
+/// [`MatmulT`] then the rows' cross-entropy, the logits kept by the op from its forward for its
+/// backward.
+struct LinearXent {
+    linear: MatmulT,
+    logits: Mutex<Option<Tensor>>,
+}
+
+impl LinearXent {
+    /// Keeps the logits, returns the rows' losses.
+    fn keep(&self, logits: Storage, shape: Shape) -> Result<()> {
+        let logits = Tensor::from_storage(logits, shape, BackpropOp::none(), false);
+        *self
+            .logits
+            .lock()
+            .map_err(|_| candle_core::Error::Msg("linear_t_xent: poisoned lock".into()))? =
+            Some(logits);
+        Ok(())
+    }
+}
+
+impl CustomOp3 for LinearXent {
+    fn name(&self) -> &'static str {
+        "linear-t-cross-entropy-rows"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (logits, shape) = self.linear.cpu_fwd(s1, l1, s2, l2)?;
+        let rows = crate::xent::Forward.cpu_fwd(&logits, &Layout::contiguous(&shape), s3, l3)?;
+        self.keep(Storage::Cpu(logits), shape)?;
+        Ok(rows)
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+        s3: &candle_core::CudaStorage,
+        l3: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let (logits, shape) = self.linear.cuda_fwd(s1, l1, s2, l2)?;
+        let rows = crate::xent::Forward.cuda_fwd(&logits, &Layout::contiguous(&shape), s3, l3)?;
+        self.keep(Storage::Cuda(logits), shape)?;
+        Ok(rows)
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        targets: &Tensor,
+        _: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let logits = self
+            .logits
+            .lock()
+            .map_err(|_| candle_core::Error::Msg("linear_t_xent: poisoned lock".into()))?
+            .take()
+            .ok_or_else(|| candle_core::Error::Msg("linear_t_xent: backward twice".into()))?;
+        let dlogits = crate::xent::logits_grad(&logits, targets, grad)?;
+        Ok((Some(self.linear.backward(x, w, &dlogits)?), None, None))
     }
 }
 
@@ -229,5 +367,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// One op for the softmax product and its cross-entropy gives the composition's losses and
+    /// gradients: `x`'s through autograd, the weight's and the bias's in their slots (the
+    /// composition on unwidened operands leaves the bias's to autograd), with and without a
+    /// bias; and its second backward is an error, not a stale gradient.
+    #[test]
+    fn fused_cross_entropy_matches_the_composition() {
+        let dev = Device::Cpu;
+        let (n, h, v) = (9, 5, 13);
+        let x = Var::from_tensor(&Tensor::randn(0f32, 1., (n, h), &dev).unwrap()).unwrap();
+        let w = Tensor::randn(0f32, 1., (v, h), &dev).unwrap();
+        let b = Var::from_tensor(&Tensor::randn(0f32, 1., v, &dev).unwrap()).unwrap();
+        let targets = Tensor::new(&[0u32, 12, 3, 3, 7, 1, 0, 11, 5], &dev).unwrap();
+        let weights = Tensor::randn(0f32, 1., n, &dev).unwrap();
+        for with_bias in [true, false] {
+            let run = |fused: bool| {
+                let (slot, bias_slot) = (GradSlot::default(), GradSlot::default());
+                let bias = with_bias.then_some((b.as_tensor(), &bias_slot));
+                let rows =
+                    linear_t_xent_with(x.as_tensor(), &w, bias, &targets, &slot, fused).unwrap();
+                let grads = (&rows * &weights)
+                    .unwrap()
+                    .sum_all()
+                    .unwrap()
+                    .backward()
+                    .unwrap();
+                let dx = grads.get(x.as_tensor()).unwrap().clone();
+                let db = match bias_slot.take().unwrap() {
+                    Some(db) => Some(db),
+                    None => grads.get(b.as_tensor()).cloned(),
+                };
+                (rows, dx, slot.take().unwrap().unwrap(), db)
+            };
+            let (want, got) = (run(false), run(true));
+            assert!(max_diff(&got.0, &want.0) < 1e-5, "losses, bias {with_bias}");
+            assert!(max_diff(&got.1, &want.1) < 1e-5, "dx, bias {with_bias}");
+            assert_eq!(got.2.dims(), w.dims());
+            assert!(max_diff(&got.2, &want.2) < 1e-5, "dw, bias {with_bias}");
+            assert_eq!(got.3.is_some(), with_bias);
+            if let (Some(g), Some(w)) = (&got.3, &want.3) {
+                assert!(max_diff(g, w) < 1e-5, "db");
+            }
+        }
+        let slot = GradSlot::default();
+        let rows = linear_t_xent_with(x.as_tensor(), &w, None, &targets, &slot, true).unwrap();
+        let loss = rows.sum_all().unwrap();
+        loss.backward().unwrap();
+        assert!(loss.backward().is_err(), "a second backward ran");
     }
 }

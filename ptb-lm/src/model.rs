@@ -243,6 +243,8 @@ pub struct PtbModel {
     /// `with_owned_gradients`.
     rnn_grad: Option<Tensor>,
     softmax_grad: Option<GradSlot>,
+    /// The softmax bias's gradient, when its product leaves it here (`owned_linear::linear_t`).
+    softmax_bias_grad: Option<GradSlot>,
     /// In half precision, the fused LSTM's and the softmax layer's weights in the layers'
     /// dtype, which the optimizer's update refreshes (`OwnedGrad::copy`) instead of each step
     /// casting them anew; made by `with_owned_gradients`.
@@ -304,6 +306,7 @@ impl PtbModel {
             embedding,
             rnn_grad: None,
             softmax_grad: None,
+            softmax_bias_grad: None,
             rnn_copy: None,
             softmax_copy: None,
             rnn,
@@ -334,11 +337,13 @@ impl PtbModel {
         }
         self.softmax_copy = copy(self.softmax.weight())?;
         self.softmax_grad = Some(GradSlot::default());
+        self.softmax_bias_grad = Some(GradSlot::default());
         Ok(self)
     }
 
     /// The gradients this model's layers kept themselves in the last backward: the LSTM's
-    /// buffer (to be zeroed once used) and the softmax weight's (taken from its slot).
+    /// buffer (to be zeroed once used), the softmax weight's and, when it left it, its bias's
+    /// (taken from their slots).
     pub fn owned_gradients(&self) -> Result<Vec<OwnedGrad>> {
         let mut out = Vec::new();
         if let (Recurrent::Fused(r), Some(g)) = (&self.rnn, &self.rnn_grad) {
@@ -362,6 +367,17 @@ impl PtbModel {
                 reset: false,
                 copy: self.softmax_copy.clone(),
             });
+        }
+        // The bias's, when the softmax product left it (on a GPU in half precision).
+        if let (Some(b), Some(slot)) = (self.softmax.bias(), &self.softmax_bias_grad) {
+            if let Some(g) = slot.take()? {
+                out.push(OwnedGrad {
+                    var: b.clone(),
+                    grad: g,
+                    reset: false,
+                    copy: None,
+                });
+            }
         }
         Ok(out)
     }
@@ -393,6 +409,44 @@ impl PtbModel {
     /// `ids` is time-major `[steps, batch]`; returns logits `[steps * batch, vocab]`, the next
     /// state and, when training, the embedding lookup whose gradient the optimizer applies.
     pub fn forward(
+        &self,
+        ids: &Tensor,
+        state: &LmState,
+        masks: &mut Masks,
+        train: bool,
+    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+        let (y, state, lookup) = self.below_softmax(ids, state, masks, train)?;
+        Ok((self.logits(&y, train)?, state, lookup))
+    }
+
+    /// A training step's forward to its cost against `targets` ([`sequence_loss`] of the
+    /// logits), the next state and the embedding lookup. With the gradients the layers keep
+    /// themselves, the softmax layer and its cross-entropy are one op
+    /// (`owned_linear::linear_t_xent`).
+    pub fn train_loss(
+        &self,
+        ids: &Tensor,
+        targets: &Tensor,
+        state: &LmState,
+        masks: &mut Masks,
+    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+        let steps = ids.dim(0)?;
+        let (y, state, lookup) = self.below_softmax(ids, state, masks, true)?;
+        let loss = match &self.softmax_grad {
+            Some(slot) => {
+                let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
+                let w = self.softmax_weight_in_dtype()?;
+                let rows = crate::owned_linear::linear_t_xent(&y, &w, bias, targets, slot)?;
+                (rows.mean_all()? * steps as f64)?
+            }
+            None => sequence_loss(&self.logits(&y, true)?, targets, steps)?,
+        };
+        Ok((loss, state, lookup))
+    }
+
+    /// Everything below the softmax layer: its input `[steps * batch, hidden]` (the top
+    /// layer's output after dropout), the next state and, when training, the lookup.
+    fn below_softmax(
         &self,
         ids: &Tensor,
         state: &LmState,
@@ -451,25 +505,32 @@ impl PtbModel {
             _ => bail!("state does not belong to this model's recurrent layer"),
         };
         let y = masks.dropout(&y, p)?;
-        let y = y.reshape((steps * batch, self.hidden))?;
+        Ok((y.reshape((steps * batch, self.hidden))?, state, lookup))
+    }
+
+    /// The softmax layer's logits of `y` (`[tokens, hidden]`).
+    fn logits(&self, y: &Tensor, train: bool) -> Result<Tensor> {
         // Casts to the layers' dtype (none in f32: `to_dtype` then returns the tensor itself).
         let dt = self.dtype;
-        let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
-        let logits = match (&self.softmax_grad, train) {
+        Ok(match (&self.softmax_grad, train) {
             (Some(slot), true) => {
-                let w = match &self.softmax_copy {
-                    Some(c) => c.clone(),
-                    None => self.softmax.weight().detach().to_dtype(dt)?,
-                };
-                let xw = crate::owned_linear::matmul_t(&y, &w, slot)?;
-                match b {
-                    Some(b) => xw.broadcast_add(&b)?,
-                    None => xw,
-                }
+                let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
+                let w = self.softmax_weight_in_dtype()?;
+                crate::owned_linear::linear_t(y, &w, bias, slot)?
             }
-            _ => candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(&y)?,
-        };
-        Ok((logits, state, lookup))
+            _ => {
+                let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
+                candle_nn::Linear::new(self.softmax.weight().to_dtype(dt)?, b).forward(y)?
+            }
+        })
+    }
+
+    /// The softmax weight, detached, in the layers' dtype: its half copy when it has one.
+    fn softmax_weight_in_dtype(&self) -> Result<Tensor> {
+        match &self.softmax_copy {
+            Some(c) => Ok(c.clone()),
+            None => Ok(self.softmax.weight().detach().to_dtype(self.dtype)?),
+        }
     }
 
     pub fn device(&self) -> Device {

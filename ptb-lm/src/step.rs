@@ -41,9 +41,13 @@ pub fn step_timed(
     training: Option<&mut Training>,
     mut lap: impl FnMut(Phase) -> Result<()>,
 ) -> Result<(Tensor, LmState)> {
-    let steps = x.dim(0)?;
-    let (logits, next, lookup) = model.forward(&x, state, masks, training.is_some())?;
-    let loss = sequence_loss(&logits, &y, steps)?;
+    let (loss, next, lookup) = match training {
+        Some(_) => model.train_loss(&x, &y, state, masks)?,
+        None => {
+            let (logits, next, lookup) = model.forward(&x, state, masks, false)?;
+            (sequence_loss(&logits, &y, x.dim(0)?)?, next, lookup)
+        }
+    };
     lap(Phase::ForwardAndLoss)?;
     if let Some(t) = training {
         // The loss scale is a device scalar: a replayed step reads its current value.

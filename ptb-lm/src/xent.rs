@@ -11,7 +11,12 @@ use rayon::prelude::*;
 /// Cross-entropy of each row of `logits` `[n, classes]` against `targets` `[n]` (u32), as f32
 /// `[n]` (f64 for f64 logits). Differentiable in `logits`.
 pub fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
-    let (n, _) = logits.dims2()?;
+    let targets = targets_of(logits.dims2()?.0, targets)?;
+    logits.contiguous()?.apply_op2(&targets, Forward)
+}
+
+/// `targets` flat and contiguous, checked to be `n` u32 class ids.
+pub(crate) fn targets_of(n: usize, targets: &Tensor) -> Result<Tensor> {
     let targets = targets.flatten_all()?;
     if targets.dims1()? != n || targets.dtype() != DType::U32 {
         bail!(
@@ -20,12 +25,17 @@ pub fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
             targets.dtype()
         )
     }
-    logits
-        .contiguous()?
-        .apply_op2(&targets.contiguous()?, Forward)
+    targets.contiguous()
 }
 
-struct Forward;
+/// The gradient of the rows' losses with respect to `logits`, given theirs (`grad`).
+pub(crate) fn logits_grad(logits: &Tensor, targets: &Tensor, grad: &Tensor) -> Result<Tensor> {
+    let g = grad.to_dtype(out_dtype(logits.dtype()))?.contiguous()?;
+    logits.apply_op3_no_bwd(targets, &g, &Backward)
+}
+
+/// The forward as an op (`CustomOp2` on logits and targets), for ops built on it.
+pub(crate) struct Forward;
 struct Backward;
 
 fn out_dtype(dt: DType) -> DType {
@@ -149,8 +159,7 @@ impl CustomOp2 for Forward {
         _res: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>)> {
-        let g = grad.to_dtype(out_dtype(x.dtype()))?.contiguous()?;
-        Ok((Some(x.apply_op3_no_bwd(y, &g, &Backward)?), None))
+        Ok((Some(logits_grad(x, y, grad)?), None))
     }
 }
 

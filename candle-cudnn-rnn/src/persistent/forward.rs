@@ -12,8 +12,7 @@ use crate::call::Call;
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
-    result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
-    PushKernelArg, SyncOnDrop,
+    result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use candle_core::{CudaStorage, Result};
 use std::sync::Arc;
@@ -35,8 +34,8 @@ pub(super) struct Reserve<T> {
     pub padded: Vec<Option<PaddedInput<T>>>,
 }
 
-/// Launches `f` on every block of `plan` at once (its grid barrier needs them all resident),
-/// with the device addresses `ptrs` and the step count as arguments.
+/// Launches `f`, `plan`'s kernel of `pass`, on every block at once (its grid barrier needs
+/// them all resident), with the device addresses `ptrs` and the step count as arguments.
 pub(super) fn cooperative(
     stream: &CudaStream,
     f: &CudaFunction,
@@ -45,104 +44,8 @@ pub(super) fn cooperative(
     ptrs: &[u64],
     seq: usize,
 ) -> Result<()> {
-    let cfg = LaunchConfig {
-        grid_dim: (plan.blocks(pass) as u32, 1, 1),
-        block_dim: (plan.threads() as u32, 1, 1),
-        shared_mem_bytes: plan.smem_bytes(pass) as u32,
-    };
-    let seq = seq as i32;
-    if plan.cluster(pass) > 1 {
-        return cooperative_clusters(stream, f, (cfg, plan.cluster(pass)), ptrs, seq);
-    }
-    let mut launch = stream.launch_builder(f);
-    for p in ptrs {
-        launch.arg(p);
-    }
-    launch.arg(&seq);
-    // SAFETY: the callers pass the kernel's arguments in its order; the grid has at most one
-    // block per multiprocessor, each of which fits (checked by `Plan::new`).
-    unsafe { launch.launch_cooperative(cfg) }
-        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}")))?;
-    Ok(())
-}
-
-/// [`cooperative`] in thread-block clusters of `cluster` blocks (`cuLaunchKernelEx`: cudarc's
-/// launch builder has no cluster dimension).
-fn cooperative_clusters(
-    stream: &CudaStream,
-    f: &CudaFunction,
-    (cfg, cluster): (LaunchConfig, usize),
-    ptrs: &[u64],
-    seq: i32,
-) -> Result<()> {
-    use candle_core::cuda_backend::cudarc::driver::sys;
-    let err = |e: String| candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}"));
-    // [cluster dimension, cooperative]: the occupancy query takes the first only.
-    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
-    attrs[0].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[0].value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-        x: cluster as u32,
-        y: 1,
-        z: 1,
-    };
-    attrs[1].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attrs[1].value.cooperative = 1;
-    let mut config = sys::CUlaunchConfig {
-        gridDimX: cfg.grid_dim.0,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: cfg.block_dim.0,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: cfg.shared_mem_bytes,
-        hStream: stream.cu_stream(),
-        attrs: attrs.as_mut_ptr(),
-        numAttrs: 1,
-    };
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| err(e.to_string()))?;
-    // Every cluster must be resident at once, as every block of a cooperative launch.
-    let mut fits = 0i32;
-    // SAFETY: `config` and its one attribute are live; `f` is a loaded kernel.
-    unsafe { sys::cuOccupancyMaxActiveClusters(&mut fits, f.cu_function(), &config).result() }
-        .map_err(|e| err(format!("cluster occupancy: {e}")))?;
-    let clusters = cfg.grid_dim.0 as i32 / cluster as i32;
-    if fits < clusters {
-        return Err(err(format!(
-            "{clusters} clusters of {cluster} blocks, the GPU holds {fits} at once"
-        )));
-    }
-    config.numAttrs = 2;
-    let mut values: Vec<u64> = ptrs.to_vec();
-    let mut seq = seq;
-    let mut params: Vec<*mut std::ffi::c_void> = values
-        .iter_mut()
-        .map(|v| v as *mut u64 as *mut std::ffi::c_void)
-        .collect();
-    params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
-    let mut launch = |config: &sys::CUlaunchConfig| {
-        // SAFETY: the callers pass the kernel's arguments in its order (`params` points at
-        // them, alive until the call returns: the driver copies them); the grid is whole
-        // clusters, all resident at once (checked above).
-        unsafe {
-            sys::cuLaunchKernelEx(
-                config,
-                f.cu_function(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-            .result()
-        }
-    };
-    launch(&config).or_else(|cooperative| {
-        // A driver that refuses the cooperative attribute with clusters: every cluster fits at
-        // once (checked above), which is what the grid barrier needs (clusters that wait for
-        // other work to leave the GPU start once it has).
-        config.numAttrs = 1;
-        launch(&config).map_err(|e| err(format!("{e} (cooperative: {cooperative})")))
-    })
+    let config = (plan.launch_config(pass), plan.cluster(pass));
+    super::launch::cooperative(stream, f, config, ptrs, seq as i32)
 }
 
 /// The device addresses of `bufs`, held for writing on `stream` while the guards live.

@@ -3,7 +3,7 @@
 //! specialised for that plan, compiled with NVRTC at first use and loaded once per device.
 
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use candle_core::cuda_backend::cudarc::driver::{CudaFunction, CudaStream};
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig};
 use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Result};
@@ -79,10 +79,10 @@ fn clusters_asked() -> [usize; 2] {
 const MAX_BUFFERS: usize = 8;
 
 impl Plan {
-    /// The plan for `(hidden, batch, dtype)` on `stream`'s GPU (with room for the backward
-    /// when `train`), or why there is none.
+    /// The plan for `(hidden, batch, dtype)` on `dev` (with room for the backward when
+    /// `train`), or why there is none.
     pub fn new(
-        stream: &CudaStream,
+        dev: &CudaDevice,
         (hidden, batch, dtype): (usize, usize, DType),
         train: bool,
     ) -> std::result::Result<Plan, String> {
@@ -97,6 +97,7 @@ impl Plan {
         if batch > MAX_BATCH {
             return Err(format!("takes batches up to {MAX_BATCH}, not {batch}"));
         }
+        let stream = dev.cuda_stream();
         let attr = |a| {
             stream
                 .context()
@@ -122,20 +123,20 @@ impl Plan {
                 plan.clusters[pass as usize] = 1;
             }
         }
-        while plan.buffers < MAX_BUFFERS
-            && (Plan {
-                buffers: plan.buffers + 1,
-                ..plan
-            })
-            .smem_bytes(Pass::Backward)
-                <= smem
-        {
-            plan.buffers += 1;
-        }
+        plan.buffers = plan.most_buffers(smem);
+        // Every cluster must be resident at once (the grid barrier waits for all blocks): a pass
+        // whose clusters the GPU cannot hold together, or whose cluster kernel does not build,
+        // runs without (PTB large's 32 clusters of 4 on an H100, which holds 30).
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
             false => &[Pass::Forward],
         };
+        for &pass in passes {
+            if plan.cluster(pass) > 1 && !plan.clusters_fit(dev, pass) {
+                plan.clusters[pass as usize] = 1;
+                plan.buffers = plan.most_buffers(smem);
+            }
+        }
         for &pass in passes {
             if plan.smem_bytes(pass) > smem {
                 return Err(format!(
@@ -147,6 +148,39 @@ impl Plan {
             }
         }
         Ok(plan)
+    }
+
+    /// The most chunk buffers per warp that the backward's shared memory (`smem` bytes per
+    /// block) holds, at least 2, at most [`MAX_BUFFERS`].
+    fn most_buffers(&self, smem: usize) -> usize {
+        (2..=MAX_BUFFERS)
+            .take_while(|&buffers| {
+                let plan = Plan { buffers, ..*self };
+                buffers == 2 || plan.smem_bytes(Pass::Backward) <= smem
+            })
+            .last()
+            .unwrap_or(2)
+    }
+
+    /// Whether the GPU holds every cluster of `pass` at once (false when its kernel does not
+    /// build or the driver cannot say).
+    fn clusters_fit(&self, dev: &CudaDevice, pass: Pass) -> bool {
+        let Ok(f) = self.kernel(dev, pass) else {
+            return false;
+        };
+        let config = (self.launch_config(pass), self.cluster(pass));
+        let clusters = self.blocks(pass) / self.cluster(pass);
+        super::launch::resident_clusters(&dev.cuda_stream(), &f, config)
+            .is_ok_and(|fits| fits >= clusters)
+    }
+
+    /// The grid, block and shared memory of `pass`'s launch.
+    pub fn launch_config(&self, pass: Pass) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.blocks(pass) as u32, 1, 1),
+            block_dim: (self.threads() as u32, 1, 1),
+            shared_mem_bytes: self.smem_bytes(pass) as u32,
+        }
     }
 
     /// Blocks per cluster in `pass` (1: none).

@@ -15,6 +15,7 @@ mod choose;
 mod forward;
 mod gemm;
 mod kernel;
+mod launch;
 mod masks;
 mod padded;
 
@@ -99,7 +100,7 @@ impl PersistentLstm {
             .entry(key)
             .or_insert_with(|| {
                 let sizes = (d.hidden_size, call.batch, x.dtype());
-                Plan::new(&dev.cuda_stream(), sizes, train)
+                Plan::new(dev, sizes, train)
             })
             .clone()
     }

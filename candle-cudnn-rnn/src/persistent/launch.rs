@@ -1,0 +1,132 @@
+//! Launching a persistent kernel: every block resident at once (its grid barrier waits for them
+//! all), plain cooperative or in thread-block clusters (`cuLaunchKernelEx`: cudarc's launch
+//! builder has no cluster dimension).
+
+use candle_core::cuda_backend::cudarc::driver::{
+    sys, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+};
+use candle_core::Result;
+
+fn err(e: impl std::fmt::Display) -> candle_core::Error {
+    candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}"))
+}
+
+/// Launches `f` over `cfg`'s grid in clusters of `cluster` blocks (1: none), with the device
+/// addresses `ptrs` and the step count as arguments.
+pub(super) fn cooperative(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    (cfg, cluster): (LaunchConfig, usize),
+    ptrs: &[u64],
+    seq: i32,
+) -> Result<()> {
+    if cluster > 1 {
+        return cooperative_clusters(stream, f, (cfg, cluster), ptrs, seq);
+    }
+    let mut launch = stream.launch_builder(f);
+    for p in ptrs {
+        launch.arg(p);
+    }
+    launch.arg(&seq);
+    // SAFETY: the callers pass the kernel's arguments in its order; the grid has at most one
+    // block per multiprocessor, each of which fits (checked by `Plan::new`).
+    unsafe { launch.launch_cooperative(cfg) }.map_err(err)?;
+    Ok(())
+}
+
+/// The driver's launch configuration of `cfg` in clusters of `cluster` blocks, `attrs` its
+/// attributes: [cluster dimension, cooperative], of which it names the first only (the
+/// occupancy query takes no more).
+fn cluster_config(
+    stream: &CudaStream,
+    (cfg, cluster): (LaunchConfig, usize),
+    attrs: &mut [sys::CUlaunchAttribute; 2],
+) -> sys::CUlaunchConfig {
+    attrs[0].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+        x: cluster as u32,
+        y: 1,
+        z: 1,
+    };
+    attrs[1].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[1].value.cooperative = 1;
+    sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: 1,
+    }
+}
+
+/// How many clusters of `cluster` blocks of `f` (with `cfg`'s block and shared memory sizes)
+/// the GPU holds at once.
+pub(super) fn resident_clusters(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    (cfg, cluster): (LaunchConfig, usize),
+) -> Result<usize> {
+    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let config = cluster_config(stream, (cfg, cluster), &mut attrs);
+    stream.context().bind_to_thread().map_err(err)?;
+    let mut fits = 0i32;
+    // SAFETY: `config` and its one attribute are live; `f` is a loaded kernel.
+    unsafe { sys::cuOccupancyMaxActiveClusters(&mut fits, f.cu_function(), &config).result() }
+        .map_err(|e| err(format!("cluster occupancy: {e}")))?;
+    Ok(fits.max(0) as usize)
+}
+
+/// [`cooperative`] in clusters.
+fn cooperative_clusters(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    (cfg, cluster): (LaunchConfig, usize),
+    ptrs: &[u64],
+    seq: i32,
+) -> Result<()> {
+    // Every cluster must be resident at once, as every block of a cooperative launch
+    // (`Plan::new` has checked; a GPU shared with other work may hold fewer now).
+    let fits = resident_clusters(stream, f, (cfg, cluster))?;
+    let clusters = cfg.grid_dim.0 as usize / cluster;
+    if fits < clusters {
+        return Err(err(format!(
+            "{clusters} clusters of {cluster} blocks, the GPU holds {fits} at once"
+        )));
+    }
+    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let mut config = cluster_config(stream, (cfg, cluster), &mut attrs);
+    config.numAttrs = 2;
+    let mut values: Vec<u64> = ptrs.to_vec();
+    let mut seq = seq;
+    let mut params: Vec<*mut std::ffi::c_void> = values
+        .iter_mut()
+        .map(|v| v as *mut u64 as *mut std::ffi::c_void)
+        .collect();
+    params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
+    let mut launch = |config: &sys::CUlaunchConfig| {
+        // SAFETY: the callers pass the kernel's arguments in its order (`params` points at
+        // them, alive until the call returns: the driver copies them); the grid is whole
+        // clusters, all resident at once (checked above).
+        unsafe {
+            sys::cuLaunchKernelEx(
+                config,
+                f.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+            .result()
+        }
+    };
+    launch(&config).or_else(|cooperative| {
+        // A driver that refuses the cooperative attribute with clusters: every cluster fits at
+        // once (checked above), which is what the grid barrier needs (clusters that wait for
+        // other work to leave the GPU start once it has).
+        config.numAttrs = 1;
+        launch(&config).map_err(|e| err(format!("{e} (cooperative: {cooperative})")))
+    })
+}

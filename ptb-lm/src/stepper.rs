@@ -277,6 +277,7 @@ mod tests {
     /// is left out: its loss scale skips overflowed first steps that f32 takes.
     #[test]
     fn gpu_steps_follow_cpu_steps() {
+        let _alone = crate::test_gpu::alone();
         let Ok(dev) = Device::new_cuda_with_stream(0) else {
             return;
         };

@@ -10,7 +10,7 @@ use candle_cudnn_rnn::{flat_from_named, RnnDims};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tokenizers::Tokenizer;
 
 const STATE_KEY: &str = "ptb-lm.state";
@@ -50,27 +50,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub fn save(
+/// A checkpoint read out of the model and encoded, ready to be written: what `save` does on
+/// the caller's thread, so that the writing may happen on another.
+pub struct Encoded {
+    dir: PathBuf,
+    tokenizer: String,
+    model: Vec<u8>,
+    state: String,
+}
+
+/// Copies the weights to the host and encodes the files of a checkpoint of `dir`.
+pub fn encode(
     dir: &Path,
     weights: &[(String, Tensor)],
     (spec, progress): (&RunSpec, &RunProgress),
     tok: &Tokenizer,
-) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+) -> Result<Encoded> {
     let saved = Saved {
         spec: spec.clone(),
         progress: progress.clone(),
         rnn_layout: RNN_LAYOUT,
     };
-    let state_json = serde_json::to_string_pretty(&saved)?;
-    let meta = HashMap::from([(STATE_KEY.to_owned(), state_json.clone())]);
-    let bytes = safetensors::serialize(weights.iter().map(|(n, t)| (n.as_str(), t)), Some(meta))
+    let state = serde_json::to_string_pretty(&saved)?;
+    let meta = HashMap::from([(STATE_KEY.to_owned(), state.clone())]);
+    let model = safetensors::serialize(weights.iter().map(|(n, t)| (n.as_str(), t)), Some(meta))
         .context("serializing the weights")?;
-    let tok_json = tok.to_string(true).map_err(anyhow::Error::msg)?;
-    write_atomic(&dir.join("tokenizer.json"), tok_json.as_bytes())?;
-    write_atomic(&dir.join("model.safetensors"), &bytes)?;
-    write_atomic(&dir.join("state.json"), state_json.as_bytes())?;
-    Ok(())
+    let tokenizer = tok.to_string(true).map_err(anyhow::Error::msg)?;
+    Ok(Encoded {
+        dir: dir.to_owned(),
+        tokenizer,
+        model,
+        state,
+    })
+}
+
+impl Encoded {
+    /// Writes the files, each atomically; the model file (which carries the state) decides
+    /// what a resume sees.
+    pub fn write(&self) -> Result<()> {
+        let dir = &self.dir;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        write_atomic(&dir.join("tokenizer.json"), self.tokenizer.as_bytes())?;
+        write_atomic(&dir.join("model.safetensors"), &self.model)?;
+        write_atomic(&dir.join("state.json"), self.state.as_bytes())?;
+        Ok(())
+    }
 }
 
 /// A flat weight in PyTorch's per-layer order (each layer-direction's tensors together, as

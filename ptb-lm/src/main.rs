@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod checkpoint;
+mod checkpoint_writer;
 mod config;
 mod data;
 mod dropout;

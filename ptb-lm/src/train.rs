@@ -2,6 +2,7 @@
 
 use crate::args::{self, UsageError};
 use crate::checkpoint;
+use crate::checkpoint_writer::CheckpointWriter;
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::model::{Masks, RnnChoice};
@@ -244,6 +245,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     }
     let mut masks = Masks::new(args.seed);
     let graph = !args.no_cuda_graph;
+    let mut writer = CheckpointWriter::default();
     while progress.epochs_done < end {
         let epoch = progress.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
@@ -262,9 +264,12 @@ pub fn train(args: TrainArgs) -> Result<()> {
         )?;
         let clip = opt.take_stats()?;
         let loss_scale = opt.loss_scale()?;
-        let eval_model = inference_model(&spec, &varmap, &device)?;
+        // Validation reads the training model as it stands, in its precision (the half
+        // copies a half-precision run keeps): the per-epoch number costs no model to build and
+        // runs on the training kernels. The test pass below, and `eval`, read f32 weights in
+        // f32.
         let va = evaluate(
-            &eval_model,
+            &model,
             &corpus.valid,
             (cfg.batch_size, cfg.num_steps),
             args.max_batches,
@@ -302,9 +307,11 @@ pub fn train(args: TrainArgs) -> Result<()> {
         progress.epochs_done += 1;
         progress.loss_scale = loss_scale;
         let run = (&spec, &progress);
-        checkpoint::save(&out, &named_weights(&varmap), run, &corpus.tokenizer)?;
+        let files = checkpoint::encode(&out, &named_weights(&varmap), run, &corpus.tokenizer)?;
+        writer.write(files)?;
         metrics_line(&out, &serde_json::to_value(&m)?)?;
     }
+    writer.finish()?;
     if progress.epochs_done == cfg.max_max_epoch {
         let eval_model = inference_model(&spec, &varmap, &device)?;
         // The tutorial's test pass (batch 1, one word per step), read in windows of the

@@ -31,6 +31,12 @@ pub(crate) fn agrees(a: &[f64], b: &[f64]) -> bool {
 /// Timed repetitions per algorithm (after one untimed run, which also builds a dynamic plan).
 const REPS: usize = 3;
 
+/// Below this batch, training in half precision gets only the standard algorithm: on the H100
+/// (cuDNN 9.19) the persistent backward of an f16 LSTM at batch 1 gave infinite gradients in
+/// some calls and finite ones in others, even after agreeing in its trial, so no trial can
+/// clear it. (Seen at batch 1; 8, the smallest tensor-core tile, leaves a margin.)
+const HALF_TRAINING_PERSIST_MIN_BATCH: usize = 8;
+
 impl CudnnRnn {
     /// The algorithm for this call: the configured one, or `Auto`'s (measured) choice.
     #[allow(clippy::too_many_arguments)]
@@ -97,7 +103,12 @@ impl CudnnRnn {
         // The standard algorithm's outputs, and in training its input, state and weight
         // gradients (it runs first): a candidate must reproduce them.
         let mut reference: Option<[Vec<f64>; 4]> = None;
+        let half = std::mem::size_of::<T>() == 2;
+        let standard_only = train && half && call.batch < HALF_TRAINING_PERSIST_MIN_BATCH;
         for algo in RnnAlgo::CONCRETE {
+            if standard_only && algo != RnnAlgo::Standard {
+                continue;
+            }
             let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<f64> {
                 let desc = p.desc(&self.spec, h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;
@@ -107,8 +118,7 @@ impl CudnnRnn {
                 let (reserve, _r) = reserve.device_ptr_mut(stream);
                 // Real calls get a workspace that earlier calls left dirty: all-ones bytes
                 // (NaN in every float type) make a candidate that reads what it did not write
-                // fail here rather than there. (cuDNN's persistent backward in f16 at batch 1
-                // gave infinite gradients in real calls after agreeing here on fresh memory.)
+                // fail here rather than there.
                 poison(stream, work, work_len)?;
                 poison(stream, reserve, reserve_len)?;
                 let sizes = Sizes {
@@ -152,8 +162,8 @@ impl CudnnRnn {
             match &reference {
                 None => reference = Some(results),
                 // Nor is one whose results differ (a persistent kernel that silently returns
-                // zeros for a shape it does not handle, say, or cuDNN's persistent backward
-                // in f16 at batch 1 on the H100, which gives infinite gradients).
+                // zeros for a shape it does not handle, say, or one that reads memory it did
+                // not write).
                 Some(r) if !results.iter().zip(r).all(|(a, b)| agrees(a, b)) => continue,
                 Some(_) => {}
             }

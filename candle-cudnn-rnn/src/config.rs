@@ -106,8 +106,10 @@ pub enum RnnAlgo {
     PersistDynamic,
     /// The fastest algorithm that accepts the call, measured once per `(seq, batch, train)` and
     /// remembered: cuDNN's, and for the calls they take this crate's persistent LSTM kernels
-    /// (`Persistent`), chosen only when their outputs agree with cuDNN's; variable-length calls
-    /// use `Standard` (the persistent kernels refuse them).
+    /// (`Persistent`), chosen only when their outputs (and in training their gradients) agree
+    /// with cuDNN's standard algorithm's; variable-length calls use `Standard` (the persistent
+    /// kernels refuse them), and so does half-precision training at batches below 8 among
+    /// cuDNN's algorithms (its persistent backward there gave infinite gradients at random).
     Auto,
     /// This crate's own persistent LSTM kernels (not cuDNN's): each layer's recurrent weights
     /// stay in shared memory for the whole sequence, forward and backward. They serve calls of

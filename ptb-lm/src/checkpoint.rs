@@ -50,16 +50,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A checkpoint read out of the model and encoded, ready to be written: what `save` does on
-/// the caller's thread, so that the writing may happen on another.
+/// A checkpoint taken out of the model, ready to be written: the weights copied to the host
+/// (on the caller's thread, so that training may go on changing its own), the rest encoded.
+/// Serializing and writing may then happen on another thread.
 pub struct Encoded {
     dir: PathBuf,
     tokenizer: String,
-    model: Vec<u8>,
+    weights: Vec<(String, Tensor)>,
     state: String,
 }
 
-/// Copies the weights to the host and encodes the files of a checkpoint of `dir`.
+/// Copies the weights to the host and encodes the state of a checkpoint of `dir`.
 pub fn encode(
     dir: &Path,
     weights: &[(String, Tensor)],
@@ -71,27 +72,35 @@ pub fn encode(
         progress: progress.clone(),
         rnn_layout: RNN_LAYOUT,
     };
-    let state = serde_json::to_string_pretty(&saved)?;
-    let meta = HashMap::from([(STATE_KEY.to_owned(), state.clone())]);
-    let model = safetensors::serialize(weights.iter().map(|(n, t)| (n.as_str(), t)), Some(meta))
-        .context("serializing the weights")?;
-    let tokenizer = tok.to_string(true).map_err(anyhow::Error::msg)?;
+    // A copy of its own even on the CPU, where `to_device` would share the storage that the
+    // next update writes in place.
+    let host = |t: &Tensor| match t.device() {
+        Device::Cpu => t.copy(),
+        _ => t.to_device(&Device::Cpu),
+    };
+    let weights = weights
+        .iter()
+        .map(|(n, t)| Ok((n.clone(), host(t)?)))
+        .collect::<Result<_>>()?;
     Ok(Encoded {
         dir: dir.to_owned(),
-        tokenizer,
-        model,
-        state,
+        tokenizer: tok.to_string(true).map_err(anyhow::Error::msg)?,
+        weights,
+        state: serde_json::to_string_pretty(&saved)?,
     })
 }
 
 impl Encoded {
-    /// Writes the files, each atomically; the model file (which carries the state) decides
-    /// what a resume sees.
+    /// Serializes and writes the files, each atomically; the model file (which carries the
+    /// state in its metadata) decides what a resume sees.
     pub fn write(&self) -> Result<()> {
+        let meta = HashMap::from([(STATE_KEY.to_owned(), self.state.clone())]);
+        let named = self.weights.iter().map(|(n, t)| (n.as_str(), t));
+        let model = safetensors::serialize(named, Some(meta)).context("serializing the weights")?;
         let dir = &self.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         write_atomic(&dir.join("tokenizer.json"), self.tokenizer.as_bytes())?;
-        write_atomic(&dir.join("model.safetensors"), &self.model)?;
+        write_atomic(&dir.join("model.safetensors"), &model)?;
         write_atomic(&dir.join("state.json"), self.state.as_bytes())?;
         Ok(())
     }

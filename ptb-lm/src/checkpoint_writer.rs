@@ -1,5 +1,6 @@
-//! Checkpoints written on a thread of their own, one at a time: the next epoch trains while
-//! the last checkpoint reaches the disk (a large model's is hundreds of MB, synced).
+//! Checkpoints written on a thread of their own, one at a time: once the weights are copied to
+//! the host, the next epoch trains while the last checkpoint is serialized and reaches the disk
+//! (a large model's is hundreds of MB, synced).
 
 use crate::checkpoint::Encoded;
 use anyhow::{anyhow, Result};
@@ -50,8 +51,8 @@ mod tests {
     use crate::session::{build_model, named_weights};
     use candle_core::Device;
 
-    /// A checkpoint written in the background is the one written in place, and a write
-    /// that cannot happen is reported, not lost.
+    /// A checkpoint written in the background is the one written in place, whatever happens to
+    /// the weights meanwhile, and a write that cannot happen is reported, not lost.
     #[test]
     fn background_writes_land_and_failures_surface() {
         let mut config = LmConfig::preset(Preset::Small);
@@ -67,6 +68,11 @@ mod tests {
         files.write().unwrap();
         let mut writer = CheckpointWriter::default();
         let files = checkpoint::encode(&background, &weights, (&spec, &progress), &tok).unwrap();
+        // Training goes on changing its weights in place before the write: the checkpoint keeps
+        // the ones it was taken with.
+        for v in varmap.all_vars() {
+            v.set(&v.zeros_like().unwrap()).unwrap();
+        }
         writer.write(files).unwrap();
         writer.finish().unwrap();
         for f in ["model.safetensors", "state.json", "tokenizer.json"] {

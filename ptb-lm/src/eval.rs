@@ -4,7 +4,7 @@ use crate::args;
 use crate::checkpoint::{self, Checkpoint};
 use crate::data::{encode, read_words, EOS, UNK};
 use crate::model::{Masks, PtbModel};
-use crate::pass::evaluate;
+use crate::pass::{evaluate, evaluate_stream};
 use crate::session::{build_model, inference_model, pick_device, DeviceArg};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
@@ -34,7 +34,7 @@ pub struct EvalArgs {
     /// Parallel streams [default: the training batch for valid, 1 for test]
     #[arg(long, value_parser = args::batch_size)]
     pub batch_size: Option<usize>,
-    /// Steps per call [default: the training steps for valid, 1 for test]
+    /// Steps per call [default: the training steps]
     #[arg(long, value_parser = args::num_steps)]
     pub num_steps: Option<usize>,
     /// Score only this many batches [default: the whole split]
@@ -56,22 +56,26 @@ fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbM
     Ok((ckpt, model))
 }
 
-/// Perplexity of a split as training measures it: valid with the training batch and steps,
-/// test with batch 1 and 1 step (the tutorial's eval config; training's final test reads the
-/// same stream in windows of its steps, the same perplexity up to rounding), unless told
-/// otherwise; the whole split unless `--max-batches` says otherwise. Says how many words it
-/// scored.
+/// Perplexity of a split as training measures it: valid with the training batch and steps;
+/// test as training's final pass reads it, one stream (batch 1) in windows of the training
+/// steps, the last one shorter, the state carried (the tutorial's one word per step up to
+/// rounding; `--num-steps 1` is exactly that), so the number is the one training printed.
+/// Other batches and steps as asked; the whole split unless `--max-batches` says otherwise.
+/// Says how many words it scored.
 pub fn eval(args: EvalArgs) -> Result<()> {
     let (ckpt, model) = load_for_inference(&args.checkpoint, args.device)?;
     let spec = &ckpt.spec;
-    let (name, batch, steps, why) = match args.split {
+    let (name, batch, why) = match args.split {
         Split::Valid => (
             "valid",
             spec.config.batch_size,
-            spec.config.num_steps,
             "training's batch and steps, as training validates",
         ),
-        Split::Test => ("test", 1, 1, "the tutorial's test setting"),
+        Split::Test => (
+            "test",
+            1,
+            "one stream, as training's final test pass reads it",
+        ),
     };
     let why = match (args.batch_size, args.num_steps) {
         (None, None) => why,
@@ -79,20 +83,30 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     };
     let (batch, steps) = (
         args.batch_size.unwrap_or(batch),
-        args.num_steps.unwrap_or(steps),
+        args.num_steps.unwrap_or(spec.config.num_steps),
     );
     let path = args.data.join(format!("ptb.{name}.txt"));
     let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
     let graph = !args.no_cuda_graph;
-    let r = evaluate(
-        &model,
-        &ids,
-        (batch, steps),
-        args.max_batches,
-        graph,
-        Some(name),
-    )?;
+    let (r, left) = match batch {
+        // One stream: every word but the first is scored, the last window shorter.
+        1 => (
+            evaluate_stream(&model, &ids, steps, args.max_batches, graph, Some(name))?,
+            "the last window shorter; the first word is context only",
+        ),
+        _ => (
+            evaluate(
+                &model,
+                &ids,
+                (batch, steps),
+                args.max_batches,
+                graph,
+                Some(name),
+            )?,
+            "the rest do not fill a last batch window; the first word is context only",
+        ),
+    };
     let label = if args.split == Split::Test {
         "Test"
     } else {
@@ -101,7 +115,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     println!("{label} Perplexity: {:.3}", r.perplexity);
     let left = match args.max_batches {
         Some(m) => format!("--max-batches {m}"),
-        None => "the rest do not fill a last batch window; the first word is context only".into(),
+        None => left.into(),
     };
     eprintln!(
         "scored {} of the {} words of {} in batches of {batch} x {steps} steps ({why}; {left})",

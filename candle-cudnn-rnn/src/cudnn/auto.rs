@@ -87,6 +87,11 @@ impl CudnnRnn {
         shapes: Raw,
         o: Operands,
     ) -> Result<RnnAlgo> {
+        let half = std::mem::size_of::<T>() == 2;
+        if train && half && call.batch < HALF_TRAINING_PERSIST_MIN_BATCH {
+            // The only candidate: nothing to measure.
+            return Ok(RnnAlgo::Standard);
+        }
         let packed = call.output_len() + call.state_len();
         let mut out_buf = stream.alloc_zeros::<T>(packed)?;
         // A gradient of both signs and several sizes: with zeros every backward agrees, a
@@ -103,12 +108,7 @@ impl CudnnRnn {
         // The standard algorithm's outputs, and in training its input, state and weight
         // gradients (it runs first): a candidate must reproduce them.
         let mut reference: Option<[Vec<f64>; 4]> = None;
-        let half = std::mem::size_of::<T>() == 2;
-        let standard_only = train && half && call.batch < HALF_TRAINING_PERSIST_MIN_BATCH;
         for algo in RnnAlgo::CONCRETE {
-            if standard_only && algo != RnnAlgo::Standard {
-                continue;
-            }
             let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<f64> {
                 let desc = p.desc(&self.spec, h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;

@@ -6,7 +6,7 @@
 //! that made PTB large's LSTM training step 1.1-1.9x slower than with the memory kept.
 //! PyTorch's caching allocator keeps freed blocks; the op has candle's pool do the same.
 
-use candle_core::cuda_backend::cudarc::driver::sys;
+use candle_core::cuda_backend::cudarc::driver::{result, sys, CudaStream};
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{Device, Result};
 use std::collections::HashSet;
@@ -72,4 +72,11 @@ fn check(status: sys::CUresult, call: &str, ordinal: usize) -> Result<()> {
         sys::CUresult::CUDA_SUCCESS => Ok(()),
         e => candle_core::bail!("rnn: {call} on cuda:{ordinal} failed: {e:?}"),
     }
+}
+
+/// Sets `len` bytes at the device address `ptr` to `byte`, in `stream`'s order.
+pub(crate) fn fill(stream: &CudaStream, ptr: u64, len: usize, byte: u8) -> Result<()> {
+    // SAFETY: the callers pass a live allocation of at least `len` bytes on the stream's device.
+    unsafe { result::memset_d8_async(ptr, byte, len, stream.cu_stream()) }
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: cuMemsetD8Async: {e}")))
 }

@@ -6,8 +6,9 @@ use super::prepared::{temp_sizes, Prepared, Raw};
 use super::run::{Elem, Operands, Sizes};
 use super::CudnnRnn;
 use crate::call::Call;
+use crate::memory::fill;
 use crate::RnnAlgo;
-use candle_core::cuda_backend::cudarc::driver::{result, CudaStream, DevicePtrMut};
+use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
 use candle_core::{bail, Result};
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -178,11 +179,4 @@ impl CudnnRnn {
 /// Fills `len` bytes at `ptr` with all-ones bits, in stream order.
 fn poison(stream: &CudaStream, ptr: u64, len: usize) -> Result<()> {
     fill(stream, ptr, len, 0xff)
-}
-
-/// Fills `len` bytes at `ptr` with `byte`, in stream order.
-fn fill(stream: &CudaStream, ptr: u64, len: usize, byte: u8) -> Result<()> {
-    // SAFETY: `ptr` is a live allocation of at least `len` bytes on the stream's device.
-    unsafe { result::memset_d8_async(ptr, byte, len, stream.cu_stream()) }
-        .map_err(|e| candle_core::Error::Msg(format!("rnn: Auto: {e}")))
 }

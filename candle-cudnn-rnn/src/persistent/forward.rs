@@ -12,7 +12,7 @@ use crate::call::Call;
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
-    result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use candle_core::{CudaStorage, Result};
 use std::sync::Arc;
@@ -58,9 +58,8 @@ pub(super) fn addresses<'a, T>(
 
 /// Sets the grid barrier's counter at `ptr` back to 0, in stream order.
 pub(super) fn zero_counter(stream: &CudaStream, ptr: u64) -> Result<()> {
-    // SAFETY: `ptr` is a live u32 on the stream's device.
-    unsafe { result::memset_d8_async(ptr, 0, 4, stream.cu_stream()) }
-        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM: {e}")))
+    // `ptr` is a live u32 on the stream's device.
+    crate::memory::fill(stream, ptr, 4, 0)
 }
 
 /// Allocates `n` buffers of `len` elements that a kernel or GEMM writes before any read.

@@ -437,7 +437,7 @@ impl PtbModel {
                 let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
                 let w = self.softmax_weight_in_dtype()?;
                 let rows = crate::owned_linear::linear_t_xent(&y, &w, bias, targets, slot)?;
-                (rows.mean_all()? * steps as f64)?
+                sequence_cost(&rows, steps)?
             }
             None => sequence_loss(&self.logits(&y, true)?, targets, steps)?,
         };
@@ -550,8 +550,12 @@ impl PtbModel {
 /// The tutorial's cost: the sum over time steps of the batch-mean cross-entropy, i.e. the
 /// token-mean cross-entropy times `steps`; an f32 scalar whatever the logits' dtype.
 pub fn sequence_loss(logits: &Tensor, targets: &Tensor, steps: usize) -> Result<Tensor> {
-    let nll = crate::xent::cross_entropy_rows(logits, targets)?.mean_all()?;
-    Ok((nll * steps as f64)?)
+    sequence_cost(&crate::xent::cross_entropy_rows(logits, targets)?, steps)
+}
+
+/// [`sequence_loss`] from the tokens' cross-entropies `rows`.
+fn sequence_cost(rows: &Tensor, steps: usize) -> Result<Tensor> {
+    Ok((rows.mean_all()? * steps as f64)?)
 }
 
 #[cfg(test)]

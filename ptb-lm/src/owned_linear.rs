@@ -232,15 +232,21 @@ struct LinearXent {
 }
 
 impl LinearXent {
-    /// Keeps the logits, returns the rows' losses.
+    /// Keeps the logits for the backward.
     fn keep(&self, logits: Storage, shape: Shape) -> Result<()> {
-        let logits = Tensor::from_storage(logits, shape, BackpropOp::none(), false);
-        *self
-            .logits
-            .lock()
-            .map_err(|_| candle_core::Error::Msg("linear_t_xent: poisoned lock".into()))? =
-            Some(logits);
+        *self.logits()? = Some(Tensor::from_storage(
+            logits,
+            shape,
+            BackpropOp::none(),
+            false,
+        ));
         Ok(())
+    }
+
+    fn logits(&self) -> Result<std::sync::MutexGuard<'_, Option<Tensor>>> {
+        self.logits
+            .lock()
+            .map_err(|_| candle_core::Error::Msg("linear_t_xent: poisoned lock".into()))
     }
 }
 
@@ -289,9 +295,7 @@ impl CustomOp3 for LinearXent {
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let logits = self
-            .logits
-            .lock()
-            .map_err(|_| candle_core::Error::Msg("linear_t_xent: poisoned lock".into()))?
+            .logits()?
             .take()
             .ok_or_else(|| candle_core::Error::Msg("linear_t_xent: backward twice".into()))?;
         let dlogits = crate::xent::logits_grad(&logits, targets, grad)?;

@@ -69,6 +69,8 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
         (1, 5, 7, 32, 64),
         (1, 1, 3, 100, 200),
         (2, 17, 12, 96, 130),
+        // An odd input size: rows copied one element at a time; 66 hidden: two at a time.
+        (2, 3, 5, 33, 66),
         (1, 32, 50, 256, 512),
         (3, 32, 30, 512, 1024),
         (2, 20, 35, 1500, 1500),

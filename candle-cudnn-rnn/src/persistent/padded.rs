@@ -59,13 +59,7 @@ impl RowKernels<'_> {
         (dst, dst_ld): (u64, usize),
         n: Rows,
     ) -> Result<()> {
-        self.launch(
-            "rnn_copy_rows",
-            (dst, dst_ld),
-            (src, src_ld),
-            n,
-            n.rows * dst_ld,
-        )
+        self.launch("rnn_copy_rows", (dst, dst_ld), (src, src_ld), n, dst_ld)
     }
 
     /// `dst[r][c] += src[r][c]` for `c < cols`.
@@ -75,25 +69,41 @@ impl RowKernels<'_> {
         (dst, dst_ld): (u64, usize),
         n: Rows,
     ) -> Result<()> {
-        self.launch(
-            "rnn_add_rows",
-            (dst, dst_ld),
-            (src, src_ld),
-            n,
-            n.rows * n.cols,
-        )
+        self.launch("rnn_add_rows", (dst, dst_ld), (src, src_ld), n, n.cols)
     }
 
+    /// `name`'s kernel moving `width` elements of every row, in the widest words that both
+    /// pitches, the columns and both addresses allow (`pad.cu`).
     fn launch(
         &self,
         name: &str,
         (dst, dst_ld): (u64, usize),
         (src, src_ld): (u64, usize),
         n: Rows,
-        threads: usize,
+        width: usize,
     ) -> Result<()> {
-        let f = self.plan.function(self.dev, self.pass, name)?;
+        if n.rows == 0 || width == 0 {
+            return Ok(());
+        }
+        let elem = 2; // bytes of a half type
+        let word = [4usize, 2, 1]
+            .into_iter()
+            .find(|&v| {
+                [src_ld, dst_ld, n.cols].iter().all(|x| x % v == 0)
+                    && [src, dst].iter().all(|a| a % (v * elem) as u64 == 0)
+            })
+            .unwrap_or(1);
+        let f = self
+            .plan
+            .function(self.dev, self.pass, &format!("{name}_{word}"))?;
         let [src_ld, dst_ld, rows, cols] = [src_ld, dst_ld, n.rows, n.cols].map(|v| v as u32);
+        const THREADS: u32 = 128;
+        let words = width.div_ceil(word) as u32;
+        let config = LaunchConfig {
+            grid_dim: (words.div_ceil(THREADS), rows.min(MAX_GRID_Y), 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let mut launch = self.stream.launch_builder(&f);
         launch
             .arg(&src)
@@ -103,11 +113,14 @@ impl RowKernels<'_> {
             .arg(&rows)
             .arg(&cols);
         // SAFETY: the callers pass buffers of `rows` rows of their `ld` on this stream.
-        unsafe { launch.launch(LaunchConfig::for_num_elems(threads as u32)) }
+        unsafe { launch.launch(config) }
             .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM {name}: {e}")))?;
         Ok(())
     }
 }
+
+/// The most blocks a grid has along y; the row kernels loop over more rows.
+const MAX_GRID_Y: u32 = 65535;
 
 /// The input projection's operands of a layer with `in_size` inputs, padded: `input`'s `steps`
 /// rows and `w_ih`'s `4H` rows, each `in_size` wide.

@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod checkpoint;
 mod checkpoint_writer;
+mod columns;
 mod config;
 mod data;
 mod dropout;

@@ -120,22 +120,22 @@ fn widened(
     let ((n, h), v, dt) = (x.dims2()?, w.dim(0)?, x.dtype());
     let extra = usize::from(bias.is_some());
     let pad = (h + extra).next_multiple_of(8) - h;
-    let zeros = |rows| Tensor::zeros((rows, pad - extra), dt, x.device());
-    let (mut xs, mut ws) = (vec![x.clone()], vec![w.detach()]);
-    if let Some((b, _)) = bias {
+    let mut xs = vec![x.clone()];
+    if bias.is_some() {
         xs.push(Tensor::ones((n, 1), dt, x.device())?);
-        ws.push(b.detach().to_dtype(dt)?.reshape((v, 1))?);
     }
     if pad > extra {
-        xs.push(zeros(n)?);
-        ws.push(zeros(v)?);
+        xs.push(Tensor::zeros((n, pad - extra), dt, x.device())?);
     }
+    let b = bias.map(|(b, _)| b.detach().to_dtype(dt)).transpose()?;
+    let w = crate::columns::widen(&w.detach(), b.as_ref(), h + pad)?;
+    debug_assert_eq!(w.dim(0)?, v);
     let op = MatmulT {
         slot: slot.clone(),
         width: h,
         bias_slot: bias.map(|(_, s)| s.clone()),
     };
-    Ok((Tensor::cat(&xs, 1)?, Tensor::cat(&ws, 1)?, op))
+    Ok((Tensor::cat(&xs, 1)?, w, op))
 }
 
 struct MatmulT {
@@ -210,16 +210,15 @@ impl MatmulT {
     fn backward(&self, x: &Tensor, w: &Tensor, grad: &Tensor) -> Result<Tensor> {
         let dx = grad.matmul(&w.detach())?;
         let dw = grad.t()?.matmul(&x.detach())?;
-        if let Some(bias_slot) = &self.bias_slot {
-            add_to(
-                bias_slot,
-                dw.narrow(1, self.width, 1)?.squeeze(1)?.contiguous()?,
-            )?;
+        if dw.dim(1)? == self.width {
+            add_to(&self.slot, dw)?;
+            return Ok(dx);
         }
-        match dw.dim(1)? == self.width {
-            true => add_to(&self.slot, dw)?,
-            false => add_to(&self.slot, dw.narrow(1, 0, self.width)?.contiguous()?)?,
+        let (dw, db) = crate::columns::narrow(&dw, self.width, self.bias_slot.is_some())?;
+        if let (Some(bias_slot), Some(db)) = (&self.bias_slot, db) {
+            add_to(bias_slot, db)?;
         }
+        add_to(&self.slot, dw)?;
         Ok(dx)
     }
 }

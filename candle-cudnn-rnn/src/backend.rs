@@ -82,6 +82,13 @@ pub(crate) fn cuda_views<'a, T: CudaDType>(
     }
 }
 
+/// A caller's buffer (flat, of the weight's size and dtype) that a backward leaves the
+/// weight's gradient in, added or written as `mode` says.
+pub(crate) struct DwInto<'a> {
+    pub buf: &'a mut CudaStorage,
+    pub mode: crate::sink::SinkMode,
+}
+
 /// One GPU implementation of the whole RNN stack.
 pub(crate) trait GpuBackend: Send + Sync {
     /// Runs `call` on `x` `[T, B, I]`, the flat weight `w` and the packed state `s` (contiguous,
@@ -98,14 +105,14 @@ pub(crate) trait GpuBackend: Send + Sync {
     ) -> Result<(CudaStorage, Option<GpuReserve>)>;
 
     /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`; `dstate`
-    /// only when `inputs.state_grad`. With `dw_into` (a flat buffer of the weight's size and
-    /// dtype) the weight's gradient is added into it instead, and `dw` is `None`.
+    /// only when `inputs.state_grad`. With `dw_into` the weight's gradient goes into its
+    /// buffer instead, and `dw` is `None`.
     fn backward(
         &self,
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-        dw_into: Option<&mut CudaStorage>,
+        dw_into: Option<DwInto>,
     ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)>;
 
     /// The algorithm that serves `(seq, batch, train)` when the backend chose one by measuring.

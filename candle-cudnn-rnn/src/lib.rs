@@ -9,6 +9,7 @@ mod lengths;
 mod op;
 mod pytorch;
 mod rnn;
+mod sink;
 mod state;
 
 #[cfg(feature = "cuda")]
@@ -31,4 +32,5 @@ pub use lengths::SeqLengths;
 pub use memory::keep_freed_memory;
 pub use pytorch::{flat_from_named, load_pytorch};
 pub use rnn::{gru, lstm, rnn, rnn_relu, rnn_tanh, save_pytorch, Rnn};
+pub use sink::SinkMode;
 pub use state::RnnState;

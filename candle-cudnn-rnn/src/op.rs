@@ -6,6 +6,7 @@
 use crate::backend::{BackwardInputs, GpuBackend, GpuReserve};
 use crate::call::{Call, Dropout};
 use crate::cpu::{self, Trace};
+use crate::sink::SinkMode;
 use candle_core::{
     backend::BackendStorage, CpuStorage, CustomOp3, DType, Layout, Result, Shape, Storage, Tensor,
 };
@@ -30,8 +31,9 @@ pub(crate) struct RnnOp {
     #[cfg(feature = "cuda")]
     gpu: Arc<dyn GpuBackend>,
     reserve: Mutex<Option<Reserve>>,
-    /// Where the weight's gradient is added instead of being returned (`Rnn::with_weight_grad_sink`).
-    weight_grad: Option<Tensor>,
+    /// Where the weight's gradient goes instead of being returned, and how
+    /// (`Rnn::with_weight_grad_sink_mode`).
+    weight_grad: Option<(Tensor, SinkMode)>,
 }
 
 /// A contiguous f16/bf16 operand as f32.
@@ -75,7 +77,7 @@ impl RnnOp {
         dropout: Dropout,
         train: bool,
         #[cfg(feature = "cuda")] gpu: Arc<dyn GpuBackend>,
-        weight_grad: Option<Tensor>,
+        weight_grad: Option<(Tensor, SinkMode)>,
     ) -> Self {
         Self {
             call,
@@ -216,11 +218,12 @@ impl CustomOp3 for RnnOp {
                 };
                 match &self.weight_grad {
                     None => self.gpu.backward(&self.call, r, inputs, None)?,
-                    Some(sink) => {
-                        // cuDNN adds the weight's gradient straight into the sink: an in-place
-                        // op hands out its memory.
+                    Some((sink, mode)) => {
+                        // The backend leaves the weight's gradient straight in the sink: an
+                        // in-place op hands out its memory.
                         let into = IntoSink {
                             op: self,
+                            mode: *mode,
                             reserve: Mutex::new(Some(r)),
                             inputs: Mutex::new(Some(inputs)),
                             out: Mutex::new(None),
@@ -239,9 +242,13 @@ impl CustomOp3 for RnnOp {
         };
         let dw = match (dw, &self.weight_grad) {
             (Some(dw), None) => keep(w, dw)?,
-            (Some(dw), Some(sink)) => {
-                let sum = (sink + dw.reshape(sink.shape())?)?;
-                sink.slice_set(&sum, 0, 0)?;
+            (Some(dw), Some((sink, mode))) => {
+                let dw = dw.reshape(sink.shape())?;
+                let new = match mode {
+                    SinkMode::Add => (sink + dw)?,
+                    SinkMode::Overwrite => dw,
+                };
+                sink.slice_set(&new, 0, 0)?;
                 None
             }
             (None, Some(_)) => None,
@@ -257,6 +264,7 @@ impl CustomOp3 for RnnOp {
 #[cfg(feature = "cuda")]
 struct IntoSink<'a> {
     op: &'a RnnOp,
+    mode: SinkMode,
     reserve: Mutex<Option<crate::backend::GpuReserve>>,
     inputs: Mutex<Option<BackwardInputs<'a>>>,
     out: Mutex<Option<(Tensor, Option<Tensor>)>>,
@@ -285,7 +293,11 @@ impl candle_core::InplaceOp1 for IntoSink<'_> {
         let (Some(r), Some(inputs)) = (r, inputs) else {
             candle_core::bail!("rnn backward: ran twice into the sink")
         };
-        let (dx, _, ds) = self.op.gpu.backward(&self.op.call, r, inputs, Some(sink))?;
+        let into = crate::backend::DwInto {
+            buf: sink,
+            mode: self.mode,
+        };
+        let (dx, _, ds) = self.op.gpu.backward(&self.op.call, r, inputs, Some(into))?;
         *self.out.lock().map_err(|_| poisoned())? = Some((dx, ds));
         Ok(())
     }

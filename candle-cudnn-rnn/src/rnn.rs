@@ -6,6 +6,7 @@ use crate::call::{Call, DropoutSeed};
 use crate::layout::RnnDims;
 use crate::lengths::{checked_lengths, SeqLengths};
 use crate::op::RnnOp;
+use crate::sink::SinkMode;
 use crate::state::RnnState;
 use crate::{RnnConfig, RnnMode};
 use candle_core::{bail, DType, ModuleT, Result, Tensor};
@@ -25,8 +26,9 @@ pub struct Rnn {
     /// The kernels for tensors on a GPU, shared likewise (descriptors, dropout state).
     #[cfg(feature = "cuda")]
     gpu: Arc<dyn crate::backend::GpuBackend>,
-    /// Where backward adds the weight's gradient instead of returning it (`with_weight_grad_sink`).
-    weight_grad: Option<Tensor>,
+    /// Where backward leaves the weight's gradient instead of returning it, and how
+    /// (`with_weight_grad_sink_mode`).
+    weight_grad: Option<(Tensor, SinkMode)>,
 }
 
 impl std::fmt::Debug for Rnn {
@@ -180,6 +182,12 @@ impl Rnn {
     /// zero it once its sum is used. Not available where cuDNN reads the weights through a
     /// copy in its own order (an error at backward).
     pub fn with_weight_grad_sink(&self, sink: Tensor) -> Result<Self> {
+        self.with_weight_grad_sink_mode(sink, SinkMode::Add)
+    }
+
+    /// [`Rnn::with_weight_grad_sink`], with backward adding into the sink or overwriting it
+    /// ([`SinkMode`]).
+    pub fn with_weight_grad_sink_mode(&self, sink: Tensor, mode: SinkMode) -> Result<Self> {
         let w = &self.weight;
         if sink.dims() != w.dims() || sink.dtype() != w.dtype() || !sink.is_contiguous() {
             bail!(
@@ -195,7 +203,7 @@ impl Rnn {
             bail!("rnn: the weight-gradient sink lives on another device than the weight")
         }
         Ok(Self {
-            weight_grad: Some(sink),
+            weight_grad: Some((sink, mode)),
             ..self.clone()
         })
     }

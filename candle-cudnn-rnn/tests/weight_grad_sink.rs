@@ -1,8 +1,9 @@
 //! `Rnn::with_weight_grad_sink`: the weight's gradient is added into a caller's tensor instead
-//! of being returned to autograd (on the CPU path here; `gpu_check` checks cuDNN's).
+//! of being returned to autograd, or written over what it holds (`SinkMode::Overwrite`); on the
+//! CPU path here, `gpu_check` checks cuDNN's and the persistent kernel's.
 
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{gru, lstm, Rnn, RnnConfig};
+use candle_cudnn_rnn::{gru, lstm, Rnn, RnnConfig, SinkMode};
 use candle_nn::{VarBuilder, VarMap};
 
 fn layer(gru_cell: bool) -> (Rnn, Var) {
@@ -53,6 +54,29 @@ fn the_sink_receives_what_autograd_would_and_sums_over_calls() {
         backward(&sunk, x.as_tensor(), &c);
         let twice: Vec<f32> = want.iter().map(|g| g + g).collect();
         assert_eq!(sink.to_vec1::<f32>().unwrap(), twice);
+    }
+}
+
+#[test]
+fn an_overwritten_sink_holds_one_calls_gradient_whatever_it_held() {
+    for gru_cell in [false, true] {
+        let (rnn, w) = layer(gru_cell);
+        let x = Tensor::randn(0f32, 1., (5, 3, 4), &Device::Cpu).unwrap();
+        let c = Tensor::randn(0f32, 1., (5, 3, 6), &Device::Cpu).unwrap();
+        let want = backward(&rnn, &x, &c)
+            .get(w.as_tensor())
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        let sink = Tensor::randn(0f32, 1., w.shape(), &Device::Cpu).unwrap();
+        let sunk = rnn
+            .with_weight_grad_sink_mode(sink.clone(), SinkMode::Overwrite)
+            .unwrap();
+        for call in 0..2 {
+            let grads = backward(&sunk, &x, &c);
+            assert!(grads.get(w.as_tensor()).is_none(), "autograd still got dw");
+            assert_eq!(sink.to_vec1::<f32>().unwrap(), want, "call {call}");
+        }
     }
 }
 

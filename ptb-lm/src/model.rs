@@ -9,7 +9,9 @@ use crate::owned_linear::GradSlot;
 use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{MathMode, ParamKind, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState};
+use candle_cudnn_rnn::{
+    MathMode, ParamKind, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState, SinkMode,
+};
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -317,8 +319,9 @@ impl PtbModel {
         })
     }
 
-    /// For training: the fused LSTM's backward adds its weight gradient into a buffer of this
-    /// model (cuDNN accumulates into it directly), and the softmax layer's backward leaves its
+    /// For training: the fused LSTM's backward writes its weight gradient into a buffer of this
+    /// model (one backward per step: the buffer needs no zeroing; the persistent kernel's GEMMs
+    /// write into it directly), and the softmax layer's backward leaves its
     /// weight's in a slot (`crate::owned_linear`), rather than handing them to autograd, which
     /// would add each into a zero-filled buffer and then, in half precision, cast it to f32 and
     /// add it into another; the optimizer takes them (`owned_gradients`). In half precision
@@ -342,7 +345,7 @@ impl PtbModel {
     }
 
     /// The gradients this model's layers kept themselves in the last backward: the LSTM's
-    /// buffer (to be zeroed once used), the softmax weight's and, when it left it, its bias's
+    /// buffer (which its next backward overwrites), the softmax weight's and, when it left it, its bias's
     /// (taken from their slots).
     pub fn owned_gradients(&self) -> Result<Vec<OwnedGrad>> {
         let mut out = Vec::new();
@@ -350,7 +353,7 @@ impl PtbModel {
             out.push(OwnedGrad {
                 var: r.weight().clone(),
                 grad: g.clone(),
-                reset: true,
+                reset: false,
                 copy: self.rnn_copy.clone(),
             });
         }
@@ -478,7 +481,7 @@ impl PtbModel {
                     // at a tracked cast that receives no gradient).
                     (Some(g), true) => r
                         .with_weight(self.rnn_weight_in_dtype()?)?
-                        .with_weight_grad_sink(g.clone())?,
+                        .with_weight_grad_sink_mode(g.clone(), SinkMode::Overwrite)?,
                     _ => r.with_weight(r.weight().to_dtype(self.dtype)?)?,
                 };
                 let (y, s) = r.forward_t(&x, Some(s), train)?;

@@ -12,7 +12,9 @@ mod persistent;
 
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, IndexOp, Tensor, Var};
-use candle_cudnn_rnn::{cudnn_version, Bias, MathMode, Rnn, RnnConfig, RnnMode, RnnState};
+use candle_cudnn_rnn::{
+    cudnn_version, Bias, MathMode, Rnn, RnnAlgo, RnnConfig, RnnMode, RnnState, SinkMode,
+};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::json;
 
@@ -283,14 +285,21 @@ fn cases(rng: &mut StdRng, quick: bool) -> Vec<Case> {
 }
 
 /// Dropout: on in training, off in inference, reproducible from a seed, and backward runs.
-/// `with_weight_grad_sink` on cuDNN: the sink receives the weight gradient autograd would
-/// return, bit for bit (the same kernels, accumulating into zeros), and sums over calls; in
-/// f32 and bf16. Returns the rows' names, errors and verdicts.
+/// `with_weight_grad_sink` on cuDNN (f32, bf16) and on the persistent kernel (bf16): the sink
+/// receives the weight gradient autograd would return, bit for bit (the same kernels, adding
+/// into zeros or writing), and sums over calls; an overwritten sink (`SinkMode::Overwrite`)
+/// filled with noise holds autograd's gradient after each of two calls. Returns the rows'
+/// names, errors and verdicts.
 fn check_weight_grad_sink(gpu: &Device) -> Result<Vec<(String, f64, bool)>> {
     let mut out = Vec::new();
-    for dt in [DType::F32, DType::BF16] {
+    for (algo, dt) in [
+        (RnnAlgo::Standard, DType::F32),
+        (RnnAlgo::Standard, DType::BF16),
+        (RnnAlgo::Persistent, DType::BF16),
+    ] {
         let cfg = RnnConfig {
             num_layers: 2,
+            algo,
             ..Default::default()
         };
         let n = 2 * 4 * 96 * (96 + 96 + 2);
@@ -306,25 +315,38 @@ fn check_weight_grad_sink(gpu: &Device) -> Result<Vec<(String, f64, bool)>> {
             .get(w.as_tensor())
             .unwrap()
             .to_dtype(DType::F32)?;
+        let values =
+            |t: &Tensor| -> Result<Vec<f32>> { Ok(t.to_dtype(DType::F32)?.to_vec1::<f32>()?) };
         let sink = Tensor::zeros(n, dt, gpu)?;
         let sunk = rnn.with_weight_grad_sink(sink.clone())?;
         let grads = loss(&sunk)?;
-        let exact = grads.get(w.as_tensor()).is_none()
-            && sink.to_dtype(DType::F32)?.to_vec1::<f32>()? == want.to_vec1::<f32>()?;
+        let exact = grads.get(w.as_tensor()).is_none() && values(&sink)? == values(&want)?;
         out.push((
-            format!("{dt:?}: sink = autograd's dw, none returned"),
+            format!("{algo:?} {dt:?}: sink = autograd's dw, none returned"),
             0.0,
             exact,
         ));
         loss(&sunk)?;
-        let twice = (want * 2.0)?;
+        let twice = (&want * 2.0)?;
         let e = ((sink.to_dtype(DType::F32)? - &twice)?
             .abs()?
             .max(0)?
             .to_scalar::<f32>()?
             / twice.abs()?.max(0)?.to_scalar::<f32>()?) as f64;
         let tol = if dt == DType::F32 { 1e-6 } else { 1e-2 };
-        out.push((format!("{dt:?}: a second call adds"), e, e <= tol));
+        out.push((format!("{algo:?} {dt:?}: a second call adds"), e, e <= tol));
+        let noise = Tensor::randn(0f32, 1., n, gpu)?.to_dtype(dt)?;
+        let written = rnn.with_weight_grad_sink_mode(noise.clone(), SinkMode::Overwrite)?;
+        let mut exact = true;
+        for _ in 0..2 {
+            let grads = loss(&written)?;
+            exact &= grads.get(w.as_tensor()).is_none() && values(&noise)? == values(&want)?;
+        }
+        out.push((
+            format!("{algo:?} {dt:?}: an overwritten sink = autograd's dw, twice"),
+            0.0,
+            exact,
+        ));
     }
     Ok(out)
 }

@@ -14,7 +14,7 @@ mod run;
 pub(crate) use auto::agrees;
 pub use ffi::cudnn_version;
 
-use crate::backend::{BackwardInputs, GpuBackend, GpuReserve, Operand};
+use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
 use crate::layout::RnnDims;
 use crate::{MathMode, RnnAlgo};
@@ -149,7 +149,7 @@ impl GpuBackend for CudnnRnn {
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-        dw_into: Option<&mut CudaStorage>,
+        dw_into: Option<DwInto>,
     ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
         let Ok(r) = reserve.downcast::<CudnnReserve>() else {
             bail!("rnn backward: the forward's reserve was not cuDNN's")

@@ -4,8 +4,10 @@
 use super::ffi::{cudnn, handle, Handle};
 use super::prepared::{HeldShapes, Raw};
 use super::{poisoned, CudnnReserve, CudnnRnn};
-use crate::backend::{cuda_views, view, BackwardInputs, Operand};
+use crate::backend::{cuda_views, view, BackwardInputs, DwInto, Operand};
 use crate::call::{Call, Dropout};
+use crate::memory::fill;
+use crate::sink::SinkMode;
 use crate::RnnMode;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::cudnn::sys;
@@ -117,7 +119,7 @@ pub(super) fn backward<T: Elem>(
     call: &Call,
     mut r: CudnnReserve,
     i: BackwardInputs,
-    dw_into: Option<&mut CudaStorage>,
+    dw_into: Option<DwInto>,
 ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
     let storages = i.storages();
     let (views, dev) = cuda_views::<T>(&storages, "cuDNN")?;
@@ -148,21 +150,27 @@ pub(super) fn backward<T: Elem>(
         false => None,
     };
     // ADD mode accumulates: into the caller's buffer (cuDNN's layout is the module's when it
-    // reads the weights in place), or into a zeroed one of our own.
+    // reads the weights in place; zeroed first when the caller asked for it to be overwritten),
+    // or into a zeroed one of our own.
     let mut own = None;
     let dspace: &mut CudaSlice<T> = match dw_into {
         Some(_) if p.remap.is_some() => bail!(
             "rnn backward: a weight-gradient buffer needs weights cuDNN reads in place (this \
              configuration copies them into cuDNN's order)"
         ),
-        Some(into) => {
-            let into = into.as_cuda_slice_mut::<T>()?;
+        Some(DwInto { buf, mode }) => {
+            let into = buf.as_cuda_slice_mut::<T>()?;
             if into.len() != p.space_len {
                 bail!(
                     "rnn backward: a weight-gradient buffer of {} elements for {} weights",
                     into.len(),
                     p.space_len
                 );
+            }
+            if mode == SinkMode::Overwrite {
+                let bytes = into.len() * std::mem::size_of::<T>();
+                let (ptr, _g) = into.device_ptr_mut(&stream);
+                fill(&stream, ptr, bytes, 0)?;
             }
             into
         }

@@ -8,21 +8,22 @@ use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
 use super::Elem;
-use crate::backend::{cuda_views, BackwardInputs};
+use crate::backend::{cuda_views, BackwardInputs, DwInto};
 use crate::call::Call;
 use crate::layout::RnnDims;
+use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
 use candle_core::{bail, CudaStorage, Device, Result, Storage, Tensor};
 
-/// `(dx, dw, dstate)`, flat, of the forward that left `r`; `dw` is `None` when it was added
-/// into `dw_into`, `dstate` when not asked for.
+/// `(dx, dw, dstate)`, flat, of the forward that left `r`; `dw` is `None` when it went into
+/// `dw_into`, `dstate` when not asked for.
 pub(super) fn backward<T: Elem>(
     dims: &RnnDims,
     call: &Call,
     mut r: Reserve<T>,
     i: BackwardInputs,
-    dw_into: Option<&mut CudaStorage>,
+    dw_into: Option<DwInto>,
 ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
     let storages = i.storages();
     let (views, dev) = cuda_views::<T>(&storages, "persistent-kernel")?;
@@ -46,9 +47,14 @@ pub(super) fn backward<T: Elem>(
         _ => bail!("rnn backward: ones not on the GPU"),
     };
     let mut own = None;
+    // Written rather than added to: an overwritten sink, or our own buffer (zeroed all the
+    // same: the products below write every weight and bias, and nothing else of it is read).
+    let overwrite = dw_into
+        .as_ref()
+        .is_none_or(|d| d.mode == SinkMode::Overwrite);
     let dw: &mut CudaSlice<T> = match dw_into {
-        Some(into) => {
-            let into = into.as_cuda_slice_mut::<T>()?;
+        Some(DwInto { buf, .. }) => {
+            let into = buf.as_cuda_slice_mut::<T>()?;
             if into.len() != dims.weight_count() {
                 bail!(
                     "rnn backward: a weight-gradient buffer of {} elements for {} weights",
@@ -148,26 +154,36 @@ pub(super) fn backward<T: Elem>(
             let y = if top { y_top } else { below_ptrs[layer].0 };
             let dw_at = |o: usize| dw_ptr + o as u64 * elem;
             let dgt = Mat::new(dg_ptr, g4).t();
-            let add = |(m, n, k), a, bm, c| {
+            // The first product into a weight's gradient writes it or adds to it (`overwrite`),
+            // a second adds.
+            let first = if overwrite { Out::Half } else { Out::AddHalf };
+            let product = |(m, n, k), a, bm, c, out| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
-                unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, Out::AddHalf) }
+                unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, out) }
             };
-            // A weight gradient made in padded rows, then added into place.
-            let add_padded = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
+            // A weight gradient made in padded rows, then copied or added into place.
+            let padded_product = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `g4` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
                     matmul(&dev, plan.bf16, (g4, ld, k), dgt, a, dw_rows, Out::Half)?
                 };
-                rows.add((dw_rows, ld), (dw, cols), Rows { rows: g4, cols })
+                let n = Rows { rows: g4, cols };
+                match overwrite {
+                    true => rows.copy((dw_rows, ld), (dw, cols), n),
+                    false => rows.add((dw_rows, ld), (dw, cols), n),
+                }
             };
             match &padded_inputs[layer] {
-                Some(((pi, _), _, ld)) => add_padded((steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?,
-                None => add(
+                Some(((pi, _), _, ld)) => {
+                    padded_product((steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
+                }
+                None => product(
                     (g4, b.in_size, steps),
                     dgt,
                     Mat::new(input, b.in_size),
                     dw_at(b.w_ih),
+                    first,
                 )?,
             }
             // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0.
@@ -179,30 +195,33 @@ pub(super) fn backward<T: Elem>(
                 let after_h0 = h_prev + (batch * ld) as u64 * elem;
                 let n = steps - batch;
                 rows.copy((y, hidden), (after_h0, ld), Rows { rows: n, cols })?;
-                add_padded((steps, ld), h_prev, dw_at(b.w_hh), hidden)?;
+                padded_product((steps, ld), h_prev, dw_at(b.w_hh), hidden)?;
             } else {
                 if seq > 1 {
                     let dg1 = Mat::new(dg_ptr + (batch * g4) as u64 * elem, g4).t();
-                    add(
+                    product(
                         (g4, hidden, steps - batch),
                         dg1,
                         Mat::new(y, hidden),
                         dw_at(b.w_hh),
+                        first,
                     )?;
                 }
-                add(
+                product(
                     (g4, hidden, batch),
                     dgt,
                     Mat::new(h0, hidden),
                     dw_at(b.w_hh),
+                    if seq > 1 { Out::AddHalf } else { first },
                 )?;
             }
             for bias in [b.b_ih, b.b_hh].into_iter().flatten() {
-                add(
+                product(
                     (1, g4, steps),
                     Mat::new(ones_ptr, steps),
                     Mat::new(dg_ptr, g4),
                     dw_at(bias),
+                    first,
                 )?;
             }
             let dinput = if layer == 0 { dx_ptr } else { dyb };

@@ -19,7 +19,7 @@ mod launch;
 mod masks;
 mod padded;
 
-use crate::backend::{BackwardInputs, GpuBackend, GpuReserve, Operand};
+use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
 use crate::cudnn::CudnnRnn;
 use crate::layout::RnnDims;
@@ -184,7 +184,7 @@ impl GpuBackend for PersistentLstm {
         call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-        dw_into: Option<&mut CudaStorage>,
+        dw_into: Option<DwInto>,
     ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
         // A reserve of our own forward, or cuDNN's (for the calls handed to it).
         let reserve = match reserve.downcast::<forward::Reserve<half::bf16>>() {

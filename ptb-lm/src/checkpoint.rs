@@ -2,6 +2,7 @@
 //! two can never disagree), `tokenizer.json`, and `state.json` (the same state, for people).
 //! Every file is written to a temporary name, synced, then renamed over the old one.
 
+use crate::host_copy::HostCopies;
 use crate::model::RnnKind;
 use crate::run::{RunProgress, RunSpec};
 use anyhow::{bail, Context, Result};
@@ -66,22 +67,16 @@ pub fn encode(
     weights: &[(String, Tensor)],
     (spec, progress): (&RunSpec, &RunProgress),
     tok: &Tokenizer,
+    copies: &mut HostCopies,
 ) -> Result<Encoded> {
     let saved = Saved {
         spec: spec.clone(),
         progress: progress.clone(),
         rnn_layout: RNN_LAYOUT,
     };
-    // A copy of its own even on the CPU, where `to_device` would share the storage that the
-    // next update writes in place.
-    let host = |t: &Tensor| match t.device() {
-        Device::Cpu => t.copy(),
-        _ => t.to_device(&Device::Cpu),
-    };
-    let weights = weights
-        .iter()
-        .map(|(n, t)| Ok((n.clone(), host(t)?)))
-        .collect::<Result<_>>()?;
+    let tensors: Vec<&Tensor> = weights.iter().map(|(_, t)| t).collect();
+    let host = copies.copy(&tensors)?;
+    let weights = weights.iter().map(|(n, _)| n.clone()).zip(host).collect();
     Ok(Encoded {
         dir: dir.to_owned(),
         tokenizer: tok.to_string(true).map_err(anyhow::Error::msg)?,

@@ -64,10 +64,24 @@ mod tests {
         let progress = RunProgress::default();
         let tmp = std::env::temp_dir().join(format!("ptb-lm-writer-{}", std::process::id()));
         let (direct, background) = (tmp.join("direct"), tmp.join("background"));
-        let files = checkpoint::encode(&direct, &weights, (&spec, &progress), &tok).unwrap();
+        let files = checkpoint::encode(
+            &direct,
+            &weights,
+            (&spec, &progress),
+            &tok,
+            &mut Default::default(),
+        )
+        .unwrap();
         files.write().unwrap();
         let mut writer = CheckpointWriter::default();
-        let files = checkpoint::encode(&background, &weights, (&spec, &progress), &tok).unwrap();
+        let files = checkpoint::encode(
+            &background,
+            &weights,
+            (&spec, &progress),
+            &tok,
+            &mut Default::default(),
+        )
+        .unwrap();
         // Training goes on changing its weights in place before the write: the checkpoint keeps
         // the ones it was taken with.
         for v in varmap.all_vars() {
@@ -82,7 +96,14 @@ mod tests {
         // A directory that cannot be made: a file stands where it should be.
         let blocked = tmp.join("a-file");
         std::fs::write(&blocked, b"").unwrap();
-        let files = checkpoint::encode(&blocked, &weights, (&spec, &progress), &tok).unwrap();
+        let files = checkpoint::encode(
+            &blocked,
+            &weights,
+            (&spec, &progress),
+            &tok,
+            &mut Default::default(),
+        )
+        .unwrap();
         writer.write(files).unwrap();
         assert!(writer.finish().is_err());
         std::fs::remove_dir_all(&tmp).ok();

@@ -10,6 +10,7 @@ mod config;
 mod data;
 mod dropout;
 mod eval;
+mod host_copy;
 mod loss_scale;
 mod model;
 #[cfg(feature = "cuda")]

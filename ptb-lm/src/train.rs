@@ -5,6 +5,7 @@ use crate::checkpoint;
 use crate::checkpoint_writer::CheckpointWriter;
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
+use crate::host_copy::HostCopies;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
 use crate::pass::{evaluate, evaluate_stream, run_pass};
@@ -246,6 +247,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let mut masks = Masks::new(args.seed);
     let graph = !args.no_cuda_graph;
     let mut writer = CheckpointWriter::default();
+    let mut copies = HostCopies::default();
     while progress.epochs_done < end {
         let epoch = progress.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
@@ -307,7 +309,8 @@ pub fn train(args: TrainArgs) -> Result<()> {
         progress.epochs_done += 1;
         progress.loss_scale = loss_scale;
         let run = (&spec, &progress);
-        let files = checkpoint::encode(&out, &named_weights(&varmap), run, &corpus.tokenizer)?;
+        let weights = named_weights(&varmap);
+        let files = checkpoint::encode(&out, &weights, run, &corpus.tokenizer, &mut copies)?;
         writer.write(files)?;
         metrics_line(&out, &serde_json::to_value(&m)?)?;
     }

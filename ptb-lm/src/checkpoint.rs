@@ -2,7 +2,7 @@
 //! two can never disagree), `tokenizer.json`, and `state.json` (the same state, for people).
 //! Every file is written to a temporary name, synced, then renamed over the old one.
 
-use crate::host_copy::HostCopies;
+use crate::host_copy::{HostCopies, HostValues};
 use crate::model::RnnKind;
 use crate::run::{RunProgress, RunSpec};
 use anyhow::{bail, Context, Result};
@@ -57,7 +57,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub struct Encoded {
     dir: PathBuf,
     tokenizer: String,
-    weights: Vec<(String, Tensor)>,
+    names: Vec<String>,
+    values: HostValues,
     state: String,
 }
 
@@ -75,12 +76,11 @@ pub fn encode(
         rnn_layout: RNN_LAYOUT,
     };
     let tensors: Vec<&Tensor> = weights.iter().map(|(_, t)| t).collect();
-    let host = copies.copy(&tensors)?;
-    let weights = weights.iter().map(|(n, _)| n.clone()).zip(host).collect();
     Ok(Encoded {
         dir: dir.to_owned(),
         tokenizer: tok.to_string(true).map_err(anyhow::Error::msg)?,
-        weights,
+        names: weights.iter().map(|(n, _)| n.clone()).collect(),
+        values: copies.copy(&tensors)?,
         state: serde_json::to_string_pretty(&saved)?,
     })
 }
@@ -90,7 +90,8 @@ impl Encoded {
     /// state in its metadata) decides what a resume sees.
     pub fn write(&self) -> Result<()> {
         let meta = HashMap::from([(STATE_KEY.to_owned(), self.state.clone())]);
-        let named = self.weights.iter().map(|(n, t)| (n.as_str(), t));
+        let tensors = self.values.tensors()?;
+        let named = self.names.iter().map(String::as_str).zip(&tensors);
         let model = safetensors::serialize(named, Some(meta)).context("serializing the weights")?;
         let dir = &self.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -309,6 +309,8 @@ pub fn train(args: TrainArgs) -> Result<()> {
         progress.epochs_done += 1;
         progress.loss_scale = loss_scale;
         let run = (&spec, &progress);
+        // The last checkpoint has had an epoch to land; its copies' buffer is then free.
+        writer.finish()?;
         let weights = named_weights(&varmap);
         let files = checkpoint::encode(&out, &weights, run, &corpus.tokenizer, &mut copies)?;
         writer.write(files)?;

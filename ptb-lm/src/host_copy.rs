@@ -22,7 +22,10 @@ pub enum HostValues {
     /// Each tensor's shape and elements in the staging buffer, which no copy writes while
     /// these are held.
     #[cfg(feature = "cuda")]
-    Staged(Arc<cuda::Staging>, Vec<(candle_core::Shape, std::ops::Range<usize>)>),
+    Staged(
+        Arc<cuda::Staging>,
+        Vec<(candle_core::Shape, std::ops::Range<usize>)>,
+    ),
 }
 
 impl HostValues {

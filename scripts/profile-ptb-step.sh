@@ -8,6 +8,10 @@ bin=$1 out=$2 config=$3 precision=$4
 mkdir -p "$out"
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 csv="$out/ncu_${config}_$precision.csv"
+# Under ncu the persistent backward's cluster launch fails (LaunchFailed; compute-sanitizer finds
+# nothing wrong with it): profile it without clusters unless asked otherwise. The backward then
+# takes longer than in a real step (on the H100, ~0.25 ms per PTB large step).
+export CANDLE_RNN_PERSISTENT_CLUSTER=${CANDLE_RNN_PERSISTENT_CLUSTER:-1}
 # bench --warmup 1 --batches 2: 3 synchronized steps, then 2 back to back: 5 steps.
 "$ncu_bin" --clock-control none --cache-control none --metrics gpu__time_duration.sum \
   --print-summary per-kernel --csv \

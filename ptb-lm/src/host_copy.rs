@@ -13,6 +13,9 @@ use std::sync::Arc;
 pub struct HostCopies {
     #[cfg(feature = "cuda")]
     staging: Option<Arc<cuda::Staging>>,
+    /// The GPU's driver refused page-locked memory once: candle's copies from then on.
+    #[cfg(feature = "cuda")]
+    no_staging: bool,
 }
 
 /// The values of one [`HostCopies::copy`] call.
@@ -52,8 +55,11 @@ impl HostCopies {
             let staged = tensors.iter().all(|t| {
                 t.device().same_device(tensors[0].device()) && t.dtype() == candle_core::DType::F32
             });
-            if staged {
-                return cuda::copy(&mut self.staging, dev, tensors);
+            if staged && !self.no_staging {
+                match cuda::copy(&mut self.staging, dev, tensors)? {
+                    Some(values) => return Ok(values),
+                    None => self.no_staging = true,
+                }
             }
         }
         let host = tensors
@@ -97,12 +103,13 @@ mod cuda {
     }
 
     /// Every tensor's elements into the staging buffer (grown when too small), one
-    /// asynchronous copy each on the device's stream, then one wait.
+    /// asynchronous copy each on the device's stream, then one wait; `None` when the driver
+    /// gives no page-locked memory (some sandboxed machines may not).
     pub fn copy(
         staging: &mut Option<Arc<Staging>>,
         dev: &CudaDevice,
         tensors: &[&Tensor],
-    ) -> Result<HostValues> {
+    ) -> Result<Option<HostValues>> {
         let total: usize = tensors.iter().map(|t| t.elem_count()).sum();
         let stream = dev.cuda_stream();
         if staging.as_ref().is_none_or(|s| s.len < total) {
@@ -110,8 +117,11 @@ mod cuda {
             // Plain page-locked memory: cudarc's default is write-combined, which the CPU
             // reads uncached.
             // SAFETY: every element read is written by the copies below first.
-            let mut memory =
-                unsafe { stream.context().alloc_pinned_with_flags::<f32>(total, 0) }.w()?;
+            let Ok(mut memory) =
+                (unsafe { stream.context().alloc_pinned_with_flags::<f32>(total, 0) })
+            else {
+                return Ok(None);
+            };
             let at = memory.as_mut_ptr().w()?;
             *staging = Some(Arc::new(Staging {
                 _memory: memory,
@@ -148,7 +158,7 @@ mod cuda {
         let Some(s) = staging.as_ref() else {
             candle_core::bail!("host copies: no staging buffer")
         };
-        Ok(HostValues::Staged(s.clone(), parts))
+        Ok(Some(HostValues::Staged(s.clone(), parts)))
     }
 }
 

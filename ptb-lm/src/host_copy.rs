@@ -141,18 +141,15 @@ mod cuda {
             let Storage::Cuda(c) = &*storage else {
                 candle_core::bail!("host copies: a tensor left the GPU")
             };
-            let Some((a, b)) = layout.contiguous_offsets() else {
-                candle_core::bail!("host copies: tensors must be contiguous")
-            };
-            let view = c.as_cuda_slice::<f32>()?.slice(a..b);
+            let view = crate::nvrtc::view(c.as_cuda_slice::<f32>()?, layout)?;
+            let range = at..at + view.len();
             let (src, _sync) = view.device_ptr(&stream);
-            let range = at..at + (b - a);
             // SAFETY: page-locked memory of this context with room for the view; nothing
             // reads it before the stream is synchronized below.
             unsafe { result::memcpy_dtoh_async(&mut host[range.clone()], src, stream.cu_stream()) }
                 .w()?;
+            at = range.end;
             parts.push((t.shape().clone(), range));
-            at += b - a;
         }
         stream.synchronize().w()?;
         let Some(s) = staging.as_ref() else {

@@ -244,19 +244,25 @@ mod tests {
         (weights, stepper.cost().unwrap(), stepper.replaying())
     }
 
+    /// The GPU to this test alone, as ptb-lm runs it (one stream, no per-allocation events);
+    /// `None` without one.
+    fn graph_gpu() -> Option<(crate::test_gpu::Alone, Device)> {
+        let alone = crate::test_gpu::alone();
+        let dev = Device::new_cuda_with_stream(0).ok()?;
+        if let Device::Cuda(d) = &dev {
+            // SAFETY: the test's work all goes to this device's one stream.
+            unsafe { d.disable_event_tracking() };
+        }
+        Some((alone, dev))
+    }
+
     /// Replays of a captured step give what eager steps give, bit for bit: new dropout masks
     /// every step, the learning rate changed on the device, the state carried in place.
     #[test]
     fn graphed_steps_equal_eager_steps() {
-        let _alone = crate::test_gpu::alone();
-        let Ok(dev) = Device::new_cuda_with_stream(0) else {
+        let Some((_alone, dev)) = graph_gpu() else {
             return;
         };
-        // As ptb-lm runs it: one stream, no per-allocation events.
-        // SAFETY: the test's work all goes to this device's one stream.
-        if let Device::Cuda(d) = &dev {
-            unsafe { d.disable_event_tracking() };
-        }
         for precision in [Precision::Fp32, Precision::Bf16, Precision::F16] {
             let (eager, eager_cost, replayed) = train(&dev, precision, false, 8, &SMALL);
             assert!(!replayed);
@@ -277,14 +283,9 @@ mod tests {
     /// is left out: its loss scale skips overflowed first steps that f32 takes.
     #[test]
     fn gpu_steps_follow_cpu_steps() {
-        let _alone = crate::test_gpu::alone();
-        let Ok(dev) = Device::new_cuda_with_stream(0) else {
+        let Some((_alone, dev)) = graph_gpu() else {
             return;
         };
-        if let Device::Cuda(d) = &dev {
-            // SAFETY: as above.
-            unsafe { d.disable_event_tracking() };
-        }
         let setup = Setup {
             hidden: 50,
             keep_prob: Some(1.0),

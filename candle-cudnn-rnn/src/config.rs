@@ -119,7 +119,8 @@ pub enum RnnAlgo {
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
     /// weights. On Hopper GPUs the backward's blocks work in pairs (thread-block clusters);
     /// `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or `F,B` sets the cluster size (1, 2 or 4) of both
-    /// passes or of the forward and the backward (default `1,2`).
+    /// passes or of the forward and the backward (default `1,2`), and
+    /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64).
     Persistent,
 }
 

@@ -29,7 +29,13 @@
 #define MROWS (MTB * 16)
 #define NT ((BATCH + 7) / 8)
 #define NPAD (NT * 8)
+// Gate columns per chunk (-DCH, 32 or 64).
+#ifndef CH
 #define CH 32
+#endif
+// The 16-byte pieces of a chunk's BATCH rows, and how many of them each lane copies.
+#define PIECES (BATCH * (CH / 8))
+#define PER_LANE ((PIECES + 31) / 32)
 #define NCHUNKS ((G4 + CH - 1) / CH)
 #define GPAD (NCHUNKS * CH)
 // A block's chunks of the gate columns, and their columns.
@@ -119,6 +125,17 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         }
     };
     load_step(seq - 1);
+    // Where each of the lane's pieces of a chunk lands in a stage buffer and comes from in a
+    // row of the exchange buffer, worked out once: the chunk loop's copies then cost no
+    // division (its address arithmetic was a visible share of the issued instructions).
+    int piece_smem[PER_LANE], piece_gmem[PER_LANE];
+#pragma unroll
+    for (int p = 0; p < PER_LANE; ++p) {
+        int q = lane + 32 * p, n = q / (CH / 8), j = (q % (CH / 8)) * 8;
+        bool live = q < PIECES;
+        piece_smem[p] = live ? n * CHP + j : -1;
+        piece_gmem[p] = n * GPAD + j;
+    }
     __syncthreads();
 
     for (int t = seq - 1, s = 0; t >= 0; --t, ++s) {
@@ -165,11 +182,10 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         auto issue = [&](int i) {
             if (i < c_count) {
                 u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
-                const int col = k0 + (c_begin + i) * CH;
-                for (int q = lane; q < BATCH * (CH / 8); q += 32) {
-                    int n = q / (CH / 8), j = (q % (CH / 8)) * 8;
-                    cp_async16(b + n * CHP + j, xch + n * GPAD + col + j);
-                }
+                const u16* src = xch + k0 + (c_begin + i) * CH;
+#pragma unroll
+                for (int p = 0; p < PER_LANE; ++p)
+                    if (piece_smem[p] >= 0) cp_async16(b + piece_smem[p], src + piece_gmem[p]);
             }
             cp_async_commit();
         };

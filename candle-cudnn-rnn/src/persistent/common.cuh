@@ -8,6 +8,12 @@ typedef unsigned int u32;
 // Loads in flight per thread while a kernel fills its weight tile.
 #define FILL 16
 
+// PHASE(i) marks the end of phase i of a step for a timing harness that defines it (see
+// scripts/persistent-lab/); the library's builds leave it empty.
+#ifndef PHASE
+#define PHASE(i)
+#endif
+
 __device__ __forceinline__ float to_f(u16 v) {
 #if ELEM_BF16
     return __uint_as_float(((u32)v) << 16);
@@ -62,6 +68,25 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // Waits until at most `n` (a compile-time constant) committed groups are still in flight.
 #define cp_async_wait_pending(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 
+// The same for `n` known only once loops are unrolled (at most 11; more waits for all).
+__device__ __forceinline__ void cp_async_wait_upto(int n) {
+    switch (n) {
+        case 0: cp_async_wait_pending(0); break;
+        case 1: cp_async_wait_pending(1); break;
+        case 2: cp_async_wait_pending(2); break;
+        case 3: cp_async_wait_pending(3); break;
+        case 4: cp_async_wait_pending(4); break;
+        case 5: cp_async_wait_pending(5); break;
+        case 6: cp_async_wait_pending(6); break;
+        case 7: cp_async_wait_pending(7); break;
+        case 8: cp_async_wait_pending(8); break;
+        case 9: cp_async_wait_pending(9); break;
+        case 10: cp_async_wait_pending(10); break;
+        case 11: cp_async_wait_pending(11); break;
+        default: cp_async_wait_all();
+    }
+}
+
 __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
 #if ELEM_BF16
     asm(
@@ -80,20 +105,21 @@ __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 
-// Every block arrives once per step; `counter` starts at 0 (set before the launch). Thread 0
-// arrives with a release add that returns nothing (after the block's barrier, it publishes
-// the whole block's writes: release is cumulative) and spins on acquire loads; a fence plus an
-// atomic that returns its old value cost a round trip more per step.
-__device__ __forceinline__ void grid_barrier(u32* counter, u32 target) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(counter), "r"(1u) : "memory");
-        u32 v;
-        do {
-            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
-        } while (v < target);
-    }
-    __syncthreads();
+// The grid-wide barrier of every step (`counter` starts at 0, set before the launch; every
+// block arrives once per step). A block's arrival, by its thread 0 after the block's
+// __syncthreads: a release add that returns nothing (it publishes the whole block's writes
+// before it: release is cumulative); a fence plus an atomic that returns its old value cost a
+// round trip more.
+__device__ __forceinline__ void arrive_release(u32* counter) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(counter), "r"(1u) : "memory");
+}
+
+// Spins with acquire loads until `counter` reaches `target`.
+__device__ __forceinline__ void wait_acquire(const u32* counter, u32 target) {
+    u32 v;
+    do {
+        asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    } while (v < target);
 }
 
 // Thread-block clusters (CL > 1, sm_90): the block's rank in its cluster, a cluster-wide barrier
@@ -120,3 +146,4 @@ __device__ __forceinline__ float ld_cluster(const float* p, u32 rank) {
 #else
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
+

@@ -139,13 +139,14 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     __syncthreads();
 
     for (int t = seq - 1, s = 0; t >= 0; --t, ++s) {
+        PHASE(0);
         u16* xch = dgx + (t & 1) * BATCH * GPAD;
         // The gradients of the block's gate pre-activations at step t.
+        u16 dgb[ITEMS][4];
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
             if (idx < UNITS * BATCH && u < HID) {
-                size_t row = (size_t)t * BATCH + n;
                 float gi = ga[it][0], gf = ga[it][1], gg = ga[it][2], go = ga[it][3];
                 float dh = dyv[it] + dhr[it];
                 float tc = tanhf(ct[it]);
@@ -155,13 +156,26 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 dc[it] = dct * gf;
 #pragma unroll
                 for (int g = 0; g < 4; ++g) {
-                    u16 v = from_f(d[g]);
-                    dg[row * G4 + g * HID + u] = v;
-                    xch[n * GPAD + g * HID + u] = v;
+                    dgb[it][g] = from_f(d[g]);
+                    xch[n * GPAD + g * HID + u] = dgb[it][g];
                 }
             }
         }
-        grid_barrier(counter, (u32)(s + 1) * gridDim.x);
+        PHASE(1);
+        // `dg` is read only after the launch: its stores follow the block's arrival at the
+        // barrier, so that the release waits only for the exchange buffer's (1% faster).
+        __syncthreads();
+        if (tid == 0) arrive_release(counter);
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
+            if (idx < UNITS * BATCH && u < HID)
+#pragma unroll
+                for (int g = 0; g < 4; ++g) dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
+        }
+        if (tid == 0) wait_acquire(counter, (u32)(s + 1) * gridDim.x);
+        __syncthreads();
+        PHASE(2);
         if (t > 0) load_step(t - 1);
 
         // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the
@@ -217,6 +231,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 }
             }
         }
+        PHASE(3);
         // The partial sums below reuse the buffers: nothing may still be landing in them.
         cp_async_wait_all();
         __syncwarp();
@@ -232,6 +247,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
             }
         __syncthreads();
+        PHASE(4);
 #if CL > 1
         // The block's partial dh of the cluster's units, then each block sums its own units'
         // partials over the cluster's blocks.
@@ -242,6 +258,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             part[n * PPITCH + m] = sum;
         }
         cluster_sync();
+        PHASE(5);
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;

@@ -46,6 +46,14 @@
 // chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows of
 // RPITCH floats, reuse the same bytes.
 #define KW (KPG * 16)
+// The parts of a K group's columns that are copied and multiplied in turn, PKS K steps each:
+// the products of the parts that have landed overlap the copies of the rest (in PTB large's
+// forward, 6 parts of 2 K steps took 210 us a layer against 248 us copying all first; -DPARTS
+// overrides).
+#ifndef PARTS
+#define PARTS (KPG < 6 ? KPG : 6)
+#endif
+#define PKS ((KPG + PARTS - 1) / PARTS)
 #define HSP (KW + 8)
 #define STAGE_BYTES (NPAD * HSP * 2)
 #define RED_BYTES (NPAD * RPITCH * 4)
@@ -60,6 +68,22 @@ __device__ __forceinline__ void group_sync(int kg) {
 #else
     asm volatile("bar.sync %0, %1;" ::"r"(1 + kg), "r"(MG * 32) : "memory");
 #endif
+}
+
+// Item `it`'s outputs that no other block reads during the launch: y, and in training the
+// gate activations (over the step's input projection in `xg`) and the cell state.
+__device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const float (*gate)[4],
+                                              const float* c, u16* y, float* xg, float* save,
+                                              int u0) {
+    int idx = threadIdx.x + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
+    size_t row = (size_t)t * BATCH + n;
+    y[row * HID + u] = hb[it];
+    if (save) {
+        float* a = xg + row * 4 * HID + u;
+#pragma unroll
+        for (int g = 0; g < 4; ++g) a[g * HID] = gate[it][g];
+        save[row * HID + u] = c[it];
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -130,6 +154,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
     __syncthreads();
 
     for (int t = 0; t < seq; ++t) {
+        PHASE(0);
         // This step's input projection, loaded now so its latency hides behind the products.
         float xv[ITEMS][4];
 #pragma unroll
@@ -142,15 +167,23 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         }
 
         // The group's rows times h_{t-1}: K group kg takes KPG of the block's K steps, from
-        // column kw0 of the block's (kb0 + kw0 of h); its MG warps copy them together.
+        // column kw0 of the block's (kb0 + kw0 of h); its MG warps copy them together, in
+        // PARTS parts of PKS K steps, and multiply each part as soon as it has landed (the
+        // copies wait on L2, which every block reads at once; the products of the parts that
+        // have landed overlap the copies of the rest).
         const int kw0 = kg * KW, gl = mg * 32 + lane;
         if (t > 0) {
             const u16* src = hx + ((t - 1) & 1) * BATCH * KPAD + kb0;
-            for (int q = gl; q < BATCH * (KW / 8); q += MG * 32) {
-                int n = q / (KW / 8), j = (q % (KW / 8)) * 8;
-                if (kb0 + kw0 + j < KPAD) cp_async16(hs + n * HSP + j, src + n * KPAD + kw0 + j);
+#pragma unroll
+            for (int p = 0; p < PARTS; ++p) {
+                // The part's 16-byte pieces per row, and its first column.
+                const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
+                for (int q = gl; q < BATCH * pieces; q += MG * 32) {
+                    int n = q / pieces, j = col + (q % pieces) * 8;
+                    if (kb0 + kw0 + j < KPAD) cp_async16(hs + n * HSP + j, src + n * KPAD + kw0 + j);
+                }
+                cp_async_commit();
             }
-            cp_async_wait_all();
         } else {
             // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
             for (int q = gl; q < BATCH * (KW / 2); q += MG * 32) {
@@ -159,7 +192,6 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                 *(u32*)(hs + n * HSP + j) = v;
             }
         }
-        group_sync(kg);
         float acc[MPW][NT][4];
 #pragma unroll
         for (int i = 0; i < MPW; ++i)
@@ -168,26 +200,35 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #pragma unroll
                 for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
 #pragma unroll
-        for (int j = 0; j < KPG; ++j) {
-            int ks = rank * KSB + kg * KPG + j;  // K step of h
-            if (kg * KPG + j < KSB && ks < KSTEPS) {
-                u32 b[NT][2];
+        for (int p = 0; p < PARTS; ++p) {
+            // Part p has landed (for every warp of the group) once at most PARTS - 1 - p of
+            // this thread's groups of copies are pending.
+            if (t > 0) cp_async_wait_upto(PARTS - 1 - p);
+            group_sync(kg);
+            if (p == 0) PHASE(1);
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt)
-                    ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
+            for (int j = p * PKS; j < min(KPG, (p + 1) * PKS); ++j) {
+                int ks = rank * KSB + kg * KPG + j;  // K step of h
+                if (kg * KPG + j < KSB && ks < KSTEPS) {
+                    u32 b[NT][2];
 #pragma unroll
-                for (int i = 0; i < MPW; ++i) {
-                    int mt = mg * MPW + i;
-                    if (mt < MT) {
-                        u32 a[4];
-                        int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                        ldsm_x4(a, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
+                    for (int nt = 0; nt < NT; ++nt)
+                        ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
-                        for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], a, b[nt]);
+                    for (int i = 0; i < MPW; ++i) {
+                        int mt = mg * MPW + i;
+                        if (mt < MT) {
+                            u32 a[4];
+                            int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                            ldsm_x4(a, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
+#pragma unroll
+                            for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], a, b[nt]);
+                        }
                     }
                 }
             }
         }
+        PHASE(2);
         // The stage is read (by every warp of the group); the group's partial sums take its
         // place, each warp writing its rows.
         group_sync(kg);
@@ -206,6 +247,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                 }
         }
         __syncthreads();
+        PHASE(3);
 #if CL > 1
         // The block's partial products of the cluster's rows, for the cluster's blocks.
         for (int i = tid; i < BATCH * ROWS; i += THREADS) {
@@ -218,6 +260,8 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #endif
 
         // Gate math for the block's (unit, sample) pairs; the cell state stays in registers.
+        float gate[ITEMS][4];
+        u16 hb[ITEMS];
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, ul = idx % UNITS, u = u0 + ul, n = idx / UNITS;
@@ -235,32 +279,37 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #endif
                     pre[g] = s;
                 }
-                float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = tanhf(pre[2]),
-                      og = sigmoid(pre[3]);
-                float cn = fg * c[it] + ig * gg;
-                float h = og * tanhf(cn);
-                c[it] = cn;
-                size_t row = (size_t)t * BATCH + n;
-                u16 hb = from_f(h);
-                y[row * HID + u] = hb;
-                hx[(t & 1) * BATCH * KPAD + n * KPAD + u] = hb;
-                if (save) {
-                    float* a = xg + row * 4 * HID + u;
-                    a[0] = ig;
-                    a[HID] = fg;
-                    a[2 * HID] = gg;
-                    a[3 * HID] = og;
-                    save[row * HID + u] = cn;
-                }
+                gate[it][0] = sigmoid(pre[0]);
+                gate[it][1] = sigmoid(pre[1]);
+                gate[it][2] = tanhf(pre[2]);
+                gate[it][3] = sigmoid(pre[3]);
+                c[it] = gate[it][1] * c[it] + gate[it][0] * gate[it][2];
+                hb[it] = from_f(gate[it][3] * tanhf(c[it]));
+                hx[(t & 1) * BATCH * KPAD + n * KPAD + u] = hb[it];
                 if (t == seq - 1) {
-                    h_n[n * HID + u] = hb;
-                    c_n[n * HID + u] = from_f(cn);
+                    h_n[n * HID + u] = hb[it];
+                    c_n[n * HID + u] = from_f(c[it]);
                 }
             }
         }
-        // A block writes `part` again only after the next grid barrier, which every block of
-        // its cluster reaches after reading it.
-        if (t + 1 < seq) grid_barrier(counter, (u32)(t + 1) * gridDim.x);
+        PHASE(4);
+        // The barrier's release waits only for the stores above (h_t, which other blocks read):
+        // the block's arrival comes first, then its outputs (read after the launch), then the
+        // wait (205.7 against 209.3 us a layer for PTB large). A block writes `part` again only
+        // after the next barrier, which every block of its cluster reaches after reading it.
+        if (t + 1 < seq) {
+            __syncthreads();
+            if (tid == 0) arrive_release(counter);
+        }
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, u = u0 + idx % UNITS;
+            if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, xg, save, u0);
+        }
+        if (t + 1 < seq) {
+            if (tid == 0) wait_acquire(counter, (u32)(t + 1) * gridDim.x);
+            __syncthreads();
+        }
     }
 #if CL > 1
     // No block may leave while another of its cluster may still read its `part`.

@@ -1,0 +1,279 @@
+// A standalone timing harness for one persistent LSTM recurrence (lstm_fwd.cu, or lstm_bwd.cu
+// with -DLAB_BWD), built by build.sh with nvcc for the same -D parameters the library passes
+// NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
+// events, and with -DLAB_PHASES records, for thread 0 of every block, the SM clock at each
+// PHASE(i) of every step and the global timer around the grid barrier. The output is written
+// to a file so that two builds (a change and the kernel it replaces) can be compared.
+//
+//   lab [reps] [output file] [file to compare with]
+
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#ifndef LAB_T
+#define LAB_T 35
+#endif
+
+#ifdef LAB_PHASES
+__device__ unsigned long long lab_clock[LAB_T * 8 * 256];
+__device__ unsigned long long lab_timer[LAB_T * 8 * 256];
+#define PHASE(i)                                                                       \
+    do {                                                                               \
+        if (threadIdx.x == 0) {                                                        \
+            unsigned long long g;                                                      \
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));                      \
+            size_t at = ((size_t)blockIdx.x * LAB_T + t) * 8 + (i);                    \
+            lab_clock[at] = clock64();                                                 \
+            lab_timer[at] = g;                                                         \
+        }                                                                              \
+    } while (0)
+#endif
+
+#include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#ifdef LAB_BWD
+#include "../../candle-cudnn-rnn/src/persistent/lstm_bwd.cu"
+#else
+#include "../../candle-cudnn-rnn/src/persistent/lstm_fwd.cu"
+#endif
+
+#define CHECK(x)                                                                         \
+    do {                                                                                 \
+        cudaError_t e = (x);                                                             \
+        if (e != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
+static float uniform(float lo, float hi) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)((rng_state >> 40) & 0xffffff) / 16777216.f;
+}
+#if !ELEM_BF16
+#error "the harness builds bf16 kernels only (ELEM_BF16=1)"
+#endif
+static u16 to_bits(float v) {
+    u32 u;
+    memcpy(&u, &v, 4);
+    return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float to_f_host(u16 v) {
+    u32 u = (u32)v << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+template <class T>
+static T* upload(const std::vector<T>& v) {
+    T* d;
+    CHECK(cudaMalloc(&d, v.size() * sizeof(T) + 256));
+    CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+static std::vector<u16> halves(size_t n, float scale) {
+    std::vector<u16> v(n);
+    for (auto& x : v) x = to_bits(uniform(-scale, scale));
+    return v;
+}
+
+static std::vector<float> floats(size_t n, float lo, float hi) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = uniform(lo, hi);
+    return v;
+}
+
+int main(int argc, char** argv) {
+    const int reps = argc > 1 ? atoi(argv[1]) : 20;
+    const char* out_file = argc > 2 ? argv[2] : nullptr;
+    const char* cmp_file = argc > 3 ? argv[3] : nullptr;
+    const int T = LAB_T, B = BATCH, H = HID;
+    const int cluster = CL;
+    const int blocks = (H + UNITS * cluster - 1) / (UNITS * cluster) * cluster;
+    const float scale = 1.f / sqrtf((float)H);
+    u16* w = upload(halves((size_t)4 * H * H, scale));
+    u32* counter;
+    // One counter per barrier or slice of h.
+    CHECK(cudaMalloc(&counter, 256));
+    void* args[16];
+    int seq = T;
+    size_t smem, out_elems;
+    u16* out;
+#ifdef LAB_BWD
+    smem = (size_t)CU * APITCH * 2 + PART_BYTES + (size_t)NWARPS * WARP_BYTES;
+    // Gate activations in their ranges, cell states, output gradients.
+    std::vector<float> g((size_t)T * B * 4 * H);
+    for (size_t i = 0; i < g.size(); ++i) g[i] = ((i / H) % 4 == 2) ? uniform(-1, 1) : uniform(0, 1);
+    float* gates = upload(g);
+    float* cells = upload(floats((size_t)T * B * H, -2, 2));
+    u16* c0 = upload(halves((size_t)B * H, 1));
+    u16* dy = upload(halves((size_t)T * B * H, 0.1f));
+    u16* dh_n = upload(halves((size_t)B * H, 0.1f));
+    u16* dc_n = upload(halves((size_t)B * H, 0.1f));
+    u16 *dg, *dgx, *dh0, *dc0;
+    const size_t xch_bytes = (size_t)2 * B * GPAD * 2;
+    CHECK(cudaMalloc(&dg, (size_t)T * B * 4 * H * 2));
+    CHECK(cudaMalloc(&dgx, xch_bytes));
+    CHECK(cudaMalloc(&dh0, B * H * 2));
+    CHECK(cudaMalloc(&dc0, B * H * 2));
+    void* ptrs[] = {&w, &gates, &cells, &c0, &dy, &dh_n, &dc_n, &dg, &dgx, &dh0, &dc0, &counter, &seq};
+    memcpy(args, ptrs, sizeof(ptrs));
+    auto kernel = lstm_persistent_bwd;
+    u16* xchg = dgx;
+    out = dg;
+    out_elems = (size_t)T * B * 4 * H;
+    float* pristine = nullptr;
+    float* xg = nullptr;
+#else
+    smem = (size_t)ROWS * PITCH * 2 + PART_BYTES + (size_t)KG * GROUP_BYTES;
+    std::vector<float> x = floats((size_t)T * B * 4 * H, -1, 1);
+    float* pristine = upload(x);
+    float* xg = upload(x);
+    u16* b_ih = upload(halves(4 * H, scale));
+    u16* b_hh = upload(halves(4 * H, scale));
+    u16* h0 = upload(halves((size_t)B * H, 1));
+    u16* c0 = upload(halves((size_t)B * H, 1));
+    u16 *y, *h_n, *c_n, *hx;
+    float* save;
+    const size_t xch_bytes = (size_t)2 * B * KPAD * 2;
+    CHECK(cudaMalloc(&y, (size_t)T * B * H * 2));
+    CHECK(cudaMalloc(&h_n, B * H * 2));
+    CHECK(cudaMalloc(&c_n, B * H * 2));
+    CHECK(cudaMalloc(&hx, xch_bytes));
+    CHECK(cudaMalloc(&save, (size_t)T * B * H * 4));
+    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &counter, &seq};
+    memcpy(args, ptrs, sizeof(ptrs));
+    auto kernel = lstm_persistent_fwd;
+    u16* xchg = hx;
+    out = y;
+    out_elems = (size_t)T * B * H;
+#endif
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attrs[2];
+    attrs[0].id = cudaLaunchAttributeCooperative;
+    attrs[0].val.cooperative = 1;
+    attrs[1].id = cudaLaunchAttributeClusterDimension;
+    attrs[1].val.clusterDim.x = cluster;
+    attrs[1].val.clusterDim.y = 1;
+    attrs[1].val.clusterDim.z = 1;
+    cfg.attrs = attrs;
+    cfg.numAttrs = cluster > 1 ? 2 : 1;
+    printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d blocks=%d smem=%zu", H, B, UNITS,
+           NWARPS, CL, blocks, smem);
+#ifdef LAB_BWD
+    printf(" NBUF=%d CH=%d (backward)\n", NBUF, CH);
+#else
+    printf(" PARTS=%d (forward)\n", PARTS);
+#endif
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    std::vector<float> times;
+    for (int r = 0; r < reps + 3; ++r) {
+        if (xg) CHECK(cudaMemcpyAsync(xg, pristine, (size_t)T * B * 4 * H * 4, cudaMemcpyDeviceToDevice));
+        CHECK(cudaMemsetAsync(counter, 0, 256));
+        CHECK(cudaMemsetAsync(xchg, 0, xch_bytes));
+        CHECK(cudaEventRecord(e0));
+        CHECK(cudaLaunchKernelExC(&cfg, (const void*)kernel, args));
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 3) times.push_back(ms * 1000.f);
+    }
+    std::sort(times.begin(), times.end());
+    printf("us per launch: median %.1f min %.1f max %.1f (%d reps)\n", times[times.size() / 2],
+           times[0], times.back(), reps);
+
+    std::vector<u16> host(out_elems);
+    CHECK(cudaMemcpy(host.data(), out, out_elems * 2, cudaMemcpyDeviceToHost));
+    double sum = 0;
+    for (u16 v : host) sum += fabs(to_f_host(v));
+    printf("output mean |x| %.6e\n", sum / out_elems);
+    if (out_file) {
+        FILE* f = fopen(out_file, "wb");
+        fwrite(host.data(), 2, host.size(), f);
+        fclose(f);
+    }
+    if (cmp_file) {
+        std::vector<u16> ref(out_elems);
+        FILE* f = fopen(cmp_file, "rb");
+        size_t got = f ? fread(ref.data(), 2, ref.size(), f) : 0;
+        if (f) fclose(f);
+        if (got != ref.size()) {
+            printf("compare: cannot read %s\n", cmp_file);
+        } else {
+            double worst = 0, scale_ref = 0;
+            size_t differ = 0;
+            for (size_t i = 0; i < ref.size(); ++i) {
+                double a = to_f_host(host[i]), b = to_f_host(ref[i]);
+                worst = std::max(worst, fabs(a - b));
+                scale_ref = std::max(scale_ref, fabs(b));
+                differ += host[i] != ref[i];
+            }
+            printf("compare with %s: max |diff| %.3e (max |ref| %.3e), %zu of %zu elements differ\n",
+                   cmp_file, worst, scale_ref, differ, ref.size());
+        }
+    }
+#ifdef LAB_PHASES
+    std::vector<unsigned long long> clk((size_t)LAB_T * 8 * 256), tim(clk.size());
+    CHECK(cudaMemcpyFromSymbol(clk.data(), lab_clock, clk.size() * 8));
+    CHECK(cudaMemcpyFromSymbol(tim.data(), lab_timer, tim.size() * 8));
+    // Mean cycles from the step's phase 0 to each later phase that the kernel marks, over the
+    // middle steps of every block; then the step's length (phase 0 to the next phase 0).
+    int nph = 0;
+    for (int i = 1; i < 8; ++i)
+        if (clk[(size_t)(0 * LAB_T + 1) * 8 + i]) nph = i;
+    printf("phase cycles after phase 0 (thread 0, mean over blocks, steps 1..%d):", T - 2);
+    for (int i = 1; i <= nph; ++i) {
+        double s = 0;
+        int n = 0;
+        for (int b = 0; b < blocks; ++b)
+            for (int t = 1; t < T - 1; ++t) {
+                size_t at = ((size_t)b * LAB_T + t) * 8;
+                if (clk[at + i] && clk[at]) s += (double)(clk[at + i] - clk[at]), ++n;
+            }
+        printf(" p%d %.0f", i, n ? s / n : 0.0);
+    }
+#ifdef LAB_BWD
+    const int next = -8;  // the backward runs from the last step
+#else
+    const int next = 8;
+#endif
+    double step = 0;
+    int n = 0;
+    for (int b = 0; b < blocks; ++b)
+        for (int t = 2; t < T - 2; ++t) {
+            size_t at = ((size_t)b * LAB_T + t) * 8;
+            step += (double)(long long)(clk[(size_t)((long long)at + next)] - clk[at]), ++n;
+        }
+    printf(" | step %.0f cycles\n", step / n);
+    // The global timer: per step, the spread of the blocks' starts (phase 0) and the time from
+    // the earliest start to the latest.
+    double spread = 0, len = 0;
+    n = 0;
+    for (int t = 2; t < T - 2; ++t) {
+        unsigned long long lo = ~0ull, hi = 0, lo_next = ~0ull;
+        for (int b = 0; b < blocks; ++b) {
+            size_t at = ((size_t)b * LAB_T + t) * 8;
+            lo = std::min(lo, tim[at]);
+            hi = std::max(hi, tim[at]);
+            lo_next = std::min(lo_next, tim[(size_t)((long long)at + next)]);
+        }
+        spread += (double)(hi - lo), len += (double)(lo_next - lo), ++n;
+    }
+    printf("global timer: step %.0f ns, blocks start within %.0f ns of each other\n", len / n, spread / n);
+#endif
+    return 0;
+}

@@ -7,10 +7,10 @@
 //! one after another and 17.9 s on 8 threads, but 8.55 s in 8 processes, one module each (binary
 //! alone 7.45 s); with the cache warm they load in 0.03 s (`results/2026-11-23-h100-chunk-jit/`).
 //!
-//! So [`start`] runs `ptb-lm fill-driver-cache MODULE --device N` once per module before ptb-lm
-//! makes its own context, and the command waits for them ([`Prefill::wait`]) before the model's
-//! weights go to the GPU, where candle's kernels are first needed. On a warm cache a child costs
-//! one context creation, all of them in parallel with ptb-lm's own start-up.
+//! So when loading candle's smallest module shows the cache cold, [`start`] runs `ptb-lm
+//! fill-driver-cache MODULE --device N` once per other module, and the command waits for them
+//! ([`Prefill::wait`]) before the model's weights go to the GPU, where candle's kernels are first
+//! needed. On a warm cache no child starts (eight would cost 1.2 s of context creation).
 //!
 //! It only saves time: a child that cannot start or fails leaves its module to candle, which
 //! compiles it at first use as before. `PTB_LM_PREFILL_DRIVER_CACHE=0` turns it off.
@@ -143,10 +143,36 @@ fn shared_gpu(n: usize) -> bool {
 #[derive(Default)]
 pub struct Prefill(Vec<(String, std::io::Result<Child>)>);
 
+/// A module load slower than this compiled PTX: the cache is cold. On the H100, candle's affine
+/// module loads in about 4 ms from a warm cache and compiles in 0.2 s.
+#[cfg(feature = "cuda")]
+const COLD_LOAD: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether GPU `n`'s cache lacks candle's kernels, judged by loading its small affine module in
+/// this process (in the primary context, which candle then takes over). On a warm cache the
+/// children would only cost their contexts: 1.2 s more per command on the H100 when all eight
+/// start at once.
+fn cache_is_cold(n: usize) -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        use candle_core::cuda_backend::cudarc::driver::CudaContext;
+        let Ok(ctx) = CudaContext::new(n) else {
+            return false;
+        };
+        let start = std::time::Instant::now();
+        ctx.load_module(CandleModule::Affine.ptx().into()).is_ok() && start.elapsed() > COLD_LOAD
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = n;
+        false
+    }
+}
+
 /// Starts filling the driver's cache for `device`, unless there is nothing to fill.
 pub fn start(device: DeviceArg) -> Prefill {
     let n = match gpu_to_fill(device, |name| std::env::var(name).ok()) {
-        Some(n) if shared_gpu(n) => n,
+        Some(n) if shared_gpu(n) && cache_is_cold(n) => n,
         _ => return Prefill::default(),
     };
     let exe = match std::env::current_exe() {
@@ -159,6 +185,7 @@ pub fn start(device: DeviceArg) -> Prefill {
     Prefill::spawn(
         <CandleModule as clap::ValueEnum>::value_variants()
             .iter()
+            .filter(|&&m| m != CandleModule::Affine)
             .map(|&m| {
                 let mut child = Command::new(&exe);
                 child.args(child_args(m, n));

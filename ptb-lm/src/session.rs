@@ -36,7 +36,7 @@ impl DeviceArg {
 
 /// The device `d` names, and the children filling the driver's compile cache for it: the
 /// caller waits for them before its model's weights go to the device (`driver_cache.rs`).
-/// They start before this process makes its own context, so that theirs overlap it.
+/// They start only when the cache is cold (`driver_cache::start`).
 pub fn pick_device(d: DeviceArg) -> Result<(Device, Prefill)> {
     let prefill = driver_cache::start(d);
     Ok((open_device(d)?, prefill))

@@ -103,7 +103,7 @@ fn memory_in_use(device: &Device) -> Result<Option<usize>> {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     let cfg = LmConfig::preset(args.config);
-    let device = pick_device(args.device)?;
+    let (device, prefill) = pick_device(args.device)?;
     let words_needed = (args.warmup + args.batches + 1) * cfg.batch_size * cfg.num_steps + 1;
     let (ids, vocab) = match &args.data {
         Some(dir) => {
@@ -126,6 +126,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     spec.precision = args.precision;
     let plan = spec.precision.plan();
     plan.apply_to_matmuls();
+    prefill.wait();
     let (model, varmap) = build_model(&spec, &device, None)?;
     let model = model.with_owned_gradients()?;
     let vars = sorted_vars(&varmap);

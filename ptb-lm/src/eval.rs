@@ -48,7 +48,8 @@ pub struct EvalArgs {
 
 /// A checkpoint and its model for evaluation on `device`, with the run's matmul precision.
 fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbModel)> {
-    let device = pick_device(device)?;
+    let (device, prefill) = pick_device(device)?;
+    prefill.wait();
     let ckpt = checkpoint::load(dir, &device)?;
     ckpt.spec.precision.plan().apply_to_matmuls();
     let (_, varmap) = build_model(&ckpt.spec, &device, Some(&ckpt.weights))?;

@@ -8,6 +8,7 @@ mod checkpoint_writer;
 mod columns;
 mod config;
 mod data;
+mod driver_cache;
 mod dropout;
 mod eval;
 mod host_copy;
@@ -65,6 +66,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Draw train and valid perplexity per epoch from metrics files.
     Plot(plot::PlotArgs),
+    /// Load one of candle's CUDA modules so that the driver compiles it into its cache (ptb-lm
+    /// starts these itself: `driver_cache.rs`).
+    #[command(hide = true)]
+    FillDriverCache(driver_cache::FillArgs),
 }
 
 /// Errors print as one line, `Error: what failed: why`, without a backtrace unless
@@ -103,9 +108,41 @@ fn main() -> ExitCode {
         Command::Generate(a) => eval::generate(a),
         Command::Bench(a) => bench::bench(a),
         Command::Plot(a) => plot::plot(a),
+        Command::FillDriverCache(a) => driver_cache::fill(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => report(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, ValueEnum};
+    use driver_cache::CandleModule;
+
+    /// What the parent starts its children with parses back to the same module and GPU, and
+    /// the subcommand stays out of the help.
+    #[test]
+    fn fill_driver_cache_parses_and_is_hidden() {
+        for &m in CandleModule::value_variants() {
+            let cli = Cli::try_parse_from(
+                std::iter::once("ptb-lm".to_owned()).chain(driver_cache::child_args(m, 2)),
+            )
+            .unwrap();
+            match cli.command {
+                Command::FillDriverCache(a) => assert_eq!((a.module, a.device), (m, 2)),
+                _ => panic!("{} parsed as another command", m.name()),
+            }
+        }
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|_| ());
+        assert!(parse(&["ptb-lm", "fill-driver-cache", "conv", "--device", "0"]).is_err());
+        assert!(parse(&["ptb-lm", "fill-driver-cache", "binary"]).is_err());
+        let help = Cli::command().render_help().to_string();
+        assert!(
+            help.contains("bench") && !help.contains("fill-driver-cache"),
+            "{help}"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
+use crate::driver_cache::{self, Prefill};
 use crate::model::{zero_init_ranges, PtbModel, RnnKind};
 use crate::run::RunSpec;
 use anyhow::{bail, ensure, Context, Result};
@@ -33,7 +34,15 @@ impl DeviceArg {
     }
 }
 
-pub fn pick_device(d: DeviceArg) -> Result<Device> {
+/// The device `d` names, and the children filling the driver's compile cache for it: the
+/// caller waits for them before its model's weights go to the device (`driver_cache.rs`).
+/// They start only when the cache is cold (`driver_cache::start`).
+pub fn pick_device(d: DeviceArg) -> Result<(Device, Prefill)> {
+    let prefill = driver_cache::start(d);
+    Ok((open_device(d)?, prefill))
+}
+
+fn open_device(d: DeviceArg) -> Result<Device> {
     match d {
         DeviceArg::Cpu => Ok(Device::Cpu),
         DeviceArg::Cuda(_) if !candle_core::utils::cuda_is_available() => {

@@ -197,7 +197,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let mut cfg = LmConfig::preset(args.config);
     args.overrides.apply(&mut cfg);
     cfg.validate().map_err(UsageError)?;
-    let device = pick_device(args.device)?;
+    let (device, prefill) = pick_device(args.device)?;
     let corpus = Corpus::load(&args.data, cfg.vocab_size)?;
     let out = args
         .out
@@ -214,6 +214,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     checkpoint::write_atomic(&out.join("metrics.jsonl"), lines.as_bytes())?;
     let plan = spec.precision.plan();
     plan.apply_to_matmuls();
+    prefill.wait();
     let (model, varmap) = build_model(&spec, &device, ckpt.as_ref().map(|c| &c.weights))?;
     let model = model.with_owned_gradients()?;
     drop(ckpt);

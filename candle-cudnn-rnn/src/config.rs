@@ -117,9 +117,10 @@ pub enum RnnAlgo {
     /// included), in bf16 or f16, with a batch of at most 32 and a hidden size whose share per
     /// multiprocessor fits in shared memory (up to about 1700 on an H100; PTB large's 1500
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
-    /// weights. On Hopper GPUs the backward's blocks work in pairs (thread-block clusters);
-    /// `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or `F,B` sets the cluster size (1, 2 or 4) of both
-    /// passes or of the forward and the backward (default `1,2`), and
+    /// weights. On Hopper GPUs the backward's blocks work in clusters of 4 (thread-block
+    /// clusters; 2 or none where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
+    /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
+    /// backward (default `1,4`), and
     /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64).
     Persistent,
 }

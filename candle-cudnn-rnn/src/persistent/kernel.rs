@@ -43,9 +43,10 @@ pub(crate) const MAX_BATCH: usize = 32;
 pub(crate) struct Plan {
     pub hidden: usize,
     pub batch: usize,
-    /// Hidden units per block (a multiple of 4, so that a block's 4 gate rows per unit fill
-    /// whole 16-row tensor-core tiles).
-    pub units: usize,
+    /// Hidden units per block in the forward and in the backward. The forward's are a multiple
+    /// of 4 (a block's 4 gate rows per unit fill whole 16-row tensor-core tiles); the
+    /// backward's grow when its clusters would not all be resident at once otherwise.
+    pub units: [usize; 2],
     pub bf16: bool,
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
@@ -60,9 +61,11 @@ pub(crate) struct Plan {
 }
 
 /// The cluster sizes of the two passes: `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both) or `F,B`
-/// (forward, backward), each 1, 2 or 4; by default none in the forward and pairs in the
-/// backward, the fastest on the H100 for PTB large (the backward reads every step's gate
-/// gradients from L2, and a pair of blocks halves what each reads; the forward's h is small).
+/// (forward, backward), each 1, 2 or 4; by default none in the forward and 4 in the backward,
+/// the fastest on the H100 for PTB large: the backward reads every step's gate gradients from
+/// L2, and clusters of 4 read a quarter each (242-246 us a layer in 29 clusters of 4 blocks of
+/// 13 units, against 290 in 63 pairs of 12); the forward's h is small. A size whose clusters do
+/// not fit falls back to the next smaller.
 fn clusters_asked() -> [usize; 2] {
     let size = |v: &str| match v.trim() {
         "2" => 2,
@@ -74,7 +77,7 @@ fn clusters_asked() -> [usize; 2] {
             Some((f, b)) => [size(f), size(b)],
             None => [size(&v), size(&v)],
         },
-        Err(_) => [1, 2],
+        Err(_) => [1, 4],
     }
 }
 
@@ -127,38 +130,32 @@ impl Plan {
         let mut plan = Plan {
             hidden,
             batch,
-            units,
+            units: [units; 2],
             bf16,
             buffers: 2,
             chunk: chunk_asked(),
             clusters: clusters_asked(),
         };
-        // Clusters need sm_90, and all their blocks resident at once.
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        for pass in [Pass::Forward, Pass::Backward] {
-            if major < 9 || plan.blocks(pass) > sms || plan.smem_bytes(pass) > smem {
-                plan.clusters[pass as usize] = 1;
-            }
-        }
-        plan.buffers = plan.most_buffers(smem);
-        // Every cluster must be resident at once (the grid barrier waits for all blocks): a pass
-        // whose clusters the GPU cannot hold together, or whose cluster kernel does not build,
-        // runs without (PTB large's 32 clusters of 4 on an H100, which holds 30).
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
             false => &[Pass::Forward],
         };
+        // A pass whose clusters do not fit runs in clusters half as large, down to none.
         for &pass in passes {
-            if plan.cluster(pass) > 1 && !plan.clusters_fit(dev, pass) {
-                plan.clusters[pass as usize] = 1;
+            plan.buffers = plan.most_buffers(smem);
+            while plan.cluster(pass) > 1 && !plan.fit_clusters(dev, (sms, smem, major), pass) {
+                plan.clusters[pass as usize] /= 2;
+                plan.units[pass as usize] = units;
                 plan.buffers = plan.most_buffers(smem);
             }
         }
         for &pass in passes {
             if plan.smem_bytes(pass) > smem {
                 return Err(format!(
-                    "hidden size {hidden}, batch {batch}: a block's {units} units need {} KiB of \
+                    "hidden size {hidden}, batch {batch}: a block's {} units need {} KiB of \
                      shared memory ({pass:?}), the GPU has {} KiB per block",
+                    plan.units[pass as usize],
                     plan.smem_bytes(pass) >> 10,
                     smem >> 10
                 ));
@@ -179,16 +176,52 @@ impl Plan {
             .unwrap_or(2)
     }
 
-    /// Whether the GPU holds every cluster of `pass` at once (false when its kernel does not
-    /// build or the driver cannot say).
-    fn clusters_fit(&self, dev: &CudaDevice, pass: Pass) -> bool {
-        let Ok(f) = self.kernel(dev, pass) else {
+    /// Whether `pass` can run in its clusters on a GPU with `sms` multiprocessors, `smem` bytes
+    /// of shared memory per block and compute capability `major`: clusters need sm_90, and
+    /// every cluster must be resident at once (the grid barrier waits for all blocks). When the
+    /// backward's do not all fit (PTB large's 32 clusters of 4 blocks of 12 units on an H100,
+    /// which holds 30), its blocks take more units each, fewer clusters, if shared memory
+    /// allows (29 of 13 units).
+    fn fit_clusters(
+        &mut self,
+        dev: &CudaDevice,
+        (sms, smem, major): (usize, usize, usize),
+        pass: Pass,
+    ) -> bool {
+        let fits = |plan: &Plan| plan.blocks(pass) <= sms && plan.smem_bytes(pass) <= smem;
+        if major < 9 || !fits(self) {
+            return false;
+        }
+        let Some(resident) = self.resident_clusters(dev, pass) else {
             return false;
         };
+        let cluster = self.cluster(pass);
+        if resident >= self.blocks(pass) / cluster {
+            return true;
+        }
+        if pass == Pass::Forward || resident == 0 {
+            return false;
+        }
+        // As many clusters of larger blocks fit: one block per multiprocessor either way.
+        let mut wider = *self;
+        wider.units[pass as usize] = self.hidden.div_ceil(cluster * resident);
+        wider.buffers = wider.most_buffers(smem);
+        let ok = fits(&wider)
+            && wider
+                .resident_clusters(dev, pass)
+                .is_some_and(|r| r >= wider.blocks(pass) / cluster);
+        if ok {
+            *self = wider;
+        }
+        ok
+    }
+
+    /// How many clusters of `pass` the GPU holds at once (none when its kernel does not build
+    /// or the driver cannot say).
+    fn resident_clusters(&self, dev: &CudaDevice, pass: Pass) -> Option<usize> {
+        let f = self.kernel(dev, pass).ok()?;
         let config = (self.launch_config(pass), self.cluster(pass));
-        let clusters = self.blocks(pass) / self.cluster(pass);
-        super::launch::resident_clusters(&dev.cuda_stream(), &f, config)
-            .is_ok_and(|fits| fits >= clusters)
+        super::launch::resident_clusters(&dev.cuda_stream(), &f, config).ok()
     }
 
     /// The grid, block and shared memory of `pass`'s launch.
@@ -208,7 +241,7 @@ impl Plan {
     /// Blocks in the grid of `pass`, one per multiprocessor at most, in whole clusters.
     pub fn blocks(&self, pass: Pass) -> usize {
         let cluster = self.cluster(pass);
-        self.hidden.div_ceil(self.units * cluster) * cluster
+        self.hidden.div_ceil(self.units[pass as usize] * cluster) * cluster
     }
 
     pub fn threads(&self) -> usize {
@@ -234,7 +267,7 @@ impl Plan {
                 // The weight tile (the cluster's gate rows, the block's columns), the block's
                 // partial sums (with clusters), and each K group's stage of h (or its sums),
                 // with `lstm_fwd.cu`'s warp groups.
-                let rows = 4 * self.units * cluster;
+                let rows = 4 * self.units[pass as usize] * cluster;
                 let steps = (self.kpad() / 16).div_ceil(cluster);
                 let row_groups = match (cluster, rows / 16) {
                     (1, _) => 1,
@@ -256,7 +289,7 @@ impl Plan {
                 // The transposed weight columns of the cluster's units and the block's gate
                 // rows, the block's partial sums (with clusters), and each warp's chunk buffers
                 // (or sums).
-                let units = self.units * cluster;
+                let units = self.units[pass as usize] * cluster;
                 let rows = units.div_ceil(16) * 16;
                 let columns = (self.gpad() / self.chunk).div_ceil(cluster) * self.chunk;
                 let part = match cluster {
@@ -274,7 +307,7 @@ impl Plan {
         vec![
             format!("-DHID={}", self.hidden),
             format!("-DBATCH={}", self.batch),
-            format!("-DUNITS={}", self.units),
+            format!("-DUNITS={}", self.units[pass as usize]),
             format!("-DNWARPS={WARPS}"),
             format!("-DELEM_BF16={}", u8::from(self.bf16)),
             format!("-DNBUF={}", self.buffers),
@@ -289,7 +322,7 @@ impl Plan {
             pass.name(),
             self.hidden,
             self.batch,
-            self.units,
+            self.units[pass as usize],
             self.buffers,
             self.cluster(pass),
             self.chunk,

@@ -1,5 +1,6 @@
 // One LSTM layer's backward through time as one persistent kernel, the mirror of
-// lstm_fwd.cu. Block b owns the same UNITS hidden units as in the forward. Each step, from
+// lstm_fwd.cu. Block b owns UNITS hidden units (its own count: the saved activations are laid
+// out by unit, not by the forward's blocks). Each step, from
 // the last: the block's threads turn dh_t (the output's gradient plus the recurrent part)
 // into the gradients of their units' four gate pre-activations, written to `dg` (for the
 // weight and input GEMMs after the kernel) and to the exchange buffer; after the grid
@@ -7,13 +8,14 @@
 // memory) by all of the step's gate gradients, streamed from L2 in chunks, which is its
 // units' part of dh_{t-1}.
 //
-// Compile-time: HID, BATCH, UNITS, NWARPS, ELEM_BF16, as the forward, NBUF (>= 2), the chunk
-// buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL, the blocks of a
-// thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the product's K
-// (the gate columns) instead of each reading all of it: block r of cluster q keeps the columns
-// of W_hh of the cluster's CL * UNITS units for its CL-th of the gate rows, multiplies them by
-// that CL-th of the step's gate gradients (a CL-th of today's L2 traffic), and the cluster sums
-// the partial products through distributed shared memory; block r then owns units
+// Compile-time: HID, BATCH, UNITS (any count), NWARPS, ELEM_BF16, as the forward, NBUF (>= 2),
+// the chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL, the
+// blocks of a thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the
+// product's K (the gate columns) instead of each reading all of it: block r of cluster q keeps
+// the columns of W_hh of the cluster's CL * UNITS units for its CL-th of the gate rows,
+// multiplies them by that CL-th of the step's gate gradients (a CL-th of the L2 traffic), and
+// the cluster sums the partial products through distributed shared memory; block r then owns
+// units
 // q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
 // Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i < NBUF (no pointer array: it would
 // live in local memory). The weight tile and the stage buffers hold only the UNITS rows and

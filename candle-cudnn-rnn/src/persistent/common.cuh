@@ -136,12 +136,13 @@ __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-__device__ __forceinline__ float ld_cluster(const float* p, u32 rank) {
+
+// A store into block `rank`'s shared memory at the address `p` has in this block's (no round
+// trip, unlike a remote load: the cluster's next barrier publishes it).
+__device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
     u32 remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-    return v;
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
 }
 #else
 __device__ __forceinline__ u32 cluster_rank() { return 0; }

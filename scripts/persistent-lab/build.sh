@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the harness for PTB large's shape (hidden 1500, batch 20, 12 units per block, bf16) as
 # `lab-NAME` in DIR: `build.sh DIR NAME [nvcc -D options that replace the defaults]`.
-# Needs nvcc (a CUDA 12.8+ kit: the clusters and sm_90a).
+# Needs nvcc (a CUDA 12.8+ kit: the clusters and sm_90a). The library's plans for PTB large on
+# an H100: the forward is the defaults; the backward is -DLAB_BWD -DCL=4 -DUNITS=13 -DNBUF=2.
 set -euo pipefail
 dir=$1 name=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd)

@@ -122,6 +122,19 @@ __device__ __forceinline__ void wait_acquire(const u32* counter, u32 target) {
     } while (v < target);
 }
 
+// The barrier in two halves, so that a block can store what no other block reads in between:
+// the block's arrival (after all its threads' writes so far) ...
+__device__ __forceinline__ void grid_arrive(u32* counter) {
+    __syncthreads();
+    if (threadIdx.x == 0) arrive_release(counter);
+}
+
+// ... and its wait for every block's.
+__device__ __forceinline__ void grid_wait(const u32* counter, u32 target) {
+    if (threadIdx.x == 0) wait_acquire(counter, target);
+    __syncthreads();
+}
+
 // Thread-block clusters (CL > 1, sm_90): the block's rank in its cluster, a cluster-wide barrier
 // that publishes shared-memory writes to the other blocks, and a load from block `rank`'s shared
 // memory at the address `p` has in this block's.
@@ -136,7 +149,6 @@ __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-
 // A store into block `rank`'s shared memory at the address `p` has in this block's (no round
 // trip, unlike a remote load: the cluster's next barrier publishes it).
 __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
@@ -147,4 +159,3 @@ __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
 #else
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
-

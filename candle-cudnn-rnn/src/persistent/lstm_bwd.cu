@@ -15,8 +15,7 @@
 // the columns of W_hh of the cluster's CL * UNITS units for its CL-th of the gate rows,
 // multiplies them by that CL-th of the step's gate gradients (a CL-th of the L2 traffic), and
 // the cluster sums the partial products through distributed shared memory; block r then owns
-// units
-// q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
+// units q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
 // Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i < NBUF (no pointer array: it would
 // live in local memory). The weight tile and the stage buffers hold only the UNITS rows and
 // BATCH rows that exist: the tensor-core tiles' rows past them read a real row (clamped) and
@@ -50,7 +49,6 @@
 // The cluster's partial dh of this block's units, [CL][BATCH][UNITS] f32, slot q written by
 // block q of the cluster (CL > 1 only; PPITCH sizes the region).
 #define PPITCH (CU + 4)
-
 #define PART_BYTES ((CL > 1) ? (BATCH * PPITCH * 4 + 15) / 16 * 16 : 0)
 #define THREADS (NWARPS * 32)
 #define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
@@ -168,8 +166,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         PHASE(1);
         // `dg` is read only after the launch: its stores follow the block's arrival at the
         // barrier, so that the release waits only for the exchange buffer's (1% faster).
-        __syncthreads();
-        if (tid == 0) arrive_release(counter);
+        grid_arrive(counter);
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
@@ -177,8 +174,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #pragma unroll
                 for (int g = 0; g < 4; ++g) dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
         }
-        if (tid == 0) wait_acquire(counter, (u32)(s + 1) * gridDim.x);
-        __syncthreads();
+        grid_wait(counter, (u32)(s + 1) * gridDim.x);
         PHASE(2);
         if (t > 0) load_step(t - 1);
 

@@ -327,19 +327,13 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         // wait (205.7 against 209.3 us a layer for PTB large). A block writes into its cluster's
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
-        if (t + 1 < seq) {
-            __syncthreads();
-            if (tid == 0) arrive_release(counter);
-        }
+        if (t + 1 < seq) grid_arrive(counter);
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS;
             if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, xg, save, u0);
         }
-        if (t + 1 < seq) {
-            if (tid == 0) wait_acquire(counter, (u32)(t + 1) * gridDim.x);
-            __syncthreads();
-        }
+        if (t + 1 < seq) grid_wait(counter, (u32)(t + 1) * gridDim.x);
     }
 #if CL > 1
     // No block may leave while another of its cluster may still write into its `part`.

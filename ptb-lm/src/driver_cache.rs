@@ -84,8 +84,7 @@ pub fn child_args(module: CandleModule, n: usize) -> [String; 4] {
 pub fn fill(args: FillArgs) -> Result<()> {
     #[cfg(feature = "cuda")]
     {
-        use candle_core::cuda_backend::cudarc::driver::CudaContext;
-        CudaContext::new(args.device)?.load_module(args.module.ptx().into())?;
+        load(args.module, args.device)?;
         Ok(())
     }
     #[cfg(not(feature = "cuda"))]
@@ -148,6 +147,17 @@ pub struct Prefill(Vec<(String, std::io::Result<Child>)>);
 #[cfg(feature = "cuda")]
 const COLD_LOAD: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Loads `module` on GPU `n` (in its primary context), which makes the driver compile it into
+/// its cache unless it is there, and how long the load took.
+#[cfg(feature = "cuda")]
+fn load(module: CandleModule, n: usize) -> Result<std::time::Duration> {
+    use candle_core::cuda_backend::cudarc::driver::CudaContext;
+    let ctx = CudaContext::new(n)?;
+    let start = std::time::Instant::now();
+    ctx.load_module(module.ptx().into())?;
+    Ok(start.elapsed())
+}
+
 /// Whether GPU `n`'s cache lacks candle's kernels, judged by loading its small affine module in
 /// this process (in the primary context, which candle then takes over). On a warm cache the
 /// children would only cost their contexts: 1.2 s more per command on the H100 when all eight
@@ -155,12 +165,7 @@ const COLD_LOAD: std::time::Duration = std::time::Duration::from_millis(50);
 fn cache_is_cold(n: usize) -> bool {
     #[cfg(feature = "cuda")]
     {
-        use candle_core::cuda_backend::cudarc::driver::CudaContext;
-        let Ok(ctx) = CudaContext::new(n) else {
-            return false;
-        };
-        let start = std::time::Instant::now();
-        ctx.load_module(CandleModule::Affine.ptx().into()).is_ok() && start.elapsed() > COLD_LOAD
+        load(CandleModule::Affine, n).is_ok_and(|took| took > COLD_LOAD)
     }
     #[cfg(not(feature = "cuda"))]
     {

@@ -9,7 +9,10 @@ microseconds per example (per-batch median / batch):
   train   = zero grads + forward + loss + backward (grads of all parameters)
   forward = inference: module.eval() under torch.no_grad()
 Precisions: torch-fp32 (TF32 off), torch-tf32, torch-amp-bf16 and torch-amp-fp16 (autocast,
-TF32 on, plain backward without GradScaler). The "rnn_dtype" column is the dtype the RNN
+TF32 on, plain backward without GradScaler); with --impls also torch-bf16 and torch-fp16 (module
+and input in that dtype, no autocast). --loss sum backpropagates the outputs' sum (every
+output's gradient 1: the RNN's forward and backward alone) instead of the MSE; --input-grad
+also computes the input's gradient (as under an embedding); both as bench_grid's flags. The "rnn_dtype" column is the dtype the RNN
 output actually had (PyTorch's cuDNN RNN autocast wrapper is known to cast to float16
 whatever the autocast dtype, so the bf16 row may really run the RNN in fp16).
 
@@ -43,6 +46,8 @@ GRID_SHAPES = ([(1, b, 30, h) for b in (32, 128) for h in (128, 512, 1024)]
                + [(3, 128, s, h) for s in (30, 200) for h in (512, 1024)]
                + [(2, 20, 35, 1500)])  # (layers, batch, seq, hidden); the last is PTB large's LSTM
 GRID_IMPLS = ["torch-fp32", "torch-tf32", "torch-amp-bf16", "torch-amp-fp16"]
+# Whole-module half precision, for --impls: the module and its input in the dtype itself.
+PURE_DTYPES = {"torch-bf16": torch.bfloat16, "torch-fp16": torch.float16}
 # name: (hidden, layers, num_steps, keep_prob, init_scale, max_grad_norm); batch 20, vocab 10000
 PTB_CONFIGS = {"small": (200, 2, 20, 1.0, 0.1, 5.0), "medium": (650, 2, 35, 0.5, 0.05, 5.0),
                "large": (1500, 2, 35, 0.35, 0.04, 10.0)}
@@ -62,7 +67,7 @@ def set_precision(impl, dev, cache_enabled=True):
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.enabled = True
     dtype = torch.bfloat16 if "bf16" in impl else torch.float16 if "fp16" in impl else None
-    if dtype is None:
+    if dtype is None or "amp" not in impl:
         return contextlib.nullcontext
     return lambda: torch.autocast(dev.type, dtype=dtype, cache_enabled=cache_enabled)
 
@@ -90,16 +95,24 @@ def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
     m.flatten_parameters()
     x = torch.randn(seq, batch, hidden, device=dev)
     target = torch.randn(seq, batch, hidden, device=dev)
+    pure = PURE_DTYPES.get(impl)
+    if pure is not None:
+        m, x, target = m.to(pure), x.to(pure), target.to(pure)
+        m.flatten_parameters()
     if dev.type == "cuda" and not torch.backends.cudnn.is_acceptable(x):
         raise RuntimeError("cuDNN would not be used for this input")
     amp = set_precision(impl, dev)
     with amp():
         rnn_dtype = str(m(x)[0].dtype).replace("torch.", "")
+    x.requires_grad_(getattr(args, "input_grad", False))
+    sum_loss = getattr(args, "loss", "mse") == "sum"
 
     def train():
         m.zero_grad(set_to_none=True)
+        x.grad = None
         with amp():
-            loss = F.mse_loss(m(x)[0], target)
+            y = m(x)[0]
+            loss = y.sum() if sum_loss else F.mse_loss(y, target)
         loss.backward()
 
     def forward():
@@ -386,6 +399,9 @@ def main(argv=None):
     ap.add_argument("--only", action="append", metavar="MODE,L,B,T,H",
                     help="grid: this shape only (repeatable)")
     ap.add_argument("--impls", help="grid: comma-separated precisions (default all)")
+    ap.add_argument("--loss", default="mse", choices=["mse", "sum"],
+                    help="grid: the training step's loss (sum: the RNN's forward and backward alone)")
+    ap.add_argument("--input-grad", action="store_true", help="grid: the input's gradient too")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")
     ap.add_argument("--steps-only", metavar="MODE,L,B,T,H",
                     help="run --reps training steps of one shape and nothing else (under ncu)")

@@ -7,11 +7,15 @@
 //! thread block, which on the large shapes cost more than PyTorch's whole loss (2.5 ms of a
 //! 113 ms step), a cost of the harness and not of the op.
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...] [--phase train|forward] [--sink] [--release-memory]`
+//! `--loss sum --input-grad --sink-overwrite` times the op as a model trains it (ptb-lm's LSTM):
+//! the outputs' gradient given (ones: no loss kernels), the input's gradient computed, the
+//! weight's written over a sink of the caller's.
+//!
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...] [--phase train|forward] [--sink | --sink-overwrite] [--loss mse|sum] [--input-grad] [--release-memory]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{MathMode, Rnn, RnnAlgo, RnnConfig, RnnMode};
+use candle_cudnn_rnn::{MathMode, Rnn, RnnAlgo, RnnConfig, RnnMode, SinkMode};
 use candle_nn::rnn::{GRUConfig, LSTMConfig, GRU, LSTM, RNN};
 use serde_json::json;
 use std::time::Instant;
@@ -245,7 +249,26 @@ fn main() -> Result<()> {
     // `--sink`: the weight's gradient goes into a buffer zeroed before each step
     // (`Rnn::with_weight_grad_sink`, as PyTorch's `zero_grad` + cuDNN's accumulation) instead
     // of candle's autograd, which adds it into a fresh zero-filled buffer.
-    let sink = args.iter().any(|a| a == "--sink");
+    // `--sink-overwrite`: the gradient written over the sink (`SinkMode::Overwrite`, as ptb-lm
+    // does), which then needs no zeroing.
+    let sink = match (
+        args.iter().any(|a| a == "--sink"),
+        args.iter().any(|a| a == "--sink-overwrite"),
+    ) {
+        (false, false) => None,
+        (true, false) => Some(SinkMode::Add),
+        (false, true) => Some(SinkMode::Overwrite),
+        (true, true) => anyhow::bail!("--sink and --sink-overwrite exclude each other"),
+    };
+    // `--loss sum`: backward from the gradient of the outputs' sum (ones), so that the step is
+    // the op's forward and backward alone; `mse` (the default) adds the loss's kernels.
+    let sum_loss = match arg("--loss").as_deref() {
+        None | Some("mse") => false,
+        Some("sum") => true,
+        Some(l) => anyhow::bail!("--loss takes mse or sum, got {l}"),
+    };
+    // `--input-grad`: the input's gradient is wanted too, as under an embedding or a layer.
+    let input_grad = args.iter().any(|a| a == "--input-grad");
     let dev = Device::cuda_if_available(0)?;
     // The op keeps freed memory in the device's pool across the synchronization after each
     // step, as PyTorch's caching allocator does; `--release-memory` measures CUDA's default
@@ -315,17 +338,21 @@ fn main() -> Result<()> {
                     ..Default::default()
                 };
                 let (x, target) = (x.to_dtype(dtype)?, target.to_dtype(dtype)?);
+                let x = match input_grad {
+                    true => Var::from_tensor(&x)?.as_tensor().clone(),
+                    false => x,
+                };
                 let dims = candle_cudnn_rnn::RnnDims::new(mode, s.hidden, s.hidden, &cfg);
                 let k = 1.0 / (s.hidden as f32).sqrt();
                 let w = Tensor::rand(-k, k, dims.weight_count(), &dev)?.to_dtype(dtype)?;
                 let w = Var::from_tensor(&w)?;
                 let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
                 let grad = match sink {
-                    true => Some(w.as_tensor().zeros_like()?),
-                    false => None,
+                    Some(mode) => Some((w.as_tensor().zeros_like()?, mode)),
+                    None => None,
                 };
                 let rnn = match &grad {
-                    Some(g) => rnn.with_weight_grad_sink(g.clone())?,
+                    Some((g, mode)) => rnn.with_weight_grad_sink_mode(g.clone(), *mode)?,
                     None => rnn,
                 };
                 let frozen =
@@ -337,11 +364,14 @@ fn main() -> Result<()> {
                 };
                 let (train, host) = match time_train {
                     true => time(&dev, warmup, reps, || {
-                        if let Some(g) = &grad {
+                        if let Some((g, SinkMode::Add)) = &grad {
                             g.zero_set()?;
                         }
                         let (y, _) = rnn.forward_t(&x, None, true)?;
-                        mse(&y, &target)?.backward()?;
+                        match sum_loss {
+                            true => y.backward()?,
+                            false => mse(&y, &target)?.backward()?,
+                        };
                         Ok(())
                     })?,
                     false => (skipped, f64::NAN),

@@ -39,6 +39,8 @@ pub(crate) struct BackwardInputs<'a> {
     pub grad: &'a Tensor,
     /// Whether the gradient of the initial state is wanted (its input tracks gradients).
     pub state_grad: bool,
+    /// Whether the gradient of x is wanted; a backend that can skip it returns none when not.
+    pub input_grad: bool,
 }
 
 /// The storages a backward reads, locked for reading: x, weight, state, packed output and
@@ -105,7 +107,7 @@ pub(crate) trait GpuBackend: Send + Sync {
     ) -> Result<(CudaStorage, Option<GpuReserve>)>;
 
     /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`; `dstate`
-    /// only when `inputs.state_grad`. With `dw_into` the weight's gradient goes into its
+    /// only when `inputs.state_grad`, `dx` at least when `inputs.input_grad`. With `dw_into` the weight's gradient goes into its
     /// buffer instead, and `dw` is `None`.
     fn backward(
         &self,
@@ -113,7 +115,7 @@ pub(crate) trait GpuBackend: Send + Sync {
         reserve: GpuReserve,
         inputs: BackwardInputs,
         dw_into: Option<DwInto>,
-    ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)>;
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)>;
 
     /// The algorithm that serves `(seq, batch, train)` when the backend chose one by measuring.
     fn chosen_algo(&self, _seq: usize, _batch: usize, _train: bool) -> Option<RnnAlgo> {

@@ -196,13 +196,13 @@ impl CustomOp3 for RnnOp {
         let grad = grad.contiguous()?;
         let reserve = self.take_reserve()?;
         // `dw` is `None` where cuDNN already added it into the sink.
-        let some = |(dx, dw, ds)| (dx, Some(dw), Some(ds));
+        let some = |(dx, dw, ds)| (Some(dx), Some(dw), Some(ds));
         let (dx, dw, ds) = match reserve {
             Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
                 let f = |t: &Tensor| t.to_dtype(DType::F32);
                 let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&grad)?)?;
                 let back = |t: Tensor| t.to_dtype(w.dtype());
-                (back(dx)?, Some(back(dw)?), Some(back(ds)?))
+                (Some(back(dx)?), Some(back(dw)?), Some(back(ds)?))
             }
             Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, state, &grad)?),
             Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, state, &grad)?),
@@ -215,6 +215,7 @@ impl CustomOp3 for RnnOp {
                     packed: _packed,
                     grad: &grad,
                     state_grad: state.track_op(),
+                    input_grad: x.track_op(),
                 };
                 match &self.weight_grad {
                     None => self.gpu.backward(&self.call, r, inputs, None)?,
@@ -255,7 +256,8 @@ impl CustomOp3 for RnnOp {
             (None, None) => candle_core::bail!("rnn backward: no weight gradient came back"),
         };
         let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
-        Ok((keep(x, dx)?, dw, ds))
+        let dx = dx.map(|dx| keep(x, dx)).transpose()?.flatten();
+        Ok((dx, dw, ds))
     }
 }
 
@@ -267,7 +269,7 @@ struct IntoSink<'a> {
     mode: SinkMode,
     reserve: Mutex<Option<crate::backend::GpuReserve>>,
     inputs: Mutex<Option<BackwardInputs<'a>>>,
-    out: Mutex<Option<(Tensor, Option<Tensor>)>>,
+    out: Mutex<Option<(Option<Tensor>, Option<Tensor>)>>,
 }
 
 #[cfg(feature = "cuda")]

@@ -150,7 +150,7 @@ impl GpuBackend for CudnnRnn {
         reserve: GpuReserve,
         inputs: BackwardInputs,
         dw_into: Option<DwInto>,
-    ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let Ok(r) = reserve.downcast::<CudnnReserve>() else {
             bail!("rnn backward: the forward's reserve was not cuDNN's")
         };

@@ -120,7 +120,7 @@ pub(super) fn backward<T: Elem>(
     mut r: CudnnReserve,
     i: BackwardInputs,
     dw_into: Option<DwInto>,
-) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
+) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
     let storages = i.storages();
     let (views, dev) = cuda_views::<T>(&storages, "cuDNN")?;
     let stream = dev.cuda_stream();
@@ -227,7 +227,7 @@ pub(super) fn backward<T: Elem>(
         Tensor::from_storage(storage, (n,), BackpropOp::none(), false)
     };
     Ok((
-        wrap(dx, call.input_len()),
+        Some(wrap(dx, call.input_len())),
         dw.map(|dw| wrap(dw, rnn.spec.dims.weight_count())),
         ds.map(|ds| wrap(ds, call.state_len())),
     ))

@@ -1,7 +1,7 @@
 //! The backward of a call on the persistent kernel, from the top layer down: the recurrence
 //! backward through time (one cooperative launch, which leaves the gate gradients of every
 //! step), then the layer's weight and bias gradients and its input's gradient as GEMMs over
-//! all steps.
+//! all steps (under the trial `bias`, the kernel sums the bias gradients itself).
 
 use super::forward::{addresses, cooperative, zero_counter, Reserve};
 use super::gemm::{matmul, Mat, Out};
@@ -17,14 +17,14 @@ use candle_core::op::BackpropOp;
 use candle_core::{bail, CudaStorage, Device, Result, Storage, Tensor};
 
 /// `(dx, dw, dstate)`, flat, of the forward that left `r`; `dw` is `None` when it went into
-/// `dw_into`, `dstate` when not asked for.
+/// `dw_into`, `dx` and `dstate` when not asked for.
 pub(super) fn backward<T: Elem>(
     dims: &RnnDims,
     call: &Call,
     mut r: Reserve<T>,
     i: BackwardInputs,
     dw_into: Option<DwInto>,
-) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
+) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
     let storages = i.storages();
     let (views, dev) = cuda_views::<T>(&storages, "persistent-kernel")?;
     let stream = dev.cuda_stream();
@@ -32,19 +32,29 @@ pub(super) fn backward<T: Elem>(
     let (seq, batch, hidden, layers) = (call.seq, call.batch, dims.hidden_size, dims.num_layers);
     let (steps, g4) = (seq * batch, 4 * hidden);
     let elem = std::mem::size_of::<T>() as u64;
-    // SAFETY (allocations): layer 0's input GEMM writes all of dx, the kernels all of dstate
-    // and dg, each layer's input GEMM all of the next one's dy.
-    let mut dx = unsafe { stream.alloc::<T>(call.input_len()) }?;
+    // SAFETY (allocations): layer 0's input GEMM writes all of dx (when asked for), the kernels
+    // all of dstate and dg, each layer's input GEMM all of the next one's dy.
+    let mut dx = unsafe { stream.alloc::<T>(if i.input_grad { call.input_len() } else { 1 }) }?;
     let mut ds = unsafe { stream.alloc::<T>(call.state_len()) }?;
     let mut dg = unsafe { stream.alloc::<T>(steps * g4) }?;
     let mut dy_below = unsafe { stream.alloc::<T>(if layers > 1 { steps * hidden } else { 1 }) }?;
-    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.gpad())?;
+    // A slot per step, marked before each layer's launch, when the backward polls (as the
+    // forward's, `forward.rs`).
+    let slots = if plan.polls(Pass::Backward) { seq } else { 2 };
+    let mut exchange = stream.alloc_zeros::<T>(slots * batch * plan.gpad())?;
     let counter = stream.alloc_zeros::<u32>(1)?;
-    let ones = Tensor::ones(steps, T::DTYPE, &Device::Cuda(dev.clone()))?;
-    let (ones_guard, _) = ones.storage_and_layout();
-    let ones = match &*ones_guard {
-        Storage::Cuda(s) => s.as_cuda_slice::<T>()?,
-        _ => bail!("rnn backward: ones not on the GPU"),
+    // The bias gradients: each a product of the gate gradients with a row of ones after the
+    // kernel, or under the trial `bias` summed by the kernel.
+    let bias_in_kernel = plan.trials.bias_in_kernel;
+    let ones = match bias_in_kernel {
+        true => None,
+        false => Some(Tensor::ones(steps, T::DTYPE, &Device::Cuda(dev.clone()))?),
+    };
+    let ones_guard = ones.as_ref().map(|o| o.storage_and_layout());
+    let ones = match ones_guard.as_ref().map(|(g, _)| &**g) {
+        Some(Storage::Cuda(s)) => Some(s.as_cuda_slice::<T>()?),
+        Some(_) => bail!("rnn backward: ones not on the GPU"),
+        None => None,
     };
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer (zeroed all the
@@ -75,10 +85,12 @@ pub(super) fn backward<T: Elem>(
     let pad_in = r.padded.iter().any(Option::is_some);
     let pad_hidden = needs_padding(hidden);
     let scratch_len = |on: bool, n: usize| if on { n } else { 1 };
+    // Under the trial `dw-direct` the weight gradients' products write into place themselves.
+    let dw_direct = plan.trials.dw_direct;
     // SAFETY (allocations): each is written by a GEMM or a row copy before it is read.
     let mut dw_rows = unsafe {
         stream.alloc::<T>(scratch_len(
-            pad_in || pad_hidden,
+            (pad_in || pad_hidden) && !dw_direct,
             g4 * padded(widest.max(hidden)),
         ))
     }?;
@@ -100,7 +112,7 @@ pub(super) fn backward<T: Elem>(
         let (dyb, _i) = dy_below.device_ptr_mut(&stream);
         let (dgx, _j) = exchange.device_ptr_mut(&stream);
         let (counter_ptr, _k) = counter.device_ptr(&stream);
-        let (ones_ptr, _l) = ones.device_ptr(&stream);
+        let ones = ones.map(|o| o.device_ptr(&stream));
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
         let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
         let (h_prev, _o) = h_prev.device_ptr_mut(&stream);
@@ -127,6 +139,10 @@ pub(super) fn backward<T: Elem>(
         };
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
+        let bias_at = |o: Option<usize>| match (o, bias_in_kernel) {
+            (Some(o), true) => dw_ptr + o as u64 * elem,
+            _ => 0,
+        };
         for layer in (0..layers).rev() {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
@@ -142,9 +158,22 @@ pub(super) fn backward<T: Elem>(
                 dgx,
                 ds_ptr + state(0, layer),
                 ds_ptr + state(1, layer),
+                // The bias gradients when the kernel sums them, written or added (`overwrite`).
+                bias_at(b.b_ih),
+                bias_at(b.b_hh),
+                u64::from(!overwrite),
                 counter_ptr,
             ];
             zero_counter(&stream, counter_ptr)?;
+            if plan.polls(Pass::Backward) {
+                // `dgx` is a live buffer of `slots * batch * gpad` elements.
+                crate::memory::fill(
+                    &stream,
+                    dgx,
+                    slots * batch * plan.gpad() * elem as usize,
+                    0xff,
+                )?;
+            }
             cooperative(&stream, &f, &plan, Pass::Backward, &args, seq)?;
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,
@@ -161,8 +190,23 @@ pub(super) fn backward<T: Elem>(
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
                 unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, out) }
             };
-            // A weight gradient made in padded rows, then copied or added into place.
+            // A weight gradient made in padded rows, then copied or added into place; or, under
+            // the trial `dw-direct`, from the padded operand straight into place.
             let padded_product = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
+                if dw_direct {
+                    // SAFETY: `a` holds `k` rows of `ld` >= `cols`, `dw` `g4` rows of `cols`.
+                    return unsafe {
+                        matmul(
+                            &dev,
+                            plan.bf16,
+                            (g4, cols, k),
+                            dgt,
+                            Mat::new(a, ld),
+                            dw,
+                            first,
+                        )
+                    };
+                }
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `g4` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
@@ -215,14 +259,20 @@ pub(super) fn backward<T: Elem>(
                     if seq > 1 { Out::AddHalf } else { first },
                 )?;
             }
-            for bias in [b.b_ih, b.b_hh].into_iter().flatten() {
-                product(
-                    (1, g4, steps),
-                    Mat::new(ones_ptr, steps),
-                    Mat::new(dg_ptr, g4),
-                    dw_at(bias),
-                    first,
-                )?;
+            if let Some((ones, _)) = &ones {
+                for bias in [b.b_ih, b.b_hh].into_iter().flatten() {
+                    product(
+                        (1, g4, steps),
+                        Mat::new(*ones, steps),
+                        Mat::new(dg_ptr, g4),
+                        dw_at(bias),
+                        first,
+                    )?;
+                }
+            }
+            // The first layer's input gradient only when x tracks one.
+            if layer == 0 && !i.input_grad {
+                continue;
             }
             let dinput = if layer == 0 { dx_ptr } else { dyb };
             let input_grad = |(w_ih, ld): (u64, usize), out: u64| {
@@ -265,5 +315,6 @@ pub(super) fn backward<T: Elem>(
     };
     let dw = own.map(|d| wrap(d, dims.weight_count()));
     let ds = i.state_grad.then(|| wrap(ds, call.state_len()));
-    Ok((wrap(dx, call.input_len()), dw, ds))
+    let dx = i.input_grad.then(|| wrap(dx, call.input_len()));
+    Ok((dx, dw, ds))
 }

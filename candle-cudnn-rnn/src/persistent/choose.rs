@@ -83,7 +83,9 @@ impl PersistentLstm {
                     state: &s,
                     packed: &packed,
                     grad: &grad,
+                    // The whole of each backward's work (cuDNN's always makes dx).
                     state_grad: true,
+                    input_grad: true,
                 };
                 // Our reserve goes to our backward, cuDNN's to cuDNN's.
                 self.backward(call, r, inputs, None)?;

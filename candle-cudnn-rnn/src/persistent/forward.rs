@@ -99,8 +99,11 @@ pub(super) fn forward<T: Elem>(
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
     let counter = stream.alloc_zeros::<u32>(1)?;
-    // h_t for the other blocks, rows padded to whole K steps; the padding stays zero.
-    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.kpad())?;
+    // h_t for the other blocks, rows padded to whole K steps; the padding stays zero. Without
+    // the grid barrier (`Plan::polls`) a slot per step, each element marked 0xFFFF until its
+    // step writes it (marked again before each layer's launch).
+    let slots = if plan.polls(Pass::Forward) { seq } else { 2 };
+    let mut exchange = stream.alloc_zeros::<T>(slots * batch * plan.kpad())?;
     let f = plan.kernel(&dev, Pass::Forward)?;
     let rows = RowKernels {
         dev: &dev,
@@ -168,6 +171,15 @@ pub(super) fn forward<T: Elem>(
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
             zero_counter(&stream, counter_ptr)?;
+            if plan.polls(Pass::Forward) {
+                // `hx` is a live buffer of `slots * batch * kpad` elements.
+                crate::memory::fill(
+                    &stream,
+                    hx,
+                    slots * batch * plan.kpad() * elem as usize,
+                    0xff,
+                )?;
+            }
             let args = [
                 at(b.w_hh),
                 xg,

@@ -22,7 +22,11 @@
 // their products are never used, which leaves shared memory for a deeper pipeline.
 // `gates` (f32 [T, B, 4H], the activations i, f, g, o) and `cells` (f32 [T, B, H]) are what
 // the training forward saved. `dgx` is the exchange buffer, [2][BATCH][GPAD], zeroed before
-// the launch (columns past 4H stay zero).
+// the launch (columns past 4H stay zero); with POLL (common.cuh) it has a slot per step,
+// [T][BATCH][GPAD], marked before the launch, and the block of the last unit writes each step's
+// padding columns (zeros), since the readers wait for every piece they copy. `db_ih` and `db_hh` (either may be null) receive the
+// bias gradient of the block's units, every step's gate gradients summed over the batch in f32,
+// written over what they hold or, with `db_add` non-zero, added to it.
 
 #define G4 (4 * HID)
 #define CU (CL * UNITS)
@@ -56,6 +60,8 @@
 #define RPB (MROWS + 4)
 #define RED_BYTES (NPAD * RPB * 4)
 #define WARP_BYTES ((((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
+// The exchange buffer's slot of step t: one per step with POLL, else two taken in turn.
+#define XSLOT(t) ((size_t)(POLL ? (t) : ((t) & 1)) * BATCH * GPAD)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
@@ -68,6 +74,8 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                     u16* dg,                         // [T, B, 4H]
                     u16* dgx,                        // [2, B, GPAD], zeroed
                     u16* dh0, u16* dc0,              // [B, H]
+                    u16* db_ih, u16* db_hh,          // [4H] or null
+                    unsigned long long db_add,
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -100,13 +108,15 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         }
     }
 
-    float dhr[ITEMS], dc[ITEMS];
+    float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][4];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
         int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
         bool live = idx < UNITS * BATCH && u < HID;
         dhr[it] = live ? to_f(dh_n[n * HID + u]) : 0.f;
         dc[it] = live ? to_f(dc_n[n * HID + u]) : 0.f;
+#pragma unroll
+        for (int g = 0; g < 4; ++g) dbias[it][g] = 0.f;
     }
     // A step's saved activations, cell states and output gradient, loaded a step ahead (while
     // the previous step's products run) so that their latency leaves the recurrence.
@@ -142,7 +152,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 
     for (int t = seq - 1, s = 0; t >= 0; --t, ++s) {
         PHASE(0);
-        u16* xch = dgx + (t & 1) * BATCH * GPAD;
+        u16* xch = dgx + XSLOT(t);
         // The gradients of the block's gate pre-activations at step t.
         u16 dgb[ITEMS][4];
 #pragma unroll
@@ -151,22 +161,38 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             if (idx < UNITS * BATCH && u < HID) {
                 float gi = ga[it][0], gf = ga[it][1], gg = ga[it][2], go = ga[it][3];
                 float dh = dyv[it] + dhr[it];
-                float tc = tanhf(ct[it]);
+                float tc = gate_tanh(ct[it]);
                 float dct = dc[it] + dh * go * (1.f - tc * tc);
                 float d[4] = {dct * gg * gi * (1.f - gi), dct * cp[it] * gf * (1.f - gf),
                               dct * gi * (1.f - gg * gg), dh * tc * go * (1.f - go)};
                 dc[it] = dct * gf;
 #pragma unroll
                 for (int g = 0; g < 4; ++g) {
+                    dbias[it][g] += d[g];
                     dgb[it][g] = from_f(d[g]);
                     xch[n * GPAD + g * HID + u] = dgb[it][g];
                 }
+#if POLL
+                if (u == HID - 1)
+                    for (int k = G4; k < GPAD; ++k) xch[n * GPAD + k] = 0;
+#endif
             }
         }
         PHASE(1);
+#if POLL
+        // No grid barrier: the copies below wait for the data itself. The block's warps (with
+        // clusters, the cluster's blocks) still meet before the stages, which hold the sums just
+        // read, are refilled (and before another block of the cluster stores into `part`).
+#if CL > 1
+        cluster_sync();
+#else
+        __syncthreads();
+#endif
+#else
         // `dg` is read only after the launch: its stores follow the block's arrival at the
         // barrier, so that the release waits only for the exchange buffer's (1% faster).
         grid_arrive(counter);
+#endif
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
@@ -174,7 +200,9 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #pragma unroll
                 for (int g = 0; g < 4; ++g) dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
         }
+#if !POLL
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
+#endif
         PHASE(2);
         if (t > 0) load_step(t - 1);
 
@@ -207,6 +235,17 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         for (int i = 0; i < NBUF - 1; ++i) issue(i);
         for (int i = 0; i < c_count; ++i) {
             cp_async_wait_pending(NBUF - 2);
+#if POLL
+            {
+                // The lane's pieces of chunk i that their blocks had not written yet.
+                u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
+                const u16* src = xch + k0 + (c_begin + i) * CH;
+#pragma unroll
+                for (int p = 0; p < PER_LANE; ++p)
+                    if (piece_smem[p] >= 0 && marked(*(const uint4*)(b + piece_smem[p])))
+                        reload_until_written(b + piece_smem[p], src + piece_gmem[p]);
+            }
+#endif
             // Chunk i is visible to the warp, and every lane is done with chunk i - 1, whose
             // buffer the next issue refills.
             __syncwarp();
@@ -291,6 +330,34 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         if (idx < UNITS * BATCH && u < HID) {
             dh0[n * HID + u] = from_f(dhr[it]);
             dc0[n * HID + u] = from_f(dc[it]);
+        }
+    }
+    // The bias gradient of the block's units (no other block has their gate gradients):
+    // each item's step sums in a slot of its own, then each (gate, unit) adds its samples in
+    // order, so that the result does not depend on timing. The slots take the warps' regions,
+    // whose last sums every thread has read after the barrier (with clusters, `part` before it
+    // stays the cluster's).
+    if (db_ih || db_hh) {
+        static_assert(BATCH * 4 * UNITS * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
+        float* slots = (float*)(smem + CU * APITCH * 2 + PART_BYTES);  // [BATCH][4][UNITS]
+        __syncthreads();
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
+            if (idx < UNITS * BATCH)
+#pragma unroll
+                for (int g = 0; g < 4; ++g) slots[(n * 4 + g) * UNITS + ul] = dbias[it][g];
+        }
+        __syncthreads();
+        for (int i = tid; i < 4 * UNITS; i += THREADS) {
+            int g = i / UNITS, ul = i % UNITS, u = u0 + ul;
+            if (u < HID) {
+                float sum = 0.f;
+                for (int n = 0; n < BATCH; ++n) sum += slots[(n * 4 + g) * UNITS + ul];
+                size_t at = (size_t)g * HID + u;
+                if (db_ih) db_ih[at] = from_f(db_add ? to_f(db_ih[at]) + sum : sum);
+                if (db_hh) db_hh[at] = from_f(db_add ? to_f(db_hh[at]) + sum : sum);
+            }
         }
     }
 #if CL > 1

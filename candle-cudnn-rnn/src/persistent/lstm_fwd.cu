@@ -21,6 +21,10 @@
 // [2][BATCH][KPAD], zeroed before the launch (its columns past HID are never written and must
 // stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
 // the cell states go to `save`, f32 [T, B, H], for the backward pass.
+//
+// With POLL (common.cuh) there is no grid barrier: `hx` has a slot per step, [T][B][KPAD], marked
+// before the launch; the block of the last unit also writes the padding columns (zeros) of each
+// step's slot, since the readers wait for every piece they copy.
 
 #define CU (CL * UNITS)
 #define ROWS (4 * CU)
@@ -68,6 +72,14 @@
 // The cluster's partial products of this block's units' gate rows, [CL][BATCH][4 * UNITS]
 // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
 #define PART_BYTES ((CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0)
+// The exchange buffer's slot of step t: one per step with POLL, else two taken in turn.
+#define XSLOT(t) ((size_t)(POLL ? (t) : ((t) & 1)) * BATCH * KPAD)
+
+#if POLL && CL > 1
+// A block writes its cluster's `part`s of step t + 1 once the grid barrier says every block has
+// read those of step t; without the barrier nothing would.
+#error "POLL needs CL == 1"
+#endif
 
 // The warps of K group `kg` wait for each other (with one warp per group: the warp).
 __device__ __forceinline__ void group_sync(int kg) {
@@ -103,7 +115,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                     const u16* __restrict__ c0,     // [B, H] or null (zeros)
                     u16* y,                         // [T, B, H]
                     u16* h_n, u16* c_n,             // [B, H]
-                    u16* hx,                        // [2, B, KPAD], zeroed
+                    u16* hx,                        // [2, B, KPAD], zeroed (POLL: above)
                     float* save,                    // [T, B, H] cell states, or null
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -194,7 +206,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         // have landed overlap the copies of the rest).
         const int kw0 = kg * KW, gl = mg * 32 + lane;
         if (t > 0) {
-            const u16* src = hx + ((t - 1) & 1) * BATCH * KPAD + kb0;
+            const u16* src = hx + XSLOT(t - 1) + kb0;
 #pragma unroll
             for (int p = 0; p < PARTS; ++p) {
                 // The part's 16-byte pieces per row, and its first column.
@@ -225,6 +237,19 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
             // Part p has landed (for every warp of the group) once at most PARTS - 1 - p of
             // this thread's groups of copies are pending.
             if (t > 0) cp_async_wait_upto(PARTS - 1 - p);
+#if POLL
+            // The part's pieces this thread copied that other blocks had not written yet.
+            if (t > 0) {
+                const u16* src = hx + XSLOT(t - 1) + kb0;
+                const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
+                for (int q = gl; q < BATCH * pieces; q += MG * 32) {
+                    int n = q / pieces, j = col + (q % pieces) * 8;
+                    u16* dst = hs + n * HSP + j;
+                    if (kb0 + kw0 + j < KPAD && marked(*(const uint4*)dst))
+                        reload_until_written(dst, src + n * KPAD + kw0 + j);
+                }
+            }
+#endif
             group_sync(kg);
             if (p == 0) PHASE(1);
 #pragma unroll
@@ -310,11 +335,16 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                 }
                 gate[it][0] = sigmoid(pre[0]);
                 gate[it][1] = sigmoid(pre[1]);
-                gate[it][2] = tanhf(pre[2]);
+                gate[it][2] = gate_tanh(pre[2]);
                 gate[it][3] = sigmoid(pre[3]);
                 c[it] = gate[it][1] * c[it] + gate[it][0] * gate[it][2];
-                hb[it] = from_f(gate[it][3] * tanhf(c[it]));
-                hx[(t & 1) * BATCH * KPAD + n * KPAD + u] = hb[it];
+                hb[it] = from_f(gate[it][3] * gate_tanh(c[it]));
+                hx[XSLOT(t) + n * KPAD + u] = hb[it];
+#if POLL
+                // The padding columns: zero, and written (the readers wait for every piece).
+                if (u == HID - 1)
+                    for (int k = HID; k < KPAD; ++k) hx[XSLOT(t) + n * KPAD + k] = 0;
+#endif
                 if (t == seq - 1) {
                     h_n[n * HID + u] = hb[it];
                     c_n[n * HID + u] = from_f(c[it]);
@@ -327,13 +357,21 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         // wait (205.7 against 209.3 us a layer for PTB large). A block writes into its cluster's
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
+#if POLL
+        // No grid barrier: the next step's copies wait for the data itself. The block's own
+        // warps still meet before the stages (which hold the sums just read) are refilled.
+        __syncthreads();
+#else
         if (t + 1 < seq) grid_arrive(counter);
+#endif
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS;
             if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, xg, save, u0);
         }
+#if !POLL
         if (t + 1 < seq) grid_wait(counter, (u32)(t + 1) * gridDim.x);
+#endif
     }
 #if CL > 1
     // No block may leave while another of its cluster may still write into its `part`.

@@ -18,6 +18,7 @@ mod kernel;
 mod launch;
 mod masks;
 mod padded;
+mod trial;
 
 use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
@@ -185,7 +186,7 @@ impl GpuBackend for PersistentLstm {
         reserve: GpuReserve,
         inputs: BackwardInputs,
         dw_into: Option<DwInto>,
-    ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         // A reserve of our own forward, or cuDNN's (for the calls handed to it).
         let reserve = match reserve.downcast::<forward::Reserve<half::bf16>>() {
             Ok(r) => return backward::backward(&self.dims, call, *r, inputs, dw_into),

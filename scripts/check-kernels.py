@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Compiles the persistent LSTM kernels as the library does at run time, without a GPU: NVRTC
+over the same source (common.cuh, dropout.cu, pad.cu, then the recurrence, as kernel.rs joins
+them) with each variant's -D options and architecture, then ptxas for sm_90a; prints each
+variant's registers and spills and fails on any compile error. The variants cover every
+preprocessor branch: both passes, bf16 and f16, clusters of 1, 2 and 4, the trials' POLL and
+FAST_GATES, PTB large's shape and small odd ones.
+
+NVRTC comes from the nvidia-cuda-nvrtc wheel (13.0, as on the GPU machine): NVRTC_DIR names its
+unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFIX (default
+~/.cache/cuda-build-13.0)/nvrtc. ptxas is taken from PATH (../shared/tools/cuda-build-env.sh).
+
+  python3 scripts/check-kernels.py
+"""
+import ctypes, glob, os, subprocess, sys, tempfile, zipfile
+
+NVRTC_WHEEL = "nvidia-cuda-nvrtc==13.0.88"
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "candle-cudnn-rnn", "src", "persistent")
+
+
+def nvrtc_dir():
+    if os.environ.get("NVRTC_DIR"):
+        return os.environ["NVRTC_DIR"]
+    prefix = os.environ.get("CUDA_BUILD_PREFIX", os.path.expanduser("~/.cache/cuda-build-13.0"))
+    root = os.path.join(prefix, "nvrtc")
+    lib = os.path.join(root, "nvidia", "cu13", "lib")
+    if not os.path.exists(os.path.join(lib, "libnvrtc.so.13")):
+        os.makedirs(root, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
+                        "--only-binary=:all:", "--python-version", "3.12", "--platform", "manylinux_2_17_x86_64",
+                        "--platform", "manylinux2014_x86_64", NVRTC_WHEEL, "-d", root], check=True)
+        wheel = glob.glob(os.path.join(root, "nvidia_cuda_nvrtc-*.whl"))[0]
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(root, [n for n in z.namelist() if "/lib/" in n])
+        os.remove(wheel)
+    return lib
+
+
+def load_nvrtc(lib):
+    # libnvrtc opens its builtins by soname: loaded first, globally, they are found without
+    # LD_LIBRARY_PATH.
+    for b in glob.glob(os.path.join(lib, "libnvrtc-builtins.so.*")):
+        if ".alt." not in b:
+            ctypes.CDLL(b, mode=ctypes.RTLD_GLOBAL)
+    return ctypes.CDLL(os.path.join(lib, "libnvrtc.so.13"))
+
+
+def ptx_of(nvrtc, source, options):
+    """(PTX, None) or (None, NVRTC's log)."""
+    prog = ctypes.c_void_p()
+    if nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"persistent.cu", 0, None, None):
+        return None, "nvrtcCreateProgram failed"
+    opts = [o.encode() for o in options]
+    rc = nvrtc.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+    n = ctypes.c_size_t()
+    if rc:
+        nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+        log = ctypes.create_string_buffer(n.value)
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        return None, log.value.decode()
+    nvrtc.nvrtcGetPTXSize(prog, ctypes.byref(n))
+    ptx = ctypes.create_string_buffer(n.value)
+    nvrtc.nvrtcGetPTX(prog, ptx)
+    nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
+    return ptx.value.decode(), None
+
+
+def resources(ptx, kernel):
+    """ptxas's report for `kernel` on sm_90a: (ok, 'N registers, S bytes spilled' or the error)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(ptx)
+    try:
+        r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", f.name, "-o", os.devnull], capture_output=True, text=True)
+    finally:
+        os.remove(f.name)
+    if r.returncode:
+        return False, r.stderr.strip()
+    regs = spills = "?"
+    on = False
+    for line in r.stderr.splitlines():
+        if "Compiling entry function" in line:
+            on = f"'{kernel}'" in line
+        elif on and "spill stores" in line:
+            spills = line.split("bytes stack frame,")[1].split("bytes spill stores")[0].strip()
+        elif on and "Used" in line and "registers" in line:
+            regs = line.split("Used")[1].split("registers")[0].strip()
+    return True, f"{regs} registers, {spills} bytes spilled"
+
+
+def variants():
+    """(name, pass, -D options, architecture) covering the kernels' preprocessor branches."""
+    shapes = [  # (hidden, batch, forward units, backward units)
+        (1500, 20, 12, 13),  # PTB large, as the library plans it on an H100
+        (66, 3, 4, 4),       # odd batch and hidden: tiles and K steps not filled
+        (512, 32, 4, 4),     # the largest batch
+    ]
+    for h, b, fu, bu in shapes:
+        for bf16 in (1, 0):
+            if h != 1500 and bf16 == 0:
+                continue
+            base = [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}"]
+            dt = "bf16" if bf16 else "f16"
+            for cl in (1, 2, 4):
+                arch = "compute_80" if cl == 1 else "compute_90"
+                for poll, fast in ((0, 0), (1, 1), (0, 1)):
+                    trial = [f"-DPOLL={poll}", f"-DFAST_GATES={fast}"]
+                    tag = f"h{h} b{b} {dt} cl{cl} poll{poll} fast{fast}"
+                    if not (poll and cl > 1):  # the forward polls without clusters only
+                        yield (f"forward {tag}", "lstm_persistent_fwd",
+                               trial + base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch)
+                    for ch, nbuf in ((64, 2), (32, 4)):
+                        if (ch, nbuf) == (32, 4) and (cl != 4 or h != 1500):
+                            continue
+                        yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
+                               trial + base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch)
+
+
+def main():
+    nvrtc = load_nvrtc(nvrtc_dir())
+    read = lambda f: open(os.path.join(SRC, f)).read()
+    head = "\n".join(read(f) for f in ("common.cuh", "dropout.cu", "pad.cu"))
+    bodies = {"lstm_persistent_fwd": read("lstm_fwd.cu"), "lstm_persistent_bwd": read("lstm_bwd.cu")}
+    failed = 0
+    for name, kernel, defines, arch in variants():
+        ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
+        ok, report = (False, log) if ptx is None else resources(ptx, kernel)
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)
+    print(f"{failed} of the variants failed" if failed else "every variant compiled")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -120,8 +120,10 @@ pub enum RnnAlgo {
     /// weights. On Hopper GPUs the backward's blocks work in clusters of 4 (thread-block
     /// clusters; 2 or none where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
     /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
-    /// backward (default `1,4`), and
-    /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64).
+    /// backward (default `1,4`),
+    /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64), and
+    /// `CANDLE_RNN_PERSISTENT_TRY` turns on changes not yet checked on a GPU (`bias`,
+    /// `dw-direct`, `poll`, `fast-gates`; all off by default).
     Persistent,
 }
 

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # On a GPU machine: checks or times the persistent path's changes under trial
 # (candle-cudnn-rnn/src/persistent/trial.rs) against the default, with binaries from
-# scripts/devbin.sh (built with --old REV for the timings' baseline). Two modes, each well
-# inside a 10-minute command:
+# scripts/devbin.sh (built with --old REV for the timings' baseline). Three modes, each inside
+# a 10-minute command:
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent by default, with every trial, and
-#          with every trial and no clusters; the standalone harness (scripts/persistent-lab, built
-#          here with the machine's nvcc) with and without POLL and FAST_GATES, outputs compared
-#          bit for bit; PTB large bf16 with every trial: graph = eager and resume = straight.
+#          with every trial and no clusters.
+#   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc)
+#          with and without POLL and FAST_GATES, outputs compared bit for bit, and per-phase
+#          clocks; PTB large bf16 with every trial: graph = eager and resume = straight.
 #   time:  the LSTM [35, 20, 2 x 1500] bf16 as ptb-lm uses it (bench_grid --loss sum
 #          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old, new and
 #          new with each trial, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16
 #          steps old / new / new with every trial; the GEMM probe when DIR has it.
-#   scripts/trials.sh check|time DIR OUT [TRIALS]     (TRIALS default: bias,dw-direct,poll,fast-gates)
+#   scripts/trials.sh check|lab|time DIR OUT [TRIALS]  (default: bias,dw-direct,dx-direct,poll,fast-gates)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=$1 D=$2 OUT=$3 ALL=${4:-bias,dw-direct,poll,fast-gates}
+mode=$1 D=$2 OUT=$3 ALL=${4:-bias,dw-direct,dx-direct,poll,fast-gates}
 mkdir -p "$OUT"
 source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
 for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
@@ -37,6 +38,10 @@ check() {
     grep -E "\| FAIL|panick|^Error" "$L" | head -5 | cut -c1-300
     grep -E "H1500 bf16 training \(|H1500 bf16 training, x" "$L" | cut -c1-220
   done
+  stamp "done"
+}
+
+lab() {
   stamp "harness"
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   local lab=/tmp/lab bwd="-DLAB_BWD -DCL=4 -DUNITS=13 -DNBUF=2"
@@ -77,7 +82,8 @@ timing() {
   local S="--no-loop --mode lstm --shape 2,20,35,1500 --reps 30 --warmup 10 --variants op-bf16-persistent"
   local U="--loss sum --input-grad --sink-overwrite"
   stamp "the op: old, new, new with each trial and with all"
-  local runs=("old:" "new:" "bias:bias" "dw-direct:dw-direct" "poll:poll" "fast-gates:fast-gates" "all:$ALL")
+  local runs=("old:" "new:" "all:$ALL")
+  for t in ${ALL//,/ }; do runs+=("$t:$t"); done
   for r in 1 2; do
     for v in "${runs[@]}"; do
       IFS=: read -r name try <<< "$v"
@@ -114,6 +120,7 @@ timing() {
 
 case $mode in
   check) check ;;
+  lab) lab ;;
   time) timing ;;
-  *) echo "usage: $0 check|time DIR OUT [TRIALS]" >&2; exit 2 ;;
+  *) echo "usage: $0 check|lab|time DIR OUT [TRIALS]" >&2; exit 2 ;;
 esac

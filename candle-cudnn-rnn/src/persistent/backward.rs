@@ -95,7 +95,10 @@ pub(super) fn backward<T: Elem>(
         ))
     }?;
     let mut h_prev = unsafe { stream.alloc::<T>(scratch_len(pad_hidden, steps * padded(hidden))) }?;
-    let mut dx_rows = unsafe { stream.alloc::<T>(scratch_len(pad_in, steps * padded(widest))) }?;
+    // Under the trial `dx-direct` the input gradients' products write into place themselves.
+    let dx_direct = plan.trials.dx_direct;
+    let mut dx_rows =
+        unsafe { stream.alloc::<T>(scratch_len(pad_in && !dx_direct, steps * padded(widest))) }?;
     let rows = RowKernels {
         dev: &dev,
         stream: &stream,
@@ -275,24 +278,28 @@ pub(super) fn backward<T: Elem>(
                 continue;
             }
             let dinput = if layer == 0 { dx_ptr } else { dyb };
-            let input_grad = |(w_ih, ld): (u64, usize), out: u64| {
-                // SAFETY: as above; `out` holds `steps` rows of `ld`.
+            // The first `cols` columns of dg · W_ih into `out`, rows of `cols`.
+            let input_grad = |(w_ih, ld): (u64, usize), out: u64, cols: usize| {
+                // SAFETY: as above; `w_ih` holds `g4` rows of `ld` >= `cols`, `out` `steps` rows
+                // of `cols`.
                 unsafe {
                     let dg = Mat::new(dg_ptr, g4);
                     let w_ih = Mat::new(w_ih, ld);
-                    matmul(&dev, plan.bf16, (steps, ld, g4), dg, w_ih, out, Out::Half)
+                    matmul(&dev, plan.bf16, (steps, cols, g4), dg, w_ih, out, Out::Half)
                 }
             };
             match &padded_inputs[layer] {
+                // Under the trial `dx-direct`, from the padded weight straight into place.
+                Some((_, (pw, _), ld)) if dx_direct => input_grad((*pw, *ld), dinput, b.in_size)?,
                 Some((_, (pw, _), ld)) => {
-                    input_grad((*pw, *ld), dx_rows)?;
+                    input_grad((*pw, *ld), dx_rows, *ld)?;
                     let n = Rows {
                         rows: steps,
                         cols: b.in_size,
                     };
                     rows.copy((dx_rows, *ld), (dinput, b.in_size), n)?;
                 }
-                None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput)?,
+                None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput, b.in_size)?,
             }
             // The gradient of the layer below's output goes back through its mask.
             if let (Some(m), true) = (masks, layer > 0) {

@@ -24,9 +24,10 @@
 // the training forward saved. `dgx` is the exchange buffer, [2][BATCH][GPAD], zeroed before
 // the launch (columns past 4H stay zero); with POLL (common.cuh) it has a slot per step,
 // [T][BATCH][GPAD], marked before the launch, and the block of the last unit writes each step's
-// padding columns (zeros), since the readers wait for every piece they copy. `db_ih` and `db_hh` (either may be null) receive the
-// bias gradient of the block's units, every step's gate gradients summed over the batch in f32,
-// written over what they hold or, with `db_add` non-zero, added to it.
+// padding columns (zeros), since the readers wait for every piece they copy. `db_ih` and
+// `db_hh` (either may be null) receive the bias gradient of the block's units, every step's gate
+// gradients summed over the batch in f32, written over what they hold or, with `db_add`
+// non-zero, added to it.
 
 #define G4 (4 * HID)
 #define CU (CL * UNITS)

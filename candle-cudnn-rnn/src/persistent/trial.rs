@@ -16,6 +16,8 @@ pub(crate) struct Trials {
     /// into the weight's gradient, from padded operands, instead of into padded rows that a
     /// row kernel then copies or adds into place.
     pub dw_direct: bool,
+    /// `dx-direct`: the same for the input gradients' products (from the padded input weight).
+    pub dx_direct: bool,
     /// `poll`: the forward recurrence without a grid barrier, each block waiting for the
     /// pieces of h it reads to be written (`lstm_fwd.cu`'s POLL); forward clusters of 1 only.
     pub poll: bool,
@@ -35,6 +37,7 @@ fn parse(list: &str) -> Trials {
     Trials {
         bias_in_kernel: on("bias"),
         dw_direct: on("dw-direct"),
+        dx_direct: on("dx-direct"),
         poll: on("poll"),
         fast_gates: on("fast-gates"),
     }
@@ -47,8 +50,8 @@ mod tests {
     #[test]
     fn names_turn_trials_on() {
         assert_eq!(parse(""), Trials::default());
-        let all = parse("dw-direct, bias,poll,fast-gates");
-        assert!(all.bias_in_kernel && all.dw_direct && all.poll && all.fast_gates);
+        let all = parse("dw-direct, bias,poll,fast-gates,dx-direct");
+        assert!(all.bias_in_kernel && all.dw_direct && all.dx_direct && all.poll && all.fast_gates);
         let one = parse("bias,unknown");
         assert_eq!(
             one,

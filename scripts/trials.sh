@@ -12,10 +12,11 @@
 #          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old, new and
 #          new with each trial, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16
 #          steps old / new / new with every trial; the GEMM probe when DIR has it.
-#   scripts/trials.sh check|lab|time DIR OUT [TRIALS]  (default: bias,dw-direct,dx-direct,poll,fast-gates)
+#   scripts/trials.sh check|lab|time DIR OUT [TRIALS]
+#   (TRIALS default: bias,dw-direct,dx-direct,padded-y,poll,fast-gates)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=$1 D=$2 OUT=$3 ALL=${4:-bias,dw-direct,dx-direct,poll,fast-gates}
+mode=$1 D=$2 OUT=$3 ALL=${4:-bias,dw-direct,dx-direct,padded-y,poll,fast-gates}
 mkdir -p "$OUT"
 source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
 for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done

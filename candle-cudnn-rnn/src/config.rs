@@ -123,7 +123,7 @@ pub enum RnnAlgo {
     /// backward (default `1,4`),
     /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64), and
     /// `CANDLE_RNN_PERSISTENT_TRY` turns on changes not yet checked on a GPU (`bias`,
-    /// `dw-direct`, `dx-direct`, `poll`, `fast-gates`; all off by default).
+    /// `dw-direct`, `dx-direct`, `padded-y`, `poll`, `fast-gates`; all off by default).
     Persistent,
 }
 

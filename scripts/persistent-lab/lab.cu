@@ -157,7 +157,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&c_n, B * H * 2));
     CHECK(cudaMalloc(&hx, xch_bytes));
     CHECK(cudaMalloc(&save, (size_t)T * B * H * 4));
-    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &counter, &seq};
+    u16* no_yp = nullptr;
+    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = lstm_persistent_fwd;
     u16* xchg = hx;

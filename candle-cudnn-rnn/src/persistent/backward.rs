@@ -94,7 +94,10 @@ pub(super) fn backward<T: Elem>(
             g4 * padded(widest.max(hidden)),
         ))
     }?;
-    let mut h_prev = unsafe { stream.alloc::<T>(scratch_len(pad_hidden, steps * padded(hidden))) }?;
+    // h_{t-1} in padded rows: copied here, or kept by the forward (trial `padded-y`).
+    let copy_h_prev = pad_hidden && r.h_prev.is_empty();
+    let mut h_prev =
+        unsafe { stream.alloc::<T>(scratch_len(copy_h_prev, steps * padded(hidden))) }?;
     // Under the trial `dx-direct` the input gradients' products write into place themselves.
     let dx_direct = plan.trials.dx_direct;
     let mut dx_rows =
@@ -135,6 +138,7 @@ pub(super) fn backward<T: Elem>(
             .collect();
         let gate_ptrs = addresses(&mut r.gates, &stream);
         let cell_ptrs = addresses(&mut r.cells, &stream);
+        let kept_h_prev = addresses(&mut r.h_prev, &stream);
         let below_ptrs = addresses(&mut r.below, &stream);
         let (masks, dropped) = match r.masks.as_mut() {
             Some((m, d)) => (Some(&*m), addresses(d, &stream)),
@@ -235,7 +239,9 @@ pub(super) fn backward<T: Elem>(
             }
             // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0.
             let h0 = s + state(0, layer);
-            if pad_hidden {
+            if let Some((kept, _)) = kept_h_prev.get(layer) {
+                padded_product((steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
+            } else if pad_hidden {
                 let ld = padded(hidden);
                 let cols = hidden;
                 rows.copy((h0, hidden), (h_prev, ld), Rows { rows: batch, cols })?;

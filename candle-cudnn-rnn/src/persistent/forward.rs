@@ -5,7 +5,7 @@
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::Masks;
-use super::padded::{needs_padding, pad_input, PaddedInput, RowKernels};
+use super::padded::{needs_padding, pad_input, padded, PaddedInput, RowKernels};
 use super::Elem;
 use crate::backend::{view, Operand};
 use crate::call::Call;
@@ -32,6 +32,10 @@ pub(super) struct Reserve<T> {
     /// Per layer, its input and input weights with padded rows, where its input size needs
     /// them (`padded`).
     pub padded: Vec<Option<PaddedInput<T>>>,
+    /// Under the trial `padded-y`, where the hidden size needs padding: per layer, h_0 and its
+    /// outputs in padded rows, `[T + 1, B, padded(H)]` (`lstm_fwd.cu`'s `yp`), which are the
+    /// backward's h_{t-1} for the recurrent weight's gradient.
+    pub h_prev: Vec<CudaSlice<T>>,
 }
 
 /// Launches `f`, `plan`'s kernel of `pass`, on every block at once (its grid barrier needs
@@ -98,6 +102,14 @@ pub(super) fn forward<T: Elem>(
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
+    // Zeroed: the kernel writes every row's first H columns (h_0's only when it is given).
+    let n_h_prev = match train && plan.trials.padded_y && needs_padding(hidden) {
+        true => layers,
+        false => 0,
+    };
+    let mut h_prev = (0..n_h_prev)
+        .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
+        .collect::<Result<Vec<_>>>()?;
     let counter = stream.alloc_zeros::<u32>(1)?;
     // h_t for the other blocks, rows padded to whole K steps; the padding stays zero. Without
     // the grid barrier (`Plan::polls`) a slot per step, each element marked 0xFFFF until its
@@ -123,6 +135,7 @@ pub(super) fn forward<T: Elem>(
         let cell_ptrs = addresses(&mut cells, &stream);
         let below_ptrs = addresses(&mut below, &stream);
         let dropped_ptrs = addresses(&mut dropped, &stream);
+        let h_prev_ptrs = addresses(&mut h_prev, &stream);
         let pick = |v: &Vec<(u64, _)>, i: usize| v[if train { i } else { 0 }].0;
         let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
         for layer in 0..layers {
@@ -192,6 +205,7 @@ pub(super) fn forward<T: Elem>(
                 packed(1, layer),
                 hx,
                 cell_ptrs.get(layer).map_or(0, |p| p.0),
+                h_prev_ptrs.get(layer).map_or(0, |p| p.0),
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &args, seq)?;
@@ -208,6 +222,7 @@ pub(super) fn forward<T: Elem>(
         below,
         masks: masks.map(|m| (m, dropped)),
         padded,
+        h_prev,
     });
     Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
 }

@@ -20,7 +20,9 @@
 // arrives in `xg`, f32 [T, B, 4H], without biases. `hx` is the exchange buffer,
 // [2][BATCH][KPAD], zeroed before the launch (its columns past HID are never written and must
 // stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
-// the cell states go to `save`, f32 [T, B, H], for the backward pass.
+// the cell states go to `save`, f32 [T, B, H], for the backward pass. With `yp` non-null
+// (training, the trial `padded-y`), h_0 and every y_t also go to `yp` in rows of LDP, the
+// GEMMs' padded width (`padded.rs`), for the weight gradient's product in the backward.
 //
 // With POLL (common.cuh) there is no grid barrier: `hx` has a slot per step, [T][B][KPAD], marked
 // before the launch; the block of the last unit also writes the padding columns (zeros) of each
@@ -74,6 +76,8 @@
 #define PART_BYTES ((CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0)
 // The exchange buffer's slot of step t: one per step with POLL, else two taken in turn.
 #define XSLOT(t) ((size_t)(POLL ? (t) : ((t) & 1)) * BATCH * KPAD)
+// `yp`'s row pitch: HID in whole 16-byte rows, as padded.rs pads the GEMMs' operands.
+#define LDP ((HID + 7) / 8 * 8)
 
 #if POLL && CL > 1
 // A block writes its cluster's `part`s of step t + 1 once the grid barrier says every block has
@@ -90,14 +94,16 @@ __device__ __forceinline__ void group_sync(int kg) {
 #endif
 }
 
-// Item `it`'s outputs that no other block reads during the launch: y, and in training the
-// gate activations (over the step's input projection in `xg`) and the cell state.
+// Item `it`'s outputs that no other block reads during the launch: y (and its padded copy),
+// and in training the gate activations (over the step's input projection in `xg`) and the cell
+// state.
 __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const float (*gate)[4],
-                                              const float* c, u16* y, float* xg, float* save,
-                                              int u0) {
+                                              const float* c, u16* y, u16* yp, float* xg,
+                                              float* save, int u0) {
     int idx = threadIdx.x + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
     size_t row = (size_t)t * BATCH + n;
     y[row * HID + u] = hb[it];
+    if (yp) yp[(row + BATCH) * LDP + u] = hb[it];
     if (save) {
         float* a = xg + row * 4 * HID + u;
 #pragma unroll
@@ -117,6 +123,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                     u16* h_n, u16* c_n,             // [B, H]
                     u16* hx,                        // [2, B, KPAD], zeroed (POLL: above)
                     float* save,                    // [T, B, H] cell states, or null
+                    u16* yp,                        // [T + 1, B, LDP], zeroed, or null
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
     u16* w = (u16*)smem;                               // [ROWS][PITCH]
@@ -176,6 +183,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
         bool live = idx < UNITS * BATCH && u < HID;
         c[it] = (live && c0) ? to_f(c0[n * HID + u]) : 0.f;
+        if (live && yp && h0) yp[n * LDP + u] = h0[n * HID + u];
 #pragma unroll
         for (int g = 0; g < 4; ++g) {
             float b = 0.f;
@@ -367,7 +375,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS;
-            if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, xg, save, u0);
+            if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, yp, xg, save, u0);
         }
 #if !POLL
         if (t + 1 < seq) grid_wait(counter, (u32)(t + 1) * gridDim.x);

@@ -18,6 +18,9 @@ pub(crate) struct Trials {
     pub dw_direct: bool,
     /// `dx-direct`: the same for the input gradients' products (from the padded input weight).
     pub dx_direct: bool,
+    /// `padded-y`: the training forward also writes h_0 and every output in padded rows, which
+    /// the backward's recurrent-weight product reads instead of copying them there itself.
+    pub padded_y: bool,
     /// `poll`: the forward recurrence without a grid barrier, each block waiting for the
     /// pieces of h it reads to be written (`lstm_fwd.cu`'s POLL); forward clusters of 1 only.
     pub poll: bool,
@@ -38,6 +41,7 @@ fn parse(list: &str) -> Trials {
         bias_in_kernel: on("bias"),
         dw_direct: on("dw-direct"),
         dx_direct: on("dx-direct"),
+        padded_y: on("padded-y"),
         poll: on("poll"),
         fast_gates: on("fast-gates"),
     }
@@ -50,8 +54,15 @@ mod tests {
     #[test]
     fn names_turn_trials_on() {
         assert_eq!(parse(""), Trials::default());
-        let all = parse("dw-direct, bias,poll,fast-gates,dx-direct");
-        assert!(all.bias_in_kernel && all.dw_direct && all.dx_direct && all.poll && all.fast_gates);
+        let all = parse("dw-direct, bias,poll,fast-gates,dx-direct,padded-y");
+        let on = [
+            all.bias_in_kernel,
+            all.dw_direct,
+            all.dx_direct,
+            all.padded_y,
+            all.poll,
+        ];
+        assert!(on.iter().all(|&t| t) && all.fast_gates);
         let one = parse("bias,unknown");
         assert_eq!(
             one,

@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent]`
 //! Prints a table and exits non-zero if any check fails. `--devices` and `--persistent` run
-//! that check alone.
+//! that check alone (`--persistent` with the weight-gradient sinks, which it also serves).
 
 mod persistent;
 
@@ -731,6 +731,15 @@ fn main() -> Result<()> {
         rows.push(json!({"persistent_case": case, "result": result, "ok": ok}));
     }
     println!();
+    // The sinks (added into and written over) on cuDNN and on the persistent kernels.
+    for (name, e, ok) in check_weight_grad_sink(&gpu)? {
+        failures += usize::from(!ok);
+        println!(
+            "weight-gradient sink: {name}: {e:.1e} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        rows.push(json!({"weight_grad_sink": name, "error": e, "ok": ok}));
+    }
     if persistent_alone {
         if failures > 0 {
             bail!("{failures} persistent-kernel checks failed");
@@ -810,14 +819,6 @@ fn main() -> Result<()> {
         failures += usize::from(!ok);
         println!("dropout: {name}: {}", if ok { "ok" } else { "FAIL" });
         rows.push(json!({"dropout": name, "ok": ok}));
-    }
-    for (name, e, ok) in check_weight_grad_sink(&gpu)? {
-        failures += usize::from(!ok);
-        println!(
-            "weight-gradient sink: {name}: {e:.1e} {}",
-            if ok { "ok" } else { "FAIL" }
-        );
-        rows.push(json!({"weight_grad_sink": name, "error": e, "ok": ok}));
     }
     let (ok, row) = report_devices(&mut rng)?;
     failures += usize::from(!ok);

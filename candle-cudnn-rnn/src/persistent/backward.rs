@@ -3,7 +3,7 @@
 //! step), then the layer's weight and bias gradients and its input's gradient as GEMMs over
 //! all steps (under the trial `bias`, the kernel sums the bias gradients itself).
 
-use super::forward::{addresses, cooperative, zero_counter, Reserve};
+use super::forward::{addresses, cooperative, reset_sync, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
@@ -171,16 +171,13 @@ pub(super) fn backward<T: Elem>(
                 u64::from(!overwrite),
                 counter_ptr,
             ];
-            zero_counter(&stream, counter_ptr)?;
-            if plan.polls(Pass::Backward) {
-                // `dgx` is a live buffer of `slots * batch * gpad` elements.
-                crate::memory::fill(
-                    &stream,
-                    dgx,
-                    slots * batch * plan.gpad() * elem as usize,
-                    0xff,
-                )?;
-            }
+            let dgx_bytes = slots * batch * plan.gpad() * elem as usize;
+            reset_sync(
+                &stream,
+                (&plan, Pass::Backward),
+                counter_ptr,
+                (dgx, dgx_bytes),
+            )?;
             cooperative(&stream, &f, &plan, Pass::Backward, &args, seq)?;
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,

@@ -60,10 +60,21 @@ pub(super) fn addresses<'a, T>(
     bufs.iter_mut().map(|b| b.device_ptr_mut(stream)).collect()
 }
 
-/// Sets the grid barrier's counter at `ptr` back to 0, in stream order.
-pub(super) fn zero_counter(stream: &CudaStream, ptr: u64) -> Result<()> {
-    // `ptr` is a live u32 on the stream's device.
-    crate::memory::fill(stream, ptr, 4, 0)
+/// Before a launch of `plan`'s `pass`, in stream order: the grid barrier's counter at `counter`
+/// back to 0 and, when the pass polls (`Plan::polls`), every element of the exchange buffer
+/// (`exchange`, `bytes` long) marked 0xFFFF.
+pub(super) fn reset_sync(
+    stream: &CudaStream,
+    (plan, pass): (&Plan, Pass),
+    counter: u64,
+    (exchange, bytes): (u64, usize),
+) -> Result<()> {
+    // `counter` is a live u32 and `exchange` a live buffer of `bytes` on the stream's device.
+    crate::memory::fill(stream, counter, 4, 0)?;
+    match plan.polls(pass) {
+        true => crate::memory::fill(stream, exchange, bytes, 0xff),
+        false => Ok(()),
+    }
 }
 
 /// Allocates `n` buffers of `len` elements that a kernel or GEMM writes before any read.
@@ -183,16 +194,8 @@ pub(super) fn forward<T: Elem>(
             let opt = |o: Option<usize>| o.map_or(0, at);
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
-            zero_counter(&stream, counter_ptr)?;
-            if plan.polls(Pass::Forward) {
-                // `hx` is a live buffer of `slots * batch * kpad` elements.
-                crate::memory::fill(
-                    &stream,
-                    hx,
-                    slots * batch * plan.kpad() * elem as usize,
-                    0xff,
-                )?;
-            }
+            let hx_bytes = slots * batch * plan.kpad() * elem as usize;
+            reset_sync(&stream, (&plan, Pass::Forward), counter_ptr, (hx, hx_bytes))?;
             let args = [
                 at(b.w_hh),
                 xg,

@@ -107,8 +107,8 @@ pub(crate) trait GpuBackend: Send + Sync {
     ) -> Result<(CudaStorage, Option<GpuReserve>)>;
 
     /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`; `dstate`
-    /// only when `inputs.state_grad`, `dx` at least when `inputs.input_grad`. With `dw_into` the weight's gradient goes into its
-    /// buffer instead, and `dw` is `None`.
+    /// only when `inputs.state_grad`, `dx` at least when `inputs.input_grad`. With `dw_into`
+    /// the weight's gradient goes into its buffer instead, and `dw` is `None`.
     fn backward(
         &self,
         call: &Call,

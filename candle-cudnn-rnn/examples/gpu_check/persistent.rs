@@ -4,8 +4,8 @@
 //! fill a tensor-core tile, hidden sizes that do not fill a block or a K step, several layers,
 //! PTB large): in inference mode the outputs and final states; in training mode those and the
 //! gradients of the input, the weights (the biases' also alone) and the initial state, and
-//! with the input untracked (the kernels then skip its gradient) the others. A row passes only if the
-//! persistent kernels themselves served the call. `RnnAlgo::Auto`, which measures the kernels
+//! with the input untracked (the kernels then skip its gradient) the others. A row passes only
+//! if the persistent kernels themselves served the call. `RnnAlgo::Auto`, which measures the kernels
 //! against cuDNN's algorithms, is checked on the same inputs whichever it picks (the row says
 //! which). Inter-layer dropout (`check_dropout`):
 //! masks that repeat after the seed is set again and change from call to call, and gradients

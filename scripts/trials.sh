@@ -11,7 +11,8 @@
 #   time:  the LSTM [35, 20, 2 x 1500] bf16 as ptb-lm uses it (bench_grid --loss sum
 #          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old, new and
 #          new with each trial, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16
-#          steps old / new / new with every trial; the GEMM probe when DIR has it.
+#          steps old / new / new with every trial; the GEMM probe (DIR's, or built here against
+#          the cuBLAS wheel beside PyTorch).
 #   scripts/trials.sh check|lab|time DIR OUT [TRIALS]
 #   (TRIALS default: bias,dw-direct,dx-direct,padded-y,poll,fast-gates)
 set -uo pipefail
@@ -112,9 +113,21 @@ timing() {
       CANDLE_RNN_PERSISTENT_TRY=$try timeout 60 $P $B --json "$OUT/step_${name}_$r.json" 2>&1 | grep -v '^{' | tail -n 1
     done
   done
-  if [ -x "$D/gemm_probe" ]; then
+  local probe=$D/gemm_probe
+  if [ ! -x "$probe" ]; then
+    # Built here from the headers and libraries of the nvidia-cublas wheel beside PyTorch.
+    local cublas
+    cublas=$(python3 -c 'import glob, os, nvidia; print(next(d for p in nvidia.__path__ for d in glob.glob(os.path.join(p, "*")) if os.path.exists(os.path.join(d, "include", "cublasLt.h"))))' 2>/dev/null)
+    probe=/tmp/gemm_probe
+    [ -n "$cublas" ] && "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -arch=sm_90a -I"$cublas/include" \
+      scripts/persistent-lab/gemm_probe.cu -L"$cublas/lib" -l:libcublas.so.13 -l:libcublasLt.so.13 -o $probe \
+      > "$OUT/gemm_probe_build.log" 2>&1
+  fi
+  if [ -x "$probe" ]; then
     stamp "GEMM probe"
-    timeout 120 "$D/gemm_probe" > "$OUT/gemm_probe.md" 2>&1; echo "probe rc=$?"; cat "$OUT/gemm_probe.md"
+    timeout 120 "$probe" > "$OUT/gemm_probe.md" 2>&1; echo "probe rc=$?"; cat "$OUT/gemm_probe.md"
+  else
+    echo "no GEMM probe: no cuBLAS headers found ($OUT/gemm_probe_build.log)"
   fi
   stamp "done"
 }

@@ -33,6 +33,10 @@ if [ -n "$old" ]; then
   cp target/release/examples/bench_grid "$dir/old-bench_grid"
   git worktree remove --force "$tree"
 fi
+# Cargo copies a binary to target/release only when it builds it: after the old revision's
+# build there, a fresh (unchanged) workspace would leave the old binaries in place. Touching the
+# crates' roots rebuilds them (half a minute), and with them the binaries.
+touch candle-cudnn-rnn/src/lib.rs ptb-lm/src/main.rs
 build Cargo.toml
 cp target/release/ptb-lm "$dir/ptb-lm"
 cp target/release/examples/bench_grid target/release/examples/gpu_check "$dir/"

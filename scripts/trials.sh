@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine: checks or times the persistent path's changes under trial
 # (candle-cudnn-rnn/src/persistent/trial.rs) against the default, with binaries from
-# scripts/devbin.sh (built with --old REV for the timings' baseline). Three modes, each inside
+# scripts/devbin.sh (built with --old REV for the timings' baseline: a revision whose bench_grid
+# has --loss, --input-grad and --sink-overwrite, 7d19677 or later). Three modes, each inside
 # a 10-minute command:
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent by default, with every trial, and
 #          with every trial and no clusters.

@@ -213,8 +213,9 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         // copies wait on L2, which every block reads at once; the products of the parts that
         // have landed overlap the copies of the rest).
         const int kw0 = kg * KW, gl = mg * 32 + lane;
+        // h_{t-1} in the exchange buffer, from the block's first column (read for t > 0 only).
+        const u16* src = hx + XSLOT(t > 0 ? t - 1 : 0) + kb0;
         if (t > 0) {
-            const u16* src = hx + XSLOT(t - 1) + kb0;
 #pragma unroll
             for (int p = 0; p < PARTS; ++p) {
                 // The part's 16-byte pieces per row, and its first column.
@@ -248,7 +249,6 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #if POLL
             // The part's pieces this thread copied that other blocks had not written yet.
             if (t > 0) {
-                const u16* src = hx + XSLOT(t - 1) + kb0;
                 const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
                 for (int q = gl; q < BATCH * pieces; q += MG * 32) {
                     int n = q / pieces, j = col + (q % pieces) * 8;

@@ -3,8 +3,8 @@
 over the same source (common.cuh, dropout.cu, pad.cu, then the recurrence, as kernel.rs joins
 them) with each variant's -D options and architecture, then ptxas for sm_90a; prints each
 variant's registers and spills and fails on any compile error. The variants cover every
-preprocessor branch: both passes, bf16 and f16, clusters of 1, 2 and 4, the trials' POLL and
-FAST_GATES, PTB large's shape and small odd ones.
+preprocessor branch: both passes, bf16 and f16, clusters of 1, 2 and 4, PTB large's shape and
+small odd ones.
 
 NVRTC comes from the nvidia-cuda-nvrtc wheel (13.0, as on the GPU machine): NVRTC_DIR names its
 unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFIX (default
@@ -102,17 +102,14 @@ def variants():
             dt = "bf16" if bf16 else "f16"
             for cl in (1, 2, 4):
                 arch = "compute_80" if cl == 1 else "compute_90"
-                for poll, fast in ((0, 0), (1, 1), (0, 1)):
-                    trial = [f"-DPOLL={poll}", f"-DFAST_GATES={fast}"]
-                    tag = f"h{h} b{b} {dt} cl{cl} poll{poll} fast{fast}"
-                    if not (poll and cl > 1):  # the forward polls without clusters only
-                        yield (f"forward {tag}", "lstm_persistent_fwd",
-                               trial + base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch)
-                    for ch, nbuf in ((64, 2), (32, 4)):
-                        if (ch, nbuf) == (32, 4) and (cl != 4 or h != 1500):
-                            continue
-                        yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
-                               trial + base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch)
+                tag = f"h{h} b{b} {dt} cl{cl}"
+                yield (f"forward {tag}", "lstm_persistent_fwd",
+                       base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch)
+                for ch, nbuf in ((64, 2), (32, 4)):
+                    if (ch, nbuf) == (32, 4) and (cl != 4 or h != 1500):
+                        continue
+                    yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
+                           base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch)
 
 
 def main():

@@ -121,9 +121,7 @@ pub enum RnnAlgo {
     /// clusters; 2 or none where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
     /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
     /// backward (default `1,4`),
-    /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64), and
-    /// `CANDLE_RNN_PERSISTENT_TRY` turns on changes not yet checked on a GPU (`bias`,
-    /// `dw-direct`, `dx-direct`, `padded-y`, `poll`, `fast-gates`; all off by default).
+    /// and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64).
     Persistent,
 }
 

@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
     u16* dc_n = upload(halves((size_t)B * H, 0.1f));
     u16 *dg, *dgx, *dh0, *dc0, *db;
     unsigned long long db_add = 0;
-    // POLL: a slot per step, marked 0xFFFF before each launch; else two, zeroed.
-    const size_t xch_bytes = (size_t)(POLL ? T : 2) * B * GPAD * 2;
+    // Two exchange slots, zeroed before each launch.
+    const size_t xch_bytes = (size_t)2 * B * GPAD * 2;
     CHECK(cudaMalloc(&dg, (size_t)T * B * 4 * H * 2));
     CHECK(cudaMalloc(&dgx, xch_bytes));
     CHECK(cudaMalloc(&dh0, B * H * 2));
@@ -133,7 +133,6 @@ int main(int argc, char** argv) {
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = lstm_persistent_bwd;
     u16* xchg = dgx;
-    const int xch_fill = POLL ? 0xff : 0;
     out = dg;
     out_elems = (size_t)T * B * 4 * H;
     float* pristine = nullptr;
@@ -149,9 +148,8 @@ int main(int argc, char** argv) {
     u16* c0 = upload(halves((size_t)B * H, 1));
     u16 *y, *h_n, *c_n, *hx;
     float* save;
-    // POLL: a slot per step, marked 0xFFFF before each launch; else two, zeroed.
-    const size_t xch_bytes = (size_t)(POLL ? T : 2) * B * KPAD * 2;
-    const int xch_fill = POLL ? 0xff : 0;
+    // Two exchange slots, zeroed before each launch.
+    const size_t xch_bytes = (size_t)2 * B * KPAD * 2;
     CHECK(cudaMalloc(&y, (size_t)T * B * H * 2));
     CHECK(cudaMalloc(&h_n, B * H * 2));
     CHECK(cudaMalloc(&c_n, B * H * 2));
@@ -182,9 +180,9 @@ int main(int argc, char** argv) {
     printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d blocks=%d smem=%zu", H, B, UNITS,
            NWARPS, CL, blocks, smem);
 #ifdef LAB_BWD
-    printf(" NBUF=%d CH=%d POLL=%d POLL_SLEEP=%d (backward)\n", NBUF, CH, POLL, POLL_SLEEP);
+    printf(" NBUF=%d CH=%d (backward)\n", NBUF, CH);
 #else
-    printf(" PARTS=%d POLL=%d POLL_SLEEP=%d (forward)\n", PARTS, POLL, POLL_SLEEP);
+    printf(" PARTS=%d (forward)\n", PARTS);
 #endif
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
@@ -193,7 +191,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps + 3; ++r) {
         if (xg) CHECK(cudaMemcpyAsync(xg, pristine, (size_t)T * B * 4 * H * 4, cudaMemcpyDeviceToDevice));
         CHECK(cudaMemsetAsync(counter, 0, 256));
-        CHECK(cudaMemsetAsync(xchg, xch_fill, xch_bytes));
+        CHECK(cudaMemsetAsync(xchg, 0, xch_bytes));
         CHECK(cudaEventRecord(e0));
         CHECK(cudaLaunchKernelExC(&cfg, (const void*)kernel, args));
         CHECK(cudaEventRecord(e1));

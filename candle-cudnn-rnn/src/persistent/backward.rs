@@ -1,9 +1,9 @@
 //! The backward of a call on the persistent kernel, from the top layer down: the recurrence
 //! backward through time (one cooperative launch, which leaves the gate gradients of every
 //! step), then the layer's weight and bias gradients and its input's gradient as GEMMs over
-//! all steps (under the trial `bias`, the kernel sums the bias gradients itself).
+//! all steps (the kernel sums the bias gradients itself).
 
-use super::forward::{addresses, cooperative, reset_sync, Reserve};
+use super::forward::{addresses, cooperative, reset_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
@@ -14,7 +14,7 @@ use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
-use candle_core::{bail, CudaStorage, Device, Result, Storage, Tensor};
+use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
 
 /// `(dx, dw, dstate)`, flat, of the forward that left `r`; `dw` is `None` when it went into
 /// `dw_into`, `dx` and `dstate` when not asked for.
@@ -38,24 +38,9 @@ pub(super) fn backward<T: Elem>(
     let mut ds = unsafe { stream.alloc::<T>(call.state_len()) }?;
     let mut dg = unsafe { stream.alloc::<T>(steps * g4) }?;
     let mut dy_below = unsafe { stream.alloc::<T>(if layers > 1 { steps * hidden } else { 1 }) }?;
-    // A slot per step, marked before each layer's launch, when the backward polls (as the
-    // forward's, `forward.rs`).
-    let slots = if plan.polls(Pass::Backward) { seq } else { 2 };
-    let mut exchange = stream.alloc_zeros::<T>(slots * batch * plan.gpad())?;
+    // Each step's gate gradients for the other blocks, two slots taken in turn.
+    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.gpad())?;
     let counter = stream.alloc_zeros::<u32>(1)?;
-    // The bias gradients: each a product of the gate gradients with a row of ones after the
-    // kernel, or under the trial `bias` summed by the kernel.
-    let bias_in_kernel = plan.trials.bias_in_kernel;
-    let ones = match bias_in_kernel {
-        true => None,
-        false => Some(Tensor::ones(steps, T::DTYPE, &Device::Cuda(dev.clone()))?),
-    };
-    let ones_guard = ones.as_ref().map(|o| o.storage_and_layout());
-    let ones = match ones_guard.as_ref().map(|(g, _)| &**g) {
-        Some(Storage::Cuda(s)) => Some(s.as_cuda_slice::<T>()?),
-        Some(_) => bail!("rnn backward: ones not on the GPU"),
-        None => None,
-    };
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer (zeroed all the
     // same: the products below write every weight and bias, and nothing else of it is read).
@@ -76,8 +61,10 @@ pub(super) fn backward<T: Elem>(
         }
         None => own.insert(stream.alloc_zeros::<T>(dims.weight_count())?),
     };
-    // Padded rows for the GEMMs (`padded`): a weight gradient's product before it is added
-    // into place, every step's h_{t-1}, and an input gradient before it is copied into place.
+    // Padded rows for the GEMMs (`padded`): a weight gradient's product before it is copied or
+    // added into place, and an input gradient before it is copied into place. (Writing 1500-wide
+    // rows, say, straight from the GEMMs costs more than the copies: cuBLAS then leaves its
+    // Hopper kernels, 91 against 36 us for PTB large's dW on the H100.)
     let widest = (0..layers)
         .map(|l| dims.block(l, 0).in_size)
         .max()
@@ -85,23 +72,14 @@ pub(super) fn backward<T: Elem>(
     let pad_in = r.padded.iter().any(Option::is_some);
     let pad_hidden = needs_padding(hidden);
     let scratch_len = |on: bool, n: usize| if on { n } else { 1 };
-    // Under the trial `dw-direct` the weight gradients' products write into place themselves.
-    let dw_direct = plan.trials.dw_direct;
-    // SAFETY (allocations): each is written by a GEMM or a row copy before it is read.
+    // SAFETY (allocations): each is written by a GEMM before it is read.
     let mut dw_rows = unsafe {
         stream.alloc::<T>(scratch_len(
-            (pad_in || pad_hidden) && !dw_direct,
+            pad_in || pad_hidden,
             g4 * padded(widest.max(hidden)),
         ))
     }?;
-    // h_{t-1} in padded rows: copied here, or kept by the forward (trial `padded-y`).
-    let copy_h_prev = pad_hidden && r.h_prev.is_empty();
-    let mut h_prev =
-        unsafe { stream.alloc::<T>(scratch_len(copy_h_prev, steps * padded(hidden))) }?;
-    // Under the trial `dx-direct` the input gradients' products write into place themselves.
-    let dx_direct = plan.trials.dx_direct;
-    let mut dx_rows =
-        unsafe { stream.alloc::<T>(scratch_len(pad_in && !dx_direct, steps * padded(widest))) }?;
+    let mut dx_rows = unsafe { stream.alloc::<T>(scratch_len(pad_in, steps * padded(widest))) }?;
     let rows = RowKernels {
         dev: &dev,
         stream: &stream,
@@ -118,10 +96,8 @@ pub(super) fn backward<T: Elem>(
         let (dyb, _i) = dy_below.device_ptr_mut(&stream);
         let (dgx, _j) = exchange.device_ptr_mut(&stream);
         let (counter_ptr, _k) = counter.device_ptr(&stream);
-        let ones = ones.map(|o| o.device_ptr(&stream));
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
         let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
-        let (h_prev, _o) = h_prev.device_ptr_mut(&stream);
         let (dx_rows, _p) = dx_rows.device_ptr_mut(&stream);
         let padded_inputs: Vec<_> = r
             .padded
@@ -146,10 +122,7 @@ pub(super) fn backward<T: Elem>(
         };
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
-        let bias_at = |o: Option<usize>| match (o, bias_in_kernel) {
-            (Some(o), true) => dw_ptr + o as u64 * elem,
-            _ => 0,
-        };
+        let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
         for layer in (0..layers).rev() {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
@@ -165,19 +138,13 @@ pub(super) fn backward<T: Elem>(
                 dgx,
                 ds_ptr + state(0, layer),
                 ds_ptr + state(1, layer),
-                // The bias gradients when the kernel sums them, written or added (`overwrite`).
+                // The bias gradients, written or added (`overwrite`).
                 bias_at(b.b_ih),
                 bias_at(b.b_hh),
                 u64::from(!overwrite),
                 counter_ptr,
             ];
-            let dgx_bytes = slots * batch * plan.gpad() * elem as usize;
-            reset_sync(
-                &stream,
-                (&plan, Pass::Backward),
-                counter_ptr,
-                (dgx, dgx_bytes),
-            )?;
+            reset_barrier(&stream, counter_ptr)?;
             cooperative(&stream, &f, &plan, Pass::Backward, &args, seq)?;
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,
@@ -194,23 +161,8 @@ pub(super) fn backward<T: Elem>(
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
                 unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, out) }
             };
-            // A weight gradient made in padded rows, then copied or added into place; or, under
-            // the trial `dw-direct`, from the padded operand straight into place.
+            // A weight gradient made in padded rows, then copied or added into place.
             let padded_product = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
-                if dw_direct {
-                    // SAFETY: `a` holds `k` rows of `ld` >= `cols`, `dw` `g4` rows of `cols`.
-                    return unsafe {
-                        matmul(
-                            &dev,
-                            plan.bf16,
-                            (g4, cols, k),
-                            dgt,
-                            Mat::new(a, ld),
-                            dw,
-                            first,
-                        )
-                    };
-                }
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `g4` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
@@ -236,16 +188,9 @@ pub(super) fn backward<T: Elem>(
             }
             // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0.
             let h0 = s + state(0, layer);
+            // With padded rows, the forward kept them (`Reserve::h_prev`).
             if let Some((kept, _)) = kept_h_prev.get(layer) {
                 padded_product((steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
-            } else if pad_hidden {
-                let ld = padded(hidden);
-                let cols = hidden;
-                rows.copy((h0, hidden), (h_prev, ld), Rows { rows: batch, cols })?;
-                let after_h0 = h_prev + (batch * ld) as u64 * elem;
-                let n = steps - batch;
-                rows.copy((y, hidden), (after_h0, ld), Rows { rows: n, cols })?;
-                padded_product((steps, ld), h_prev, dw_at(b.w_hh), hidden)?;
             } else {
                 if seq > 1 {
                     let dg1 = Mat::new(dg_ptr + (batch * g4) as u64 * elem, g4).t();
@@ -265,17 +210,6 @@ pub(super) fn backward<T: Elem>(
                     if seq > 1 { Out::AddHalf } else { first },
                 )?;
             }
-            if let Some((ones, _)) = &ones {
-                for bias in [b.b_ih, b.b_hh].into_iter().flatten() {
-                    product(
-                        (1, g4, steps),
-                        Mat::new(*ones, steps),
-                        Mat::new(dg_ptr, g4),
-                        dw_at(bias),
-                        first,
-                    )?;
-                }
-            }
             // The first layer's input gradient only when x tracks one.
             if layer == 0 && !i.input_grad {
                 continue;
@@ -292,8 +226,6 @@ pub(super) fn backward<T: Elem>(
                 }
             };
             match &padded_inputs[layer] {
-                // Under the trial `dx-direct`, from the padded weight straight into place.
-                Some((_, (pw, _), ld)) if dx_direct => input_grad((*pw, *ld), dinput, b.in_size)?,
                 Some((_, (pw, _), ld)) => {
                     input_grad((*pw, *ld), dx_rows, *ld)?;
                     let n = Rows {

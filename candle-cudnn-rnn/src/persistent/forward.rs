@@ -32,8 +32,7 @@ pub(super) struct Reserve<T> {
     /// Per layer, its input and input weights with padded rows, where its input size needs
     /// them (`padded`).
     pub padded: Vec<Option<PaddedInput<T>>>,
-    /// Under the trial `padded-y`, where the hidden size needs padding: per layer, h_0 and its
-    /// outputs in padded rows, `[T + 1, B, padded(H)]` (`lstm_fwd.cu`'s `yp`), which are the
+    /// Where the hidden size needs padding: per layer, h_0 and its outputs in padded rows, `[T + 1, B, padded(H)]` (`lstm_fwd.cu`'s `yp`), which are the
     /// backward's h_{t-1} for the recurrent weight's gradient.
     pub h_prev: Vec<CudaSlice<T>>,
 }
@@ -60,21 +59,10 @@ pub(super) fn addresses<'a, T>(
     bufs.iter_mut().map(|b| b.device_ptr_mut(stream)).collect()
 }
 
-/// Before a launch of `plan`'s `pass`, in stream order: the grid barrier's counter at `counter`
-/// back to 0 and, when the pass polls (`Plan::polls`), every element of the exchange buffer
-/// (`exchange`, `bytes` long) marked 0xFFFF.
-pub(super) fn reset_sync(
-    stream: &CudaStream,
-    (plan, pass): (&Plan, Pass),
-    counter: u64,
-    (exchange, bytes): (u64, usize),
-) -> Result<()> {
-    // `counter` is a live u32 and `exchange` a live buffer of `bytes` on the stream's device.
-    crate::memory::fill(stream, counter, 4, 0)?;
-    match plan.polls(pass) {
-        true => crate::memory::fill(stream, exchange, bytes, 0xff),
-        false => Ok(()),
-    }
+/// Before a launch, in stream order: the grid barrier's counter at `counter` back to 0.
+pub(super) fn reset_barrier(stream: &CudaStream, counter: u64) -> Result<()> {
+    // `counter` is a live u32 on the stream's device.
+    crate::memory::fill(stream, counter, 4, 0)
 }
 
 /// Allocates `n` buffers of `len` elements that a kernel or GEMM writes before any read.
@@ -114,7 +102,7 @@ pub(super) fn forward<T: Elem>(
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
     // Zeroed: the kernel writes every row's first H columns (h_0's only when it is given).
-    let n_h_prev = match train && plan.trials.padded_y && needs_padding(hidden) {
+    let n_h_prev = match train && needs_padding(hidden) {
         true => layers,
         false => 0,
     };
@@ -122,11 +110,9 @@ pub(super) fn forward<T: Elem>(
         .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
         .collect::<Result<Vec<_>>>()?;
     let counter = stream.alloc_zeros::<u32>(1)?;
-    // h_t for the other blocks, rows padded to whole K steps; the padding stays zero. Without
-    // the grid barrier (`Plan::polls`) a slot per step, each element marked 0xFFFF until its
-    // step writes it (marked again before each layer's launch).
-    let slots = if plan.polls(Pass::Forward) { seq } else { 2 };
-    let mut exchange = stream.alloc_zeros::<T>(slots * batch * plan.kpad())?;
+    // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
+    // padding stays zero.
+    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.kpad())?;
     let f = plan.kernel(&dev, Pass::Forward)?;
     let rows = RowKernels {
         dev: &dev,
@@ -194,8 +180,7 @@ pub(super) fn forward<T: Elem>(
             let opt = |o: Option<usize>| o.map_or(0, at);
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
-            let hx_bytes = slots * batch * plan.kpad() * elem as usize;
-            reset_sync(&stream, (&plan, Pass::Forward), counter_ptr, (hx, hx_bytes))?;
+            reset_barrier(&stream, counter_ptr)?;
             let args = [
                 at(b.w_hh),
                 xg,

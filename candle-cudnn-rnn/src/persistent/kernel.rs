@@ -2,7 +2,6 @@
 //! multiprocessors ([`Plan`]), and the CUDA source of the forward and backward recurrences
 //! specialised for that plan, compiled with NVRTC at first use and loaded once per device.
 
-use super::trial::{trials, Trials};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig};
 use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
@@ -59,8 +58,6 @@ pub(crate) struct Plan {
     /// blocks split the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`): see
     /// [`clusters_asked`].
     pub clusters: [usize; 2],
-    /// The changes under trial this process runs with (`trial.rs`).
-    pub trials: Trials,
 }
 
 /// The cluster sizes of the two passes: `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both) or `F,B`
@@ -138,7 +135,6 @@ impl Plan {
             buffers: 2,
             chunk: chunk_asked(),
             clusters: clusters_asked(),
-            trials: trials(),
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -307,16 +303,8 @@ impl Plan {
         }
     }
 
-    /// Whether `pass` runs without its grid barrier (the trial `poll`; the forward's needs
-    /// clusters of 1): its exchange buffer then has a slot per step, marked (`common.cuh`).
-    pub fn polls(&self, pass: Pass) -> bool {
-        self.trials.poll && (pass == Pass::Backward || self.cluster(Pass::Forward) == 1)
-    }
-
     fn defines(&self, pass: Pass) -> Vec<String> {
         vec![
-            format!("-DPOLL={}", u8::from(self.polls(pass))),
-            format!("-DFAST_GATES={}", u8::from(self.trials.fast_gates)),
             format!("-DHID={}", self.hidden),
             format!("-DBATCH={}", self.batch),
             format!("-DUNITS={}", self.units[pass as usize]),
@@ -330,7 +318,7 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_h{}_b{}_u{}_n{}_c{}_ch{}_{}{}{}",
+            "candle_cudnn_rnn_{}_h{}_b{}_u{}_n{}_c{}_ch{}_{}",
             pass.name(),
             self.hidden,
             self.batch,
@@ -339,8 +327,6 @@ impl Plan {
             self.cluster(pass),
             self.chunk,
             if self.bf16 { "bf16" } else { "f16" },
-            if self.polls(pass) { "_poll" } else { "" },
-            if self.trials.fast_gates { "_fast" } else { "" },
         )
     }
 

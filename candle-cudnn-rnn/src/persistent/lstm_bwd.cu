@@ -22,9 +22,7 @@
 // their products are never used, which leaves shared memory for a deeper pipeline.
 // `gates` (f32 [T, B, 4H], the activations i, f, g, o) and `cells` (f32 [T, B, H]) are what
 // the training forward saved. `dgx` is the exchange buffer, [2][BATCH][GPAD], zeroed before
-// the launch (columns past 4H stay zero); with POLL (common.cuh) it has a slot per step,
-// [T][BATCH][GPAD], marked before the launch, and the block of the last unit writes each step's
-// padding columns (zeros), since the readers wait for every piece they copy. `db_ih` and
+// the launch (columns past 4H stay zero). `db_ih` and
 // `db_hh` (either may be null) receive the bias gradient of the block's units, every step's gate
 // gradients summed over the batch in f32, written over what they hold or, with `db_add`
 // non-zero, added to it.
@@ -61,8 +59,8 @@
 #define RPB (MROWS + 4)
 #define RED_BYTES (NPAD * RPB * 4)
 #define WARP_BYTES ((((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
-// The exchange buffer's slot of step t: one per step with POLL, else two taken in turn.
-#define XSLOT(t) ((size_t)(POLL ? (t) : ((t) & 1)) * BATCH * GPAD)
+// The exchange buffer's slot of step t: two taken in turn.
+#define XSLOT(t) ((size_t)((t) & 1) * BATCH * GPAD)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
@@ -173,27 +171,12 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                     dgb[it][g] = from_f(d[g]);
                     xch[n * GPAD + g * HID + u] = dgb[it][g];
                 }
-#if POLL
-                if (u == HID - 1)
-                    for (int k = G4; k < GPAD; ++k) xch[n * GPAD + k] = 0;
-#endif
             }
         }
         PHASE(1);
-#if POLL
-        // No grid barrier: the copies below wait for the data itself. The block's warps (with
-        // clusters, the cluster's blocks) still meet before the stages, which hold the sums just
-        // read, are refilled (and before another block of the cluster stores into `part`).
-#if CL > 1
-        cluster_sync();
-#else
-        __syncthreads();
-#endif
-#else
         // `dg` is read only after the launch: its stores follow the block's arrival at the
         // barrier, so that the release waits only for the exchange buffer's (1% faster).
         grid_arrive(counter);
-#endif
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
@@ -201,9 +184,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #pragma unroll
                 for (int g = 0; g < 4; ++g) dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
         }
-#if !POLL
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
-#endif
         PHASE(2);
         if (t > 0) load_step(t - 1);
 
@@ -236,17 +217,6 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
         for (int i = 0; i < NBUF - 1; ++i) issue(i);
         for (int i = 0; i < c_count; ++i) {
             cp_async_wait_pending(NBUF - 2);
-#if POLL
-            {
-                // The lane's pieces of chunk i that their blocks had not written yet.
-                u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
-                const u16* src = xch + k0 + (c_begin + i) * CH;
-#pragma unroll
-                for (int p = 0; p < PER_LANE; ++p)
-                    if (piece_smem[p] >= 0 && marked(*(const uint4*)(b + piece_smem[p])))
-                        reload_until_written(b + piece_smem[p], src + piece_gmem[p]);
-            }
-#endif
             // Chunk i is visible to the warp, and every lane is done with chunk i - 1, whose
             // buffer the next issue refills.
             __syncwarp();

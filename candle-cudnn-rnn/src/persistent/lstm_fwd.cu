@@ -21,12 +21,8 @@
 // [2][BATCH][KPAD], zeroed before the launch (its columns past HID are never written and must
 // stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
 // the cell states go to `save`, f32 [T, B, H], for the backward pass. With `yp` non-null
-// (training, the trial `padded-y`), h_0 and every y_t also go to `yp` in rows of LDP, the
-// GEMMs' padded width (`padded.rs`), for the weight gradient's product in the backward.
-//
-// With POLL (common.cuh) there is no grid barrier: `hx` has a slot per step, [T][B][KPAD], marked
-// before the launch; the block of the last unit also writes the padding columns (zeros) of each
-// step's slot, since the readers wait for every piece they copy.
+// (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
+// GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
 
 #define CU (CL * UNITS)
 #define ROWS (4 * CU)
@@ -74,16 +70,10 @@
 // The cluster's partial products of this block's units' gate rows, [CL][BATCH][4 * UNITS]
 // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
 #define PART_BYTES ((CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0)
-// The exchange buffer's slot of step t: one per step with POLL, else two taken in turn.
-#define XSLOT(t) ((size_t)(POLL ? (t) : ((t) & 1)) * BATCH * KPAD)
+// The exchange buffer's slot of step t: two taken in turn.
+#define XSLOT(t) ((size_t)((t) & 1) * BATCH * KPAD)
 // `yp`'s row pitch: HID in whole 16-byte rows, as padded.rs pads the GEMMs' operands.
 #define LDP ((HID + 7) / 8 * 8)
-
-#if POLL && CL > 1
-// A block writes its cluster's `part`s of step t + 1 once the grid barrier says every block has
-// read those of step t; without the barrier nothing would.
-#error "POLL needs CL == 1"
-#endif
 
 // The warps of K group `kg` wait for each other (with one warp per group: the warp).
 __device__ __forceinline__ void group_sync(int kg) {
@@ -121,7 +111,7 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                     const u16* __restrict__ c0,     // [B, H] or null (zeros)
                     u16* y,                         // [T, B, H]
                     u16* h_n, u16* c_n,             // [B, H]
-                    u16* hx,                        // [2, B, KPAD], zeroed (POLL: above)
+                    u16* hx,                        // [2, B, KPAD], zeroed
                     float* save,                    // [T, B, H] cell states, or null
                     u16* yp,                        // [T + 1, B, LDP], zeroed, or null
                     u32* counter, int seq) {
@@ -246,18 +236,6 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
             // Part p has landed (for every warp of the group) once at most PARTS - 1 - p of
             // this thread's groups of copies are pending.
             if (t > 0) cp_async_wait_upto(PARTS - 1 - p);
-#if POLL
-            // The part's pieces this thread copied that other blocks had not written yet.
-            if (t > 0) {
-                const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
-                for (int q = gl; q < BATCH * pieces; q += MG * 32) {
-                    int n = q / pieces, j = col + (q % pieces) * 8;
-                    u16* dst = hs + n * HSP + j;
-                    if (kb0 + kw0 + j < KPAD && marked(*(const uint4*)dst))
-                        reload_until_written(dst, src + n * KPAD + kw0 + j);
-                }
-            }
-#endif
             group_sync(kg);
             if (p == 0) PHASE(1);
 #pragma unroll
@@ -348,11 +326,6 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                 c[it] = gate[it][1] * c[it] + gate[it][0] * gate[it][2];
                 hb[it] = from_f(gate[it][3] * gate_tanh(c[it]));
                 hx[XSLOT(t) + n * KPAD + u] = hb[it];
-#if POLL
-                // The padding columns: zero, and written (the readers wait for every piece).
-                if (u == HID - 1)
-                    for (int k = HID; k < KPAD; ++k) hx[XSLOT(t) + n * KPAD + k] = 0;
-#endif
                 if (t == seq - 1) {
                     h_n[n * HID + u] = hb[it];
                     c_n[n * HID + u] = from_f(c[it]);
@@ -365,21 +338,13 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
         // wait (205.7 against 209.3 us a layer for PTB large). A block writes into its cluster's
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
-#if POLL
-        // No grid barrier: the next step's copies wait for the data itself. The block's own
-        // warps still meet before the stages (which hold the sums just read) are refilled.
-        __syncthreads();
-#else
         if (t + 1 < seq) grid_arrive(counter);
-#endif
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS;
             if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, yp, xg, save, u0);
         }
-#if !POLL
         if (t + 1 < seq) grid_wait(counter, (u32)(t + 1) * gridDim.x);
-#endif
     }
 #if CL > 1
     // No block may leave while another of its cluster may still write into its `part`.

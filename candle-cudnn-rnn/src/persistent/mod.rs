@@ -18,7 +18,6 @@ mod kernel;
 mod launch;
 mod masks;
 mod padded;
-mod trial;
 
 use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};

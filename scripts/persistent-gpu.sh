@@ -1,24 +1,21 @@
 #!/usr/bin/env bash
-# On a GPU machine: checks or times the persistent path's changes under trial
-# (candle-cudnn-rnn/src/persistent/trial.rs) against the default, with binaries from
-# scripts/devbin.sh (built with --old REV for the timings' baseline: a revision whose bench_grid
-# has --loss, --input-grad and --sink-overwrite, 7d19677 or later). Three modes, each inside
-# a 10-minute command:
-#   check: ptb-lm's CUDA unit tests; gpu_check --persistent by default, with every trial, and
-#          with every trial and no clusters.
-#   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc)
-#          with and without POLL and FAST_GATES, outputs compared bit for bit, and per-phase
-#          clocks; PTB large bf16 with every trial: graph = eager and resume = straight.
+# On a GPU machine: checks or times the persistent path of binaries from scripts/devbin.sh
+# (built with --old REV for the timings' baseline: a revision whose bench_grid has --loss,
+# --input-grad and --sink-overwrite, 7d19677 or later). Three modes, each inside a 10-minute
+# command:
+#   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the default clusters and with
+#          none.
+#   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc):
+#          both recurrences timed and with per-phase clocks; PTB large bf16: graph = eager and
+#          resume = straight.
 #   time:  the LSTM [35, 20, 2 x 1500] bf16 as ptb-lm uses it (bench_grid --loss sum
-#          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old, new and
-#          new with each trial, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16
-#          steps old / new / new with every trial; the GEMM probe (DIR's, or built here against
-#          the cuBLAS wheel beside PyTorch).
-#   scripts/trials.sh check|lab|time DIR OUT [TRIALS]
-#   (TRIALS default: bias,dw-direct,dx-direct,padded-y,poll,fast-gates)
+#          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old and
+#          new, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16 steps old / new;
+#          the GEMM probe (DIR's, or built here against the cuBLAS wheel beside PyTorch).
+#   scripts/persistent-gpu.sh check|lab|time DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=$1 D=$2 OUT=$3 ALL=${4:-bias,dw-direct,dx-direct,padded-y,poll,fast-gates}
+mode=$1 D=$2 OUT=$3
 mkdir -p "$OUT"
 source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
 for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
@@ -29,12 +26,12 @@ check() {
   stamp "unit tests"
   timeout 150 "$D/ptb-lm-tests" > "$OUT/unit.log" 2>&1; echo "unit rc=$?"
   grep -E "test result|FAILED|panicked" "$OUT/unit.log" | head -5
-  for run in "default::" "trials:$ALL:" "trials-cl1:$ALL:1"; do
-    IFS=: read -r name try cl <<< "$run"
+  for run in "default:" "cl1:1"; do
+    IFS=: read -r name cl <<< "$run"
     stamp "gpu_check --persistent, $name"
     L=$OUT/persistent_$name.log
     # An empty CANDLE_RNN_PERSISTENT_CLUSTER would mean clusters of 1: set it only when given.
-    local env=(CANDLE_RNN_PERSISTENT_TRY="$try")
+    local env=()
     [ -n "$cl" ] && env+=(CANDLE_RNN_PERSISTENT_CLUSTER="$cl")
     env "${env[@]}" timeout 200 "$D/gpu_check" --persistent > "$L" 2>&1
     echo "$name rc=$? ok $(grep -c '| ok |' "$L") failed $(grep -c '| FAIL' "$L")"
@@ -49,31 +46,24 @@ lab() {
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   local lab=/tmp/lab bwd="-DLAB_BWD -DCL=4 -DUNITS=13 -DNBUF=2"
   mkdir -p $lab
-  local builds=("fwd:" "fwd-poll:-DPOLL=1" "fwd-poll-s64:-DPOLL=1 -DPOLL_SLEEP=64" "fwd-fast:-DFAST_GATES=1"
-    "fwd-ph:-DLAB_PHASES" "fwd-poll-ph:-DPOLL=1 -DLAB_PHASES"
-    "bwd:$bwd" "bwd-poll:$bwd -DPOLL=1" "bwd-poll-s64:$bwd -DPOLL=1 -DPOLL_SLEEP=64" "bwd-fast:$bwd -DFAST_GATES=1"
-    "bwd-ph:$bwd -DLAB_PHASES" "bwd-poll-ph:$bwd -DPOLL=1 -DLAB_PHASES")
+  local builds=("fwd:" "fwd-ph:-DLAB_PHASES" "bwd:$bwd" "bwd-ph:$bwd -DLAB_PHASES")
   for b in "${builds[@]}"; do
     IFS=: read -r name defs <<< "$b"
     # shellcheck disable=SC2086
     PATH=$(dirname "$nvcc"):$PATH bash scripts/persistent-lab/build.sh $lab "$name" $defs > "$OUT/build-$name.log" 2>&1 &
   done
   wait
-  run() { echo -n "$1.$2: "; timeout 30 $lab/lab-$1 30 $lab/$1.out $lab/$3.out 2>&1 | grep -vE "config|output mean" | sed 's/compare with [^:]*: //' | tr '\n' ' '; echo; }
   for r in 1 2; do
-    for v in fwd fwd-poll fwd-poll-s64 fwd-fast; do run $v $r fwd; done
-    for v in bwd bwd-poll bwd-poll-s64 bwd-fast; do run $v $r bwd; done
+    for v in fwd bwd; do echo -n "$v.$r: "; timeout 30 $lab/lab-$v 30 2>&1 | grep -vE "config|output mean" | tr '\n' ' '; echo; done
   done
-  for v in fwd-ph fwd-poll-ph bwd-ph bwd-poll-ph; do echo "== $v"; timeout 30 $lab/lab-$v 10 2>&1 | grep -vE "output mean|config"; done
-  stamp "PTB large bf16 with every trial: graph = eager, resume = straight"
-  export CANDLE_RNN_PERSISTENT_TRY=$ALL
+  for v in fwd-ph bwd-ph; do echo "== $v"; timeout 30 $lab/lab-$v 10 2>&1 | grep -vE "output mean|config"; done
+  stamp "PTB large bf16: graph = eager, resume = straight"
   local P=$D/ptb-lm A="--config large --precision bf16 --max-batches 60 --data data/ptb"
   line() { grep -h "^Epoch" "$@" | sed 's/ wps: [0-9]*//'; }
   timeout 90 $P train $A --out /tmp/G --epochs 2 --max-epoch 1 > "$OUT/bf16-g.log" 2>&1
   timeout 90 $P train $A --out /tmp/E --epochs 2 --max-epoch 1 --no-cuda-graph > "$OUT/bf16-e.log" 2>&1
   timeout 90 $P train $A --out /tmp/R --epochs 1 --max-epoch 1 > "$OUT/bf16-r1.log" 2>&1
   timeout 90 $P train $A --out /tmp/R --epochs 2 --max-epoch 1 --resume > "$OUT/bf16-r2.log" 2>&1
-  unset CANDLE_RNN_PERSISTENT_TRY
   line "$OUT/bf16-g.log" > /tmp/g; line "$OUT/bf16-e.log" > /tmp/e; line "$OUT/bf16-r1.log" "$OUT/bf16-r2.log" > /tmp/r; cat /tmp/g
   [ -s /tmp/g ] || echo "NO EPOCH LINES"
   cmp -s /tmp/g /tmp/e && echo "graph = eager" || { echo "graph/eager DIFFER"; cat /tmp/e; }
@@ -84,17 +74,14 @@ lab() {
 timing() {
   local S="--no-loop --mode lstm --shape 2,20,35,1500 --reps 30 --warmup 10 --variants op-bf16-persistent"
   local U="--loss sum --input-grad --sink-overwrite"
-  stamp "the op: old, new, new with each trial and with all"
-  local runs=("old:" "new:" "all:$ALL")
-  for t in ${ALL//,/ }; do runs+=("$t:$t"); done
-  for r in 1 2; do
-    for v in "${runs[@]}"; do
-      IFS=: read -r name try <<< "$v"
+  stamp "the op: old and new, alternating (train us/example, fwd us/example, train host us/example)"
+  for r in 1 2 3; do
+    for name in old new; do
       local B=$D/bench_grid; [ "$name" = old ] && B=$D/old-bench_grid
       echo -n "op as ptb-lm uses it, $name.$r: "
-      CANDLE_RNN_PERSISTENT_TRY=$try $B $S $U --json "$OUT/op_use_${name}_$r.json" 2>&1 | tail -n 1
+      $B $S $U --json "$OUT/op_use_${name}_$r.json" 2>&1 | tail -n 1 | cut -d'|' -f8-
       echo -n "op, grid's MSE, $name.$r: "
-      CANDLE_RNN_PERSISTENT_TRY=$try $B $S --json "$OUT/op_mse_${name}_$r.json" 2>&1 | tail -n 1
+      $B $S --json "$OUT/op_mse_${name}_$r.json" 2>&1 | tail -n 1 | cut -d'|' -f8-
     done
   done
   stamp "PyTorch's cuDNN LSTM, the same ways"
@@ -106,12 +93,11 @@ timing() {
   echo "torch (MSE) rc=$?"; grep -E "^\| lstm" "$OUT/torch_mse.log"
   stamp "PTB large bf16 steps"
   local B="bench --config large --precision bf16 --batches 100 --warmup 20 --data data/ptb"
-  for r in 1 2; do
-    for v in "old:" "new:" "all:$ALL"; do
-      IFS=: read -r name try <<< "$v"
+  for r in 1 2 3; do
+    for name in old new; do
       local P=$D/ptb-lm; [ "$name" = old ] && P=$D/old-ptb-lm
       echo -n "step $name.$r: "
-      CANDLE_RNN_PERSISTENT_TRY=$try timeout 60 $P $B --json "$OUT/step_${name}_$r.json" 2>&1 | grep -v '^{' | tail -n 1
+      timeout 60 $P $B --json "$OUT/step_${name}_$r.json" 2>&1 | grep -v '^{' | tail -n 1
     done
   done
   local probe=$D/gemm_probe
@@ -130,6 +116,8 @@ timing() {
   else
     echo "no GEMM probe: no cuBLAS headers found ($OUT/gemm_probe_build.log)"
   fi
+  # One archive of the JSON reports: the device tool brings back only so many files.
+  (cd "$OUT" && tar -czf timings-json.tgz ./*.json && rm ./*.json)
   stamp "done"
 }
 
@@ -137,5 +125,5 @@ case $mode in
   check) check ;;
   lab) lab ;;
   time) timing ;;
-  *) echo "usage: $0 check|lab|time DIR OUT [TRIALS]" >&2; exit 2 ;;
+  *) echo "usage: $0 check|lab|time DIR OUT" >&2; exit 2 ;;
 esac

@@ -105,8 +105,8 @@ def variants():
                 tag = f"h{h} b{b} {dt} cl{cl}"
                 yield (f"forward {tag}", "lstm_persistent_fwd",
                        base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch)
-                for ch, nbuf in ((64, 2), (32, 4)):
-                    if (ch, nbuf) == (32, 4) and (cl != 4 or h != 1500):
+                for ch, nbuf in ((64, 2), (32, 4), (64, 3)):
+                    if (ch, nbuf) != (64, 2) and (cl < 4 or h != 1500):
                         continue
                     yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
                            base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch)

@@ -177,8 +177,16 @@ int main(int argc, char** argv) {
     attrs[1].val.clusterDim.z = 1;
     cfg.attrs = attrs;
     cfg.numAttrs = cluster > 1 ? 2 : 1;
-    printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d blocks=%d smem=%zu", H, B, UNITS,
-           NWARPS, CL, blocks, smem);
+    // How many clusters the GPU holds at once (the grid barrier needs every block resident).
+    int resident = -1;
+    if (cluster > 1) {
+        cudaLaunchConfig_t q = cfg;
+        q.attrs = &attrs[1];
+        q.numAttrs = 1;
+        if (cudaOccupancyMaxActiveClusters(&resident, (const void*)kernel, &q) != cudaSuccess) resident = -1;
+    }
+    printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d blocks=%d resident clusters=%d smem=%zu", H, B,
+           UNITS, NWARPS, CL, blocks, resident, smem);
 #ifdef LAB_BWD
     printf(" NBUF=%d CH=%d (backward)\n", NBUF, CH);
 #else

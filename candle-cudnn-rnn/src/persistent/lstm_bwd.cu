@@ -45,9 +45,16 @@
 // A block's chunks of the gate columns, and their columns.
 #define NCR ((NCHUNKS + CL - 1) / CL)
 #define KR (NCR * CH)
-// Pitches: odd numbers of 16-byte chunks (conflict-free ldmatrix).
+// The weight tile's pitch: an odd number of 16-byte pieces (conflict-free ldmatrix).
 #define APITCH (KR + 8)
-#define CHP (CH + 8)
+// A chunk buffer's rows are CH wide, unpadded, their 16-byte pieces swizzled instead: piece q of
+// row n sits at piece q ^ SWZ(n), so that the 8 rows an ldmatrix reads at one column hit 8
+// different bank groups (rows of 128 bytes, CH = 64: each row its own XOR; rows of 64 bytes,
+// CH = 32: pairs of rows share a 128-byte line, XOR by the pair). Without the padding a third
+// buffer per warp fits PTB large's shared memory.
+#define CPIECES (CH / 8)
+#define SWZ(n) ((CH == 64 ? (n) : ((n) >> 1)) & (CPIECES - 1))
+#define CHUNK_AT(n, q) ((n) * CH + (((q) ^ SWZ(n)) * 8))
 #define CPW ((NCR + NWARPS - 1) / NWARPS)
 // The cluster's partial dh of this block's units, [CL][BATCH][UNITS] f32, slot q written by
 // block q of the cluster (CL > 1 only; PPITCH sizes the region).
@@ -55,9 +62,11 @@
 #define PART_BYTES ((CL > 1) ? (BATCH * PPITCH * 4 + 15) / 16 * 16 : 0)
 #define THREADS (NWARPS * 32)
 #define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
-#define BUF_BYTES (BATCH * CHP * 2)
+#define BUF_BYTES (BATCH * CH * 2)
 #define RPB (MROWS + 4)
-#define RED_BYTES (NPAD * RPB * 4)
+// A warp's partial sums, its accumulators' BATCH real rows (the tiles' rows past them are
+// never stored: clusters of 8 fit in shared memory only so).
+#define RED_BYTES (BATCH * RPB * 4)
 #define WARP_BYTES ((((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
 // The exchange buffer's slot of step t: two taken in turn.
 #define XSLOT(t) ((size_t)((t) & 1) * BATCH * GPAD)
@@ -144,7 +153,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     for (int p = 0; p < PER_LANE; ++p) {
         int q = lane + 32 * p, n = q / (CH / 8), j = (q % (CH / 8)) * 8;
         bool live = q < PIECES;
-        piece_smem[p] = live ? n * CHP + j : -1;
+        piece_smem[p] = live ? CHUNK_AT(n, j / 8) : -1;
         piece_gmem[p] = n * GPAD + j;
     }
     __syncthreads();
@@ -229,7 +238,7 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt) {
                     int n = min(nt * 8 + (lane & 7), BATCH - 1);
-                    ldsm_x2(bf[nt], b + n * CHP + kk * 16 + ((lane >> 3) & 1) * 8);
+                    ldsm_x2(bf[nt], b + CHUNK_AT(n, kk * 2 + ((lane >> 3) & 1)));
                 }
 #pragma unroll
                 for (int mt = 0; mt < MTB; ++mt) {
@@ -251,10 +260,14 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
                 int m = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                rw[n * RPB + m] = acc[mt][nt][0];
-                rw[(n + 1) * RPB + m] = acc[mt][nt][1];
-                rw[n * RPB + m + 8] = acc[mt][nt][2];
-                rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
+                if (n < BATCH) {
+                    rw[n * RPB + m] = acc[mt][nt][0];
+                    rw[n * RPB + m + 8] = acc[mt][nt][2];
+                }
+                if (n + 1 < BATCH) {
+                    rw[(n + 1) * RPB + m] = acc[mt][nt][1];
+                    rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
+                }
             }
         __syncthreads();
         PHASE(4);

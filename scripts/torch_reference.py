@@ -12,7 +12,9 @@ Precisions: torch-fp32 (TF32 off), torch-tf32, torch-amp-bf16 and torch-amp-fp16
 TF32 on, plain backward without GradScaler); with --impls also torch-bf16 and torch-fp16 (module
 and input in that dtype, no autocast). --loss sum backpropagates the outputs' sum (every
 output's gradient 1: the RNN's forward and backward alone) instead of the MSE; --input-grad
-also computes the input's gradient (as under an embedding); both as bench_grid's flags. The "rnn_dtype" column is the dtype the RNN
+also computes the input's gradient (as under an embedding); --graph times the training step
+captured as a CUDA graph, 10 replays between synchronizations; all three as bench_grid's
+flags. The "rnn_dtype" column is the dtype the RNN
 output actually had (PyTorch's cuDNN RNN autocast wrapper is known to cast to float16
 whatever the autocast dtype, so the bf16 row may really run the RNN in fp16).
 
@@ -86,6 +88,33 @@ def seconds(fn, dev, warmup, reps):
     return statistics.median(times), min(times), max(times)
 
 
+def graph_seconds(fn, dev, warmup, reps, replays=10):
+    """Like `seconds`, for fn captured once as a CUDA graph (after warm-up runs on a side
+    stream, as PyTorch asks) and replayed `replays` times between synchronizations: (median,
+    min, max) seconds per replay, the device's time without the host's launches. fn must leave
+    .grad None before its backward, so that the graph allocates the gradients and each replay
+    writes them anew."""
+    side = torch.cuda.Stream(dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):
+        for _ in range(max(warmup, 3)):
+            fn()
+    torch.cuda.current_stream(dev).wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    for _ in range(warmup):
+        g.replay()
+    times = []
+    for _ in range(reps):
+        sync(dev)
+        t0 = time.perf_counter()
+        for _ in range(replays):
+            g.replay()
+        sync(dev)
+        times.append((time.perf_counter() - t0) / replays)
+    return statistics.median(times), min(times), max(times)
+
 
 # ----------------------------------------------------------------------------- part 1: grid
 def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
@@ -120,7 +149,12 @@ def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
             m(x)
 
     m.train()
-    train_t = seconds(train, dev, args.warmup, args.reps)
+    if getattr(args, "graph", False):
+        if dev.type != "cuda":
+            raise RuntimeError("--graph needs --device cuda")
+        train_t = graph_seconds(train, dev, args.warmup, args.reps)
+    else:
+        train_t = seconds(train, dev, args.warmup, args.reps)
     m.eval()
     fwd_t = seconds(forward, dev, args.warmup, args.reps)
     us = lambda t: t * 1e6 / batch
@@ -402,6 +436,8 @@ def main(argv=None):
     ap.add_argument("--loss", default="mse", choices=["mse", "sum"],
                     help="grid: the training step's loss (sum: the RNN's forward and backward alone)")
     ap.add_argument("--input-grad", action="store_true", help="grid: the input's gradient too")
+    ap.add_argument("--graph", action="store_true",
+                    help="grid: time the training step captured as a CUDA graph (10 replays between syncs)")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")
     ap.add_argument("--steps-only", metavar="MODE,L,B,T,H",
                     help="run --reps training steps of one shape and nothing else (under ncu)")

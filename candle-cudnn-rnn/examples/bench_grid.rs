@@ -9,9 +9,11 @@
 //!
 //! `--loss sum --input-grad --sink-overwrite` times the op as a model trains it (ptb-lm's LSTM):
 //! the outputs' gradient given (ones: no loss kernels), the input's gradient computed, the
-//! weight's written over a sink of the caller's.
+//! weight's written over a sink of the caller's. `--graph` times a training call captured once
+//! as a CUDA graph and replayed 10 times between synchronizations (per call: the device's time,
+//! without the host's launches or a synchronization per call, as ptb-lm's graphed steps).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...] [--phase train|forward] [--sink | --sink-overwrite] [--loss mse|sum] [--input-grad] [--release-memory]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...] [--phase train|forward] [--sink | --sink-overwrite] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -95,6 +97,70 @@ fn time(
         v
     };
     let (t, host) = (sorted(t), sorted(host));
+    let timing = Timing {
+        median: t[t.len() / 2],
+        min: t[0],
+        max: t[t.len() - 1],
+    };
+    Ok((timing, host[host.len() / 2]))
+}
+
+/// Replays of a captured graph between synchronizations (`--graph`).
+#[cfg(feature = "cuda")]
+const REPLAYS: usize = 10;
+
+/// Like [`time`], for `f` captured once as a CUDA graph (after `warmup` eager runs, the first
+/// of which uploads candle's kernel parameters into memory the graph can keep), then timed
+/// over `reps` rounds of [`REPLAYS`] replays, each round ended by a synchronization; the host
+/// time is the launches' per call.
+#[cfg(feature = "cuda")]
+fn time_graph(
+    dev: &Device,
+    warmup: usize,
+    reps: usize,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<(Timing, f64)> {
+    use candle_core::cuda_backend::cudarc::driver::sys;
+    let Device::Cuda(cuda) = dev else {
+        anyhow::bail!("--graph needs a CUDA device")
+    };
+    let _cache = cuda.enable_cuda_graph_htod_cache();
+    for _ in 0..warmup.max(1) {
+        f()?;
+    }
+    dev.synchronize()?;
+    let stream = cuda.cuda_stream();
+    stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
+    let body = f();
+    if body.is_err() {
+        // Errors left in the context would stop cudarc from ending the capture.
+        let _ = stream.context().check_err();
+    }
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    body?;
+    let Some(graph) = graph? else {
+        anyhow::bail!("--graph: nothing was captured")
+    };
+    let round = || -> Result<(f64, f64)> {
+        let start = Instant::now();
+        for _ in 0..REPLAYS {
+            graph.launch()?;
+        }
+        let host = start.elapsed().as_secs_f64();
+        dev.synchronize()?;
+        let n = REPLAYS as f64;
+        Ok((start.elapsed().as_secs_f64() / n, host / n))
+    };
+    for _ in 0..warmup {
+        round()?;
+    }
+    let (mut t, mut host): (Vec<f64>, Vec<f64>) = (0..reps)
+        .map(|_| round())
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    t.sort_by(f64::total_cmp);
+    host.sort_by(f64::total_cmp);
     let timing = Timing {
         median: t[t.len() / 2],
         min: t[0],
@@ -269,6 +335,7 @@ fn main() -> Result<()> {
     };
     // `--input-grad`: the input's gradient is wanted too, as under an embedding or a layer.
     let input_grad = args.iter().any(|a| a == "--input-grad");
+    let graph = args.iter().any(|a| a == "--graph");
     let dev = Device::cuda_if_available(0)?;
     // The op keeps freed memory in the device's pool across the synchronization after each
     // step, as PyTorch's caching allocator does; `--release-memory` measures CUDA's default
@@ -362,19 +429,24 @@ fn main() -> Result<()> {
                     min: f64::NAN,
                     max: f64::NAN,
                 };
-                let (train, host) = match time_train {
-                    true => time(&dev, warmup, reps, || {
-                        if let Some((g, SinkMode::Add)) = &grad {
-                            g.zero_set()?;
-                        }
-                        let (y, _) = rnn.forward_t(&x, None, true)?;
-                        match sum_loss {
-                            true => y.backward()?,
-                            false => mse(&y, &target)?.backward()?,
-                        };
-                        Ok(())
-                    })?,
-                    false => (skipped, f64::NAN),
+                let step = || {
+                    if let Some((g, SinkMode::Add)) = &grad {
+                        g.zero_set()?;
+                    }
+                    let (y, _) = rnn.forward_t(&x, None, true)?;
+                    match sum_loss {
+                        true => y.backward()?,
+                        false => mse(&y, &target)?.backward()?,
+                    };
+                    Ok(())
+                };
+                let (train, host) = match (time_train, graph) {
+                    (false, _) => (skipped, f64::NAN),
+                    (true, false) => time(&dev, warmup, reps, step)?,
+                    #[cfg(feature = "cuda")]
+                    (true, true) => time_graph(&dev, warmup, reps, step)?,
+                    #[cfg(not(feature = "cuda"))]
+                    (true, true) => anyhow::bail!("--graph needs the cuda feature"),
                 };
                 let (fwd, _) = match time_forward {
                     true => time(&dev, warmup, reps, || {

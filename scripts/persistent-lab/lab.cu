@@ -35,6 +35,7 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 #endif
 
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/dropout.cu"
 #ifdef LAB_BWD
 #include "../../candle-cudnn-rnn/src/persistent/lstm_bwd.cu"
 #else
@@ -102,7 +103,10 @@ int main(int argc, char** argv) {
     u32* counter;
     // One counter per barrier or slice of h.
     CHECK(cudaMalloc(&counter, 256));
-    void* args[16];
+    void* args[24];
+    // No dropout after the layer.
+    const unsigned long long* no_drop = nullptr;
+    unsigned long long drop_seed = 0, drop_p_layer = 0;
     int seq = T;
     size_t smem, out_elems;
     u16* out;
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&db, 4 * H * 2));
     u16* no_db = nullptr;
     void* ptrs[] = {&w, &gates, &cells, &c0, &dy, &dh_n, &dc_n, &dg, &dgx, &dh0, &dc0, &db, &no_db,
-                    &db_add, &counter, &seq};
+                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = lstm_persistent_bwd;
     u16* xchg = dgx;
@@ -156,7 +160,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&hx, xch_bytes));
     CHECK(cudaMalloc(&save, (size_t)T * B * H * 4));
     u16* no_yp = nullptr;
-    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &counter, &seq};
+    u16* no_dropped = nullptr;
+    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &no_dropped,
+                    &no_drop, &drop_seed, &drop_p_layer, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = lstm_persistent_fwd;
     u16* xchg = hx;

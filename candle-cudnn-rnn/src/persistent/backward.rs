@@ -120,12 +120,22 @@ pub(super) fn backward<T: Elem>(
             Some((m, d)) => (Some(&*m), addresses(d, &stream)),
             None => (None, Vec::new()),
         };
+        // Below the top, with dropout, the kernel takes dy (the next layer's input gradient)
+        // back through this layer's mask.
+        let drop_args = |layer: usize| match masks {
+            Some(m) if layer + 1 < layers => {
+                let (a, g) = m.kernel_args(&stream, layer);
+                (a, Some(g))
+            }
+            _ => ([0; 3], None),
+        };
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
         for layer in (0..layers).rev() {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
+            let (drop, _dg) = drop_args(layer);
             let args = [
                 w + b.w_hh as u64 * elem,
                 gate_ptrs[layer].0,
@@ -142,6 +152,9 @@ pub(super) fn backward<T: Elem>(
                 bias_at(b.b_ih),
                 bias_at(b.b_hh),
                 u64::from(!overwrite),
+                drop[0],
+                drop[1],
+                drop[2],
                 counter_ptr,
             ];
             reset_barrier(&stream, counter_ptr)?;
@@ -235,19 +248,6 @@ pub(super) fn backward<T: Elem>(
                     rows.copy((dx_rows, *ld), (dinput, b.in_size), n)?;
                 }
                 None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput, b.in_size)?,
-            }
-            // The gradient of the layer below's output goes back through its mask.
-            if let (Some(m), true) = (masks, layer > 0) {
-                let n = steps * hidden;
-                m.apply(
-                    &stream,
-                    &dev,
-                    (&plan, Pass::Backward),
-                    dyb,
-                    dyb,
-                    n,
-                    layer - 1,
-                )?;
             }
         }
     }

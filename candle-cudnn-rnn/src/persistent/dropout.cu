@@ -1,7 +1,9 @@
 // Inter-layer dropout of the persistent path. A mask element is a Philox4x32-10 draw keyed by
 // the module's seed and counted by (element / 4, layer, call offset), so the backward redraws
 // the forward's mask from the same offset. The offset lives in device memory and advances on
-// the device (`rnn_dropout_take`), so that a replayed CUDA graph draws new masks.
+// the device (`rnn_dropout_take`), so that a replayed CUDA graph draws new masks. The
+// recurrences apply the masks themselves (`Dropout`): the forward as it stores a layer's output
+// for the next layer, the backward as it loads the gradient of that output.
 
 __device__ __forceinline__ void philox(u32 k0, u32 k1, u32* c) {
 #pragma unroll
@@ -15,25 +17,39 @@ __device__ __forceinline__ void philox(u32 k0, u32 k1, u32* c) {
     }
 }
 
-// out = in * mask / (1 - p) over n elements (in place allowed): the forward on a layer's
-// output, the backward on the gradient of the next layer's input.
-extern "C" __global__ void rnn_dropout(const u16* in, u16* out, unsigned long long n, float p,
-                                       u32 seed_lo, u32 seed_hi,
-                                       const unsigned long long* offset, u32 layer) {
-    unsigned long long q = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (q * 4 >= n) return;
-    unsigned long long off = *offset;
-    u32 c[4] = {(u32)q, layer, (u32)off, (u32)(off >> 32)};
-    philox(seed_lo, seed_hi, c);
-    float scale = 1.f / (1.f - p);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        unsigned long long i = q * 4 + j;
-        if (i < n) {
-            float u = (float)(c[j] >> 8) * (1.f / 16777216.f);
-            out[i] = (u >= p) ? from_f(to_f(in[i]) * scale) : (u16)0;
-        }
-    }
+// The dropout after one layer, as a recurrence's launch receives it: `offset` null for none;
+// `seed` the module's; `p_layer` the probability's f32 bits (low half) and the layer (high).
+struct Dropout {
+    const unsigned long long* offset;
+    float p, scale;
+    u32 seed_lo, seed_hi, layer;
+    unsigned long long off;
+};
+
+// Reads the call's offset (once per launch, on the device: a replayed graph's differs).
+__device__ __forceinline__ Dropout dropout_of(const unsigned long long* offset,
+                                              unsigned long long seed,
+                                              unsigned long long p_layer) {
+    Dropout d;
+    d.offset = offset;
+    d.p = __uint_as_float((u32)p_layer);
+    d.scale = 1.f / (1.f - d.p);
+    d.seed_lo = (u32)seed;
+    d.seed_hi = (u32)(seed >> 32);
+    d.layer = (u32)(p_layer >> 32);
+    d.off = offset ? *offset : 0;
+    return d;
+}
+
+// Element i of the layer's output [T, B, H] through the mask: x / (1 - p) or 0.
+__device__ __forceinline__ u16 dropout_apply(const Dropout& d, unsigned long long i, u16 x) {
+    u32 c[4] = {(u32)(i / 4), d.layer, (u32)d.off, (u32)(d.off >> 32)};
+    philox(d.seed_lo, d.seed_hi, c);
+    const int j = (int)(i % 4);
+    // A select, not c[j]: an indexed array would live in local memory.
+    u32 r = j == 0 ? c[0] : j == 1 ? c[1] : j == 2 ? c[2] : c[3];
+    float u = (float)(r >> 8) * (1.f / 16777216.f);
+    return (u >= d.p) ? from_f(to_f(x) * d.scale) : (u16)0;
 }
 
 // The offset of this call's masks into `taken`, and the module's counter moved past it

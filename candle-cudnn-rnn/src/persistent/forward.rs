@@ -178,6 +178,13 @@ pub(super) fn forward<T: Elem>(
                 padded.push(None);
             }
             let opt = |o: Option<usize>| o.map_or(0, at);
+            let (drop, _dg) = match &masks {
+                Some(m) => {
+                    let (a, g) = m.kernel_args(&stream, layer);
+                    (a, Some(g))
+                }
+                None => ([0; 3], None),
+            };
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
             reset_barrier(&stream, counter_ptr)?;
@@ -194,13 +201,15 @@ pub(super) fn forward<T: Elem>(
                 hx,
                 cell_ptrs.get(layer).map_or(0, |p| p.0),
                 h_prev_ptrs.get(layer).map_or(0, |p| p.0),
+                // With dropout after this layer, the kernel also writes y through the mask,
+                // the next layer's input.
+                dropped_ptrs.get(layer).map_or(0, |p| p.0),
+                drop[0],
+                drop[1],
+                drop[2],
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &args, seq)?;
-            if let (Some(m), Some(d)) = (&masks, dropped_ptrs.get(layer)) {
-                let n = steps * hidden;
-                m.apply(&stream, &dev, (&plan, Pass::Forward), y, d.0, n, layer)?;
-            }
         }
     }
     let reserve = train.then_some(Reserve {

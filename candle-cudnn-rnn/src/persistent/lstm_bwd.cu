@@ -84,8 +84,13 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                     u16* dh0, u16* dc0,              // [B, H]
                     u16* db_ih, u16* db_hh,          // [4H] or null
                     unsigned long long db_add,
+                    const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
+                    unsigned long long drop_seed, unsigned long long drop_p_layer,
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
+    // The dropout after this layer: `dy` is the gradient of its output through the mask (the
+    // next layer's input gradient), which the loads below take through the mask again.
+    const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     // at[m][k] = W_hh[k0 + k][cu0 + m]: the cluster's units, the block's gate rows.
     u16* at = (u16*)smem;
@@ -140,7 +145,8 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 for (int g = 0; g < 4; ++g) ga[it][g] = a[g * HID];
                 ct[it] = cells[row * HID + u];
                 cp[it] = t > 0 ? cells[(row - BATCH) * HID + u] : (c0 ? to_f(c0[n * HID + u]) : 0.f);
-                dyv[it] = to_f(dy[row * HID + u]);
+                u16 d = dy[row * HID + u];
+                dyv[it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
             }
         }
     };

@@ -84,16 +84,18 @@ __device__ __forceinline__ void group_sync(int kg) {
 #endif
 }
 
-// Item `it`'s outputs that no other block reads during the launch: y (and its padded copy),
-// and in training the gate activations (over the step's input projection in `xg`) and the cell
-// state.
+// Item `it`'s outputs that no other block reads during the launch: y (and its padded copy, and
+// with dropout after the layer, y through the mask in `dropped`), and in training the gate
+// activations (over the step's input projection in `xg`) and the cell state.
 __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const float (*gate)[4],
                                               const float* c, u16* y, u16* yp, float* xg,
-                                              float* save, int u0) {
+                                              float* save, int u0, u16* dropped,
+                                              const Dropout& drop) {
     int idx = threadIdx.x + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
     size_t row = (size_t)t * BATCH + n;
     y[row * HID + u] = hb[it];
     if (yp) yp[(row + BATCH) * LDP + u] = hb[it];
+    if (dropped) dropped[row * HID + u] = dropout_apply(drop, row * HID + u, hb[it]);
     if (save) {
         float* a = xg + row * 4 * HID + u;
 #pragma unroll
@@ -114,9 +116,13 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                     u16* hx,                        // [2, B, KPAD], zeroed
                     float* save,                    // [T, B, H] cell states, or null
                     u16* yp,                        // [T + 1, B, LDP], zeroed, or null
+                    u16* dropped,                   // [T, B, H], or null (no dropout after)
+                    const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
+                    unsigned long long drop_seed, unsigned long long drop_p_layer,
                     u32* counter, int seq) {
     extern __shared__ __align__(16) unsigned char smem[];
     u16* w = (u16*)smem;                               // [ROWS][PITCH]
+    const Dropout drop = dropout_of(dropped ? drop_offset : nullptr, drop_seed, drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int mg = warp % MG, kg = warp / MG;
     unsigned char* group_region = smem + ROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
@@ -342,7 +348,8 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UNITS;
-            if (idx < UNITS * BATCH && u < HID) store_outputs(it, t, hb, gate, c, y, yp, xg, save, u0);
+            if (idx < UNITS * BATCH && u < HID)
+                store_outputs(it, t, hb, gate, c, y, yp, xg, save, u0, dropped, drop);
         }
         if (t + 1 < seq) grid_wait(counter, (u32)(t + 1) * gridDim.x);
     }

@@ -1,15 +1,15 @@
 //! Inter-layer dropout of the persistent path (`dropout.cu`): each module's mask counter per
-//! device, in device memory, and the launches of the mask kernel.
+//! device, in device memory, and the arguments with which the recurrences apply the masks.
 
 use super::kernel::{Pass, Plan};
 use crate::call::Dropout;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg, SyncOnDrop,
 };
 use candle_core::cuda_backend::{CudaDevice, DeviceId};
 use candle_core::Result;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// A module's mask counter on one device, and the seed generation it counts from.
 struct Counter {
@@ -73,36 +73,16 @@ impl Counters {
 }
 
 impl Masks {
-    /// `out = input ⊙ mask / (1 - p)` over `n` elements for the dropout after `layer`
-    /// (`out` may be `input`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn apply(
-        &self,
-        stream: &Arc<CudaStream>,
-        dev: &CudaDevice,
-        (plan, pass): (&Plan, Pass),
-        input: u64,
-        out: u64,
-        n: usize,
+    /// The recurrences' dropout arguments (`dropout.cu`'s `Dropout`) for the dropout after
+    /// `layer`: the offset's address (held on `stream` while the guard lives), the seed, and
+    /// the probability's f32 bits with the layer above them.
+    pub fn kernel_args<'a>(
+        &'a self,
+        stream: &'a CudaStream,
         layer: usize,
-    ) -> Result<()> {
-        let f = plan.function(dev, pass, "rnn_dropout")?;
-        let (offset, _g) = self.offset.device_ptr(stream);
-        let (n64, layer) = (n as u64, layer as u32);
-        let (lo, hi) = (self.seed as u32, (self.seed >> 32) as u32);
-        let mut launch = stream.launch_builder(&f);
-        launch
-            .arg(&input)
-            .arg(&out)
-            .arg(&n64)
-            .arg(&self.p)
-            .arg(&lo)
-            .arg(&hi)
-            .arg(&offset)
-            .arg(&layer);
-        // SAFETY: `input` and `out` hold `n` elements of the plan's dtype on this stream.
-        unsafe { launch.launch(LaunchConfig::for_num_elems(n.div_ceil(4) as u32)) }
-            .map_err(launch_error)?;
-        Ok(())
+    ) -> ([u64; 3], SyncOnDrop<'a>) {
+        let (offset, guard) = self.offset.device_ptr(stream);
+        let p_layer = u64::from(self.p.to_bits()) | (layer as u64) << 32;
+        ([offset, self.seed, p_layer], guard)
     }
 }

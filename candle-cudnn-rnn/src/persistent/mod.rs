@@ -4,7 +4,7 @@
 //! Per layer: the input projection of all steps as one GEMM, then one persistent kernel for
 //! the recurrence (`forward`); backward, one persistent kernel for the recurrence backward
 //! through time, then the weight and input gradients as GEMMs (`backward`); inter-layer
-//! dropout with masks counted on the device (`masks`). It serves calls of a unidirectional
+//! dropout applied inside both recurrences, its masks counted on the device (`masks`). It serves calls of a unidirectional
 //! LSTM without projection or per-sample lengths, in bf16 or f16, whose hidden size and batch
 //! fit in shared memory ([`kernel::Plan::new`] says why not); every other call goes to cuDNN's
 //! standard algorithm over the same weights. Under [`RnnAlgo::Auto`] it serves the calls it

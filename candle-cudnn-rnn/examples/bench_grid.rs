@@ -92,17 +92,19 @@ fn time(
         dev.synchronize()?;
         t.push(start.elapsed().as_secs_f64());
     }
-    let sorted = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v
-    };
-    let (t, host) = (sorted(t), sorted(host));
+    Ok(summary(t, host))
+}
+
+/// The timing of the runs' times `t`, and the median of their host times `host`.
+fn summary(mut t: Vec<f64>, mut host: Vec<f64>) -> (Timing, f64) {
+    t.sort_by(f64::total_cmp);
+    host.sort_by(f64::total_cmp);
     let timing = Timing {
         median: t[t.len() / 2],
         min: t[0],
         max: t[t.len() - 1],
     };
-    Ok((timing, host[host.len() / 2]))
+    (timing, host[host.len() / 2])
 }
 
 /// Replays of a captured graph between synchronizations (`--graph`).
@@ -154,19 +156,12 @@ fn time_graph(
     for _ in 0..warmup {
         round()?;
     }
-    let (mut t, mut host): (Vec<f64>, Vec<f64>) = (0..reps)
+    let (t, host): (Vec<f64>, Vec<f64>) = (0..reps)
         .map(|_| round())
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
-    t.sort_by(f64::total_cmp);
-    host.sort_by(f64::total_cmp);
-    let timing = Timing {
-        median: t[t.len() / 2],
-        min: t[0],
-        max: t[t.len() - 1],
-    };
-    Ok((timing, host[host.len() / 2]))
+    Ok(summary(t, host))
 }
 
 /// The benchmark's loss: the mean squared error over every output, its mean taken as a sum of

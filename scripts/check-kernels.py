@@ -110,13 +110,22 @@ def variants():
                         continue
                     yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
                            base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch)
+    # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
+    # layer's blocks, of the others'), PTB medium and small as the library plans them.
+    for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):
+        for bf16 in (1, 0):
+            dt = "bf16" if bf16 else "f16"
+            yield (f"wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_fwd",
+                   [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}", "-DCL=1",
+                    f"-DWAVE_LAYERS={layers}", f"-DUNITS0={u0}", f"-DUNITS1={u1}"], "compute_80")
 
 
 def main():
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = "\n".join(read(f) for f in ("common.cuh", "dropout.cu", "pad.cu"))
-    bodies = {"lstm_persistent_fwd": read("lstm_fwd.cu"), "lstm_persistent_bwd": read("lstm_bwd.cu")}
+    bodies = {"lstm_persistent_fwd": read("lstm_fwd.cu"), "lstm_persistent_bwd": read("lstm_bwd.cu"),
+              "lstm_wave_fwd": read("lstm_fwd.cu")}
     failed = 0
     for name, kernel, defines, arch in variants():
         ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)

@@ -3,8 +3,8 @@
 # (built with --old REV for the timings' baseline: a revision whose bench_grid has --loss,
 # --input-grad and --sink-overwrite, 7d19677 or later). Three modes, each inside a 10-minute
 # command:
-#   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the default clusters and with
-#          none.
+#   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the defaults, with no
+#          clusters, and layer by layer (no wavefront).
 #   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc):
 #          both recurrences timed and with per-phase clocks; PTB large bf16: graph = eager and
 #          resume = straight.
@@ -12,7 +12,10 @@
 #          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old and
 #          new, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16 steps old / new;
 #          the GEMM probe (DIR's, or built here against the cuBLAS wheel beside PyTorch).
-#   scripts/persistent-gpu.sh check|lab|time DIR OUT
+#   wave:  the forward's wavefront (CANDLE_RNN_PERSISTENT_WAVE=0 turns it off): the op
+#          [35, 20, 2 x H] graphed and PTB medium and small bf16 steps without and with it,
+#          alternating; PTB medium bf16 epochs with it: graph = eager, and beside those without.
+#   scripts/persistent-gpu.sh check|lab|time|wave DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=$1 D=$2 OUT=$3
@@ -26,13 +29,12 @@ check() {
   stamp "unit tests"
   timeout 150 "$D/ptb-lm-tests" > "$OUT/unit.log" 2>&1; echo "unit rc=$?"
   grep -E "test result|FAILED|panicked" "$OUT/unit.log" | head -5
-  for run in "default:" "cl1:1"; do
-    IFS=: read -r name cl <<< "$run"
+  for run in "default:" "cl1:CANDLE_RNN_PERSISTENT_CLUSTER=1" "layers:CANDLE_RNN_PERSISTENT_WAVE=0"; do
+    IFS=: read -r name setting <<< "$run"
     stamp "gpu_check --persistent, $name"
     L=$OUT/persistent_$name.log
-    # An empty CANDLE_RNN_PERSISTENT_CLUSTER would mean clusters of 1: set it only when given.
     local env=()
-    [ -n "$cl" ] && env+=(CANDLE_RNN_PERSISTENT_CLUSTER="$cl")
+    [ -n "$setting" ] && env+=("$setting")
     env "${env[@]}" timeout 200 "$D/gpu_check" --persistent > "$L" 2>&1
     echo "$name rc=$? ok $(grep -c '| ok |' "$L") failed $(grep -c '| FAIL' "$L")"
     grep -E "\| FAIL|panick|^Error" "$L" | head -5 | cut -c1-300
@@ -121,9 +123,46 @@ timing() {
   stamp "done"
 }
 
+wave() {
+  stamp "the op without and with the wavefront (train us/example, fwd us/example, host)"
+  local U="--loss sum --input-grad --sink-overwrite --graph"
+  for h in 650 200; do
+    for r in 1 2; do
+      for w in 0 1; do
+        echo -n "op H$h wave=$w.$r: "
+        CANDLE_RNN_PERSISTENT_WAVE=$w "$D/bench_grid" --no-loop --mode lstm --shape 2,20,35,$h --reps 30 \
+          --warmup 10 --variants op-bf16-persistent $U --json "$OUT/op_h${h}_w${w}_$r.json" 2>&1 | tail -n 1 | cut -d'|' -f8-
+      done
+    done
+  done
+  stamp "PTB bf16 steps without and with the wavefront"
+  for cfg in medium small; do
+    for r in 1 2; do
+      for w in 0 1; do
+        echo -n "$cfg wave=$w.$r: "
+        CANDLE_RNN_PERSISTENT_WAVE=$w timeout 60 "$D/ptb-lm" bench --config $cfg --precision bf16 --batches 100 \
+          --warmup 20 --data data/ptb --json "$OUT/step_${cfg}_w${w}_$r.json" 2>&1 | grep -v '^{' | tail -n 1
+      done
+    done
+  done
+  stamp "PTB medium bf16 epochs: wavefront graph = eager; without it"
+  local P=$D/ptb-lm A="--config medium --precision bf16 --max-batches 100 --data data/ptb --epochs 2 --max-epoch 1"
+  line() { grep -h "^Epoch" "$@" | sed 's/ wps: [0-9]*//'; }
+  CANDLE_RNN_PERSISTENT_WAVE=1 timeout 90 $P train $A --out /tmp/WG > "$OUT/medium-wave-g.log" 2>&1
+  CANDLE_RNN_PERSISTENT_WAVE=1 timeout 90 $P train $A --out /tmp/WE --no-cuda-graph > "$OUT/medium-wave-e.log" 2>&1
+  timeout 90 $P train $A --out /tmp/NG > "$OUT/medium-g.log" 2>&1
+  line "$OUT/medium-wave-g.log" > /tmp/g; line "$OUT/medium-wave-e.log" > /tmp/e; cat /tmp/g
+  [ -s /tmp/g ] || echo "NO EPOCH LINES"
+  cmp -s /tmp/g /tmp/e && echo "graph = eager" || { echo "graph/eager DIFFER"; cat /tmp/e; }
+  echo "without the wavefront:"; line "$OUT/medium-g.log"
+  (cd "$OUT" && tar -czf timings-json.tgz ./*.json && rm ./*.json)
+  stamp "done"
+}
+
 case $mode in
   check) check ;;
   lab) lab ;;
   time) timing ;;
-  *) echo "usage: $0 check|lab|time DIR OUT" >&2; exit 2 ;;
+  wave) wave ;;
+  *) echo "usage: $0 check|lab|time|wave DIR OUT" >&2; exit 2 ;;
 esac

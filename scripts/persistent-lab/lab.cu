@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     float* pristine = nullptr;
     float* xg = nullptr;
 #else
-    smem = (size_t)ROWS * PITCH * 2 + PART_BYTES + (size_t)KG * GROUP_BYTES;
+    smem = FwdTile<UNITS, KSTEPS>::SMEM;
     std::vector<float> x = floats((size_t)T * B * 4 * H, -1, 1);
     float* pristine = upload(x);
     float* xg = upload(x);
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
 #ifdef LAB_BWD
     printf(" NBUF=%d CH=%d (backward)\n", NBUF, CH);
 #else
-    printf(" PARTS=%d (forward)\n", PARTS);
+    printf(" PARTS=%d (forward)\n", FwdTile<UNITS, KSTEPS>::NPARTS);
 #endif
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));

@@ -2,7 +2,8 @@
 //! on the same rounded inputs, with cuDNN's standard algorithm's errors beside them, on fresh
 //! random inputs and shapes that exercise the kernels' edges (batch 1, batches that do not
 //! fill a tensor-core tile, hidden sizes that do not fill a block or a K step, several layers,
-//! PTB large): in inference mode the outputs and final states; in training mode those and the
+//! PTB large and medium): in inference mode the outputs and final states; in training mode
+//! those and the
 //! gradients of the input, the weights (the biases' also alone) and the initial state, and
 //! with the input untracked (the kernels then skip its gradient) the others. A row passes only
 //! if the persistent kernels themselves served the call. `RnnAlgo::Auto`, which measures the kernels
@@ -82,6 +83,10 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
         (1, 32, 50, 256, 512),
         (3, 32, 30, 512, 1024),
         (2, 20, 35, 1500, 1500),
+        // PTB medium's and a three-layer stack: small enough for the forward's wavefront
+        // (layer by layer with `CANDLE_RNN_PERSISTENT_WAVE=0`).
+        (2, 20, 35, 650, 650),
+        (3, 20, 35, 200, 200),
     ];
     let mut rows = Vec::new();
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {

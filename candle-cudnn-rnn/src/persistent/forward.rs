@@ -6,6 +6,7 @@ use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::Masks;
 use super::padded::{needs_padding, pad_input, padded, PaddedInput, RowKernels};
+use super::wave::{Wave, WaveArgs};
 use super::Elem;
 use crate::backend::{view, Operand};
 use crate::call::Call;
@@ -110,10 +111,16 @@ pub(super) fn forward<T: Elem>(
         .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
         .collect::<Result<Vec<_>>>()?;
     let counter = stream.alloc_zeros::<u32>(1)?;
+    // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
+    let wave = Wave::new(&dev, &plan, layers);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
     // padding stays zero.
-    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.kpad())?;
-    let f = plan.kernel(&dev, Pass::Forward)?;
+    let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
+    let mut exchange = stream.alloc_zeros::<T>(2 * batch * cols)?;
+    let f = match wave {
+        Some(w) => w.kernel(&dev, &plan)?,
+        None => plan.kernel(&dev, Pass::Forward)?,
+    };
     let rows = RowKernels {
         dev: &dev,
         stream: &stream,
@@ -135,17 +142,22 @@ pub(super) fn forward<T: Elem>(
         let h_prev_ptrs = addresses(&mut h_prev, &stream);
         let pick = |v: &Vec<(u64, _)>, i: usize| v[if train { i } else { 0 }].0;
         let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
+        let input_of = |layer: usize| match (layer, dropped_ptrs.get(layer.wrapping_sub(1))) {
+            (0, _) => x_ptr,
+            (_, Some(d)) => d.0,
+            _ => pick(&below_ptrs, layer - 1),
+        };
+        let mut wave_args = WaveArgs::default();
+        let mut drop_guards = Vec::new();
         for layer in 0..layers {
             let b = dims.block(layer, 0);
-            let input = match (layer, dropped_ptrs.get(layer.wrapping_sub(1))) {
-                (0, _) => x_ptr,
-                (_, Some(d)) => d.0,
-                _ => pick(&below_ptrs, layer - 1),
-            };
-            let y = if layer + 1 == layers {
-                out_ptr
-            } else {
-                pick(&below_ptrs, layer)
+            let input = input_of(layer);
+            // In inference the wavefront's layers below the top pass their outputs on through
+            // the exchange buffer only (they would share the one `below` buffer at once).
+            let y = match (layer + 1 == layers, wave.is_some() && !train) {
+                (true, _) => out_ptr,
+                (false, true) => 0,
+                (false, false) => pick(&below_ptrs, layer),
             };
             let xg = pick(&gate_ptrs, layer);
             let at = |o: usize| w_ptr + o as u64 * elem;
@@ -164,7 +176,11 @@ pub(super) fn forward<T: Elem>(
                     )
                 }
             };
-            if needs_padding(b.in_size) {
+            if wave.is_some() && layer > 0 {
+                // Its input's product is made in the recurrence; the backward's padded
+                // operands come after the launch.
+                padded.push(None);
+            } else if needs_padding(b.in_size) {
                 let sizes = (steps, 4 * hidden, b.in_size);
                 let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
                 {
@@ -178,17 +194,18 @@ pub(super) fn forward<T: Elem>(
                 padded.push(None);
             }
             let opt = |o: Option<usize>| o.map_or(0, at);
-            let (drop, _dg) = match &masks {
+            let drop = match &masks {
                 Some(m) => {
                     let (a, g) = m.kernel_args(&stream, layer);
-                    (a, Some(g))
+                    drop_guards.push(g);
+                    a
                 }
-                None => ([0; 3], None),
+                None => [0; 3],
             };
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
-            reset_barrier(&stream, counter_ptr)?;
             let args = [
+                at(b.w_ih),
                 at(b.w_hh),
                 xg,
                 opt(b.b_ih),
@@ -198,7 +215,6 @@ pub(super) fn forward<T: Elem>(
                 y,
                 packed(0, layer),
                 packed(1, layer),
-                hx,
                 cell_ptrs.get(layer).map_or(0, |p| p.0),
                 h_prev_ptrs.get(layer).map_or(0, |p| p.0),
                 // With dropout after this layer, the kernel also writes y through the mask,
@@ -207,9 +223,33 @@ pub(super) fn forward<T: Elem>(
                 drop[0],
                 drop[1],
                 drop[2],
-                counter_ptr,
             ];
-            cooperative(&stream, &f, &plan, Pass::Forward, &args, seq)?;
+            if wave.is_some() {
+                wave_args.layers[layer] = args;
+                continue;
+            }
+            // `lstm_persistent_fwd`'s arguments: `args` without W_ih, the exchange buffer
+            // after the final state, the counter last.
+            let mut ptrs = args[1..].to_vec();
+            ptrs.insert(9, hx);
+            ptrs.push(counter_ptr);
+            reset_barrier(&stream, counter_ptr)?;
+            cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;
+        }
+        if let Some(w) = wave {
+            wave_args.exchange = hx;
+            reset_barrier(&stream, counter_ptr)?;
+            w.launch((&stream, &f, &plan), &wave_args, counter_ptr, seq)?;
+            // The upper layers' operands in padded rows for the backward's GEMMs, as the
+            // layer-by-layer forward makes them for its input projections.
+            for (layer, p) in padded.iter_mut().enumerate().skip(1) {
+                let b = dims.block(layer, 0);
+                if train && needs_padding(b.in_size) {
+                    let sizes = (steps, 4 * hidden, b.in_size);
+                    let w_ih = w_ptr + b.w_ih as u64 * elem;
+                    *p = Some(pad_input::<T>(&rows, (input_of(layer), w_ih), sizes)?);
+                }
+            }
         }
     }
     let reserve = train.then_some(Reserve {

@@ -33,7 +33,7 @@ impl Pass {
 }
 
 /// Warps per block: each takes an eighth of the recurrent product's K dimension.
-const WARPS: usize = 8;
+pub(super) const WARPS: usize = 8;
 
 /// Batches above this would need more accumulator registers than a thread has.
 pub(crate) const MAX_BATCH: usize = 32;
@@ -101,6 +101,31 @@ const MAX_BUFFERS: usize = 8;
 /// with it): a third buffer that took PTB large's backward from 208.6 to 226.5 KB ran 233
 /// against 226 us a layer on the H100.
 const L1_RESERVE: usize = 16 * 1024;
+
+/// Shared memory of a forward block of `units` units whose input rows are `steps` K steps long,
+/// in clusters of `cluster` blocks, as `lstm_fwd.cu`'s `FwdTile` lays it out: the weight tile
+/// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
+/// and each K group's stage of its input rows (or its sums).
+pub(super) fn forward_smem((units, steps): (usize, usize), cluster: usize, batch: usize) -> usize {
+    let npad = batch.div_ceil(8) * 8;
+    let rows = 4 * units * cluster;
+    let steps = steps.div_ceil(cluster);
+    let row_groups = match (cluster, rows / 16) {
+        (1, _) => 1,
+        (_, mt) if mt >= 4 => 4,
+        (_, mt) if mt >= 2 => 2,
+        _ => 1,
+    };
+    let k_groups = WARPS / row_groups;
+    let kw = steps.div_ceil(k_groups) * 16;
+    let stage = npad * (kw + 8) * 2;
+    let sums = npad * (rows + 4) * 4;
+    let part = match cluster {
+        1 => 0,
+        _ => (batch * (rows + 4) * 4).next_multiple_of(16),
+    };
+    rows * (steps * 16 + 8) * 2 + part + k_groups * stage.max(sums).next_multiple_of(16)
+}
 
 impl Plan {
     /// The plan for `(hidden, batch, dtype)` on `dev` (with room for the backward when
@@ -265,30 +290,11 @@ impl Plan {
 
     /// Shared memory per block, as `lstm_fwd.cu` and `lstm_bwd.cu` lay it out.
     pub fn smem_bytes(&self, pass: Pass) -> usize {
-        let npad = self.batch.div_ceil(8) * 8;
         let cluster = self.cluster(pass);
         match pass {
             Pass::Forward => {
-                // The weight tile (the cluster's gate rows, the block's columns), the block's
-                // partial sums (with clusters), and each K group's stage of h (or its sums),
-                // with `lstm_fwd.cu`'s warp groups.
-                let rows = 4 * self.units[pass as usize] * cluster;
-                let steps = (self.kpad() / 16).div_ceil(cluster);
-                let row_groups = match (cluster, rows / 16) {
-                    (1, _) => 1,
-                    (_, mt) if mt >= 4 => 4,
-                    (_, mt) if mt >= 2 => 2,
-                    _ => 1,
-                };
-                let k_groups = WARPS / row_groups;
-                let kw = steps.div_ceil(k_groups) * 16;
-                let stage = npad * (kw + 8) * 2;
-                let sums = npad * (rows + 4) * 4;
-                let part = match cluster {
-                    1 => 0,
-                    _ => (self.batch * (rows + 4) * 4).next_multiple_of(16),
-                };
-                rows * (steps * 16 + 8) * 2 + part + k_groups * stage.max(sums).next_multiple_of(16)
+                let steps = self.kpad() / 16;
+                forward_smem((self.units[pass as usize], steps), cluster, self.batch)
             }
             Pass::Backward => {
                 // The transposed weight columns of the cluster's units and the block's gate
@@ -338,36 +344,65 @@ impl Plan {
     /// The recurrence of `pass` for this plan on `dev`, compiled on first use.
     pub fn kernel(&self, dev: &CudaDevice, pass: Pass) -> Result<CudaFunction> {
         let f = self.function(dev, pass, pass.name())?;
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            self.smem_bytes(pass) as i32,
-        )
-        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))?;
+        allow_smem(&f, self.smem_bytes(pass))?;
         Ok(f)
     }
 
     /// Kernel `name` of the module of `pass` (each also holds the dropout and row-copy kernels).
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
+        let module = Module {
+            name: self.module_name(pass),
+            pass,
+            defines: self.defines(pass),
+            clusters: self.cluster(pass) > 1,
+        };
+        module.function(dev, name)
+    }
+}
+
+/// Lets `f` take `bytes` of dynamic shared memory.
+pub(super) fn allow_smem(f: &CudaFunction, bytes: usize) -> Result<()> {
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        bytes as i32,
+    )
+    .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))
+}
+
+/// A module of kernels: the recurrence of `pass` with `defines` (and the dropout and row-copy
+/// kernels), `name` unique per source and defines.
+pub(super) struct Module {
+    pub name: String,
+    pub pass: Pass,
+    pub defines: Vec<String>,
+    /// Whether its kernels run in thread-block clusters (sm_90).
+    pub clusters: bool,
+}
+
+impl Module {
+    /// Kernel `name` of the module on `dev`, compiled with NVRTC on first use.
+    pub fn function(&self, dev: &CudaDevice, name: &str) -> Result<CudaFunction> {
         type Compiled = std::result::Result<String, String>;
-        static PTX: OnceLock<Mutex<HashMap<(Plan, Pass), Compiled>>> = OnceLock::new();
+        static PTX: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
         let ptx = {
             let mut cache = PTX
                 .get_or_init(Default::default)
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             cache
-                .entry((*self, pass))
+                .entry(self.name.clone())
                 .or_insert_with(|| {
+                    let arch = if self.clusters {
+                        "compute_90"
+                    } else {
+                        "compute_80"
+                    };
                     let opts = CompileOptions {
-                        arch: Some(if self.cluster(pass) > 1 {
-                            "compute_90"
-                        } else {
-                            "compute_80"
-                        }),
-                        options: self.defines(pass),
+                        arch: Some(arch),
+                        options: self.defines.clone(),
                         ..Default::default()
                     };
-                    let body = match pass {
+                    let body = match self.pass {
                         Pass::Forward => LSTM_FWD,
                         Pass::Backward => LSTM_BWD,
                     };
@@ -378,10 +413,11 @@ impl Plan {
                 .clone()
         };
         let ptx = ptx.map_err(|e| {
+            let pass = self.pass;
             candle_core::Error::Msg(format!("rnn: persistent LSTM {pass:?} kernel (NVRTC): {e}"))
         })?;
         Ok(dev
-            .get_or_load_custom_func(name, &self.module_name(pass), &ptx)?
+            .get_or_load_custom_func(name, &self.name, &ptx)?
             .into_cuda_function())
     }
 }

@@ -23,87 +23,415 @@
 // the cell states go to `save`, f32 [T, B, H], for the backward pass. With `yp` non-null
 // (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
 // GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
+//
+// With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `lstm_wave_fwd` instead: every
+// layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
+// each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
+// layer's W_ih beside its W_hh, so that an upper block multiplies [its input at t, h_{t-1}]
+// (2 * KPAD columns) and no input projection is needed. At wave step s layer l does its step
+// s - l, so one grid barrier per wave step serves every layer: seq + L - 1 steps against
+// seq * L layer by layer. The exchange rows hold every layer's h and, below the top, its
+// output through dropout (the next layer's input): [h_0 | d_0 | h_1 | d_1 | .. | h_{L-1}], KPAD
+// columns each; what wave step s writes goes to slot s & 1, read at wave step s + 1.
 
-#define CU (CL * UNITS)
-#define ROWS (4 * CU)
-#define MT (ROWS / 16)
 #define NT ((BATCH + 7) / 8)
 #define NPAD (NT * 8)
 #define KSTEPS ((HID + 15) / 16)
 #define KPAD (KSTEPS * 16)
-// The block's K steps, and its first column.
-#define KSB ((KSTEPS + CL - 1) / CL)
-// Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each).
-#define MG ((CL == 1) ? 1 : ((MT >= 4) ? 4 : ((MT >= 2) ? 2 : 1)))
-// WREG (1 by default when a warp's tiles take at most 160 registers per thread): each warp
-// keeps its tiles of W_hh in registers for the whole sequence instead of reading them from
-// shared memory at every step (PTB large's forward: 197 against 206 us a layer; its 144
-// registers of tiles leave the kernel at 224 registers, no spills).
-#ifndef WREG
-#define WREG (KPG * MPW * 4 <= 160)
-#endif
-#define KG (NWARPS / MG)
-#define MPW ((MT + MG - 1) / MG)
-#define KPG ((KSB + KG - 1) / KG)
-// Row pitch of the weight tile, in elements: an odd number of 16-byte chunks, so that the
-// eight row addresses of an ldmatrix fall in different banks.
-#define PITCH (KSB * 16 + 8)
 #define THREADS (NWARPS * 32)
-#define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
-#define RPITCH (ROWS + 4)
-// A K group's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
-// chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows of
-// RPITCH floats, reuse the same bytes.
-#define KW (KPG * 16)
-// The parts of a K group's columns that are copied and multiplied in turn, PKS K steps each:
-// the products of the parts that have landed overlap the copies of the rest (in PTB large's
-// forward, 6 parts of 2 K steps took 210 us a layer against 248 us copying all first; -DPARTS
-// overrides).
-#ifndef PARTS
-#define PARTS (KPG < 6 ? KPG : 6)
-#endif
-#define PKS ((KPG + PARTS - 1) / PARTS)
-#define HSP (KW + 8)
-#define STAGE_BYTES (NPAD * HSP * 2)
-#define RED_BYTES (NPAD * RPITCH * 4)
-#define GROUP_BYTES ((((STAGE_BYTES > RED_BYTES) ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16)
-// The cluster's partial products of this block's units' gate rows, [CL][BATCH][4 * UNITS]
-// f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
-#define PART_BYTES ((CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0)
-// The exchange buffer's slot of step t: two taken in turn.
-#define XSLOT(t) ((size_t)((t) & 1) * BATCH * KPAD)
 // `yp`'s row pitch: HID in whole 16-byte rows, as padded.rs pads the GEMMs' operands.
 #define LDP ((HID + 7) / 8 * 8)
+// The exchange buffer's rows (see above), and its slot of wave step s: two taken in turn.
+#ifdef WAVE_LAYERS
+#define XP ((2 * WAVE_LAYERS - 1) * KPAD)
+#else
+#define XP KPAD
+#endif
+#define XSLOT(s) ((size_t)((s) & 1) * BATCH * XP)
+
+// The tile of a block of UNITS_ units whose input rows (h_{t-1}, or an upper wavefront
+// layer's [input, h_{t-1}]) are KS_ K steps long, and how its warps and shared memory split it.
+template <int UB_, int KS_>
+struct FwdTile {
+    static constexpr int UB = UB_, KS = KS_, KIN = KS * 16;
+    static constexpr int CU = CL * UB, ROWS = 4 * CU, MT = ROWS / 16;
+    // The block's K steps (its first column: rank * KSB * 16).
+    static constexpr int KSB = (KS + CL - 1) / CL;
+    // Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each).
+    static constexpr int MG = (CL == 1) ? 1 : ((MT >= 4) ? 4 : ((MT >= 2) ? 2 : 1));
+    static constexpr int KG = NWARPS / MG;
+    static constexpr int MPW = (MT + MG - 1) / MG;
+    static constexpr int KPG = (KSB + KG - 1) / KG;
+    // IN_REGS (-DWREG overrides; by default when a warp's tiles take at most 160 registers per
+    // thread): each warp keeps its tiles of the weights in registers for the whole sequence
+    // instead of reading them from shared memory at every step (PTB large's forward: 197
+    // against 206 us a layer; its 144 registers of tiles leave the kernel at 224 registers, no
+    // spills).
+#ifdef WREG
+    static constexpr bool IN_REGS = WREG;
+#else
+    static constexpr bool IN_REGS = KPG * MPW * 4 <= 160;
+#endif
+    // Row pitch of the weight tile, in elements: an odd number of 16-byte chunks, so that the
+    // eight row addresses of an ldmatrix fall in different banks.
+    static constexpr int PITCH = KSB * 16 + 8;
+    static constexpr int ITEMS = (UB * BATCH + THREADS - 1) / THREADS;
+    static constexpr int RPITCH = ROWS + 4;
+    // A K group's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
+    // chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows
+    // of RPITCH floats, reuse the same bytes.
+    static constexpr int KW = KPG * 16, HSP = KW + 8;
+    // The parts of a K group's columns that are copied and multiplied in turn, PKS K steps
+    // each: the products of the parts that have landed overlap the copies of the rest (in PTB
+    // large's forward, 6 parts of 2 K steps took 210 us a layer against 248 us copying all
+    // first; -DPARTS overrides).
+#ifdef PARTS
+    static constexpr int NPARTS = PARTS;
+#else
+    static constexpr int NPARTS = KPG < 6 ? KPG : 6;
+#endif
+    static constexpr int PKS = (KPG + NPARTS - 1) / NPARTS;
+    static constexpr int STAGE_BYTES = NPAD * HSP * 2, RED_BYTES = NPAD * RPITCH * 4;
+    static constexpr int GROUP_BYTES =
+        ((STAGE_BYTES > RED_BYTES ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16;
+    // The cluster's partial products of this block's units' gate rows, [CL][BATCH][4 * UB]
+    // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
+    static constexpr int PART_BYTES = (CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0;
+    // Shared memory per block (kernel.rs's `forward_smem` says the same).
+    static constexpr int SMEM = ROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
+};
+
+// One layer's buffers (see above; the wavefront's upper layers also read `w_ih`, and their
+// `xg` is only written, in training). Null `y`: the output is not kept.
+struct LayerArgs {
+    const u16* w_ih;                        // [4H, H] (upper wavefront layers)
+    const u16* w_hh;                        // [4H, H]
+    float* xg;                              // [T, B, 4H]
+    const u16* b_ih;                        // [4H] or null
+    const u16* b_hh;                        // [4H] or null
+    const u16* h0;                          // [B, H] or null (zeros)
+    const u16* c0;                          // [B, H] or null (zeros)
+    u16* y;                                 // [T, B, H] or null
+    u16* h_n;                               // [B, H]
+    u16* c_n;                               // [B, H]
+    float* save;                            // [T, B, H] cell states, or null
+    u16* yp;                                // [T + 1, B, LDP], zeroed, or null
+    u16* dropped;                           // [T, B, H], or null (no dropout after)
+    const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
+    unsigned long long drop_seed, drop_p_layer;
+};
 
 // The warps of K group `kg` wait for each other (with one warp per group: the warp).
+template <int MG>
 __device__ __forceinline__ void group_sync(int kg) {
-#if MG == 1
-    __syncwarp();
-#else
-    asm volatile("bar.sync %0, %1;" ::"r"(1 + kg), "r"(MG * 32) : "memory");
-#endif
-}
-
-// Item `it`'s outputs that no other block reads during the launch: y (and its padded copy, and
-// with dropout after the layer, y through the mask in `dropped`), and in training the gate
-// activations (over the step's input projection in `xg`) and the cell state.
-__device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const float (*gate)[4],
-                                              const float* c, u16* y, u16* yp, float* xg,
-                                              float* save, int u0, u16* dropped,
-                                              const Dropout& drop) {
-    int idx = threadIdx.x + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-    size_t row = (size_t)t * BATCH + n;
-    y[row * HID + u] = hb[it];
-    if (yp) yp[(row + BATCH) * LDP + u] = hb[it];
-    if (dropped) dropped[row * HID + u] = dropout_apply(drop, row * HID + u, hb[it]);
-    if (save) {
-        float* a = xg + row * 4 * HID + u;
-#pragma unroll
-        for (int g = 0; g < 4; ++g) a[g * HID] = gate[it][g];
-        save[row * HID + u] = c[it];
+    if constexpr (MG == 1) {
+        __syncwarp();
+    } else {
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + kg), "r"(MG * 32) : "memory");
     }
 }
 
+// Item `it`'s outputs that no other block reads during the launch: y (and its padded copy, and
+// with dropout after the layer, y through the mask in `dropped`: `hd` when the step already
+// made it), and in training the gate activations (over the step's input projection in `xg`)
+// and the cell state.
+template <int UB, int ITEMS>
+__device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const u16* hd,
+                                              const float (*gate)[4], const float* c,
+                                              const LayerArgs& a, int u0, const Dropout& drop) {
+    int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+    size_t row = (size_t)t * BATCH + n;
+    if (a.y) a.y[row * HID + u] = hb[it];
+    if (a.yp) a.yp[(row + BATCH) * LDP + u] = hb[it];
+    if (a.dropped) a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, row * HID + u, hb[it]);
+    if (a.save) {
+        float* g4 = a.xg + row * 4 * HID + u;
+#pragma unroll
+        for (int g = 0; g < 4; ++g) g4[g * HID] = gate[it][g];
+        a.save[row * HID + u] = c[it];
+    }
+}
+
+// Layer `layer`'s recurrence on block `bl` of its blocks, over `waves` grid-wide steps of which
+// it takes seq, from wave step `layer` (UPPER: an upper layer of the wavefront, whose tile
+// holds W_ih beside W_hh and whose input comes through the exchange buffer).
+template <int UB, int KS, bool UPPER>
+__device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int layer, int bl,
+                                           u32* counter, int seq, int waves) {
+    using P = FwdTile<UB, KS>;
+    constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, KSB = P::KSB, MG = P::MG, KG = P::KG;
+    constexpr int MPW = P::MPW, KPG = P::KPG, PITCH = P::PITCH, ITEMS = P::ITEMS;
+    constexpr int RPITCH = P::RPITCH, KW = P::KW, HSP = P::HSP, NPARTS = P::NPARTS;
+    constexpr int PKS = P::PKS, GROUP_BYTES = P::GROUP_BYTES, PART_BYTES = P::PART_BYTES;
+    extern __shared__ __align__(16) unsigned char smem[];
+    u16* w = (u16*)smem;                               // [ROWS][PITCH]
+    const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int mg = warp % MG, kg = warp / MG;
+    unsigned char* group_region = smem + ROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
+    u16* hs = (u16*)group_region;                      // [NPAD][HSP], this group's stage
+    float* red = (float*)(smem + ROWS * PITCH * 2 + PART_BYTES);  // group q's at q * GROUP_BYTES
+#if CL > 1
+    float* part = (float*)(smem + ROWS * PITCH * 2);
+#endif
+    const u32 rank = cluster_rank();
+    const int u0 = bl * UB, cu0 = (bl / CL) * CU;
+    const int kb0 = rank * KSB * 16;  // the block's first column of its input rows
+    // The layer's columns of the exchange rows: where its input rows start, where it writes
+    // h_t, and (when a layer above reads it from there) its output through dropout.
+    const int x_in = UPPER ? (2 * layer - 1) * KPAD : 0, x_h = 2 * layer * KPAD;
+    const bool feeds = x_h + KPAD < XP;
+
+    // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0.. of W_hh (of an upper
+    // layer: W_ih's in the first KPAD, then W_hh's); rows past H and columns past HID are zero.
+    // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even), consecutive threads
+    // along a row, FILL loads in flight per thread (one at a time, the fill took tens of
+    // microseconds of every launch).
+    {
+        constexpr int PAIRS = PITCH / 2, TOTAL = ROWS * PAIRS;
+        for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
+            u32 v[FILL];
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS, r = i / PAIRS, k = kb0 + 2 * (i % PAIRS);
+                int g = min(r / CU, 3), u = cu0 + r % CU;
+                const bool ih = UPPER && k < KPAD;
+                const int kk = (UPPER && !ih) ? k - KPAD : k;
+                const u16* m = ih ? a.w_ih : a.w_hh;
+                // Every load goes (clamped into the matrix), so that none waits behind a branch.
+                size_t at = (size_t)(g * HID + min(u, HID - 1)) * HID + min(kk, HID - 2);
+                u32 x = *(const u32*)(m + at);
+                v[j] = (i < TOTAL && u < HID && kk < HID) ? x : 0u;
+            }
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                if (i < TOTAL) ((u32*)(w + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+            }
+        }
+    }
+
+    // The warp's tiles of the weights, in registers for the whole sequence (IN_REGS).
+    u32 wa[P::IN_REGS ? KPG : 1][P::IN_REGS ? MPW : 1][4];
+    if constexpr (P::IN_REGS) {
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < KPG; ++j)
+#pragma unroll
+            for (int i = 0; i < MPW; ++i) {
+                int mt = mg * MPW + i;
+                int row = min(mt, MT - 1) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                ldsm_x4(wa[j][i], w + row * PITCH + (kg * KW + j * 16) + (lane >> 4) * 8);
+            }
+    }
+    float c[ITEMS], bias[ITEMS][4];
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+        bool live = idx < UB * BATCH && u < HID;
+        c[it] = (live && a.c0) ? to_f(a.c0[n * HID + u]) : 0.f;
+        if (live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
+        // An upper layer reads h_0 from the exchange slot of the wave step before its first
+        // (the buffer is zeroed before the launch, and no other layer writes these columns).
+        if (UPPER && live && a.h0) hx[XSLOT(layer - 1) + n * XP + x_h + u] = a.h0[n * HID + u];
+#pragma unroll
+        for (int g = 0; g < 4; ++g) {
+            float b = 0.f;
+            if (live && a.b_ih) b += to_f(a.b_ih[g * HID + u]);
+            if (live && a.b_hh) b += to_f(a.b_hh[g * HID + u]);
+            bias[it][g] = b;
+        }
+    }
+    __syncthreads();
+
+    for (int s = 0; s < waves; ++s) {
+        // The layer's step (every thread of the block agrees whether it has one).
+        const int t = s - layer;
+        const bool active = t >= 0 && t < seq;
+        float gate[ITEMS][4];
+        u16 hb[ITEMS], hd[ITEMS];
+        if (active) {
+            PHASE(0);
+            // This step's input projection (the lowest layer's), loaded now so its latency
+            // hides behind the products.
+            float xv[ITEMS][4];
+#pragma unroll
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+                bool live = !UPPER && idx < UB * BATCH && u < HID;
+#pragma unroll
+                for (int g = 0; g < 4; ++g)
+                    xv[it][g] = live ? a.xg[((size_t)t * BATCH + n) * 4 * HID + g * HID + u] : 0.f;
+            }
+
+            // The group's rows times the input rows: K group kg takes KPG of the block's K
+            // steps, from column kw0 of the block's (kb0 + kw0 of the row); its MG warps copy
+            // them together, in NPARTS parts of PKS K steps, and multiply each part as soon as
+            // it has landed (the copies wait on L2, which every block reads at once; the
+            // products of the parts that have landed overlap the copies of the rest).
+            const int kw0 = kg * KW, gl = mg * 32 + lane;
+            // The input rows in the exchange buffer, from the block's first column (the lowest
+            // layer's h_0 comes from `h0` instead).
+            const bool exchanged = UPPER || t > 0;
+            const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + x_in + kb0;
+            if (exchanged) {
+#pragma unroll
+                for (int p = 0; p < NPARTS; ++p) {
+                    // The part's 16-byte pieces per row, and its first column.
+                    const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
+                    for (int q = gl; q < BATCH * pieces; q += MG * 32) {
+                        int n = q / pieces, j = col + (q % pieces) * 8;
+                        if (kb0 + kw0 + j < P::KIN) cp_async16(hs + n * HSP + j, src + n * XP + kw0 + j);
+                    }
+                    cp_async_commit();
+                }
+            } else {
+                // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
+                for (int q = gl; q < BATCH * (KW / 2); q += MG * 32) {
+                    int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
+                    u32 v = (a.h0 && k < HID) ? *(const u32*)(a.h0 + n * HID + k) : 0u;
+                    *(u32*)(hs + n * HSP + j) = v;
+                }
+            }
+            float acc[MPW][NT][4];
+#pragma unroll
+            for (int i = 0; i < MPW; ++i)
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
+#pragma unroll
+            for (int p = 0; p < NPARTS; ++p) {
+                // Part p has landed (for every warp of the group) once at most NPARTS - 1 - p
+                // of this thread's groups of copies are pending.
+                if (exchanged) cp_async_wait_upto(NPARTS - 1 - p);
+                group_sync<MG>(kg);
+                if (p == 0) PHASE(1);
+#pragma unroll
+                for (int j = p * PKS; j < min(KPG, (p + 1) * PKS); ++j) {
+                    int ks = rank * KSB + kg * KPG + j;  // K step of the input rows
+                    if (kg * KPG + j < KSB && ks < KS) {
+                        u32 b[NT][2];
+#pragma unroll
+                        for (int nt = 0; nt < NT; ++nt)
+                            ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                        for (int i = 0; i < MPW; ++i) {
+                            int mt = mg * MPW + i;
+                            if (mt < MT) {
+                                if constexpr (P::IN_REGS) {
+#pragma unroll
+                                    for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wa[j][i], b[nt]);
+                                } else {
+                                    u32 wt[4];
+                                    int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                                    ldsm_x4(wt, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
+#pragma unroll
+                                    for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wt, b[nt]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            PHASE(2);
+            // The stage is read (by every warp of the group); the group's partial sums take its
+            // place, each warp writing its rows.
+            group_sync<MG>(kg);
+            float* rw = (float*)group_region;
+#pragma unroll
+            for (int i = 0; i < MPW; ++i) {
+                int mt = mg * MPW + i;
+                if (mt < MT)
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) {
+                        int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
+                        rw[n * RPITCH + r] = acc[i][nt][0];
+                        rw[(n + 1) * RPITCH + r] = acc[i][nt][1];
+                        rw[n * RPITCH + r + 8] = acc[i][nt][2];
+                        rw[(n + 1) * RPITCH + r + 8] = acc[i][nt][3];
+                    }
+            }
+            __syncthreads();
+            PHASE(3);
+#if CL > 1
+            // The block's partial products of the cluster's rows, stored into the shared memory
+            // of the block that owns each row's unit, in this block's slot (remote stores need
+            // no round trip, unlike remote loads).
+            for (int i = tid; i < BATCH * ROWS; i += THREADS) {
+                int n = i / ROWS, r = i % ROWS;
+                float sum = 0.f;
+                for (int q = 0; q < KG; ++q) sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
+                int g = r / CU, cu = r % CU;
+                st_cluster(part + (rank * BATCH + n) * 4 * UB + g * UB + cu % UB, cu / UB, sum);
+            }
+            cluster_sync();
+#endif
+
+            // Gate math for the block's (unit, sample) pairs; the cell state stays in registers.
+#pragma unroll
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, n = idx / UB;
+                if (idx < UB * BATCH && u < HID) {
+                    float pre[4];
+#pragma unroll
+                    for (int g = 0; g < 4; ++g) {
+                        float sum = bias[it][g] + xv[it][g];
+#if CL > 1
+                        for (int q = 0; q < CL; ++q)
+                            sum += part[(q * BATCH + n) * 4 * UB + g * UB + ul];
+#else
+                        for (int q = 0; q < KG; ++q)
+                            sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UB + ul];
+#endif
+                        pre[g] = sum;
+                    }
+                    gate[it][0] = sigmoid(pre[0]);
+                    gate[it][1] = sigmoid(pre[1]);
+                    gate[it][2] = gate_tanh(pre[2]);
+                    gate[it][3] = sigmoid(pre[3]);
+                    c[it] = gate[it][1] * c[it] + gate[it][0] * gate[it][2];
+                    hb[it] = from_f(gate[it][3] * gate_tanh(c[it]));
+                    u16* row = hx + XSLOT(s) + n * XP;
+                    row[x_h + u] = hb[it];
+                    // The layer above reads this step's output, through dropout, next wave step.
+                    if (feeds) {
+                        size_t i = ((size_t)t * BATCH + n) * HID + u;
+                        hd[it] = a.dropped ? dropout_apply(drop, i, hb[it]) : hb[it];
+                        row[x_h + KPAD + u] = hd[it];
+                    }
+                    if (t == seq - 1) {
+                        a.h_n[n * HID + u] = hb[it];
+                        a.c_n[n * HID + u] = from_f(c[it]);
+                    }
+                }
+            }
+            PHASE(4);
+        }
+        // The barrier's release waits only for the stores above (h_t, which other blocks read):
+        // the block's arrival comes first, then its outputs (read after the launch), then the
+        // wait (205.7 against 209.3 us a layer for PTB large). A block writes into its cluster's
+        // `part`s again only after the next barrier, which every block reaches after reading
+        // its own.
+        if (s + 1 < waves) grid_arrive(counter);
+        if (active) {
+#pragma unroll
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, u = u0 + idx % UB;
+                if (idx < UB * BATCH && u < HID)
+                    store_outputs<UB, ITEMS>(it, t, hb, feeds ? hd : nullptr, gate, c, a, u0, drop);
+            }
+        }
+        if (s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
+    }
+#if CL > 1
+    // No block may leave while another of its cluster may still write into its `part`.
+    cluster_sync();
+#endif
+}
+
+#ifndef WAVE_LAYERS
+// One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                     float* xg,                      // [T, B, 4H]
@@ -120,241 +448,31 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     u32* counter, int seq) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    u16* w = (u16*)smem;                               // [ROWS][PITCH]
-    const Dropout drop = dropout_of(dropped ? drop_offset : nullptr, drop_seed, drop_p_layer);
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int mg = warp % MG, kg = warp / MG;
-    unsigned char* group_region = smem + ROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
-    u16* hs = (u16*)group_region;                      // [NPAD][HSP], this group's stage
-    float* red = (float*)(smem + ROWS * PITCH * 2 + PART_BYTES);  // group q's at q * GROUP_BYTES
-#if CL > 1
-    float* part = (float*)(smem + ROWS * PITCH * 2);
-#endif
-    const u32 rank = cluster_rank();
-    const int u0 = blockIdx.x * UNITS, cu0 = (blockIdx.x / CL) * CU;
-    const int kb0 = rank * KSB * 16;  // the block's first column of h
-
-    // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0..; rows past H and
-    // columns past HID are zero. Pairs of elements (rows start 4-byte aligned: HID and kb0 are
-    // even), consecutive threads along a row, FILL loads in flight per thread (one at a time,
-    // the fill took tens of microseconds of every launch).
-    {
-        constexpr int PAIRS = PITCH / 2, TOTAL = ROWS * PAIRS;
-        for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
-            u32 v[FILL];
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS, r = i / PAIRS, k = kb0 + 2 * (i % PAIRS);
-                int g = min(r / CU, 3), u = cu0 + r % CU;
-                // Every load goes (clamped into W_hh), so that none waits behind a branch.
-                size_t at = (size_t)(g * HID + min(u, HID - 1)) * HID + min(k, HID - 2);
-                u32 x = *(const u32*)(w_hh + at);
-                v[j] = (i < TOTAL && u < HID && k < HID) ? x : 0u;
-            }
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS;
-                if (i < TOTAL) ((u32*)(w + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
-            }
-        }
-    }
-
-#if WREG
-    // The warp's tiles of the weights, in registers for the whole sequence.
-    u32 wa[KPG][MPW][4];
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < KPG; ++j)
-#pragma unroll
-        for (int i = 0; i < MPW; ++i) {
-            int mt = mg * MPW + i;
-            int row = min(mt, MT - 1) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-            ldsm_x4(wa[j][i], w + row * PITCH + (kg * KW + j * 16) + (lane >> 4) * 8);
-        }
-#endif
-    float c[ITEMS], bias[ITEMS][4];
-#pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-        bool live = idx < UNITS * BATCH && u < HID;
-        c[it] = (live && c0) ? to_f(c0[n * HID + u]) : 0.f;
-        if (live && yp && h0) yp[n * LDP + u] = h0[n * HID + u];
-#pragma unroll
-        for (int g = 0; g < 4; ++g) {
-            float b = 0.f;
-            if (live && b_ih) b += to_f(b_ih[g * HID + u]);
-            if (live && b_hh) b += to_f(b_hh[g * HID + u]);
-            bias[it][g] = b;
-        }
-    }
-    __syncthreads();
-
-    for (int t = 0; t < seq; ++t) {
-        PHASE(0);
-        // This step's input projection, loaded now so its latency hides behind the products.
-        float xv[ITEMS][4];
-#pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-            bool live = idx < UNITS * BATCH && u < HID;
-#pragma unroll
-            for (int g = 0; g < 4; ++g)
-                xv[it][g] = live ? xg[((size_t)t * BATCH + n) * 4 * HID + g * HID + u] : 0.f;
-        }
-
-        // The group's rows times h_{t-1}: K group kg takes KPG of the block's K steps, from
-        // column kw0 of the block's (kb0 + kw0 of h); its MG warps copy them together, in
-        // PARTS parts of PKS K steps, and multiply each part as soon as it has landed (the
-        // copies wait on L2, which every block reads at once; the products of the parts that
-        // have landed overlap the copies of the rest).
-        const int kw0 = kg * KW, gl = mg * 32 + lane;
-        // h_{t-1} in the exchange buffer, from the block's first column (read for t > 0 only).
-        const u16* src = hx + XSLOT(t > 0 ? t - 1 : 0) + kb0;
-        if (t > 0) {
-#pragma unroll
-            for (int p = 0; p < PARTS; ++p) {
-                // The part's 16-byte pieces per row, and its first column.
-                const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
-                for (int q = gl; q < BATCH * pieces; q += MG * 32) {
-                    int n = q / pieces, j = col + (q % pieces) * 8;
-                    if (kb0 + kw0 + j < KPAD) cp_async16(hs + n * HSP + j, src + n * KPAD + kw0 + j);
-                }
-                cp_async_commit();
-            }
-        } else {
-            // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
-            for (int q = gl; q < BATCH * (KW / 2); q += MG * 32) {
-                int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
-                u32 v = (h0 && k < HID) ? *(const u32*)(h0 + n * HID + k) : 0u;
-                *(u32*)(hs + n * HSP + j) = v;
-            }
-        }
-        float acc[MPW][NT][4];
-#pragma unroll
-        for (int i = 0; i < MPW; ++i)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
-#pragma unroll
-        for (int p = 0; p < PARTS; ++p) {
-            // Part p has landed (for every warp of the group) once at most PARTS - 1 - p of
-            // this thread's groups of copies are pending.
-            if (t > 0) cp_async_wait_upto(PARTS - 1 - p);
-            group_sync(kg);
-            if (p == 0) PHASE(1);
-#pragma unroll
-            for (int j = p * PKS; j < min(KPG, (p + 1) * PKS); ++j) {
-                int ks = rank * KSB + kg * KPG + j;  // K step of h
-                if (kg * KPG + j < KSB && ks < KSTEPS) {
-                    u32 b[NT][2];
-#pragma unroll
-                    for (int nt = 0; nt < NT; ++nt)
-                        ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-                    for (int i = 0; i < MPW; ++i) {
-                        int mt = mg * MPW + i;
-                        if (mt < MT) {
-#if WREG
-#pragma unroll
-                            for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wa[j][i], b[nt]);
-#else
-                            u32 a[4];
-                            int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                            ldsm_x4(a, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
-#pragma unroll
-                            for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], a, b[nt]);
-#endif
-                        }
-                    }
-                }
-            }
-        }
-        PHASE(2);
-        // The stage is read (by every warp of the group); the group's partial sums take its
-        // place, each warp writing its rows.
-        group_sync(kg);
-        float* rw = (float*)group_region;
-#pragma unroll
-        for (int i = 0; i < MPW; ++i) {
-            int mt = mg * MPW + i;
-            if (mt < MT)
-#pragma unroll
-                for (int nt = 0; nt < NT; ++nt) {
-                    int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                    rw[n * RPITCH + r] = acc[i][nt][0];
-                    rw[(n + 1) * RPITCH + r] = acc[i][nt][1];
-                    rw[n * RPITCH + r + 8] = acc[i][nt][2];
-                    rw[(n + 1) * RPITCH + r + 8] = acc[i][nt][3];
-                }
-        }
-        __syncthreads();
-        PHASE(3);
-#if CL > 1
-        // The block's partial products of the cluster's rows, stored into the shared memory of
-        // the block that owns each row's unit, in this block's slot (remote stores need no
-        // round trip, unlike remote loads).
-        for (int i = tid; i < BATCH * ROWS; i += THREADS) {
-            int n = i / ROWS, r = i % ROWS;
-            float s = 0.f;
-            for (int q = 0; q < KG; ++q) s += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
-            int g = r / CU, cu = r % CU;
-            st_cluster(part + (rank * BATCH + n) * 4 * UNITS + g * UNITS + cu % UNITS, cu / UNITS, s);
-        }
-        cluster_sync();
-#endif
-
-        // Gate math for the block's (unit, sample) pairs; the cell state stays in registers.
-        float gate[ITEMS][4];
-        u16 hb[ITEMS];
-#pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UNITS, u = u0 + ul, n = idx / UNITS;
-            if (idx < UNITS * BATCH && u < HID) {
-                float pre[4];
-#pragma unroll
-                for (int g = 0; g < 4; ++g) {
-                    float s = bias[it][g] + xv[it][g];
-#if CL > 1
-                    for (int q = 0; q < CL; ++q)
-                        s += part[(q * BATCH + n) * 4 * UNITS + g * UNITS + ul];
-#else
-                    for (int q = 0; q < KG; ++q)
-                        s += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UNITS + ul];
-#endif
-                    pre[g] = s;
-                }
-                gate[it][0] = sigmoid(pre[0]);
-                gate[it][1] = sigmoid(pre[1]);
-                gate[it][2] = gate_tanh(pre[2]);
-                gate[it][3] = sigmoid(pre[3]);
-                c[it] = gate[it][1] * c[it] + gate[it][0] * gate[it][2];
-                hb[it] = from_f(gate[it][3] * gate_tanh(c[it]));
-                hx[XSLOT(t) + n * KPAD + u] = hb[it];
-                if (t == seq - 1) {
-                    h_n[n * HID + u] = hb[it];
-                    c_n[n * HID + u] = from_f(c[it]);
-                }
-            }
-        }
-        PHASE(4);
-        // The barrier's release waits only for the stores above (h_t, which other blocks read):
-        // the block's arrival comes first, then its outputs (read after the launch), then the
-        // wait (205.7 against 209.3 us a layer for PTB large). A block writes into its cluster's
-        // `part`s again only after the next barrier, which every block reaches after reading
-        // its own.
-        if (t + 1 < seq) grid_arrive(counter);
-#pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, u = u0 + idx % UNITS;
-            if (idx < UNITS * BATCH && u < HID)
-                store_outputs(it, t, hb, gate, c, y, yp, xg, save, u0, dropped, drop);
-        }
-        if (t + 1 < seq) grid_wait(counter, (u32)(t + 1) * gridDim.x);
-    }
-#if CL > 1
-    // No block may leave while another of its cluster may still write into its `part`.
-    cluster_sync();
-#endif
+    const LayerArgs a = {nullptr, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped,
+                         drop_offset, drop_seed, drop_p_layer};
+    recurrence<UNITS, KSTEPS, false>(a, hx, 0, blockIdx.x, counter, seq, seq);
 }
+#else
+// Every layer at once (see above): blocks of the lowest layer, then each upper layer's.
+#define WAVE_MAX 4
+#if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX
+#error "the wavefront takes 2..WAVE_MAX layers, without clusters"
+#endif
+struct WaveArgs {
+    LayerArgs layer[WAVE_MAX];
+    u16* hx;  // [2, B, XP], zeroed
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+lstm_wave_fwd(const WaveArgs args, u32* counter, int seq) {
+    constexpr int LOWER = (HID + UNITS0 - 1) / UNITS0, UPPER = (HID + UNITS1 - 1) / UNITS1;
+    const int waves = seq + WAVE_LAYERS - 1;
+    if (blockIdx.x < LOWER) {
+        recurrence<UNITS0, KSTEPS, false>(args.layer[0], args.hx, 0, blockIdx.x, counter, seq, waves);
+    } else {
+        const int r = blockIdx.x - LOWER, layer = 1 + r / UPPER;
+        const LayerArgs a = args.layer[layer];
+        recurrence<UNITS1, 2 * KSTEPS, true>(a, args.hx, layer, r % UPPER, counter, seq, waves);
+    }
+}
+#endif

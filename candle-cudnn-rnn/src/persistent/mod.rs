@@ -18,6 +18,7 @@ mod kernel;
 mod launch;
 mod masks;
 mod padded;
+mod wave;
 
 use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};

@@ -1,0 +1,208 @@
+//! The forward of stacked layers as a wavefront (`lstm_fwd.cu`'s `lstm_wave_fwd`): one launch
+//! runs every layer, layer l doing its step s - l at wave step s, so a call takes seq + L - 1
+//! grid-wide steps instead of seq * L. All layers' weights stay on chip at once: the blocks of
+//! an upper layer also hold its W_ih, whose product with the layer below's output is made step
+//! by step inside the recurrence (the lowest layer's input projection is still one GEMM up
+//! front). It fits only where every layer's blocks fit on the GPU together (PTB small and
+//! medium on an H100; not PTB large, whose one layer already takes most multiprocessors), and
+//! runs there unless `CANDLE_RNN_PERSISTENT_WAVE=0` (below). It writes what the layer-by-layer
+//! forward writes, so the backward is the same. On an H100, graphed, forward and backward of
+//! [35, 20, 2 x H] bf16: 29.3 against 33.0 us an example for H = 650, 17.5-17.8 against
+//! 21.4-21.5 for H = 200; PTB medium bf16 steps 1.09 against 1.15 ms, small 0.47 against 0.52.
+
+use super::kernel::{allow_smem, forward_smem, Module, Pass, Plan, WARPS};
+use candle_core::cuda_backend::cudarc::driver::sys::CUdevice_attribute;
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use candle_core::cuda_backend::{CudaDevice, DeviceId};
+use candle_core::Result;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// The most layers one wavefront launch takes (`lstm_fwd.cu`'s WAVE_MAX).
+pub(super) const WAVE_MAX: usize = 4;
+
+/// A stack's wavefront: its layers, and the units per block of the lowest layer and of the
+/// others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Wave {
+    pub layers: usize,
+    pub units: [usize; 2],
+}
+
+/// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1`, the wavefront where it fits, its
+/// units per block chosen below; `0`, the layer-by-layer forward always; `U0,U1` (multiples of
+/// 4), the wavefront with those units where they fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Asked {
+    Off,
+    Fitted,
+    Units([usize; 2]),
+}
+
+fn asked() -> Asked {
+    static ASKED: OnceLock<Asked> = OnceLock::new();
+    *ASKED.get_or_init(|| {
+        let Ok(v) = std::env::var("CANDLE_RNN_PERSISTENT_WAVE") else {
+            return Asked::Fitted;
+        };
+        let units = |u: &str| u.trim().parse().ok().filter(|u| u % 4 == 0 && *u > 0);
+        match v.trim().split_once(',') {
+            Some((a, b)) => match (units(a), units(b)) {
+                (Some(a), Some(b)) => Asked::Units([a, b]),
+                _ => Asked::Fitted,
+            },
+            None if v.trim() == "0" => Asked::Off,
+            None => Asked::Fitted,
+        }
+    })
+}
+
+impl Wave {
+    /// The wavefront of `layers` layers of `plan`'s size on `dev`, when asked for and every
+    /// layer's blocks fit at once, one per multiprocessor; `None` otherwise (the forward then
+    /// runs layer by layer).
+    pub fn new(dev: &CudaDevice, plan: &Plan, layers: usize) -> Option<Wave> {
+        let asked = asked();
+        if asked == Asked::Off || !(2..=WAVE_MAX).contains(&layers) {
+            return None;
+        }
+        type Key = (DeviceId, Plan, usize);
+        static WAVES: OnceLock<Mutex<HashMap<Key, Option<Wave>>>> = OnceLock::new();
+        let mut waves = WAVES
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *waves
+            .entry((dev.id(), *plan, layers))
+            .or_insert_with(|| Self::fitted(dev, plan, layers, asked))
+    }
+
+    fn fitted(dev: &CudaDevice, plan: &Plan, layers: usize, asked: Asked) -> Option<Wave> {
+        let attr = |a| {
+            dev.cuda_stream()
+                .context()
+                .attribute(a)
+                .ok()
+                .map(|v| v as usize)
+        };
+        let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let fits = |w: &Wave| w.blocks(plan) <= sms && w.smem_bytes(plan) <= smem;
+        if let Asked::Units(units) = asked {
+            return Some(Wave { layers, units }).filter(fits);
+        }
+        // The slowest block of a wave step sets its pace. A block whose units and samples
+        // outnumber its threads does its gate math and stores in rounds, which cost more than
+        // the products: PTB medium's [35, 20, 2 x 650] on an H100, graphed, 35.8-39.4 us an
+        // example with 16 or 20 units below (2 rounds) against 29.3 with 12 and 12 (1 round;
+        // 33.0 layer by layer), although the lower blocks then hold fewer rows. So: no more
+        // rounds than the layer-by-layer forward's, the fewest rounds, then the least work per
+        // block (an upper block's rows are twice as long), then the fewest blocks (fewer
+        // arrivals at the barrier).
+        let rounds = |u: usize| (u * plan.batch).div_ceil(plan.threads());
+        let most = rounds(plan.units[Pass::Forward as usize]);
+        let sizes = (4..=plan.hidden.next_multiple_of(4)).step_by(4);
+        sizes
+            .clone()
+            .flat_map(|u0| sizes.clone().map(move |u1| [u0, u1]))
+            .map(|units| Wave { layers, units })
+            .filter(|w| fits(w) && w.units.iter().all(|&u| rounds(u) <= most))
+            .min_by_key(|w| {
+                let [u0, u1] = w.units;
+                (rounds(u0).max(rounds(u1)), u0.max(2 * u1), w.blocks(plan))
+            })
+    }
+
+    /// Blocks of the lowest layer and of each other one.
+    fn layer_blocks(&self, plan: &Plan) -> [usize; 2] {
+        self.units.map(|u| plan.hidden.div_ceil(u))
+    }
+
+    pub fn blocks(&self, plan: &Plan) -> usize {
+        let [lower, upper] = self.layer_blocks(plan);
+        lower + (self.layers - 1) * upper
+    }
+
+    /// Columns of the exchange buffer's rows: every layer's h and, below the top, its output
+    /// through dropout.
+    pub fn exchange_cols(&self, plan: &Plan) -> usize {
+        (2 * self.layers - 1) * plan.kpad()
+    }
+
+    /// Shared memory per block: the larger of the two kinds (an upper block's input rows are
+    /// twice as long).
+    fn smem_bytes(&self, plan: &Plan) -> usize {
+        let steps = plan.kpad() / 16;
+        let lower = forward_smem((self.units[0], steps), 1, plan.batch);
+        let upper = forward_smem((self.units[1], 2 * steps), 1, plan.batch);
+        lower.max(upper)
+    }
+
+    /// The wavefront kernel on `dev`, compiled on first use.
+    pub fn kernel(&self, dev: &CudaDevice, plan: &Plan) -> Result<CudaFunction> {
+        let module = Module {
+            name: format!(
+                "candle_cudnn_rnn_lstm_wave_fwd_h{}_b{}_l{}_u{}_{}_{}",
+                plan.hidden,
+                plan.batch,
+                self.layers,
+                self.units[0],
+                self.units[1],
+                if plan.bf16 { "bf16" } else { "f16" },
+            ),
+            pass: Pass::Forward,
+            defines: vec![
+                format!("-DHID={}", plan.hidden),
+                format!("-DBATCH={}", plan.batch),
+                format!("-DNWARPS={WARPS}"),
+                format!("-DELEM_BF16={}", u8::from(plan.bf16)),
+                "-DCL=1".into(),
+                format!("-DWAVE_LAYERS={}", self.layers),
+                format!("-DUNITS0={}", self.units[0]),
+                format!("-DUNITS1={}", self.units[1]),
+            ],
+            clusters: false,
+        };
+        let f = module.function(dev, "lstm_wave_fwd")?;
+        allow_smem(&f, self.smem_bytes(plan))?;
+        Ok(f)
+    }
+
+    /// Launches `f` (from [`Wave::kernel`]) on every block at once, cooperatively.
+    pub fn launch(
+        &self,
+        (stream, f, plan): (&CudaStream, &CudaFunction, &Plan),
+        args: &WaveArgs,
+        counter: u64,
+        seq: usize,
+    ) -> Result<()> {
+        let cfg = LaunchConfig {
+            grid_dim: (self.blocks(plan) as u32, 1, 1),
+            block_dim: (plan.threads() as u32, 1, 1),
+            shared_mem_bytes: self.smem_bytes(plan) as u32,
+        };
+        let seq = seq as i32;
+        let mut launch = stream.launch_builder(f);
+        launch.arg(args).arg(&counter).arg(&seq);
+        // SAFETY: the arguments are the kernel's, in its order (`WaveArgs` is its struct); the
+        // grid has at most one block per multiprocessor, each of which fits (`Wave::new`).
+        unsafe { launch.launch_cooperative(cfg) }.map_err(|e| {
+            candle_core::Error::Msg(format!("rnn: persistent LSTM wavefront launch: {e}"))
+        })?;
+        Ok(())
+    }
+}
+
+/// `lstm_fwd.cu`'s `WaveArgs`: per layer its `LayerArgs` (device addresses and the dropout's
+/// two words, in that struct's order), then the exchange buffer.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(super) struct WaveArgs {
+    pub layers: [[u64; 16]; WAVE_MAX],
+    pub exchange: u64,
+}
+
+// SAFETY: plain 64-bit words laid out as the kernel's struct.
+unsafe impl DeviceRepr for WaveArgs {}

@@ -120,8 +120,11 @@ pub enum RnnAlgo {
     /// weights. On Hopper GPUs the backward's blocks work in clusters of 4 (thread-block
     /// clusters; 2 or none where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
     /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
-    /// backward (default `1,4`),
-    /// and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64).
+    /// backward (default `1,4`), and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of
+    /// gate columns (default 64). A stack of 2 to 4 layers whose blocks all fit on the GPU at
+    /// once (PTB small and medium, not large) runs its forward as a wavefront, every layer in
+    /// one launch (at wave step s layer l does its step s - l); `CANDLE_RNN_PERSISTENT_WAVE=0`
+    /// runs it layer by layer.
     Persistent,
 }
 

@@ -115,9 +115,12 @@ def variants():
     for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):
         for bf16 in (1, 0):
             dt = "bf16" if bf16 else "f16"
-            yield (f"wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_fwd",
-                   [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}", "-DCL=1",
-                    f"-DWAVE_LAYERS={layers}", f"-DUNITS0={u0}", f"-DUNITS1={u1}"], "compute_80")
+            wave = [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}", "-DCL=1",
+                    f"-DWAVE_LAYERS={layers}", f"-DUNITS0={u0}", f"-DUNITS1={u1}"]
+            yield (f"forward wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_fwd", wave,
+                   "compute_80")
+            yield (f"backward wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_bwd",
+                   wave + ["-DNBUF=2", "-DCH=64"], "compute_80")
 
 
 def main():
@@ -125,7 +128,7 @@ def main():
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = "\n".join(read(f) for f in ("common.cuh", "dropout.cu", "pad.cu"))
     bodies = {"lstm_persistent_fwd": read("lstm_fwd.cu"), "lstm_persistent_bwd": read("lstm_bwd.cu"),
-              "lstm_wave_fwd": read("lstm_fwd.cu")}
+              "lstm_wave_fwd": read("lstm_fwd.cu"), "lstm_wave_bwd": read("lstm_bwd.cu")}
     failed = 0
     for name, kernel, defines, arch in variants():
         ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)

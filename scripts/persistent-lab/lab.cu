@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     size_t smem, out_elems;
     u16* out;
 #ifdef LAB_BWD
-    smem = (size_t)CU * APITCH * 2 + PART_BYTES + (size_t)NWARPS * WARP_BYTES;
+    smem = BwdTile<UNITS, false>::SMEM;
     // Gate activations in their ranges, cell states, output gradients.
     std::vector<float> g((size_t)T * B * 4 * H);
     for (size_t i = 0; i < g.size(); ++i) g[i] = ((i / H) % 4 == 2) ? uniform(-1, 1) : uniform(0, 1);

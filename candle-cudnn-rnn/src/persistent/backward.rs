@@ -7,6 +7,7 @@ use super::forward::{addresses, cooperative, reset_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
+use super::wave::{Wave, WaveBwdArgs};
 use super::Elem;
 use crate::backend::{cuda_views, BackwardInputs, DwInto};
 use crate::call::Call;
@@ -36,10 +37,16 @@ pub(super) fn backward<T: Elem>(
     // all of dstate and dg, each layer's input GEMM all of the next one's dy.
     let mut dx = unsafe { stream.alloc::<T>(if i.input_grad { call.input_len() } else { 1 }) }?;
     let mut ds = unsafe { stream.alloc::<T>(call.state_len()) }?;
-    let mut dg = unsafe { stream.alloc::<T>(steps * g4) }?;
-    let mut dy_below = unsafe { stream.alloc::<T>(if layers > 1 { steps * hidden } else { 1 }) }?;
+    // Every layer at once, where asked for and it fits (`wave`), else layer by layer. The
+    // wavefront needs every layer's gate gradients, exchange buffer and (below the top)
+    // output gradient at once; layer by layer one of each serves in turn.
+    let wave = Wave::new(&dev, &plan, layers, Pass::Backward);
+    let each = |n: usize| if wave.is_some() { n } else { n.min(1) };
+    let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * g4) }?;
+    let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn.
-    let mut exchange = stream.alloc_zeros::<T>(2 * batch * plan.gpad())?;
+    let exchange_len = 2 * batch * plan.gpad();
+    let mut exchange = stream.alloc_zeros::<T>(each(layers) * exchange_len)?;
     let counter = stream.alloc_zeros::<u32>(1)?;
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer (zeroed all the
@@ -86,15 +93,24 @@ pub(super) fn backward<T: Elem>(
         plan: &plan,
         pass: Pass::Backward,
     };
-    let f = plan.kernel(&dev, Pass::Backward)?;
+    let f = match wave {
+        Some(w) => w.kernel(&dev, &plan)?,
+        None => plan.kernel(&dev, Pass::Backward)?,
+    };
     {
         let [(x, _a), (w, _b), (s, _c), (y_top, _d), (grad, _e)] =
             [0, 1, 2, 3, 4].map(|k| views[k].device_ptr(&stream));
         let (dx_ptr, _f) = dx.device_ptr_mut(&stream);
         let (ds_ptr, _g) = ds.device_ptr_mut(&stream);
-        let (dg_ptr, _h) = dg.device_ptr_mut(&stream);
-        let (dyb, _i) = dy_below.device_ptr_mut(&stream);
-        let (dgx, _j) = exchange.device_ptr_mut(&stream);
+        let (dg_all, _h) = dg.device_ptr_mut(&stream);
+        let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
+        let (dgx_all, _j) = exchange.device_ptr_mut(&stream);
+        // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
+        // top: what the layer above's input gradient fills).
+        let slot = |l: usize| if wave.is_some() { l as u64 } else { 0 };
+        let dg_of = |l| dg_all + slot(l) * (steps * g4) as u64 * elem;
+        let dgx_of = |l| dgx_all + slot(l) * exchange_len as u64 * elem;
+        let dyb = |l| dyb_all + slot(l) * (steps * hidden) as u64 * elem;
         let (counter_ptr, _k) = counter.device_ptr(&stream);
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
         let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
@@ -132,33 +148,66 @@ pub(super) fn backward<T: Elem>(
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
-        for layer in (0..layers).rev() {
+        // `lstm_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view).
+        let args_of = |layer: usize| {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
-            let (drop, _dg) = drop_args(layer);
+            let (drop, guard) = drop_args(layer);
             let args = [
                 w + b.w_hh as u64 * elem,
+                w + b.w_ih as u64 * elem,
                 gate_ptrs[layer].0,
                 cell_ptrs[layer].0,
                 s + state(1, layer),
-                if top { grad } else { dyb },
+                if top { grad } else { dyb(layer) },
                 grad_state(0, layer),
                 grad_state(1, layer),
-                dg_ptr,
-                dgx,
+                dg_of(layer),
+                dgx_of(layer),
                 ds_ptr + state(0, layer),
                 ds_ptr + state(1, layer),
                 // The bias gradients, written or added (`overwrite`).
                 bias_at(b.b_ih),
                 bias_at(b.b_hh),
-                u64::from(!overwrite),
+                // In the wavefront an upper layer makes the layer below's output gradient.
+                if layer > 0 { dyb(layer - 1) } else { 0 },
                 drop[0],
                 drop[1],
                 drop[2],
-                counter_ptr,
             ];
+            (args, guard)
+        };
+        if let Some(wv) = wave {
+            let mut all = WaveBwdArgs::default();
+            let mut guards = Vec::new();
+            for layer in 0..layers {
+                let (args, guard) = args_of(layer);
+                all.layers[layer] = args;
+                guards.push(guard);
+            }
             reset_barrier(&stream, counter_ptr)?;
-            cooperative(&stream, &f, &plan, Pass::Backward, &args, seq)?;
+            let db_add = u64::from(!overwrite);
+            wv.launch((&stream, &f, &plan), (&all, Some(db_add)), counter_ptr, seq)?;
+        }
+        for layer in (0..layers).rev() {
+            let b = dims.block(layer, 0);
+            let top = layer + 1 == layers;
+            let dg_ptr = dg_of(layer);
+            if wave.is_none() {
+                // `lstm_persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
+                // gradient, `db_add` after the bias gradients, the counter last.
+                let (args, _guard) = args_of(layer);
+                let mut ptrs = [
+                    &args[..1],
+                    &args[2..14],
+                    &[u64::from(!overwrite)],
+                    &args[15..],
+                ]
+                .concat();
+                ptrs.push(counter_ptr);
+                reset_barrier(&stream, counter_ptr)?;
+                cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+            }
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,
                 (_, Some(d)) => d.0,
@@ -223,11 +272,12 @@ pub(super) fn backward<T: Elem>(
                     if seq > 1 { Out::AddHalf } else { first },
                 )?;
             }
-            // The first layer's input gradient only when x tracks one.
-            if layer == 0 && !i.input_grad {
+            // The first layer's input gradient only when x tracks one; the wavefront made the
+            // others'.
+            if (layer == 0 && !i.input_grad) || (layer > 0 && wave.is_some()) {
                 continue;
             }
-            let dinput = if layer == 0 { dx_ptr } else { dyb };
+            let dinput = if layer == 0 { dx_ptr } else { dyb(layer - 1) };
             // The first `cols` columns of dg · W_ih into `out`, rows of `cols`.
             let input_grad = |(w_ih, ld): (u64, usize), out: u64, cols: usize| {
                 // SAFETY: as above; `w_ih` holds `g4` rows of `ld` >= `cols`, `out` `steps` rows

@@ -112,7 +112,7 @@ pub(super) fn forward<T: Elem>(
         .collect::<Result<Vec<_>>>()?;
     let counter = stream.alloc_zeros::<u32>(1)?;
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
-    let wave = Wave::new(&dev, &plan, layers);
+    let wave = Wave::new(&dev, &plan, layers, Pass::Forward);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
     // padding stays zero.
     let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
@@ -239,7 +239,7 @@ pub(super) fn forward<T: Elem>(
         if let Some(w) = wave {
             wave_args.exchange = hx;
             reset_barrier(&stream, counter_ptr)?;
-            w.launch((&stream, &f, &plan), &wave_args, counter_ptr, seq)?;
+            w.launch((&stream, &f, &plan), (&wave_args, None), counter_ptr, seq)?;
             // The upper layers' operands in padded rows for the backward's GEMMs, as the
             // layer-by-layer forward makes them for its input projections.
             for (layer, p) in padded.iter_mut().enumerate().skip(1) {

@@ -95,12 +95,12 @@ fn chunk_asked() -> usize {
 }
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
-const MAX_BUFFERS: usize = 8;
+pub(super) const MAX_BUFFERS: usize = 8;
 
 /// Shared memory that more chunk buffers leave to L1 (which shares the multiprocessor's 256 KB
 /// with it): a third buffer that took PTB large's backward from 208.6 to 226.5 KB ran 233
 /// against 226 us a layer on the H100.
-const L1_RESERVE: usize = 16 * 1024;
+pub(super) const L1_RESERVE: usize = 16 * 1024;
 
 /// Shared memory of a forward block of `units` units whose input rows are `steps` K steps long,
 /// in clusters of `cluster` blocks, as `lstm_fwd.cu`'s `FwdTile` lays it out: the weight tile
@@ -296,22 +296,27 @@ impl Plan {
                 let steps = self.kpad() / 16;
                 forward_smem((self.units[pass as usize], steps), cluster, self.batch)
             }
-            Pass::Backward => {
-                // The transposed weight columns of the cluster's units and the block's gate
-                // rows, the block's partial sums (with clusters), and each warp's chunk buffers
-                // (or sums).
-                let units = self.units[pass as usize] * cluster;
-                let rows = units.div_ceil(16) * 16;
-                let columns = (self.gpad() / self.chunk).div_ceil(cluster) * self.chunk;
-                let part = match cluster {
-                    1 => 0,
-                    _ => (self.batch * (units + 4) * 4).next_multiple_of(16),
-                };
-                let buffers = self.buffers * self.batch * self.chunk * 2;
-                let sums = self.batch * (rows + 4) * 4;
-                units * (columns + 8) * 2 + part + WARPS * buffers.max(sums).next_multiple_of(16)
-            }
+            Pass::Backward => self.backward_smem((self.units[pass as usize], 1), cluster),
         }
+    }
+
+    /// Shared memory of a backward block of `units` units whose tile holds `matrices` of their
+    /// transposed weight columns (2: an upper wavefront layer's W_hh and W_ih), in clusters of
+    /// `cluster` blocks, as `lstm_bwd.cu`'s `BwdTile` lays it out: the tile (the cluster's
+    /// units, the block's gate rows), the block's partial sums (with clusters), and each warp's
+    /// chunk buffers (or sums).
+    pub(super) fn backward_smem(&self, (units, matrices): (usize, usize), cluster: usize) -> usize {
+        let units = units * cluster;
+        let tile_rows = matrices * units;
+        let rows = tile_rows.div_ceil(16) * 16;
+        let columns = (self.gpad() / self.chunk).div_ceil(cluster) * self.chunk;
+        let part = match cluster {
+            1 => 0,
+            _ => (self.batch * (units + 4) * 4).next_multiple_of(16),
+        };
+        let buffers = self.buffers * self.batch * self.chunk * 2;
+        let sums = self.batch * (rows + 4) * 4;
+        tile_rows * (columns + 8) * 2 + part + WARPS * buffers.max(sums).next_multiple_of(16)
     }
 
     fn defines(&self, pass: Pass) -> Vec<String> {

@@ -26,11 +26,19 @@
 // `db_hh` (either may be null) receive the bias gradient of the block's units, every step's gate
 // gradients summed over the batch in f32, written over what they hold or, with `db_add`
 // non-zero, added to it.
+//
+// With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `lstm_wave_bwd` instead: every
+// layer of a stack at once, from the top, as a wavefront (the mirror of lstm_fwd.cu's). Blocks
+// 0.. take the lowest layer (UNITS0 units each), the rest the layers above in turn (UNITS1
+// each), whose tiles also hold their units' columns of W_ih (transposed): the same product
+// with the step's gate gradients then gives, beside dh_{t-1}, the gradient of the layer's
+// input at t, which is the layer below's dy_t (`dx`, read through the dropout mask as any dy).
+// It is stored after the barrier of the wave step that made it and read after the next one, so
+// layer l runs two wave steps behind layer l + 1: its step t at wave step
+// 2 (L - 1 - l) + seq - 1 - t; seq + 2 (L - 1) wave steps in all. Each layer has its own
+// exchange buffer and `dg`.
 
 #define G4 (4 * HID)
-#define CU (CL * UNITS)
-#define MTB ((CU + 15) / 16)
-#define MROWS (MTB * 16)
 #define NT ((BATCH + 7) / 8)
 #define NPAD (NT * 8)
 // Gate columns per chunk (-DCH, 32 or 64).
@@ -56,101 +64,135 @@
 #define SWZ(n) ((CH == 64 ? (n) : ((n) >> 1)) & (CPIECES - 1))
 #define CHUNK_AT(n, q) ((n) * CH + (((q) ^ SWZ(n)) * 8))
 #define CPW ((NCR + NWARPS - 1) / NWARPS)
-// The cluster's partial dh of this block's units, [CL][BATCH][UNITS] f32, slot q written by
-// block q of the cluster (CL > 1 only; PPITCH sizes the region).
-#define PPITCH (CU + 4)
-#define PART_BYTES ((CL > 1) ? (BATCH * PPITCH * 4 + 15) / 16 * 16 : 0)
 #define THREADS (NWARPS * 32)
-#define ITEMS ((UNITS * BATCH + THREADS - 1) / THREADS)
 #define BUF_BYTES (BATCH * CH * 2)
-#define RPB (MROWS + 4)
-// A warp's partial sums, its accumulators' BATCH real rows (the tiles' rows past them are
-// never stored: clusters of 8 fit in shared memory only so).
-#define RED_BYTES (BATCH * RPB * 4)
-#define WARP_BYTES ((((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16)
 // The exchange buffer's slot of step t: two taken in turn.
 #define XSLOT(t) ((size_t)((t) & 1) * BATCH * GPAD)
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
-                    const float* __restrict__ gates, // [T, B, 4H]
-                    const float* __restrict__ cells, // [T, B, H]
-                    const u16* __restrict__ c0,      // [B, H] or null (zeros)
-                    const u16* __restrict__ dy,      // [T, B, H]
-                    const u16* __restrict__ dh_n,    // [B, H]
-                    const u16* __restrict__ dc_n,    // [B, H]
-                    u16* dg,                         // [T, B, 4H]
-                    u16* dgx,                        // [2, B, GPAD], zeroed
-                    u16* dh0, u16* dc0,              // [B, H]
-                    u16* db_ih, u16* db_hh,          // [4H] or null
-                    unsigned long long db_add,
-                    const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
-                    unsigned long long drop_seed, unsigned long long drop_p_layer,
-                    u32* counter, int seq) {
+
+// The tile of a block of UB_ units (UPPER_: an upper wavefront layer's, whose rows also hold
+// its units' columns of W_ih), and how its shared memory splits.
+template <int UB_, bool UPPER_>
+struct BwdTile {
+    static constexpr int UB = UB_, CU = CL * UB;
+    // The tile's rows: the cluster's units' columns of W_hh (then, UPPER_, of W_ih).
+    static constexpr int ROWS = (UPPER_ ? 2 : 1) * CU;
+    static constexpr int MTB = (ROWS + 15) / 16, MROWS = MTB * 16;
+    // The cluster's partial dh of this block's units, [CL][BATCH][UB] f32, slot q written by
+    // block q of the cluster (CL > 1 only; PPITCH sizes the region).
+    static constexpr int PPITCH = CU + 4;
+    static constexpr int PART_BYTES = (CL > 1) ? (BATCH * PPITCH * 4 + 15) / 16 * 16 : 0;
+    static constexpr int ITEMS = (UB * BATCH + THREADS - 1) / THREADS;
+    // A warp's partial sums, its accumulators' BATCH real rows (the tiles' rows past them are
+    // never stored: clusters of 8 fit in shared memory only so).
+    static constexpr int RPB = MROWS + 4, RED_BYTES = BATCH * RPB * 4;
+    static constexpr int WARP_BYTES =
+        (((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16;
+    // Shared memory per block (kernel.rs's `backward_smem` says the same).
+    static constexpr int SMEM = ROWS * APITCH * 2 + PART_BYTES + NWARPS * WARP_BYTES;
+};
+
+// One layer's buffers for the backward (see above; `w_ih` and `dx` for upper wavefront layers
+// only).
+struct BwdArgs {
+    const u16* w_hh;                        // [4H, H]
+    const u16* w_ih;                        // [4H, H]
+    const float* gates;                     // [T, B, 4H]
+    const float* cells;                     // [T, B, H]
+    const u16* c0;                          // [B, H] or null (zeros)
+    const u16* dy;                          // [T, B, H]
+    const u16* dh_n;                        // [B, H]
+    const u16* dc_n;                        // [B, H]
+    u16* dg;                                // [T, B, 4H]
+    u16* dgx;                               // [2, B, GPAD], zeroed
+    u16* dh0;                               // [B, H]
+    u16* dc0;                               // [B, H]
+    u16* db_ih;                             // [4H] or null
+    u16* db_hh;                             // [4H] or null
+    u16* dx;                                // [T, B, H]: the layer below's dy
+    const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
+    unsigned long long drop_seed, drop_p_layer;
+};
+
+// Layer `layer`'s backward on block `bl` of its blocks, over `waves` grid-wide steps of which it
+// takes seq, from wave step `start` (its step t at wave step start + seq - 1 - t).
+template <int UB, bool UPPER>
+__device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long long db_add,
+                                               int start, int bl, u32* counter, int seq,
+                                               int waves) {
+    using P = BwdTile<UB, UPPER>;
+    constexpr int CU = P::CU, ROWS = P::ROWS, MTB = P::MTB, ITEMS = P::ITEMS, RPB = P::RPB;
+    constexpr int PART_BYTES = P::PART_BYTES, WARP_BYTES = P::WARP_BYTES;
+    static_assert(!UPPER || CL == 1, "the wavefront runs without clusters");
     extern __shared__ __align__(16) unsigned char smem[];
     // The dropout after this layer: `dy` is the gradient of its output through the mask (the
     // next layer's input gradient), which the loads below take through the mask again.
-    const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
+    const Dropout drop = dropout_of(a.drop_offset, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // at[m][k] = W_hh[k0 + k][cu0 + m]: the cluster's units, the block's gate rows.
+    // at[m][k] = W_hh[k0 + k][cu0 + m]: the cluster's units, the block's gate rows (then, in an
+    // upper layer, at[CU + m][k] = W_ih[k0 + k][cu0 + m]).
     u16* at = (u16*)smem;
 #if CL > 1
-    float* part = (float*)(smem + CU * APITCH * 2);
+    float* part = (float*)(smem + ROWS * APITCH * 2);
 #endif
-    unsigned char* warp_region = smem + CU * APITCH * 2 + PART_BYTES + warp * WARP_BYTES;
-    const float* red = (const float*)(smem + CU * APITCH * 2 + PART_BYTES);
-    const int u0 = blockIdx.x * UNITS;
+    unsigned char* warp_region = smem + ROWS * APITCH * 2 + PART_BYTES + warp * WARP_BYTES;
+    const float* red = (const float*)(smem + ROWS * APITCH * 2 + PART_BYTES);
+    const int u0 = bl * UB;
     const u32 rank = cluster_rank();
-    const int cu0 = (blockIdx.x / CL) * CU, k0 = rank * KR;
+    const int cu0 = (bl / CL) * CU, k0 = rank * KR;
 
-    // Consecutive threads along a row of W_hh, FILL loads in flight per thread (one at a time,
-    // the fill took tens of microseconds of every launch).
-    for (int i0 = tid; i0 < CU * KR; i0 += THREADS * FILL) {
+    // Consecutive threads along a row of the weights, FILL loads in flight per thread (one at a
+    // time, the fill took tens of microseconds of every launch).
+    for (int i0 = tid; i0 < ROWS * KR; i0 += THREADS * FILL) {
         u16 v[FILL];
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
-            int i = i0 + j * THREADS, k = k0 + i / CU, u = cu0 + i % CU;
-            // Every load goes (clamped into W_hh), so that none waits behind a branch.
-            u16 x = w_hh[(size_t)min(k, G4 - 1) * HID + min(u, HID - 1)];
-            v[j] = (i < CU * KR && u < HID && k < G4) ? x : (u16)0;
+            int i = i0 + j * THREADS, k = k0 + i / ROWS, m = i % ROWS;
+            const bool ih = UPPER && m >= CU;
+            int u = cu0 + (ih ? m - CU : m);
+            // Every load goes (clamped into the matrix), so that none waits behind a branch.
+            u16 x = (ih ? a.w_ih : a.w_hh)[(size_t)min(k, G4 - 1) * HID + min(u, HID - 1)];
+            v[j] = (i < ROWS * KR && u < HID && k < G4) ? x : (u16)0;
         }
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
             int i = i0 + j * THREADS;
-            if (i < CU * KR) at[(i % CU) * APITCH + i / CU] = v[j];
+            if (i < ROWS * KR) at[(i % ROWS) * APITCH + i / ROWS] = v[j];
         }
     }
 
     float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][4];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
-        int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-        bool live = idx < UNITS * BATCH && u < HID;
-        dhr[it] = live ? to_f(dh_n[n * HID + u]) : 0.f;
-        dc[it] = live ? to_f(dc_n[n * HID + u]) : 0.f;
+        int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+        bool live = idx < UB * BATCH && u < HID;
+        dhr[it] = live ? to_f(a.dh_n[n * HID + u]) : 0.f;
+        dc[it] = live ? to_f(a.dc_n[n * HID + u]) : 0.f;
 #pragma unroll
         for (int g = 0; g < 4; ++g) dbias[it][g] = 0.f;
     }
     // A step's saved activations, cell states and output gradient, loaded a step ahead (while
-    // the previous step's products run) so that their latency leaves the recurrence.
+    // the previous step's products run) so that their latency leaves the recurrence. (`dy` of a
+    // layer below the top in the wavefront is written during the launch by other blocks: its
+    // loads bypass L1, which may hold a line of it from an earlier step's row.)
     float ga[ITEMS][4], ct[ITEMS], cp[ITEMS], dyv[ITEMS];
     auto load_step = [&](int t) {
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-            if (idx < UNITS * BATCH && u < HID) {
+            int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+            if (idx < UB * BATCH && u < HID) {
                 size_t row = (size_t)t * BATCH + n;
-                const float* a = gates + row * G4 + u;
+                const float* g4 = a.gates + row * G4 + u;
 #pragma unroll
-                for (int g = 0; g < 4; ++g) ga[it][g] = a[g * HID];
-                ct[it] = cells[row * HID + u];
-                cp[it] = t > 0 ? cells[(row - BATCH) * HID + u] : (c0 ? to_f(c0[n * HID + u]) : 0.f);
-                u16 d = dy[row * HID + u];
+                for (int g = 0; g < 4; ++g) ga[it][g] = g4[g * HID];
+                ct[it] = a.cells[row * HID + u];
+                cp[it] = t > 0 ? a.cells[(row - BATCH) * HID + u] : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
+                u16 d = __ldcg(a.dy + row * HID + u);
                 dyv[it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
             }
         }
     };
-    load_step(seq - 1);
+    if (start == 0) load_step(seq - 1);
     // Where each of the lane's pieces of a chunk lands in a stage buffer and comes from in a
     // row of the exchange buffer, worked out once: the chunk loop's copies then cost no
     // division (its address arithmetic was a visible share of the issued instructions).
@@ -164,47 +206,57 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     }
     __syncthreads();
 
-    for (int t = seq - 1, s = 0; t >= 0; --t, ++s) {
-        PHASE(0);
-        u16* xch = dgx + XSLOT(t);
+    for (int s = 0; s < waves; ++s) {
+        // The layer's step (every thread of the block agrees whether it has one).
+        const int t = start + seq - 1 - s;
+        const bool active = t >= 0 && t < seq;
+        u16* xch = a.dgx + XSLOT(t);
         // The gradients of the block's gate pre-activations at step t.
         u16 dgb[ITEMS][4];
+        if (active) {
+            PHASE(0);
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-            if (idx < UNITS * BATCH && u < HID) {
-                float gi = ga[it][0], gf = ga[it][1], gg = ga[it][2], go = ga[it][3];
-                float dh = dyv[it] + dhr[it];
-                float tc = gate_tanh(ct[it]);
-                float dct = dc[it] + dh * go * (1.f - tc * tc);
-                float d[4] = {dct * gg * gi * (1.f - gi), dct * cp[it] * gf * (1.f - gf),
-                              dct * gi * (1.f - gg * gg), dh * tc * go * (1.f - go)};
-                dc[it] = dct * gf;
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+                if (idx < UB * BATCH && u < HID) {
+                    float gi = ga[it][0], gf = ga[it][1], gg = ga[it][2], go = ga[it][3];
+                    float dh = dyv[it] + dhr[it];
+                    float tc = gate_tanh(ct[it]);
+                    float dct = dc[it] + dh * go * (1.f - tc * tc);
+                    float d[4] = {dct * gg * gi * (1.f - gi), dct * cp[it] * gf * (1.f - gf),
+                                  dct * gi * (1.f - gg * gg), dh * tc * go * (1.f - go)};
+                    dc[it] = dct * gf;
 #pragma unroll
-                for (int g = 0; g < 4; ++g) {
-                    dbias[it][g] += d[g];
-                    dgb[it][g] = from_f(d[g]);
-                    xch[n * GPAD + g * HID + u] = dgb[it][g];
+                    for (int g = 0; g < 4; ++g) {
+                        dbias[it][g] += d[g];
+                        dgb[it][g] = from_f(d[g]);
+                        xch[n * GPAD + g * HID + u] = dgb[it][g];
+                    }
                 }
             }
+            PHASE(1);
         }
-        PHASE(1);
         // `dg` is read only after the launch: its stores follow the block's arrival at the
         // barrier, so that the release waits only for the exchange buffer's (1% faster).
         grid_arrive(counter);
+        if (active) {
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-            if (idx < UNITS * BATCH && u < HID)
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+                if (idx < UB * BATCH && u < HID)
 #pragma unroll
-                for (int g = 0; g < 4; ++g) dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
+                    for (int g = 0; g < 4; ++g) a.dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
+            }
         }
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
         PHASE(2);
-        if (t > 0) load_step(t - 1);
+        // The next step's inputs (a layer below the top: from the wave step before its first).
+        if (t - 1 >= 0 && t - 1 < seq) load_step(t - 1);
+        if (!active) continue;
 
         // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the
-        // warp's chunks of K streamed through its NBUF stage buffers.
+        // warp's chunks of K streamed through its NBUF stage buffers (an upper layer's rows of
+        // W_ih give its input's gradient at t in the same product).
         float acc[MTB][NT][4];
 #pragma unroll
         for (int mt = 0; mt < MTB; ++mt)
@@ -248,11 +300,11 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
                 }
 #pragma unroll
                 for (int mt = 0; mt < MTB; ++mt) {
-                    u32 a[4];
-                    int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, CU - 1);
-                    ldsm_x4(a, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+                    u32 w4[4];
+                    int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
+                    ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
-                    for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], a, bf[nt]);
+                    for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], w4, bf[nt]);
                 }
             }
         }
@@ -286,17 +338,17 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
             int n = i / CU, m = i % CU;
             float sum = 0.f;
             for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + m];
-            st_cluster(part + (rank * BATCH + n) * UNITS + m % UNITS, m / UNITS, sum);
+            st_cluster(part + (rank * BATCH + n) * UB + m % UB, m / UB, sum);
         }
         cluster_sync();
         PHASE(5);
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
+            int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
             float sum = 0.f;
-            if (idx < UNITS * BATCH)
+            if (idx < UB * BATCH)
                 for (int q = 0; q < CL; ++q)
-                    sum += part[(q * BATCH + n) * UNITS + ul];
+                    sum += part[(q * BATCH + n) * UB + ul];
             dhr[it] = sum;
         }
         // A block writes into its cluster's `part`s again only after the next grid barrier,
@@ -304,11 +356,20 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #else
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
+            int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
             float sum = 0.f;
-            if (idx < UNITS * BATCH)
+            if (idx < UB * BATCH)
                 for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + ul];
             dhr[it] = sum;
+            if constexpr (UPPER) {
+                // The layer's input gradient at t for the block's units: the layer below's dy.
+                int u = u0 + ul;
+                if (idx < UB * BATCH && u < HID) {
+                    float dx = 0.f;
+                    for (int q = 0; q < NWARPS; ++q) dx += red[q * (WARP_BYTES / 4) + n * RPB + CU + ul];
+                    a.dx[((size_t)t * BATCH + n) * HID + u] = from_f(dx);
+                }
+            }
         }
 #endif
         // The stage buffers (which hold the sums just read) are refilled after the next
@@ -316,10 +377,10 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     }
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
-        int idx = tid + it * THREADS, u = u0 + idx % UNITS, n = idx / UNITS;
-        if (idx < UNITS * BATCH && u < HID) {
-            dh0[n * HID + u] = from_f(dhr[it]);
-            dc0[n * HID + u] = from_f(dc[it]);
+        int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+        if (idx < UB * BATCH && u < HID) {
+            a.dh0[n * HID + u] = from_f(dhr[it]);
+            a.dc0[n * HID + u] = from_f(dc[it]);
         }
     }
     // The bias gradient of the block's units (no other block has their gate gradients):
@@ -327,26 +388,26 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     // order, so that the result does not depend on timing. The slots take the warps' regions,
     // whose last sums every thread has read after the barrier (with clusters, `part` before it
     // stays the cluster's).
-    if (db_ih || db_hh) {
-        static_assert(BATCH * 4 * UNITS * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
-        float* slots = (float*)(smem + CU * APITCH * 2 + PART_BYTES);  // [BATCH][4][UNITS]
+    if (a.db_ih || a.db_hh) {
+        static_assert(BATCH * 4 * UB * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
+        float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][4][UB]
         __syncthreads();
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UNITS, n = idx / UNITS;
-            if (idx < UNITS * BATCH)
+            int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
+            if (idx < UB * BATCH)
 #pragma unroll
-                for (int g = 0; g < 4; ++g) slots[(n * 4 + g) * UNITS + ul] = dbias[it][g];
+                for (int g = 0; g < 4; ++g) slots[(n * 4 + g) * UB + ul] = dbias[it][g];
         }
         __syncthreads();
-        for (int i = tid; i < 4 * UNITS; i += THREADS) {
-            int g = i / UNITS, ul = i % UNITS, u = u0 + ul;
+        for (int i = tid; i < 4 * UB; i += THREADS) {
+            int g = i / UB, ul = i % UB, u = u0 + ul;
             if (u < HID) {
                 float sum = 0.f;
-                for (int n = 0; n < BATCH; ++n) sum += slots[(n * 4 + g) * UNITS + ul];
-                size_t at = (size_t)g * HID + u;
-                if (db_ih) db_ih[at] = from_f(db_add ? to_f(db_ih[at]) + sum : sum);
-                if (db_hh) db_hh[at] = from_f(db_add ? to_f(db_hh[at]) + sum : sum);
+                for (int n = 0; n < BATCH; ++n) sum += slots[(n * 4 + g) * UB + ul];
+                size_t at_ = (size_t)g * HID + u;
+                if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
+                if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum : sum);
             }
         }
     }
@@ -355,3 +416,51 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
     cluster_sync();
 #endif
 }
+
+#ifndef WAVE_LAYERS
+// One layer, UNITS units per block.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
+                    const float* __restrict__ gates, // [T, B, 4H]
+                    const float* __restrict__ cells, // [T, B, H]
+                    const u16* __restrict__ c0,      // [B, H] or null (zeros)
+                    const u16* __restrict__ dy,      // [T, B, H]
+                    const u16* __restrict__ dh_n,    // [B, H]
+                    const u16* __restrict__ dc_n,    // [B, H]
+                    u16* dg,                         // [T, B, 4H]
+                    u16* dgx,                        // [2, B, GPAD], zeroed
+                    u16* dh0, u16* dc0,              // [B, H]
+                    u16* db_ih, u16* db_hh,          // [4H] or null
+                    unsigned long long db_add,
+                    const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
+                    unsigned long long drop_seed, unsigned long long drop_p_layer,
+                    u32* counter, int seq) {
+    const BwdArgs a = {w_hh, nullptr, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih,
+                       db_hh, nullptr, drop_offset, drop_seed, drop_p_layer};
+    recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, counter, seq, seq);
+}
+#else
+// Every layer at once (see above): blocks of the lowest layer, then each upper layer's.
+#define WAVE_MAX 4
+#if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX
+#error "the wavefront takes 2..WAVE_MAX layers, without clusters"
+#endif
+struct WaveBwdArgs {
+    BwdArgs layer[WAVE_MAX];
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+lstm_wave_bwd(const WaveBwdArgs args, unsigned long long db_add, u32* counter, int seq) {
+    constexpr int LOWER = (HID + UNITS0 - 1) / UNITS0, UPPER = (HID + UNITS1 - 1) / UNITS1;
+    const int waves = seq + 2 * (WAVE_LAYERS - 1);
+    if (blockIdx.x < LOWER) {
+        const int start = 2 * (WAVE_LAYERS - 1);
+        recurrence_bwd<UNITS0, false>(args.layer[0], db_add, start, blockIdx.x, counter, seq, waves);
+    } else {
+        const int r = blockIdx.x - LOWER, layer = 1 + r / UPPER;
+        const BwdArgs a = args.layer[layer];
+        const int start = 2 * (WAVE_LAYERS - 1 - layer);
+        recurrence_bwd<UNITS1, true>(a, db_add, start, r % UPPER, counter, seq, waves);
+    }
+}
+#endif

@@ -1,16 +1,19 @@
-//! The forward of stacked layers as a wavefront (`lstm_fwd.cu`'s `lstm_wave_fwd`): one launch
-//! runs every layer, layer l doing its step s - l at wave step s, so a call takes seq + L - 1
-//! grid-wide steps instead of seq * L. All layers' weights stay on chip at once: the blocks of
-//! an upper layer also hold its W_ih, whose product with the layer below's output is made step
-//! by step inside the recurrence (the lowest layer's input projection is still one GEMM up
-//! front). It fits only where every layer's blocks fit on the GPU together (PTB small and
-//! medium on an H100; not PTB large, whose one layer already takes most multiprocessors), and
-//! runs there unless `CANDLE_RNN_PERSISTENT_WAVE=0` (below). It writes what the layer-by-layer
-//! forward writes, so the backward is the same. On an H100, graphed, forward and backward of
-//! [35, 20, 2 x H] bf16: 29.3 against 33.0 us an example for H = 650, 17.5-17.8 against
-//! 21.4-21.5 for H = 200; PTB medium bf16 steps 1.09 against 1.15 ms, small 0.47 against 0.52.
+//! Stacked layers as a wavefront (`lstm_fwd.cu`'s `lstm_wave_fwd`, `lstm_bwd.cu`'s
+//! `lstm_wave_bwd`): one launch runs every layer, so a call takes seq + L - 1 grid-wide steps
+//! forward (layer l does its step s - l at wave step s) and seq + 2 (L - 1) backward (from the
+//! top, each layer two wave steps behind the one above) instead of seq * L each. All layers'
+//! weights stay on chip at once: the blocks of an upper layer also hold its W_ih, whose
+//! products (with the layer below's output forward, with the layer's gate gradients backward)
+//! are made step by step inside the recurrence; the lowest layer's input projection and every
+//! weight gradient stay GEMMs. It fits only where every layer's blocks fit on the GPU together
+//! (PTB small and medium on an H100; not PTB large, whose one layer already takes most
+//! multiprocessors), and runs there unless `CANDLE_RNN_PERSISTENT_WAVE=0` (below). Each pass
+//! writes what its layer-by-layer version writes, so either pass can run either way. On an
+//! H100, graphed, forward and backward of [35, 20, 2 x H] bf16 with the forward's wavefront:
+//! 29.3 against 33.0 us an example for H = 650, 17.5-17.8 against 21.4-21.5 for H = 200; PTB
+//! medium bf16 steps 1.09 against 1.15 ms, small 0.47 against 0.52.
 
-use super::kernel::{allow_smem, forward_smem, Module, Pass, Plan, WARPS};
+use super::kernel::{allow_smem, forward_smem, Module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS};
 use candle_core::cuda_backend::cudarc::driver::sys::CUdevice_attribute;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -23,12 +26,14 @@ use std::sync::{Mutex, OnceLock};
 /// The most layers one wavefront launch takes (`lstm_fwd.cu`'s WAVE_MAX).
 pub(super) const WAVE_MAX: usize = 4;
 
-/// A stack's wavefront: its layers, and the units per block of the lowest layer and of the
-/// others.
+/// A stack's wavefront in one pass: its layers, the units per block of the lowest layer and of
+/// the others, and (backward) the chunk buffers per warp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Wave {
+    pub pass: Pass,
     pub layers: usize,
     pub units: [usize; 2],
+    pub buffers: usize,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1`, the wavefront where it fits, its
@@ -60,26 +65,31 @@ fn asked() -> Asked {
 }
 
 impl Wave {
-    /// The wavefront of `layers` layers of `plan`'s size on `dev`, when asked for and every
-    /// layer's blocks fit at once, one per multiprocessor; `None` otherwise (the forward then
-    /// runs layer by layer).
-    pub fn new(dev: &CudaDevice, plan: &Plan, layers: usize) -> Option<Wave> {
+    /// The wavefront of `pass` for `layers` layers of `plan`'s size on `dev`, when asked for
+    /// and every layer's blocks fit at once, one per multiprocessor; `None` otherwise (the pass
+    /// then runs layer by layer).
+    pub fn new(dev: &CudaDevice, plan: &Plan, layers: usize, pass: Pass) -> Option<Wave> {
         let asked = asked();
         if asked == Asked::Off || !(2..=WAVE_MAX).contains(&layers) {
             return None;
         }
-        type Key = (DeviceId, Plan, usize);
+        type Key = (DeviceId, Plan, usize, Pass);
         static WAVES: OnceLock<Mutex<HashMap<Key, Option<Wave>>>> = OnceLock::new();
         let mut waves = WAVES
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         *waves
-            .entry((dev.id(), *plan, layers))
-            .or_insert_with(|| Self::fitted(dev, plan, layers, asked))
+            .entry((dev.id(), *plan, layers, pass))
+            .or_insert_with(|| Self::fitted(dev, plan, (layers, pass), asked))
     }
 
-    fn fitted(dev: &CudaDevice, plan: &Plan, layers: usize, asked: Asked) -> Option<Wave> {
+    fn fitted(
+        dev: &CudaDevice,
+        plan: &Plan,
+        (layers, pass): (usize, Pass),
+        asked: Asked,
+    ) -> Option<Wave> {
         let attr = |a| {
             dev.cuda_stream()
                 .context()
@@ -90,25 +100,43 @@ impl Wave {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let fits = |w: &Wave| w.blocks(plan) <= sms && w.smem_bytes(plan) <= smem;
+        // The backward's chunk buffers: as many as leave L1 its share (as `Plan`'s), at least 2.
+        let buffered = |units| {
+            let wave = |buffers| Wave {
+                pass,
+                layers,
+                units,
+                buffers,
+            };
+            match pass {
+                Pass::Forward => wave(2),
+                Pass::Backward => (2..=MAX_BUFFERS)
+                    .map(wave)
+                    .take_while(|w| w.buffers == 2 || w.smem_bytes(plan) + L1_RESERVE <= smem)
+                    .last()
+                    .unwrap_or(wave(2)),
+            }
+        };
         if let Asked::Units(units) = asked {
-            return Some(Wave { layers, units }).filter(fits);
+            return Some(buffered(units)).filter(fits);
         }
         // The slowest block of a wave step sets its pace. A block whose units and samples
         // outnumber its threads does its gate math and stores in rounds, which cost more than
         // the products: PTB medium's [35, 20, 2 x 650] on an H100, graphed, 35.8-39.4 us an
         // example with 16 or 20 units below (2 rounds) against 29.3 with 12 and 12 (1 round;
         // 33.0 layer by layer), although the lower blocks then hold fewer rows. So: no more
-        // rounds than the layer-by-layer forward's, the fewest rounds, then the least work per
-        // block (an upper block's rows are twice as long), then the fewest blocks (fewer
-        // arrivals at the barrier).
+        // rounds than the layer-by-layer pass's, the fewest rounds, then the least work per
+        // block (an upper block's rows are twice as long forward, twice as many backward), then
+        // the fewest blocks (fewer arrivals at the barrier).
         let rounds = |u: usize| (u * plan.batch).div_ceil(plan.threads());
-        let most = rounds(plan.units[Pass::Forward as usize]);
+        let most = rounds(plan.units[pass as usize]);
         let sizes = (4..=plan.hidden.next_multiple_of(4)).step_by(4);
         sizes
             .clone()
             .flat_map(|u0| sizes.clone().map(move |u1| [u0, u1]))
-            .map(|units| Wave { layers, units })
-            .filter(|w| fits(w) && w.units.iter().all(|&u| rounds(u) <= most))
+            .filter(|units| units.iter().all(|&u| rounds(u) <= most))
+            .map(buffered)
+            .filter(fits)
             .min_by_key(|w| {
                 let [u0, u1] = w.units;
                 (rounds(u0).max(rounds(u1)), u0.max(2 * u1), w.blocks(plan))
@@ -132,49 +160,72 @@ impl Wave {
     }
 
     /// Shared memory per block: the larger of the two kinds (an upper block's input rows are
-    /// twice as long).
+    /// twice as long forward; backward it holds twice the rows).
     fn smem_bytes(&self, plan: &Plan) -> usize {
-        let steps = plan.kpad() / 16;
-        let lower = forward_smem((self.units[0], steps), 1, plan.batch);
-        let upper = forward_smem((self.units[1], 2 * steps), 1, plan.batch);
+        let [lower, upper] = match self.pass {
+            Pass::Forward => {
+                let steps = plan.kpad() / 16;
+                [(self.units[0], steps), (self.units[1], 2 * steps)]
+                    .map(|tile| forward_smem(tile, 1, plan.batch))
+            }
+            Pass::Backward => {
+                let plan = Plan {
+                    buffers: self.buffers,
+                    ..*plan
+                };
+                [(self.units[0], 1), (self.units[1], 2)].map(|tile| plan.backward_smem(tile, 1))
+            }
+        };
         lower.max(upper)
     }
 
     /// The wavefront kernel on `dev`, compiled on first use.
     pub fn kernel(&self, dev: &CudaDevice, plan: &Plan) -> Result<CudaFunction> {
+        let name = match self.pass {
+            Pass::Forward => "lstm_wave_fwd",
+            Pass::Backward => "lstm_wave_bwd",
+        };
+        let mut defines = vec![
+            format!("-DHID={}", plan.hidden),
+            format!("-DBATCH={}", plan.batch),
+            format!("-DNWARPS={WARPS}"),
+            format!("-DELEM_BF16={}", u8::from(plan.bf16)),
+            "-DCL=1".into(),
+            format!("-DWAVE_LAYERS={}", self.layers),
+            format!("-DUNITS0={}", self.units[0]),
+            format!("-DUNITS1={}", self.units[1]),
+        ];
+        if self.pass == Pass::Backward {
+            defines.push(format!("-DNBUF={}", self.buffers));
+            defines.push(format!("-DCH={}", plan.chunk));
+        }
         let module = Module {
             name: format!(
-                "candle_cudnn_rnn_lstm_wave_fwd_h{}_b{}_l{}_u{}_{}_{}",
+                "candle_cudnn_rnn_{name}_h{}_b{}_l{}_u{}_{}_n{}_ch{}_{}",
                 plan.hidden,
                 plan.batch,
                 self.layers,
                 self.units[0],
                 self.units[1],
+                self.buffers,
+                plan.chunk,
                 if plan.bf16 { "bf16" } else { "f16" },
             ),
-            pass: Pass::Forward,
-            defines: vec![
-                format!("-DHID={}", plan.hidden),
-                format!("-DBATCH={}", plan.batch),
-                format!("-DNWARPS={WARPS}"),
-                format!("-DELEM_BF16={}", u8::from(plan.bf16)),
-                "-DCL=1".into(),
-                format!("-DWAVE_LAYERS={}", self.layers),
-                format!("-DUNITS0={}", self.units[0]),
-                format!("-DUNITS1={}", self.units[1]),
-            ],
+            pass: self.pass,
+            defines,
             clusters: false,
         };
-        let f = module.function(dev, "lstm_wave_fwd")?;
+        let f = module.function(dev, name)?;
         allow_smem(&f, self.smem_bytes(plan))?;
         Ok(f)
     }
 
-    /// Launches `f` (from [`Wave::kernel`]) on every block at once, cooperatively.
-    pub fn launch(
+    /// Launches `f` (from [`Wave::kernel`]) on every block at once, cooperatively, with `args`
+    /// (the kernel's struct), then `extra` (the backward's `db_add`), the counter and `seq`.
+    pub fn launch<A: DeviceRepr>(
         &self,
         (stream, f, plan): (&CudaStream, &CudaFunction, &Plan),
-        args: &WaveArgs,
+        (args, extra): (&A, Option<u64>),
         counter: u64,
         seq: usize,
     ) -> Result<()> {
@@ -185,9 +236,13 @@ impl Wave {
         };
         let seq = seq as i32;
         let mut launch = stream.launch_builder(f);
-        launch.arg(args).arg(&counter).arg(&seq);
-        // SAFETY: the arguments are the kernel's, in its order (`WaveArgs` is its struct); the
-        // grid has at most one block per multiprocessor, each of which fits (`Wave::new`).
+        launch.arg(args);
+        if let Some(extra) = &extra {
+            launch.arg(extra);
+        }
+        launch.arg(&counter).arg(&seq);
+        // SAFETY: the arguments are the kernel's, in its order (`args` is its struct); the grid
+        // has at most one block per multiprocessor, each of which fits (`Wave::new`).
         unsafe { launch.launch_cooperative(cfg) }.map_err(|e| {
             candle_core::Error::Msg(format!("rnn: persistent LSTM wavefront launch: {e}"))
         })?;
@@ -204,5 +259,13 @@ pub(super) struct WaveArgs {
     pub exchange: u64,
 }
 
-// SAFETY: plain 64-bit words laid out as the kernel's struct.
+/// `lstm_bwd.cu`'s `WaveBwdArgs`: per layer its `BwdArgs`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(super) struct WaveBwdArgs {
+    pub layers: [[u64; 18]; WAVE_MAX],
+}
+
+// SAFETY: plain 64-bit words laid out as the kernels' structs.
 unsafe impl DeviceRepr for WaveArgs {}
+unsafe impl DeviceRepr for WaveBwdArgs {}

@@ -12,7 +12,7 @@
 #          --input-grad --sink-overwrite) and as the grid measures it (MSE, autograd), old and
 #          new, alternating; PyTorch's cuDNN LSTM the same way; PTB large bf16 steps old / new;
 #          the GEMM probe (DIR's, or built here against the cuBLAS wheel beside PyTorch).
-#   wave:  the forward's wavefront (CANDLE_RNN_PERSISTENT_WAVE=0 turns it off): the op
+#   wave:  the wavefronts over stacked layers (CANDLE_RNN_PERSISTENT_WAVE=0 turns them off): the op
 #          [35, 20, 2 x H] graphed and PTB medium and small bf16 steps without and with it,
 #          alternating; PTB medium bf16 epochs with it: graph = eager, and beside those without.
 #   scripts/persistent-gpu.sh check|lab|time|wave DIR OUT

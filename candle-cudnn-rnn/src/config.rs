@@ -122,9 +122,9 @@ pub enum RnnAlgo {
     /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
     /// backward (default `1,4`), and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of
     /// gate columns (default 64). A stack of 2 to 4 layers whose blocks all fit on the GPU at
-    /// once (PTB small and medium, not large) runs its forward as a wavefront, every layer in
-    /// one launch (at wave step s layer l does its step s - l); `CANDLE_RNN_PERSISTENT_WAVE=0`
-    /// runs it layer by layer.
+    /// once (PTB small and medium, not large) runs each pass as a wavefront, every layer in one
+    /// launch (forward, at wave step s layer l does its step s - l; backward from the top);
+    /// `CANDLE_RNN_PERSISTENT_WAVE=0` runs it layer by layer.
     Persistent,
 }
 

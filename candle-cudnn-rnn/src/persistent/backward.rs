@@ -1,7 +1,9 @@
 //! The backward of a call on the persistent kernel, from the top layer down: the recurrence
 //! backward through time (one cooperative launch, which leaves the gate gradients of every
 //! step), then the layer's weight and bias gradients and its input's gradient as GEMMs over
-//! all steps (the kernel sums the bias gradients itself).
+//! all steps (the kernel sums the bias gradients itself). Where the layers fit on the GPU at
+//! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
+//! making the layers below's output gradients on the way, then the GEMMs follow.
 
 use super::forward::{addresses, cooperative, reset_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};

@@ -2,14 +2,15 @@
 //! layer's recurrent weights on chip for the whole sequence (`lstm_fwd.cu`), beside cuDNN.
 //!
 //! Per layer: the input projection of all steps as one GEMM, then one persistent kernel for
-//! the recurrence (`forward`; where a stack's layers all fit on the GPU at once, one kernel
-//! for all of them as a wavefront, `wave`); backward, one persistent kernel for the recurrence backward
+//! the recurrence (`forward`); backward, one persistent kernel for the recurrence backward
 //! through time, then the weight and input gradients as GEMMs (`backward`); inter-layer
-//! dropout applied inside both recurrences, its masks counted on the device (`masks`). It serves calls of a unidirectional
-//! LSTM without projection or per-sample lengths, in bf16 or f16, whose hidden size and batch
-//! fit in shared memory ([`kernel::Plan::new`] says why not); every other call goes to cuDNN's
-//! standard algorithm over the same weights. Under [`RnnAlgo::Auto`] it serves the calls it
-//! takes only where it measured faster than cuDNN (`choose`), and cuDNN's `Auto` the others.
+//! dropout applied inside both recurrences, its masks counted on the device (`masks`). Where
+//! a stack's layers all fit on the GPU at once, one kernel per pass runs all of them as a
+//! wavefront (`wave`). It serves calls of a unidirectional LSTM without projection or
+//! per-sample lengths, in bf16 or f16, whose hidden size and batch fit in shared memory
+//! ([`kernel::Plan::new`] says why not); every other call goes to cuDNN's standard algorithm
+//! over the same weights. Under [`RnnAlgo::Auto`] it serves the calls it takes only where it
+//! measured faster than cuDNN (`choose`), and cuDNN's `Auto` the others.
 
 mod backward;
 mod choose;

@@ -9,9 +9,9 @@
 //! (PTB small and medium on an H100; not PTB large, whose one layer already takes most
 //! multiprocessors), and runs there unless `CANDLE_RNN_PERSISTENT_WAVE=0` (below). Each pass
 //! writes what its layer-by-layer version writes, so either pass can run either way. On an
-//! H100, graphed, forward and backward of [35, 20, 2 x H] bf16 with the forward's wavefront:
-//! 29.3 against 33.0 us an example for H = 650, 17.5-17.8 against 21.4-21.5 for H = 200; PTB
-//! medium bf16 steps 1.09 against 1.15 ms, small 0.47 against 0.52.
+//! H100, graphed, forward and backward of [35, 20, 2 x H] bf16: 24.1 against 33.0 us an
+//! example for H = 650, 11.5 against 21.5 for H = 200; PTB medium bf16 steps 0.95 against
+//! 1.15 ms, small 0.39 against 0.52.
 
 use super::kernel::{allow_smem, forward_smem, Module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS};
 use candle_core::cuda_backend::cudarc::driver::sys::CUdevice_attribute;

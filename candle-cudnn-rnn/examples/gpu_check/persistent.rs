@@ -87,6 +87,8 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
         // (layer by layer with `CANDLE_RNN_PERSISTENT_WAVE=0`).
         (2, 20, 35, 650, 650),
         (3, 20, 35, 200, 200),
+        // One step through a stack: each wavefront's first and last steps at once.
+        (3, 2, 1, 24, 48),
     ];
     let mut rows = Vec::new();
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {

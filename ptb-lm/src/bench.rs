@@ -6,11 +6,12 @@
 use crate::args;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
+use crate::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
 use crate::precision::Precision;
 use crate::run::RunSpec;
-use crate::session::{build_model, device_name, pick_device, sorted_vars, DeviceArg};
+use crate::session::{build_model, device_name, pick_device, sorted_vars};
 use crate::step::{step_timed, Phase, Training};
 use crate::stepper::Stepper;
 use anyhow::{Context, Result};

@@ -3,9 +3,10 @@
 use crate::args;
 use crate::checkpoint::{self, Checkpoint};
 use crate::data::{encode, read_words, EOS, UNK};
+use crate::device_arg::DeviceArg;
 use crate::model::{Masks, PtbModel};
 use crate::pass::{evaluate, evaluate_stream};
-use crate::session::{build_model, inference_model, pick_device, DeviceArg};
+use crate::session::{build_model, inference_model, pick_device};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};

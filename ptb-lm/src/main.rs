@@ -8,6 +8,7 @@ mod checkpoint_writer;
 mod columns;
 mod config;
 mod data;
+mod device_arg;
 mod driver_cache;
 mod dropout;
 mod eval;

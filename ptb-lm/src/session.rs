@@ -1,5 +1,6 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
+use crate::device_arg::DeviceArg;
 use crate::driver_cache::{self, Prefill};
 use crate::model::{zero_init_ranges, PtbModel, RnnKind};
 use crate::run::RunSpec;
@@ -8,31 +9,6 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::HashMap;
-
-/// Where to run, as `--device` names it: `auto`, `cpu`, `cuda` (the first GPU) or `cuda:N`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceArg {
-    /// The first GPU when built with `--features cuda` and one is present, else the CPU.
-    Auto,
-    Cpu,
-    Cuda(usize),
-}
-
-impl DeviceArg {
-    /// clap's parser for `--device`.
-    pub fn parse(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "auto" => Ok(Self::Auto),
-            "cpu" => Ok(Self::Cpu),
-            "cuda" => Ok(Self::Cuda(0)),
-            _ => s
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse().ok())
-                .map(Self::Cuda)
-                .ok_or_else(|| "expected auto, cpu, cuda or cuda:N (N a GPU's ordinal)".into()),
-        }
-    }
-}
 
 /// The device `d` names, and the children filling the driver's compile cache for it: the
 /// caller waits for them before its model's weights go to the device (`driver_cache.rs`).

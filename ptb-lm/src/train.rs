@@ -5,6 +5,7 @@ use crate::checkpoint;
 use crate::checkpoint_writer::CheckpointWriter;
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
+use crate::device_arg::DeviceArg;
 use crate::host_copy::HostCopies;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
@@ -13,8 +14,7 @@ use crate::precision::Precision;
 use crate::run::{EpochMetrics, RunProgress, RunSpec};
 use crate::run_dir::RunLock;
 use crate::session::{
-    build_model, device_name, inference_model, kernel_path, named_weights, pick_device,
-    sorted_vars, DeviceArg,
+    build_model, device_name, inference_model, kernel_path, named_weights, pick_device, sorted_vars,
 };
 use crate::step::Training;
 use anyhow::{bail, ensure, Context, Result};

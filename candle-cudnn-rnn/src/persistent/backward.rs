@@ -8,6 +8,7 @@
 use super::forward::{addresses, cooperative, reset_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
+use super::masks;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
 use super::wave::{Wave, WaveBwdArgs};
 use super::Elem;
@@ -140,13 +141,7 @@ pub(super) fn backward<T: Elem>(
         };
         // Below the top, with dropout, the kernel takes dy (the next layer's input gradient)
         // back through this layer's mask.
-        let drop_args = |layer: usize| match masks {
-            Some(m) if layer + 1 < layers => {
-                let (a, g) = m.kernel_args(&stream, layer);
-                (a, Some(g))
-            }
-            _ => ([0; 3], None),
-        };
+        let drop_args = |layer: usize| masks::kernel_args(masks, &stream, (layer, layers));
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
@@ -199,14 +194,29 @@ pub(super) fn backward<T: Elem>(
                 // `lstm_persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
                 // gradient, `db_add` after the bias gradients, the counter last.
                 let (args, _guard) = args_of(layer);
-                let mut ptrs = [
-                    &args[..1],
-                    &args[2..14],
-                    &[u64::from(!overwrite)],
-                    &args[15..],
-                ]
-                .concat();
-                ptrs.push(counter_ptr);
+                let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2] =
+                    args;
+                let db_add = u64::from(!overwrite);
+                let ptrs = [
+                    w_hh,
+                    gates,
+                    cells,
+                    c0,
+                    dy,
+                    dh_n,
+                    dc_n,
+                    dg,
+                    dgx,
+                    dh0,
+                    dc0,
+                    db_ih,
+                    db_hh,
+                    db_add,
+                    d0,
+                    d1,
+                    d2,
+                    counter_ptr,
+                ];
                 reset_barrier(&stream, counter_ptr)?;
                 cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }

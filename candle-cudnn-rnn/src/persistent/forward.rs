@@ -4,7 +4,7 @@
 
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
-use super::masks::Masks;
+use super::masks::{self, Masks};
 use super::padded::{needs_padding, pad_input, padded, PaddedInput, RowKernels};
 use super::wave::{Wave, WaveArgs};
 use super::Elem;
@@ -194,14 +194,8 @@ pub(super) fn forward<T: Elem>(
                 padded.push(None);
             }
             let opt = |o: Option<usize>| o.map_or(0, at);
-            let drop = match &masks {
-                Some(m) => {
-                    let (a, g) = m.kernel_args(&stream, layer);
-                    drop_guards.push(g);
-                    a
-                }
-                None => [0; 3],
-            };
+            let (drop, guard) = masks::kernel_args(masks.as_ref(), &stream, (layer, layers));
+            drop_guards.push(guard);
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
             let args = [
@@ -228,11 +222,29 @@ pub(super) fn forward<T: Elem>(
                 wave_args.layers[layer] = args;
                 continue;
             }
-            // `lstm_persistent_fwd`'s arguments: `args` without W_ih, the exchange buffer
+            // `lstm_persistent_fwd`'s arguments: `LayerArgs` without W_ih, the exchange buffer
             // after the final state, the counter last.
-            let mut ptrs = args[1..].to_vec();
-            ptrs.insert(9, hx);
-            ptrs.push(counter_ptr);
+            let [_w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, d0, d1, d2] =
+                args;
+            let ptrs = [
+                w_hh,
+                xg,
+                b_ih,
+                b_hh,
+                h0,
+                c0,
+                y,
+                h_n,
+                c_n,
+                hx,
+                save,
+                yp,
+                dropped,
+                d0,
+                d1,
+                d2,
+                counter_ptr,
+            ];
             reset_barrier(&stream, counter_ptr)?;
             cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;
         }

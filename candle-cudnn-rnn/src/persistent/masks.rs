@@ -72,17 +72,21 @@ impl Counters {
     }
 }
 
-impl Masks {
-    /// The recurrences' dropout arguments (`dropout.cu`'s `Dropout`) for the dropout after
-    /// `layer`: the offset's address (held on `stream` while the guard lives), the seed, and
-    /// the probability's f32 bits with the layer above them.
-    pub fn kernel_args<'a>(
-        &'a self,
-        stream: &'a CudaStream,
-        layer: usize,
-    ) -> ([u64; 3], SyncOnDrop<'a>) {
-        let (offset, guard) = self.offset.device_ptr(stream);
-        let p_layer = u64::from(self.p.to_bits()) | (layer as u64) << 32;
-        ([offset, self.seed, p_layer], guard)
+/// The dropout arguments (`dropout.cu`'s `Dropout`) of the recurrence of `layer` of `layers`:
+/// with `masks`, below the top, the offset's address (held on `stream` while the guard lives),
+/// the seed, and the probability's f32 bits with the layer above them; zeros (no dropout)
+/// otherwise.
+pub(super) fn kernel_args<'a>(
+    masks: Option<&'a Masks>,
+    stream: &'a CudaStream,
+    (layer, layers): (usize, usize),
+) -> ([u64; 3], Option<SyncOnDrop<'a>>) {
+    match masks {
+        Some(m) if layer + 1 < layers => {
+            let (offset, guard) = m.offset.device_ptr(stream);
+            let p_layer = u64::from(m.p.to_bits()) | (layer as u64) << 32;
+            ([offset, m.seed, p_layer], Some(guard))
+        }
+        _ => ([0; 3], None),
     }
 }

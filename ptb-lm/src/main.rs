@@ -1,37 +1,14 @@
 //! `ptb-lm`: the PTB word-level LSTM language models of the TensorFlow tutorial and Zaremba et
 //! al. (2014), trained on candle with the fused cuDNN LSTM op.
 
-mod args;
-mod bench;
 mod checkpoint;
-mod checkpoint_writer;
-mod columns;
+mod cli;
 mod config;
 mod data;
-mod device_arg;
-mod driver_cache;
-mod dropout;
-mod eval;
-mod host_copy;
-mod loss_scale;
+mod gpu;
 mod model;
-#[cfg(feature = "cuda")]
-mod nvrtc;
 mod optim;
-mod owned_linear;
-mod pass;
-mod plot;
-mod precision;
-mod progress;
-mod run;
-mod run_dir;
-mod session;
-mod step;
-mod stepper;
-#[cfg(test)]
-mod test_gpu;
 mod train;
-mod xent;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,19 +35,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Train a small, medium or large model, printing perplexity and words per second
-    Train(Box<train::TrainArgs>),
+    Train(Box<cli::train::TrainArgs>),
     /// Perplexity of a checkpoint on the valid or test split.
-    Eval(eval::EvalArgs),
+    Eval(cli::eval::EvalArgs),
     /// Sample text from a checkpoint.
-    Generate(eval::GenerateArgs),
+    Generate(cli::eval::GenerateArgs),
     /// Time training steps: ms per batch and words per second.
-    Bench(bench::BenchArgs),
+    Bench(cli::bench::BenchArgs),
     /// Draw train and valid perplexity per epoch from metrics files.
-    Plot(plot::PlotArgs),
+    Plot(cli::plot::PlotArgs),
     /// Load one of candle's CUDA modules so that the driver compiles it into its cache (ptb-lm
-    /// starts these itself: `driver_cache.rs`).
+    /// starts these itself: `gpu::driver_cache`).
     #[command(hide = true)]
-    FillDriverCache(driver_cache::FillArgs),
+    FillDriverCache(gpu::driver_cache::FillArgs),
 }
 
 /// Errors print as one line, `Error: what failed: why`, without a backtrace unless
@@ -88,7 +65,7 @@ fn report(e: &anyhow::Error) -> ExitCode {
         eprintln!("\nBacktrace:\n{}", e.backtrace());
     }
     // Bad command-line values exit like clap's own usage errors.
-    match e.downcast_ref::<args::UsageError>() {
+    match e.downcast_ref::<cli::args::UsageError>() {
         Some(_) => ExitCode::from(2),
         None => ExitCode::FAILURE,
     }
@@ -104,12 +81,12 @@ fn main() -> ExitCode {
         std::env::set_var("CUBLAS_WORKSPACE_CONFIG", ":4096:8");
     }
     let done = match Cli::parse().command {
-        Command::Train(a) => train::train(*a),
-        Command::Eval(a) => eval::eval(a),
-        Command::Generate(a) => eval::generate(a),
-        Command::Bench(a) => bench::bench(a),
-        Command::Plot(a) => plot::plot(a),
-        Command::FillDriverCache(a) => driver_cache::fill(a),
+        Command::Train(a) => cli::train::train(*a),
+        Command::Eval(a) => cli::eval::eval(a),
+        Command::Generate(a) => cli::eval::generate(a),
+        Command::Bench(a) => cli::bench::bench(a),
+        Command::Plot(a) => cli::plot::plot(a),
+        Command::FillDriverCache(a) => gpu::driver_cache::fill(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
@@ -120,8 +97,8 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::driver_cache::CandleModule;
     use clap::{CommandFactory, ValueEnum};
-    use driver_cache::CandleModule;
 
     /// What the parent starts its children with parses back to the same module and GPU, and
     /// the subcommand stays out of the help.
@@ -129,7 +106,7 @@ mod tests {
     fn fill_driver_cache_parses_and_is_hidden() {
         for &m in CandleModule::value_variants() {
             let cli = Cli::try_parse_from(
-                std::iter::once("ptb-lm".to_owned()).chain(driver_cache::child_args(m, 2)),
+                std::iter::once("ptb-lm".to_owned()).chain(gpu::driver_cache::child_args(m, 2)),
             )
             .unwrap();
             match cli.command {

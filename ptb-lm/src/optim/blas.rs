@@ -261,7 +261,7 @@ mod kernels {
     //! and for bf16/f16 gradients the norm in f32, in two deterministic stages (each block's
     //! sum of squares over its fixed chunk, then one block over the partials).
 
-    use crate::nvrtc::{dtype_suffix, view, Module};
+    use crate::gpu::nvrtc::{dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{
         DevicePtr, LaunchConfig, PushKernelArg, SyncOnDrop,
@@ -270,7 +270,7 @@ mod kernels {
     use candle_core::{bail, CudaStorage, DType, Layout, Result, Tensor};
 
     const SOURCE: &str = concat!(
-        crate::nvrtc::half_types!(),
+        crate::gpu::nvrtc::half_types!(),
         r#"
 // The block's sum of v (blockDim.x a multiple of 32), in a fixed order; valid in thread 0.
 __device__ float block_sum(float v) {
@@ -503,7 +503,7 @@ OPS(f16, f16)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_gpu::device;
+    use crate::gpu::test_gpu::device;
     use candle_core::DType;
 
     /// The update of a variable with a half copy, once on arrays that start on 16 bytes (on

@@ -161,7 +161,7 @@ mod cuda {
     //! threads' scan of the ids before it), its threads striding over the columns.
     //! Deterministic: every sum is taken in lookup order by one thread.
 
-    use crate::nvrtc::{block_per_row, view, Module};
+    use crate::gpu::nvrtc::{block_per_row, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
@@ -318,7 +318,7 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
-    use crate::test_gpu::device;
+    use crate::gpu::test_gpu::device;
 
     /// Repeated and unique ids, against the dense computation (zeros + `index_add`, then
     /// `table += a · dense`): bit-identical sums and update, and the same norm.

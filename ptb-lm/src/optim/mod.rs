@@ -1,20 +1,21 @@
 //! The tutorial's update, in pieces behind small interfaces: the gradient each variable gets
 //! (dense, or a lookup's summed rows: `lookup_grad`), clipping to the global norm and its
-//! statistics (`clip`), dynamic loss scaling (`crate::loss_scale`) and the update rule (`sgd`).
+//! statistics (`clip`), dynamic loss scaling (`crate::optim::loss_scale`) and the update rule (`sgd`).
 //! [`Optimizer`] runs them in that order; a step never waits for the host (an f16 step's
 //! overflow check and skip happen on the device too). The vector operations are `blas`'s.
 
 mod blas;
 mod clip;
 mod lookup_grad;
+pub mod loss_scale;
 mod sgd;
 
 pub use clip::ClipStats;
 pub use sgd::{Sgd, UpdateRule};
 
+use crate::config::precision::PrecisionPlan;
 use crate::config::{EmbeddingNorm, LmConfig};
-use crate::loss_scale::{DeviceLossScale, LossScale};
-use crate::precision::PrecisionPlan;
+use crate::optim::loss_scale::{DeviceLossScale, LossScale};
 use candle_core::backprop::GradStore;
 use candle_core::{bail, DType, Result, Tensor, Var};
 use clip::GlobalNormClip;
@@ -29,7 +30,7 @@ pub struct Lookup {
 
 /// A variable whose layer kept its gradient `grad` (of the variable's size, in the layer's
 /// dtype) instead of returning it to autograd (`Rnn::with_weight_grad_sink`, or
-/// `crate::owned_linear`); the optimizer reads it as the variable's dense gradient and, with
+/// `crate::model::owned_linear`); the optimizer reads it as the variable's dense gradient and, with
 /// `reset`, zeroes it after the step (a buffer the layer adds into). A layer computing in half
 /// precision reads `copy`, the variable in its dtype, which the update keeps equal to the
 /// variable rounded.
@@ -250,7 +251,7 @@ impl<R: UpdateRule> Optimizer<R> {
 mod tests {
     use super::*;
 
-    use crate::test_gpu::device;
+    use crate::gpu::test_gpu::device;
 
     /// Returns the vars and the gradients of `loss = Σ_i Σ (v_i · c_i)`, i.e. `c_i`.
     fn setup(scales: &[f32]) -> (Vec<Var>, GradStore, Vec<Vec<f32>>) {
@@ -274,7 +275,7 @@ mod tests {
     }
 
     fn check(scales: &[f32], max_norm: f64) {
-        let _gpu = crate::test_gpu::shared();
+        let _gpu = crate::gpu::test_gpu::shared();
         let (vars, grads, coefs) = setup(scales);
         let before: Vec<Vec<f32>> = vars.iter().map(values).collect();
         let norm: f64 = coefs
@@ -439,8 +440,8 @@ mod tests {
         let dev = device();
         let cfg = crate::config::LmConfig::preset(crate::config::Preset::Small);
         for (precision, dt) in [
-            (crate::precision::Precision::Bf16, DType::BF16),
-            (crate::precision::Precision::F16, DType::F16),
+            (crate::config::precision::Precision::Bf16, DType::BF16),
+            (crate::config::precision::Precision::F16, DType::F16),
         ] {
             let n = 10_007;
             let w = Var::from_tensor(&Tensor::randn(0f32, 1., n, &dev).unwrap()).unwrap();
@@ -511,7 +512,7 @@ mod tests {
         let dev = device();
         let w = Var::from_tensor(&Tensor::new(&[1f32, 2., 3.], &dev).unwrap()).unwrap();
         let cfg = crate::config::LmConfig::preset(crate::config::Preset::Small);
-        let plan = crate::precision::Precision::F16.plan();
+        let plan = crate::config::precision::Precision::F16.plan();
         let mut opt = Optimizer::for_config(vec![w.clone()], &cfg, &plan).unwrap();
         let s = opt.loss_scale().unwrap().unwrap().scale;
         // loss·s with d loss/dw = (1, 0, 2): norm √5 < max_norm 5, so w ← w − g.

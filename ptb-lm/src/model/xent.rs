@@ -225,14 +225,14 @@ mod cuda {
     //! (backward). Compiled once per process with NVRTC; no CUDA headers needed (half types are
     //! handled as raw bits), so it builds wherever candle's CUDA backend does.
 
-    use crate::nvrtc::{block_per_row, dtype_suffix, view, Module};
+    use crate::gpu::nvrtc::{block_per_row, dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{CudaStorage, DType, Layout, Result};
 
     const SOURCE: &str = concat!(
-        crate::nvrtc::half_types!(),
+        crate::gpu::nvrtc::half_types!(),
         r#"
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -378,7 +378,7 @@ mod tests {
     use super::*;
     use candle_core::{Device, Var, D};
 
-    use crate::test_gpu::device;
+    use crate::gpu::test_gpu::device;
 
     fn reference(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
         let logp = candle_nn::ops::log_softmax(logits, D::Minus1)?;

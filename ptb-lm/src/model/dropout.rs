@@ -202,14 +202,14 @@ mod cuda {
     //! One thread per four elements (one Philox call); the state is read on the device.
 
     use super::Dropout;
-    use crate::nvrtc::{dtype_suffix, view, Module};
+    use crate::gpu::nvrtc::{dtype_suffix, view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{CudaStorage, DType, Layout, Result};
 
     const SOURCE: &str = concat!(
-        crate::nvrtc::half_types!(),
+        crate::gpu::nvrtc::half_types!(),
         r#"
 __device__ __forceinline__ unsigned int mulhi(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * b) >> 32);
@@ -405,7 +405,7 @@ mod tests {
     #[cfg(feature = "cuda")]
     #[test]
     fn cuda_matches_cpu() {
-        let _gpu = crate::test_gpu::shared();
+        let _gpu = crate::gpu::test_gpu::shared();
         let Ok(gpu) = Device::new_cuda(0) else {
             return;
         };

@@ -1,10 +1,10 @@
-//! One pass over a split, training or evaluating, step after step (`crate::stepper`).
+//! One pass over a split, training or evaluating, step after step (`crate::train::fixed_step`).
 
 use crate::data::Batches;
 use crate::model::{LmState, Masks, PtbModel};
-use crate::progress::Progress;
-use crate::step::Training;
-use crate::stepper::Stepper;
+use crate::train::fixed_step::FixedStep;
+use crate::train::progress::Progress;
+use crate::train::step::Training;
 use anyhow::Result;
 use std::time::Instant;
 
@@ -22,7 +22,7 @@ impl PassResult {
 
 /// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to
 /// batch; trains when `training` is given. On a GPU with `graph`, the steps after the first are
-/// replays of a CUDA graph (`Stepper`). Progress, when `label` names the pass, shows the running
+/// replays of a CUDA graph (`FixedStep`). Progress, when `label` names the pass, shows the running
 /// perplexity and words/s.
 #[allow(clippy::too_many_arguments)]
 pub fn run_pass(
@@ -61,16 +61,16 @@ fn pass_from(
     let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
     let stream = batches.upload(&model.device())?;
     let mut progress = label.map_or_else(Progress::hidden, |l| Progress::new(l, n));
-    let mut stepper = Stepper::new(model, batch, steps, graph)?;
+    let mut fixed = FixedStep::new(model, batch, steps, graph)?;
     if let Some(state) = start {
-        stepper.start_from(state)?;
+        fixed.start_from(state)?;
     }
     let clock = Instant::now();
     for i in 0..n {
-        stepper.run(batches.window(&stream, i)?, masks, training.as_mut())?;
+        fixed.run(batches.window(&stream, i)?, masks, training.as_mut())?;
         // Reading the cost waits for the device: only when the progress is shown.
         if progress.due(i + 1) {
-            let c = stepper.cost()?;
+            let c = fixed.cost()?;
             let words = (i + 1) * batch * steps;
             let secs = clock.elapsed().as_secs_f64();
             let perplexity = (c / ((i + 1) * steps) as f64).exp();
@@ -78,13 +78,13 @@ fn pass_from(
         }
     }
     progress.finish();
-    let c = stepper.cost()?;
+    let c = fixed.cost()?;
     let result = PassResult {
         perplexity: (c / (n * steps) as f64).exp(),
         words: n * batch * steps,
         seconds: clock.elapsed().as_secs_f64(),
     };
-    Ok((result, stepper.state().clone()))
+    Ok((result, fixed.state().clone()))
 }
 
 /// Perplexity of `data` without training (no dropout, the state carried as in training).
@@ -146,14 +146,14 @@ pub fn evaluate_stream(
 mod tests {
     use super::*;
     use crate::config::{LmConfig, Preset};
-    use crate::run::RunSpec;
-    use crate::session::{build_model, inference_model};
+    use crate::train::run::RunSpec;
+    use crate::train::setup::{build_model, inference_model};
 
     /// With the state carried, one step per call and 6 steps per call see the same stream, so
     /// the perplexity agrees (on CUDA when built with it: cuDNN at seq 1 and seq 6).
     #[test]
     fn state_carries_across_calls_in_evaluation() {
-        let dev = crate::test_gpu::device();
+        let dev = crate::gpu::test_gpu::device();
         let mut config = LmConfig::preset(Preset::Small);
         (config.hidden_size, config.init_scale) = (16, 0.5);
         let mut spec = RunSpec::new(Preset::Small, config, 13);
@@ -187,7 +187,7 @@ mod tests {
     /// Windows of 6 with a shorter last one predict every word as one step at a time does.
     #[test]
     fn a_stream_in_windows_equals_one_word_at_a_time() {
-        let dev = crate::test_gpu::device();
+        let dev = crate::gpu::test_gpu::device();
         let mut config = LmConfig::preset(Preset::Small);
         (config.hidden_size, config.init_scale) = (16, 0.5);
         let mut spec = RunSpec::new(Preset::Small, config, 13);

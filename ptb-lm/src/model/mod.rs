@@ -2,11 +2,16 @@
 //! → softmax layer. The LSTM is either the fused cuDNN op or a stack of candle-nn's step-loop
 //! LSTM cells (the classic CudnnLSTM vs BasicLSTMCell comparison: same model, two kernels).
 
+pub mod columns;
+pub mod dropout;
+pub mod owned_linear;
+pub mod xent;
+
+use crate::config::precision::PrecisionPlan;
 use crate::config::{LmConfig, LstmBias};
-use crate::dropout::DropoutRng;
+use crate::model::dropout::DropoutRng;
+use crate::model::owned_linear::GradSlot;
 use crate::optim::{Lookup, OwnedGrad};
-use crate::owned_linear::GradSlot;
-use crate::precision::PrecisionPlan;
 use anyhow::{bail, Result};
 use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{
@@ -48,7 +53,7 @@ impl RnnChoice {
     pub fn resolve(
         self,
         device: &Device,
-        precision: crate::precision::Precision,
+        precision: crate::config::precision::Precision,
         saved: Option<RnnKind>,
     ) -> RnnKind {
         self.resolve_for(device.is_cuda(), precision, saved)
@@ -57,10 +62,10 @@ impl RnnChoice {
     fn resolve_for(
         self,
         on_gpu: bool,
-        precision: crate::precision::Precision,
+        precision: crate::config::precision::Precision,
         saved: Option<RnnKind>,
     ) -> RnnKind {
-        use crate::precision::Precision;
+        use crate::config::precision::Precision;
         match (self, saved) {
             (RnnChoice::Auto, Some(kind)) => kind,
             (RnnChoice::Auto, None) => match (on_gpu, precision) {
@@ -117,7 +122,7 @@ impl LmState {
 }
 
 /// Dropout masks from seeded generators, so that a resumed run draws what an uninterrupted one
-/// would: a host generator on the CPU, on a GPU the counter-based one of `crate::dropout`, whose
+/// would: a host generator on the CPU, on a GPU the counter-based one of `crate::model::dropout`, whose
 /// seed and step counter stay in device memory (so a step replayed from a CUDA graph draws new
 /// masks). Each dropout of a step takes the next slot; `end_step` moves to the next step.
 pub struct Masks {
@@ -322,7 +327,7 @@ impl PtbModel {
     /// For training: the fused LSTM's backward writes its weight gradient into a buffer of this
     /// model (one backward per step: the buffer needs no zeroing; the persistent kernel's GEMMs
     /// write into it directly), and the softmax layer's backward leaves its
-    /// weight's in a slot (`crate::owned_linear`), rather than handing them to autograd, which
+    /// weight's in a slot (`crate::model::owned_linear`), rather than handing them to autograd, which
     /// would add each into a zero-filled buffer and then, in half precision, cast it to f32 and
     /// add it into another; the optimizer takes them (`owned_gradients`). In half precision
     /// the two layers then read copies of their weights in their dtype, made here (so after
@@ -439,7 +444,7 @@ impl PtbModel {
             Some(slot) => {
                 let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
                 let w = self.softmax_weight_in_dtype()?;
-                let rows = crate::owned_linear::linear_t_xent(&y, &w, bias, targets, slot)?;
+                let rows = crate::model::owned_linear::linear_t_xent(&y, &w, bias, targets, slot)?;
                 sequence_cost(&rows, steps)?
             }
             None => sequence_loss(&self.logits(&y, true)?, targets, steps)?,
@@ -519,7 +524,7 @@ impl PtbModel {
             (Some(slot), true) => {
                 let bias = self.softmax.bias().zip(self.softmax_bias_grad.as_ref());
                 let w = self.softmax_weight_in_dtype()?;
-                crate::owned_linear::linear_t(y, &w, bias, slot)?
+                crate::model::owned_linear::linear_t(y, &w, bias, slot)?
             }
             _ => {
                 let b = self.softmax.bias().map(|b| b.to_dtype(dt)).transpose()?;
@@ -553,7 +558,10 @@ impl PtbModel {
 /// The tutorial's cost: the sum over time steps of the batch-mean cross-entropy, i.e. the
 /// token-mean cross-entropy times `steps`; an f32 scalar whatever the logits' dtype.
 pub fn sequence_loss(logits: &Tensor, targets: &Tensor, steps: usize) -> Result<Tensor> {
-    sequence_cost(&crate::xent::cross_entropy_rows(logits, targets)?, steps)
+    sequence_cost(
+        &crate::model::xent::cross_entropy_rows(logits, targets)?,
+        steps,
+    )
 }
 
 /// [`sequence_loss`] from the tokens' cross-entropies `rows`.
@@ -567,7 +575,7 @@ mod tests {
 
     #[test]
     fn auto_takes_the_persistent_kernels_for_half_steps_on_a_gpu() {
-        use crate::precision::Precision::*;
+        use crate::config::precision::Precision::*;
         let auto = |gpu, p, saved| RnnChoice::Auto.resolve_for(gpu, p, saved);
         assert_eq!(auto(true, Bf16, None), RnnKind::Persistent);
         assert_eq!(auto(true, F16, None), RnnKind::Persistent);
@@ -608,11 +616,11 @@ mod tests {
     #[test]
     fn inter_layer_masks_follow_the_epoch_seed() {
         use crate::config::{LmConfig, Preset};
-        use crate::run::RunSpec;
+        use crate::train::run::RunSpec;
         let mut cfg = LmConfig::preset(Preset::Medium);
         (cfg.hidden_size, cfg.num_steps, cfg.batch_size) = (16, 4, 3);
         let spec = RunSpec::new(Preset::Medium, cfg, 20);
-        let (model, _) = crate::session::build_model(&spec, &Device::Cpu, None).unwrap();
+        let (model, _) = crate::train::setup::build_model(&spec, &Device::Cpu, None).unwrap();
         let ids = Tensor::new(
             &[[1u32, 2, 3], [4, 5, 6], [7, 8, 9], [1, 3, 5]],
             &Device::Cpu,
@@ -622,7 +630,7 @@ mod tests {
         // The embedding's and the output's masks held fixed: only the LSTM's may differ.
         let mut epoch = |e: usize| -> Vec<f32> {
             model
-                .reseed(&mut masks, crate::train::epoch_seed(0, e))
+                .reseed(&mut masks, crate::cli::train::epoch_seed(0, e))
                 .unwrap();
             masks.reseed(99, &Device::Cpu).unwrap();
             let state = model.zero_state(3).unwrap();

@@ -3,17 +3,17 @@
 //! back to back as training runs them (mean ms per batch, and the host's median time to queue
 //! one: when it nears the mean, the step is bound by the host, not the device).
 
-use crate::args;
+use crate::cli::args;
+use crate::cli::device_arg::DeviceArg;
+use crate::config::precision::Precision;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
-use crate::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
-use crate::precision::Precision;
-use crate::run::RunSpec;
-use crate::session::{build_model, device_name, pick_device, sorted_vars};
-use crate::step::{step_timed, Phase, Training};
-use crate::stepper::Stepper;
+use crate::train::fixed_step::FixedStep;
+use crate::train::run::RunSpec;
+use crate::train::setup::{build_model, device_name, pick_device, sorted_vars};
+use crate::train::step::{step_timed, Phase, Training};
 use anyhow::{Context, Result};
 use candle_core::Device;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -136,13 +136,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
     let stream = batches.upload(&device)?;
     let graph = !args.no_cuda_graph;
-    let mut stepper = Stepper::new(&model, cfg.batch_size, cfg.num_steps, graph)?;
-    let graphed = stepper.graphed();
+    let mut fixed = FixedStep::new(&model, cfg.batch_size, cfg.num_steps, graph)?;
+    let graphed = fixed.graphed();
     // Step `i` of the stream, state carried, nothing synchronized.
     let mut train_step = |i: usize| -> Result<()> {
         let mut training = Training { opt: &mut opt };
         let window = batches.window(&stream, i % batches.len())?;
-        stepper.run(window, &mut masks, Some(&mut training))
+        fixed.run(window, &mut masks, Some(&mut training))
     };
     let mut times = Vec::with_capacity(args.batches);
     let mut peak = memory_in_use(&device)?;

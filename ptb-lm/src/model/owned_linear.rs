@@ -75,7 +75,7 @@ fn linear_t_with(
 /// f32 `[n]`. On a GPU in half precision one op computes both and keeps the logits to itself,
 /// so that autograd never adds their gradient into a zero-filled buffer of their size (on PTB
 /// large two passes over 14 MB per step); elsewhere it is `linear_t` then
-/// [`cross_entropy_rows`](crate::xent::cross_entropy_rows).
+/// [`cross_entropy_rows`](crate::model::xent::cross_entropy_rows).
 pub fn linear_t_xent(
     x: &Tensor,
     w: &Tensor,
@@ -98,9 +98,9 @@ fn linear_t_xent_with(
 ) -> Result<Tensor> {
     if !fused {
         let logits = linear_t_with(x, w, bias, slot, false)?;
-        return crate::xent::cross_entropy_rows(&logits, targets);
+        return crate::model::xent::cross_entropy_rows(&logits, targets);
     }
-    let targets = crate::xent::targets_of(x.dim(0)?, targets)?;
+    let targets = crate::model::xent::targets_of(x.dim(0)?, targets)?;
     let (x, w, linear) = widened(x, w, bias, slot)?;
     let op = LinearXent {
         linear,
@@ -128,7 +128,7 @@ fn widened(
         xs.push(Tensor::zeros((n, pad - extra), dt, x.device())?);
     }
     let b = bias.map(|(b, _)| b.detach().to_dtype(dt)).transpose()?;
-    let w = crate::columns::widen(&w.detach(), b.as_ref(), h + pad)?;
+    let w = crate::model::columns::widen(&w.detach(), b.as_ref(), h + pad)?;
     debug_assert_eq!(w.dim(0)?, v);
     let op = MatmulT {
         slot: slot.clone(),
@@ -214,7 +214,7 @@ impl MatmulT {
             add_to(&self.slot, dw)?;
             return Ok(dx);
         }
-        let (dw, db) = crate::columns::narrow(&dw, self.width, self.bias_slot.is_some())?;
+        let (dw, db) = crate::model::columns::narrow(&dw, self.width, self.bias_slot.is_some())?;
         if let (Some(bias_slot), Some(db)) = (&self.bias_slot, db) {
             add_to(bias_slot, db)?;
         }
@@ -264,7 +264,8 @@ impl CustomOp3 for LinearXent {
         l3: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
         let (logits, shape) = self.linear.cpu_fwd(s1, l1, s2, l2)?;
-        let rows = crate::xent::Forward.cpu_fwd(&logits, &Layout::contiguous(&shape), s3, l3)?;
+        let rows =
+            crate::model::xent::Forward.cpu_fwd(&logits, &Layout::contiguous(&shape), s3, l3)?;
         self.keep(Storage::Cpu(logits), shape)?;
         Ok(rows)
     }
@@ -280,7 +281,8 @@ impl CustomOp3 for LinearXent {
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         let (logits, shape) = self.linear.cuda_fwd(s1, l1, s2, l2)?;
-        let rows = crate::xent::Forward.cuda_fwd(&logits, &Layout::contiguous(&shape), s3, l3)?;
+        let rows =
+            crate::model::xent::Forward.cuda_fwd(&logits, &Layout::contiguous(&shape), s3, l3)?;
         self.keep(Storage::Cuda(logits), shape)?;
         Ok(rows)
     }
@@ -297,7 +299,7 @@ impl CustomOp3 for LinearXent {
             .logits()?
             .take()
             .ok_or_else(|| candle_core::Error::Msg("linear_t_xent: backward twice".into()))?;
-        let dlogits = crate::xent::logits_grad(&logits, targets, grad)?;
+        let dlogits = crate::model::xent::logits_grad(&logits, targets, grad)?;
         Ok((Some(self.linear.backward(x, w, &dlogits)?), None, None))
     }
 }

@@ -141,7 +141,7 @@ mod cuda {
             let Storage::Cuda(c) = &*storage else {
                 candle_core::bail!("host copies: a tensor left the GPU")
             };
-            let view = crate::nvrtc::view(c.as_cuda_slice::<f32>()?, layout)?;
+            let view = crate::gpu::nvrtc::view(c.as_cuda_slice::<f32>()?, layout)?;
             let range = at..at + view.len();
             let (src, _sync) = view.device_ptr(&stream);
             // SAFETY: page-locked memory of this context with room for the view; nothing
@@ -162,7 +162,7 @@ mod cuda {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_gpu::device;
+    use crate::gpu::test_gpu::device;
     use candle_core::DType;
 
     /// On the test device (staged copies when it is a GPU): the same values as `to_device`,

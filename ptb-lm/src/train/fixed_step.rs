@@ -6,11 +6,11 @@
 //! with the same arguments: they give the same numbers.
 //!
 //! What a replay cannot redo is host work, so everything that changes from step to step lives
-//! on the device: the dropout masks' counter (`crate::dropout`), the learning rate, the
+//! on the device: the dropout masks' counter (`crate::model::dropout`), the learning rate, the
 //! clipping statistics and f16's loss scale with its overflow check (`crate::optim`).
 
 use crate::model::{LmState, Masks, PtbModel};
-use crate::step::{step, Training};
+use crate::train::step::{step, Training};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 
@@ -25,7 +25,8 @@ enum Replay {
     Graph(candle_core::cuda_backend::cudarc::driver::CudaGraph),
 }
 
-pub struct Stepper<'m> {
+/// A pass's steps on fixed buffers, run eagerly or replayed from one captured CUDA graph.
+pub struct FixedStep<'m> {
     model: &'m PtbModel,
     x: Tensor,
     y: Tensor,
@@ -36,7 +37,7 @@ pub struct Stepper<'m> {
     steps: usize,
 }
 
-impl<'m> Stepper<'m> {
+impl<'m> FixedStep<'m> {
     /// Steps of `batch` × `steps` ids from a zero state; captured as a CUDA graph when `graph`
     /// and the model is on a GPU.
     pub fn new(model: &'m PtbModel, batch: usize, steps: usize, graph: bool) -> Result<Self> {
@@ -169,11 +170,11 @@ impl<'m> Stepper<'m> {
 #[cfg(all(test, feature = "cuda"))]
 mod tests {
     use super::*;
+    use crate::config::precision::Precision;
     use crate::config::{LmConfig, Preset};
     use crate::optim::Optimizer;
-    use crate::precision::Precision;
-    use crate::run::RunSpec;
-    use crate::session::{build_model, named_weights, sorted_vars};
+    use crate::train::run::RunSpec;
+    use crate::train::setup::{build_model, named_weights, sorted_vars};
     use candle_core::Device;
 
     /// A small medium-preset model's sizes, and the weights it starts from (its seed's when
@@ -228,26 +229,26 @@ mod tests {
             .collect();
         let batches = crate::data::Batches::new(&data, cfg.batch_size, cfg.num_steps).unwrap();
         let stream = batches.upload(dev).unwrap();
-        let mut stepper = Stepper::new(&model, cfg.batch_size, cfg.num_steps, graph).unwrap();
+        let mut fixed = FixedStep::new(&model, cfg.batch_size, cfg.num_steps, graph).unwrap();
         for i in 0..n {
             if i == n / 2 {
                 opt.set_learning_rate(0.37).unwrap();
             }
             let mut t = Training { opt: &mut opt };
             let window = batches.window(&stream, i).unwrap();
-            stepper.run(window, &mut masks, Some(&mut t)).unwrap();
+            fixed.run(window, &mut masks, Some(&mut t)).unwrap();
         }
         let weights = named_weights(&varmap)
             .into_iter()
             .map(|(_, w)| w.flatten_all().unwrap().to_vec1::<f32>().unwrap())
             .collect();
-        (weights, stepper.cost().unwrap(), stepper.replaying())
+        (weights, fixed.cost().unwrap(), fixed.replaying())
     }
 
     /// The GPU to this test alone, as ptb-lm runs it (one stream, no per-allocation events);
     /// `None` without one.
-    fn graph_gpu() -> Option<(crate::test_gpu::Alone, Device)> {
-        let alone = crate::test_gpu::alone();
+    fn graph_gpu() -> Option<(crate::gpu::test_gpu::Alone, Device)> {
+        let alone = crate::gpu::test_gpu::alone();
         let dev = Device::new_cuda_with_stream(0).ok()?;
         if let Device::Cuda(d) = &dev {
             // SAFETY: the test's work all goes to this device's one stream.

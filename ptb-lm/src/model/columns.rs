@@ -56,7 +56,7 @@ mod cuda {
     //! or 2 floats) where the columns and the pitch allow, else one element. Custom ops without
     //! backward, for their access to the storages.
 
-    use crate::nvrtc::{view, Module};
+    use crate::gpu::nvrtc::{view, Module};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
@@ -302,7 +302,7 @@ OPS(u32, uint2, 2, e4_words)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_gpu::device;
+    use crate::gpu::test_gpu::device;
     use candle_core::{DType, Device};
 
     /// On the test device (the GPU's kernels when there is one) against candle's `cat` and

@@ -2,9 +2,13 @@
 //! two can never disagree), `tokenizer.json`, and `state.json` (the same state, for people).
 //! Every file is written to a temporary name, synced, then renamed over the old one.
 
-use crate::host_copy::{HostCopies, HostValues};
+pub mod host_copy;
+pub mod run_dir;
+pub mod writer;
+
+use crate::checkpoint::host_copy::{HostCopies, HostValues};
 use crate::model::RnnKind;
-use crate::run::{RunProgress, RunSpec};
+use crate::train::run::{RunProgress, RunSpec};
 use anyhow::{bail, Context, Result};
 use candle_core::{Device, Tensor};
 use candle_cudnn_rnn::{flat_from_named, RnnDims};

@@ -1,12 +1,12 @@
 //! `ptb-lm eval` and `ptb-lm generate` on a saved checkpoint.
 
-use crate::args;
 use crate::checkpoint::{self, Checkpoint};
+use crate::cli::args;
+use crate::cli::device_arg::DeviceArg;
 use crate::data::{encode, read_words, EOS, UNK};
-use crate::device_arg::DeviceArg;
 use crate::model::{Masks, PtbModel};
-use crate::pass::{evaluate, evaluate_stream};
-use crate::session::{build_model, inference_model, pick_device};
+use crate::train::pass::{evaluate, evaluate_stream};
+use crate::train::setup::{build_model, inference_model, pick_device};
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};

@@ -1,10 +1,10 @@
 //! A run: what it is ([`RunSpec`], fixed when it starts: `--resume` must ask for the same) and
 //! how far it has come ([`RunProgress`], advanced every epoch). Checkpoints keep both.
 
+use crate::config::precision::Precision;
 use crate::config::{LmConfig, Preset};
-use crate::loss_scale::LossScale;
 use crate::model::RnnKind;
-use crate::precision::Precision;
+use crate::optim::loss_scale::LossScale;
 use anyhow::{ensure, Result};
 use serde::{Deserialize, Serialize};
 

@@ -1,9 +1,9 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
-use crate::device_arg::DeviceArg;
-use crate::driver_cache::{self, Prefill};
+use crate::cli::device_arg::DeviceArg;
+use crate::gpu::driver_cache::{self, Prefill};
 use crate::model::{zero_init_ranges, PtbModel, RnnKind};
-use crate::run::RunSpec;
+use crate::train::run::RunSpec;
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
@@ -11,7 +11,7 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::HashMap;
 
 /// The device `d` names, and the children filling the driver's compile cache for it: the
-/// caller waits for them before its model's weights go to the device (`driver_cache.rs`).
+/// caller waits for them before its model's weights go to the device (`crate::gpu::driver_cache`).
 /// They start only when the cache is cold (`driver_cache::start`).
 pub fn pick_device(d: DeviceArg) -> Result<(Device, Prefill)> {
     let prefill = driver_cache::start(d);

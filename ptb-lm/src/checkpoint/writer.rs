@@ -47,8 +47,8 @@ mod tests {
     use super::*;
     use crate::checkpoint;
     use crate::config::{LmConfig, Preset};
-    use crate::run::{RunProgress, RunSpec};
-    use crate::session::{build_model, named_weights};
+    use crate::train::run::{RunProgress, RunSpec};
+    use crate::train::setup::{build_model, named_weights};
     use candle_core::Device;
 
     /// A checkpoint written in the background is the one written in place, whatever happens to

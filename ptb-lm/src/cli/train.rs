@@ -1,22 +1,22 @@
 //! `ptb-lm train`: the tutorial's schedule, a checkpoint every epoch, `--resume` from it.
 
-use crate::args::{self, UsageError};
 use crate::checkpoint;
-use crate::checkpoint_writer::CheckpointWriter;
+use crate::checkpoint::host_copy::HostCopies;
+use crate::checkpoint::run_dir::RunLock;
+use crate::checkpoint::writer::CheckpointWriter;
+use crate::cli::args::{self, UsageError};
+use crate::cli::device_arg::DeviceArg;
+use crate::config::precision::Precision;
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
-use crate::device_arg::DeviceArg;
-use crate::host_copy::HostCopies;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
-use crate::pass::{evaluate, evaluate_stream, run_pass};
-use crate::precision::Precision;
-use crate::run::{EpochMetrics, RunProgress, RunSpec};
-use crate::run_dir::RunLock;
-use crate::session::{
+use crate::train::pass::{evaluate, evaluate_stream, run_pass};
+use crate::train::run::{EpochMetrics, RunProgress, RunSpec};
+use crate::train::setup::{
     build_model, device_name, inference_model, kernel_path, named_weights, pick_device, sorted_vars,
 };
-use crate::step::Training;
+use crate::train::step::Training;
 use anyhow::{bail, ensure, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};

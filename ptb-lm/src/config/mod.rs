@@ -1,5 +1,7 @@
 //! The three configurations of the TensorFlow PTB tutorial (Zaremba et al. 2014).
 
+pub mod precision;
+
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -122,7 +124,9 @@ impl LmConfig {
     /// lies in the range its flag accepts (a configuration from a checkpoint never met the
     /// flags). The message names the flags involved.
     pub fn validate(&self) -> Result<(), String> {
-        use crate::args::{BATCH_SIZE, EPOCHS, HIDDEN_SIZE, NUM_LAYERS, NUM_STEPS, VOCAB_SIZE};
+        use crate::cli::args::{
+            BATCH_SIZE, EPOCHS, HIDDEN_SIZE, NUM_LAYERS, NUM_STEPS, VOCAB_SIZE,
+        };
         let sizes = [
             ("--num-layers", self.num_layers, NUM_LAYERS),
             ("--num-steps", self.num_steps, NUM_STEPS),

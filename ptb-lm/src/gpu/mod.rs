@@ -1,0 +1,9 @@
+//! What ptb-lm does on a GPU beside its model: its kernels' compilation (`nvrtc`), candle's
+//! kernels compiled into the driver's cache at start-up (`driver_cache`), and the GPU as the
+//! unit tests share it (`test_gpu`).
+
+pub mod driver_cache;
+#[cfg(feature = "cuda")]
+pub mod nvrtc;
+#[cfg(test)]
+pub mod test_gpu;

@@ -65,7 +65,7 @@ fn report(e: &anyhow::Error) -> ExitCode {
         eprintln!("\nBacktrace:\n{}", e.backtrace());
     }
     // Bad command-line values exit like clap's own usage errors.
-    match e.downcast_ref::<cli::args::UsageError>() {
+    match e.downcast_ref::<config::ranges::UsageError>() {
         Some(_) => ExitCode::from(2),
         None => ExitCode::FAILURE,
     }

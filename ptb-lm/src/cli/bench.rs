@@ -3,11 +3,11 @@
 //! back to back as training runs them (mean ms per batch, and the host's median time to queue
 //! one: when it nears the mean, the step is bound by the host, not the device).
 
-use crate::cli::args;
-use crate::cli::device_arg::DeviceArg;
 use crate::config::precision::Precision;
+use crate::config::ranges;
 use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
+use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
 use crate::train::fixed_step::FixedStep;
@@ -33,10 +33,10 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: Precision,
     /// Timed steps, each way (synchronized, then back to back)
-    #[arg(long, default_value_t = 100, value_parser = args::count)]
+    #[arg(long, default_value_t = 100, value_parser = ranges::count)]
     pub batches: usize,
     /// Untimed steps first
-    #[arg(long, default_value_t = 10, value_parser = args::count_or_zero)]
+    #[arg(long, default_value_t = 10, value_parser = ranges::count_or_zero)]
     pub warmup: usize,
     /// PTB folder to read the batches from [default: random tokens]
     #[arg(long)]

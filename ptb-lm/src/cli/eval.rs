@@ -1,9 +1,9 @@
 //! `ptb-lm eval` and `ptb-lm generate` on a saved checkpoint.
 
 use crate::checkpoint::{self, Checkpoint};
-use crate::cli::args;
-use crate::cli::device_arg::DeviceArg;
+use crate::config::ranges;
 use crate::data::{encode, read_words, EOS, UNK};
+use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, PtbModel};
 use crate::train::pass::{evaluate, evaluate_stream};
 use crate::train::setup::{build_model, inference_model, pick_device};
@@ -33,13 +33,13 @@ pub struct EvalArgs {
     #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
     /// Parallel streams [default: the training batch for valid, 1 for test]
-    #[arg(long, value_parser = args::batch_size)]
+    #[arg(long, value_parser = ranges::batch_size)]
     pub batch_size: Option<usize>,
     /// Steps per call [default: the training steps]
-    #[arg(long, value_parser = args::num_steps)]
+    #[arg(long, value_parser = ranges::num_steps)]
     pub num_steps: Option<usize>,
     /// Score only this many batches [default: the whole split]
-    #[arg(long, value_parser = args::count)]
+    #[arg(long, value_parser = ranges::count)]
     pub max_batches: Option<usize>,
     /// Run every step eagerly instead of replaying it from a CUDA graph (on a GPU, steps after
     /// the first are replays of one captured step by default)
@@ -134,10 +134,10 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub checkpoint: PathBuf,
     /// Words to sample
-    #[arg(long, default_value_t = 50, value_parser = args::count)]
+    #[arg(long, default_value_t = 50, value_parser = ranges::count)]
     pub words: usize,
     /// Softmax temperature: below 1 sharper, above 1 flatter; near 0, the likeliest word
-    #[arg(long, default_value_t = 1.0, value_parser = args::positive)]
+    #[arg(long, default_value_t = 1.0, value_parser = ranges::positive)]
     pub temperature: f64,
     /// Words to start from, separated by spaces (words outside the vocabulary read as `<unk>`);
     /// without it, a sentence start (`<eos>`)

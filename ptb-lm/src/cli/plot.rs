@@ -1,7 +1,7 @@
 //! `ptb-lm plot`: train and valid perplexity per epoch (log scale) from metrics files, with the
 //! TensorFlow tutorial's final numbers as reference marks.
 
-use crate::cli::args::UsageError;
+use crate::config::ranges::UsageError;
 use anyhow::{bail, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;

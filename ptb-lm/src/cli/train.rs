@@ -4,15 +4,15 @@ use crate::checkpoint;
 use crate::checkpoint::host_copy::HostCopies;
 use crate::checkpoint::run_dir::RunLock;
 use crate::checkpoint::writer::CheckpointWriter;
-use crate::cli::args::{self, UsageError};
-use crate::cli::device_arg::DeviceArg;
 use crate::config::precision::Precision;
+use crate::config::ranges::{self, UsageError};
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
+use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::optim::Optimizer;
 use crate::train::pass::{evaluate, evaluate_stream, run_pass};
-use crate::train::run::{EpochMetrics, RunProgress, RunSpec};
+use crate::train::run::{epoch_seed, EpochMetrics, RunProgress, RunSpec};
 use crate::train::setup::{
     build_model, device_name, inference_model, kernel_path, named_weights, pick_device, sorted_vars,
 };
@@ -26,42 +26,42 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug, Default)]
 pub struct Overrides {
     /// Initial weights are uniform in ±this [default: 0.1 / 0.05 / 0.04]
-    #[arg(long, value_parser = args::positive)]
+    #[arg(long, value_parser = ranges::positive)]
     pub init_scale: Option<f64>,
     /// Initial learning rate of SGD [default: 1.0]
-    #[arg(long, value_parser = args::positive)]
+    #[arg(long, value_parser = ranges::positive)]
     pub learning_rate: Option<f64>,
     /// Gradients are clipped to this global norm [default: 5 / 5 / 10]
-    #[arg(long, value_parser = args::positive)]
+    #[arg(long, value_parser = ranges::positive)]
     pub max_grad_norm: Option<f64>,
     /// LSTM layers [default: 2]
-    #[arg(long, value_parser = args::num_layers)]
+    #[arg(long, value_parser = ranges::num_layers)]
     pub num_layers: Option<usize>,
     /// Unrolled steps per batch (truncated backpropagation) [default: 20 / 35 / 35]
-    #[arg(long, value_parser = args::num_steps)]
+    #[arg(long, value_parser = ranges::num_steps)]
     pub num_steps: Option<usize>,
     /// Features of the embedding and of each LSTM layer [default: 200 / 650 / 1500]
-    #[arg(long, value_parser = args::hidden_size)]
+    #[arg(long, value_parser = ranges::hidden_size)]
     pub hidden_size: Option<usize>,
     /// Epochs after the first at the initial learning rate; decay starts after them
     /// [default: 4 / 6 / 14]
-    #[arg(long, value_parser = args::epochs_or_zero)]
+    #[arg(long, value_parser = ranges::epochs_or_zero)]
     pub max_epoch: Option<usize>,
     /// Epochs of the whole run [default: 13 / 39 / 55]
-    #[arg(long, value_parser = args::epochs)]
+    #[arg(long, value_parser = ranges::epochs)]
     pub max_max_epoch: Option<usize>,
     /// Probability of keeping a unit under dropout; 1 turns dropout off
     /// [default: 1.0 / 0.5 / 0.35]
-    #[arg(long, value_parser = args::fraction)]
+    #[arg(long, value_parser = ranges::fraction)]
     pub keep_prob: Option<f64>,
     /// Learning-rate factor per epoch once decay starts [default: 0.5 / 0.8 / 1/1.15]
-    #[arg(long, value_parser = args::fraction)]
+    #[arg(long, value_parser = ranges::fraction)]
     pub lr_decay: Option<f64>,
     /// Parallel streams per batch [default: 20]
-    #[arg(long, value_parser = args::batch_size)]
+    #[arg(long, value_parser = ranges::batch_size)]
     pub batch_size: Option<usize>,
     /// Most word types; the training split must not have more [default: 10000]
-    #[arg(long, value_parser = args::vocab_size)]
+    #[arg(long, value_parser = ranges::vocab_size)]
     pub vocab_size: Option<usize>,
     /// The LSTM's biases [default: single]
     #[arg(long, value_enum)]
@@ -117,10 +117,10 @@ pub struct TrainArgs {
     pub precision: Precision,
     /// Stop once this many epochs are done in all, counting those of the run resumed, so the
     /// same command with --resume continues to the same end [default: --max-max-epoch]
-    #[arg(long, value_parser = args::count)]
+    #[arg(long, value_parser = ranges::count)]
     pub epochs: Option<usize>,
     /// Cap on the batches of every pass (train, valid and test), for quick runs
-    #[arg(long, value_parser = args::count)]
+    #[arg(long, value_parser = ranges::count)]
     pub max_batches: Option<usize>,
     /// Seed of the initial weights and of every dropout mask
     #[arg(long, default_value_t = 0)]
@@ -137,13 +137,6 @@ pub struct TrainArgs {
     pub no_cuda_graph: bool,
     #[command(flatten)]
     pub overrides: Overrides,
-}
-
-/// The seed of an epoch's dropout masks: a resumed run starts each epoch where an
-/// uninterrupted one would.
-pub fn epoch_seed(seed: u64, epoch: usize) -> u64 {
-    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (epoch as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
 fn metrics_line(out: &Path, value: &serde_json::Value) -> Result<()> {

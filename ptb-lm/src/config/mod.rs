@@ -1,6 +1,7 @@
 //! The three configurations of the TensorFlow PTB tutorial (Zaremba et al. 2014).
 
 pub mod precision;
+pub mod ranges;
 
 use serde::{Deserialize, Serialize};
 
@@ -124,7 +125,7 @@ impl LmConfig {
     /// lies in the range its flag accepts (a configuration from a checkpoint never met the
     /// flags). The message names the flags involved.
     pub fn validate(&self) -> Result<(), String> {
-        use crate::cli::args::{
+        use crate::config::ranges::{
             BATCH_SIZE, EPOCHS, HIDDEN_SIZE, NUM_LAYERS, NUM_STEPS, VOCAB_SIZE,
         };
         let sizes = [

@@ -104,7 +104,7 @@ impl Corpus {
         }
         let train_words = read_words(&file("train"))?;
         let vocab = build_vocab(&train_words);
-        crate::cli::args::usage(vocab.len() <= max_vocab, || {
+        crate::config::ranges::usage(vocab.len() <= max_vocab, || {
             format!(
                 "--vocab-size {max_vocab}: {} has {} word types (with <eos> and <unk>), and the \
                  vocabulary must hold them all",

@@ -15,7 +15,7 @@
 //! It only saves time: a child that cannot start or fails leaves its module to candle, which
 //! compiles it at first use as before. `PTB_LM_PREFILL_DRIVER_CACHE=0` turns it off.
 
-use crate::cli::device_arg::DeviceArg;
+use crate::gpu::device_arg::DeviceArg;
 use anyhow::Result;
 use std::process::{Child, Command, Stdio};
 

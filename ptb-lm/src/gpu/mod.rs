@@ -2,6 +2,7 @@
 //! kernels compiled into the driver's cache at start-up (`driver_cache`), and the GPU as the
 //! unit tests share it (`test_gpu`).
 
+pub mod device_arg;
 pub mod driver_cache;
 #[cfg(feature = "cuda")]
 pub mod nvrtc;

@@ -630,7 +630,7 @@ mod tests {
         // The embedding's and the output's masks held fixed: only the LSTM's may differ.
         let mut epoch = |e: usize| -> Vec<f32> {
             model
-                .reseed(&mut masks, crate::cli::train::epoch_seed(0, e))
+                .reseed(&mut masks, crate::train::run::epoch_seed(0, e))
                 .unwrap();
             masks.reseed(99, &Device::Cpu).unwrap();
             let state = model.zero_state(3).unwrap();

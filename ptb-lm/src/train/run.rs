@@ -71,6 +71,13 @@ impl RunSpec {
     }
 }
 
+/// The seed of an epoch's dropout masks: a resumed run starts each epoch where an
+/// uninterrupted one would.
+pub fn epoch_seed(seed: u64, epoch: usize) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (epoch as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
 /// One epoch's numbers, as printed and written to `metrics.jsonl`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EpochMetrics {

@@ -1,6 +1,6 @@
 //! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
 
-use crate::cli::device_arg::DeviceArg;
+use crate::gpu::device_arg::DeviceArg;
 use crate::gpu::driver_cache::{self, Prefill};
 use crate::model::{zero_init_ranges, PtbModel, RnnKind};
 use crate::train::run::RunSpec;

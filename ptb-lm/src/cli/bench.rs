@@ -9,10 +9,9 @@ use crate::config::{LmConfig, Preset};
 use crate::data::Corpus;
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
-use crate::optim::Optimizer;
 use crate::train::fixed_step::FixedStep;
 use crate::train::run::RunSpec;
-use crate::train::setup::{build_model, device_name, pick_device, sorted_vars};
+use crate::train::setup::{device_name, Setup, Trainee};
 use crate::train::step::{step_timed, Phase, Training};
 use anyhow::{Context, Result};
 use candle_core::Device;
@@ -104,7 +103,7 @@ fn memory_in_use(device: &Device) -> Result<Option<usize>> {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     let cfg = LmConfig::preset(args.config);
-    let (device, prefill) = pick_device(args.device)?;
+    let setup = Setup::open(args.device)?;
     let words_needed = (args.warmup + args.batches + 1) * cfg.batch_size * cfg.num_steps + 1;
     let (ids, vocab) = match &args.data {
         Some(dir) => {
@@ -123,15 +122,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     };
     let mut spec = RunSpec::new(args.config, cfg.clone(), vocab);
-    spec.rnn = args.rnn.resolve(&device, args.precision, None);
+    spec.rnn = args.rnn.resolve(&setup.device, args.precision, None);
     spec.precision = args.precision;
-    let plan = spec.precision.plan();
-    plan.apply_to_matmuls();
-    prefill.wait();
-    let (model, varmap) = build_model(&spec, &device, None)?;
-    let model = model.with_owned_gradients()?;
-    let vars = sorted_vars(&varmap);
-    let mut opt = Optimizer::for_config(vars, &cfg, &plan)?;
+    let Trainee { model, mut opt, .. } = setup.training(&spec, None)?;
+    let device = model.device();
     let mut masks = Masks::new(0);
     let batches = crate::data::Batches::new(&ids, cfg.batch_size, cfg.num_steps)?;
     let stream = batches.upload(&device)?;

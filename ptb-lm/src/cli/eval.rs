@@ -6,7 +6,7 @@ use crate::data::{encode, read_words, EOS, UNK};
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, PtbModel};
 use crate::train::pass::{evaluate, evaluate_stream};
-use crate::train::setup::{build_model, inference_model, pick_device};
+use crate::train::setup::Setup;
 use anyhow::Result;
 use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -49,12 +49,9 @@ pub struct EvalArgs {
 
 /// A checkpoint and its model for evaluation on `device`, with the run's matmul precision.
 fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbModel)> {
-    let (device, prefill) = pick_device(device)?;
-    prefill.wait();
-    let ckpt = checkpoint::load(dir, &device)?;
-    ckpt.spec.precision.plan().apply_to_matmuls();
-    let (_, varmap) = build_model(&ckpt.spec, &device, Some(&ckpt.weights))?;
-    let model = inference_model(&ckpt.spec, &varmap, &device)?;
+    let setup = Setup::open(device)?;
+    let ckpt = checkpoint::load(dir, &candle_core::Device::Cpu)?;
+    let model = setup.inference(&ckpt.spec, &ckpt.weights)?;
     Ok((ckpt, model))
 }
 

@@ -10,11 +10,10 @@ use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus};
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
-use crate::optim::Optimizer;
 use crate::train::pass::{evaluate, evaluate_stream, run_pass};
 use crate::train::run::{epoch_seed, EpochMetrics, RunProgress, RunSpec};
 use crate::train::setup::{
-    build_model, device_name, inference_model, kernel_path, named_weights, pick_device, sorted_vars,
+    device_name, inference_model, kernel_path, named_weights, Setup, Trainee,
 };
 use crate::train::step::Training;
 use anyhow::{bail, ensure, Context, Result};
@@ -190,14 +189,14 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let mut cfg = LmConfig::preset(args.config);
     args.overrides.apply(&mut cfg);
     cfg.validate().map_err(UsageError)?;
-    let (device, prefill) = pick_device(args.device)?;
+    let setup = Setup::open(args.device)?;
     let corpus = Corpus::load(&args.data, cfg.vocab_size)?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("runs/{:?}", args.config).to_lowercase()));
     let _lock = RunLock::acquire(&out)?;
-    let (spec, mut progress, ckpt) = start(&args, cfg.clone(), (&corpus, &device), &out)?;
+    let (spec, mut progress, ckpt) = start(&args, cfg.clone(), (&corpus, &setup.device), &out)?;
     // The checkpoint's history is the record: the metrics file restarts from it.
     let lines: String = progress
         .history
@@ -205,11 +204,12 @@ pub fn train(args: TrainArgs) -> Result<()> {
         .map(|m| Ok(serde_json::to_string(m)? + "\n"))
         .collect::<Result<_>>()?;
     checkpoint::write_atomic(&out.join("metrics.jsonl"), lines.as_bytes())?;
-    let plan = spec.precision.plan();
-    plan.apply_to_matmuls();
-    prefill.wait();
-    let (model, varmap) = build_model(&spec, &device, ckpt.as_ref().map(|c| &c.weights))?;
-    let model = model.with_owned_gradients()?;
+    let Trainee {
+        model,
+        varmap,
+        mut opt,
+    } = setup.training(&spec, ckpt.as_ref().map(|c| &c.weights))?;
+    let device = model.device();
     drop(ckpt);
     let end = cfg.max_max_epoch.min(args.epochs.unwrap_or(usize::MAX));
     let epochs = match progress.epochs_done < end {
@@ -233,8 +233,6 @@ pub fn train(args: TrainArgs) -> Result<()> {
         corpus.train.len(),
         out.display()
     );
-    let vars = sorted_vars(&varmap);
-    let mut opt = Optimizer::for_config(vars, &cfg, &plan)?;
     if let Some(s) = progress.loss_scale {
         opt.set_loss_scale(s)?;
     }

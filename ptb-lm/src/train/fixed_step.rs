@@ -172,10 +172,10 @@ mod tests {
     use super::*;
     use crate::config::precision::Precision;
     use crate::config::{LmConfig, Preset};
-    use crate::optim::Optimizer;
     use crate::train::run::RunSpec;
-    use crate::train::setup::{build_model, named_weights, sorted_vars};
+    use crate::train::setup::{build_model, named_weights, Trainee};
     use candle_core::Device;
+    use std::collections::HashMap;
 
     /// A small medium-preset model's sizes, and the weights it starts from (its seed's when
     /// `None`).
@@ -213,15 +213,14 @@ mod tests {
     ) -> (Vec<Vec<f32>>, f64, bool) {
         let (spec, cfg) = spec(precision, setup);
         let vocab = spec.vocab_size;
-        let plan = precision.plan();
-        plan.apply_to_matmuls();
-        let (model, mut varmap) = build_model(&spec, dev, None).unwrap();
-        for (name, w) in setup.init.unwrap_or_default() {
-            let w = w.to_device(dev).unwrap();
-            varmap.set_one(name, w).unwrap();
-        }
-        let model = model.with_owned_gradients().unwrap();
-        let mut opt = Optimizer::for_config(sorted_vars(&varmap), &cfg, &plan).unwrap();
+        let init: Option<HashMap<String, Tensor>> = setup.init.map(|w| w.iter().cloned().collect());
+        let Trainee {
+            model,
+            varmap,
+            mut opt,
+        } = crate::train::setup::Setup::on(dev.clone())
+            .training(&spec, init.as_ref())
+            .unwrap();
         let mut masks = Masks::new(0);
         model.reseed(&mut masks, 5).unwrap();
         let data: Vec<u32> = (0..2000u32)

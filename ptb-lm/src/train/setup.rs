@@ -1,8 +1,11 @@
-//! Device choice and model construction: fresh (seeded init) or from checkpoint weights.
+//! The setup that train, bench and eval share ([`Setup`]): the device, candle's kernels in the
+//! driver's cache, the run's matmul precision, and the model over fresh (seeded) or checkpoint
+//! weights, with the optimizer when it trains.
 
 use crate::gpu::device_arg::DeviceArg;
 use crate::gpu::driver_cache::{self, Prefill};
 use crate::model::{zero_init_ranges, PtbModel, RnnKind};
+use crate::optim::Optimizer;
 use crate::train::run::RunSpec;
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
@@ -10,12 +13,72 @@ use candle_nn::{VarBuilder, VarMap};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::HashMap;
 
-/// The device `d` names, and the children filling the driver's compile cache for it: the
-/// caller waits for them before its model's weights go to the device (`crate::gpu::driver_cache`).
-/// They start only when the cache is cold (`driver_cache::start`).
-pub fn pick_device(d: DeviceArg) -> Result<(Device, Prefill)> {
-    let prefill = driver_cache::start(d);
-    Ok((open_device(d)?, prefill))
+/// Where a command's model runs, in two stages: [`Setup::open`] picks the device and starts
+/// filling the driver's compile cache for it (`crate::gpu::driver_cache`), so the command can
+/// read its data meanwhile; [`Setup::training`] and [`Setup::inference`] then wait for the
+/// cache, set the run's precision for candle's own matrix products (a process-wide switch, so
+/// set here and nowhere else) and build the run's model.
+pub struct Setup {
+    pub device: Device,
+    prefill: Prefill,
+}
+
+/// A model to train, its variables, and the optimizer over them.
+pub struct Trainee {
+    pub model: PtbModel,
+    pub varmap: VarMap,
+    pub opt: Optimizer,
+}
+
+impl Setup {
+    /// The device `d` names; the children filling the driver's cache start only when the cache
+    /// is cold (`driver_cache::start`).
+    pub fn open(d: DeviceArg) -> Result<Self> {
+        let prefill = driver_cache::start(d);
+        Ok(Self {
+            device: open_device(d)?,
+            prefill,
+        })
+    }
+
+    /// A device already open, with no cache to fill (the GPU unit tests').
+    #[cfg(all(test, feature = "cuda"))]
+    pub fn on(device: Device) -> Self {
+        Self {
+            device,
+            prefill: Prefill::default(),
+        }
+    }
+
+    /// The device, once the driver's cache is filled, set for `spec`'s precision: the model's
+    /// weights may go to it.
+    fn ready(self, spec: &RunSpec) -> Device {
+        spec.precision.plan().apply_to_matmuls();
+        self.prefill.wait();
+        self.device
+    }
+
+    /// The model of `spec` over `weights` (a checkpoint's, or the seeded initialization's when
+    /// `None`) for training: its gradients taken by the optimizer over its variables.
+    pub fn training(
+        self,
+        spec: &RunSpec,
+        weights: Option<&HashMap<String, Tensor>>,
+    ) -> Result<Trainee> {
+        let device = self.ready(spec);
+        let (model, varmap) = build_model(spec, &device, weights)?;
+        let model = model.with_owned_gradients()?;
+        let plan = spec.precision.plan();
+        let opt = Optimizer::for_config(sorted_vars(&varmap), &spec.config, &plan)?;
+        Ok(Trainee { model, varmap, opt })
+    }
+
+    /// The model of `spec` over `weights` for evaluation (`inference_model`).
+    pub fn inference(self, spec: &RunSpec, weights: &HashMap<String, Tensor>) -> Result<PtbModel> {
+        let device = self.ready(spec);
+        let (_, varmap) = build_model(spec, &device, Some(weights))?;
+        inference_model(spec, &varmap, &device)
+    }
 }
 
 fn open_device(d: DeviceArg) -> Result<Device> {

@@ -541,3 +541,36 @@ fn generate_is_greedy_near_zero_and_names_unknown_words() {
     let err = String::from_utf8_lossy(&a.stderr);
     assert!(err.contains("read as <unk>: zebra"), "{err}");
 }
+
+/// A corpus under other names (WikiText-2's) trains and evaluates with `--files`, exactly as
+/// the same text under PTB's names does.
+#[test]
+fn another_corpus_s_file_names_are_a_flag() {
+    let (tmp, data, run) = one_epoch(5);
+    let wiki = tmp.path().join("wiki");
+    std::fs::create_dir(&wiki).unwrap();
+    for split in ["train", "valid", "test"] {
+        std::fs::copy(
+            data.join(format!("ptb.{split}.txt")),
+            wiki.join(format!("wiki.{split}.tokens")),
+        )
+        .unwrap();
+    }
+    let files = ["--files", "wiki.{split}.tokens"];
+    let wiki_run = tmp.path().join("wiki-run");
+    let out = stdout(&train(
+        &wiki,
+        &wiki_run,
+        &[&["--epochs", "1"][..], &files].concat(),
+    ));
+    assert_eq!(perplexities(&out).len(), 1, "{out}");
+    let ptb = test_perplexity(&stdout(&eval_test(&run, &data, &[])));
+    let other = test_perplexity(&stdout(&eval_test(&wiki_run, &wiki, &files)));
+    assert_eq!(ptb, other);
+    // Without the flag the folder holds no PTB files, and the error says which flag names them.
+    let e = stderr(&train(&wiki, &tmp.path().join("x"), &["--epochs", "1"]));
+    assert!(
+        e.contains("ptb.train.txt is missing") && e.contains("--files"),
+        "{e}"
+    );
+}

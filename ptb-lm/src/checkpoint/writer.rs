@@ -60,7 +60,7 @@ mod tests {
         let spec = RunSpec::new(Preset::Small, config, 11);
         let (_, varmap) = build_model(&spec, &Device::Cpu, None).unwrap();
         let weights = named_weights(&varmap);
-        let tok = crate::data::tokenizer(&["a".to_owned(), "b".to_owned()]).unwrap();
+        let tok = crate::data::corpus::tokenizer(&["a".to_owned(), "b".to_owned()]).unwrap();
         let progress = RunProgress::default();
         let tmp = std::env::temp_dir().join(format!("ptb-lm-writer-{}", std::process::id()));
         let (direct, background) = (tmp.join("direct"), tmp.join("background"));

@@ -6,7 +6,7 @@
 use crate::config::precision::Precision;
 use crate::config::ranges;
 use crate::config::{LmConfig, Preset};
-use crate::data::Corpus;
+use crate::data::{Corpus, SplitFiles};
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::train::fixed_step::FixedStep;
@@ -37,9 +37,12 @@ pub struct BenchArgs {
     /// Untimed steps first
     #[arg(long, default_value_t = 10, value_parser = ranges::count_or_zero)]
     pub warmup: usize,
-    /// PTB folder to read the batches from [default: random tokens]
+    /// Folder of a corpus in PTB's format to read the batches from [default: random tokens]
     #[arg(long)]
     pub data: Option<PathBuf>,
+    /// Names of the split files in --data, `{split}` standing for train, valid and test
+    #[arg(long, default_value = SplitFiles::PTB, value_parser = SplitFiles::parse_pattern)]
+    pub files: String,
     /// cpu, cuda, cuda:N, or auto (the first GPU if any)
     #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
@@ -107,7 +110,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let words_needed = (args.warmup + args.batches + 1) * cfg.batch_size * cfg.num_steps + 1;
     let (ids, vocab) = match &args.data {
         Some(dir) => {
-            let c = Corpus::load(dir, cfg.vocab_size)?;
+            let files = SplitFiles {
+                dir: dir.clone(),
+                pattern: args.files.clone(),
+            };
+            let c = Corpus::load(&files, cfg.vocab_size)?;
             let v = c.vocab_size();
             (c.train, v)
         }

@@ -2,7 +2,7 @@
 
 use crate::checkpoint::{self, Checkpoint};
 use crate::config::ranges;
-use crate::data::{encode, read_words, EOS, UNK};
+use crate::data::{encode, read_words, SplitFiles, EOS, UNK};
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, PtbModel};
 use crate::train::pass::{evaluate, evaluate_stream};
@@ -23,9 +23,8 @@ pub struct EvalArgs {
     /// Run folder written by `ptb-lm train` (model.safetensors, tokenizer.json)
     #[arg(long)]
     pub checkpoint: PathBuf,
-    /// Folder with ptb.valid.txt and ptb.test.txt
-    #[arg(long, default_value = "data/ptb")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub files: SplitFiles,
     /// Which split to score
     #[arg(long, value_enum, default_value = "test")]
     pub split: Split,
@@ -84,7 +83,8 @@ pub fn eval(args: EvalArgs) -> Result<()> {
         args.batch_size.unwrap_or(batch),
         args.num_steps.unwrap_or(spec.config.num_steps),
     );
-    let path = args.data.join(format!("ptb.{name}.txt"));
+    args.files.check(name)?;
+    let path = args.files.path(name);
     let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
     let graph = !args.no_cuda_graph;

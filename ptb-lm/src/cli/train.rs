@@ -7,7 +7,7 @@ use crate::checkpoint::writer::CheckpointWriter;
 use crate::config::precision::Precision;
 use crate::config::ranges::{self, UsageError};
 use crate::config::{LmConfig, Preset};
-use crate::data::{vocab_of, Corpus};
+use crate::data::{vocab_of, Corpus, SplitFiles};
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::train::pass::{evaluate, evaluate_stream, run_pass};
@@ -99,9 +99,8 @@ pub struct TrainArgs {
     /// The tutorial's configuration to start from; flags below override its fields
     #[arg(long, value_enum, default_value = "small")]
     pub config: Preset,
-    /// Folder with ptb.train.txt, ptb.valid.txt and ptb.test.txt
-    #[arg(long, default_value = "data/ptb")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub files: SplitFiles,
     /// Where to train: auto (the first GPU when built with CUDA and one is present, else the
     /// CPU), cpu, cuda or cuda:N
     #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
@@ -179,7 +178,7 @@ fn start(
     if vocab_of(&ckpt.tokenizer) != vocab_of(&corpus.tokenizer) {
         bail!(
             "the checkpoint's vocabulary differs from the one built from {}",
-            args.data.display()
+            args.files.dir.display()
         );
     }
     Ok((spec, ckpt.progress.clone(), Some(ckpt)))
@@ -190,7 +189,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     args.overrides.apply(&mut cfg);
     cfg.validate().map_err(UsageError)?;
     let setup = Setup::open(args.device)?;
-    let corpus = Corpus::load(&args.data, cfg.vocab_size)?;
+    let corpus = Corpus::load(&args.files, cfg.vocab_size)?;
     let out = args
         .out
         .clone()

@@ -341,9 +341,15 @@ fn bad_input_is_a_clear_error_and_overwrites_nothing() {
     let e = stderr(&train(&data, &out, &[]));
     assert!(e.contains("already holds a checkpoint"), "{e}");
     let e = stderr(&train(&data, &out, &["--resume", "--lr-decay", "0.9"]));
-    assert!(e.contains("trained with config"), "{e}");
+    assert!(
+        e.contains("trained with --lr-decay 0.5, this run asks for 0.9"),
+        "{e}"
+    );
     let e = stderr(&train(&data, &out, &["--resume", "--rnn", "persistent"]));
-    assert!(e.contains("trained with --rnn Cudnn"), "{e}");
+    assert!(
+        e.contains("trained with --rnn fused, this run asks for persistent"),
+        "{e}"
+    );
     assert!(std::fs::read(out.join("model.safetensors")).unwrap() == saved);
 
     // A corrupt checkpoint.

@@ -11,7 +11,7 @@ use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, RnnChoice};
 use crate::train::fixed_step::FixedStep;
 use crate::train::run::RunSpec;
-use crate::train::setup::{device_name, Setup, Trainee};
+use crate::train::setup::{device_name, kernel_path, Setup, Trainee};
 use crate::train::step::{step_timed, Phase, Training};
 use anyhow::{Context, Result};
 use candle_core::Device;
@@ -104,17 +104,25 @@ fn memory_in_use(device: &Device) -> Result<Option<usize>> {
     Ok(None)
 }
 
+/// A setting as its flag and the JSON name it: `small`, `bf16`.
+fn json_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
 pub fn bench(args: BenchArgs) -> Result<()> {
     let cfg = LmConfig::preset(args.config);
     let setup = Setup::open(args.device)?;
     let words_needed = (args.warmup + args.batches + 1) * cfg.batch_size * cfg.num_steps + 1;
-    let (ids, vocab) = match &args.data {
-        Some(dir) => {
-            let files = SplitFiles {
-                dir: dir.clone(),
-                pattern: args.files.clone(),
-            };
-            let c = Corpus::load(&files, cfg.vocab_size)?;
+    let files = args.data.as_ref().map(|dir| SplitFiles {
+        dir: dir.clone(),
+        pattern: args.files.clone(),
+    });
+    let (ids, vocab) = match &files {
+        Some(files) => {
+            let c = Corpus::load(files, cfg.vocab_size)?;
             let v = c.vocab_size();
             (c.train, v)
         }
@@ -190,9 +198,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let result = serde_json::json!({
         "config": args.config,
         "rnn": spec.rnn,
+        "lstm": kernel_path(spec.rnn, &device),
         "precision": args.precision,
         "device": device_name(&device),
-        "data": if args.data.is_some() { "ptb" } else { "random" },
+        "data": files.map_or("random".into(), |f| f.path("train").display().to_string()),
         "batch_size": cfg.batch_size,
         "num_steps": cfg.num_steps,
         "warmup": args.warmup,
@@ -208,11 +217,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "breakdown_ms": phases,
     });
     eprintln!(
-        "{:?} {:?} {:?}{}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} ms/batch, {:.0} \
-         words/s, host {:.2} ms/batch",
-        args.config,
-        spec.rnn,
-        args.precision,
+        "{} config on {}, {}, {}{}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} \
+         ms/batch, {:.0} words/s, host {:.2} ms/batch",
+        json_name(&args.config),
+        device_name(&device),
+        kernel_path(spec.rnn, &device),
+        json_name(&args.precision),
         if graphed { " (CUDA graph)" } else { "" },
         median * 1e3,
         words / median,

@@ -23,13 +23,16 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+/// The LSTM's kernel, as a run records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RnnKind {
-    /// The fused op of candle-cudnn-rnn (cuDNN on CUDA).
-    Cudnn,
+    /// The fused op of candle-cudnn-rnn: cuDNN on a GPU, the op's own CPU path on the CPU
+    /// (`--rnn cudnn`; checkpoints of older builds say "cudnn").
+    #[serde(alias = "cudnn")]
+    Fused,
     /// The fused op with its own persistent LSTM kernels on CUDA (bf16 and f16; cuDNN for
-    /// what they do not take, f32 included); the same weights as `cudnn`.
+    /// what they do not take, f32 included); the same weights as `fused`.
     Persistent,
     /// candle-nn's LSTM, one cell step at a time.
     CandleNn,
@@ -42,6 +45,8 @@ pub enum RnnKind {
 #[serde(rename_all = "kebab-case")]
 pub enum RnnChoice {
     Auto,
+    /// The fused op (cuDNN on a GPU): what a run records as `fused`.
+    #[value(alias = "fused")]
     Cudnn,
     Persistent,
     CandleNn,
@@ -70,9 +75,9 @@ impl RnnChoice {
             (RnnChoice::Auto, Some(kind)) => kind,
             (RnnChoice::Auto, None) => match (on_gpu, precision) {
                 (true, Precision::Bf16 | Precision::F16) => RnnKind::Persistent,
-                _ => RnnKind::Cudnn,
+                _ => RnnKind::Fused,
             },
-            (RnnChoice::Cudnn, _) => RnnKind::Cudnn,
+            (RnnChoice::Cudnn, _) => RnnKind::Fused,
             (RnnChoice::Persistent, _) => RnnKind::Persistent,
             (RnnChoice::CandleNn, _) => RnnKind::CandleNn,
         }
@@ -206,7 +211,7 @@ pub fn rnn_dims(cfg: &LmConfig) -> RnnDims {
         RnnMode::Lstm,
         h,
         h,
-        &rnn_config(cfg, MathMode::Fp32, RnnKind::Cudnn),
+        &rnn_config(cfg, MathMode::Fp32, RnnKind::Fused),
     )
 }
 
@@ -283,7 +288,7 @@ impl PtbModel {
         let init = Init::Uniform { lo: -s, up: s };
         let embedding = vb.get_with_hints((vocab, h), "embedding.weight", init)?;
         let rnn = match kind {
-            RnnKind::Cudnn | RnnKind::Persistent => {
+            RnnKind::Fused | RnnKind::Persistent => {
                 let rcfg = rnn_config(cfg, math, kind);
                 let dims = RnnDims::new(RnnMode::Lstm, h, h, &rcfg);
                 let w = vb.get_with_hints(dims.weight_count(), "rnn.weight", init)?;
@@ -579,12 +584,12 @@ mod tests {
         let auto = |gpu, p, saved| RnnChoice::Auto.resolve_for(gpu, p, saved);
         assert_eq!(auto(true, Bf16, None), RnnKind::Persistent);
         assert_eq!(auto(true, F16, None), RnnKind::Persistent);
-        assert_eq!(auto(true, Tf32, None), RnnKind::Cudnn);
-        assert_eq!(auto(false, Bf16, None), RnnKind::Cudnn);
+        assert_eq!(auto(true, Tf32, None), RnnKind::Fused);
+        assert_eq!(auto(false, Bf16, None), RnnKind::Fused);
         // A resumed run keeps its kernel; a named one is taken as asked.
-        assert_eq!(auto(true, Bf16, Some(RnnKind::Cudnn)), RnnKind::Cudnn);
+        assert_eq!(auto(true, Bf16, Some(RnnKind::Fused)), RnnKind::Fused);
         let named = RnnChoice::Cudnn.resolve_for(true, Bf16, Some(RnnKind::Persistent));
-        assert_eq!(named, RnnKind::Cudnn);
+        assert_eq!(named, RnnKind::Fused);
     }
 
     /// The cost is Σ_t mean_b CE(t, b), not the mean over all tokens.

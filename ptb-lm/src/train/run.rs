@@ -7,6 +7,7 @@ use crate::model::RnnKind;
 use crate::optim::loss_scale::LossScale;
 use anyhow::{ensure, Result};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// What fixes a run's model and its every step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,7 +29,7 @@ impl RunSpec {
         Self {
             preset,
             config,
-            rnn: RnnKind::Cudnn,
+            rnn: RnnKind::Fused,
             precision: Precision::Fp32,
             seed: 0,
             vocab_size,
@@ -36,39 +37,68 @@ impl RunSpec {
         }
     }
 
-    /// Whether a run checkpointed with `saved` continues as this one, or the first difference,
-    /// named by its flag.
+    /// Whether a run checkpointed with `saved` continues as this one, or every setting that
+    /// differs, named by its flag.
     pub fn check_resumes(&self, saved: &RunSpec) -> Result<()> {
-        let same = |what: &str, a: String, b: String| -> Result<()> {
-            ensure!(
-                a == b,
-                "it was trained with {what} {a}, this run asks for {b}"
-            );
-            Ok(())
+        let mut differ = Vec::new();
+        let mut same = |flag: &str, was: Value, now: Value| {
+            if was != now {
+                differ.push(format!(
+                    "{flag} {}, this run asks for {}",
+                    flag_value(&was),
+                    flag_value(&now)
+                ));
+            }
         };
-        same(
-            "config",
-            format!("{:?} {:?}", saved.preset, saved.config),
-            format!("{:?} {:?}", self.preset, self.config),
-        )?;
-        same(
-            "--rnn",
-            format!("{:?}", saved.rnn),
-            format!("{:?}", self.rnn),
-        )?;
-        same(
-            "--precision",
-            format!("{:?}", saved.precision),
-            format!("{:?}", self.precision),
-        )?;
-        same("--seed", saved.seed.to_string(), self.seed.to_string())?;
-        let cap = |m: Option<usize>| m.map_or("none".into(), |m| m.to_string());
+        same("--config", json(&saved.preset), json(&self.preset));
+        // A preset's fields differ with it: past a differing preset, only the fields that
+        // were overridden differ.
+        if let (Value::Object(was), Value::Object(now)) = (json(&saved.config), json(&self.config))
+        {
+            for (field, value) in &was {
+                let flag = format!("--{}", field.replace('_', "-"));
+                let now = now.get(field).cloned().unwrap_or(Value::Null);
+                if saved.preset == self.preset {
+                    same(&flag, value.clone(), now);
+                }
+            }
+        }
+        same("--rnn", json(&saved.rnn), json(&self.rnn));
+        same("--precision", json(&saved.precision), json(&self.precision));
+        same("--seed", json(&saved.seed), json(&self.seed));
         same(
             "--max-batches",
-            cap(saved.max_batches),
-            cap(self.max_batches),
-        )
+            json(&saved.max_batches),
+            json(&self.max_batches),
+        );
+        let taste = match saved.max_batches.is_some() && self.max_batches != saved.max_batches {
+            true => {
+                " (a run capped by --max-batches continues only as one: start the full run in \
+                     another --out)"
+            }
+            false => "",
+        };
+        ensure!(
+            differ.is_empty(),
+            "it was trained with {}{taste}",
+            differ.join("; with ")
+        );
+        Ok(())
     }
+}
+
+/// A setting as a flag takes it: `small`, `0.5`, `none`.
+fn flag_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".into(),
+        v => v.to_string(),
+    }
+}
+
+/// A setting as a JSON value, for comparing settings field by field.
+fn json<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 /// The seed of an epoch's dropout masks: a resumed run starts each epoch where an
@@ -108,4 +138,42 @@ pub struct RunProgress {
     /// The loss scale of f16 steps, where the run left it.
     #[serde(default)]
     pub loss_scale: Option<LossScale>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resume that asks for other settings names each one by its flag, and nothing else.
+    #[test]
+    fn a_refused_resume_names_the_flags_that_differ() {
+        let saved = RunSpec::new(Preset::Small, LmConfig::preset(Preset::Small), 10);
+        assert!(saved.check_resumes(&saved).is_ok());
+        let mut now = saved.clone();
+        (now.config.hidden_size, now.config.keep_prob) = (24, 0.8);
+        now.precision = Precision::Bf16;
+        let e = now.check_resumes(&saved).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "it was trained with --hidden-size 200, this run asks for 24; with --keep-prob 1.0, \
+             this run asks for 0.8; with --precision fp32, this run asks for bf16"
+        );
+        let mut taste = saved.clone();
+        taste.max_batches = Some(200);
+        let e = saved.check_resumes(&taste).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "it was trained with --max-batches 200, this run asks for none (a run capped"
+            ),
+            "{e}"
+        );
+        let mut other = saved.clone();
+        other.preset = Preset::Medium;
+        other.config = LmConfig::preset(Preset::Medium);
+        let e = other.check_resumes(&saved).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "it was trained with --config small, this run asks for medium"
+        );
+    }
 }

@@ -112,12 +112,12 @@ pub fn device_name(device: &Device) -> String {
 pub fn kernel_path(kind: RnnKind, device: &Device) -> String {
     match (kind, device.is_cuda()) {
         (RnnKind::CandleNn, _) => "LSTM: candle-nn's cell, one step at a time".into(),
-        (RnnKind::Cudnn | RnnKind::Persistent, false) => "LSTM: the fused op's CPU path".into(),
+        (RnnKind::Fused | RnnKind::Persistent, false) => "LSTM: the fused op's CPU path".into(),
         (RnnKind::Persistent, true) => {
             "LSTM: the fused op's persistent kernels (cuDNN for the calls they do not take)".into()
         }
         #[cfg(feature = "cuda")]
-        (RnnKind::Cudnn, true) => {
+        (RnnKind::Fused, true) => {
             let v = candle_cudnn_rnn::cudnn_version();
             format!(
                 "LSTM: the fused op on cuDNN {}.{}.{}",
@@ -127,7 +127,7 @@ pub fn kernel_path(kind: RnnKind, device: &Device) -> String {
             )
         }
         #[cfg(not(feature = "cuda"))]
-        (RnnKind::Cudnn, true) => "LSTM: the fused op on the GPU".into(),
+        (RnnKind::Fused, true) => "LSTM: the fused op on the GPU".into(),
     }
 }
 
@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn single_lstm_bias_starts_at_zero() {
         let (h, g) = (6, 24);
-        let w = weights(&spec(LstmBias::Single, RnnKind::Cudnn));
+        let w = weights(&spec(LstmBias::Single, RnnKind::Fused));
         let flat = &w["rnn.weight"];
         assert_eq!(flat.len(), 2 * g * (h + h + 1));
         let cfg = candle_cudnn_rnn::RnnConfig {
@@ -269,7 +269,7 @@ mod tests {
                 _ => assert!(v.iter().all(|&v| v != 0.0), "{}", p.name),
             }
         }
-        let w = weights(&spec(LstmBias::Double, RnnKind::Cudnn));
+        let w = weights(&spec(LstmBias::Double, RnnKind::Fused));
         assert_eq!(w["rnn.weight"].len(), 2 * g * (h + h + 2));
         assert!(w["rnn.weight"].iter().all(|&v| v != 0.0 && v.abs() < 0.1));
 

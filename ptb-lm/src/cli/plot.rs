@@ -88,6 +88,40 @@ fn labels(paths: &[PathBuf]) -> Vec<String> {
     parts.iter().map(|p| label(p, longest)).collect()
 }
 
+/// The perplexities to label on a log axis from `lo` to `hi`: the roundest numbers of which at
+/// least four lie inside it (1, 2 and 5 per decade; else every mantissa; else in steps of a
+/// quarter, then a tenth, of the decade's first).
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = lo.log10().floor() as i32..=hi.log10().ceil() as i32;
+    // Mantissas in hundredths, scaled by exact powers of ten, so that 130 prints as 130.
+    let within = |hundredths: Vec<u32>| -> Vec<f64> {
+        decades
+            .clone()
+            .flat_map(|d| {
+                hundredths.iter().map(move |&m| match d {
+                    d if d >= 2 => m as f64 * 10f64.powi(d - 2),
+                    d => m as f64 / 10f64.powi(2 - d),
+                })
+            })
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let levels = [
+        vec![100, 200, 500],
+        vec![100, 150, 200, 300, 400, 500, 600, 700, 800, 900],
+        (100..1000).step_by(25).collect(),
+        (100..1000).step_by(10).collect(),
+    ];
+    let mut last = Vec::new();
+    for hundredths in levels {
+        last = within(hundredths);
+        if last.len() >= 4 {
+            break;
+        }
+    }
+    last
+}
+
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, curves: &[Curve]) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -102,8 +136,11 @@ where
         .iter()
         .flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2]));
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    // Every epoch in view: the first epochs sit far above the last (log axis).
-    let (lo, hi) = (lo * 0.9, hi * 1.1);
+    // Every epoch in view: the first epochs sit far above the last (log axis). A span of at
+    // least 1.5x keeps several labelled ticks on the axis when the curves are short and flat
+    // (a one-epoch run).
+    let widen = (1.5 / (hi / lo)).max(1.0).sqrt();
+    let (lo, hi) = (lo * 0.9 / widen, hi * 1.1 * widen);
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "PTB word-level LSTM: perplexity per epoch",
@@ -112,13 +149,15 @@ where
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0usize..max_epoch + 1, (lo..hi).log_scale())?;
+        .build_cartesian_2d(
+            0usize..max_epoch + 1,
+            (lo..hi).log_scale().with_key_points(ticks(lo, hi)),
+        )?;
     chart
         .configure_mesh()
         .x_desc("epoch")
         .y_desc("perplexity (log scale)")
-        .y_labels(16)
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v}"))
         .draw()?;
     let palette = [
         BLUE,
@@ -132,6 +171,14 @@ where
     ];
     for (i, c) in curves.iter().enumerate() {
         let color = palette[i % palette.len()];
+        // A dot per epoch: a curve of one epoch is a point, which a line alone never draws.
+        let dots = |valid: bool, style: ShapeStyle| {
+            c.points
+                .iter()
+                .map(move |p| Circle::new((p.0, if valid { p.2 } else { p.1 }), 3, style))
+        };
+        chart.draw_series(dots(false, color.filled()))?;
+        chart.draw_series(dots(true, color.mix(0.5).filled()))?;
         chart
             .draw_series(LineSeries::new(
                 c.points.iter().map(|p| (p.0, p.1)),
@@ -232,6 +279,17 @@ pub fn plot(args: PlotArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_flat_curve_still_gets_labelled_ticks() {
+        for (lo, hi) in [(156.0, 286.0), (40.0, 1500.0), (99.0, 150.0), (3.1, 4.8)] {
+            let t = ticks(lo, hi);
+            assert!(t.len() >= 4 && t.len() <= 30, "{lo}..{hi}: {t:?}");
+            assert!(t.iter().all(|v| (lo..=hi).contains(v)), "{t:?}");
+        }
+        assert_eq!(ticks(40.0, 1500.0), [50.0, 100.0, 200.0, 500.0, 1000.0]);
+        assert_eq!(ticks(156.0, 286.0), [175.0, 200.0, 225.0, 250.0, 275.0]);
+    }
 
     #[test]
     fn curves_are_labelled_by_run() {

@@ -24,36 +24,36 @@ use std::path::{Path, PathBuf};
 /// preset's (small / medium / large).
 #[derive(clap::Args, Debug, Default)]
 pub struct Overrides {
-    /// Initial weights are uniform in ±this [default: 0.1 / 0.05 / 0.04]
+    /// Initial weights are uniform in ±this [default small / medium / large: 0.1 / 0.05 / 0.04]
     #[arg(long, value_parser = ranges::positive)]
     pub init_scale: Option<f64>,
     /// Initial learning rate of SGD [default: 1.0]
     #[arg(long, value_parser = ranges::positive)]
     pub learning_rate: Option<f64>,
-    /// Gradients are clipped to this global norm [default: 5 / 5 / 10]
+    /// Gradients are clipped to this global norm [default small / medium / large: 5 / 5 / 10]
     #[arg(long, value_parser = ranges::positive)]
     pub max_grad_norm: Option<f64>,
     /// LSTM layers [default: 2]
     #[arg(long, value_parser = ranges::num_layers)]
     pub num_layers: Option<usize>,
-    /// Unrolled steps per batch (truncated backpropagation) [default: 20 / 35 / 35]
+    /// Unrolled steps per batch (truncated backpropagation) [default small / medium / large: 20 / 35 / 35]
     #[arg(long, value_parser = ranges::num_steps)]
     pub num_steps: Option<usize>,
-    /// Features of the embedding and of each LSTM layer [default: 200 / 650 / 1500]
+    /// Features of the embedding and of each LSTM layer [default small / medium / large: 200 / 650 / 1500]
     #[arg(long, value_parser = ranges::hidden_size)]
     pub hidden_size: Option<usize>,
     /// Epochs after the first at the initial learning rate; decay starts after them
-    /// [default: 4 / 6 / 14]
+    /// [default small / medium / large: 4 / 6 / 14]
     #[arg(long, value_parser = ranges::epochs_or_zero)]
     pub max_epoch: Option<usize>,
-    /// Epochs of the whole run [default: 13 / 39 / 55]
+    /// Epochs of the whole run [default small / medium / large: 13 / 39 / 55]
     #[arg(long, value_parser = ranges::epochs)]
     pub max_max_epoch: Option<usize>,
     /// Probability of keeping a unit under dropout; 1 turns dropout off
-    /// [default: 1.0 / 0.5 / 0.35]
+    /// [default small / medium / large: 1.0 / 0.5 / 0.35]
     #[arg(long, value_parser = ranges::fraction)]
     pub keep_prob: Option<f64>,
-    /// Learning-rate factor per epoch once decay starts [default: 0.5 / 0.8 / 1/1.15]
+    /// Learning-rate factor per epoch once decay starts [default small / medium / large: 0.5 / 0.8 / 1/1.15]
     #[arg(long, value_parser = ranges::fraction)]
     pub lr_decay: Option<f64>,
     /// Parallel streams per batch [default: 20]

@@ -1,17 +1,38 @@
-//! The seam between the op and its GPU kernels: what a GPU backend does for one call. cuDNN
-//! implements it (`crate::cudnn`); another kernel path implements it beside cuDNN and is
-//! chosen in `crate::registry`, with neither the op nor the layer changed.
+//! The seam between the op and its GPU kernels: what the op asks of the GPU for one call
+//! ([`GpuBackend`]), and the operands, reserves and gradient buffers that every kernel path
+//! shares. The kernel paths sit side by side below it, neither importing the other: cuDNN
+//! (`crate::cudnn`) and this crate's persistent LSTM kernels (`crate::persistent`). Which one
+//! serves a call is decided in `crate::choose`, and `crate::registry`'s backend routes each
+//! call there, with neither the op nor the layer knowing.
 
 use crate::call::{Call, Dropout};
 use crate::RnnAlgo;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::CudaView;
 use candle_core::cuda_backend::{CudaDType, CudaDevice};
-use candle_core::{bail, CudaStorage, Layout, Result, Storage, StorageRef, Tensor};
+use candle_core::{bail, CudaStorage, DType, Layout, Result, Storage, StorageRef, Tensor};
 use std::any::Any;
 
 /// A GPU operand as candle hands it to a custom op.
 pub(crate) type Operand<'a> = (&'a CudaStorage, &'a Layout);
+
+/// The one float dtype that the operands `[x, w, s]` share; an error when they do not share
+/// one, or it is not a float type the GPU paths take.
+pub(crate) fn operand_dtype([x, w, s]: [Operand; 3]) -> Result<DType> {
+    match (x.0.dtype(), w.0.dtype(), s.0.dtype()) {
+        (a, b, c)
+            if a == b
+                && b == c
+                && [DType::F16, DType::BF16, DType::F32, DType::F64].contains(&a) =>
+        {
+            Ok(a)
+        }
+        dtypes => bail!(
+            "rnn on cuda: x, weight and state must share one float dtype (f16, bf16, f32 or \
+             f64), got {dtypes:?}"
+        ),
+    }
+}
 
 /// The elements of a contiguous operand; `what` names it in the error.
 pub(crate) fn view<'a, T: CudaDType>(
@@ -91,7 +112,7 @@ pub(crate) struct DwInto<'a> {
     pub mode: crate::sink::SinkMode,
 }
 
-/// One GPU implementation of the whole RNN stack.
+/// What the op asks of the GPU for one module: the whole RNN stack, forward and backward.
 pub(crate) trait GpuBackend: Send + Sync {
     /// Runs `call` on `x` `[T, B, I]`, the flat weight `w` and the packed state `s` (contiguous,
     /// one dtype); returns the packed `[y | h_n | c_n]` and, when `train`, what the backward
@@ -117,13 +138,10 @@ pub(crate) trait GpuBackend: Send + Sync {
         dw_into: Option<DwInto>,
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)>;
 
-    /// The algorithm that serves `(seq, batch, train)` when the backend chose one by measuring.
-    fn chosen_algo(&self, _seq: usize, _batch: usize, _train: bool) -> Option<RnnAlgo> {
-        None
-    }
+    /// The algorithm that served `(seq, batch, train)` when it was chosen per call (see
+    /// `Rnn::auto_algo`).
+    fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo>;
 
     /// Whether the flat weight is read in place rather than copied per call, once known.
-    fn weights_in_place(&self) -> Option<bool> {
-        None
-    }
+    fn weights_in_place(&self) -> Option<bool>;
 }

@@ -15,7 +15,11 @@ mod state;
 #[cfg(feature = "cuda")]
 mod backend;
 #[cfg(feature = "cuda")]
+mod choose;
+#[cfg(feature = "cuda")]
 mod cudnn;
+#[cfg(feature = "cuda")]
+pub mod kernels;
 #[cfg(feature = "cuda")]
 mod memory;
 #[cfg(feature = "cuda")]

@@ -1,27 +1,113 @@
-//! The GPU backends this build has, and which one serves a module: our persistent LSTM for
-//! [`RnnAlgo::Persistent`] (it hands the calls it does not take to cuDNN), and for
-//! [`RnnAlgo::Auto`] when the module has calls it may take (it then measures itself against
-//! cuDNN's algorithms); cuDNN otherwise.
+//! The op's GPU backend: a module's kernel paths (cuDNN, and where the module may use them this
+//! crate's persistent LSTM kernels), with each call routed to the kernel that `crate::choose`
+//! picks for it, and its backward to the path that ran its forward.
 
-use crate::backend::GpuBackend;
+use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
+use crate::call::{Call, Dropout};
+use crate::choose::{Backends, Chooser, Kernel};
 use crate::layout::RnnDims;
 use crate::{RnnAlgo, RnnConfig};
-use std::sync::Arc;
+use candle_core::{bail, CudaStorage, Result, Tensor};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The backend that runs a module of `dims` built with `cfg` on a GPU.
 pub(crate) fn gpu_backend(dims: RnnDims, cfg: &RnnConfig) -> Arc<dyn GpuBackend> {
-    let ours = match cfg.algo {
-        RnnAlgo::Persistent => true,
-        RnnAlgo::Auto => crate::persistent::may_serve(&dims),
-        _ => false,
-    };
-    if ours {
-        return Arc::new(crate::persistent::PersistentLstm::new(dims, cfg));
+    let paths = Backends::new(dims, cfg);
+    // Where a call may go either way (ours or cuDNN), each call's kernel is recorded for
+    // `chosen_algo`; elsewhere only `Auto`'s measurements say which algorithm served.
+    let either_way = cfg.algo == RnnAlgo::Persistent || paths.ours.is_some();
+    Arc::new(Dispatch {
+        chooser: Chooser::new(cfg.algo, dims),
+        paths,
+        served: either_way.then(Default::default),
+    })
+}
+
+/// Which algorithm served each `(seq, batch, train)`.
+type Served = Mutex<HashMap<(usize, usize, bool), RnnAlgo>>;
+
+/// A module's kernel paths and the choice between them.
+struct Dispatch {
+    chooser: Chooser,
+    paths: Backends,
+    /// Where a call may go either way: which algorithm served each shape.
+    served: Option<Served>,
+}
+
+/// A forward's reserve, tagged with the path that made it.
+enum Made {
+    Persistent(GpuReserve),
+    Cudnn(GpuReserve),
+}
+
+impl GpuBackend for Dispatch {
+    fn forward(
+        &self,
+        call: &Call,
+        dropout: Dropout,
+        train: bool,
+        x: Operand,
+        w: Operand,
+        s: Operand,
+    ) -> Result<(CudaStorage, Option<GpuReserve>)> {
+        let ops = [x, w, s];
+        let kernel = self
+            .chooser
+            .choose(&self.paths, call, (dropout, train), ops)?;
+        if let Some(served) = &self.served {
+            let mut served = served.lock().unwrap_or_else(|e| e.into_inner());
+            served.insert((call.seq, call.batch, train), kernel.algo());
+        }
+        let tagged = |made: fn(GpuReserve) -> Made, (out, reserve)| {
+            let reserve: Option<GpuReserve> = reserve;
+            (out, reserve.map(|r| Box::new(made(r)) as GpuReserve))
+        };
+        Ok(match (kernel, &self.paths.ours) {
+            (Kernel::Persistent(plan), Some(ours)) => tagged(
+                Made::Persistent,
+                ours.forward(plan, call, dropout, train, ops)?,
+            ),
+            (Kernel::Persistent(_), None) => {
+                bail!("rnn: the persistent kernels were chosen for a module without them")
+            }
+            (Kernel::Cudnn(algo), _) => tagged(
+                Made::Cudnn,
+                self.paths.cudnn.forward(algo, call, dropout, train, ops)?,
+            ),
+        })
     }
-    Arc::new(crate::cudnn::CudnnRnn::new(
-        dims,
-        cfg.math,
-        cfg.algo,
-        cfg.dropout,
-    ))
+
+    fn backward(
+        &self,
+        call: &Call,
+        reserve: GpuReserve,
+        inputs: BackwardInputs,
+        dw_into: Option<DwInto>,
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let Ok(made) = reserve.downcast::<Made>() else {
+            bail!("rnn backward: the forward's reserve was not this module's")
+        };
+        match (*made, &self.paths.ours) {
+            (Made::Persistent(r), Some(ours)) => ours.backward(call, r, inputs, dw_into),
+            (Made::Persistent(_), None) => {
+                bail!("rnn backward: a persistent-kernel reserve for a module without them")
+            }
+            (Made::Cudnn(r), _) => self.paths.cudnn.backward(call, r, inputs, dw_into),
+        }
+    }
+
+    fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
+        match &self.served {
+            Some(served) => {
+                let served = served.lock().unwrap_or_else(|e| e.into_inner());
+                served.get(&(seq, batch, train)).copied()
+            }
+            None => self.chooser.measured(seq, batch, train),
+        }
+    }
+
+    fn weights_in_place(&self) -> Option<bool> {
+        self.paths.cudnn.weights_in_place()
+    }
 }

@@ -3,22 +3,22 @@
 //!
 //! A module owns one [`CudnnRnn`], which keeps what cuDNN needs per device and dtype
 //! (`prepared`: descriptors, the dropout random state, the weight layout), so one module serves
-//! several GPUs, from one thread each. `run` holds the per-call forward and backward, `auto`
-//! the measured choice of algorithm, `ffi` the C API's wrappers.
+//! several GPUs, from one thread each. `run` holds the per-call forward and backward with the
+//! algorithm it is given (chosen in `crate::choose`), `trials` the timing of several algorithms
+//! on a call's shape that `RnnAlgo::Auto` chooses by, `ffi` the C API's wrappers.
 
-mod auto;
 mod ffi;
 mod prepared;
 mod run;
+mod trials;
 
-pub(crate) use auto::agrees;
 pub use ffi::cudnn_version;
+pub(crate) use trials::Trial;
 
-use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
+use crate::backend::{operand_dtype, BackwardInputs, DwInto, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
 use crate::layout::RnnDims;
 use crate::{MathMode, RnnAlgo};
-use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::CudaSlice;
 use candle_core::cuda_backend::{CudaDevice, DeviceId};
 use candle_core::{bail, CudaStorage, DType, Result, Tensor};
@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex};
 /// The cuDNN side of one module.
 pub(crate) struct CudnnRnn {
     spec: Spec,
-    algo: RnnAlgo,
     /// Prepared state per device and dtype, each behind its own lock so that calls on
     /// different GPUs do not wait for each other.
     devices: Mutex<HashMap<(DeviceId, DType), SharedPrepared>>,
@@ -52,14 +51,13 @@ fn poisoned() -> candle_core::Error {
 }
 
 impl CudnnRnn {
-    pub(crate) fn new(dims: RnnDims, math: MathMode, algo: RnnAlgo, dropout: f32) -> Self {
+    pub(crate) fn new(dims: RnnDims, math: MathMode, dropout: f32) -> Self {
         Self {
             spec: Spec {
                 dims,
                 math,
                 dropout,
             },
-            algo,
             devices: Mutex::new(HashMap::new()),
         }
     }
@@ -119,32 +117,33 @@ impl CudnnRnn {
     }
 }
 
-impl GpuBackend for CudnnRnn {
-    fn forward(
+impl CudnnRnn {
+    /// Runs `call` with cuDNN's `algo` (one of [`RnnAlgo::CONCRETE`]) on `x` `[T, B, I]`, the
+    /// flat weight `w` and the packed state `s` (contiguous, one dtype); returns the packed
+    /// `[y | h_n | c_n]` and, when `train`, what [`CudnnRnn::backward`] needs. `dropout`
+    /// applies between layers.
+    pub(crate) fn forward(
         &self,
+        algo: RnnAlgo,
         call: &Call,
         dropout: Dropout,
         train: bool,
-        x: Operand,
-        w: Operand,
-        s: Operand,
+        ops: [Operand; 3],
     ) -> Result<(CudaStorage, Option<GpuReserve>)> {
-        let dtypes = (x.0.dtype(), w.0.dtype(), s.0.dtype());
-        let run = match dtypes {
-            (DType::F32, DType::F32, DType::F32) => run::forward::<f32>,
-            (DType::F64, DType::F64, DType::F64) => run::forward::<f64>,
-            (DType::F16, DType::F16, DType::F16) => run::forward::<half::f16>,
-            (DType::BF16, DType::BF16, DType::BF16) => run::forward::<half::bf16>,
-            _ => bail!(
-                "rnn on cuda: x, weight and state must share one float dtype (f16, bf16, f32 or \
-                 f64), got {dtypes:?}"
-            ),
+        let run = match operand_dtype(ops)? {
+            DType::F32 => run::forward::<f32>,
+            DType::F64 => run::forward::<f64>,
+            DType::F16 => run::forward::<half::f16>,
+            _ => run::forward::<half::bf16>,
         };
-        let (out, reserve) = run(self, call, dropout, train, [x, w, s])?;
+        let (out, reserve) = run(self, algo, call, dropout, train, ops)?;
         Ok((out, reserve.map(|r| Box::new(r) as GpuReserve)))
     }
 
-    fn backward(
+    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve` (one of
+    /// [`CudnnRnn::forward`]'s); `dstate` only when `inputs.state_grad`. With `dw_into` the
+    /// weight's gradient goes into its buffer instead, and `dw` is `None`.
+    pub(crate) fn backward(
         &self,
         call: &Call,
         reserve: GpuReserve,
@@ -163,11 +162,8 @@ impl GpuBackend for CudnnRnn {
         }
     }
 
-    fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
-        self.ask(|p| p.chosen.get(&(seq, batch, train)).copied())
-    }
-
-    fn weights_in_place(&self) -> Option<bool> {
+    /// Whether the flat weight is read in place rather than copied per call, once known.
+    pub(crate) fn weights_in_place(&self) -> Option<bool> {
         self.ask(|p| Some(p.remap.is_none()))
     }
 }

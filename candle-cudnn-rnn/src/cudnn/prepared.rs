@@ -81,8 +81,6 @@ pub(super) struct Prepared {
     generation: u64,
     /// RNN descriptors by (algorithm, with dropout), built when first used.
     descs: HashMap<(RnnAlgo, bool), AlgoDesc>,
-    /// `Auto`'s measured choice per (seq, batch, training).
-    pub chosen: HashMap<(usize, usize, bool), RnnAlgo>,
     /// Weight space size in elements.
     pub space_len: usize,
     /// `None` when the canonical layout is cuDNN's own, so the weight tensor is used in place.
@@ -147,7 +145,6 @@ impl Prepared {
             dropout,
             generation: seed.generation,
             descs,
-            chosen: HashMap::new(),
             space_len: bytes / elem,
             remap: (!identity).then_some(spans),
             shapes: HashMap::new(),
@@ -343,7 +340,7 @@ fn rnn_desc(spec: &Spec, dtype: DType, dropout: &DropoutDesc, algo: RnnAlgo) -> 
                 sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H
             }
             RnnAlgo::PersistDynamic => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_DYNAMIC,
-            // A persistent-kernel module hands cuDNN only `Standard` calls.
+            // The chooser hands cuDNN one of its own algorithms; the others stand for Standard.
             RnnAlgo::Standard | RnnAlgo::Auto | RnnAlgo::Persistent => {
                 sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD
             }

@@ -2,13 +2,13 @@
 //! the backward from the reserve space the forward left.
 
 use super::ffi::{cudnn, handle, Handle};
-use super::prepared::{HeldShapes, Raw};
+use super::prepared::{HeldShapes, Prepared, Raw};
 use super::{poisoned, CudnnReserve, CudnnRnn};
 use crate::backend::{cuda_views, view, BackwardInputs, DwInto, Operand};
 use crate::call::{Call, Dropout};
 use crate::memory::fill;
 use crate::sink::SinkMode;
-use crate::RnnMode;
+use crate::{RnnAlgo, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::cudarc::driver::{
@@ -43,24 +43,35 @@ fn output<T: Elem>(stream: &Arc<CudaStream>, call: &Call, len: usize) -> Result<
     })
 }
 
-/// The forward of `call`: the packed `[y | h_n | c_n]`, and the reserve space when `train`.
-pub(super) fn forward<T: Elem>(
+/// What every cuDNN call of one shape needs, set up by [`with_call`]: the handle, the stream,
+/// the prepared state (locked), the call's descriptors and its operands' addresses.
+pub(super) struct CallState<'a> {
+    pub h: &'a Handle,
+    pub stream: &'a Arc<CudaStream>,
+    pub p: &'a mut Prepared,
+    pub shapes: Raw,
+    pub o: Operands,
+}
+
+/// `f` on the state of `call` over the operands `[x, w, s]` (of type `T`), the prepared state
+/// following `dropout`'s seed; the operands stay held while `f` runs.
+pub(super) fn with_call<T: Elem, R>(
     rnn: &CudnnRnn,
     call: &Call,
-    dropout: Dropout,
-    train: bool,
+    dropout: &Dropout,
     [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
-) -> Result<(CudaStorage, Option<CudnnReserve>)> {
-    let dev = xs.device().clone();
+    f: impl FnOnce(CallState) -> Result<R>,
+) -> Result<R> {
+    let dev = xs.device();
     let stream = dev.cuda_stream();
-    let h = handle(&dev)?;
+    let h = handle(dev)?;
     let (x, w, s) = (
         view::<T>(xs, xl, "x")?,
         view::<T>(ws, wl, "weight")?,
         view::<T>(ss, sl, "state")?,
     );
     let (w_ptr, _wg) = w.device_ptr(&stream);
-    let entry = rnn.prepared(&h, &dev, T::DTYPE, w_ptr, &dropout)?;
+    let entry = rnn.prepared(&h, dev, T::DTYPE, w_ptr, dropout)?;
     let mut guard = entry.lock().map_err(|_| poisoned())?;
     let p = &mut *guard;
     let space = p.weight_space(&stream, &w)?;
@@ -71,45 +82,73 @@ pub(super) fn forward<T: Elem>(
     let (s_ptr, _sg) = s.device_ptr(&stream);
     let (space_ptr, _pg) = space.ptr(&stream, w_ptr);
     let (len_ptr, _lg) = lengths_ptr(&stream, &dev_lengths);
-    let operands = Operands {
+    let o = Operands {
         x: x_ptr,
         state: s_ptr,
         space: space_ptr,
         lengths: len_ptr,
     };
-    let algo = rnn.algo_for::<T>(&h, &stream, p, call, train, shapes, operands)?;
-    let with_dropout = dropout.active();
-    let desc = p.desc(&rnn.spec, &h, algo, with_dropout, call.batch)?;
-    let (work_len, reserve_len) =
-        p.temp_sizes(&h, desc, (algo, with_dropout), call, train, shapes)?;
-    let mut out = output::<T>(&stream, call, call.output_len() + call.state_len())?;
-    let mut work = p.take_workspace(&stream, work_len)?;
-    let mut reserve = match train {
-        true => Some(unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?),
-        false => None,
-    };
-    {
-        let (o_ptr, _og) = out.device_ptr_mut(&stream);
-        let (work_ptr, _kg) = work.device_ptr_mut(&stream);
-        let (res_ptr, _rg) = optional_ptr_mut(&stream, reserve.as_mut());
-        let sizes = Sizes {
-            space: p.space_len * std::mem::size_of::<T>(),
-            work: work_len,
-            reserve: if train { reserve_len } else { 0 },
+    f(CallState {
+        h: &h,
+        stream: &stream,
+        p,
+        shapes,
+        o,
+    })
+}
+
+/// The forward of `call` with `algo`: the packed `[y | h_n | c_n]`, and the reserve space when
+/// `train`.
+pub(super) fn forward<T: Elem>(
+    rnn: &CudnnRnn,
+    algo: RnnAlgo,
+    call: &Call,
+    dropout: Dropout,
+    train: bool,
+    ops: [Operand; 3],
+) -> Result<(CudaStorage, Option<CudnnReserve>)> {
+    let dev = ops[0].0.device().clone();
+    with_call::<T, _>(rnn, call, &dropout, ops, |c| {
+        let CallState {
+            h,
+            stream,
+            p,
+            shapes,
+            o: operands,
+        } = c;
+        let with_dropout = dropout.active();
+        let desc = p.desc(&rnn.spec, h, algo, with_dropout, call.batch)?;
+        let (work_len, reserve_len) =
+            p.temp_sizes(h, desc, (algo, with_dropout), call, train, shapes)?;
+        let mut out = output::<T>(stream, call, call.output_len() + call.state_len())?;
+        let mut work = p.take_workspace(stream, work_len)?;
+        let mut reserve = match train {
+            true => Some(unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?),
+            false => None,
         };
-        rnn.forward_raw::<T>(
-            &h, desc, shapes, call, sizes, operands, o_ptr, work_ptr, res_ptr,
-        )?;
-    }
-    p.return_workspace(work);
-    Ok((
-        CudaStorage::wrap_cuda_slice(out, dev),
-        reserve.map(|space| CudnnReserve {
-            space,
-            algo,
-            dropout: with_dropout,
-        }),
-    ))
+        {
+            let (o_ptr, _og) = out.device_ptr_mut(stream);
+            let (work_ptr, _kg) = work.device_ptr_mut(stream);
+            let (res_ptr, _rg) = optional_ptr_mut(stream, reserve.as_mut());
+            let sizes = Sizes {
+                space: p.space_len * std::mem::size_of::<T>(),
+                work: work_len,
+                reserve: if train { reserve_len } else { 0 },
+            };
+            rnn.forward_raw::<T>(
+                h, desc, shapes, call, sizes, operands, o_ptr, work_ptr, res_ptr,
+            )?;
+        }
+        p.return_workspace(work);
+        Ok((
+            CudaStorage::wrap_cuda_slice(out, dev),
+            reserve.map(|space| CudnnReserve {
+                space,
+                algo,
+                dropout: with_dropout,
+            }),
+        ))
+    })
 }
 
 /// The gradients `(dx, dw, dstate)` of `call` from the reserve its forward left; `dstate` only

@@ -10,6 +10,7 @@ use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::masks;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
+use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveBwdArgs};
 use super::Elem;
 use crate::backend::{cuda_views, BackwardInputs, DwInto};
@@ -20,10 +21,11 @@ use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrM
 use candle_core::op::BackpropOp;
 use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
 
-/// `(dx, dw, dstate)`, flat, of the forward that left `r`; `dw` is `None` when it went into
-/// `dw_into`, `dx` and `dstate` when not asked for.
+/// `(dx, dw, dstate)`, flat, of the forward that left `r` (all layers' recurrences as a
+/// wavefront where `wave` allows it and they fit); `dw` is `None` when it went into `dw_into`,
+/// `dx` and `dstate` when not asked for.
 pub(super) fn backward<T: Elem>(
-    dims: &RnnDims,
+    (dims, wave): (&RnnDims, WaveTuning),
     call: &Call,
     mut r: Reserve<T>,
     i: BackwardInputs,
@@ -43,7 +45,7 @@ pub(super) fn backward<T: Elem>(
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer. The
     // wavefront needs every layer's gate gradients, exchange buffer and (below the top)
     // output gradient at once; layer by layer one of each serves in turn.
-    let wave = Wave::new(&dev, &plan, layers, Pass::Backward);
+    let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave);
     let each = |n: usize| if wave.is_some() { n } else { n.min(1) };
     let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * g4) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
@@ -74,7 +76,7 @@ pub(super) fn backward<T: Elem>(
     // Padded rows for the GEMMs (`padded`): a weight gradient's product before it is copied or
     // added into place, and an input gradient before it is copied into place. (Writing 1500-wide
     // rows, say, straight from the GEMMs costs more than the copies: cuBLAS then leaves its
-    // Hopper kernels, 91 against 36 us for PTB large's dW on the H100.)
+    // Hopper kernels, `results/2026-11-24-h100-trials/`.)
     let widest = (0..layers)
         .map(|l| dims.block(l, 0).in_size)
         .max()

@@ -1,9 +1,7 @@
-// Device helpers of the persistent kernels (placed in front of each kernel's source):
-// half <-> f32, shared-memory matrix loads, tensor-core products, asynchronous copies and the
-// grid-wide barrier. Needs ELEM_BF16 (1: bf16, 0: f16).
-
-typedef unsigned short u16;
-typedef unsigned int u32;
+// Device helpers of the persistent kernels (placed in front of each kernel's source, after
+// kernels/half.cuh, whose u16, u32, to_f and from_f they use): shared-memory matrix loads,
+// tensor-core products, asynchronous copies and the grid-wide barrier. Needs ELEM_BF16 (1: bf16,
+// 0: f16).
 
 // Loads in flight per thread while a kernel fills its weight tile.
 #define FILL 16
@@ -13,27 +11,6 @@ typedef unsigned int u32;
 #ifndef PHASE
 #define PHASE(i)
 #endif
-
-__device__ __forceinline__ float to_f(u16 v) {
-#if ELEM_BF16
-    return __uint_as_float(((u32)v) << 16);
-#else
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-    return f;
-#endif
-}
-
-__device__ __forceinline__ u16 from_f(float v) {
-#if ELEM_BF16
-    u32 u = __float_as_uint(v);
-    return (v != v) ? (u16)0x7fc0 : (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#else
-    u16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-    return h;
-#endif
-}
 
 __device__ __forceinline__ u32 smem_addr(const void* p) {
     u32 s;
@@ -104,8 +81,8 @@ __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
 }
 
 // tanh and the sigmoid through the hardware's approximate tanh (tanh.approx.f32, relative error
-// about 2^-11, below a bf16 or f16 output's rounding; errors against f64 unchanged on the H100)
-// instead of tanhf and a division: the forward step 7 us faster a layer for PTB large.
+// about 2^-11, below a bf16 or f16 output's rounding) instead of tanhf and a division: a faster
+// forward step, with errors against f64 unchanged (results/2026-11-24-h100-trials/).
 __device__ __forceinline__ float gate_tanh(float x) {
     float y;
     asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));

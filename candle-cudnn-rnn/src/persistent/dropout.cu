@@ -1,21 +1,10 @@
-// Inter-layer dropout of the persistent path. A mask element is a Philox4x32-10 draw keyed by
-// the module's seed and counted by (element / 4, layer, call offset), so the backward redraws
-// the forward's mask from the same offset. The offset lives in device memory and advances on
-// the device (`rnn_dropout_take`), so that a replayed CUDA graph draws new masks. The
-// recurrences apply the masks themselves (`Dropout`): the forward as it stores a layer's output
-// for the next layer, the backward as it loads the gradient of that output.
-
-__device__ __forceinline__ void philox(u32 k0, u32 k1, u32* c) {
-#pragma unroll
-    for (int r = 0; r < 10; ++r) {
-        u32 hi0 = __umulhi(0xD2511F53u, c[0]), lo0 = 0xD2511F53u * c[0];
-        u32 hi1 = __umulhi(0xCD9E8D57u, c[2]), lo1 = 0xCD9E8D57u * c[2];
-        u32 n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;
-        c[0] = n0; c[1] = lo1; c[2] = n2; c[3] = lo0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-}
+// Inter-layer dropout of the persistent path. A mask element is a Philox4x32-10 draw
+// (kernels/philox.cuh, placed in front) keyed by the module's seed and counted by (element / 4,
+// layer, call offset), so the backward redraws the forward's mask from the same offset. The
+// offset lives in device memory and advances on the device (`rnn_dropout_take`), so that a
+// replayed CUDA graph draws new masks. The recurrences apply the masks themselves (`Dropout`):
+// the forward as it stores a layer's output for the next layer, the backward as it loads the
+// gradient of that output.
 
 // The dropout after one layer, as a recurrence's launch receives it: `offset` null for none;
 // `seed` the module's; `p_layer` the probability's f32 bits (low half) and the layer (high).
@@ -44,7 +33,7 @@ __device__ __forceinline__ Dropout dropout_of(const unsigned long long* offset,
 // Element i of the layer's output [T, B, H] through the mask: x / (1 - p) or 0.
 __device__ __forceinline__ u16 dropout_apply(const Dropout& d, unsigned long long i, u16 x) {
     u32 c[4] = {(u32)(i / 4), d.layer, (u32)d.off, (u32)(d.off >> 32)};
-    philox(d.seed_lo, d.seed_hi, c);
+    philox(c, d.seed_lo, d.seed_hi);
     const int j = (int)(i % 4);
     // A select, not c[j]: an indexed array would live in local memory.
     u32 r = j == 0 ? c[0] : j == 1 ? c[1] : j == 2 ? c[2] : c[3];

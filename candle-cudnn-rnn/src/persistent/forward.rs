@@ -6,6 +6,7 @@ use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::{self, Masks};
 use super::padded::{needs_padding, pad_input, padded, PaddedInput, RowKernels};
+use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
 use super::Elem;
 use crate::backend::{view, Operand};
@@ -74,11 +75,12 @@ fn buffers<T: Elem>(stream: &Arc<CudaStream>, n: usize, len: usize) -> Result<Ve
         .collect()
 }
 
-/// The packed `[y | h_n | c_n]` of `call`, and in training mode the reserve; `masks` (in
-/// training mode only) drop units between layers.
+/// The packed `[y | h_n | c_n]` of `call` on `plan`'s kernels (all layers as a wavefront where
+/// `wave` allows it and they fit), and in training mode the reserve; `masks` (in training mode
+/// only) drop units between layers.
 pub(super) fn forward<T: Elem>(
     dims: &RnnDims,
-    plan: Plan,
+    (plan, wave): (Plan, WaveTuning),
     call: &Call,
     (train, masks): (bool, Option<Masks>),
     [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
@@ -112,7 +114,7 @@ pub(super) fn forward<T: Elem>(
         .collect::<Result<Vec<_>>>()?;
     let counter = stream.alloc_zeros::<u32>(1)?;
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
-    let wave = Wave::new(&dev, &plan, layers, Pass::Forward);
+    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
     // padding stays zero.
     let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));

@@ -1,14 +1,15 @@
 //! The persistent LSTM kernels: how a layer's hidden units are spread over the GPU's
 //! multiprocessors ([`Plan`]), and the CUDA source of the forward and backward recurrences
-//! specialised for that plan, compiled with NVRTC at first use and loaded once per device.
+//! specialised for that plan, compiled with NVRTC at first use (`crate::kernels::Module`: one
+//! PTX cache for the process) and loaded once per device.
 
+use super::tuning::Tuning;
+use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig};
-use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use candle_core::cuda_backend::cudarc::nvrtc::CompileOptions;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Result};
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 
 const COMMON: &str = include_str!("common.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
@@ -28,6 +29,15 @@ impl Pass {
         match self {
             Pass::Forward => "lstm_persistent_fwd",
             Pass::Backward => "lstm_persistent_bwd",
+        }
+    }
+
+    /// The source of the pass's modules: the preludes, the dropout and row-copy kernels, then
+    /// the recurrence (its layer-by-layer kernel and its wavefront).
+    fn sources(self) -> &'static [&'static str] {
+        match self {
+            Pass::Forward => &[HALF, PHILOX, COMMON, DROPOUT, PAD, LSTM_FWD],
+            Pass::Backward => &[HALF, PHILOX, COMMON, DROPOUT, PAD, LSTM_BWD],
         }
     }
 }
@@ -52,54 +62,20 @@ pub(crate) struct Plan {
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
     pub buffers: usize,
     /// Gate columns per chunk of the backward's product (`lstm_bwd.cu`'s CH): see
-    /// [`chunk_asked`].
+    /// [`Tuning::chunk`].
     pub chunk: usize,
     /// Blocks per thread-block cluster (1: none) of the forward and of the backward, whose
-    /// blocks split the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`): see
-    /// [`clusters_asked`].
+    /// blocks split the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`): as
+    /// [`Tuning::clusters`] asks, or smaller where those do not fit.
     pub clusters: [usize; 2],
-}
-
-/// The cluster sizes of the two passes: `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both) or `F,B`
-/// (forward, backward), each 1, 2 or 4; by default none in the forward and 4 in the backward,
-/// the fastest on the H100 for PTB large: the backward reads every step's gate gradients from
-/// L2, and clusters of 4 read a quarter each (242-246 us a layer in 29 clusters of 4 blocks of
-/// 13 units, against 290 in 63 pairs of 12); the forward's h is small. A size whose clusters do
-/// not fit falls back to the next smaller.
-fn clusters_asked() -> [usize; 2] {
-    let size = |v: &str| match v.trim() {
-        "2" => 2,
-        "4" => 4,
-        _ => 1,
-    };
-    match std::env::var("CANDLE_RNN_PERSISTENT_CLUSTER") {
-        Ok(v) => match v.split_once(',') {
-            Some((f, b)) => [size(f), size(b)],
-            None => [size(&v), size(&v)],
-        },
-        Err(_) => [1, 4],
-    }
-}
-
-/// The backward's chunk width: 64 gate columns (half as many waits and copies per step as 32,
-/// fewer buffers in shared memory; 1% faster on the H100 for PTB large), or 32 with
-/// `CANDLE_RNN_PERSISTENT_CHUNK=32`.
-fn chunk_asked() -> usize {
-    match std::env::var("CANDLE_RNN_PERSISTENT_CHUNK")
-        .as_deref()
-        .map(str::trim)
-    {
-        Ok("32") => 32,
-        _ => 64,
-    }
 }
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
 pub(super) const MAX_BUFFERS: usize = 8;
 
 /// Shared memory that more chunk buffers leave to L1 (which shares the multiprocessor's 256 KB
-/// with it): a third buffer that took PTB large's backward from 208.6 to 226.5 KB ran 233
-/// against 226 us a layer on the H100.
+/// with it): a third buffer that took PTB large's backward from 208.6 to 226.5 KB ran slower
+/// than two (`results/2026-11-24-h100-trials/`).
 pub(super) const L1_RESERVE: usize = 16 * 1024;
 
 /// Shared memory of a forward block of `units` units whose input rows are `steps` K steps long,
@@ -129,11 +105,12 @@ pub(super) fn forward_smem((units, steps): (usize, usize), cluster: usize, batch
 
 impl Plan {
     /// The plan for `(hidden, batch, dtype)` on `dev` (with room for the backward when
-    /// `train`), or why there is none.
+    /// `train`), tuned by `tuning`, or why there is none.
     pub fn new(
         dev: &CudaDevice,
         (hidden, batch, dtype): (usize, usize, DType),
         train: bool,
+        tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
         let bf16 = match dtype {
             DType::BF16 => true,
@@ -163,8 +140,8 @@ impl Plan {
             units: [units; 2],
             bf16,
             buffers: 2,
-            chunk: chunk_asked(),
-            clusters: clusters_asked(),
+            chunk: tuning.chunk,
+            clusters: tuning.clusters,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -355,14 +332,42 @@ impl Plan {
 
     /// Kernel `name` of the module of `pass` (each also holds the dropout and row-copy kernels).
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
-        let module = Module {
-            name: self.module_name(pass),
+        let module = module(
+            self.module_name(pass),
             pass,
-            defines: self.defines(pass),
-            clusters: self.cluster(pass) > 1,
-        };
-        module.function(dev, name)
+            self.defines(pass),
+            self.cluster(pass),
+        );
+        function(&module, dev, pass, name)
     }
+}
+
+/// The module of `pass` compiled with `defines`, named `name` (unique per pass and defines),
+/// for sm_90 where its kernels run in clusters of `cluster` blocks (1: none), else sm_80.
+pub(super) fn module(name: String, pass: Pass, defines: Vec<String>, cluster: usize) -> Module {
+    let arch = if cluster > 1 {
+        "compute_90"
+    } else {
+        "compute_80"
+    };
+    let options = CompileOptions {
+        arch: Some(arch),
+        options: defines,
+        ..Default::default()
+    };
+    Module::with_options(name, pass.sources(), options)
+}
+
+/// Kernel `name` of `module`, a module of `pass`, on `dev`.
+pub(super) fn function(
+    module: &Module,
+    dev: &CudaDevice,
+    pass: Pass,
+    name: &str,
+) -> Result<CudaFunction> {
+    module
+        .function(dev, name)
+        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM {pass:?} kernel: {e}")))
 }
 
 /// Lets `f` take `bytes` of dynamic shared memory.
@@ -372,57 +377,4 @@ pub(super) fn allow_smem(f: &CudaFunction, bytes: usize) -> Result<()> {
         bytes as i32,
     )
     .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))
-}
-
-/// A module of kernels: the recurrence of `pass` with `defines` (and the dropout and row-copy
-/// kernels), `name` unique per source and defines.
-pub(super) struct Module {
-    pub name: String,
-    pub pass: Pass,
-    pub defines: Vec<String>,
-    /// Whether its kernels run in thread-block clusters (sm_90).
-    pub clusters: bool,
-}
-
-impl Module {
-    /// Kernel `name` of the module on `dev`, compiled with NVRTC on first use.
-    pub fn function(&self, dev: &CudaDevice, name: &str) -> Result<CudaFunction> {
-        type Compiled = std::result::Result<String, String>;
-        static PTX: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
-        let ptx = {
-            let mut cache = PTX
-                .get_or_init(Default::default)
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            cache
-                .entry(self.name.clone())
-                .or_insert_with(|| {
-                    let arch = if self.clusters {
-                        "compute_90"
-                    } else {
-                        "compute_80"
-                    };
-                    let opts = CompileOptions {
-                        arch: Some(arch),
-                        options: self.defines.clone(),
-                        ..Default::default()
-                    };
-                    let body = match self.pass {
-                        Pass::Forward => LSTM_FWD,
-                        Pass::Backward => LSTM_BWD,
-                    };
-                    compile_ptx_with_opts(format!("{COMMON}\n{DROPOUT}\n{PAD}\n{body}"), opts)
-                        .map(|p| p.to_src())
-                        .map_err(|e| e.to_string())
-                })
-                .clone()
-        };
-        let ptx = ptx.map_err(|e| {
-            let pass = self.pass;
-            candle_core::Error::Msg(format!("rnn: persistent LSTM {pass:?} kernel (NVRTC): {e}"))
-        })?;
-        Ok(dev
-            .get_or_load_custom_func(name, &self.name, &ptx)?
-            .into_cuda_function())
-    }
 }

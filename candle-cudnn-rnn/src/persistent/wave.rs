@@ -7,13 +7,15 @@
 //! are made step by step inside the recurrence; the lowest layer's input projection and every
 //! weight gradient stay GEMMs. It fits only where every layer's blocks fit on the GPU together
 //! (PTB small and medium on an H100; not PTB large, whose one layer already takes most
-//! multiprocessors), and runs there unless `CANDLE_RNN_PERSISTENT_WAVE=0` (below). Each pass
-//! writes what its layer-by-layer version writes, so either pass can run either way. On an
-//! H100, graphed, forward and backward of [35, 20, 2 x H] bf16: 24.1 against 33.0 us an
-//! example for H = 650, 11.5 against 21.5 for H = 200; PTB medium bf16 steps 0.95 against
-//! 1.15 ms, small 0.39 against 0.52.
+//! multiprocessors), and runs there unless turned off (`CANDLE_RNN_PERSISTENT_WAVE=0`, see
+//! [`WaveTuning`]). Each pass writes what its layer-by-layer version writes, so either pass can
+//! run either way. It takes fewer grid-wide steps, and PTB medium and small train faster with
+//! it (`results/2026-11-25-h100-wavefront/`).
 
-use super::kernel::{allow_smem, forward_smem, Module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS};
+use super::kernel::{
+    allow_smem, forward_smem, function, module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS,
+};
+use super::tuning::WaveTuning;
 use candle_core::cuda_backend::cudarc::driver::sys::CUdevice_attribute;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -36,51 +38,27 @@ pub(super) struct Wave {
     pub buffers: usize,
 }
 
-/// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1`, the wavefront where it fits, its
-/// units per block chosen below; `0`, the layer-by-layer forward always; `U0,U1` (multiples of
-/// 4), the wavefront with those units where they fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Asked {
-    Off,
-    Fitted,
-    Units([usize; 2]),
-}
-
-fn asked() -> Asked {
-    static ASKED: OnceLock<Asked> = OnceLock::new();
-    *ASKED.get_or_init(|| {
-        let Ok(v) = std::env::var("CANDLE_RNN_PERSISTENT_WAVE") else {
-            return Asked::Fitted;
-        };
-        let units = |u: &str| u.trim().parse().ok().filter(|u| u % 4 == 0 && *u > 0);
-        match v.trim().split_once(',') {
-            Some((a, b)) => match (units(a), units(b)) {
-                (Some(a), Some(b)) => Asked::Units([a, b]),
-                _ => Asked::Fitted,
-            },
-            None if v.trim() == "0" => Asked::Off,
-            None => Asked::Fitted,
-        }
-    })
-}
-
 impl Wave {
-    /// The wavefront of `pass` for `layers` layers of `plan`'s size on `dev`, when asked for
-    /// and every layer's blocks fit at once, one per multiprocessor; `None` otherwise (the pass
-    /// then runs layer by layer).
-    pub fn new(dev: &CudaDevice, plan: &Plan, layers: usize, pass: Pass) -> Option<Wave> {
-        let asked = asked();
-        if asked == Asked::Off || !(2..=WAVE_MAX).contains(&layers) {
+    /// The wavefront of `pass` for `layers` layers of `plan`'s size on `dev`, when `asked`
+    /// allows it and every layer's blocks fit at once, one per multiprocessor; `None` otherwise
+    /// (the pass then runs layer by layer).
+    pub fn new(
+        dev: &CudaDevice,
+        plan: &Plan,
+        (layers, pass): (usize, Pass),
+        asked: WaveTuning,
+    ) -> Option<Wave> {
+        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) {
             return None;
         }
-        type Key = (DeviceId, Plan, usize, Pass);
+        type Key = (DeviceId, Plan, usize, Pass, WaveTuning);
         static WAVES: OnceLock<Mutex<HashMap<Key, Option<Wave>>>> = OnceLock::new();
         let mut waves = WAVES
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         *waves
-            .entry((dev.id(), *plan, layers, pass))
+            .entry((dev.id(), *plan, layers, pass, asked))
             .or_insert_with(|| Self::fitted(dev, plan, (layers, pass), asked))
     }
 
@@ -88,7 +66,7 @@ impl Wave {
         dev: &CudaDevice,
         plan: &Plan,
         (layers, pass): (usize, Pass),
-        asked: Asked,
+        asked: WaveTuning,
     ) -> Option<Wave> {
         let attr = |a| {
             dev.cuda_stream()
@@ -117,14 +95,14 @@ impl Wave {
                     .unwrap_or(wave(2)),
             }
         };
-        if let Asked::Units(units) = asked {
+        if let WaveTuning::Units(units) = asked {
             return Some(buffered(units)).filter(fits);
         }
         // The slowest block of a wave step sets its pace. A block whose units and samples
         // outnumber its threads does its gate math and stores in rounds, which cost more than
-        // the products: PTB medium's [35, 20, 2 x 650] on an H100, graphed, 35.8-39.4 us an
-        // example with 16 or 20 units below (2 rounds) against 29.3 with 12 and 12 (1 round;
-        // 33.0 layer by layer), although the lower blocks then hold fewer rows. So: no more
+        // the products: PTB medium's [35, 20, 2 x 650] ran slower with 16 or 20 units below (2
+        // rounds) than with 12 and 12 (1 round), although the lower blocks then hold fewer rows
+        // (`results/2026-11-25-h100-wavefront/`). So: no more
         // rounds than the layer-by-layer pass's, the fewest rounds, then the least work per
         // block (an upper block's rows are twice as long forward, twice as many backward), then
         // the fewest blocks (fewer arrivals at the barrier).
@@ -199,23 +177,19 @@ impl Wave {
             defines.push(format!("-DNBUF={}", self.buffers));
             defines.push(format!("-DCH={}", plan.chunk));
         }
-        let module = Module {
-            name: format!(
-                "candle_cudnn_rnn_{name}_h{}_b{}_l{}_u{}_{}_n{}_ch{}_{}",
-                plan.hidden,
-                plan.batch,
-                self.layers,
-                self.units[0],
-                self.units[1],
-                self.buffers,
-                plan.chunk,
-                if plan.bf16 { "bf16" } else { "f16" },
-            ),
-            pass: self.pass,
-            defines,
-            clusters: false,
-        };
-        let f = module.function(dev, name)?;
+        let module_name = format!(
+            "candle_cudnn_rnn_{name}_h{}_b{}_l{}_u{}_{}_n{}_ch{}_{}",
+            plan.hidden,
+            plan.batch,
+            self.layers,
+            self.units[0],
+            self.units[1],
+            self.buffers,
+            plan.chunk,
+            if plan.bf16 { "bf16" } else { "f16" },
+        );
+        let module = module(module_name, self.pass, defines, 1);
+        let f = function(&module, dev, self.pass, name)?;
         allow_smem(&f, self.smem_bytes(plan))?;
         Ok(f)
     }

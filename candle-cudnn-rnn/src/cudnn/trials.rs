@@ -1,84 +1,79 @@
-//! `RnnAlgo::Auto`: time every algorithm cuDNN accepts for a call's shape, once, on scratch
-//! buffers, and keep the fastest for that `(seq, batch, training)`.
+//! Trials of cuDNN's algorithms on one call's shape, for `RnnAlgo::Auto` (which picks among
+//! them in `crate::choose`): each candidate runs the call, forward and in training backward, on
+//! scratch buffers, once untimed and then timed, and its best time and results are handed back.
 
 use super::ffi::Handle;
 use super::prepared::{temp_sizes, Prepared, Raw};
-use super::run::{Elem, Operands, Sizes};
+use super::run::{with_call, CallState, Elem, Operands, Sizes};
 use super::CudnnRnn;
-use crate::call::Call;
+use crate::backend::{operand_dtype, Operand};
+use crate::call::{Call, Dropout};
 use crate::memory::fill;
 use crate::RnnAlgo;
 use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
-use candle_core::{bail, Result};
-use std::cmp::Ordering;
+use candle_core::{DType, Result};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// How close a candidate's outputs must be to the standard algorithm's (relative L2): far
-/// above TF32 or half-precision rounding, far below a wrong result.
-const AGREE: f64 = 1e-2;
-
-/// ‖a − b‖ ≤ AGREE ‖b‖, false for NaN: whether a candidate of `Auto` computes what the
-/// reference does.
-pub(crate) fn agrees(a: &[f64], b: &[f64]) -> bool {
-    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-    let n: f64 = b.iter().map(|y| y * y).sum();
-    matches!(
-        d.sqrt().partial_cmp(&(AGREE * n.sqrt())),
-        Some(Ordering::Less | Ordering::Equal)
-    )
-}
 
 /// Timed repetitions per algorithm (after one untimed run, which also builds a dynamic plan).
 const REPS: usize = 3;
 
-/// Below this batch, training in half precision gets only the standard algorithm: on the H100
-/// (cuDNN 9.19) the persistent backward of an f16 LSTM at batch 1 gave infinite gradients in
-/// some calls and finite ones in others, even after agreeing in its trial, so no trial can
-/// clear it. (Seen at batch 1; 8, the smallest tensor-core tile, leaves a margin.)
-const HALF_TRAINING_PERSIST_MIN_BATCH: usize = 8;
+/// One algorithm's trial on a call's shape.
+pub(crate) struct Trial {
+    pub algo: RnnAlgo,
+    /// The fastest of its timed runs.
+    pub seconds: f64,
+    /// Its outputs (the packed `[y | h_n | c_n]`) and, in training, its input, state and weight
+    /// gradients (of a fixed output gradient), as f64.
+    pub results: [Vec<f64>; 4],
+}
 
 impl CudnnRnn {
-    /// The algorithm for this call: the configured one, or `Auto`'s (measured) choice.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn algo_for<T: Elem>(
+    /// Tries each of `candidates` in turn on `call` over the operands `[x, w, s]` (read only:
+    /// every result goes to scratch buffers), in training mode when `train`, without dropout;
+    /// hands `judge` the trial of each that cuDNN accepts (one it refuses for this
+    /// configuration is skipped).
+    pub(crate) fn trials(
         &self,
-        h: &Handle,
-        stream: &Arc<CudaStream>,
-        p: &mut Prepared,
         call: &Call,
+        dropout: &Dropout,
         train: bool,
-        shapes: Raw,
-        o: Operands,
-    ) -> Result<RnnAlgo> {
-        match self.algo {
-            // The persistent kernels take neither variable lengths nor a projection.
-            RnnAlgo::Auto if call.lengths.is_some() || self.spec.dims.proj_size > 0 => {
-                Ok(RnnAlgo::Standard)
-            }
-            RnnAlgo::Auto => {
-                let key = (call.seq, call.batch, train);
-                if let Some(&a) = p.chosen.get(&key) {
-                    return Ok(a);
-                }
-                let a = self.fastest::<T>(h, stream, p, call, train, shapes, o)?;
-                p.chosen.insert(key, a);
-                Ok(a)
-            }
-            a if a != RnnAlgo::Standard && call.lengths.is_some() => bail!(
-                "rnn: cuDNN's {a:?} algorithm does not take variable-length sequences; use \
-                 RnnAlgo::Standard or RnnAlgo::Auto"
-            ),
-            a if a != RnnAlgo::Standard && self.spec.dims.proj_size > 0 => bail!(
-                "rnn: cuDNN's {a:?} algorithm does not take a projection; use \
-                 RnnAlgo::Standard or RnnAlgo::Auto"
-            ),
-            a => Ok(a),
-        }
+        ops: [Operand; 3],
+        (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
+    ) -> Result<()> {
+        let run = match operand_dtype(ops)? {
+            DType::F32 => Self::trials_of::<f32>,
+            DType::F64 => Self::trials_of::<f64>,
+            DType::F16 => Self::trials_of::<half::f16>,
+            _ => Self::trials_of::<half::bf16>,
+        };
+        run(self, call, dropout, train, ops, (candidates, judge))
     }
 
+    fn trials_of<T: Elem>(
+        &self,
+        call: &Call,
+        dropout: &Dropout,
+        train: bool,
+        ops: [Operand; 3],
+        tried: (&[RnnAlgo], &mut dyn FnMut(Trial)),
+    ) -> Result<()> {
+        with_call::<T, _>(self, call, dropout, ops, |c| {
+            let CallState {
+                h,
+                stream,
+                p,
+                shapes,
+                o,
+            } = c;
+            self.try_each::<T>(h, stream, p, call, train, shapes, o, tried)
+        })
+    }
+
+    /// [`CudnnRnn::trials`] on the prepared state `p` of `call`, whose descriptors are
+    /// `shapes` and operands `o`.
     #[allow(clippy::too_many_arguments)]
-    fn fastest<T: Elem>(
+    fn try_each<T: Elem>(
         &self,
         h: &Handle,
         stream: &Arc<CudaStream>,
@@ -87,12 +82,8 @@ impl CudnnRnn {
         train: bool,
         shapes: Raw,
         o: Operands,
-    ) -> Result<RnnAlgo> {
-        let half = std::mem::size_of::<T>() == 2;
-        if train && half && call.batch < HALF_TRAINING_PERSIST_MIN_BATCH {
-            // The only candidate: nothing to measure.
-            return Ok(RnnAlgo::Standard);
-        }
+        (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
+    ) -> Result<()> {
         let packed = call.output_len() + call.state_len();
         let mut out_buf = stream.alloc_zeros::<T>(packed)?;
         // A gradient of both signs and several sizes: with zeros every backward agrees, a
@@ -105,11 +96,7 @@ impl CudnnRnn {
         let mut ds = stream.alloc_zeros::<T>(call.state_len())?;
         let mut dw_buf = stream.alloc_zeros::<T>(p.space_len)?;
         let (dy, _b) = dy.device_ptr_mut(stream);
-        let mut best = (RnnAlgo::Standard, f64::INFINITY);
-        // The standard algorithm's outputs, and in training its input, state and weight
-        // gradients (it runs first): a candidate must reproduce them.
-        let mut reference: Option<[Vec<f64>; 4]> = None;
-        for algo in RnnAlgo::CONCRETE {
+        for &algo in candidates {
             let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<f64> {
                 let desc = p.desc(&self.spec, h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;
@@ -143,7 +130,7 @@ impl CudnnRnn {
                 }
                 Ok(times[1..].iter().copied().fold(f64::INFINITY, f64::min))
             };
-            // An algorithm cuDNN refuses for this configuration is simply not a candidate.
+            // An algorithm cuDNN refuses for this configuration is simply not tried.
             let timed = {
                 let (out, _a) = out_buf.device_ptr_mut(stream);
                 let (dx, _c) = dx.device_ptr_mut(stream);
@@ -160,19 +147,13 @@ impl CudnnRnn {
                     .collect())
             };
             let results = [host(&out_buf)?, host(&dx)?, host(&ds)?, host(&dw_buf)?];
-            match &reference {
-                None => reference = Some(results),
-                // Nor is one whose results differ (a persistent kernel that silently returns
-                // zeros for a shape it does not handle, say, or one that reads memory it did
-                // not write).
-                Some(r) if !results.iter().zip(r).all(|(a, b)| agrees(a, b)) => continue,
-                Some(_) => {}
-            }
-            if t < best.1 {
-                best = (algo, t);
-            }
+            judge(Trial {
+                algo,
+                seconds: t,
+                results,
+            });
         }
-        Ok(best.0)
+        Ok(())
     }
 }
 

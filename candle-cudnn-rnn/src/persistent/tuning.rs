@@ -1,0 +1,96 @@
+//! The persistent kernels' tuning knobs, read from the environment once per process
+//! ([`Tuning::from_env`]) and handed to the planners ([`super::kernel::Plan::new`],
+//! [`super::wave::Wave::new`]). Each has a default that the measurements chose; the variables
+//! exist to measure the alternatives again.
+
+use std::sync::OnceLock;
+
+/// How the persistent kernels are tuned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Tuning {
+    /// Blocks per thread-block cluster of the forward and of the backward (1: none), which split
+    /// the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`); a size whose clusters do not fit
+    /// falls back to the next smaller. `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both passes) or
+    /// `F,B`, each 1, 2 or 4 (anything else: 1); by default none in the forward and 4 in the
+    /// backward, the fastest for PTB large (`results/2026-11-23-h100-chunk-jit/lab/`): the
+    /// backward reads every step's gate gradients from L2, and clusters of 4 read a quarter
+    /// each; the forward's h is small.
+    pub clusters: [usize; 2],
+    /// Gate columns per chunk of the backward's product (`lstm_bwd.cu`'s CH): 64 by default
+    /// (half as many waits and copies per step as 32, and fewer buffers in shared memory: the
+    /// faster for PTB large, `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), 32 with
+    /// `CANDLE_RNN_PERSISTENT_CHUNK=32`.
+    pub chunk: usize,
+    /// Whether stacked layers run as one wavefront launch per pass (`wave`).
+    pub wave: WaveTuning,
+}
+
+/// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
+/// it fits, its units per block chosen by the planner; `0`, layer by layer always; `U0,U1`
+/// (multiples of 4), the wavefront with those units per block (lowest layer, the others) where
+/// they fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WaveTuning {
+    Off,
+    Fitted,
+    Units([usize; 2]),
+}
+
+impl Tuning {
+    /// The tuning without any of the variables set.
+    pub const DEFAULT: Tuning = Tuning {
+        clusters: [1, 4],
+        chunk: 64,
+        wave: WaveTuning::Fitted,
+    };
+
+    /// The process's tuning: the defaults, changed by the variables that are set, read at the
+    /// first call.
+    pub fn from_env() -> Tuning {
+        static TUNING: OnceLock<Tuning> = OnceLock::new();
+        *TUNING.get_or_init(|| Self::from_vars(|name| std::env::var(name).ok()))
+    }
+
+    /// The tuning that the variables' values `var(name)` ask for (`None`: unset).
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Tuning {
+        let d = Self::DEFAULT;
+        let size = |v: &str| match v.trim() {
+            "2" => 2,
+            "4" => 4,
+            _ => 1,
+        };
+        let clusters = match var("CANDLE_RNN_PERSISTENT_CLUSTER") {
+            Some(v) => match v.split_once(',') {
+                Some((f, b)) => [size(f), size(b)],
+                None => [size(&v), size(&v)],
+            },
+            None => d.clusters,
+        };
+        let chunk = match var("CANDLE_RNN_PERSISTENT_CHUNK").as_deref().map(str::trim) {
+            Some("32") => 32,
+            _ => d.chunk,
+        };
+        let units = |u: &str| {
+            u.trim()
+                .parse()
+                .ok()
+                .filter(|u: &usize| u % 4 == 0 && *u > 0)
+        };
+        let wave = match var("CANDLE_RNN_PERSISTENT_WAVE") {
+            None => d.wave,
+            Some(v) => match v.trim().split_once(',') {
+                Some((a, b)) => match (units(a), units(b)) {
+                    (Some(a), Some(b)) => WaveTuning::Units([a, b]),
+                    _ => WaveTuning::Fitted,
+                },
+                None if v.trim() == "0" => WaveTuning::Off,
+                None => WaveTuning::Fitted,
+            },
+        };
+        Tuning {
+            clusters,
+            chunk,
+            wave,
+        }
+    }
+}

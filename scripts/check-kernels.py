@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Compiles the persistent LSTM kernels as the library does at run time, without a GPU: NVRTC
-over the same source (common.cuh, dropout.cu, pad.cu, then the recurrence, as kernel.rs joins
+over the same source (the shared preludes kernels/half.cuh and kernels/philox.cuh, then
+persistent/common.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's Pass::sources joins
 them) with each variant's -D options and architecture, then ptxas for sm_90a; prints each
 variant's registers and spills and fails on any compile error. The variants cover every
 preprocessor branch: both passes, bf16 and f16, clusters of 1, 2 and 4, PTB large's shape and
-small odd ones.
+small odd ones. A last variant compiles the preludes alone in front of a kernel that uses them
+as another crate's module would (NVRTC's default options, no ELEM_BF16).
 
 NVRTC comes from the nvidia-cuda-nvrtc wheel (13.0, as on the GPU machine): NVRTC_DIR names its
 unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFIX (default
@@ -15,7 +17,27 @@ unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFI
 import ctypes, glob, os, subprocess, sys, tempfile, zipfile
 
 NVRTC_WHEEL = "nvidia-cuda-nvrtc==13.0.88"
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "candle-cudnn-rnn", "src", "persistent")
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "candle-cudnn-rnn", "src")
+# The parts in front of every recurrence, in kernel.rs's order.
+HEAD = ("kernels/half.cuh", "kernels/philox.cuh", "persistent/common.cuh", "persistent/dropout.cu",
+        "persistent/pad.cu")
+# A kernel over the preludes' typed half API and Philox, as another crate's module uses them.
+PRELUDE_USER = r"""
+template <typename T> __device__ void scale(const T* x, T* y, const unsigned int* key, float p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned int c[4] = {(unsigned int)i, 0u, 0u, 0u};
+    philox(c, key[0], key[1]);
+    store(y + i, c[i & 3] < (unsigned int)(p * 4294967296.0f) ? 0.0f : load(x[i]) / (1.0f - p));
+}
+extern "C" __global__ void scale_f32(const float* x, float* y, const unsigned int* k, float p, int n) { scale(x, y, k, p, n); }
+extern "C" __global__ void scale_bf16(const bf16* x, bf16* y, const unsigned int* k, float p, int n) { scale(x, y, k, p, n); }
+extern "C" __global__ void scale_f16(const f16* x, f16* y, const unsigned int* k, float p, int n) { scale(x, y, k, p, n); }
+extern "C" __global__ void bits(const u16* x, u16* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = f32_to_bf16(bf16_to_f32(x[i]) + f16_to_f32(f32_to_f16(1.0f)));
+}
+"""
 
 
 def nvrtc_dir():
@@ -126,15 +148,20 @@ def variants():
 def main():
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
-    head = "\n".join(read(f) for f in ("common.cuh", "dropout.cu", "pad.cu"))
-    bodies = {"lstm_persistent_fwd": read("lstm_fwd.cu"), "lstm_persistent_bwd": read("lstm_bwd.cu"),
-              "lstm_wave_fwd": read("lstm_fwd.cu"), "lstm_wave_bwd": read("lstm_bwd.cu")}
+    head = "\n".join(read(f) for f in HEAD)
+    fwd, bwd = read("persistent/lstm_fwd.cu"), read("persistent/lstm_bwd.cu")
+    bodies = {"lstm_persistent_fwd": fwd, "lstm_persistent_bwd": bwd, "lstm_wave_fwd": fwd, "lstm_wave_bwd": bwd}
     failed = 0
     for name, kernel, defines, arch in variants():
         ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
         ok, report = (False, log) if ptx is None else resources(ptx, kernel)
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)
+    preludes = "\n".join(read(f) for f in HEAD[:2])
+    ptx, log = ptx_of(nvrtc, f"{preludes}\n{PRELUDE_USER}", [])
+    ok, report = (False, log) if ptx is None else resources(ptx, "scale_bf16")
+    failed += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} the preludes alone, NVRTC's defaults: {report}", flush=True)
     print(f"{failed} of the variants failed" if failed else "every variant compiled")
     return 1 if failed else 0
 

@@ -124,7 +124,8 @@ pub enum RnnAlgo {
     /// gate columns (default 64). A stack of 2 to 4 layers whose blocks all fit on the GPU at
     /// once (PTB small and medium, not large) runs each pass as a wavefront, every layer in one
     /// launch (forward, at wave step s layer l does its step s - l; backward from the top);
-    /// `CANDLE_RNN_PERSISTENT_WAVE=0` runs it layer by layer.
+    /// `CANDLE_RNN_PERSISTENT_WAVE=0` runs it layer by layer. The three variables are read once
+    /// per process, when the first module that may use these kernels is built.
     Persistent,
 }
 
@@ -160,7 +161,8 @@ pub struct RnnConfig {
     pub proj_size: usize,
     /// How f32 matrix products may round on the GPU (f16/bf16 always use tensor cores).
     pub math: MathMode,
-    /// cuDNN's algorithm.
+    /// The GPU algorithm: one of cuDNN's, this crate's persistent kernels, or the fastest
+    /// measured ([`RnnAlgo::Auto`]).
     pub algo: RnnAlgo,
     /// Seed of the dropout random state (cuDNN's state and the CPU masks).
     pub seed: u64,

@@ -2,8 +2,9 @@
 //! allocator (`cuMemAllocAsync` from the device's memory pool), and that pool, by default,
 //! hands every free byte back to the driver at each synchronization. A training loop that
 //! synchronizes once per step (to read its loss, or to time the step) then has the driver map
-//! its activations, cuDNN's reserve space and its gradients afresh at every step: on the H100
-//! that made PTB large's LSTM training step 1.1-1.9x slower than with the memory kept.
+//! its activations, cuDNN's reserve space and its gradients afresh at every step, which made
+//! PTB large's LSTM training step markedly slower than with the memory kept
+//! (`results/2026-11-23-h100-op-pool/`).
 //! PyTorch's caching allocator keeps freed blocks; the op has candle's pool do the same.
 
 use candle_core::cuda_backend::cudarc::driver::{result, sys, CudaStream};

@@ -142,7 +142,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     const int cu0 = (bl / CL) * CU, k0 = rank * KR;
 
     // Consecutive threads along a row of the weights, FILL loads in flight per thread (one at a
-    // time, the fill took tens of microseconds of every launch).
+    // time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/).
     for (int i0 = tid; i0 < ROWS * KR; i0 += THREADS * FILL) {
         u16 v[FILL];
 #pragma unroll
@@ -237,7 +237,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             PHASE(1);
         }
         // `dg` is read only after the launch: its stores follow the block's arrival at the
-        // barrier, so that the release waits only for the exchange buffer's (1% faster).
+        // barrier, so that the release waits only for the exchange buffer's (faster:
+        // results/2026-11-23-h100-chunk-jit/lab/).
         grid_arrive(counter);
         if (active) {
 #pragma unroll
@@ -332,8 +333,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #if CL > 1
         // The block's partial dh of the cluster's units goes straight into the shared memory of
         // the block that owns each unit, in this block's slot (remote stores need no round
-        // trip, unlike remote loads: 241 against 246 us a layer); after the cluster's barrier
-        // each block sums its slots.
+        // trip, unlike remote loads, and ran faster: results/2026-11-23-h100-chunk-jit/lab/); after the cluster's
+        // barrier each block sums its slots.
         for (int i = tid; i < BATCH * CU; i += THREADS) {
             int n = i / CU, m = i % CU;
             float sum = 0.f;

@@ -64,9 +64,9 @@ struct FwdTile {
     static constexpr int KPG = (KSB + KG - 1) / KG;
     // IN_REGS (-DWREG overrides; by default when a warp's tiles take at most 160 registers per
     // thread): each warp keeps its tiles of the weights in registers for the whole sequence
-    // instead of reading them from shared memory at every step (PTB large's forward: 197
-    // against 206 us a layer; its 144 registers of tiles leave the kernel at 224 registers, no
-    // spills).
+    // instead of reading them from shared memory at every step (faster for PTB large's
+    // forward, results/2026-11-23-h100-chunk-jit/lab/; its 144 registers of tiles leave the kernel at 224
+    // registers, no spills).
 #ifdef WREG
     static constexpr bool IN_REGS = WREG;
 #else
@@ -83,8 +83,8 @@ struct FwdTile {
     static constexpr int KW = KPG * 16, HSP = KW + 8;
     // The parts of a K group's columns that are copied and multiplied in turn, PKS K steps
     // each: the products of the parts that have landed overlap the copies of the rest (in PTB
-    // large's forward, 6 parts of 2 K steps took 210 us a layer against 248 us copying all
-    // first; -DPARTS overrides).
+    // large's forward, 6 parts of 2 K steps ran faster than copying all first,
+    // results/2026-11-23-h100-chunk-jit/lab/; -DPARTS overrides).
 #ifdef PARTS
     static constexpr int NPARTS = PARTS;
 #else
@@ -185,8 +185,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0.. of W_hh (of an upper
     // layer: W_ih's in the first KPAD, then W_hh's); rows past H and columns past HID are zero.
     // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even), consecutive threads
-    // along a row, FILL loads in flight per thread (one at a time, the fill took tens of
-    // microseconds of every launch).
+    // along a row, FILL loads in flight per thread (one at a time, the fill took a large share
+    // of every launch: results/2026-11-23-h100-clusters/).
     {
         constexpr int PAIRS = PITCH / 2, TOTAL = ROWS * PAIRS;
         for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
@@ -410,7 +410,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         }
         // The barrier's release waits only for the stores above (h_t, which other blocks read):
         // the block's arrival comes first, then its outputs (read after the launch), then the
-        // wait (205.7 against 209.3 us a layer for PTB large). A block writes into its cluster's
+        // wait (faster for PTB large, results/2026-11-23-h100-chunk-jit/lab/). A block writes into its cluster's
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
         if (s + 1 < waves) grid_arrive(counter);

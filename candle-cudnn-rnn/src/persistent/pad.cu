@@ -4,8 +4,8 @@
 // takes (src, src_ld, dst, dst_ld, rows, cols): blockIdx.y walks the rows, the threads of
 // blockIdx.x the columns, V elements (V * 2 bytes, one load and one store) each. The host picks
 // the widest V that divides both pitches, the columns and both addresses: these copies move
-// whole weight matrices every step, and one element per thread ran at a third of the memory's
-// bandwidth.
+// whole weight matrices every step, and one element per thread ran far below the memory's
+// bandwidth (results/2026-11-23-h100-copies/).
 
 // V half elements moved as one word.
 template <int V> struct Word;

@@ -1,10 +1,9 @@
 //! Rows padded for the layer's GEMMs. cuBLAS takes its Hopper kernels only when every
 //! operand's rows, and the extent along them, are whole multiples of 16 bytes; a hidden or
-//! input size like PTB large's 1500 (3000-byte rows) sends every product to older, slower
-//! kernels (on an H100, [700 x 1500] x [1500 x 6000] in bf16: ~110 us, against ~55 us with
-//! 1504 columns). Operands of such a width are copied into zero-padded rows first, and
-//! products of such a width are made in padded rows, then copied or added into place
-//! (`pad.cu`).
+//! input size like PTB large's 1500 (3000-byte rows) sends every product to older kernels,
+//! much slower than with 1504 columns (`results/2026-11-23-h100-gemm-pad/gemm-probe/`).
+//! Operands of such a width are copied into zero-padded rows first, and products of such a
+//! width are made in padded rows, then copied or added into place (`pad.cu`).
 
 use super::kernel::{Pass, Plan};
 use super::Elem;

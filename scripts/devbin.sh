@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds, on a machine without a GPU, what a GPU machine without Rust runs: ptb-lm, its CUDA
-# unit tests (ptb-lm-tests), gpu_check and bench_grid, stripped and xz-compressed into DIR with
-# ../shared/tools/gpu-env.sh; with --old REV also old-ptb-lm and old-bench_grid built from REV
-# (a git worktree on the same target directory, so only the workspace's crates build twice);
-# with CUBLAS_DIR (cuBLAS's include/ and lib/, e.g. the nvidia-cublas wheel unpacked) also the
-# GEMM probe (scripts/persistent-lab/gemm_probe.cu). On the GPU machine: `source
-# DIR/gpu-env.sh` and `xz -dk DIR/*.xz`. Needs the CUDA build kit (../shared/tools/
-# cuda-build-env.sh, run by this script).
+# unit tests (ptb-lm-tests), the op's GPU tests (op-gpu-tests: candle-cudnn-rnn/tests/gpu),
+# gpu_check and bench_grid, stripped and xz-compressed into DIR with ../shared/tools/gpu-env.sh;
+# with --old REV also old-ptb-lm and old-bench_grid built from REV (a git worktree on the same
+# target directory, so only the workspace's crates build twice); with CUBLAS_DIR (cuBLAS's
+# include/ and lib/, e.g. the nvidia-cublas wheel unpacked) also the GEMM probe
+# (scripts/persistent-lab/gemm_probe.cu). On the GPU machine: `source DIR/gpu-env.sh` and
+# `xz -dk DIR/*.xz`; the op's GPU tests then run with
+# `RNN_TEST_REQUIRE_GPU=1 DIR/op-gpu-tests --nocapture --test-threads=1`. Needs the CUDA build
+# kit (../shared/tools/cuda-build-env.sh, run by this script).
 #   scripts/devbin.sh DIR [--old REV]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,20 +42,27 @@ touch candle-cudnn-rnn/src/lib.rs ptb-lm/src/main.rs
 build Cargo.toml
 cp target/release/ptb-lm "$dir/ptb-lm"
 cp target/release/examples/bench_grid target/release/examples/gpu_check "$dir/"
-# The unit tests' binary: the last line of cargo's JSON messages naming ptb-lm's test executable.
-tests=$(cargo test --release -p ptb-lm --features cuda --no-run --message-format json 2>/dev/null |
-  python3 -c 'import json, sys
+# A test binary: the last line of cargo's JSON messages naming the test executable of target $2
+# of package $1 (further arguments select the targets cargo builds).
+test_binary() {
+  local package=$1 name=$2; shift 2
+  cargo test --release -p "$package" --features cuda "$@" --no-run --message-format json 2>/dev/null |
+    python3 -c 'import json, sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "ptb-lm" and m["profile"]["test"] and m.get("executable"):
-        print(m["executable"])' | tail -n 1)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m["profile"]["test"] and m.get("executable"):
+        print(m["executable"])' "$name" | tail -n 1
+}
+tests=$(test_binary ptb-lm ptb-lm)
 cp "$tests" "$dir/ptb-lm-tests"
+op_tests=$(test_binary candle-cudnn-rnn gpu --test gpu)
+cp "$op_tests" "$dir/op-gpu-tests"
 if [ -n "${CUBLAS_DIR:-}" ]; then
   nvcc -O2 -arch=sm_90a -I"$CUBLAS_DIR/include" scripts/persistent-lab/gemm_probe.cu \
     -L"$CUBLAS_DIR/lib" -l:libcublas.so.13 -l:libcublasLt.so.13 -o "$dir/gemm_probe"
 fi
 cp ../shared/tools/gpu-env.sh "$dir/"
-for f in ptb-lm ptb-lm-tests gpu_check bench_grid old-ptb-lm old-bench_grid; do
+for f in ptb-lm ptb-lm-tests op-gpu-tests gpu_check bench_grid old-ptb-lm old-bench_grid; do
   [ -f "$dir/$f" ] || continue
   strip "$dir/$f"
   xz -6 -T2 -f "$dir/$f" &

@@ -1,0 +1,189 @@
+//! cuDNN's algorithms against the CPU path in f64 on the same rounded inputs: inference
+//! (outputs, final states) and training (those and every gradient), with initial states and
+//! per-sample lengths.
+
+use super::*;
+use candle_core::DType::{BF16, F16, F32};
+use rand::Rng;
+
+/// Output and gradient bounds (relative L2 error) from gpu_check. `Standard` in f32 with fp32
+/// arithmetic (FMA, no TF32) agrees with f64 to about 1e-7: `Case::tolerances`' 1e-5 and 1e-4.
+/// cuDNN's persistent algorithms sum in another order: gpu_check's `check_algos` holds them
+/// to 1e-4 of `Standard` (seen: 5e-6). bf16 and f16 LSTM and GRU: 2e-2 for everything (seen:
+/// a few 1e-3 in bf16, a few 1e-4 in f16); a wrong layout or cell gives errors of order 1.
+fn bounds(algo: RnnAlgo, dtype: DType) -> (f64, f64) {
+    match (algo, dtype) {
+        (_, DType::F16 | DType::BF16) => (2e-2, 2e-2),
+        (RnnAlgo::Standard, _) => (1e-5, 1e-4),
+        _ => (1e-4, 1e-4),
+    }
+}
+
+struct Case {
+    shape: Shape,
+    dtype: DType,
+    /// An initial state given (and its gradient checked).
+    state: bool,
+    /// Per-sample lengths in a padded input.
+    varlen: bool,
+}
+
+fn case(
+    mode: RnnMode,
+    (layers, bidirectional): (usize, bool),
+    (batch, seq, input, hidden): (usize, usize, usize, usize),
+    algo: RnnAlgo,
+    dtype: DType,
+    (state, varlen): (bool, bool),
+) -> Case {
+    let cfg = RnnConfig {
+        num_layers: layers,
+        bidirectional,
+        algo,
+        ..Default::default()
+    };
+    Case {
+        shape: Shape {
+            mode,
+            cfg,
+            batch,
+            seq,
+            input,
+            hidden,
+        },
+        dtype,
+        state,
+        varlen,
+    }
+}
+
+/// Random lengths in `1..=seq`: the first sample full, the second (if any) one step long.
+fn random_lengths(rng: &mut StdRng, batch: usize, seq: usize) -> Vec<usize> {
+    let mut l: Vec<usize> = (0..batch).map(|_| rng.random_range(1..=seq)).collect();
+    l[0] = seq;
+    if batch > 1 {
+        l[1] = 1;
+    }
+    l
+}
+
+/// Inference and training of `case` on the GPU against the f64 CPU path.
+fn check(gpu: &Gpu, case: &Case, rng: &mut StdRng, verdicts: &mut Verdicts) {
+    let shape = &case.shape;
+    let inputs = Inputs::random(shape, case.state, case.dtype, rng);
+    let lengths = case
+        .varlen
+        .then(|| random_lengths(rng, shape.batch, shape.seq));
+    let (host, on_gpu) = (
+        inputs.to(&Device::Cpu, DType::F64),
+        inputs.to(&gpu.device, case.dtype),
+    );
+    let (out_bound, grad_bound) = bounds(shape.cfg.algo, case.dtype);
+    for train in [false, true] {
+        let name = format!(
+            "{} {:?} {} h0 {} lengths {lengths:?} {}",
+            shape.name(),
+            shape.cfg.algo,
+            case.dtype.as_str(),
+            case.state,
+            if train { "training" } else { "inference" },
+        );
+        let l = lengths.as_deref();
+        let want = call(
+            &shape.with_algo(RnnAlgo::Standard),
+            &host,
+            l,
+            train,
+            true,
+            None,
+        )
+        .expect("the CPU path");
+        let got = match call(shape, &on_gpu, l, train, true, None) {
+            Ok(got) => got,
+            Err(e) => {
+                verdicts.require(false, || format!("{name}: the GPU call failed: {e}"));
+                continue;
+            }
+        };
+        verdicts.require(got.y.device().is_cuda(), || {
+            format!("{name}: the output is not on the GPU")
+        });
+        let rows = bounded(&errors(shape, &got, &want), out_bound, grad_bound);
+        verdicts.case(&name, &rows);
+        if let Some(l) = &lengths {
+            let pad = padding(&got, l);
+            verdicts.require(pad == 0.0, || {
+                format!("{name}: y or dx past a sample's length is {pad:.1e}, not exactly 0")
+            });
+        }
+    }
+}
+
+fn run(test: &str, cases: &[Case]) {
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut verdicts = Verdicts::default();
+    for case in cases {
+        check(&gpu, case, &mut rng, &mut verdicts);
+    }
+    verdicts.finish(test);
+}
+
+const LSTM: RnnMode = RnnMode::Lstm;
+const GRU: RnnMode = RnnMode::Gru;
+const UNI: bool = false;
+const BI: bool = true;
+/// (initial state given, per-sample lengths)
+const H0: (bool, bool) = (true, false);
+const ZEROS: (bool, bool) = (false, false);
+const H0_LENGTHS: (bool, bool) = (true, true);
+const LENGTHS: (bool, bool) = (false, true);
+
+#[test]
+fn cudnn_standard_f32_matches_the_f64_cpu_path() {
+    let standard = RnnAlgo::Standard;
+    run(
+        "cudnn_standard_f32_matches_the_f64_cpu_path",
+        &[
+            case(LSTM, (2, UNI), (5, 7, 20, 32), standard, F32, H0),
+            case(GRU, (2, BI), (4, 6, 16, 24), standard, F32, H0),
+            case(LSTM, (1, BI), (6, 9, 12, 20), standard, F32, H0_LENGTHS),
+            case(GRU, (1, UNI), (5, 8, 10, 18), standard, F32, LENGTHS),
+            case(LSTM, (3, BI), (3, 5, 9, 15), standard, F32, ZEROS),
+            // Lengths through a bidirectional stack: each reverse direction starts at its
+            // sample's own end, on every layer.
+            case(GRU, (2, BI), (7, 6, 8, 12), standard, F32, H0_LENGTHS),
+        ],
+    );
+}
+
+#[test]
+fn cudnn_standard_half_precision_matches_the_f64_cpu_path() {
+    let standard = RnnAlgo::Standard;
+    run(
+        "cudnn_standard_half_precision_matches_the_f64_cpu_path",
+        &[
+            case(LSTM, (2, BI), (5, 7, 20, 32), standard, BF16, H0),
+            case(GRU, (2, UNI), (6, 9, 12, 20), standard, BF16, H0_LENGTHS),
+            case(LSTM, (2, UNI), (4, 6, 16, 24), standard, F16, ZEROS),
+            case(GRU, (1, BI), (6, 9, 12, 20), standard, F16, H0_LENGTHS),
+            case(LSTM, (1, BI), (5, 8, 10, 18), standard, F16, LENGTHS),
+        ],
+    );
+}
+
+/// cuDNN's `PersistStatic` on shapes it accepts (gpu_check's `check_algos`: a 2-layer
+/// bidirectional LSTM, a GRU), against the f64 CPU path.
+#[test]
+fn cudnn_persist_static_matches_the_f64_cpu_path() {
+    let ps = RnnAlgo::PersistStatic;
+    run(
+        "cudnn_persist_static_matches_the_f64_cpu_path",
+        &[
+            case(LSTM, (2, BI), (8, 10, 64, 64), ps, F32, H0),
+            case(LSTM, (2, BI), (8, 10, 64, 64), ps, F16, ZEROS),
+            case(GRU, (1, UNI), (16, 12, 128, 128), ps, F32, ZEROS),
+            case(GRU, (1, UNI), (16, 12, 128, 128), ps, F16, H0),
+        ],
+    );
+}

@@ -1,0 +1,275 @@
+//! Inter-layer dropout on the GPU, on cuDNN (`Standard`) and on the persistent kernels: the
+//! masks follow `set_seed` (replayed exactly, fresh every call, other for another seed, none
+//! in inference), and backward uses the forward's masks. The CPU path draws other masks than
+//! the GPU, so the gradients are checked against central finite differences of the GPU's own
+//! loss along a direction, as gpu_check's persistent dropout check does.
+
+use super::*;
+
+/// The dropout of every case here.
+const P: f32 = 0.5;
+
+fn shape(
+    mode: RnnMode,
+    (layers, bidirectional): (usize, bool),
+    (batch, seq, input, hidden): (usize, usize, usize, usize),
+    algo: RnnAlgo,
+) -> Shape {
+    Shape {
+        mode,
+        cfg: RnnConfig {
+            num_layers: layers,
+            bidirectional,
+            dropout: P,
+            algo,
+            ..Default::default()
+        },
+        batch,
+        seq,
+        input,
+        hidden,
+    }
+}
+
+/// y of a call in training mode (dropout on) or inference, nothing tracked.
+fn output(rnn: &Rnn, inputs: &Inputs, train: bool) -> Tensor {
+    let state = inputs.s.clone().map(RnnState::from_packed);
+    rnn.forward_t(&inputs.x, state.as_ref(), train).unwrap().0
+}
+
+/// Masks against seeds: four training calls from a seed, twice, give the same outputs bit
+/// for bit; consecutive calls, another seed, and the module without dropout give other
+/// outputs; inference equals the module without dropout exactly.
+fn check_replay(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: &mut Verdicts) {
+    let name = format!(
+        "{} {:?} {} p={P}",
+        shape.name(),
+        shape.cfg.algo,
+        dtype.as_str()
+    );
+    let inputs = Inputs::random(shape, true, dtype, rng).to(&gpu.device, dtype);
+    let rnn = shape.rnn(&inputs.w);
+    let without = Shape {
+        cfg: RnnConfig {
+            dropout: 0.0,
+            ..shape.cfg
+        },
+        ..*shape
+    }
+    .rnn(&inputs.w);
+    let four_calls = |seed: u64| -> Vec<Tensor> {
+        rnn.set_seed(seed);
+        (0..4).map(|_| output(&rnn, &inputs, true)).collect()
+    };
+    let (first, again) = (four_calls(11), four_calls(11));
+    rnn.set_seed(12);
+    let other_seed = output(&rnn, &inputs, true);
+    let plain = output(&without, &inputs, true);
+    let replayed = (0..4)
+        .map(|k| max_diff(&first[k], &again[k]))
+        .fold(0.0, f64::max);
+    let consecutive = (1..4)
+        .map(|k| rel_err(&first[k], &first[k - 1]))
+        .fold(f64::INFINITY, f64::min);
+    let seeds = rel_err(&other_seed, &first[0]);
+    let dropped = rel_err(&first[0], &plain);
+    let inference = max_diff(
+        &output(&rnn, &inputs, false),
+        &output(&without, &inputs, false),
+    );
+    eprintln!(
+        "{name}: replayed from the seed: max diff {replayed:.1e}; consecutive calls differ by \
+         >= {consecutive:.1e}, another seed by {seeds:.1e}, no dropout by {dropped:.1e} \
+         (each > 1e-3); inference vs no dropout {inference:.1e}"
+    );
+    v.require(replayed == 0.0, || {
+        format!("{name}: the same seed did not replay the masks (max diff {replayed:.1e})")
+    });
+    // Half the units dropped between layers moves the top layer's outputs by tens of
+    // percent; 1e-3 is far below that and far above rounding.
+    v.require(consecutive > 1e-3, || {
+        format!("{name}: consecutive calls drew the same masks ({consecutive:.1e})")
+    });
+    v.require(seeds > 1e-3, || {
+        format!("{name}: another seed drew the same masks ({seeds:.1e})")
+    });
+    v.require(dropped > 1e-3, || {
+        format!("{name}: training dropped nothing ({dropped:.1e})")
+    });
+    v.require(inference == 0.0, || {
+        format!("{name}: inference is not the module without dropout ({inference:.1e})")
+    });
+    if shape.cfg.algo == RnnAlgo::Persistent {
+        let served = rnn.auto_algo(shape.seq, shape.batch, true);
+        v.require(served == Some(RnnAlgo::Persistent), || {
+            format!("{name}: served by {served:?}, not the persistent kernels")
+        });
+    }
+}
+
+/// gpu_check's bound for a directional derivative against central differences through
+/// dropout (f16 on the persistent kernels; f32 on cuDNN is well inside it). Backward with
+/// masks other than the forward's is off by tens of percent.
+const FD_BOUND: f64 = 1e-2;
+
+/// Σ y·gy + Σ state·gs in f64 of a training call from seed 7 (the masks of the analytic call).
+fn loss(shape: &Shape, inputs: &Inputs) -> f64 {
+    let got = call(shape, inputs, None, true, true, Some(7)).unwrap();
+    let dot = |a: &Tensor, b: &Tensor| {
+        (host64(a) * host64(b))
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<f64>()
+            .unwrap()
+    };
+    dot(&got.y, &inputs.gy) + dot(&got.state, &inputs.gs)
+}
+
+/// dw and dx of a training call with dropout against central differences of the loss along a
+/// direction, the masks drawn from the same seed in every call. The direction is half random,
+/// half along the gradient: a random one alone can be nearly orthogonal to the gradient, and
+/// the relative error of a tiny derivative says nothing. The perturbed inputs are rounded to
+/// the dtype, and their real difference is the step.
+fn check_gradients(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: &mut Verdicts) {
+    let name = format!(
+        "{} {:?} {} p={P}",
+        shape.name(),
+        shape.cfg.algo,
+        dtype.as_str()
+    );
+    let inputs = Inputs::random(shape, true, dtype, rng).to(&gpu.device, dtype);
+    let got = call(shape, &inputs, None, true, true, Some(7)).unwrap();
+    if shape.cfg.algo == RnnAlgo::Persistent {
+        v.require(got.served == Some(RnnAlgo::Persistent), || {
+            format!(
+                "{name}: served by {:?}, not the persistent kernels",
+                got.served
+            )
+        });
+    }
+    let norm = |t: &Tensor| t.sqr().unwrap().sum_all().unwrap().sqrt().unwrap();
+    let norm = |t: &Tensor| norm(t).to_scalar::<f64>().unwrap();
+    let k = 1.0 / (shape.hidden as f64).sqrt();
+    // (quantity, its value, its gradient, the random part's scale: 2% of its own)
+    let quantities = [
+        ("dw", &inputs.w, got.dw.as_ref().expect("dw"), 0.02 * k),
+        ("dx", &inputs.x, got.dx.as_ref().expect("dx"), 0.02),
+    ];
+    let mut rows = Vec::new();
+    let mut derivatives = Vec::new();
+    for (what, value, grad, scale) in quantities {
+        let (value, grad) = (host64(value), host64(grad));
+        let r = common::uniform(rng, value.dims(), scale);
+        let along = (&grad * (norm(&r) / norm(&grad).max(1e-30))).unwrap();
+        let dir = ((r + along).unwrap() * std::f64::consts::FRAC_1_SQRT_2).unwrap();
+        let plus = (&value + &dir).unwrap().to_dtype(dtype).unwrap();
+        let minus = (&value - &dir).unwrap().to_dtype(dtype).unwrap();
+        let step = (host64(&plus) - host64(&minus)).unwrap();
+        let at = |t: &Tensor| {
+            let t = t.to_device(&gpu.device).unwrap();
+            let mut moved = inputs.clone();
+            match what {
+                "dw" => moved.w = t,
+                _ => moved.x = t,
+            }
+            loss(shape, &moved)
+        };
+        let differences = at(&plus) - at(&minus);
+        let analytic = (&grad * &step)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<f64>()
+            .unwrap();
+        let e = (differences - analytic).abs() / analytic.abs().max(1e-12);
+        derivatives.push(format!(
+            "{what}·step {analytic:.4e}, differences {differences:.4e}"
+        ));
+        rows.push((what, e, FD_BOUND));
+    }
+    v.case(
+        &format!("{name} vs finite differences ({})", derivatives.join("; ")),
+        &rows,
+    );
+}
+
+const LSTM: RnnMode = RnnMode::Lstm;
+const GRU: RnnMode = RnnMode::Gru;
+
+#[test]
+fn dropout_masks_replay_from_the_seed_on_cudnn() {
+    let test = "dropout_masks_replay_from_the_seed_on_cudnn";
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut v = Verdicts::default();
+    let standard = RnnAlgo::Standard;
+    for (shape, dtype) in [
+        (
+            shape(LSTM, (3, false), (8, 10, 64, 64), standard),
+            DType::F32,
+        ),
+        (shape(GRU, (2, true), (5, 6, 16, 32), standard), DType::F32),
+        (
+            shape(LSTM, (2, false), (6, 8, 32, 48), standard),
+            DType::BF16,
+        ),
+    ] {
+        check_replay(&gpu, &shape, dtype, &mut rng, &mut v);
+    }
+    v.finish(test);
+}
+
+#[test]
+fn dropout_masks_replay_from_the_seed_on_the_persistent_kernels() {
+    let test = "dropout_masks_replay_from_the_seed_on_the_persistent_kernels";
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut v = Verdicts::default();
+    let persistent = RnnAlgo::Persistent;
+    for (shape, dtype) in [
+        (
+            shape(LSTM, (3, false), (4, 5, 32, 64), persistent),
+            DType::F16,
+        ),
+        (
+            shape(LSTM, (2, false), (20, 12, 96, 96), persistent),
+            DType::BF16,
+        ),
+    ] {
+        check_replay(&gpu, &shape, dtype, &mut rng, &mut v);
+    }
+    v.finish(test);
+}
+
+#[test]
+fn dropout_gradients_use_the_forward_masks_on_cudnn() {
+    let test = "dropout_gradients_use_the_forward_masks_on_cudnn";
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut v = Verdicts::default();
+    let standard = RnnAlgo::Standard;
+    for shape in [
+        shape(LSTM, (3, false), (4, 5, 32, 64), standard),
+        shape(GRU, (2, true), (5, 6, 16, 32), standard),
+    ] {
+        check_gradients(&gpu, &shape, DType::F32, &mut rng, &mut v);
+    }
+    v.finish(test);
+}
+
+#[test]
+fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
+    let test = "dropout_gradients_use_the_forward_masks_on_the_persistent_kernels";
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut v = Verdicts::default();
+    let persistent = RnnAlgo::Persistent;
+    for shape in [
+        shape(LSTM, (3, false), (4, 5, 32, 64), persistent),
+        shape(LSTM, (2, false), (8, 6, 48, 96), persistent),
+    ] {
+        check_gradients(&gpu, &shape, DType::F16, &mut rng, &mut v);
+    }
+    v.finish(test);
+}

@@ -1,0 +1,121 @@
+//! The crate's own persistent LSTM kernels (`RnnAlgo::Persistent`) against the CPU path in
+//! f64 on the same rounded inputs, in bf16 and f16: inference (outputs, final states),
+//! training (those and every gradient) and training with x untracked (the kernels then skip
+//! dx). Every call must be served by the kernels themselves, not handed to cuDNN.
+
+use super::*;
+
+/// gpu_check's bound for the persistent kernels in bf16 and f16, on every quantity (seen: a
+/// few 1e-3 in bf16, a few 1e-4 in f16).
+const BOUND: f64 = 2e-2;
+
+/// A unidirectional LSTM with biases for the persistent kernels.
+fn lstm((layers, batch, seq, input, hidden): (usize, usize, usize, usize, usize)) -> Shape {
+    Shape {
+        mode: RnnMode::Lstm,
+        cfg: RnnConfig {
+            num_layers: layers,
+            algo: RnnAlgo::Persistent,
+            ..Default::default()
+        },
+        batch,
+        seq,
+        input,
+        hidden,
+    }
+}
+
+fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mut Verdicts) {
+    let name = format!("{} Persistent {}", shape.name(), dtype.as_str());
+    let reference = shape.with_algo(RnnAlgo::Standard);
+    let served = |what: &str, got: &Outcome, verdicts: &mut Verdicts| {
+        verdicts.require(got.served == Some(RnnAlgo::Persistent), || {
+            format!(
+                "{name} {what}: served by {:?}, not the persistent kernels",
+                got.served
+            )
+        });
+    };
+    // Inference, from zeros and from a given state.
+    for with_state in [false, true] {
+        let inputs = Inputs::random(shape, with_state, dtype, rng);
+        let host = inputs.to(&Device::Cpu, DType::F64);
+        let want = call(&reference, &host, None, false, true, None).expect("the CPU path");
+        let what = format!("inference, h0 {with_state}");
+        match call(
+            shape,
+            &inputs.to(&gpu.device, dtype),
+            None,
+            false,
+            true,
+            None,
+        ) {
+            Ok(got) => {
+                served(&what, &got, verdicts);
+                let rows = bounded(&errors(shape, &got, &want), BOUND, BOUND);
+                verdicts.case(&format!("{name} {what}"), &rows);
+            }
+            Err(e) => verdicts.require(false, || format!("{name} {what}: failed: {e}")),
+        }
+    }
+    // Training: every gradient, then the same call with x untracked.
+    let inputs = Inputs::random(shape, true, dtype, rng);
+    let host = inputs.to(&Device::Cpu, DType::F64);
+    let on_gpu = inputs.to(&gpu.device, dtype);
+    let want = call(&reference, &host, None, true, true, None).expect("the CPU path");
+    for track_x in [true, false] {
+        let what = if track_x {
+            "training"
+        } else {
+            "training, x untracked"
+        };
+        match call(shape, &on_gpu, None, true, track_x, None) {
+            Ok(got) => {
+                served(what, &got, verdicts);
+                let mut rows = errors(shape, &got, &want);
+                // Untracked, no dx comes back (`call` fails if one does).
+                rows.retain(|(q, _)| track_x || *q != "dx");
+                verdicts.case(&format!("{name} {what}"), &bounded(&rows, BOUND, BOUND));
+            }
+            Err(e) => verdicts.require(false, || format!("{name} {what}: failed: {e}")),
+        }
+    }
+}
+
+fn run(test: &str, shapes: &[(usize, usize, usize, usize, usize)]) {
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut verdicts = Verdicts::default();
+    for &s in shapes {
+        for dtype in [DType::BF16, DType::F16] {
+            check(&gpu, &lstm(s), dtype, &mut rng, &mut verdicts);
+        }
+    }
+    verdicts.finish(test);
+}
+
+/// One layer: batch 1 and a hidden size of 200 (neither fills a tensor-core tile), batch 32
+/// (the largest the kernels take), and a small odd batch.
+#[test]
+fn persistent_lstm_one_layer_matches_the_f64_cpu_path() {
+    // (layers, batch, seq, input, hidden)
+    run(
+        "persistent_lstm_one_layer_matches_the_f64_cpu_path",
+        &[(1, 1, 3, 100, 200), (1, 32, 20, 64, 128), (1, 5, 7, 32, 64)],
+    );
+}
+
+/// Stacks: three layers of 200 at batch 20, small enough to run each pass as a wavefront
+/// (every layer in one launch); two layers at an odd batch and a hidden size that fills
+/// no block; one step through three layers (each wavefront's first and last steps at once).
+#[test]
+fn persistent_lstm_stacks_match_the_f64_cpu_path() {
+    run(
+        "persistent_lstm_stacks_match_the_f64_cpu_path",
+        &[
+            (3, 20, 16, 200, 200),
+            (2, 17, 12, 96, 130),
+            (3, 2, 1, 24, 48),
+        ],
+    );
+}

@@ -5,8 +5,9 @@
 //!
 //! - The module's algorithm decides first: a cuDNN algorithm serves every call
 //!   ([`cudnn_takes`] refuses what it cannot run); [`RnnAlgo::Persistent`] gives ours every
-//!   call they take ([`ours_take_module`], [`ours_take_lengths`], [`ours_take_state`], then
-//!   the kernels' plan: its dtype, batch and hidden size) and the others to cuDNN's
+//!   call they take ([`ours_take_module`], [`ours_take_lengths`], [`ours_take_state`],
+//!   [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan, where the hidden size's
+//!   share of each multiprocessor must fit in shared memory) and the others to cuDNN's
 //!   [`PERSISTENT_FALLBACK`].
 //! - [`RnnAlgo::Auto`] measures, once per call shape (device, dtype, `seq`, `batch`, `train`):
 //!   first cuDNN's [`cudnn_candidates`] against each other ([`FastestAgreeing`]: the fastest
@@ -18,7 +19,7 @@ use crate::backend::{operand_dtype, view, BackwardInputs, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
-use crate::persistent::{PersistentLstm, Plan, Tuning};
+use crate::persistent::{PersistentLstm, Plan, Tuning, MAX_BATCH};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
@@ -90,6 +91,16 @@ fn ours_take_lengths(call: &Call) -> bool {
 /// Ours read h_0 in pairs of elements: the state `s` must start at an even element.
 fn ours_take_state(s: Operand) -> bool {
     s.1.start_offset() % 2 == 0
+}
+
+/// Ours multiply half-precision operands on tensor cores (f32 accumulation): bf16 or f16.
+fn ours_take_dtype(dtype: DType) -> bool {
+    matches!(dtype, DType::BF16 | DType::F16)
+}
+
+/// Ours keep each sample's accumulators in registers: batches up to [`MAX_BATCH`].
+fn ours_take_batch(batch: usize) -> bool {
+    batch <= MAX_BATCH
 }
 
 /// What `RnnAlgo::Persistent` runs the calls ours do not take on: cuDNN's standard algorithm,
@@ -238,6 +249,7 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_state(ops[2]))
+            .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch))
             .and_then(|ours| {
                 let plan = ours
                     .plan(ops[0].0.device(), call.batch, dtype, train)

@@ -105,7 +105,9 @@ pub(super) fn forward_smem((units, steps): (usize, usize), cluster: usize, batch
 
 impl Plan {
     /// The plan for `(hidden, batch, dtype)` on `dev` (with room for the backward when
-    /// `train`), tuned by `tuning`, or why there is none.
+    /// `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do not
+    /// take (the chooser's rules keep those from asking; a plan stays valid whoever asks), an
+    /// odd hidden size, or blocks that do not fit in shared memory.
     pub fn new(
         dev: &CudaDevice,
         (hidden, batch, dtype): (usize, usize, DType),

@@ -22,7 +22,7 @@ mod padded;
 mod tuning;
 mod wave;
 
-pub(crate) use kernel::Plan;
+pub(crate) use kernel::{Plan, MAX_BATCH};
 pub(crate) use tuning::Tuning;
 
 use crate::backend::{BackwardInputs, DwInto, GpuReserve, Operand};

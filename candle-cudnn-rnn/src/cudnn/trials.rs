@@ -2,9 +2,8 @@
 //! them in `crate::choose`): each candidate runs the call, forward and in training backward, on
 //! scratch buffers, once untimed and then timed, and its best time and results are handed back.
 
-use super::ffi::Handle;
-use super::prepared::{temp_sizes, Prepared, Raw};
-use super::run::{with_call, CallState, Elem, Operands, Sizes};
+use super::prepared::{temp_sizes, Prepared};
+use super::run::{with_call, CallState, Elem, Sizes};
 use super::CudnnRnn;
 use crate::backend::{operand_dtype, Operand};
 use crate::call::{Call, Dropout};
@@ -12,7 +11,6 @@ use crate::memory::fill;
 use crate::RnnAlgo;
 use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
 use candle_core::{DType, Result};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Timed repetitions per algorithm (after one untimed run, which also builds a dynamic plan).
@@ -59,31 +57,25 @@ impl CudnnRnn {
         tried: (&[RnnAlgo], &mut dyn FnMut(Trial)),
     ) -> Result<()> {
         with_call::<T, _>(self, call, dropout, ops, |c| {
-            let CallState {
-                h,
-                stream,
-                p,
-                shapes,
-                o,
-            } = c;
-            self.try_each::<T>(h, stream, p, call, train, shapes, o, tried)
+            self.try_each::<T>(c, call, train, tried)
         })
     }
 
-    /// [`CudnnRnn::trials`] on the prepared state `p` of `call`, whose descriptors are
-    /// `shapes` and operands `o`.
-    #[allow(clippy::too_many_arguments)]
+    /// [`CudnnRnn::trials`] in the state `c` of `call`.
     fn try_each<T: Elem>(
         &self,
-        h: &Handle,
-        stream: &Arc<CudaStream>,
-        p: &mut Prepared,
+        c: CallState,
         call: &Call,
         train: bool,
-        shapes: Raw,
-        o: Operands,
         (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
     ) -> Result<()> {
+        let CallState {
+            h,
+            stream,
+            p,
+            shapes,
+            o,
+        } = c;
         let packed = call.output_len() + call.state_len();
         let mut out_buf = stream.alloc_zeros::<T>(packed)?;
         // A gradient of both signs and several sizes: with zeros every backward agrees, a

@@ -433,3 +433,118 @@ fn backward(
     };
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RnnConfig;
+
+    fn dims(mode: RnnMode, cfg: RnnConfig) -> RnnDims {
+        RnnDims::new(mode, 8, 16, &cfg)
+    }
+
+    #[test]
+    fn ours_are_in_play_for_persistent_and_auto_on_plain_lstms() {
+        let lstm = dims(RnnMode::Lstm, RnnConfig::default());
+        for (algo, want) in [
+            (RnnAlgo::Persistent, true),
+            (RnnAlgo::Auto, true),
+            (RnnAlgo::Standard, false),
+            (RnnAlgo::PersistStatic, false),
+        ] {
+            assert_eq!(ours_in_play(algo, &lstm), want, "{algo:?}");
+        }
+        let bidirectional = RnnConfig {
+            bidirectional: true,
+            ..Default::default()
+        };
+        let projected = RnnConfig {
+            proj_size: 4,
+            ..Default::default()
+        };
+        for d in [
+            dims(RnnMode::Gru, RnnConfig::default()),
+            dims(RnnMode::Lstm, bidirectional),
+            dims(RnnMode::Lstm, projected),
+        ] {
+            assert!(!ours_in_play(RnnAlgo::Persistent, &d), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn cudnn_persistent_algorithms_refuse_lengths_and_projections() {
+        let plain = dims(RnnMode::Lstm, RnnConfig::default());
+        let projected = dims(
+            RnnMode::Lstm,
+            RnnConfig {
+                proj_size: 4,
+                ..Default::default()
+            },
+        );
+        let call = |dims, lengths: Option<Vec<usize>>| Call {
+            dims,
+            seq: 3,
+            batch: 2,
+            lengths: lengths.map(Into::into),
+        };
+        let varlen = call(plain, Some(vec![3, 2]));
+        assert!(cudnn_takes(RnnAlgo::Standard, &varlen, &plain).is_ok());
+        assert!(cudnn_takes(RnnAlgo::PersistStatic, &varlen, &plain).is_err());
+        assert!(cudnn_takes(RnnAlgo::Standard, &call(projected, None), &projected).is_ok());
+        assert!(cudnn_takes(RnnAlgo::PersistDynamic, &call(projected, None), &projected).is_err());
+        assert!(cudnn_takes(RnnAlgo::PersistDynamic, &call(plain, None), &plain).is_ok());
+        assert!(!auto_measures(&varlen, &plain));
+        assert!(!auto_measures(&call(projected, None), &projected));
+        assert!(auto_measures(&call(plain, None), &plain));
+    }
+
+    #[test]
+    fn half_training_at_small_batches_tries_standard_only() {
+        assert_eq!(cudnn_candidates(DType::F16, 7, true), [RnnAlgo::Standard]);
+        assert_eq!(cudnn_candidates(DType::BF16, 1, true), [RnnAlgo::Standard]);
+        assert_eq!(cudnn_candidates(DType::F16, 8, true), RnnAlgo::CONCRETE);
+        assert_eq!(cudnn_candidates(DType::F16, 1, false), RnnAlgo::CONCRETE);
+        assert_eq!(cudnn_candidates(DType::F32, 1, true), RnnAlgo::CONCRETE);
+    }
+
+    #[test]
+    fn agreement_is_relative_and_refuses_nan() {
+        assert!(agrees(&[1.0, 2.0], &[1.0, 2.0]));
+        assert!(agrees(&[1.0, 2.001], &[1.0, 2.0]));
+        assert!(!agrees(&[1.0, 2.5], &[1.0, 2.0]));
+        assert!(!agrees(&[f64::NAN, 2.0], &[1.0, 2.0]));
+        assert!(agrees(&[0.0], &[0.0]));
+    }
+
+    #[test]
+    fn the_fastest_agreeing_trial_wins() {
+        let trial = |algo, seconds, v: f64| Trial {
+            algo,
+            seconds,
+            results: [vec![v], vec![v], vec![v], vec![v]],
+        };
+        let pick = |trials: Vec<Trial>| {
+            let mut p = FastestAgreeing::new();
+            trials.into_iter().for_each(|t| p.judge(t));
+            p.best.0
+        };
+        assert_eq!(pick(vec![]), RnnAlgo::Standard);
+        let [s, ps, psh, pd] = RnnAlgo::CONCRETE;
+        assert_eq!(
+            pick(vec![
+                trial(s, 3.0, 1.0),
+                trial(ps, 2.0, 1.0),
+                trial(pd, 1.0, 9.0)
+            ]),
+            ps,
+            "a faster trial that disagrees does not count"
+        );
+        assert_eq!(
+            pick(vec![trial(s, 2.0, 1.0), trial(ps, 2.0, 1.0)]),
+            s,
+            "the earlier wins a tie"
+        );
+        // The first trial that ran is the reference, whichever it is.
+        assert_eq!(pick(vec![trial(psh, 3.0, 5.0), trial(pd, 1.0, 5.0)]), pd);
+    }
+}

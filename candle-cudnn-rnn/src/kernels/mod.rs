@@ -109,27 +109,7 @@ impl Module {
     /// shared. Errors with NVRTC's log when the source does not compile, and when the name
     /// already stands for another source or other options.
     pub fn ptx(&self) -> Result<Arc<str>> {
-        let entry = {
-            let mut all = compiled().lock().unwrap_or_else(|e| e.into_inner());
-            match all.get(self.name.as_ref()) {
-                Some(c) if same_parts(c.parts, self.parts) && c.options == self.options => {
-                    c.clone()
-                }
-                Some(_) => bail!(
-                    "NVRTC module {}: the name is taken by another source or other options",
-                    self.name
-                ),
-                None => {
-                    let c = Arc::new(Compiled {
-                        parts: self.parts,
-                        options: self.options.clone(),
-                        ptx: OnceLock::new(),
-                    });
-                    all.insert(self.name.to_string(), c.clone());
-                    c
-                }
-            }
-        };
+        let entry = self.entry()?;
         // Compiled outside the cache's lock: other modules need not wait for this one.
         let ptx = entry.ptx.get_or_init(|| {
             let opts = entry.options.clone().unwrap_or_default();
@@ -143,6 +123,30 @@ impl Module {
         }
     }
 
+    /// The module's entry in the process-wide cache, made at the name's first use; an error
+    /// when the name stands for another source or other options.
+    fn entry(&self) -> Result<Arc<Compiled>> {
+        let mut all = compiled().lock().unwrap_or_else(|e| e.into_inner());
+        match all.get(self.name.as_ref()) {
+            Some(c) if same_parts(c.parts, self.parts) && c.options == self.options => {
+                Ok(c.clone())
+            }
+            Some(_) => bail!(
+                "NVRTC module {}: the name is taken by another source or other options",
+                self.name
+            ),
+            None => {
+                let c = Arc::new(Compiled {
+                    parts: self.parts,
+                    options: self.options.clone(),
+                    ptx: OnceLock::new(),
+                });
+                all.insert(self.name.to_string(), c.clone());
+                Ok(c)
+            }
+        }
+    }
+
     /// Kernel `kernel` of the module on `dev`: compiled at the first request in the process,
     /// loaded at the first on each device.
     pub fn function(&self, dev: &CudaDevice, kernel: &str) -> Result<CudaFunction> {
@@ -150,5 +154,63 @@ impl Module {
         Ok(dev
             .get_or_load_custom_func(kernel, &self.name, &ptx)?
             .into_cuda_function())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_compare_by_text() {
+        let a = String::from("__device__ int one() { return 1; }");
+        let b: &'static str = "__device__ int one() { return 1; }";
+        assert!(same_parts(&[HALF, b], &[HALF, b]));
+        assert!(same_parts(&[HALF, b], &[HALF, a.as_str()]));
+        assert!(!same_parts(&[HALF, b], &[PHILOX, b]));
+        assert!(!same_parts(&[HALF], &[HALF, b]));
+    }
+
+    #[test]
+    fn default_options_are_none() {
+        let m = Module::with_options("default_options", &[HALF], CompileOptions::default());
+        assert!(m.options.is_none());
+        assert_eq!(m.name(), "default_options");
+    }
+
+    #[test]
+    fn a_name_stands_for_one_program() {
+        let first = Module::with_options(
+            "kernels_test_one_name",
+            &[HALF],
+            CompileOptions {
+                arch: Some("compute_80"),
+                ..Default::default()
+            },
+        );
+        let again = Module::with_options(
+            "kernels_test_one_name",
+            &[HALF],
+            CompileOptions {
+                arch: Some("compute_80"),
+                ..Default::default()
+            },
+        );
+        let other_source = Module::new("kernels_test_one_name", &[PHILOX]);
+        let other_options = Module::new("kernels_test_one_name", &[HALF]);
+        assert!(first.entry().is_ok());
+        assert!(Arc::ptr_eq(
+            &first.entry().unwrap(),
+            &again.entry().unwrap()
+        ));
+        for other in [other_source, other_options] {
+            let Err(err) = other.entry() else {
+                panic!(
+                    "{} took a name that stands for another program",
+                    other.name()
+                )
+            };
+            assert!(err.to_string().contains("taken by another source"), "{err}");
+        }
     }
 }

@@ -94,3 +94,59 @@ impl Tuning {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Tuning, WaveTuning};
+
+    fn with(vars: &[(&str, &str)]) -> Tuning {
+        Tuning::from_vars(|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn unset_variables_give_the_defaults() {
+        assert_eq!(with(&[]), Tuning::DEFAULT);
+        assert_eq!(
+            Tuning::DEFAULT,
+            Tuning {
+                clusters: [1, 4],
+                chunk: 64,
+                wave: WaveTuning::Fitted
+            }
+        );
+    }
+
+    #[test]
+    fn clusters_for_both_passes_or_each() {
+        let clusters = |v| with(&[("CANDLE_RNN_PERSISTENT_CLUSTER", v)]).clusters;
+        assert_eq!(clusters("2"), [2, 2]);
+        assert_eq!(clusters("1,2"), [1, 2]);
+        assert_eq!(clusters(" 4 , 2 "), [4, 2]);
+        // Anything but 2 or 4 is none.
+        assert_eq!(clusters("8,3"), [1, 1]);
+        assert_eq!(clusters(""), [1, 1]);
+    }
+
+    #[test]
+    fn chunk_of_32_only_when_asked() {
+        let chunk = |v| with(&[("CANDLE_RNN_PERSISTENT_CHUNK", v)]).chunk;
+        assert_eq!(chunk("32"), 32);
+        assert_eq!(chunk(" 32 "), 32);
+        assert_eq!(chunk("16"), 64);
+    }
+
+    #[test]
+    fn wavefront_off_fitted_or_with_units() {
+        let wave = |v| with(&[("CANDLE_RNN_PERSISTENT_WAVE", v)]).wave;
+        assert_eq!(wave("0"), WaveTuning::Off);
+        assert_eq!(wave("1"), WaveTuning::Fitted);
+        assert_eq!(wave("8, 12"), WaveTuning::Units([8, 12]));
+        // Units must be positive multiples of 4.
+        assert_eq!(wave("6,12"), WaveTuning::Fitted);
+        assert_eq!(wave("0,12"), WaveTuning::Fitted);
+    }
+}

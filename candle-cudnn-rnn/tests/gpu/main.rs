@@ -88,6 +88,11 @@ pub fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
         .unwrap()
 }
 
+/// Whether an error is within its bound; a NaN error is not.
+fn within(error: f64, bound: f64) -> bool {
+    error <= bound
+}
+
 /// Each quantity's error against its bound, printed as one line per case; the failures are
 /// gathered so that one run shows every one of them, and the test fails at the end.
 #[derive(Default)]
@@ -100,16 +105,15 @@ impl Verdicts {
     pub fn case(&mut self, case: &str, rows: &[(&str, f64, f64)]) {
         let line = rows
             .iter()
-            .map(|(what, e, bound)| {
-                let verdict = if *e <= *bound { "" } else { " FAIL" };
+            .map(|&(what, e, bound)| {
+                let verdict = if within(e, bound) { "" } else { " FAIL" };
                 format!("{what} {e:.1e} (<= {bound:.0e}){verdict}")
             })
             .collect::<Vec<_>>()
             .join(", ");
         eprintln!("{case}: {line}");
-        for (what, e, bound) in rows {
-            // `!(e <= bound)`: a NaN error fails too.
-            if !(*e <= *bound) {
+        for &(what, e, bound) in rows {
+            if !within(e, bound) {
                 self.failures
                     .push(format!("{case}: {what} rel err {e:.2e} > {bound:.0e}"));
             }

@@ -144,4 +144,49 @@ pub(crate) trait GpuBackend: Send + Sync {
 
     /// Whether the flat weight is read in place rather than copied per call, once known.
     fn weights_in_place(&self) -> Option<bool>;
+
+    /// The inter-layer dropout's random state on `dev`, as opaque bytes (empty where none ran
+    /// there), for `Rnn::dropout_state`. Reads the device.
+    fn dropout_state(&self, dev: &CudaDevice) -> Result<Vec<u8>>;
+
+    /// Continues the inter-layer dropout on `dev` from `state` (of [`Self::dropout_state`]) once
+    /// the module's seed is `seed` at `generation` (`DropoutSeed::set_position`): the next call
+    /// of that generation starts from it.
+    fn restore_dropout_state(
+        &self,
+        dev: &CudaDevice,
+        seed: u64,
+        generation: u64,
+        state: &[u8],
+    ) -> Result<()>;
+}
+
+/// Byte strings one after another, each after its length (a little-endian u64): how a GPU
+/// path packs the dropout states of its parts into one opaque state.
+pub(crate) fn pack(parts: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in parts {
+        out.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+/// The byte strings of [`pack`] (none for an empty state); an error names `what` when the
+/// bytes are not such a packing.
+pub(crate) fn unpack<'a>(mut bytes: &'a [u8], what: &str) -> Result<Vec<&'a [u8]>> {
+    let mut parts = Vec::new();
+    while !bytes.is_empty() {
+        let len = match bytes.split_first_chunk::<8>() {
+            Some((len, rest)) if (u64::from_le_bytes(*len) as usize) <= rest.len() => {
+                bytes = rest;
+                u64::from_le_bytes(*len) as usize
+            }
+            _ => bail!("rnn: {what} is not a dropout state this crate wrote"),
+        };
+        let (part, rest) = bytes.split_at(len);
+        parts.push(part);
+        bytes = rest;
+    }
+    Ok(parts)
 }

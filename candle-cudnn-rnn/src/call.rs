@@ -109,6 +109,20 @@ impl DropoutSeed {
         *s = (seed, 0, s.2 + 1);
     }
 
+    /// The seed last set and the calls since.
+    pub fn position(&self) -> (u64, u64) {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (s.0, s.1)
+    }
+
+    /// Continues as if `seed` had been set `calls` calls ago; returns the new generation (the
+    /// GPU backends' random state is restarted for it).
+    pub fn set_position(&self, seed: u64, calls: u64) -> u64 {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        *s = (seed, calls, s.2 + 1);
+        s.2
+    }
+
     /// The dropout of the next call, with probability `p` (0 for none).
     pub fn next_call(&self, p: f32) -> Dropout {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -35,6 +35,6 @@ pub use lengths::SeqLengths;
 #[cfg(feature = "cuda")]
 pub use memory::keep_freed_memory;
 pub use pytorch::{flat_from_named, load_pytorch};
-pub use rnn::{gru, lstm, rnn, rnn_relu, rnn_tanh, save_pytorch, Rnn};
+pub use rnn::{gru, lstm, rnn, rnn_relu, rnn_tanh, save_pytorch, DropoutState, Rnn};
 pub use sink::SinkMode;
 pub use state::RnnState;

@@ -49,15 +49,26 @@ pub(crate) fn flat_from_var_builder(dims: &RnnDims, vb: &candle_nn::VarBuilder) 
     flat_from_named(dims, |name, _| Ok(tensors[name].clone()))
 }
 
+/// The start of a submodule's tensor names in a `state_dict`: `lstm` and `lstm.` both give
+/// `lstm.` (PyTorch joins the names with a dot), `""` gives none.
+fn submodule(prefix: &str) -> String {
+    match prefix {
+        "" => String::new(),
+        p if p.ends_with('.') => p.to_owned(),
+        p => format!("{p}."),
+    }
+}
+
 /// Writes `named` (a module's weights under PyTorch's names) as a safetensors file, each name
-/// prefixed by `prefix`; a single-bias module's file also gets zero `bias_hh` tensors, so that
-/// `nn.LSTM`/`nn.GRU` load it as it is and compute the same.
+/// under the submodule `prefix`; a single-bias module's file also gets zero `bias_hh` tensors,
+/// so that `nn.LSTM`/`nn.GRU` load it as it is and compute the same.
 pub(crate) fn save_named(
     dims: &RnnDims,
     named: Vec<(String, Tensor)>,
     prefix: &str,
     path: &Path,
 ) -> Result<()> {
+    let prefix = submodule(prefix);
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
     for (name, t) in named {
         if dims.bias == Bias::Single {
@@ -104,7 +115,36 @@ fn fold_recurrent_biases(
     Ok(())
 }
 
-/// Reads PyTorch-named weights from a safetensors file into a flat weight for `dims`.
+/// Reads PyTorch-named weights from a safetensors file into a flat weight for `dims`: the
+/// tensors of the submodule `prefix` (`"lstm"` or `"lstm."` for `lstm.weight_ih_l0`, ...; `""`
+/// for a file of the module alone).
+///
+/// A file that PyTorch wrote (`safetensors.torch.save_file(model.state_dict(), path)` for a
+/// model whose `nn.LSTM` is `model.lstm`) loads either way:
+///
+/// ```
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_cudnn_rnn::{load_pytorch, lstm, save_pytorch, RnnConfig};
+/// use candle_nn::{VarBuilder, VarMap};
+///
+/// # fn main() -> candle_core::Result<()> {
+/// let dev = Device::Cpu;
+/// let cfg = RnnConfig { num_layers: 2, ..Default::default() };
+/// # let path = std::env::temp_dir().join("candle-cudnn-rnn-doc-lstm.safetensors");
+/// # let made = lstm(8, 16, cfg, VarBuilder::from_varmap(&VarMap::new(), DType::F32, &dev))?;
+/// # save_pytorch(&made, "lstm", &path)?; // stands in for PyTorch's file
+/// // A module over the file's tensors: `VarBuilder` assembles the flat weight.
+/// let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&path], DType::F32, &dev)? };
+/// let rnn = lstm(8, 16, cfg, vb.pp("lstm"))?;
+/// // Or the flat weight itself, into a module you train (a `Var` of a `VarMap`, say).
+/// let flat = load_pytorch(rnn.dims(), "lstm", &path, &dev)?;
+/// let trained = rnn.with_weight(flat)?;
+/// let x = Tensor::randn(0f32, 1., (5, 3, 8), &dev)?;
+/// let (y, _) = trained.forward(&x, None)?;
+/// assert_eq!(y.dims(), &[5, 3, 16]);
+/// # Ok(())
+/// # }
+/// ```
 pub fn load_pytorch(
     dims: &RnnDims,
     prefix: &str,
@@ -112,6 +152,7 @@ pub fn load_pytorch(
     device: &Device,
 ) -> Result<Tensor> {
     let path = path.as_ref();
+    let prefix = &submodule(prefix);
     let mut tensors = candle_core::safetensors::load(path, device)
         .map_err(|e| candle_core::Error::Msg(format!("rnn: reading {}: {e}", path.display())))?;
     if dims.bias == Bias::Single {

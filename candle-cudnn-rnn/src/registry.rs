@@ -2,11 +2,12 @@
 //! crate's persistent LSTM kernels), with each call routed to the kernel that `crate::choose`
 //! picks for it, and its backward to the path that ran its forward.
 
-use crate::backend::{BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
+use crate::backend::{pack, unpack, BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
 use crate::choose::{Backends, Chooser, Kernel};
 use crate::layout::RnnDims;
 use crate::{RnnAlgo, RnnConfig};
+use candle_core::cuda_backend::CudaDevice;
 use candle_core::{bail, CudaStorage, Result, Tensor};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -109,5 +110,40 @@ impl GpuBackend for Dispatch {
 
     fn weights_in_place(&self) -> Option<bool> {
         self.paths.cudnn.weights_in_place()
+    }
+
+    /// Ours' state (their mask counter) and cuDNN's (its dropout states), packed.
+    fn dropout_state(&self, dev: &CudaDevice) -> Result<Vec<u8>> {
+        let ours = match &self.paths.ours {
+            Some(ours) => ours.dropout_state(dev)?,
+            None => Vec::new(),
+        };
+        let cudnn = self.paths.cudnn.dropout_state(dev)?;
+        Ok(pack(&[&ours, &cudnn]))
+    }
+
+    fn restore_dropout_state(
+        &self,
+        dev: &CudaDevice,
+        seed: u64,
+        generation: u64,
+        state: &[u8],
+    ) -> Result<()> {
+        let (ours, cudnn) = match unpack(state, "the module's dropout state")?[..] {
+            [] => (&[][..], &[][..]),
+            [ours, cudnn] => (ours, cudnn),
+            _ => bail!("rnn: the module's dropout state is not one this crate wrote"),
+        };
+        match (&self.paths.ours, ours.is_empty()) {
+            (Some(o), _) => o.restore_dropout_state(dev, generation, ours)?,
+            (None, true) => {}
+            (None, false) => bail!(
+                "rnn: the dropout state is of the crate's persistent kernels, which this module \
+                 does not run"
+            ),
+        }
+        self.paths
+            .cudnn
+            .restore_dropout_state(dev, (seed, generation), cudnn)
     }
 }

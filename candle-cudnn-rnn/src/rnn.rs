@@ -14,6 +14,19 @@ use candle_nn::{Init, VarBuilder};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Where a module's inter-layer dropout masks stand ([`Rnn::dropout_state`]): the seed last
+/// set, the calls since, and the GPU's random state on one device.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DropoutState {
+    /// The seed last set ([`Rnn::set_seed`]).
+    pub seed: u64,
+    /// Calls of the module since then.
+    pub calls: u64,
+    /// The GPU backend's random state on the device, opaque: cuDNN's dropout states, or the
+    /// crate's kernels' mask counter; empty on the CPU, whose masks follow from the calls.
+    pub device_state: Vec<u8>,
+}
+
 /// A stacked, optionally bidirectional LSTM or GRU.
 #[derive(Clone)]
 pub struct Rnn {
@@ -239,6 +252,47 @@ impl Rnn {
         self.seed.set(seed);
     }
 
+    /// Where the inter-layer dropout masks stand on `device`: with
+    /// [`restore_dropout_state`](Self::restore_dropout_state), a run resumed between two calls
+    /// in another process draws the masks an uninterrupted one would. Reads the GPU's random
+    /// state (cuDNN's dropout states, or the crate's kernels' mask counter), so call it between
+    /// calls, not while a CUDA graph is being captured.
+    pub fn dropout_state(&self, device: &candle_core::Device) -> Result<DropoutState> {
+        let (seed, calls) = self.seed.position();
+        let device_state = match device {
+            #[cfg(feature = "cuda")]
+            candle_core::Device::Cuda(dev) => self.gpu.dropout_state(dev)?,
+            _ => Vec::new(),
+        };
+        Ok(DropoutState {
+            seed,
+            calls,
+            device_state,
+        })
+    }
+
+    /// Continues the inter-layer dropout masks from `state` (of
+    /// [`dropout_state`](Self::dropout_state), on the same kind of device and kernels) on
+    /// `device`.
+    pub fn restore_dropout_state(
+        &self,
+        state: &DropoutState,
+        device: &candle_core::Device,
+    ) -> Result<()> {
+        let generation = self.seed.set_position(state.seed, state.calls);
+        #[cfg(not(feature = "cuda"))]
+        let _ = generation;
+        match device {
+            #[cfg(feature = "cuda")]
+            candle_core::Device::Cuda(dev) => {
+                self.gpu
+                    .restore_dropout_state(dev, state.seed, generation, &state.device_state)
+            }
+            _ if state.device_state.is_empty() => Ok(()),
+            _ => bail!("rnn: a GPU's dropout state cannot continue on the CPU"),
+        }
+    }
+
     /// The algorithm that served `(seq, batch, train)` on the GPU, once a call of that shape
     /// has run: what [`crate::RnnAlgo::Auto`] measured fastest, or for
     /// [`crate::RnnAlgo::Persistent`] whether the persistent kernel took the call or handed it
@@ -278,6 +332,11 @@ impl Rnn {
     /// `x` is `[seq, batch, input]` (`[batch, seq, input]` with `batch_first`); the output is
     /// `[seq, batch, D*hidden]` likewise. `train` turns inter-layer dropout on. Gradients flow
     /// whenever an input (usually the weight `Var`) tracks them.
+    ///
+    /// Each call's backward runs once: it consumes what the forward kept for it (cuDNN's
+    /// reserve space, which its backward overwrites), so a second `backward()` over the same
+    /// graph fails with "no saved forward state" where candle's own ops would run again. Sum
+    /// the losses into one before a single `backward()`, or run the forward again.
     pub fn forward_t(
         &self,
         x: &Tensor,
@@ -439,8 +498,9 @@ impl ModuleT for Rnn {
     }
 }
 
-/// Writes `rnn`'s weights as a safetensors file with PyTorch's names, each prefixed by `prefix`
-/// (e.g. `"lstm."` for a submodule named `lstm`). A single-bias module also writes zero
+/// Writes `rnn`'s weights as a safetensors file with PyTorch's names under the submodule
+/// `prefix` (`"lstm"` or `"lstm."` give `lstm.weight_ih_l0`, ...; `""` the bare names), as
+/// `torch.save(model.state_dict())` names them. A single-bias module also writes zero
 /// `bias_hh` tensors, so that `nn.LSTM`/`nn.GRU` load the file as it is and compute the same.
 pub fn save_pytorch(rnn: &Rnn, prefix: &str, path: impl AsRef<Path>) -> Result<()> {
     rnn.save_pytorch(prefix, path)

@@ -68,3 +68,34 @@ fn the_config_seed_is_the_first_seed() {
     b.set_seed(8);
     assert_eq!(run(&a, &x), run(&b, &x));
 }
+
+/// A module's dropout state, taken between calls and restored into another module (as a run
+/// resumed in another process does), continues the masks where the first left them.
+#[test]
+fn a_dropout_state_continues_in_another_module() {
+    let x = Tensor::randn(0f32, 1., (5, 3, 4), &Device::Cpu).unwrap();
+    let a = two_layers(0);
+    a.set_seed(5);
+    run(&a, &x);
+    run(&a, &x);
+    let state = a.dropout_state(&Device::Cpu).unwrap();
+    assert_eq!((state.seed, state.calls), (5, 2));
+    let third = run(&a, &x);
+
+    // Another module over the same weights, with a seed and calls of its own.
+    let weights = std::collections::HashMap::from([("weight".to_owned(), a.weight().clone())]);
+    let vb = VarBuilder::from_tensors(weights, DType::F32, &Device::Cpu);
+    let cfg = RnnConfig {
+        num_layers: 2,
+        dropout: 0.5,
+        seed: 3,
+        ..Default::default()
+    };
+    let b = lstm(4, 8, cfg, vb).unwrap();
+    run(&b, &x);
+    b.restore_dropout_state(&state, &Device::Cpu).unwrap();
+    assert_eq!(run(&b, &x), third);
+    // From the seed alone it would have drawn the first call's masks instead.
+    b.set_seed(5);
+    assert_ne!(run(&b, &x), third);
+}

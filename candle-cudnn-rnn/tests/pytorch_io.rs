@@ -35,7 +35,27 @@ fn safetensors_round_trip_in_pytorch_names() {
     assert_eq!(saved["lstm.weight_ih_l1"].dims(), &[20, 10]);
     assert_eq!(saved["lstm.bias_hh_l1_reverse"].dims(), &[20]);
 
-    // Back into a flat buffer: bit-identical.
+    // The submodule's name with or without PyTorch's dot names the same tensors.
+    let bare = tmp("lstm-bare.safetensors");
+    save_pytorch(&rnn, "lstm", &bare).unwrap();
+    let names = |p: &std::path::Path| {
+        let mut n: Vec<String> = candle_core::safetensors::load(p, &dev)
+            .unwrap()
+            .into_keys()
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&bare), names(&path));
+
+    // Back into a flat buffer: bit-identical, the dot or not.
+    assert_eq!(
+        load_pytorch(rnn.dims(), "lstm", &path, &dev)
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap(),
+        rnn.weight().to_vec1::<f32>().unwrap()
+    );
     let flat = load_pytorch(rnn.dims(), "lstm.", &path, &dev).unwrap();
     let diff = (&flat - rnn.weight())
         .unwrap()

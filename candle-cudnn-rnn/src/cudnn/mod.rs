@@ -33,7 +33,19 @@ pub(crate) struct CudnnRnn {
     /// Prepared state per device and dtype, each behind its own lock so that calls on
     /// different GPUs do not wait for each other.
     devices: Mutex<HashMap<(DeviceId, DType), SharedPrepared>>,
+    /// The dropout states a resumed run continues from, per device and dtype, with the seed
+    /// and generation they belong to (`restore_dropout_state`).
+    restored: Mutex<HashMap<(DeviceId, DType), Restored>>,
 }
+
+/// cuDNN's dropout states of a resumed run, for the seed `(seed, generation)`.
+struct Restored {
+    seed: (u64, u64),
+    states: Vec<u8>,
+}
+
+/// The dtypes whose dropout states a module's state names, by their byte.
+const STATE_DTYPES: [DType; 4] = [DType::F32, DType::F64, DType::F16, DType::BF16];
 
 /// One device and dtype's prepared state, locked on its own.
 type SharedPrepared = Arc<Mutex<Prepared>>;
@@ -59,6 +71,7 @@ impl CudnnRnn {
                 dropout,
             },
             devices: Mutex::new(HashMap::new()),
+            restored: Mutex::new(HashMap::new()),
         }
     }
 
@@ -80,21 +93,75 @@ impl CudnnRnn {
             .get(&key)
             .cloned();
         let stream = dev.cuda_stream();
+        let restored = || -> Result<Option<Vec<u8>>> {
+            let mut restored = self.restored.lock().map_err(|_| poisoned())?;
+            Ok(match restored.remove(&key) {
+                Some(r) if r.seed == (seed.seed, seed.generation) => Some(r.states),
+                // Of a seed set since: stale.
+                Some(_) => None,
+                None => None,
+            })
+        };
         let entry = match found {
             Some(p) => {
-                p.lock()
-                    .map_err(|_| poisoned())?
-                    .follow_seed(&self.spec, h, &stream, seed)?;
+                let mut prepared = p.lock().map_err(|_| poisoned())?;
+                if prepared.follow_seed(&self.spec, h, &stream, seed)? {
+                    if let Some(states) = restored()? {
+                        prepared.set_dropout_states(&stream, &states)?;
+                    }
+                }
+                drop(prepared);
                 p
             }
             None => {
-                let p = Prepared::new(&self.spec, h, &stream, dtype, w_base, seed)?;
+                let mut p = Prepared::new(&self.spec, h, &stream, dtype, w_base, seed)?;
+                if let Some(states) = restored()? {
+                    p.set_dropout_states(&stream, &states)?;
+                }
                 let p = Arc::new(Mutex::new(p));
                 let mut devices = self.devices.lock().map_err(|_| poisoned())?;
                 devices.entry(key).or_insert(p).clone()
             }
         };
         Ok(entry)
+    }
+
+    /// The dropout states of every dtype that ran with dropout on `dev`, packed: each a
+    /// dtype's byte (its place in [`STATE_DTYPES`]) and the states. Reads the device.
+    pub(crate) fn dropout_state(&self, dev: &CudaDevice) -> Result<Vec<u8>> {
+        let devices = self.devices.lock().map_err(|_| poisoned())?;
+        let mut parts = Vec::new();
+        for (i, dtype) in STATE_DTYPES.iter().enumerate() {
+            let Some(p) = devices.get(&(dev.id(), *dtype)) else {
+                continue;
+            };
+            if let Some(states) = p.lock().map_err(|_| poisoned())?.dropout_states(dev)? {
+                parts.push([vec![i as u8], states].concat());
+            }
+        }
+        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        Ok(crate::backend::pack(&parts))
+    }
+
+    /// The next call on `dev` of the seed `(seed, generation)` continues from `state` (of
+    /// [`Self::dropout_state`]; empty: from the seed).
+    pub(crate) fn restore_dropout_state(
+        &self,
+        dev: &CudaDevice,
+        seed: (u64, u64),
+        state: &[u8],
+    ) -> Result<()> {
+        let mut restored = self.restored.lock().map_err(|_| poisoned())?;
+        restored.retain(|(id, _), _| *id != dev.id());
+        for part in crate::backend::unpack(state, "cuDNN's dropout state")? {
+            let dtype = match part.split_first() {
+                Some((&i, _)) if (i as usize) < STATE_DTYPES.len() => STATE_DTYPES[i as usize],
+                _ => bail!("rnn: cuDNN's dropout state is not one this crate wrote"),
+            };
+            let states = part[1..].to_vec();
+            restored.insert((dev.id(), dtype), Restored { seed, states });
+        }
+        Ok(())
     }
 
     /// The prepared state a forward on `dev` and `dtype` built, for its backward.

@@ -13,6 +13,7 @@ use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
+use candle_core::cuda_backend::CudaDevice;
 use candle_core::{bail, DType, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -154,16 +155,16 @@ impl Prepared {
     }
 
     /// Restarts the dropout random state from the module's seed if it was set since the
-    /// state last started (`Rnn::set_seed`).
+    /// state last started (`Rnn::set_seed`); says whether it did.
     pub fn follow_seed(
         &mut self,
         spec: &Spec,
         h: &Handle,
         stream: &Arc<CudaStream>,
         seed: &Dropout,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if seed.generation == self.generation {
-            return Ok(());
+            return Ok(false);
         }
         self.generation = seed.generation;
         if let Some(d) = self.dropout.as_mut() {
@@ -171,7 +172,33 @@ impl Prepared {
             // Descriptors that hold the dropout state are rebuilt over the new one.
             self.descs.retain(|&(_, dropped), _| !dropped);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// cuDNN's dropout random state (the whole of it: every thread's generator), when the
+    /// module has dropout. Reads the device.
+    pub fn dropout_states(&self, dev: &CudaDevice) -> Result<Option<Vec<u8>>> {
+        match &self.dropout {
+            Some((_, states)) => Ok(Some(dev.cuda_stream().clone_dtoh(states)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Continues the dropout from `states` (of [`Self::dropout_states`], on a GPU of the same
+    /// kind): written over the memory every dropout descriptor reads its generators from.
+    pub fn set_dropout_states(&mut self, stream: &Arc<CudaStream>, states: &[u8]) -> Result<()> {
+        match self.dropout.as_mut() {
+            Some((_, memory)) if memory.len() == states.len() => {
+                stream.memcpy_htod(states, memory)?;
+                Ok(())
+            }
+            Some((_, memory)) => bail!(
+                "rnn: a cuDNN dropout state of {} bytes, this GPU's has {} (another GPU or cuDNN)",
+                states.len(),
+                memory.len()
+            ),
+            None => bail!("rnn: a cuDNN dropout state for a module without dropout"),
+        }
     }
 
     /// The RNN descriptor for `algo` (with the dropout state when `dropout`), built on first

@@ -17,9 +17,13 @@ struct Counter {
     generation: u64,
 }
 
-/// The mask counters of one module, per device.
+/// The mask counters of one module, per device, and the values a resumed run continues from
+/// (per device: the seed generation they belong to, and the count).
 #[derive(Default)]
-pub(super) struct Counters(Mutex<HashMap<DeviceId, Counter>>);
+pub(super) struct Counters {
+    counters: Mutex<HashMap<DeviceId, Counter>>,
+    restored: Mutex<HashMap<DeviceId, (u64, u64)>>,
+}
 
 /// The masks of one training call: probability, seed, and its offset (device memory).
 pub(super) struct Masks {
@@ -33,11 +37,44 @@ fn launch_error(e: impl std::fmt::Display) -> candle_core::Error {
 }
 
 impl Counters {
-    /// This call's masks: the counter's value (restarted at 0 when the seed was set again
-    /// since the last call), which it then passes, all on the device.
+    /// The counter's value on `dev`, 8 little-endian bytes (none before a call with dropout
+    /// ran there). Reads the device.
+    pub fn state(&self, dev: &CudaDevice) -> Result<Vec<u8>> {
+        let map = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(&dev.id()) {
+            Some(c) => {
+                let calls = dev.cuda_stream().clone_dtoh(&c.calls)?;
+                Ok(calls[0].to_le_bytes().to_vec())
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The counter on `dev` continues from `state` (of [`Self::state`]; empty: from 0) when
+    /// the seed reaches `generation`.
+    pub fn restore(&self, dev: &CudaDevice, generation: u64, state: &[u8]) -> Result<()> {
+        let count = match state {
+            [] => 0,
+            s => match <[u8; 8]>::try_from(s) {
+                Ok(b) => u64::from_le_bytes(b),
+                Err(_) => candle_core::bail!(
+                    "rnn: a persistent-kernel dropout state of {} bytes, not 8",
+                    s.len()
+                ),
+            },
+        };
+        let mut restored = self.restored.lock().unwrap_or_else(|e| e.into_inner());
+        restored.insert(dev.id(), (generation, count));
+        Ok(())
+    }
+
+    /// This call's masks: the counter's value (restarted when the seed was set again since
+    /// the last call: at 0, or where a resumed run left it), which it then passes, all on the
+    /// device.
     pub fn take(&self, dev: &CudaDevice, plan: &Plan, dropout: &Dropout) -> Result<Masks> {
         let stream = dev.cuda_stream();
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = !map.contains_key(&dev.id());
         let c = match map.entry(dev.id()) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => v.insert(Counter {
@@ -45,8 +82,14 @@ impl Counters {
                 generation: dropout.generation,
             }),
         };
-        if c.generation != dropout.generation {
-            stream.memset_zeros(&mut c.calls)?;
+        if fresh || c.generation != dropout.generation {
+            let mut restored = self.restored.lock().unwrap_or_else(|e| e.into_inner());
+            match restored.remove(&dev.id()) {
+                Some((generation, count)) if generation == dropout.generation => {
+                    stream.memcpy_htod(&[count], &mut c.calls)?
+                }
+                _ => stream.memset_zeros(&mut c.calls)?,
+            }
             c.generation = dropout.generation;
         }
         let mut offset = stream.alloc_zeros::<u64>(1)?;

@@ -65,6 +65,23 @@ impl PersistentLstm {
         }
     }
 
+    /// The inter-layer dropout's mask counter on `dev` (8 bytes; none before a call with
+    /// dropout ran there).
+    pub(crate) fn dropout_state(&self, dev: &CudaDevice) -> Result<Vec<u8>> {
+        self.counters.state(dev)
+    }
+
+    /// Continues the mask counter on `dev` from `state` (of [`Self::dropout_state`]) at the
+    /// seed's `generation`.
+    pub(crate) fn restore_dropout_state(
+        &self,
+        dev: &CudaDevice,
+        generation: u64,
+        state: &[u8],
+    ) -> Result<()> {
+        self.counters.restore(dev, generation, state)
+    }
+
     /// The kernel plan for calls of `batch` in `dtype` on `dev` (with room for the backward
     /// when `train`), or why there is none (the dtype, the batch or the hidden size; made once).
     pub(crate) fn plan(

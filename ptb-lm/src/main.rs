@@ -60,6 +60,11 @@ fn quiet_error_backtraces() {
 }
 
 fn report(e: &anyhow::Error) -> ExitCode {
+    // A run stopped by Ctrl-C or SIGTERM saved its checkpoint: not an error.
+    if let Some(stopped) = e.downcast_ref::<train::interrupt::Stopped>() {
+        eprintln!("ptb-lm: {stopped}");
+        return ExitCode::from(130);
+    }
     eprintln!("Error: {e:#}");
     if e.backtrace().status() == std::backtrace::BacktraceStatus::Captured {
         eprintln!("\nBacktrace:\n{}", e.backtrace());

@@ -216,6 +216,50 @@ fn learns_and_resumes_exactly() {
     };
     assert_eq!(metrics(&a), metrics(&b));
     assert_eq!(metrics(&a).len(), 4);
+    let same_weights = |x: &Path, y: &Path| {
+        let (wx, wy) = (weights(x), weights(y));
+        assert_eq!(wx.len(), wy.len());
+        for (name, t) in &wx {
+            let (t, u) = (t.flatten_all().unwrap(), wy[name].flatten_all().unwrap());
+            let bits = |t: &candle_core::Tensor| t.to_vec1::<f32>().unwrap();
+            assert!(bits(&t) == bits(&u), "resumed weights differ in {name}");
+        }
+    };
+
+    // Stopped inside an epoch, as Ctrl-C stops it, twice, and resumed each time: the same
+    // numbers and the same weights as the run never stopped.
+    let d = tmp.path().join("d");
+    let stop = |extra: &[&str], epoch: usize| -> String {
+        let o = train(&data, &d, extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(
+            err.contains(&format!("stopped in epoch {epoch} after")),
+            "{err}"
+        );
+        assert!(err.contains("--resume continues exactly"), "{err}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = stop(&["--stop-after", "5"], 1);
+    assert!(perplexities(&first).is_empty(), "{first}");
+    let second = stop(&["--resume", "--stop-after", "200"], 2);
+    let rest = stdout(&train(&data, &d, &["--resume"]));
+    let split: Vec<_> = perplexities(&second)
+        .into_iter()
+        .chain(perplexities(&rest))
+        .collect();
+    assert_eq!(split, ppl);
+    assert_eq!(test_perplexity(&rest), test_perplexity(&full));
+    same_weights(&a, &d);
+    assert_eq!(metrics(&a), metrics(&d));
+    // A checkpoint every few minutes (here after every step) changes nothing either.
+    let e = tmp.path().join("e");
+    let often = stdout(&train(
+        &data,
+        &e,
+        &["--epochs", "1", "--save-every", "0.00001"],
+    ));
+    assert_eq!(perplexities(&often)[..], ppl[..1]);
 
     // eval on the saved checkpoint prints the number training printed.
     let eval = stdout(&eval_test(&a, &data, &[]));

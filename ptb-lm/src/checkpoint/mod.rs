@@ -63,8 +63,13 @@ pub struct Encoded {
     tokenizer: String,
     names: Vec<String>,
     values: HostValues,
+    /// What a run stopped inside an epoch needs besides the weights, on the host.
+    resume: Vec<(String, Tensor)>,
     state: String,
 }
+
+/// The names of the tensors a checkpoint taken inside an epoch adds to the weights start so.
+pub const RESUME_PREFIX: &str = "resume.";
 
 /// Copies the weights to the host and encodes the state of a checkpoint of `dir`.
 pub fn encode(
@@ -85,17 +90,34 @@ pub fn encode(
         tokenizer: tok.to_string(true).map_err(anyhow::Error::msg)?,
         names: weights.iter().map(|(n, _)| n.clone()).collect(),
         values: copies.copy(&tensors)?,
+        resume: Vec::new(),
         state: serde_json::to_string_pretty(&saved)?,
     })
 }
 
 impl Encoded {
+    /// With `tensors` (named without [`RESUME_PREFIX`]) copied to the host beside the weights:
+    /// what a run stopped inside an epoch continues from.
+    pub fn with_resume(mut self, tensors: Vec<(String, Tensor)>) -> Result<Self> {
+        for (name, t) in tensors {
+            self.resume
+                .push((format!("{RESUME_PREFIX}{name}"), t.to_device(&Device::Cpu)?));
+        }
+        Ok(self)
+    }
+
     /// Serializes and writes the files, each atomically; the model file (which carries the
     /// state in its metadata) decides what a resume sees.
     pub fn write(&self) -> Result<()> {
         let meta = HashMap::from([(STATE_KEY.to_owned(), self.state.clone())]);
         let tensors = self.values.tensors()?;
-        let named = self.names.iter().map(String::as_str).zip(&tensors);
+        let resume = self.resume.iter().map(|(n, t)| (n.as_str(), t));
+        let named = self
+            .names
+            .iter()
+            .map(String::as_str)
+            .zip(&tensors)
+            .chain(resume);
         let model = safetensors::serialize(named, Some(meta)).context("serializing the weights")?;
         let dir = &self.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -123,6 +145,8 @@ fn from_per_layer_order(dims: &RnnDims, flat: &Tensor) -> Result<Tensor> {
 
 pub struct Checkpoint {
     pub weights: HashMap<String, Tensor>,
+    /// What a run stopped inside an epoch continues from (`Encoded::with_resume`), by name.
+    pub resume: HashMap<String, Tensor>,
     pub spec: RunSpec,
     pub progress: RunProgress,
     pub tokenizer: Tokenizer,
@@ -149,8 +173,13 @@ pub fn load(dir: &Path, device: &Device) -> Result<Checkpoint> {
     let tokenizer = Tokenizer::from_file(&tok_path)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("reading {}", tok_path.display()))?;
+    let resume = weights
+        .extract_if(|name, _| name.starts_with(RESUME_PREFIX))
+        .map(|(name, t)| (name[RESUME_PREFIX.len()..].to_owned(), t))
+        .collect();
     Ok(Checkpoint {
         weights,
+        resume,
         spec: saved.spec,
         progress: saved.progress,
         tokenizer,

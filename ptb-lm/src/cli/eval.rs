@@ -5,9 +5,9 @@ use crate::config::ranges;
 use crate::data::{encode, read_words, SplitFiles, EOS, UNK};
 use crate::gpu::device_arg::DeviceArg;
 use crate::model::{Masks, PtbModel};
-use crate::train::pass::{evaluate, evaluate_stream};
+use crate::train::pass::{evaluate, evaluate_stream, never, PassShape};
 use crate::train::setup::Setup;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use candle_core::{DType, Tensor};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -87,25 +87,24 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     let path = args.files.path(name);
     let words = read_words(&path)?;
     let ids = encode(&ckpt.tokenizer, &words)?;
-    let graph = !args.no_cuda_graph;
+    let shape = PassShape {
+        max_batches: args.max_batches,
+        graph: !args.no_cuda_graph,
+        label: Some(name),
+        ..PassShape::new((batch, steps))
+    };
     let (r, left) = match batch {
         // One stream: every word but the first is scored, the last window shorter.
         1 => (
-            evaluate_stream(&model, &ids, steps, args.max_batches, graph, Some(name))?,
+            evaluate_stream(&model, &ids, shape, &never)?,
             "the last window shorter; the first word is context only",
         ),
         _ => (
-            evaluate(
-                &model,
-                &ids,
-                (batch, steps),
-                args.max_batches,
-                graph,
-                Some(name),
-            )?,
+            evaluate(&model, &ids, shape, &never)?,
             "the rest do not fill a last batch window; the first word is context only",
         ),
     };
+    let r = r.context("an evaluation pass that never pauses paused")?;
     let label = if args.split == Split::Test {
         "Test"
     } else {

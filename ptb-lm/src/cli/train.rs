@@ -9,16 +9,24 @@ use crate::config::ranges::{self, UsageError};
 use crate::config::{LmConfig, Preset};
 use crate::data::{vocab_of, Corpus, SplitFiles};
 use crate::gpu::device_arg::DeviceArg;
-use crate::model::{Masks, RnnChoice};
-use crate::train::pass::{evaluate, evaluate_stream, run_pass};
-use crate::train::run::{epoch_seed, EpochMetrics, RunProgress, RunSpec};
+use crate::model::{Masks, PtbModel, RnnChoice};
+use crate::optim::Optimizer;
+use crate::train::interrupt::{self, Stopped};
+use crate::train::pass::{evaluate, evaluate_stream, run_pass, Outcome, PassPoint, PassShape};
+use crate::train::run::{epoch_seed, EpochMetrics, PartialEpoch, RunProgress, RunSpec};
 use crate::train::setup::{
     device_name, inference_model, kernel_path, named_weights, Setup, Trainee,
 };
 use crate::train::step::Training;
 use anyhow::{bail, ensure, Context, Result};
+use candle_core::Tensor;
+use candle_nn::VarMap;
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokenizers::Tokenizer;
 
 /// Every field of the configuration, overridable from the command line; each default is the
 /// preset's (small / medium / large).
@@ -133,6 +141,13 @@ pub struct TrainArgs {
     /// the first are replays of one captured step by default)
     #[arg(long)]
     pub no_cuda_graph: bool,
+    /// Minutes between checkpoints inside an epoch (besides the one at each epoch's end and the
+    /// one Ctrl-C or SIGTERM leaves); 0 for none
+    #[arg(long, default_value_t = 5.0, value_parser = ranges::minutes)]
+    pub save_every: f64,
+    /// Stops as Ctrl-C would after this many training steps of this command (for tests)
+    #[arg(long, hide = true)]
+    pub stop_after: Option<usize>,
     #[command(flatten)]
     pub overrides: Overrides,
 }
@@ -209,15 +224,21 @@ pub fn train(args: TrainArgs) -> Result<()> {
         mut opt,
     } = setup.training(&spec, ckpt.as_ref().map(|c| &c.weights))?;
     let device = model.device();
-    drop(ckpt);
+    let resume = ckpt.map(|c| c.resume).unwrap_or_default();
     let end = cfg.max_max_epoch.min(args.epochs.unwrap_or(usize::MAX));
-    let epochs = match progress.epochs_done < end {
-        true => format!(
+    let epochs = match (progress.epochs_done < end, &progress.partial) {
+        (true, Some(p)) => format!(
+            "epochs {} (from batch {}) to {end} of {}",
+            progress.epochs_done + 1,
+            p.batches + 1,
+            cfg.max_max_epoch
+        ),
+        (true, None) => format!(
             "epochs {} to {end} of {}",
             progress.epochs_done + 1,
             cfg.max_max_epoch
         ),
-        false => format!(
+        (false, _) => format!(
             "{} of {} epochs already done, nothing to train",
             progress.epochs_done, cfg.max_max_epoch
         ),
@@ -236,39 +257,94 @@ pub fn train(args: TrainArgs) -> Result<()> {
         opt.set_loss_scale(s)?;
     }
     let mut masks = Masks::new(args.seed);
-    let graph = !args.no_cuda_graph;
-    let mut writer = CheckpointWriter::default();
-    let mut copies = HostCopies::default();
+    let mut saves = Checkpoints {
+        out: &out,
+        spec: &spec,
+        tokenizer: &corpus.tokenizer,
+        varmap: &varmap,
+        writer: CheckpointWriter::default(),
+        copies: HostCopies::default(),
+    };
+    let base = PassShape {
+        max_batches: args.max_batches,
+        graph: !args.no_cuda_graph,
+        ..PassShape::new((cfg.batch_size, cfg.num_steps))
+    };
+    interrupt::catch();
+    let every = Duration::from_secs_f64(args.save_every * 60.0);
+    let last_save = Cell::new(Instant::now());
+    let steps = Cell::new(0);
+    let due = || {
+        steps.set(steps.get() + 1);
+        if args.stop_after.is_some_and(|n| steps.get() >= n) {
+            interrupt::ask();
+        }
+        interrupt::asked() || (!every.is_zero() && last_save.get().elapsed() >= every)
+    };
     while progress.epochs_done < end {
         let epoch = progress.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
         opt.set_learning_rate(lr)?;
         model.reseed(&mut masks, epoch_seed(args.seed, epoch))?;
-        let training = Training { opt: &mut opt };
-        let tr = run_pass(
-            &model,
-            &corpus.train,
-            (cfg.batch_size, cfg.num_steps),
-            Some(training),
-            &mut masks,
-            args.max_batches,
-            graph,
-            Some(&format!("epoch {}", epoch + 1)),
-        )?;
-        let clip = opt.take_stats()?;
-        let loss_scale = opt.loss_scale()?;
+        let mut from = match progress.partial.take() {
+            Some(p) => {
+                let training = (&model, &mut masks, &mut opt);
+                Some(restore(&p, &resume, training, cfg.batch_size)?)
+            }
+            None => None,
+        };
+        // The training pass, paused for a checkpoint every `every` and on an interrupt.
+        let label = format!("epoch {}", epoch + 1);
+        let (tr, state) = loop {
+            let training = Some(Training { opt: &mut opt });
+            let ran = run_pass(
+                &model,
+                &corpus.train,
+                PassShape {
+                    label: Some(&label),
+                    ..base
+                },
+                (training, &mut masks),
+                from.as_ref(),
+                &due,
+            )?;
+            let point = match ran {
+                Outcome::Done(r, state) => break (r, state),
+                Outcome::Paused(point) => point,
+            };
+            saves.inside(&progress, &point, (&model, &masks, &opt))?;
+            last_save.set(Instant::now());
+            if interrupt::asked() {
+                return Err(saves.stopped(epoch, &point)?.into());
+            }
+            from = Some(point);
+        };
         // Validation reads the training model as it stands, in its precision (the half
         // copies a half-precision run keeps): the per-epoch number costs no model to build and
         // runs on the training kernels. The test pass below, and `eval`, read f32 weights in
-        // f32.
+        // f32. An interrupt during it leaves a checkpoint of the finished training pass, which
+        // a resumed run validates again.
         let va = evaluate(
             &model,
             &corpus.valid,
-            (cfg.batch_size, cfg.num_steps),
-            args.max_batches,
-            graph,
-            Some(&format!("valid {}", epoch + 1)),
+            PassShape {
+                label: Some(&format!("valid {}", epoch + 1)),
+                ..base
+            },
+            &interrupt::asked,
         )?;
+        let Some(va) = va else {
+            let point = PassPoint {
+                batch: tr.batches,
+                state,
+                cost: tr.cost,
+                seconds: tr.seconds,
+            };
+            saves.inside(&progress, &point, (&model, &masks, &opt))?;
+            return Err(saves.stopped(epoch, &point)?.into());
+        };
+        let clip = opt.take_stats()?;
+        let loss_scale = opt.loss_scale()?;
         let m = EpochMetrics {
             epoch: epoch + 1,
             learning_rate: lr,
@@ -299,27 +375,28 @@ pub fn train(args: TrainArgs) -> Result<()> {
         progress.history.push(m.clone());
         progress.epochs_done += 1;
         progress.loss_scale = loss_scale;
-        let run = (&spec, &progress);
-        // The last checkpoint has had an epoch to land; its copies' buffer is then free.
-        writer.finish()?;
-        let weights = named_weights(&varmap);
-        let files = checkpoint::encode(&out, &weights, run, &corpus.tokenizer, &mut copies)?;
-        writer.write(files)?;
+        saves.save(&progress, Vec::new())?;
+        last_save.set(Instant::now());
         metrics_line(&out, &serde_json::to_value(&m)?)?;
     }
-    writer.finish()?;
+    saves.writer.finish()?;
     if progress.epochs_done == cfg.max_max_epoch {
         let eval_model = inference_model(&spec, &varmap, &device)?;
         // The tutorial's test pass (batch 1, one word per step), read in windows of the
         // training steps: the same perplexity up to rounding, in `num_steps` times fewer steps.
-        let te = evaluate_stream(
-            &eval_model,
-            &corpus.test,
-            cfg.num_steps,
-            args.max_batches,
-            graph,
-            Some("test"),
-        )?;
+        let test = PassShape {
+            batch: 1,
+            label: Some("test"),
+            ..base
+        };
+        let Some(te) = evaluate_stream(&eval_model, &corpus.test, test, &interrupt::asked)? else {
+            let why = format!(
+                "stopped during the test pass; every epoch is saved in {}, and the same command \
+                 with --resume runs the test pass",
+                out.display()
+            );
+            return Err(Stopped(why).into());
+        };
         println!("Test Perplexity: {:.3}", te.perplexity);
         metrics_line(
             &out,
@@ -327,4 +404,108 @@ pub fn train(args: TrainArgs) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// What writes a run's checkpoints: its folder, specification, vocabulary and weights, and the
+/// thread that writes one while training goes on, with its host buffer.
+struct Checkpoints<'a> {
+    out: &'a Path,
+    spec: &'a RunSpec,
+    tokenizer: &'a Tokenizer,
+    varmap: &'a VarMap,
+    writer: CheckpointWriter,
+    copies: HostCopies,
+}
+
+impl Checkpoints<'_> {
+    /// Starts writing a checkpoint of `progress`, with `resume` beside the weights (see
+    /// [`Self::inside`]), once the one before has landed.
+    fn save(&mut self, progress: &RunProgress, resume: Vec<(String, Tensor)>) -> Result<()> {
+        // The last checkpoint has had an epoch (or minutes) to land; its copies' buffer is then
+        // free.
+        self.writer.finish()?;
+        let weights = named_weights(self.varmap);
+        let run = (self.spec, progress);
+        let files = checkpoint::encode(self.out, &weights, run, self.tokenizer, &mut self.copies)?;
+        self.writer.write(files.with_resume(resume)?)
+    }
+
+    /// A checkpoint inside the epoch after `progress`'s, at `point` of its training pass: what
+    /// the next step reads besides the weights (the carried state, where the dropout
+    /// generators and the optimizer's running sums stand), so that `--resume` continues as if
+    /// never stopped.
+    fn inside(
+        &mut self,
+        progress: &RunProgress,
+        point: &PassPoint,
+        (model, masks, opt): (&PtbModel, &Masks, &Optimizer),
+    ) -> Result<()> {
+        let (position, bytes) = model.mask_position(masks)?;
+        let mut inside = progress.clone();
+        inside.partial = Some(PartialEpoch {
+            batches: point.batch,
+            cost: point.cost,
+            seconds: point.seconds,
+            masks: position,
+            optimizer: opt.running()?,
+        });
+        let mut tensors: Vec<(String, Tensor)> = point
+            .state
+            .parts()
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (format!("{STATE}{i}"), t))
+            .collect();
+        if !bytes.is_empty() {
+            let n = bytes.len();
+            let bytes = Tensor::from_vec(bytes, n, &candle_core::Device::Cpu)?;
+            tensors.push((RNN_DROPOUT.into(), bytes));
+        }
+        self.save(&inside, tensors)
+    }
+
+    /// The end of a run stopped at `point` of epoch `epoch` (0-based): its checkpoint landed.
+    fn stopped(&mut self, epoch: usize, point: &PassPoint) -> Result<Stopped> {
+        self.writer.finish()?;
+        Ok(Stopped(format!(
+            "stopped in epoch {} after {} training steps; the checkpoint in {} holds it, and the \
+             same command with --resume continues exactly",
+            epoch + 1,
+            point.batch,
+            self.out.display()
+        )))
+    }
+}
+
+/// The carried state's tensors in a checkpoint taken inside an epoch: `state.0`, `state.1`, ...
+const STATE: &str = "state.";
+/// The fused LSTM's dropout state on the GPU, as bytes.
+const RNN_DROPOUT: &str = "rnn_dropout";
+
+/// Where a run stopped inside an epoch continues (after the epoch's `reseed`): its dropout
+/// generators and optimizer as they stood, and the point of its training pass (of `batch`
+/// streams).
+fn restore(
+    p: &PartialEpoch,
+    resume: &HashMap<String, Tensor>,
+    (model, masks, opt): (&PtbModel, &mut Masks, &mut Optimizer),
+    batch: usize,
+) -> Result<PassPoint> {
+    let bytes = match resume.get(RNN_DROPOUT) {
+        Some(t) => t.to_vec1::<u8>()?,
+        None => Vec::new(),
+    };
+    model.restore_masks(masks, &p.masks, &bytes)?;
+    opt.set_running(&p.optimizer)?;
+    let parts: Vec<Tensor> = (0..)
+        .map_while(|i| resume.get(&format!("{STATE}{i}")).cloned())
+        .collect();
+    let state = model.zero_state(batch)?;
+    state.assign_parts(&parts)?;
+    Ok(PassPoint {
+        batch: p.batches,
+        state,
+        cost: p.cost,
+        seconds: p.seconds,
+    })
 }

@@ -93,6 +93,15 @@ pub fn positive(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A span of minutes: 0 or more.
+pub fn minutes(s: &str) -> Result<f64, String> {
+    let v = float(s)?;
+    if v < 0.0 {
+        return Err("must be 0 or more".into());
+    }
+    Ok(v)
+}
+
 /// A keep probability or a decay factor: in (0, 1].
 pub fn fraction(s: &str) -> Result<f64, String> {
     let v = float(s)?;

@@ -62,10 +62,7 @@ impl DropoutRng {
     /// this generator's own (candle's graph-capture cache hands out shared buffers for small
     /// uploads).
     pub fn reseed(&self, seed: u64) -> Result<()> {
-        for (i, w) in words(seed, 0).into_iter().enumerate() {
-            self.state.narrow(0, i, 1)?.const_set(w.into())?;
-        }
-        Ok(())
+        self.set_position(seed, 0)
     }
 
     /// Moves to the next step, on the device.
@@ -73,8 +70,15 @@ impl DropoutRng {
         self.state.inplace_op1(&Advance)
     }
 
+    /// Continues from `step` of `seed`, in place (between steps, outside any graph capture).
+    pub fn set_position(&self, seed: u64, step: u64) -> Result<()> {
+        for (i, w) in words(seed, step).into_iter().enumerate() {
+            self.state.narrow(0, i, 1)?.const_set(w.into())?;
+        }
+        Ok(())
+    }
+
     /// The (seed, step) the next masks are drawn from (reads the device).
-    #[cfg(test)]
     pub fn position(&self) -> Result<(u64, u64)> {
         let w = self.state.to_vec1::<u32>()?;
         Ok((

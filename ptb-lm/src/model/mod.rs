@@ -12,14 +12,13 @@ use crate::config::{LmConfig, LstmBias};
 use crate::model::dropout::DropoutRng;
 use crate::model::owned_linear::GradSlot;
 use crate::optim::{Lookup, OwnedGrad};
-use anyhow::{bail, Result};
+use anyhow::{bail, ensure, Result};
 use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{
     MathMode, ParamKind, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState, SinkMode,
 };
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
-use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -114,6 +113,38 @@ impl LmState {
         }
     }
 
+    /// Its tensors, in a fixed order: the fused op's packed state, or each layer's h and c.
+    pub fn parts(&self) -> Vec<Tensor> {
+        match self {
+            LmState::Fused(s) => vec![s.packed().clone()],
+            LmState::Loop(v) => v.iter().flat_map(|s| [s.h.clone(), s.c.clone()]).collect(),
+        }
+    }
+
+    /// Overwrites this state's memory with `parts` (of [`Self::parts`], from a state of the
+    /// same model and batch, on any device).
+    pub fn assign_parts(&self, parts: &[Tensor]) -> Result<()> {
+        let mine = self.parts();
+        ensure!(
+            parts.len() == mine.len(),
+            "a carried state of {} tensors, this model's has {}",
+            parts.len(),
+            mine.len()
+        );
+        for (to, from) in mine.iter().zip(parts) {
+            ensure!(
+                (to.dims(), to.dtype()) == (from.dims(), from.dtype()),
+                "a carried state tensor {:?} {:?}, this model's is {:?} {:?}",
+                from.dims(),
+                from.dtype(),
+                to.dims(),
+                to.dtype()
+            );
+            to.slice_set(&from.to_device(to.device())?, 0, 0)?;
+        }
+        Ok(())
+    }
+
     pub fn detach(&self) -> Self {
         match self {
             LmState::Fused(s) => LmState::Fused(s.detach()),
@@ -126,14 +157,14 @@ impl LmState {
     }
 }
 
-/// Dropout masks from seeded generators, so that a resumed run draws what an uninterrupted one
-/// would: a host generator on the CPU, on a GPU the counter-based one of `crate::model::dropout`, whose
-/// seed and step counter stay in device memory (so a step replayed from a CUDA graph draws new
-/// masks). Each dropout of a step takes the next slot; `end_step` moves to the next step.
+/// Dropout masks from a seeded counter-based generator (`crate::model::dropout`), so that a
+/// resumed run draws what an uninterrupted one would, on the CPU and on a GPU alike: its seed
+/// and step counter live with the tensors (in device memory on a GPU, so a step replayed from a
+/// CUDA graph draws new masks). Each dropout of a step takes the next slot; `end_step` moves to
+/// the next step.
 pub struct Masks {
     seed: u64,
-    rng: StdRng,
-    device: Option<DropoutRng>,
+    rng: Option<DropoutRng>,
     slot: u32,
 }
 
@@ -141,20 +172,16 @@ impl Masks {
     pub fn new(seed: u64) -> Self {
         Self {
             seed,
-            rng: StdRng::seed_from_u64(seed),
-            device: None,
+            rng: None,
             slot: 0,
         }
     }
 
     pub fn reseed(&mut self, seed: u64, device: &Device) -> Result<()> {
-        self.seed = seed;
-        self.rng = StdRng::seed_from_u64(seed);
-        self.slot = 0;
-        match &self.device {
+        (self.seed, self.slot) = (seed, 0);
+        match &self.rng {
             Some(d) => d.reseed(seed)?,
-            None if !device.is_cpu() => self.device = Some(DropoutRng::new(seed, device)?),
-            None => {}
+            None => self.rng = Some(DropoutRng::new(seed, device)?),
         }
         Ok(())
     }
@@ -164,21 +191,7 @@ impl Masks {
         if p <= 0.0 {
             return Ok(x.clone());
         }
-        if x.device().is_cpu() {
-            let keep = (1.0 / (1.0 - p as f64)) as f32;
-            let m: Vec<f32> = (0..x.elem_count())
-                .map(|_| {
-                    if self.rng.random::<f32>() < p {
-                        0.0
-                    } else {
-                        keep
-                    }
-                })
-                .collect();
-            let mask = Tensor::from_vec(m, x.shape(), x.device())?.to_dtype(x.dtype())?;
-            return Ok((x * mask)?);
-        }
-        let rng = match &mut self.device {
+        let rng = match &mut self.rng {
             Some(rng) => rng,
             none => none.insert(DropoutRng::new(self.seed, x.device())?),
         };
@@ -189,7 +202,7 @@ impl Masks {
     /// Ends a step: the next one draws other masks.
     pub fn end_step(&mut self) -> Result<()> {
         if self.slot > 0 {
-            if let Some(d) = &self.device {
+            if let Some(d) = &self.rng {
                 d.advance()?;
             }
         }
@@ -197,11 +210,40 @@ impl Masks {
         Ok(())
     }
 
+    /// The steps whose masks were drawn since the seed was set (reads the device), for a
+    /// checkpoint taken between steps.
+    pub fn steps_done(&self) -> Result<u64> {
+        match &self.rng {
+            Some(d) => Ok(d.position()?.1),
+            None => Ok(0),
+        }
+    }
+
+    /// Continues after `steps` steps of the current seed, as a resumed run must (between steps).
+    pub fn skip_to(&mut self, steps: u64, device: &Device) -> Result<()> {
+        let seed = self.seed;
+        self.reseed(seed, device)?;
+        match &self.rng {
+            Some(d) => Ok(d.set_position(seed, steps)?),
+            None => Ok(()),
+        }
+    }
+
     /// Forgets the slots a step that did not run took (its next try draws the same masks).
     #[cfg(feature = "cuda")]
     pub fn restart_step(&mut self) {
         self.slot = 0;
     }
+}
+
+/// Where a model's dropout generators stand between two steps, as a checkpoint keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaskPosition {
+    /// Steps whose masks ptb-lm's own generator drew since its seed was set.
+    pub steps: u64,
+    /// The fused LSTM's inter-layer masks: its seed and its calls since (the GPU's random state
+    /// is kept beside, as bytes); `None` for candle-nn's cells.
+    pub rnn: Option<(u64, u64)>,
 }
 
 /// The fused LSTM's sizes under `cfg`.
@@ -417,6 +459,46 @@ impl PtbModel {
             r.set_seed(seed.wrapping_add(1));
         }
         Ok(())
+    }
+
+    /// Where every dropout generator stands between two steps: the steps of `masks` and the
+    /// fused LSTM's inter-layer masks (with the GPU's random state as bytes), for a checkpoint.
+    pub fn mask_position(&self, masks: &Masks) -> Result<(MaskPosition, Vec<u8>)> {
+        let (rnn, bytes) = match &self.rnn {
+            Recurrent::Fused(r) => {
+                let s = r.dropout_state(&self.device())?;
+                (Some((s.seed, s.calls)), s.device_state)
+            }
+            Recurrent::Loop(_) => (None, Vec::new()),
+        };
+        let position = MaskPosition {
+            steps: masks.steps_done()?,
+            rnn,
+        };
+        Ok((position, bytes))
+    }
+
+    /// Continues every dropout generator from `position` and `bytes` (of
+    /// [`Self::mask_position`]), after [`Self::reseed`] with the same seed.
+    pub fn restore_masks(
+        &self,
+        masks: &mut Masks,
+        position: &MaskPosition,
+        bytes: &[u8],
+    ) -> Result<()> {
+        masks.skip_to(position.steps, &self.device())?;
+        match (&self.rnn, position.rnn) {
+            (Recurrent::Fused(r), Some((seed, calls))) => {
+                let state = candle_cudnn_rnn::DropoutState {
+                    seed,
+                    calls,
+                    device_state: bytes.to_vec(),
+                };
+                Ok(r.restore_dropout_state(&state, &self.device())?)
+            }
+            (Recurrent::Loop(_), None) => Ok(()),
+            _ => bail!("the checkpoint's dropout state is another LSTM kernel's"),
+        }
     }
 
     /// `ids` is time-major `[steps, batch]`; returns logits `[steps * batch, vocab]`, the next

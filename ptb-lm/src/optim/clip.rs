@@ -93,6 +93,18 @@ impl GlobalNormClip {
         })
     }
 
+    /// The running sums since the last `take_stats` (reads the device), for a checkpoint taken
+    /// between steps.
+    pub fn sums(&self) -> Result<Option<Vec<f32>>> {
+        self.sums.as_ref().map(|s| s.to_vec1::<f32>()).transpose()
+    }
+
+    /// Continues from `sums` (of [`Self::sums`]) on `dev`, as a run resumed between steps does.
+    pub fn set_sums(&mut self, sums: &[f32], dev: &candle_core::Device) -> Result<()> {
+        self.sums = Some(Tensor::new(sums, dev)?);
+        Ok(())
+    }
+
     /// The statistics since the last call (waits for the device), with `skipped` steps.
     pub fn take_stats(&mut self, skipped: usize) -> Result<Option<ClipStats>> {
         let (norm, clipped, steps) = match &self.sums {

@@ -69,6 +69,18 @@ impl DeviceLossScale {
             .slice_set(&Tensor::cat(&[scale, good, skipped], 0)?, 0, 0)
     }
 
+    /// `[scale, good steps, skipped steps]` as they stand (reads the device), for a checkpoint
+    /// taken between steps.
+    pub fn values(&self) -> Result<Vec<f32>> {
+        self.state.to_vec1::<f32>()
+    }
+
+    /// Continues from `values` (of [`Self::values`]), in place.
+    pub fn set_values(&self, values: &[f32]) -> Result<()> {
+        let v = Tensor::new(values, self.state.device())?;
+        self.state.slice_set(&v, 0, 0)
+    }
+
     /// The scale for a checkpoint (waits for the device).
     pub fn read(&self) -> Result<LossScale> {
         let v = self.state.to_vec1::<f32>()?;

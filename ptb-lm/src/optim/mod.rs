@@ -114,6 +114,16 @@ fn gradients(
     Ok(out)
 }
 
+/// The optimizer's running state in the middle of an epoch, as checkpoints keep it: f32
+/// values exactly as the device holds them.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Running {
+    /// The clipping statistics' sums (norms, clipped steps, steps), once a step ran.
+    pub clip_sums: Option<Vec<f32>>,
+    /// The loss scale, its good steps and the epoch's skipped steps, with loss scaling.
+    pub loss_scale: Option<Vec<f32>>,
+}
+
 /// Clipped updates: `g ← g · max_norm / max(‖g‖, max_norm)` over all variables together, then
 /// the rule `R`.
 pub struct Optimizer<R: UpdateRule = Sgd> {
@@ -233,6 +243,30 @@ impl<R: UpdateRule> Optimizer<R> {
                 &norm / s.reshape(norm.shape())?
             }
             _ => Ok(norm),
+        }
+    }
+
+    /// What the steps of an unfinished epoch left in the optimizer: the clipping statistics'
+    /// running sums and the loss scale with its counters (reads the device).
+    pub fn running(&self) -> Result<Running> {
+        Ok(Running {
+            clip_sums: self.clip.sums()?,
+            loss_scale: self.loss_scale.as_ref().map(|s| s.values()).transpose()?,
+        })
+    }
+
+    /// Continues from `r` (of [`Self::running`]), as a run resumed between steps does.
+    pub fn set_running(&mut self, r: &Running) -> Result<()> {
+        let Some(first) = self.vars.first() else {
+            bail!("optimizer: no variables")
+        };
+        if let Some(sums) = &r.clip_sums {
+            self.clip.set_sums(sums, first.device())?;
+        }
+        match (&self.loss_scale, &r.loss_scale) {
+            (Some(s), Some(v)) => s.set_values(v),
+            (None, None) => Ok(()),
+            _ => bail!("optimizer: the checkpoint's loss scaling differs from this run's"),
         }
     }
 

@@ -57,9 +57,12 @@ impl<'m> FixedStep<'m> {
         })
     }
 
-    /// Starts from `state` instead of zeros (before the first step).
-    pub fn start_from(&self, state: &LmState) -> Result<()> {
-        self.state.assign(state)
+    /// Starts from `state` instead of zeros, with `cost` the Σ of earlier steps' losses (before
+    /// the first step).
+    pub fn start_at(&self, state: &LmState, cost: f64) -> Result<()> {
+        self.state.assign(state)?;
+        let cost = Tensor::new(&[cost], self.cost.device())?;
+        Ok(self.cost.slice_set(&cost, 0, 0)?)
     }
 
     /// The state after the steps so far.

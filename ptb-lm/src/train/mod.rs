@@ -4,6 +4,7 @@
 //! with its progress display.
 
 pub mod fixed_step;
+pub mod interrupt;
 pub mod pass;
 pub mod progress;
 pub mod run;

@@ -12,6 +12,9 @@ pub struct PassResult {
     pub perplexity: f64,
     pub words: usize,
     pub seconds: f64,
+    /// The batches run, and the Σ of their losses.
+    pub batches: usize,
+    pub cost: f64,
 }
 
 impl PassResult {
@@ -20,126 +23,195 @@ impl PassResult {
     }
 }
 
-/// Runs the batches of `data` (at most `max_batches`), carrying the state from batch to
-/// batch; trains when `training` is given. On a GPU with `graph`, the steps after the first are
-/// replays of a CUDA graph (`FixedStep`). Progress, when `label` names the pass, shows the running
-/// perplexity and words/s.
-#[allow(clippy::too_many_arguments)]
+/// How a pass reads its split: `(batch, steps)` ids a step, at most `max_batches` of them,
+/// the steps after the first replayed from a CUDA graph when `graph` (on a GPU), progress shown
+/// under `label`.
+#[derive(Clone, Copy, Debug)]
+pub struct PassShape<'a> {
+    pub batch: usize,
+    pub steps: usize,
+    pub max_batches: Option<usize>,
+    pub graph: bool,
+    pub label: Option<&'a str>,
+}
+
+impl<'a> PassShape<'a> {
+    /// The whole split in steps of `(batch, steps)`, graphed where possible, no progress.
+    pub fn new((batch, steps): (usize, usize)) -> Self {
+        Self {
+            batch,
+            steps,
+            max_batches: None,
+            graph: true,
+            label: None,
+        }
+    }
+}
+
+/// Where a pass stands between two steps: `batch` steps done, the state they left, the Σ of
+/// their losses and the seconds they took. A pass can start from one (a resumed run's).
+#[derive(Clone)]
+pub struct PassPoint {
+    pub batch: usize,
+    pub state: LmState,
+    pub cost: f64,
+    pub seconds: f64,
+}
+
+/// How a pass ended: every batch run (its numbers, and the state it ends in), or paused
+/// between two steps because it was asked to.
+pub enum Outcome {
+    Done(PassResult, LmState),
+    Paused(PassPoint),
+}
+
+/// Asks a pass after each step whether to pause there.
+pub type Pause<'a> = &'a dyn Fn() -> bool;
+
+/// Never pauses.
+pub fn never() -> bool {
+    false
+}
+
+/// Runs the batches of `data` (at most `shape.max_batches`), carrying the state from batch to
+/// batch, from the start or from `from`; trains when `training` is given. On a GPU with
+/// `shape.graph`, the steps after the first are replays of a CUDA graph (`FixedStep`). Progress,
+/// when `shape.label` names the pass, shows the running perplexity and words/s. Pauses after
+/// any step at which `pause` says so.
 pub fn run_pass(
     model: &PtbModel,
     data: &[u32],
-    shape: (usize, usize),
-    training: Option<Training>,
-    masks: &mut Masks,
-    max_batches: Option<usize>,
-    graph: bool,
-    label: Option<&str>,
-) -> Result<PassResult> {
-    let pass = (shape, training, max_batches, graph, label);
-    Ok(pass_from(model, data, pass, masks, None)?.0)
-}
-
-/// What a pass takes besides the model, the data and the masks: `(batch, steps)`, the training,
-/// the most batches, whether to graph the steps, the progress label.
-type PassArgs<'a> = (
-    (usize, usize),
-    Option<Training<'a>>,
-    Option<usize>,
-    bool,
-    Option<&'a str>,
-);
-
-/// [`run_pass`] from `start` (zeros when `None`); also the state it ends in.
-fn pass_from(
-    model: &PtbModel,
-    data: &[u32],
-    ((batch, steps), mut training, max_batches, graph, label): PassArgs,
-    masks: &mut Masks,
-    start: Option<&LmState>,
-) -> Result<(PassResult, LmState)> {
+    shape: PassShape,
+    (mut training, masks): (Option<Training>, &mut Masks),
+    from: Option<&PassPoint>,
+    pause: Pause,
+) -> Result<Outcome> {
+    let PassShape {
+        batch,
+        steps,
+        graph,
+        label,
+        ..
+    } = shape;
     let batches = Batches::new(data, batch, steps)?;
-    let n = batches.len().min(max_batches.unwrap_or(usize::MAX));
+    let n = batches.len().min(shape.max_batches.unwrap_or(usize::MAX));
     let stream = batches.upload(&model.device())?;
     let mut progress = label.map_or_else(Progress::hidden, |l| Progress::new(l, n));
     let mut fixed = FixedStep::new(model, batch, steps, graph)?;
-    if let Some(state) = start {
-        fixed.start_from(state)?;
-    }
+    let (first, earlier) = match from {
+        Some(p) => {
+            fixed.start_at(&p.state, p.cost)?;
+            (p.batch.min(n), p.seconds)
+        }
+        None => (0, 0.0),
+    };
     let clock = Instant::now();
-    for i in 0..n {
+    let seconds = || earlier + clock.elapsed().as_secs_f64();
+    for i in first..n {
         fixed.run(batches.window(&stream, i)?, masks, training.as_mut())?;
         // Reading the cost waits for the device: only when the progress is shown.
         if progress.due(i + 1) {
             let c = fixed.cost()?;
             let words = (i + 1) * batch * steps;
-            let secs = clock.elapsed().as_secs_f64();
             let perplexity = (c / ((i + 1) * steps) as f64).exp();
-            progress.show(i + 1, perplexity, words as f64 / secs);
+            progress.show(i + 1, perplexity, words as f64 / seconds());
+        }
+        if i + 1 < n && pause() {
+            progress.finish();
+            return Ok(Outcome::Paused(PassPoint {
+                batch: i + 1,
+                state: fixed.state().clone(),
+                cost: fixed.cost()?,
+                seconds: seconds(),
+            }));
         }
     }
     progress.finish();
-    let c = fixed.cost()?;
+    let cost = fixed.cost()?;
     let result = PassResult {
-        perplexity: (c / (n * steps) as f64).exp(),
+        perplexity: (cost / (n * steps) as f64).exp(),
         words: n * batch * steps,
-        seconds: clock.elapsed().as_secs_f64(),
+        seconds: seconds(),
+        batches: n,
+        cost,
     };
-    Ok((result, fixed.state().clone()))
+    Ok(Outcome::Done(result, fixed.state().clone()))
 }
 
-/// Perplexity of `data` without training (no dropout, the state carried as in training).
+/// Perplexity of `data` without training (no dropout, the state carried as in training), or
+/// `None` when `pause` stopped it.
 pub fn evaluate(
     model: &PtbModel,
     data: &[u32],
-    shape: (usize, usize),
-    max_batches: Option<usize>,
-    graph: bool,
-    label: Option<&str>,
-) -> Result<PassResult> {
+    shape: PassShape,
+    pause: Pause,
+) -> Result<Option<PassResult>> {
     let masks = &mut Masks::new(0);
-    run_pass(model, data, shape, None, masks, max_batches, graph, label)
+    Ok(
+        match run_pass(model, data, shape, (None, masks), None, pause)? {
+            Outcome::Done(r, _) => Some(r),
+            Outcome::Paused(_) => None,
+        },
+    )
 }
 
-/// Perplexity of `data` read as one stream (batch 1) in windows of `steps` words, the last
-/// window shorter so that every word but the first is predicted: the tutorial's test pass (one
-/// word per step) in about `steps` times fewer steps, the state carried the same way, and so
-/// the same perplexity up to rounding.
+/// Perplexity of `data` read as one stream (batch 1) in windows of `shape.steps` words, the
+/// last window shorter so that every word but the first is predicted: the tutorial's test pass
+/// (one word per step) in about `steps` times fewer steps, the state carried the same way, and
+/// so the same perplexity up to rounding. `None` when `pause` stopped it.
 pub fn evaluate_stream(
     model: &PtbModel,
     data: &[u32],
-    steps: usize,
-    max_batches: Option<usize>,
-    graph: bool,
-    label: Option<&str>,
-) -> Result<PassResult> {
+    shape: PassShape,
+    pause: Pause,
+) -> Result<Option<PassResult>> {
     let masks = &mut Masks::new(0);
     let targets = data.len().saturating_sub(1);
-    let steps = steps.clamp(1, targets.max(1));
+    let steps = shape.steps.clamp(1, targets.max(1));
     let windows = targets / steps;
-    let (whole, state) = pass_from(
-        model,
-        data,
-        ((1, steps), None, max_batches, graph, label),
-        masks,
-        None,
-    )?;
+    let shape = PassShape {
+        batch: 1,
+        steps,
+        ..shape
+    };
+    let (whole, state) = match run_pass(model, data, shape, (None, masks), None, pause)? {
+        Outcome::Done(r, state) => (r, state),
+        Outcome::Paused(_) => return Ok(None),
+    };
     let rest = targets - windows * steps;
     // The shorter window is one batch more: not when `max_batches` stopped the pass already.
-    if rest == 0 || max_batches.is_some_and(|m| m <= windows) {
-        return Ok(whole);
+    if rest == 0 || shape.max_batches.is_some_and(|m| m <= windows) {
+        return Ok(Some(whole));
     }
     // The last `rest` targets, from the state the windows ended in, in one eager step.
     let tail = &data[windows * steps..];
-    let pass = ((1, rest), None, None, false, None);
-    let (last, _) = pass_from(model, tail, pass, masks, Some(&state))?;
+    let last_shape = PassShape {
+        steps: rest,
+        max_batches: None,
+        graph: false,
+        label: None,
+        ..shape
+    };
+    let start = PassPoint {
+        batch: 0,
+        state,
+        cost: 0.0,
+        seconds: 0.0,
+    };
+    let last = match run_pass(model, tail, last_shape, (None, masks), Some(&start), &never)? {
+        Outcome::Done(r, _) => r,
+        Outcome::Paused(_) => unreachable!("`never` pauses"),
+    };
     let words = whole.words + last.words;
     let cost =
         whole.perplexity.ln() * whole.words as f64 + last.perplexity.ln() * last.words as f64;
-    Ok(PassResult {
+    Ok(Some(PassResult {
         perplexity: (cost / words as f64).exp(),
         words,
         seconds: whole.seconds + last.seconds,
-    })
+        batches: whole.batches + last.batches,
+        cost: whole.cost + last.cost,
+    }))
 }
 
 #[cfg(test)]
@@ -148,6 +220,14 @@ mod tests {
     use crate::config::{LmConfig, Preset};
     use crate::train::run::RunSpec;
     use crate::train::setup::{build_model, inference_model};
+
+    /// Every batch of `(batch, steps)`, eagerly.
+    fn eager(shape: (usize, usize)) -> PassShape<'static> {
+        PassShape {
+            graph: false,
+            ..PassShape::new(shape)
+        }
+    }
 
     /// With the state carried, one step per call and 6 steps per call see the same stream, so
     /// the perplexity agrees (on CUDA when built with it: cuDNN at seq 1 and seq 6).
@@ -162,8 +242,12 @@ mod tests {
         let model = inference_model(&spec, &varmap, &dev).unwrap();
         // 1 + 6k words: both windowings cover every target.
         let data: Vec<u32> = (0..61u32).map(|i| (i * 7 + i / 3) % 13).collect();
-        let one = evaluate(&model, &data, (1, 1), None, false, None).unwrap();
-        let six = evaluate(&model, &data, (1, 6), None, false, None).unwrap();
+        let one = evaluate(&model, &data, eager((1, 1)), &never)
+            .unwrap()
+            .unwrap();
+        let six = evaluate(&model, &data, eager((1, 6)), &never)
+            .unwrap()
+            .unwrap();
         assert_eq!((one.words, six.words), (60, 60));
         let rel = (one.perplexity / six.perplexity - 1.0).abs();
         assert!(rel < 1e-5, "{} vs {}", one.perplexity, six.perplexity);
@@ -171,7 +255,8 @@ mod tests {
         let mut fresh = 0.0;
         for i in 0..60 {
             let w = [data[i], data[i + 1]];
-            fresh += evaluate(&model, &w, (1, 1), None, false, None)
+            fresh += evaluate(&model, &w, eager((1, 1)), &never)
+                .unwrap()
                 .unwrap()
                 .perplexity
                 .ln();
@@ -196,9 +281,13 @@ mod tests {
         let model = inference_model(&spec, &varmap, &dev).unwrap();
         // 1 + 6 * 7 + 4 words: 7 windows of 6 targets and one of 4.
         let data: Vec<u32> = (0..47u32).map(|i| (i * 5 + i / 4) % 13).collect();
-        let one = evaluate(&model, &data, (1, 1), None, false, None).unwrap();
+        let one = evaluate(&model, &data, eager((1, 1)), &never)
+            .unwrap()
+            .unwrap();
         for steps in [6, 46, 100] {
-            let s = evaluate_stream(&model, &data, steps, None, false, None).unwrap();
+            let s = evaluate_stream(&model, &data, eager((1, steps)), &never)
+                .unwrap()
+                .unwrap();
             assert_eq!(s.words, 46, "steps {steps}");
             let rel = (s.perplexity / one.perplexity - 1.0).abs();
             assert!(
@@ -209,7 +298,9 @@ mod tests {
             );
         }
         // Without the last window the number differs: it is counted.
-        let cut = evaluate(&model, &data, (1, 6), None, false, None).unwrap();
+        let cut = evaluate(&model, &data, eager((1, 6)), &never)
+            .unwrap()
+            .unwrap();
         assert_eq!(cut.words, 42);
         assert!((cut.perplexity / one.perplexity - 1.0).abs() > 1e-5);
     }

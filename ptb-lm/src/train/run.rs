@@ -3,8 +3,9 @@
 
 use crate::config::precision::Precision;
 use crate::config::{LmConfig, Preset};
-use crate::model::RnnKind;
+use crate::model::{MaskPosition, RnnKind};
 use crate::optim::loss_scale::LossScale;
+use crate::optim::Running;
 use anyhow::{ensure, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -138,6 +139,25 @@ pub struct RunProgress {
     /// The loss scale of f16 steps, where the run left it.
     #[serde(default)]
     pub loss_scale: Option<LossScale>,
+    /// How far the epoch after `epochs_done` got, when the run stopped inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<PartialEpoch>,
+}
+
+/// An epoch stopped between two training steps (on an interrupt, or for a checkpoint every few
+/// minutes), as a checkpoint keeps it: how far its pass got and the state its next step reads.
+/// The carried LSTM state and the GPU's dropout state are tensors of the checkpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartialEpoch {
+    /// Training steps done (all of the epoch's, when only its validation was left).
+    pub batches: usize,
+    /// Σ of their losses, and the seconds they took.
+    pub cost: f64,
+    pub seconds: f64,
+    /// Where the dropout generators stand.
+    pub masks: MaskPosition,
+    /// The optimizer's running sums and loss scale.
+    pub optimizer: Running,
 }
 
 #[cfg(test)]

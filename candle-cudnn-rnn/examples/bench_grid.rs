@@ -3,9 +3,9 @@
 //! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up,
 //! then the median (and min, max) of timed repetitions, each ended by a device synchronization.
 //! Candle's per-allocation CUDA events are off (one stream, as in `ptb-lm`). The loss's mean is
-//! two reductions (rows, then their sums): candle's `sum_all` reduces in one
-//! thread block, which on the large shapes cost more than PyTorch's whole loss (2.5 ms of a
-//! 113 ms step), a cost of the harness and not of the op.
+//! two reductions (rows, then their sums): candle's `sum_all` reduces in one thread block,
+//! which on the large shapes cost more than PyTorch's whole loss
+//! (`results/2026-11-23-h100-op-overhead/`), a cost of the harness and not of the op.
 //!
 //! `--loss sum --input-grad --sink-overwrite` times the op as a model trains it (ptb-lm's LSTM):
 //! the outputs' gradient given (ones: no loss kernels), the input's gradient computed, the
@@ -348,7 +348,7 @@ fn main() -> Result<()> {
         unsafe { d.disable_event_tracking() };
     }
     // Enough untimed runs for the GPU to reach its clocks: with 3, the first variant of a shape
-    // measured up to 1.3x slower than the same kernels right after it.
+    // measured slower than the same kernels right after it.
     let warmup: usize = arg("--warmup").map_or(Ok(if quick { 1 } else { 20 }), |w| w.parse())?;
     let mut rows = Vec::new();
     println!("| mode | L | B | T | H | impl | train us/ex | fwd us/ex | train host us/ex |");

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 /// A CPU training step allocates and frees tensors of many megabytes; by default glibc maps
 /// such blocks fresh and hands them back to the kernel, so every step faults its memory in
-/// anew (40% of a step on the small config). Keep them in the heap instead.
+/// anew, a large share of a small-config step on two cores. Keep them in the heap instead.
 fn keep_large_allocations() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only adjusts allocator thresholds; called before any other thread runs.

@@ -34,6 +34,9 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
     } while (0)
 #endif
 
+// The preludes the library puts before the kernels' source (persistent/kernel.rs).
+#include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+#include "../../candle-cudnn-rnn/src/kernels/philox.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/dropout.cu"
 #ifdef LAB_BWD

@@ -2,15 +2,15 @@
 //!
 //! candle ships its kernels as PTX, which the driver compiles for the GPU when a module is first
 //! loaded and keeps in its cache on disk (`~/.nv/ComputeCache`, or `$CUDA_CACHE_PATH`). On a
-//! machine whose cache is empty the first training step waited about 20 s for that. Within one
-//! process the driver compiles one module at a time: on an H100, candle's 8 modules took 15.5 s
-//! one after another and 17.9 s on 8 threads, but 8.55 s in 8 processes, one module each (binary
-//! alone 7.45 s); with the cache warm they load in 0.03 s (`results/2026-11-23-h100-chunk-jit/`).
+//! machine whose cache is empty the first training step waited many seconds for that. Within
+//! one process the driver compiles one module at a time, on one thread or on eight, while eight
+//! processes of one module each take about half as long; with the cache warm they load at once
+//! (`results/2026-11-23-h100-chunk-jit/`).
 //!
 //! So when loading candle's smallest module shows the cache cold, [`start`] runs `ptb-lm
 //! fill-driver-cache MODULE --device N` once per other module, and the command waits for them
 //! ([`Prefill::wait`]) before the model's weights go to the GPU, where candle's kernels are first
-//! needed. On a warm cache no child starts (eight would cost 1.2 s of context creation).
+//! needed. On a warm cache no child starts (eight would only cost their contexts).
 //!
 //! It only saves time: a child that cannot start or fails leaves its module to candle, which
 //! compiles it at first use as before. `PTB_LM_PREFILL_DRIVER_CACHE=0` turns it off.
@@ -142,8 +142,9 @@ fn shared_gpu(n: usize) -> bool {
 #[derive(Default)]
 pub struct Prefill(Vec<(String, std::io::Result<Child>)>);
 
-/// A module load slower than this compiled PTX: the cache is cold. On the H100, candle's affine
-/// module loads in about 4 ms from a warm cache and compiles in 0.2 s.
+/// A module load slower than this compiled PTX: the cache is cold. candle's affine module loads
+/// an order of magnitude faster from a warm cache and compiles an order slower
+/// (`results/2026-11-23-h100-chunk-jit/`).
 #[cfg(feature = "cuda")]
 const COLD_LOAD: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -160,8 +161,8 @@ fn load(module: CandleModule, n: usize) -> Result<std::time::Duration> {
 
 /// Whether GPU `n`'s cache lacks candle's kernels, judged by loading its small affine module in
 /// this process (in the primary context, which candle then takes over). On a warm cache the
-/// children would only cost their contexts: 1.2 s more per command on the H100 when all eight
-/// start at once.
+/// children would only cost their contexts, eight of them at once
+/// (`results/2026-11-23-h100-chunk-jit/`).
 fn cache_is_cold(n: usize) -> bool {
     #[cfg(feature = "cuda")]
     {

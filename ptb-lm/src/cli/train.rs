@@ -30,7 +30,7 @@ use tokenizers::Tokenizer;
 
 /// Every field of the configuration, overridable from the command line; each default is the
 /// preset's (small / medium / large).
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug, Default, serde::Serialize)]
 pub struct Overrides {
     /// Initial weights are uniform in ±this [default small / medium / large: 0.1 / 0.05 / 0.04]
     #[arg(long, value_parser = ranges::positive)]
@@ -79,26 +79,23 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    pub fn apply(&self, c: &mut LmConfig) {
-        macro_rules! set {
-            ($($f:ident),*) => { $( if let Some(v) = self.$f { c.$f = v; } )* };
+    /// Sets the fields of `c` that a flag names: each flag is the field of its name.
+    pub fn apply(&self, c: &mut LmConfig) -> Result<()> {
+        let mut config = serde_json::to_value(&*c)?;
+        let (Some(fields), serde_json::Value::Object(flags)) =
+            (config.as_object_mut(), serde_json::to_value(self)?)
+        else {
+            bail!("a configuration is not a JSON object");
+        };
+        for (name, value) in flags.into_iter().filter(|(_, v)| !v.is_null()) {
+            ensure!(
+                fields.contains_key(&name),
+                "--{name} names no configuration field"
+            );
+            fields.insert(name, value);
         }
-        set!(
-            init_scale,
-            learning_rate,
-            max_grad_norm,
-            num_layers,
-            num_steps,
-            hidden_size,
-            max_epoch,
-            max_max_epoch,
-            keep_prob,
-            lr_decay,
-            batch_size,
-            vocab_size,
-            lstm_bias,
-            embedding_norm
-        );
+        *c = serde_json::from_value(config)?;
+        Ok(())
     }
 }
 
@@ -201,7 +198,7 @@ fn start(
 
 pub fn train(args: TrainArgs) -> Result<()> {
     let mut cfg = LmConfig::preset(args.config);
-    args.overrides.apply(&mut cfg);
+    args.overrides.apply(&mut cfg)?;
     cfg.validate().map_err(UsageError)?;
     let setup = Setup::open(args.device)?;
     let corpus = Corpus::load(&args.files, cfg.vocab_size)?;
@@ -508,4 +505,52 @@ fn restore(
         cost: p.cost,
         seconds: p.seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{EmbeddingNorm, LstmBias};
+
+    /// Each flag sets the field of its name, and only that.
+    #[test]
+    fn every_override_sets_its_field() {
+        let mut c = LmConfig::preset(Preset::Small);
+        Overrides::default().apply(&mut c).unwrap();
+        assert_eq!(c, LmConfig::preset(Preset::Small));
+        let o = Overrides {
+            init_scale: Some(0.3),
+            learning_rate: Some(0.7),
+            max_grad_norm: Some(2.5),
+            num_layers: Some(3),
+            num_steps: Some(9),
+            hidden_size: Some(33),
+            max_epoch: Some(2),
+            max_max_epoch: Some(5),
+            keep_prob: Some(0.9),
+            lr_decay: Some(0.25),
+            batch_size: Some(7),
+            vocab_size: Some(99),
+            lstm_bias: Some(LstmBias::Double),
+            embedding_norm: Some(EmbeddingNorm::Table),
+        };
+        o.apply(&mut c).unwrap();
+        let want = LmConfig {
+            init_scale: 0.3,
+            learning_rate: 0.7,
+            max_grad_norm: 2.5,
+            num_layers: 3,
+            num_steps: 9,
+            hidden_size: 33,
+            max_epoch: 2,
+            max_max_epoch: 5,
+            keep_prob: 0.9,
+            lr_decay: 0.25,
+            batch_size: 7,
+            vocab_size: 99,
+            lstm_bias: LstmBias::Double,
+            embedding_norm: EmbeddingNorm::Table,
+        };
+        assert_eq!(c, want);
+    }
 }

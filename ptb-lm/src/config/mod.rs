@@ -74,35 +74,45 @@ pub struct LmConfig {
 
 impl LmConfig {
     pub fn preset(p: Preset) -> Self {
-        let (
-            init_scale,
-            max_grad_norm,
-            num_steps,
-            hidden_size,
-            max_epoch,
-            max_max_epoch,
-            keep_prob,
-            lr_decay,
-        ) = match p {
-            Preset::Small => (0.1, 5.0, 20, 200, 4, 13, 1.0, 0.5),
-            Preset::Medium => (0.05, 5.0, 35, 650, 6, 39, 0.5, 0.8),
-            Preset::Large => (0.04, 10.0, 35, 1500, 14, 55, 0.35, 1.0 / 1.15),
-        };
-        Self {
-            init_scale,
+        let small = Self {
+            init_scale: 0.1,
             learning_rate: 1.0,
-            max_grad_norm,
+            max_grad_norm: 5.0,
             num_layers: 2,
-            num_steps,
-            hidden_size,
-            max_epoch,
-            max_max_epoch,
-            keep_prob,
-            lr_decay,
+            num_steps: 20,
+            hidden_size: 200,
+            max_epoch: 4,
+            max_max_epoch: 13,
+            keep_prob: 1.0,
+            lr_decay: 0.5,
             batch_size: 20,
             vocab_size: 10_000,
             lstm_bias: LstmBias::Single,
             embedding_norm: EmbeddingNorm::Lookups,
+        };
+        match p {
+            Preset::Small => small,
+            Preset::Medium => Self {
+                init_scale: 0.05,
+                num_steps: 35,
+                hidden_size: 650,
+                max_epoch: 6,
+                max_max_epoch: 39,
+                keep_prob: 0.5,
+                lr_decay: 0.8,
+                ..small
+            },
+            Preset::Large => Self {
+                init_scale: 0.04,
+                max_grad_norm: 10.0,
+                num_steps: 35,
+                hidden_size: 1500,
+                max_epoch: 14,
+                max_max_epoch: 55,
+                keep_prob: 0.35,
+                lr_decay: 1.0 / 1.15,
+                ..small
+            },
         }
     }
 

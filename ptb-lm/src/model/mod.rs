@@ -236,6 +236,10 @@ impl Masks {
     }
 }
 
+/// What a forward gives: its output (logits or cost), the next state and, when training, the
+/// embedding lookup whose gradient the optimizer applies.
+pub type Ran = (Tensor, LmState, Option<Lookup>);
+
 /// Where a model's dropout generators stand between two steps, as a checkpoint keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaskPosition {
@@ -509,7 +513,7 @@ impl PtbModel {
         state: &LmState,
         masks: &mut Masks,
         train: bool,
-    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+    ) -> Result<Ran> {
         let (y, state, lookup) = self.below_softmax(ids, state, masks, train)?;
         Ok((self.logits(&y, train)?, state, lookup))
     }
@@ -524,7 +528,7 @@ impl PtbModel {
         targets: &Tensor,
         state: &LmState,
         masks: &mut Masks,
-    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+    ) -> Result<Ran> {
         let steps = ids.dim(0)?;
         let (y, state, lookup) = self.below_softmax(ids, state, masks, true)?;
         let loss = match &self.softmax_grad {
@@ -547,7 +551,7 @@ impl PtbModel {
         state: &LmState,
         masks: &mut Masks,
         train: bool,
-    ) -> Result<(Tensor, LmState, Option<Lookup>)> {
+    ) -> Result<Ran> {
         let (steps, batch) = ids.dims2()?;
         let p = if train { self.dropout } else { 0.0 };
         let ids = ids.flatten_all()?;

@@ -229,6 +229,13 @@ mod tests {
         }
     }
 
+    /// [`evaluate`] of every batch of `shape`, eagerly.
+    fn eval(model: &PtbModel, data: &[u32], shape: (usize, usize)) -> PassResult {
+        evaluate(model, data, eager(shape), &never)
+            .unwrap()
+            .unwrap()
+    }
+
     /// A small model of seed `seed` over 13 word types, for evaluation on the test GPU.
     fn small_model(seed: u64) -> PtbModel {
         let dev = crate::gpu::test_gpu::device();
@@ -247,12 +254,8 @@ mod tests {
         let model = small_model(5);
         // 1 + 6k words: both windowings cover every target.
         let data: Vec<u32> = (0..61u32).map(|i| (i * 7 + i / 3) % 13).collect();
-        let one = evaluate(&model, &data, eager((1, 1)), &never)
-            .unwrap()
-            .unwrap();
-        let six = evaluate(&model, &data, eager((1, 6)), &never)
-            .unwrap()
-            .unwrap();
+        let one = eval(&model, &data, (1, 1));
+        let six = eval(&model, &data, (1, 6));
         assert_eq!((one.words, six.words), (60, 60));
         let rel = (one.perplexity / six.perplexity - 1.0).abs();
         assert!(rel < 1e-5, "{} vs {}", one.perplexity, six.perplexity);
@@ -260,11 +263,7 @@ mod tests {
         let mut fresh = 0.0;
         for i in 0..60 {
             let w = [data[i], data[i + 1]];
-            fresh += evaluate(&model, &w, eager((1, 1)), &never)
-                .unwrap()
-                .unwrap()
-                .perplexity
-                .ln();
+            fresh += eval(&model, &w, (1, 1)).perplexity.ln();
         }
         let fresh = (fresh / 60.0).exp();
         assert!(
@@ -280,9 +279,7 @@ mod tests {
         let model = small_model(7);
         // 1 + 6 * 7 + 4 words: 7 windows of 6 targets and one of 4.
         let data: Vec<u32> = (0..47u32).map(|i| (i * 5 + i / 4) % 13).collect();
-        let one = evaluate(&model, &data, eager((1, 1)), &never)
-            .unwrap()
-            .unwrap();
+        let one = eval(&model, &data, (1, 1));
         for steps in [6, 46, 100] {
             let s = evaluate_stream(&model, &data, eager((1, steps)), &never)
                 .unwrap()
@@ -297,9 +294,7 @@ mod tests {
             );
         }
         // Without the last window the number differs: it is counted.
-        let cut = evaluate(&model, &data, eager((1, 6)), &never)
-            .unwrap()
-            .unwrap();
+        let cut = eval(&model, &data, (1, 6));
         assert_eq!(cut.words, 42);
         assert!((cut.perplexity / one.perplexity - 1.0).abs() > 1e-5);
     }

@@ -45,19 +45,11 @@ __device__ __forceinline__ void store(bf16* p, float v) { p->x = f32_to_bf16(v);
 __device__ __forceinline__ void store(f16* p, float v) { p->x = f32_to_f16(v); }
 
 #ifdef ELEM_BF16
-__device__ __forceinline__ float to_f(u16 v) {
 #if ELEM_BF16
-    return bf16_to_f32(v);
+__device__ __forceinline__ float to_f(u16 v) { return bf16_to_f32(v); }
+__device__ __forceinline__ u16 from_f(float v) { return f32_to_bf16(v); }
 #else
-    return f16_to_f32(v);
+__device__ __forceinline__ float to_f(u16 v) { return f16_to_f32(v); }
+__device__ __forceinline__ u16 from_f(float v) { return f32_to_f16(v); }
 #endif
-}
-
-__device__ __forceinline__ u16 from_f(float v) {
-#if ELEM_BF16
-    return f32_to_bf16(v);
-#else
-    return f32_to_f16(v);
-#endif
-}
 #endif

@@ -8,7 +8,7 @@
 use crate::call::{Call, Dropout};
 use crate::RnnAlgo;
 use candle_core::backend::BackendStorage;
-use candle_core::cuda_backend::cudarc::driver::CudaView;
+use candle_core::cuda_backend::cudarc::driver::{CudaSlice, CudaView};
 use candle_core::cuda_backend::{CudaDType, CudaDevice};
 use candle_core::{bail, CudaStorage, DType, Layout, Result, Storage, StorageRef, Tensor};
 use std::any::Any;
@@ -50,9 +50,29 @@ pub(crate) fn view<'a, T: CudaDType>(
 /// the backend that made it reads it.
 pub(crate) type GpuReserve = Box<dyn Any + Send + Sync>;
 
-/// What a backward reads: the forward's inputs and packed output, and the gradient of that
-/// output (contiguous).
+/// What a forward reads, as every kernel path receives it: the call, its inter-layer dropout,
+/// whether it trains (and so keeps what its backward needs), and the operands `[x, w, s]`: x
+/// `[T, B, I]`, the flat weight and the packed state (contiguous, one dtype).
+#[derive(Clone, Copy)]
+pub(crate) struct ForwardInputs<'a> {
+    pub call: &'a Call,
+    pub dropout: Dropout,
+    pub train: bool,
+    pub ops: [Operand<'a>; 3],
+}
+
+/// What a forward gives: the packed `[y | h_n | c_n]` and, when it trains, what its backward
+/// needs.
+pub(crate) type Forwarded = (CudaStorage, Option<GpuReserve>);
+
+/// What a backward gives: the gradients `(dx, dw, dstate)`, flat.
+pub(crate) type Gradients = (Option<Tensor>, Option<Tensor>, Option<Tensor>);
+
+/// What a backward reads: the call, the forward's inputs and packed output, and the gradient
+/// of that output (contiguous); and where it leaves the weight's gradient instead of returning
+/// it, if anywhere.
 pub(crate) struct BackwardInputs<'a> {
+    pub call: &'a Call,
     pub x: &'a Tensor,
     pub weight: &'a Tensor,
     pub state: &'a Tensor,
@@ -62,6 +82,8 @@ pub(crate) struct BackwardInputs<'a> {
     pub state_grad: bool,
     /// Whether the gradient of x is wanted; a backend that can skip it returns none when not.
     pub input_grad: bool,
+    /// A caller's buffer for the weight's gradient; the backward then returns no `dw`.
+    pub dw_into: Option<DwInto<'a>>,
 }
 
 /// The storages a backward reads, locked for reading: x, weight, state, packed output and
@@ -112,31 +134,31 @@ pub(crate) struct DwInto<'a> {
     pub mode: crate::sink::SinkMode,
 }
 
+/// The elements of a caller's weight-gradient buffer (of [`DwInto`]), which must hold
+/// `weights` of them.
+pub(crate) fn weight_grad_buffer<T: CudaDType>(
+    buf: &mut CudaStorage,
+    weights: usize,
+) -> Result<&mut CudaSlice<T>> {
+    let into = buf.as_cuda_slice_mut::<T>()?;
+    if into.len() != weights {
+        bail!(
+            "rnn backward: a weight-gradient buffer of {} elements for {weights} weights",
+            into.len()
+        );
+    }
+    Ok(into)
+}
+
 /// What the op asks of the GPU for one module: the whole RNN stack, forward and backward.
 pub(crate) trait GpuBackend: Send + Sync {
-    /// Runs `call` on `x` `[T, B, I]`, the flat weight `w` and the packed state `s` (contiguous,
-    /// one dtype); returns the packed `[y | h_n | c_n]` and, when `train`, what the backward
-    /// needs. `dropout` applies between layers.
-    fn forward(
-        &self,
-        call: &Call,
-        dropout: Dropout,
-        train: bool,
-        x: Operand,
-        w: Operand,
-        s: Operand,
-    ) -> Result<(CudaStorage, Option<GpuReserve>)>;
+    /// Runs one call forward: its packed output and, when it trains, what its backward needs.
+    fn forward(&self, inputs: ForwardInputs) -> Result<Forwarded>;
 
-    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve`; `dstate`
-    /// only when `inputs.state_grad`, `dx` at least when `inputs.input_grad`. With `dw_into`
-    /// the weight's gradient goes into its buffer instead, and `dw` is `None`.
-    fn backward(
-        &self,
-        call: &Call,
-        reserve: GpuReserve,
-        inputs: BackwardInputs,
-        dw_into: Option<DwInto>,
-    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)>;
+    /// The gradients of the forward that left `reserve`; `dstate` only when
+    /// `inputs.state_grad`, `dx` at least when `inputs.input_grad`, `dw` only without
+    /// `inputs.dw_into`.
+    fn backward(&self, reserve: GpuReserve, inputs: BackwardInputs) -> Result<Gradients>;
 
     /// The algorithm that served `(seq, batch, train)` when it was chosen per call (see
     /// `Rnn::auto_algo`).

@@ -15,7 +15,7 @@
 //!   ours against that winner ([`ours_win`]). Calls that only `Standard` takes run it unmeasured
 //!   ([`auto_measures`]).
 
-use crate::backend::{operand_dtype, view, BackwardInputs, GpuReserve, Operand};
+use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
@@ -233,15 +233,11 @@ impl Chooser {
         }
     }
 
-    /// The kernel that runs `call` (with `dropout`, in training mode when `train`) on the
-    /// operands `[x, w, s]`, among `paths`.
-    pub fn choose(
-        &self,
-        paths: &Backends,
-        call: &Call,
-        (dropout, train): (Dropout, bool),
-        ops: [Operand; 3],
-    ) -> Result<Kernel> {
+    /// The kernel that runs the call of `inputs` among `paths`.
+    pub fn choose(&self, paths: &Backends, inputs: ForwardInputs) -> Result<Kernel> {
+        let ForwardInputs {
+            call, train, ops, ..
+        } = inputs;
         // One dtype for all three operands, which every path needs.
         let dtype = operand_dtype(ops)?;
         // Ours where the module has them and they take this call, with their plan for it.
@@ -266,13 +262,12 @@ impl Chooser {
             }
             RnnAlgo::Auto => {
                 let shape = (ops[0].0.device().id(), dtype, call.seq, call.batch, train);
-                let fastest =
-                    self.cudnn_fastest(&paths.cudnn, shape, call, (dropout, train), ops)?;
+                let fastest = self.cudnn_fastest(&paths.cudnn, shape, inputs)?;
                 let Some((backend, plan)) = ours else {
                     return Ok(Kernel::Cudnn(fastest));
                 };
                 let sides = ((backend, plan), (&paths.cudnn, fastest));
-                Ok(match self.ours_beat(sides, shape, call, dropout, ops)? {
+                Ok(match self.ours_beat(sides, shape, inputs)? {
                     true => Kernel::Persistent(plan),
                     false => Kernel::Cudnn(fastest),
                 })
@@ -290,18 +285,16 @@ impl Chooser {
         &self,
         cudnn: &CudnnRnn,
         shape: CallShape,
-        call: &Call,
-        (dropout, train): (Dropout, bool),
-        ops: [Operand; 3],
+        inputs: ForwardInputs,
     ) -> Result<RnnAlgo> {
-        let (_, dtype, _, batch, _) = shape;
+        let (_, dtype, _, batch, train) = shape;
         memoized(&self.cudnn_fastest, shape, || {
             match cudnn_candidates(dtype, batch, train) {
                 [only] => Ok(*only),
                 candidates => {
                     let mut pick = FastestAgreeing::new();
                     let judge = &mut |t: Trial| pick.judge(t);
-                    cudnn.trials(call, &dropout, train, ops, (candidates, judge))?;
+                    cudnn.trials(inputs, (candidates, judge))?;
                     Ok(pick.best.0)
                 }
             }
@@ -314,14 +307,12 @@ impl Chooser {
         &self,
         sides: ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
         shape: CallShape,
-        call: &Call,
-        dropout: Dropout,
-        ops: [Operand; 3],
+        inputs: ForwardInputs,
     ) -> Result<bool> {
-        let (_, dtype, _, _, train) = shape;
+        let (_, dtype, _, _, _) = shape;
         memoized(&self.ours_won, shape, || match dtype {
-            DType::BF16 => ours_win::<half::bf16>(sides, call, (dropout, train), ops),
-            _ => ours_win::<half::f16>(sides, call, (dropout, train), ops),
+            DType::BF16 => ours_win::<half::bf16>(sides, inputs),
+            _ => ours_win::<half::f16>(sides, inputs),
         })
     }
 
@@ -354,17 +345,21 @@ fn with_operand<R>(t: &Tensor, f: impl FnOnce(Operand) -> Result<R>) -> Result<R
     }
 }
 
-/// Whether ours (on `plan`) run `call` faster than cuDNN's `algo`, and agree with it: each
-/// side runs the call (forward, and in training backward with a gradient of ones) on copies of
-/// the operands, without dropout (a measurement must not move the masks' counters), once
-/// untimed and then [`OURS_TRIAL_REPS`] times, its fastest run counting; ours win when faster
-/// and their packed output [`agrees`] with cuDNN's.
+/// Whether ours (on `plan`) run the call of `inputs` faster than cuDNN's `algo`, and agree
+/// with it: each side runs the call (forward, and in training backward with a gradient of
+/// ones) on copies of the operands, without dropout (a measurement must not move the masks'
+/// counters), once untimed and then [`OURS_TRIAL_REPS`] times, its fastest run counting; ours
+/// win when faster and their packed output [`agrees`] with cuDNN's.
 fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
     ((ours, plan), (cudnn, algo)): ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
-    call: &Call,
-    (dropout, train): (Dropout, bool),
-    [x, w, s]: [Operand; 3],
+    inputs: ForwardInputs,
 ) -> Result<bool> {
+    let ForwardInputs {
+        call,
+        dropout,
+        ops: [x, w, s],
+        ..
+    } = inputs;
     let dev = x.0.device().clone();
     let stream = dev.cuda_stream();
     let (x, w, s) = (
@@ -377,9 +372,16 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
     let run = |on_ours: bool| -> Result<Tensor> {
         let (out, reserve) = with_operand(&x, |xo| {
             with_operand(&w, |wo| {
-                with_operand(&s, |so| match on_ours {
-                    true => ours.forward(plan, call, quiet, train, [xo, wo, so]),
-                    false => cudnn.forward(algo, call, quiet, train, [xo, wo, so]),
+                with_operand(&s, |so| {
+                    let copies = ForwardInputs {
+                        dropout: quiet,
+                        ops: [xo, wo, so],
+                        ..inputs
+                    };
+                    match on_ours {
+                        true => ours.forward(plan, copies),
+                        false => cudnn.forward(algo, copies),
+                    }
                 })
             })
         })?;
@@ -388,6 +390,7 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         if let Some(r) = reserve {
             let grad = packed.ones_like()?;
             let inputs = BackwardInputs {
+                call,
                 x: &x,
                 weight: &w,
                 state: &s,
@@ -396,8 +399,9 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
                 // The whole of each backward's work (cuDNN's always makes dx).
                 state_grad: true,
                 input_grad: true,
+                dw_into: None,
             };
-            backward(on_ours, (ours, cudnn), call, r, inputs)?;
+            backward(on_ours, (ours, cudnn), r, inputs)?;
         }
         Ok(packed)
     };
@@ -423,13 +427,12 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
 fn backward(
     on_ours: bool,
     (ours, cudnn): (&PersistentLstm, &CudnnRnn),
-    call: &Call,
     reserve: GpuReserve,
     inputs: BackwardInputs,
 ) -> Result<()> {
     match on_ours {
-        true => ours.backward(call, reserve, inputs, None)?,
-        false => cudnn.backward(call, reserve, inputs, None)?,
+        true => ours.backward(reserve, inputs)?,
+        false => cudnn.backward(reserve, inputs)?,
     };
     Ok(())
 }

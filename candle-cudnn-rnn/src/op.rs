@@ -3,7 +3,7 @@
 //! GPU backend sit side by side; the op knows the backend only through its seam.
 
 #[cfg(feature = "cuda")]
-use crate::backend::{BackwardInputs, GpuBackend, GpuReserve};
+use crate::backend::{BackwardInputs, DwInto, ForwardInputs, GpuBackend, GpuReserve};
 use crate::call::{Call, Dropout};
 use crate::cpu::{self, Trace};
 use crate::sink::SinkMode;
@@ -175,10 +175,12 @@ impl CustomOp3 for RnnOp {
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         crate::memory::keep_by_default(s1.device())?;
-        let (x, w, s) = ((s1, l1), (s2, l2), (s3, l3));
-        let (out, reserve) = self
-            .gpu
-            .forward(&self.call, self.dropout, self.train, x, w, s)?;
+        let (out, reserve) = self.gpu.forward(ForwardInputs {
+            call: &self.call,
+            dropout: self.dropout,
+            train: self.train,
+            ops: [(s1, l1), (s2, l2), (s3, l3)],
+        })?;
         if let Some(r) = reserve {
             self.keep(Reserve::Gpu(r))?;
         }
@@ -209,6 +211,7 @@ impl CustomOp3 for RnnOp {
             #[cfg(feature = "cuda")]
             Reserve::Gpu(r) => {
                 let inputs = BackwardInputs {
+                    call: &self.call,
                     x,
                     weight: w,
                     state,
@@ -216,9 +219,10 @@ impl CustomOp3 for RnnOp {
                     grad: &grad,
                     state_grad: state.track_op(),
                     input_grad: x.track_op(),
+                    dw_into: None,
                 };
                 match &self.weight_grad {
-                    None => self.gpu.backward(&self.call, r, inputs, None)?,
+                    None => self.gpu.backward(r, inputs)?,
                     Some((sink, mode)) => {
                         // The backend leaves the weight's gradient straight in the sink: an
                         // in-place op hands out its memory.
@@ -267,7 +271,7 @@ impl CustomOp3 for RnnOp {
 struct IntoSink<'a> {
     op: &'a RnnOp,
     mode: SinkMode,
-    reserve: Mutex<Option<crate::backend::GpuReserve>>,
+    reserve: Mutex<Option<GpuReserve>>,
     inputs: Mutex<Option<BackwardInputs<'a>>>,
     out: Mutex<Option<(Option<Tensor>, Option<Tensor>)>>,
 }
@@ -295,11 +299,15 @@ impl candle_core::InplaceOp1 for IntoSink<'_> {
         let (Some(r), Some(inputs)) = (r, inputs) else {
             candle_core::bail!("rnn backward: ran twice into the sink")
         };
-        let into = crate::backend::DwInto {
+        let into = DwInto {
             buf: sink,
             mode: self.mode,
         };
-        let (dx, _, ds) = self.op.gpu.backward(&self.op.call, r, inputs, Some(into))?;
+        let inputs = BackwardInputs {
+            dw_into: Some(into),
+            ..inputs
+        };
+        let (dx, _, ds) = self.op.gpu.backward(r, inputs)?;
         *self.out.lock().map_err(|_| poisoned())? = Some((dx, ds));
         Ok(())
     }

@@ -2,13 +2,14 @@
 //! crate's persistent LSTM kernels), with each call routed to the kernel that `crate::choose`
 //! picks for it, and its backward to the path that ran its forward.
 
-use crate::backend::{pack, unpack, BackwardInputs, DwInto, GpuBackend, GpuReserve, Operand};
-use crate::call::{Call, Dropout};
+use crate::backend::{
+    pack, unpack, BackwardInputs, ForwardInputs, Forwarded, GpuBackend, GpuReserve, Gradients,
+};
 use crate::choose::{Backends, Chooser, Kernel};
 use crate::layout::RnnDims;
 use crate::{RnnAlgo, RnnConfig};
 use candle_core::cuda_backend::CudaDevice;
-use candle_core::{bail, CudaStorage, Result, Tensor};
+use candle_core::{bail, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -43,58 +44,39 @@ enum Made {
 }
 
 impl GpuBackend for Dispatch {
-    fn forward(
-        &self,
-        call: &Call,
-        dropout: Dropout,
-        train: bool,
-        x: Operand,
-        w: Operand,
-        s: Operand,
-    ) -> Result<(CudaStorage, Option<GpuReserve>)> {
-        let ops = [x, w, s];
-        let kernel = self
-            .chooser
-            .choose(&self.paths, call, (dropout, train), ops)?;
+    fn forward(&self, inputs: ForwardInputs) -> Result<Forwarded> {
+        let kernel = self.chooser.choose(&self.paths, inputs)?;
         if let Some(served) = &self.served {
             let mut served = served.lock().unwrap_or_else(|e| e.into_inner());
-            served.insert((call.seq, call.batch, train), kernel.algo());
+            let call = inputs.call;
+            served.insert((call.seq, call.batch, inputs.train), kernel.algo());
         }
-        let tagged = |made: fn(GpuReserve) -> Made, (out, reserve)| {
-            let reserve: Option<GpuReserve> = reserve;
+        let tagged = |made: fn(GpuReserve) -> Made, (out, reserve): Forwarded| {
             (out, reserve.map(|r| Box::new(made(r)) as GpuReserve))
         };
         Ok(match (kernel, &self.paths.ours) {
-            (Kernel::Persistent(plan), Some(ours)) => tagged(
-                Made::Persistent,
-                ours.forward(plan, call, dropout, train, ops)?,
-            ),
+            (Kernel::Persistent(plan), Some(ours)) => {
+                tagged(Made::Persistent, ours.forward(plan, inputs)?)
+            }
             (Kernel::Persistent(_), None) => {
                 bail!("rnn: the persistent kernels were chosen for a module without them")
             }
-            (Kernel::Cudnn(algo), _) => tagged(
-                Made::Cudnn,
-                self.paths.cudnn.forward(algo, call, dropout, train, ops)?,
-            ),
+            (Kernel::Cudnn(algo), _) => {
+                tagged(Made::Cudnn, self.paths.cudnn.forward(algo, inputs)?)
+            }
         })
     }
 
-    fn backward(
-        &self,
-        call: &Call,
-        reserve: GpuReserve,
-        inputs: BackwardInputs,
-        dw_into: Option<DwInto>,
-    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+    fn backward(&self, reserve: GpuReserve, inputs: BackwardInputs) -> Result<Gradients> {
         let Ok(made) = reserve.downcast::<Made>() else {
             bail!("rnn backward: the forward's reserve was not this module's")
         };
         match (*made, &self.paths.ours) {
-            (Made::Persistent(r), Some(ours)) => ours.backward(call, r, inputs, dw_into),
+            (Made::Persistent(r), Some(ours)) => ours.backward(r, inputs),
             (Made::Persistent(_), None) => {
                 bail!("rnn backward: a persistent-kernel reserve for a module without them")
             }
-            (Made::Cudnn(r), _) => self.paths.cudnn.backward(call, r, inputs, dw_into),
+            (Made::Cudnn(r), _) => self.paths.cudnn.backward(r, inputs),
         }
     }
 

@@ -15,13 +15,15 @@ mod trials;
 pub use ffi::cudnn_version;
 pub(crate) use trials::Trial;
 
-use crate::backend::{operand_dtype, BackwardInputs, DwInto, GpuReserve, Operand};
-use crate::call::{Call, Dropout};
+use crate::backend::{
+    operand_dtype, BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients,
+};
+use crate::call::Dropout;
 use crate::layout::RnnDims;
 use crate::{MathMode, RnnAlgo};
 use candle_core::cuda_backend::cudarc::driver::CudaSlice;
 use candle_core::cuda_backend::{CudaDevice, DeviceId};
-use candle_core::{bail, CudaStorage, DType, Result, Tensor};
+use candle_core::{bail, DType, Result};
 use ffi::Handle;
 use prepared::{Prepared, Spec};
 use std::collections::HashMap;
@@ -185,46 +187,34 @@ impl CudnnRnn {
 }
 
 impl CudnnRnn {
-    /// Runs `call` with cuDNN's `algo` (one of [`RnnAlgo::CONCRETE`]) on `x` `[T, B, I]`, the
-    /// flat weight `w` and the packed state `s` (contiguous, one dtype); returns the packed
-    /// `[y | h_n | c_n]` and, when `train`, what [`CudnnRnn::backward`] needs. `dropout`
-    /// applies between layers.
-    pub(crate) fn forward(
-        &self,
-        algo: RnnAlgo,
-        call: &Call,
-        dropout: Dropout,
-        train: bool,
-        ops: [Operand; 3],
-    ) -> Result<(CudaStorage, Option<GpuReserve>)> {
-        let run = match operand_dtype(ops)? {
+    /// Runs one call forward with cuDNN's `algo` (one of [`RnnAlgo::CONCRETE`]); what it
+    /// keeps for training is for [`CudnnRnn::backward`].
+    pub(crate) fn forward(&self, algo: RnnAlgo, inputs: ForwardInputs) -> Result<Forwarded> {
+        let run = match operand_dtype(inputs.ops)? {
             DType::F32 => run::forward::<f32>,
             DType::F64 => run::forward::<f64>,
             DType::F16 => run::forward::<half::f16>,
             _ => run::forward::<half::bf16>,
         };
-        let (out, reserve) = run(self, algo, call, dropout, train, ops)?;
+        let (out, reserve) = run(self, algo, inputs)?;
         Ok((out, reserve.map(|r| Box::new(r) as GpuReserve)))
     }
 
-    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve` (one of
-    /// [`CudnnRnn::forward`]'s); `dstate` only when `inputs.state_grad`. With `dw_into` the
-    /// weight's gradient goes into its buffer instead, and `dw` is `None`.
+    /// The gradients of the forward that left `reserve` (one of [`CudnnRnn::forward`]'s);
+    /// `dstate` only when `inputs.state_grad`, `dw` only without `inputs.dw_into`.
     pub(crate) fn backward(
         &self,
-        call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-        dw_into: Option<DwInto>,
-    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+    ) -> Result<Gradients> {
         let Ok(r) = reserve.downcast::<CudnnReserve>() else {
             bail!("rnn backward: the forward's reserve was not cuDNN's")
         };
         match inputs.weight.dtype() {
-            DType::F32 => run::backward::<f32>(self, call, *r, inputs, dw_into),
-            DType::F64 => run::backward::<f64>(self, call, *r, inputs, dw_into),
-            DType::F16 => run::backward::<half::f16>(self, call, *r, inputs, dw_into),
-            DType::BF16 => run::backward::<half::bf16>(self, call, *r, inputs, dw_into),
+            DType::F32 => run::backward::<f32>(self, *r, inputs),
+            DType::F64 => run::backward::<f64>(self, *r, inputs),
+            DType::F16 => run::backward::<half::f16>(self, *r, inputs),
+            DType::BF16 => run::backward::<half::bf16>(self, *r, inputs),
             dt => bail!("rnn backward on cuda: unsupported dtype {dt:?}"),
         }
     }

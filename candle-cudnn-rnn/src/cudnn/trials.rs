@@ -5,8 +5,7 @@
 use super::prepared::{temp_sizes, Prepared};
 use super::run::{with_call, CallState, Elem, Sizes};
 use super::CudnnRnn;
-use crate::backend::{operand_dtype, Operand};
-use crate::call::{Call, Dropout};
+use crate::backend::{operand_dtype, ForwardInputs};
 use crate::memory::fill;
 use crate::RnnAlgo;
 use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
@@ -27,55 +26,43 @@ pub(crate) struct Trial {
 }
 
 impl CudnnRnn {
-    /// Tries each of `candidates` in turn on `call` over the operands `[x, w, s]` (read only:
-    /// every result goes to scratch buffers), in training mode when `train`, without dropout;
-    /// hands `judge` the trial of each that cuDNN accepts (one it refuses for this
+    /// Tries each of `candidates` in turn on `inputs`' call over its operands (read only:
+    /// every result goes to scratch buffers), in training mode when it trains, without
+    /// dropout; hands `judge` the trial of each that cuDNN accepts (one it refuses for this
     /// configuration is skipped).
     pub(crate) fn trials(
         &self,
-        call: &Call,
-        dropout: &Dropout,
-        train: bool,
-        ops: [Operand; 3],
+        inputs: ForwardInputs,
         (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
     ) -> Result<()> {
-        let run = match operand_dtype(ops)? {
+        let run = match operand_dtype(inputs.ops)? {
             DType::F32 => Self::trials_of::<f32>,
             DType::F64 => Self::trials_of::<f64>,
             DType::F16 => Self::trials_of::<half::f16>,
             _ => Self::trials_of::<half::bf16>,
         };
-        run(self, call, dropout, train, ops, (candidates, judge))
+        run(self, inputs, (candidates, judge))
     }
 
     fn trials_of<T: Elem>(
         &self,
-        call: &Call,
-        dropout: &Dropout,
-        train: bool,
-        ops: [Operand; 3],
+        inputs: ForwardInputs,
         tried: (&[RnnAlgo], &mut dyn FnMut(Trial)),
     ) -> Result<()> {
-        with_call::<T, _>(self, call, dropout, ops, |c| {
-            self.try_each::<T>(c, call, train, tried)
+        with_call::<T, _>(self, &inputs, |c| {
+            self.try_each::<T>(c, inputs.train, tried)
         })
     }
 
-    /// [`CudnnRnn::trials`] in the state `c` of `call`.
+    /// [`CudnnRnn::trials`] in the state `c` of the call.
     fn try_each<T: Elem>(
         &self,
         c: CallState,
-        call: &Call,
         train: bool,
         (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
     ) -> Result<()> {
-        let CallState {
-            h,
-            stream,
-            p,
-            shapes,
-            o,
-        } = c;
+        let CallState { stream, p, raw } = c;
+        let call = raw.call;
         let packed = call.output_len() + call.state_len();
         let mut out_buf = stream.alloc_zeros::<T>(packed)?;
         // A gradient of both signs and several sizes: with zeros every backward agrees, a
@@ -90,8 +77,8 @@ impl CudnnRnn {
         let (dy, _b) = dy.device_ptr_mut(stream);
         for &algo in candidates {
             let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<f64> {
-                let desc = p.desc(&self.spec, h, algo, false, call.batch)?;
-                let (work_len, reserve_len) = temp_sizes(h, desc, train, shapes)?;
+                let desc = p.desc(&self.spec, raw.h, algo, false, call.batch)?;
+                let (work_len, reserve_len) = temp_sizes(raw.h, desc, train, raw.shapes)?;
                 let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
                 let mut reserve = unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?;
                 let (work, _w) = work.device_ptr_mut(stream);
@@ -110,12 +97,12 @@ impl CudnnRnn {
                 let mut times = Vec::with_capacity(REPS);
                 for _ in 0..=REPS {
                     let start = Instant::now();
-                    self.forward_raw::<T>(h, desc, shapes, call, sizes, o, out, work, res)?;
+                    self.forward_raw::<T>(&raw, desc, sizes, [out, work, res])?;
                     if train {
                         // cuDNN adds the weight gradient in: from zero, it is this run's.
                         fill(stream, dw, sizes.space, 0)?;
                         let bufs = [out, dy, dx, ds, dw, work, reserve];
-                        self.backward_raw::<T>(h, desc, shapes, call, sizes, o, bufs)?;
+                        self.backward_raw::<T>(&raw, desc, sizes, bufs)?;
                     }
                     stream.synchronize()?;
                     times.push(start.elapsed().as_secs_f64());

@@ -13,24 +13,22 @@ use super::padded::{needs_padding, padded, RowKernels, Rows};
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveBwdArgs};
 use super::Elem;
-use crate::backend::{cuda_views, BackwardInputs, DwInto};
-use crate::call::Call;
+use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
 use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
-use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
+use candle_core::{CudaStorage, Result, Storage, Tensor};
 
-/// `(dx, dw, dstate)`, flat, of the forward that left `r` (all layers' recurrences as a
-/// wavefront where `wave` allows it and they fit); `dw` is `None` when it went into `dw_into`,
-/// `dx` and `dstate` when not asked for.
+/// The gradients of the forward that left `r` (all layers' recurrences as a wavefront where
+/// `wave` allows it and they fit); `dw` is `None` when it went into `i.dw_into`, `dx` and
+/// `dstate` when not asked for.
 pub(super) fn backward<T: Elem>(
     (dims, wave): (&RnnDims, WaveTuning),
-    call: &Call,
     mut r: Reserve<T>,
     i: BackwardInputs,
-    dw_into: Option<DwInto>,
-) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+) -> Result<Gradients> {
+    let call = i.call;
     let storages = i.storages();
     let (views, dev) = cuda_views::<T>(&storages, "persistent-kernel")?;
     let stream = dev.cuda_stream();
@@ -56,21 +54,12 @@ pub(super) fn backward<T: Elem>(
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer (zeroed all the
     // same: the products below write every weight and bias, and nothing else of it is read).
-    let overwrite = dw_into
+    let overwrite = i
+        .dw_into
         .as_ref()
         .is_none_or(|d| d.mode == SinkMode::Overwrite);
-    let dw: &mut CudaSlice<T> = match dw_into {
-        Some(DwInto { buf, .. }) => {
-            let into = buf.as_cuda_slice_mut::<T>()?;
-            if into.len() != dims.weight_count() {
-                bail!(
-                    "rnn backward: a weight-gradient buffer of {} elements for {} weights",
-                    into.len(),
-                    dims.weight_count()
-                );
-            }
-            into
-        }
+    let dw: &mut CudaSlice<T> = match i.dw_into {
+        Some(DwInto { buf, .. }) => weight_grad_buffer::<T>(buf, dims.weight_count())?,
         None => own.insert(stream.alloc_zeros::<T>(dims.weight_count())?),
     };
     // Padded rows for the GEMMs (`padded`): a weight gradient's product before it is copied or

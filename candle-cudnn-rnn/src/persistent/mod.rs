@@ -25,13 +25,12 @@ mod wave;
 pub(crate) use kernel::{Plan, MAX_BATCH};
 pub(crate) use tuning::Tuning;
 
-use crate::backend::{BackwardInputs, DwInto, GpuReserve, Operand};
-use crate::call::{Call, Dropout};
+use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
-use candle_core::{bail, CudaStorage, DType, Result, Tensor, WithDType};
+use candle_core::{bail, CudaStorage, DType, Result, WithDType};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -102,29 +101,24 @@ impl PersistentLstm {
             .clone()
     }
 
-    /// Runs `call` on `plan`'s kernels (from [`PersistentLstm::plan`] for this call's device,
-    /// batch, dtype and mode) on `x` `[T, B, I]`, the flat weight `w` and the packed state `s`
-    /// (contiguous, of `plan`'s dtype, the state at an even element); returns the packed
-    /// `[y | h_n | c_n]` and, when `train`, what [`PersistentLstm::backward`] needs. `dropout`
-    /// applies between layers.
-    pub(crate) fn forward(
-        &self,
-        plan: Plan,
-        call: &Call,
-        dropout: Dropout,
-        train: bool,
-        [x, w, s]: [Operand; 3],
-    ) -> Result<(CudaStorage, Option<GpuReserve>)> {
-        fn boxed<T: Elem>(
-            (out, r): (CudaStorage, Option<forward::Reserve<T>>),
-        ) -> (CudaStorage, Option<GpuReserve>) {
+    /// Runs one call forward on `plan`'s kernels (from [`PersistentLstm::plan`] for the call's
+    /// device, batch, dtype and mode; the operands of `plan`'s dtype, the state at an even
+    /// element); what it keeps for training is for [`PersistentLstm::backward`].
+    pub(crate) fn forward(&self, plan: Plan, inputs: ForwardInputs) -> Result<Forwarded> {
+        fn boxed<T: Elem>((out, r): (CudaStorage, Option<forward::Reserve<T>>)) -> Forwarded {
             (out, r.map(|r| Box::new(r) as GpuReserve))
         }
+        let ForwardInputs {
+            call,
+            dropout,
+            train,
+            ops,
+        } = inputs;
         let masks = match train && dropout.active() && self.dims.num_layers > 1 {
-            true => Some(self.counters.take(x.0.device(), &plan, &dropout)?),
+            true => Some(self.counters.take(ops[0].0.device(), &plan, &dropout)?),
             false => None,
         };
-        let (ops, mode, planned) = ([x, w, s], (train, masks), (plan, self.tuning.wave));
+        let (mode, planned) = ((train, masks), (plan, self.tuning.wave));
         Ok(match plan.bf16 {
             true => boxed(forward::forward::<half::bf16>(
                 &self.dims, planned, call, mode, ops,
@@ -135,24 +129,21 @@ impl PersistentLstm {
         })
     }
 
-    /// The gradients `(dx, dw, dstate)`, flat, of the forward that left `reserve` (one of
-    /// [`PersistentLstm::forward`]'s); `dstate` only when `inputs.state_grad`, `dx` only when
-    /// `inputs.input_grad`. With `dw_into` the weight's gradient goes into its buffer instead,
-    /// and `dw` is `None`.
+    /// The gradients of the forward that left `reserve` (one of [`PersistentLstm::forward`]'s);
+    /// `dstate` only when `inputs.state_grad`, `dx` only when `inputs.input_grad`, `dw` only
+    /// without `inputs.dw_into`.
     pub(crate) fn backward(
         &self,
-        call: &Call,
         reserve: GpuReserve,
         inputs: BackwardInputs,
-        dw_into: Option<DwInto>,
-    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+    ) -> Result<Gradients> {
         let planned = (&self.dims, self.tuning.wave);
         let reserve = match reserve.downcast::<forward::Reserve<half::bf16>>() {
-            Ok(r) => return backward::backward(planned, call, *r, inputs, dw_into),
+            Ok(r) => return backward::backward(planned, *r, inputs),
             Err(other) => other,
         };
         match reserve.downcast::<forward::Reserve<half::f16>>() {
-            Ok(r) => backward::backward(planned, call, *r, inputs, dw_into),
+            Ok(r) => backward::backward(planned, *r, inputs),
             Err(_) => bail!("rnn backward: the forward's reserve was not the persistent kernels'"),
         }
     }

@@ -49,8 +49,7 @@ pub(super) fn cooperative(
     ptrs: &[u64],
     seq: usize,
 ) -> Result<()> {
-    let config = (plan.launch_config(pass), plan.cluster(pass));
-    super::launch::cooperative(stream, f, config, ptrs, seq as i32)
+    plan.launch(stream, f, pass).cooperative(ptrs, seq as i32)
 }
 
 /// The device addresses of `bufs`, held for writing on `stream` while the guards live.

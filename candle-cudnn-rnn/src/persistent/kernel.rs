@@ -3,10 +3,11 @@
 //! specialised for that plan, compiled with NVRTC at first use (`crate::kernels::Module`: one
 //! PTX cache for the process) and loaded once per device.
 
+use super::launch::Launch;
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig};
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use candle_core::cuda_backend::cudarc::nvrtc::CompileOptions;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Result};
@@ -229,12 +230,28 @@ impl Plan {
     /// or the driver cannot say).
     fn resident_clusters(&self, dev: &CudaDevice, pass: Pass) -> Option<usize> {
         let f = self.kernel(dev, pass).ok()?;
-        let config = (self.launch_config(pass), self.cluster(pass));
-        super::launch::resident_clusters(&dev.cuda_stream(), &f, config).ok()
+        let stream = dev.cuda_stream();
+        self.launch(&stream, &f, pass).resident_clusters().ok()
+    }
+
+    /// How `f`, the kernel of `pass`, launches on `stream` under this plan: its grid, block,
+    /// shared memory and clusters.
+    pub(super) fn launch<'a>(
+        &self,
+        stream: &'a CudaStream,
+        f: &'a CudaFunction,
+        pass: Pass,
+    ) -> Launch<'a> {
+        Launch {
+            stream,
+            f,
+            cfg: self.launch_config(pass),
+            cluster: self.cluster(pass),
+        }
     }
 
     /// The grid, block and shared memory of `pass`'s launch.
-    pub fn launch_config(&self, pass: Pass) -> LaunchConfig {
+    fn launch_config(&self, pass: Pass) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (self.blocks(pass) as u32, 1, 1),
             block_dim: (self.threads() as u32, 1, 1),

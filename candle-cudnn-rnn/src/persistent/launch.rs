@@ -11,122 +11,115 @@ fn err(e: impl std::fmt::Display) -> candle_core::Error {
     candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}"))
 }
 
-/// Launches `f` over `cfg`'s grid in clusters of `cluster` blocks (1: none), with the device
-/// addresses `ptrs` and the step count as arguments.
-pub(super) fn cooperative(
-    stream: &CudaStream,
-    f: &CudaFunction,
-    (cfg, cluster): (LaunchConfig, usize),
-    ptrs: &[u64],
-    seq: i32,
-) -> Result<()> {
-    if cluster > 1 {
-        return cooperative_clusters(stream, f, (cfg, cluster), ptrs, seq);
-    }
-    let mut launch = stream.launch_builder(f);
-    for p in ptrs {
-        launch.arg(p);
-    }
-    launch.arg(&seq);
-    // SAFETY: the callers pass the kernel's arguments in its order; the grid has at most one
-    // block per multiprocessor, each of which fits (checked by `Plan::new`).
-    unsafe { launch.launch_cooperative(cfg) }.map_err(err)?;
-    Ok(())
+/// A persistent kernel `f` on `stream` over `cfg`'s grid, in clusters of `cluster` blocks (1:
+/// none).
+pub(super) struct Launch<'a> {
+    pub stream: &'a CudaStream,
+    pub f: &'a CudaFunction,
+    pub cfg: LaunchConfig,
+    pub cluster: usize,
 }
 
-/// The driver's launch configuration of `cfg` in clusters of `cluster` blocks, `attrs` its
-/// attributes: [cluster dimension, cooperative], of which it names the first only (the
-/// occupancy query takes no more).
-fn cluster_config(
-    stream: &CudaStream,
-    (cfg, cluster): (LaunchConfig, usize),
-    attrs: &mut [sys::CUlaunchAttribute; 2],
-) -> sys::CUlaunchConfig {
-    attrs[0].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[0].value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-        x: cluster as u32,
-        y: 1,
-        z: 1,
-    };
-    attrs[1].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attrs[1].value.cooperative = 1;
-    sys::CUlaunchConfig {
-        gridDimX: cfg.grid_dim.0,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: cfg.block_dim.0,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: cfg.shared_mem_bytes,
-        hStream: stream.cu_stream(),
-        attrs: attrs.as_mut_ptr(),
-        numAttrs: 1,
-    }
-}
-
-/// How many clusters of `cluster` blocks of `f` (with `cfg`'s block and shared memory sizes)
-/// the GPU holds at once.
-pub(super) fn resident_clusters(
-    stream: &CudaStream,
-    f: &CudaFunction,
-    (cfg, cluster): (LaunchConfig, usize),
-) -> Result<usize> {
-    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
-    let config = cluster_config(stream, (cfg, cluster), &mut attrs);
-    stream.context().bind_to_thread().map_err(err)?;
-    let mut fits = 0i32;
-    // SAFETY: `config` and its one attribute are live; `f` is a loaded kernel.
-    unsafe { sys::cuOccupancyMaxActiveClusters(&mut fits, f.cu_function(), &config).result() }
-        .map_err(|e| err(format!("cluster occupancy: {e}")))?;
-    Ok(fits.max(0) as usize)
-}
-
-/// [`cooperative`] in clusters.
-fn cooperative_clusters(
-    stream: &CudaStream,
-    f: &CudaFunction,
-    (cfg, cluster): (LaunchConfig, usize),
-    ptrs: &[u64],
-    seq: i32,
-) -> Result<()> {
-    // Every cluster must be resident at once, as every block of a cooperative launch
-    // (`Plan::new` has checked; a GPU shared with other work may hold fewer now).
-    let fits = resident_clusters(stream, f, (cfg, cluster))?;
-    let clusters = cfg.grid_dim.0 as usize / cluster;
-    if fits < clusters {
-        return Err(err(format!(
-            "{clusters} clusters of {cluster} blocks, the GPU holds {fits} at once"
-        )));
-    }
-    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
-    let mut config = cluster_config(stream, (cfg, cluster), &mut attrs);
-    config.numAttrs = 2;
-    let mut values: Vec<u64> = ptrs.to_vec();
-    let mut seq = seq;
-    let mut params: Vec<*mut std::ffi::c_void> = values
-        .iter_mut()
-        .map(|v| v as *mut u64 as *mut std::ffi::c_void)
-        .collect();
-    params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
-    let mut launch = |config: &sys::CUlaunchConfig| {
-        // SAFETY: the callers pass the kernel's arguments in its order (`params` points at
-        // them, alive until the call returns: the driver copies them); the grid is whole
-        // clusters, all resident at once (checked above).
-        unsafe {
-            sys::cuLaunchKernelEx(
-                config,
-                f.cu_function(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-            .result()
+impl Launch<'_> {
+    /// Launches the kernel with the device addresses `ptrs` and the step count as arguments.
+    pub fn cooperative(&self, ptrs: &[u64], seq: i32) -> Result<()> {
+        if self.cluster > 1 {
+            return self.cooperative_clusters(ptrs, seq);
         }
-    };
-    launch(&config).or_else(|cooperative| {
-        // A driver that refuses the cooperative attribute with clusters: every cluster fits at
-        // once (checked above), which is what the grid barrier needs (clusters that wait for
-        // other work to leave the GPU start once it has).
-        config.numAttrs = 1;
-        launch(&config).map_err(|e| err(format!("{e} (cooperative: {cooperative})")))
-    })
+        let mut launch = self.stream.launch_builder(self.f);
+        for p in ptrs {
+            launch.arg(p);
+        }
+        launch.arg(&seq);
+        // SAFETY: the callers pass the kernel's arguments in its order; the grid has at most one
+        // block per multiprocessor, each of which fits (checked by `Plan::new`).
+        unsafe { launch.launch_cooperative(self.cfg) }.map_err(err)?;
+        Ok(())
+    }
+
+    /// The driver's launch configuration in clusters, `attrs` its attributes: [cluster
+    /// dimension, cooperative], of which it names the first only (the occupancy query takes no
+    /// more).
+    fn cluster_config(&self, attrs: &mut [sys::CUlaunchAttribute; 2]) -> sys::CUlaunchConfig {
+        attrs[0].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[0].value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: self.cluster as u32,
+            y: 1,
+            z: 1,
+        };
+        attrs[1].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[1].value.cooperative = 1;
+        sys::CUlaunchConfig {
+            gridDimX: self.cfg.grid_dim.0,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: self.cfg.block_dim.0,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: self.cfg.shared_mem_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: 1,
+        }
+    }
+
+    /// How many clusters of the kernel (with `cfg`'s block and shared memory sizes) the GPU
+    /// holds at once.
+    pub fn resident_clusters(&self) -> Result<usize> {
+        let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+        let config = self.cluster_config(&mut attrs);
+        self.stream.context().bind_to_thread().map_err(err)?;
+        let mut fits = 0i32;
+        // SAFETY: `config` and its one attribute are live; `f` is a loaded kernel.
+        unsafe {
+            sys::cuOccupancyMaxActiveClusters(&mut fits, self.f.cu_function(), &config).result()
+        }
+        .map_err(|e| err(format!("cluster occupancy: {e}")))?;
+        Ok(fits.max(0) as usize)
+    }
+
+    /// [`Launch::cooperative`] in clusters.
+    fn cooperative_clusters(&self, ptrs: &[u64], seq: i32) -> Result<()> {
+        let cluster = self.cluster;
+        // Every cluster must be resident at once, as every block of a cooperative launch
+        // (`Plan::new` has checked; a GPU shared with other work may hold fewer now).
+        let fits = self.resident_clusters()?;
+        let clusters = self.cfg.grid_dim.0 as usize / cluster;
+        if fits < clusters {
+            return Err(err(format!(
+                "{clusters} clusters of {cluster} blocks, the GPU holds {fits} at once"
+            )));
+        }
+        let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+        let mut config = self.cluster_config(&mut attrs);
+        config.numAttrs = 2;
+        let mut values: Vec<u64> = ptrs.to_vec();
+        let mut seq = seq;
+        let mut params: Vec<*mut std::ffi::c_void> = values
+            .iter_mut()
+            .map(|v| v as *mut u64 as *mut std::ffi::c_void)
+            .collect();
+        params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
+        let mut launch = |config: &sys::CUlaunchConfig| {
+            // SAFETY: the callers pass the kernel's arguments in its order (`params` points at
+            // them, alive until the call returns: the driver copies them); the grid is whole
+            // clusters, all resident at once (checked above).
+            unsafe {
+                sys::cuLaunchKernelEx(
+                    config,
+                    self.f.cu_function(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+                .result()
+            }
+        };
+        launch(&config).or_else(|cooperative| {
+            // A driver that refuses the cooperative attribute with clusters: every cluster fits
+            // at once (checked above), which is what the grid barrier needs (clusters that wait
+            // for other work to leave the GPU start once it has).
+            config.numAttrs = 1;
+            launch(&config).map_err(|e| err(format!("{e} (cooperative: {cooperative})")))
+        })
+    }
 }

@@ -2,7 +2,6 @@
 
 mod common;
 
-use candle_core::Tensor;
 use candle_cudnn_rnn::{Bias, RnnConfig, RnnMode};
 use common::*;
 
@@ -38,11 +37,9 @@ fn gradcheck_projected(mode: RnnMode, bias: Bias, with_state: bool, proj_size: u
     let (y, _) = case.rnn(&w).forward(&x, None).unwrap();
     let gy = uniform(&mut rng, y.dims(), 1.0);
     let gs = uniform(&mut rng, s.dims(), 1.0);
-    let (_, _, [dx, dw, ds]) = op_grads(&case, &w, &x, &s, &gy, &gs).unwrap();
-    let loss = |w: &Tensor, x: &Tensor, s: &Tensor| loss(&case, None, (w, x, s), &gy, &gs);
-    check_coordinates("weight", &dw, &w, |w| loss(w, &x, &s));
-    check_coordinates("x", &dx, &x, |x| loss(&w, x, &s));
-    check_coordinates("state", &ds, &s, |s| loss(&w, &x, s));
+    let (args, weights) = ((&w, &x, &s), (&gy, &gs));
+    let (_, _, grads) = op_grads(&case, None, args, weights).unwrap();
+    check_every_coordinate("", (&case, None), args, weights, &grads);
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! PyTorch names and shapes in and out through safetensors.
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_cudnn_rnn::{gru, load_pytorch, lstm, save_pytorch, RnnConfig, RnnState};
 use candle_nn::{VarBuilder, VarMap};
+use common::max_diff;
 
 fn tmp(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("rnn-io-{}-{name}", std::process::id()))
@@ -154,19 +157,6 @@ fn state_views_split_h_and_c() {
     assert_eq!(back.to_scalar::<f32>().unwrap(), 0.0);
     assert!(s.c().unwrap().is_some());
     assert!(RnnState::new(&h, None).unwrap().c().unwrap().is_none());
-}
-
-fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
-    (a - b)
-        .unwrap()
-        .abs()
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .max(0)
-        .unwrap()
-        .to_scalar::<f32>()
-        .unwrap()
 }
 
 /// A single-bias module exports zero `bias_hh` (PyTorch loads it as is), and a double-bias

@@ -46,8 +46,9 @@ fn matches_the_step_loop(case: &Case, rng: &mut rand::rngs::StdRng) {
     let (y0, _) = reference(&case.dims(), &w, &x, &s).unwrap();
     let gy = uniform(rng, y0.dims(), 1.0);
     let gs = uniform(rng, s.dims(), 1.0);
-    let (y, st, g) = op_grads(case, &w, &x, &s, &gy, &gs).unwrap();
-    let (ry, rst, rg) = reference_grads(case, &w, &x, &s, &gy, &gs).unwrap();
+    let (args, weights) = ((&w, &x, &s), (&gy, &gs));
+    let (y, st, g) = op_grads(case, None, args, weights).unwrap();
+    let (ry, rst, rg) = reference_grads(case, args, weights).unwrap();
     let what = format!("{:?} seq {} batch {}", case.dims(), case.seq, case.batch);
     assert!(rel_err(&y, &ry) < 1e-12, "y: {what}");
     assert!(rel_err(&st, &rst) < 1e-12, "state: {what}");
@@ -99,16 +100,17 @@ fn half_precision_matches_the_f64_reference() {
                 uniform(&mut rng, y0.dims(), 1.0),
                 uniform(&mut rng, s.dims(), 1.0),
             );
+            let rounded = (round(&w), round(&x), round(&s));
+            let rounded_weights = (round(&gy), round(&gs));
             let (y, st, g) = op_grads(
                 &case,
-                &round(&w),
-                &round(&x),
-                &round(&s),
-                &round(&gy),
-                &round(&gs),
+                None,
+                (&rounded.0, &rounded.1, &rounded.2),
+                (&rounded_weights.0, &rounded_weights.1),
             )
             .unwrap();
-            let (ry, rst, rg) = reference_grads(&case, &w, &x, &s, &up(&gy), &up(&gs)).unwrap();
+            let (gy, gs) = (up(&gy), up(&gs));
+            let (ry, rst, rg) = reference_grads(&case, (&w, &x, &s), (&gy, &gs)).unwrap();
             assert_eq!(y.dtype(), dtype);
             let what = format!("{dtype:?} {:?}", case.dims());
             assert!(rel_err(&y, &ry) < tol, "y {}: {what}", rel_err(&y, &ry));

@@ -23,33 +23,50 @@ pub fn uniform(rng: &mut StdRng, shape: &[usize], scale: f64) -> Tensor {
     Tensor::from_vec(data, shape, &Device::Cpu).unwrap()
 }
 
-/// ‖a − b‖ / ‖b‖ (or ‖a − b‖ when b is zero).
+/// `t` on the CPU in f64, flat: where the error measures compute, whatever the tensor's
+/// device and dtype.
+fn flat64(t: &Tensor) -> Tensor {
+    t.to_device(&Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::F64)
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+}
+
+/// ‖t‖ of a tensor of [`flat64`].
+fn norm(t: &Tensor) -> f64 {
+    t.sqr()
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .to_scalar::<f64>()
+        .unwrap()
+        .sqrt()
+}
+
+/// ‖a − b‖ / ‖b‖ (or ‖a − b‖ when b is zero), in f64 on the CPU.
 pub fn rel_err(a: &Tensor, b: &Tensor) -> f64 {
-    let a = a.to_dtype(DType::F64).unwrap().flatten_all().unwrap();
-    let b = b.to_dtype(DType::F64).unwrap().flatten_all().unwrap();
-    let diff = (&a - &b)
-        .unwrap()
-        .sqr()
-        .unwrap()
-        .sum_all()
-        .unwrap()
-        .to_scalar::<f64>()
-        .unwrap()
-        .sqrt();
-    let norm = b
-        .sqr()
-        .unwrap()
-        .sum_all()
-        .unwrap()
-        .to_scalar::<f64>()
-        .unwrap()
-        .sqrt();
+    let (a, b) = (flat64(a), flat64(b));
+    let (diff, norm) = (norm(&(&a - &b).unwrap()), norm(&b));
     let err = if norm > 0.0 { diff / norm } else { diff };
     if err.is_nan() {
         f64::INFINITY
     } else {
         err
     }
+}
+
+/// The largest |a − b|, in f64 on the CPU.
+pub fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
+    (flat64(a) - flat64(b))
+        .unwrap()
+        .abs()
+        .unwrap()
+        .max(0)
+        .unwrap()
+        .to_scalar::<f64>()
+        .unwrap()
 }
 
 pub fn dims(mode: RnnMode, input: usize, hidden: usize, cfg: &RnnConfig) -> RnnDims {
@@ -201,10 +218,21 @@ impl Case {
 
 type Outputs = (Tensor, Tensor, [Tensor; 3]);
 
-/// `(y, state)` of `run`, and the gradients of x, weight and state of `Σ y·gy + Σ state·gs`.
+/// The weight, time-major input and packed state of a call.
+pub type CallArgs<'a> = (&'a Tensor, &'a Tensor, &'a Tensor);
+
+/// The loss's weights `(gy, gs)`: `Σ y·gy + Σ state·gs`.
+pub type LossWeights<'a> = (&'a Tensor, &'a Tensor);
+
+/// `Σ y·gy + Σ state·gs`.
+fn weighted_sum(y: &Tensor, state: &Tensor, (gy, gs): LossWeights) -> Result<Tensor> {
+    (y * gy)?.sum_all()? + (state * gs)?.sum_all()?
+}
+
+/// `(y, state)` of `run`, and the gradients of x, weight and state of [`weighted_sum`].
 fn with_grads(
-    (w, x, s): (&Tensor, &Tensor, &Tensor),
-    (gy, gs): (&Tensor, &Tensor),
+    (w, x, s): CallArgs,
+    weights: LossWeights,
     run: impl Fn(&Tensor, &Tensor, &Tensor) -> Result<(Tensor, Tensor)>,
 ) -> Result<Outputs> {
     let (wv, xv, sv) = (
@@ -213,61 +241,44 @@ fn with_grads(
         Var::from_tensor(s)?,
     );
     let (y, state) = run(wv.as_tensor(), xv.as_tensor(), sv.as_tensor())?;
-    let loss = ((&y * gy)?.sum_all()? + (&state * gs)?.sum_all()?)?;
-    let grads = loss.backward()?;
+    let grads = weighted_sum(&y, &state, weights)?.backward()?;
     let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
     Ok((y, state, [g(&xv), g(&wv), g(&sv)]))
 }
 
-/// Through the op.
-pub fn op_grads(
-    case: &Case,
-    w: &Tensor,
-    x: &Tensor,
-    s: &Tensor,
-    gy: &Tensor,
-    gs: &Tensor,
-) -> Result<Outputs> {
-    op_grads_with_lengths(case, None, (w, x, s), gy, gs)
-}
-
-/// Through the op, with per-sample lengths if given.
-pub fn op_grads_with_lengths(
+/// `(y, packed final state)` of the op, with per-sample lengths if given, in training mode when
+/// `train`.
+fn op_call(
     case: &Case,
     lengths: Option<&[usize]>,
-    (w, x, s): (&Tensor, &Tensor, &Tensor),
-    gy: &Tensor,
-    gs: &Tensor,
-) -> Result<Outputs> {
-    with_grads((w, x, s), (gy, gs), |w, x, s| {
-        let rnn = case.rnn(w);
-        let state = RnnState::from_packed(s.clone());
-        let (y, st) = match lengths {
-            Some(l) => rnn.forward_with_lengths(x, l, Some(&state), true)?,
-            None => rnn.forward_t(x, Some(&state), true)?,
-        };
-        Ok((y, st.packed().clone()))
-    })
-}
-
-/// Loss `Σ y·gy + Σ state·gs` through the op, without gradient tracking (inference mode).
-pub fn loss(
-    case: &Case,
-    lengths: Option<&[usize]>,
-    (w, x, s): (&Tensor, &Tensor, &Tensor),
-    gy: &Tensor,
-    gs: &Tensor,
-) -> f64 {
+    (w, x, s): CallArgs,
+    train: bool,
+) -> Result<(Tensor, Tensor)> {
     let rnn = case.rnn(w);
     let state = RnnState::from_packed(s.clone());
     let (y, st) = match lengths {
-        Some(l) => rnn.forward_with_lengths(x, l, Some(&state), false),
-        None => rnn.forward(x, Some(&state)),
-    }
-    .unwrap();
-    let l = ((&y * gy).unwrap().sum_all().unwrap()
-        + (st.packed() * gs).unwrap().sum_all().unwrap())
-    .unwrap();
+        Some(l) => rnn.forward_with_lengths(x, l, Some(&state), train)?,
+        None => rnn.forward_t(x, Some(&state), train)?,
+    };
+    Ok((y, st.packed().clone()))
+}
+
+/// Through the op, with per-sample lengths if given.
+pub fn op_grads(
+    case: &Case,
+    lengths: Option<&[usize]>,
+    args: CallArgs,
+    weights: LossWeights,
+) -> Result<Outputs> {
+    with_grads(args, weights, |w, x, s| {
+        op_call(case, lengths, (w, x, s), true)
+    })
+}
+
+/// Loss [`weighted_sum`] through the op, without gradient tracking (inference mode).
+pub fn loss(case: &Case, lengths: Option<&[usize]>, args: CallArgs, weights: LossWeights) -> f64 {
+    let (y, state) = op_call(case, lengths, args, false).unwrap();
+    let l = weighted_sum(&y, &state, weights).unwrap();
     l.to_scalar::<f64>().unwrap()
 }
 
@@ -292,16 +303,22 @@ pub fn check_coordinates(name: &str, analytic: &Tensor, t: &Tensor, f: impl Fn(&
     }
 }
 
+/// The op's gradients `[dx, dw, ds]` of [`weighted_sum`] at `args`, every coordinate against
+/// central differences of [`loss`]; `name` begins each failure's message.
+pub fn check_every_coordinate(
+    name: &str,
+    (case, lengths): (&Case, Option<&[usize]>),
+    (w, x, s): CallArgs,
+    weights: LossWeights,
+    [dx, dw, ds]: &[Tensor; 3],
+) {
+    let loss = |w: &Tensor, x: &Tensor, s: &Tensor| loss(case, lengths, (w, x, s), weights);
+    check_coordinates(&format!("{name}weight"), dw, w, |w| loss(w, x, s));
+    check_coordinates(&format!("{name}x"), dx, x, |x| loss(w, x, s));
+    check_coordinates(&format!("{name}state"), ds, s, |s| loss(w, x, s));
+}
+
 /// Through the step-loop reference.
-pub fn reference_grads(
-    case: &Case,
-    w: &Tensor,
-    x: &Tensor,
-    s: &Tensor,
-    gy: &Tensor,
-    gs: &Tensor,
-) -> Result<Outputs> {
-    with_grads((w, x, s), (gy, gs), |w, x, s| {
-        reference(&case.dims(), w, x, s)
-    })
+pub fn reference_grads(case: &Case, args: CallArgs, weights: LossWeights) -> Result<Outputs> {
+    with_grads(args, weights, |w, x, s| reference(&case.dims(), w, x, s))
 }

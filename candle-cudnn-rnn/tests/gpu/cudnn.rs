@@ -119,16 +119,6 @@ fn check(gpu: &Gpu, case: &Case, rng: &mut StdRng, verdicts: &mut Verdicts) {
     }
 }
 
-fn run(test: &str, cases: &[Case]) {
-    let Some(gpu) = gpu(test) else { return };
-    let mut rng = common::rng(test);
-    let mut verdicts = Verdicts::default();
-    for case in cases {
-        check(&gpu, case, &mut rng, &mut verdicts);
-    }
-    verdicts.finish(test);
-}
-
 const LSTM: RnnMode = RnnMode::Lstm;
 const GRU: RnnMode = RnnMode::Gru;
 const UNI: bool = false;
@@ -142,7 +132,7 @@ const LENGTHS: (bool, bool) = (false, true);
 #[test]
 fn cudnn_standard_f32_matches_the_f64_cpu_path() {
     let standard = RnnAlgo::Standard;
-    run(
+    check_each(
         "cudnn_standard_f32_matches_the_f64_cpu_path",
         &[
             case(LSTM, (2, UNI), (5, 7, 20, 32), standard, F32, H0),
@@ -154,13 +144,14 @@ fn cudnn_standard_f32_matches_the_f64_cpu_path() {
             // sample's own end, on every layer.
             case(GRU, (2, BI), (7, 6, 8, 12), standard, F32, H0_LENGTHS),
         ],
+        check,
     );
 }
 
 #[test]
 fn cudnn_standard_half_precision_matches_the_f64_cpu_path() {
     let standard = RnnAlgo::Standard;
-    run(
+    check_each(
         "cudnn_standard_half_precision_matches_the_f64_cpu_path",
         &[
             case(LSTM, (2, BI), (5, 7, 20, 32), standard, BF16, H0),
@@ -169,6 +160,7 @@ fn cudnn_standard_half_precision_matches_the_f64_cpu_path() {
             case(GRU, (1, BI), (6, 9, 12, 20), standard, F16, H0_LENGTHS),
             case(LSTM, (1, BI), (5, 8, 10, 18), standard, F16, LENGTHS),
         ],
+        check,
     );
 }
 
@@ -177,7 +169,7 @@ fn cudnn_standard_half_precision_matches_the_f64_cpu_path() {
 #[test]
 fn cudnn_persist_static_matches_the_f64_cpu_path() {
     let ps = RnnAlgo::PersistStatic;
-    run(
+    check_each(
         "cudnn_persist_static_matches_the_f64_cpu_path",
         &[
             case(LSTM, (2, BI), (8, 10, 64, 64), ps, F32, H0),
@@ -185,5 +177,6 @@ fn cudnn_persist_static_matches_the_f64_cpu_path() {
             case(GRU, (1, UNI), (16, 12, 128, 128), ps, F32, ZEROS),
             case(GRU, (1, UNI), (16, 12, 128, 128), ps, F16, H0),
         ],
+        check,
     );
 }

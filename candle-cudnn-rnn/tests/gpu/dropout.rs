@@ -31,6 +31,16 @@ fn shape(
     }
 }
 
+/// The case's name in the printed lines.
+fn name(shape: &Shape, dtype: DType) -> String {
+    format!(
+        "{} {:?} {} p={P}",
+        shape.name(),
+        shape.cfg.algo,
+        dtype.as_str()
+    )
+}
+
 /// y of a call in training mode (dropout on) or inference, nothing tracked.
 fn output(rnn: &Rnn, inputs: &Inputs, train: bool) -> Tensor {
     let state = inputs.s.clone().map(RnnState::from_packed);
@@ -41,12 +51,7 @@ fn output(rnn: &Rnn, inputs: &Inputs, train: bool) -> Tensor {
 /// for bit; consecutive calls, another seed, and the module without dropout give other
 /// outputs; inference equals the module without dropout exactly.
 fn check_replay(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: &mut Verdicts) {
-    let name = format!(
-        "{} {:?} {} p={P}",
-        shape.name(),
-        shape.cfg.algo,
-        dtype.as_str()
-    );
+    let name = name(shape, dtype);
     let inputs = Inputs::random(shape, true, dtype, rng).to(&gpu.device, dtype);
     let rnn = shape.rnn(&inputs.w);
     let without = Shape {
@@ -100,10 +105,7 @@ fn check_replay(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: &mu
         format!("{name}: inference is not the module without dropout ({inference:.1e})")
     });
     if shape.cfg.algo == RnnAlgo::Persistent {
-        let served = rnn.auto_algo(shape.seq, shape.batch, true);
-        v.require(served == Some(RnnAlgo::Persistent), || {
-            format!("{name}: served by {served:?}, not the persistent kernels")
-        });
+        v.require_persistent(&name, rnn.auto_algo(shape.seq, shape.batch, true));
     }
 }
 
@@ -152,21 +154,11 @@ fn reads_dropped_inputs(shape: &Shape) -> Tensor {
 /// upper layers' input matrices alone (`reads_dropped_inputs`) 5e-5 to 3e-4 against 2.4e-1
 /// to 4.1e-1; along x 3e-5 to 1.3e-3 against 4.4e-3 to 4.4e-1.
 fn check_gradients(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: &mut Verdicts) {
-    let name = format!(
-        "{} {:?} {} p={P}",
-        shape.name(),
-        shape.cfg.algo,
-        dtype.as_str()
-    );
+    let name = name(shape, dtype);
     let inputs = Inputs::random(shape, true, dtype, rng).to(&gpu.device, dtype);
     let got = call(shape, &inputs, None, true, true, Some(7)).unwrap();
     if shape.cfg.algo == RnnAlgo::Persistent {
-        v.require(got.served == Some(RnnAlgo::Persistent), || {
-            format!(
-                "{name}: served by {:?}, not the persistent kernels",
-                got.served
-            )
-        });
+        v.require_persistent(&name, got.served);
     }
     let norm = |t: &Tensor| t.sqr().unwrap().sum_all().unwrap().sqrt().unwrap();
     let norm = |t: &Tensor| norm(t).to_scalar::<f64>().unwrap();
@@ -231,79 +223,86 @@ fn check_gradients(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: 
 const LSTM: RnnMode = RnnMode::Lstm;
 const GRU: RnnMode = RnnMode::Gru;
 
+/// [`check_replay`] on each `(shape, dtype)` of a test.
+fn replay(test: &str, cases: &[(Shape, DType)]) {
+    check_each(test, cases, |gpu, (shape, dtype), rng, v| {
+        check_replay(gpu, shape, *dtype, rng, v)
+    });
+}
+
+/// [`check_gradients`] on each `(shape, dtype)` of a test.
+fn gradients(test: &str, cases: &[(Shape, DType)]) {
+    check_each(test, cases, |gpu, (shape, dtype), rng, v| {
+        check_gradients(gpu, shape, *dtype, rng, v)
+    });
+}
+
 #[test]
 fn dropout_masks_replay_from_the_seed_on_cudnn() {
-    let test = "dropout_masks_replay_from_the_seed_on_cudnn";
-    let Some(gpu) = gpu(test) else { return };
-    let mut rng = common::rng(test);
-    let mut v = Verdicts::default();
     let standard = RnnAlgo::Standard;
-    for (shape, dtype) in [
-        (
-            shape(LSTM, (3, false), (8, 10, 64, 64), standard),
-            DType::F32,
-        ),
-        (shape(GRU, (2, true), (5, 6, 16, 32), standard), DType::F32),
-        (
-            shape(LSTM, (2, false), (6, 8, 32, 48), standard),
-            DType::BF16,
-        ),
-    ] {
-        check_replay(&gpu, &shape, dtype, &mut rng, &mut v);
-    }
-    v.finish(test);
+    replay(
+        "dropout_masks_replay_from_the_seed_on_cudnn",
+        &[
+            (
+                shape(LSTM, (3, false), (8, 10, 64, 64), standard),
+                DType::F32,
+            ),
+            (shape(GRU, (2, true), (5, 6, 16, 32), standard), DType::F32),
+            (
+                shape(LSTM, (2, false), (6, 8, 32, 48), standard),
+                DType::BF16,
+            ),
+        ],
+    );
 }
 
 #[test]
 fn dropout_masks_replay_from_the_seed_on_the_persistent_kernels() {
-    let test = "dropout_masks_replay_from_the_seed_on_the_persistent_kernels";
-    let Some(gpu) = gpu(test) else { return };
-    let mut rng = common::rng(test);
-    let mut v = Verdicts::default();
     let persistent = RnnAlgo::Persistent;
-    for (shape, dtype) in [
-        (
-            shape(LSTM, (3, false), (4, 5, 32, 64), persistent),
-            DType::F16,
-        ),
-        (
-            shape(LSTM, (2, false), (20, 12, 96, 96), persistent),
-            DType::BF16,
-        ),
-    ] {
-        check_replay(&gpu, &shape, dtype, &mut rng, &mut v);
-    }
-    v.finish(test);
+    replay(
+        "dropout_masks_replay_from_the_seed_on_the_persistent_kernels",
+        &[
+            (
+                shape(LSTM, (3, false), (4, 5, 32, 64), persistent),
+                DType::F16,
+            ),
+            (
+                shape(LSTM, (2, false), (20, 12, 96, 96), persistent),
+                DType::BF16,
+            ),
+        ],
+    );
 }
 
 #[test]
 fn dropout_gradients_use_the_forward_masks_on_cudnn() {
-    let test = "dropout_gradients_use_the_forward_masks_on_cudnn";
-    let Some(gpu) = gpu(test) else { return };
-    let mut rng = common::rng(test);
-    let mut v = Verdicts::default();
     let standard = RnnAlgo::Standard;
-    for shape in [
-        shape(LSTM, (3, false), (4, 5, 32, 64), standard),
-        shape(GRU, (2, true), (5, 6, 16, 32), standard),
-    ] {
-        check_gradients(&gpu, &shape, DType::F32, &mut rng, &mut v);
-    }
-    v.finish(test);
+    gradients(
+        "dropout_gradients_use_the_forward_masks_on_cudnn",
+        &[
+            (
+                shape(LSTM, (3, false), (4, 5, 32, 64), standard),
+                DType::F32,
+            ),
+            (shape(GRU, (2, true), (5, 6, 16, 32), standard), DType::F32),
+        ],
+    );
 }
 
 #[test]
 fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
-    let test = "dropout_gradients_use_the_forward_masks_on_the_persistent_kernels";
-    let Some(gpu) = gpu(test) else { return };
-    let mut rng = common::rng(test);
-    let mut v = Verdicts::default();
     let persistent = RnnAlgo::Persistent;
-    for shape in [
-        shape(LSTM, (3, false), (4, 5, 32, 64), persistent),
-        shape(LSTM, (2, false), (8, 6, 48, 96), persistent),
-    ] {
-        check_gradients(&gpu, &shape, DType::F16, &mut rng, &mut v);
-    }
-    v.finish(test);
+    gradients(
+        "dropout_gradients_use_the_forward_masks_on_the_persistent_kernels",
+        &[
+            (
+                shape(LSTM, (3, false), (4, 5, 32, 64), persistent),
+                DType::F16,
+            ),
+            (
+                shape(LSTM, (2, false), (8, 6, 48, 96), persistent),
+                DType::F16,
+            ),
+        ],
+    );
 }

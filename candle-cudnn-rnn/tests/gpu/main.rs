@@ -25,6 +25,9 @@ use candle_cudnn_rnn::{Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState};
 use rand::rngs::StdRng;
 use std::sync::{Mutex, MutexGuard};
 
+// The error measures take tensors of any device and dtype.
+pub use common::{max_diff, rel_err};
+
 /// One test on the GPU at a time: each test's printed errors stay together, and a test's
 /// calls do not share the GPU with another's (the persistent kernels fill it).
 static GPU_TURN: Mutex<()> = Mutex::new(());
@@ -61,30 +64,28 @@ pub fn gpu(test: &str) -> Option<Gpu> {
     }
 }
 
+/// Runs `check` on each of `cases` with the GPU, the test's random generator (its seed
+/// printed) and its verdicts, then fails the test if any check failed; without a GPU the test
+/// says so and passes.
+pub fn check_each<C>(
+    test: &str,
+    cases: impl IntoIterator<Item = C>,
+    mut check: impl FnMut(&Gpu, C, &mut StdRng, &mut Verdicts),
+) {
+    let Some(gpu) = gpu(test) else { return };
+    let mut rng = common::rng(test);
+    let mut verdicts = Verdicts::default();
+    for case in cases {
+        check(&gpu, case, &mut rng, &mut verdicts);
+    }
+    verdicts.finish(test);
+}
+
 /// `t` on the CPU in f64.
 pub fn host64(t: &Tensor) -> Tensor {
     t.to_device(&Device::Cpu)
         .unwrap()
         .to_dtype(DType::F64)
-        .unwrap()
-}
-
-/// ‖a − b‖ / ‖b‖ of tensors on any device and of any dtype, in f64 on the CPU.
-pub fn rel_err(a: &Tensor, b: &Tensor) -> f64 {
-    common::rel_err(&host64(a), &host64(b))
-}
-
-/// The largest |a − b|, in f64 on the CPU.
-pub fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
-    (host64(a) - host64(b))
-        .unwrap()
-        .abs()
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .max(0)
-        .unwrap()
-        .to_scalar::<f64>()
         .unwrap()
 }
 
@@ -127,6 +128,14 @@ impl Verdicts {
             eprintln!("FAIL: {what}");
             self.failures.push(what);
         }
+    }
+
+    /// Records that the persistent kernels themselves served `case`'s call (`served`), not
+    /// cuDNN in their place.
+    pub fn require_persistent(&mut self, case: &str, served: Option<RnnAlgo>) {
+        self.require(served == Some(RnnAlgo::Persistent), || {
+            format!("{case}: served by {served:?}, not the persistent kernels")
+        });
     }
 
     /// Fails the test if anything failed.

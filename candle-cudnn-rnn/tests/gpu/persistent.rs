@@ -29,12 +29,7 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
     let name = format!("{} Persistent {}", shape.name(), dtype.as_str());
     let reference = shape.with_algo(RnnAlgo::Standard);
     let served = |what: &str, got: &Outcome, verdicts: &mut Verdicts| {
-        verdicts.require(got.served == Some(RnnAlgo::Persistent), || {
-            format!(
-                "{name} {what}: served by {:?}, not the persistent kernels",
-                got.served
-            )
-        });
+        verdicts.require_persistent(&format!("{name} {what}"), got.served);
     };
     // Inference, from zeros and from a given state.
     for with_state in [false, true] {
@@ -82,16 +77,14 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
     }
 }
 
+/// Each shape in bf16 and in f16.
 fn run(test: &str, shapes: &[(usize, usize, usize, usize, usize)]) {
-    let Some(gpu) = gpu(test) else { return };
-    let mut rng = common::rng(test);
-    let mut verdicts = Verdicts::default();
-    for &s in shapes {
-        for dtype in [DType::BF16, DType::F16] {
-            check(&gpu, &lstm(s), dtype, &mut rng, &mut verdicts);
-        }
-    }
-    verdicts.finish(test);
+    let cases = shapes
+        .iter()
+        .flat_map(|&s| [DType::BF16, DType::F16].map(|dtype| (lstm(s), dtype)));
+    check_each(test, cases, |gpu, (shape, dtype), rng, verdicts| {
+        check(gpu, &shape, dtype, rng, verdicts)
+    });
 }
 
 /// One layer: batch 1 and a hidden size of 200 (neither fills a tensor-core tile), batch 32

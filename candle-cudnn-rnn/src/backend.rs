@@ -172,15 +172,10 @@ pub(crate) trait GpuBackend: Send + Sync {
     fn dropout_state(&self, dev: &CudaDevice) -> Result<Vec<u8>>;
 
     /// Continues the inter-layer dropout on `dev` from `state` (of [`Self::dropout_state`]) once
-    /// the module's seed is `seed` at `generation` (`DropoutSeed::set_position`): the next call
+    /// the module's seed is `(seed, generation)` (`DropoutSeed::set_position`): the next call
     /// of that generation starts from it.
-    fn restore_dropout_state(
-        &self,
-        dev: &CudaDevice,
-        seed: u64,
-        generation: u64,
-        state: &[u8],
-    ) -> Result<()>;
+    fn restore_dropout_state(&self, dev: &CudaDevice, seed: (u64, u64), state: &[u8])
+        -> Result<()>;
 }
 
 /// Byte strings one after another, each after its length (a little-endian u64): how a GPU

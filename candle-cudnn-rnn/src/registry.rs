@@ -107,8 +107,7 @@ impl GpuBackend for Dispatch {
     fn restore_dropout_state(
         &self,
         dev: &CudaDevice,
-        seed: u64,
-        generation: u64,
+        (seed, generation): (u64, u64),
         state: &[u8],
     ) -> Result<()> {
         let (ours, cudnn) = match unpack(state, "the module's dropout state")?[..] {

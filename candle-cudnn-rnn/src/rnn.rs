@@ -286,7 +286,7 @@ impl Rnn {
             #[cfg(feature = "cuda")]
             candle_core::Device::Cuda(dev) => {
                 self.gpu
-                    .restore_dropout_state(dev, state.seed, generation, &state.device_state)
+                    .restore_dropout_state(dev, (state.seed, generation), &state.device_state)
             }
             _ if state.device_state.is_empty() => Ok(()),
             _ => bail!("rnn: a GPU's dropout state cannot continue on the CPU"),

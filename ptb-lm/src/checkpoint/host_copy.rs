@@ -1,8 +1,9 @@
 //! Copies of tensors on the host, for checkpoints: a GPU's f32 tensors go into a page-locked
 //! buffer kept from one call to the next, and become host tensors only where they are read
 //! (the checkpoint's writing thread). candle's `to_device(&Device::Cpu)` copies into pageable
-//! memory, which on the H100 machine ran at 1.3 GB/s, and a fresh host tensor's pages fault in
-//! on first touch: 0.2 s and 0.14 s of every PTB large epoch (66M weights), with the GPU idle.
+//! memory, which is slow, and a fresh host tensor's pages fault in on first touch: both took a
+//! noticeable part of every PTB large epoch (66M weights), with the GPU idle
+//! (`results/2026-11-23-h100-copies/`).
 
 use candle_core::{Device, Result, Tensor};
 #[cfg(feature = "cuda")]

@@ -1,8 +1,9 @@
 //! A matrix's rows widened with a column and zeros, and narrowed back: the softmax weight and
 //! its gradient around the widened product of `owned_linear`. candle's `cat` and
 //! `narrow(..).contiguous()` do it too, and do on the CPU; on a GPU they move one element per
-//! thread through generic index arithmetic, which for PTB large's 10000 × 1500 weight took
-//! 60 and 112 us of every step (ncu, H100), so there a kernel moves 8-byte words.
+//! thread through generic index arithmetic, which for PTB large's 10000 × 1500 weight took a
+//! sizeable share of every step (`results/2026-11-23-h100-copies/`), so there a kernel moves
+//! 8-byte words.
 
 use candle_core::{Result, Tensor};
 

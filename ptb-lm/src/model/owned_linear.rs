@@ -2,7 +2,8 @@
 //! gradient to autograd but leaves the weight's in a slot the optimizer takes. candle's own
 //! matmul backward computes the weight's gradient even for a detached weight and adds every
 //! gradient into a fresh zero-filled buffer (then, in half precision, casts it to f32 and adds
-//! it into another): for PTB large's 10000 × 1500 softmax that was most of a millisecond.
+//! it into another): for PTB large's 10000 × 1500 softmax that was a sizeable part of the step
+//! (`results/2026-11-23-h100-cuda-graph/`).
 
 use candle_core::backend::BackendStorage;
 use candle_core::op::BackpropOp;
@@ -32,11 +33,12 @@ impl GradSlot {
 /// dtype); `w`'s gradient goes to `slot`.
 ///
 /// On a GPU in bf16 or f16 the operands are widened to a multiple of 8 columns: cuBLAS takes
-/// its Hopper kernels only for rows of whole 16 bytes (on an H100 the three products of PTB
-/// large's softmax, 1500 wide, then take about half as long). The first added column holds
-/// ones in `x` and the bias in `w`, so the product adds the bias and its weight gradient's
-/// column is the bias gradient, which goes to the bias's slot; the others hold zeros. Elsewhere
-/// the bias is added after the product and its gradient goes through autograd.
+/// its Hopper kernels only for rows of whole 16 bytes (the three products of PTB large's
+/// softmax, 1500 wide, then run much faster: `results/2026-11-23-h100-gemm-pad/`). The first
+/// added column holds ones in `x` and the bias in `w`, so the product adds the bias and its
+/// weight gradient's column is the bias gradient, which goes to the bias's slot; the others
+/// hold zeros. Elsewhere the bias is added after the product and its gradient goes through
+/// autograd.
 pub fn linear_t(
     x: &Tensor,
     w: &Tensor,

@@ -191,8 +191,10 @@ __device__ void add_listed(const float* rows, const int* list, int count, bool s
 // A block per lookup i: if it is its id's first, the block lists the id's lookups (in lookup
 // order, blockDim at a time: a ballot per warp and the warps' counts give each hit its place)
 // and sums their rows, LIST listed rows at a time; otherwise its sum is zero. (Thread 0
-// scanning the ids alone cost ~50 us of PTB large's step; every thread scanning them itself,
-// O(n^2 h / threads) loads, 0.3 ms.) Blocks of a multiple of 32 threads, at most LIST.
+// scanning the ids alone took a visible share of PTB large's step,
+// results/2026-11-23-h100-gemm-pad/; every thread scanning them itself, O(n^2 h / threads)
+// loads, far more, results/2026-11-23-h100-cuda-graph/.) Blocks of a multiple of 32 threads,
+// at most LIST.
 #define LIST 1024
 extern "C" __global__ void sum_repeats(const float* rows, const unsigned int* ids, float* out, int n, int h) {
     __shared__ int list[LIST];

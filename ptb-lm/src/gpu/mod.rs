@@ -1,4 +1,4 @@
-//! What ptb-lm does on a GPU beside its model: its kernels' compilation (`nvrtc`), candle's
+//! What ptb-lm does on a GPU beside its model: its kernel launchers' helpers (`nvrtc`), candle's
 //! kernels compiled into the driver's cache at start-up (`driver_cache`), and the GPU as the
 //! unit tests share it (`test_gpu`).
 

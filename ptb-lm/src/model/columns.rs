@@ -53,61 +53,21 @@ pub fn narrow(m: &Tensor, cols: usize, with_column: bool) -> Result<(Tensor, Opt
 
 #[cfg(feature = "cuda")]
 mod cuda {
-    //! blockIdx.y walks the rows, the threads of blockIdx.x a row's words: 8 bytes (4 halves
-    //! or 2 floats) where the columns and the pitch allow, else one element. Custom ops without
-    //! backward, for their access to the storages.
+    //! Launches `columns.cu`'s kernels: blockIdx.y walks the rows, the threads of blockIdx.x a
+    //! row's words: 8 bytes (4 halves or 2 floats) where the columns and the pitch allow, else
+    //! one element. Custom ops without backward, for their access to the storages.
 
-    use crate::gpu::nvrtc::{view, Module};
+    use crate::gpu::nvrtc::view;
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{
         CpuStorage, CudaStorage, CustomOp1, CustomOp2, DType, Layout, Result, Shape, Tensor,
     };
+    use candle_cudnn_rnn::kernels::{Module, HALF};
 
-    const SOURCE: &str = r#"
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-// out[r][c] = w[r][c] (c < cols), column[r] (c == cols, when has_column), else 0. With V > 1,
-// V divides cols and ld, so a word lies all inside w's columns or all past them.
-template <typename E, typename W, int V>
-__device__ void widen(const E* w, const E* column, int has_column, E* out, u32 rows, u32 cols,
-                      u32 ld) {
-    const u32 c = (blockIdx.x * blockDim.x + threadIdx.x) * V;
-    if (c >= ld) return;
-    for (u32 r = blockIdx.y; r < rows; r += gridDim.y) {
-        union { W word; E e[V]; } u;
-        if (c < cols) {
-            u.word = *(const W*)(w + (u64)r * cols + c);
-        } else {
-            for (int j = 0; j < V; ++j) u.e[j] = (has_column && c + j == cols) ? column[r] : (E)0;
-        }
-        *(W*)(out + (u64)r * ld + c) = u.word;
-    }
-}
-
-// out[r][c] = m[r][c] for c < cols.
-template <typename E, typename W, int V>
-__device__ void narrow(const E* m, E* out, u32 rows, u32 cols, u32 ld) {
-    const u32 c = (blockIdx.x * blockDim.x + threadIdx.x) * V;
-    if (c >= cols) return;
-    for (u32 r = blockIdx.y; r < rows; r += gridDim.y)
-        *(W*)(out + (u64)r * cols + c) = *(const W*)(m + (u64)r * ld + c);
-}
-
-#define OPS(E, W, V, N) \
-extern "C" __global__ void widen_##N(const E* w, const E* column, int has_column, E* out, \
-        u32 rows, u32 cols, u32 ld) { widen<E, W, V>(w, column, has_column, out, rows, cols, ld); } \
-extern "C" __global__ void narrow_##N(const E* m, E* out, u32 rows, u32 cols, u32 ld) { \
-        narrow<E, W, V>(m, out, rows, cols, ld); }
-OPS(u16, u16, 1, e2)
-OPS(u16, uint2, 4, e2_words)
-OPS(u32, u32, 1, e4)
-OPS(u32, uint2, 2, e4_words)
-"#;
-    static KERNELS: Module = Module::new("ptb_lm_columns", SOURCE);
+    const SOURCE: &str = include_str!("columns.cu");
+    static KERNELS: Module = Module::new("ptb_lm_columns", &[HALF, SOURCE]);
     const THREADS: u32 = 128;
     const MAX_GRID_Y: usize = 65535;
 

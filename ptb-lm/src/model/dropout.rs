@@ -203,59 +203,19 @@ impl CustomOp1 for Dropout {
 
 #[cfg(feature = "cuda")]
 mod cuda {
-    //! One thread per four elements (one Philox call); the state is read on the device.
+    //! Launches `dropout.cu`'s kernels: one thread per four elements (one Philox call, the
+    //! prelude's, which draws the bits of `philox` above); the state is read on the device.
 
     use super::Dropout;
-    use crate::gpu::nvrtc::{dtype_suffix, view, Module};
+    use crate::gpu::nvrtc::{dtype_suffix, view};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{CudaStorage, DType, Layout, Result};
+    use candle_cudnn_rnn::kernels::{Module, HALF, PHILOX};
 
-    const SOURCE: &str = concat!(
-        crate::gpu::nvrtc::half_types!(),
-        r#"
-__device__ __forceinline__ unsigned int mulhi(unsigned int a, unsigned int b) {
-    return (unsigned int)(((unsigned long long)a * b) >> 32);
-}
-
-__device__ void philox(unsigned int c[4], unsigned int k0, unsigned int k1) {
-    for (int round = 0; round < 10; ++round) {
-        if (round > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
-        unsigned int h0 = mulhi(0xD2511F53u, c[0]), l0 = 0xD2511F53u * c[0];
-        unsigned int h1 = mulhi(0xCD9E8D57u, c[2]), l1 = 0xCD9E8D57u * c[2];
-        unsigned int n0 = h1 ^ c[1] ^ k0, n2 = h0 ^ c[3] ^ k1;
-        c[0] = n0; c[1] = l1; c[2] = n2; c[3] = l0;
-    }
-}
-
-template <typename T> __device__ void dropout(const T* x, T* y, const unsigned int* s,
-        unsigned int slot, unsigned int threshold, float scale, long long n) {
-    long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g * 4 >= n) return;
-    unsigned int c[4] = {(unsigned int)g, slot, s[2], s[3]};
-    philox(c, s[0], s[1]);
-    for (int j = 0; j < 4; ++j) {
-        long long i = g * 4 + j;
-        if (i < n) store(y + i, c[j] < threshold ? 0.0f : load(x[i]) * scale);
-    }
-}
-
-#define OPS(T, N) \
-extern "C" __global__ void dropout_##N(const T* x, T* y, const unsigned int* s, unsigned int slot, \
-        unsigned int threshold, float scale, long long n) { dropout(x, y, s, slot, threshold, scale, n); }
-OPS(float, f32)
-OPS(bf16, bf16)
-OPS(f16, f16)
-
-extern "C" __global__ void dropout_advance(unsigned int* s) {
-    unsigned long long step = ((unsigned long long)s[3] << 32 | s[2]) + 1ull;
-    s[2] = (unsigned int)step;
-    s[3] = (unsigned int)(step >> 32);
-}
-"#
-    );
-    static KERNELS: Module = Module::new("ptb_lm_dropout", SOURCE);
+    const SOURCE: &str = include_str!("dropout.cu");
+    static KERNELS: Module = Module::new("ptb_lm_dropout", &[HALF, PHILOX, SOURCE]);
     const THREADS: u32 = 256;
 
     pub fn advance(s: &mut CudaStorage) -> Result<()> {

@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
-"""Compiles the persistent LSTM kernels as the library does at run time, without a GPU: NVRTC
-over the same source (the shared preludes kernels/half.cuh and kernels/philox.cuh, then
-persistent/common.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's Pass::sources joins
-them) with each variant's -D options and architecture, then ptxas for sm_90a; prints each
-variant's registers and spills and fails on any compile error. The variants cover every
-preprocessor branch: both passes, bf16 and f16, clusters of 1, 2 and 4, PTB large's shape and
-small odd ones. A last variant compiles the preludes alone in front of a kernel that uses them
-as another crate's module would (NVRTC's default options, no ELEM_BF16).
+"""Compiles the CUDA kernels that both crates compile with NVRTC at run time, without a GPU.
+
+The persistent LSTM kernels as the library compiles them: NVRTC over the same source (the
+shared preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, dropout.cu,
+pad.cu and the recurrence, as kernel.rs's Pass::sources joins them) with each variant's -D
+options and architecture, then ptxas for sm_90a; prints each variant's registers and spills and
+fails on any compile error. The variants cover every preprocessor branch: both passes, bf16 and
+f16, clusters of 1, 2 and 4, PTB large's shape and small odd ones. A last variant compiles the
+preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
+default options, no ELEM_BF16).
+
+Then every ptb-lm kernel file (ptb-lm/src/**/*.cu) as its launcher compiles it: the launcher is
+the .rs file beside it that takes the file with include_str! into a const and names that const in
+a `Module::new("name", &[...])`; the parts listed there (the op crate's preludes HALF and PHILOX,
+then the file) are joined in order and compiled with NVRTC's default options, as
+candle_cudnn_rnn::kernels::Module::new does, then ptxas for sm_90a checks every kernel of the
+module. A file that no launcher compiles that way fails the check.
 
 NVRTC comes from the nvidia-cuda-nvrtc wheel (13.0, as on the GPU machine): NVRTC_DIR names its
 unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFIX (default
@@ -14,10 +23,14 @@ unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFI
 
   python3 scripts/check-kernels.py
 """
-import ctypes, glob, os, subprocess, sys, tempfile, zipfile
+import ctypes, glob, os, re, subprocess, sys, tempfile, zipfile
 
 NVRTC_WHEEL = "nvidia-cuda-nvrtc==13.0.88"
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "candle-cudnn-rnn", "src")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SRC = os.path.join(ROOT, "candle-cudnn-rnn", "src")
+PTB_LM_SRC = os.path.join(ROOT, "ptb-lm", "src")
+# The op crate's preludes by the name candle_cudnn_rnn::kernels exports them under.
+PRELUDES = {"HALF": "kernels/half.cuh", "PHILOX": "kernels/philox.cuh"}
 # The parts in front of every recurrence, in kernel.rs's order.
 HEAD = ("kernels/half.cuh", "kernels/philox.cuh", "persistent/common.cuh", "persistent/dropout.cu",
         "persistent/pad.cu")
@@ -67,10 +80,10 @@ def load_nvrtc(lib):
     return ctypes.CDLL(os.path.join(lib, "libnvrtc.so.13"))
 
 
-def ptx_of(nvrtc, source, options):
-    """(PTX, None) or (None, NVRTC's log)."""
+def ptx_of(nvrtc, source, options, name="persistent.cu"):
+    """(PTX, None) or (None, NVRTC's log); `name` is the program's in the log."""
     prog = ctypes.c_void_p()
-    if nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"persistent.cu", 0, None, None):
+    if nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None):
         return None, "nvrtcCreateProgram failed"
     opts = [o.encode() for o in options]
     rc = nvrtc.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
@@ -87,8 +100,8 @@ def ptx_of(nvrtc, source, options):
     return ptx.value.decode(), None
 
 
-def resources(ptx, kernel):
-    """ptxas's report for `kernel` on sm_90a: (ok, 'N registers, S bytes spilled' or the error)."""
+def ptxas(ptx):
+    """ptxas -v on sm_90a: (None, {kernel: [registers, bytes spilled]}) or (the error, None)."""
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(ptx)
     try:
@@ -96,17 +109,59 @@ def resources(ptx, kernel):
     finally:
         os.remove(f.name)
     if r.returncode:
-        return False, r.stderr.strip()
-    regs = spills = "?"
-    on = False
+        return r.stderr.strip(), None
+    kernels, on = {}, None
     for line in r.stderr.splitlines():
         if "Compiling entry function" in line:
-            on = f"'{kernel}'" in line
+            on = line.split("'")[1]
+            kernels[on] = ["?", "?"]
         elif on and "spill stores" in line:
-            spills = line.split("bytes stack frame,")[1].split("bytes spill stores")[0].strip()
+            kernels[on][1] = line.split("bytes stack frame,")[1].split("bytes spill stores")[0].strip()
         elif on and "Used" in line and "registers" in line:
-            regs = line.split("Used")[1].split("registers")[0].strip()
+            kernels[on][0] = line.split("Used")[1].split("registers")[0].strip()
+    return None, kernels
+
+
+def resources(ptx, kernel):
+    """ptxas's report for `kernel` on sm_90a: (ok, 'N registers, S bytes spilled' or the error)."""
+    err, kernels = ptxas(ptx)
+    if err:
+        return False, err
+    regs, spills = kernels.get(kernel, ("?", "?"))
     return True, f"{regs} registers, {spills} bytes spilled"
+
+
+def ptb_lm_modules():
+    """(module name, .cu path relative to ptb-lm/src, parts as source text or None and a reason)
+    for every ptb-lm kernel file, its parts as its launcher lists them."""
+    for cu in sorted(glob.glob(os.path.join(PTB_LM_SRC, "**", "*.cu"), recursive=True)):
+        rel = os.path.relpath(cu, PTB_LM_SRC)
+        base = os.path.basename(cu)
+        found = None
+        for rs in sorted(glob.glob(os.path.join(os.path.dirname(cu), "*.rs"))):
+            text = open(rs).read()
+            consts = dict((c, f) for c, f in re.findall(r'const (\w+): &str = include_str!\("([^"]+)"\);', text))
+            mine = [c for c, f in consts.items() if f == base]
+            if not mine:
+                continue
+            for name, parts in re.findall(r'Module::new\(\s*"([^"]+)",\s*&\[([^\]]*)\]', text):
+                parts = [p.strip() for p in parts.split(",") if p.strip()]
+                if mine[0] not in parts:
+                    continue
+                known = {**{c: os.path.join(SRC, f) for c, f in PRELUDES.items()},
+                         **{c: os.path.join(os.path.dirname(rs), f) for c, f in consts.items()}}
+                unknown = [p for p in parts if p not in known]
+                if unknown:
+                    found = (name, None, f"{os.path.basename(rs)} lists parts this script does not know: {unknown}")
+                else:
+                    found = (name, [open(known[p]).read() for p in parts], None)
+                break
+            if found:
+                break
+        if found:
+            yield (found[0], rel, found[1], found[2])
+        else:
+            yield ("?", rel, None, "no launcher beside it compiles it with Module::new(name, &[..., its const])")
 
 
 def variants():
@@ -162,6 +217,22 @@ def main():
     ok, report = (False, log) if ptx is None else resources(ptx, "scale_bf16")
     failed += not ok
     print(f"{'ok  ' if ok else 'FAIL'} the preludes alone, NVRTC's defaults: {report}", flush=True)
+    for name, rel, parts, problem in ptb_lm_modules():
+        if parts is not None:
+            # Joined as candle_cudnn_rnn::kernels::Module joins them; NVRTC's default options.
+            ptx, problem = ptx_of(nvrtc, "\n".join(parts), [], rel)
+        if parts is not None and ptx is not None:
+            problem, kernels = ptxas(ptx)
+            if not problem and not kernels:
+                problem = "no kernel in the module"
+        if problem:
+            failed += 1
+            print(f"FAIL ptb-lm {rel} ({name}): {problem}", flush=True)
+            continue
+        regs = max((int(r) for r, _ in kernels.values() if r != "?"), default="?")
+        spills = sum(int(s) for _, s in kernels.values() if s != "?")
+        print(f"ok   ptb-lm {rel} ({name}): {len(kernels)} kernels, at most {regs} registers, "
+              f"{spills} bytes spilled in all", flush=True)
     print(f"{failed} of the variants failed" if failed else "every variant compiled")
     return 1 if failed else 0
 

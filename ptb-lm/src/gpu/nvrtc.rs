@@ -18,6 +18,20 @@ pub fn dtype_suffix(dt: candle_core::DType, what: &str) -> Result<&'static str> 
     })
 }
 
+/// `$launch!(T)` with `T` the element type of a kernel instantiated for `$dtype` by its
+/// module's `OPS(T, N)` lines: f32, bf16, or f16 (the one left once [`dtype_suffix`] has
+/// refused the others).
+macro_rules! for_dtype {
+    ($dtype:expr, $launch:ident) => {
+        match $dtype {
+            candle_core::DType::F32 => $launch!(f32),
+            candle_core::DType::BF16 => $launch!(half::bf16),
+            _ => $launch!(half::f16),
+        }
+    };
+}
+pub(crate) use for_dtype;
+
 /// The elements of a contiguous operand.
 pub fn view<'a, T: DeviceRepr>(
     s: &'a CudaSlice<T>,

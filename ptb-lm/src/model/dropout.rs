@@ -207,11 +207,11 @@ mod cuda {
     //! prelude's, which draws the bits of `philox` above); the state is read on the device.
 
     use super::Dropout;
-    use crate::gpu::nvrtc::{dtype_suffix, view};
+    use crate::gpu::nvrtc::{dtype_suffix, for_dtype, view};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
-    use candle_core::{CudaStorage, DType, Layout, Result};
+    use candle_core::{CudaStorage, Layout, Result};
     use candle_cudnn_rnn::kernels::{Module, HALF, PHILOX};
 
     const SOURCE: &str = include_str!("dropout.cu");
@@ -272,11 +272,7 @@ mod cuda {
                 CudaStorage::wrap_cuda_slice(y, dev)
             }};
         }
-        Ok(match x.dtype() {
-            DType::F32 => launch!(f32),
-            DType::BF16 => launch!(half::bf16),
-            _ => launch!(half::f16),
-        })
+        Ok(for_dtype!(x.dtype(), launch))
     }
 }
 

@@ -226,11 +226,11 @@ mod cuda {
     //! the half prelude; no CUDA headers needed (half types are handled as raw bits), so it
     //! builds wherever candle's CUDA backend does.
 
-    use crate::gpu::nvrtc::{block_per_row, dtype_suffix, view};
+    use crate::gpu::nvrtc::{block_per_row, dtype_suffix, for_dtype, view};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
-    use candle_core::{CudaStorage, DType, Layout, Result};
+    use candle_core::{CudaStorage, Layout, Result};
     use candle_cudnn_rnn::kernels::{Module, HALF};
 
     const SOURCE: &str = include_str!("xent.cu");
@@ -267,11 +267,7 @@ mod cuda {
                 unsafe { b.launch(block_per_row(rows, THREADS)) }.w()?;
             }};
         }
-        match x.dtype() {
-            DType::F32 => launch!(f32),
-            DType::BF16 => launch!(half::bf16),
-            _ => launch!(half::f16),
-        }
+        for_dtype!(x.dtype(), launch);
         Ok(CudaStorage::wrap_cuda_slice(loss, dev))
     }
 
@@ -308,11 +304,7 @@ mod cuda {
                 CudaStorage::wrap_cuda_slice(dx, dev)
             }};
         }
-        Ok(match x.dtype() {
-            DType::F32 => launch!(f32),
-            DType::BF16 => launch!(half::bf16),
-            _ => launch!(half::f16),
-        })
+        Ok(for_dtype!(x.dtype(), launch))
     }
 }
 

@@ -261,7 +261,7 @@ mod kernels {
     //! and for bf16/f16 gradients the norm in f32, in two deterministic stages (each block's
     //! sum of squares over its fixed chunk, then one block over the partials).
 
-    use crate::gpu::nvrtc::{dtype_suffix, view};
+    use crate::gpu::nvrtc::{dtype_suffix, for_dtype, view};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{
         DevicePtr, LaunchConfig, PushKernelArg, SyncOnDrop,
@@ -392,11 +392,7 @@ mod kernels {
                 unsafe { b.launch(cfg) }.w()?;
             }};
         }
-        match s.dtype() {
-            DType::F32 => launch!(f32),
-            DType::BF16 => launch!(half::bf16),
-            _ => launch!(half::f16),
-        }
+        for_dtype!(s.dtype(), launch);
         Ok(())
     }
 

@@ -138,6 +138,24 @@ pub fn run_pass(
     Ok(Outcome::Done(result, fixed.state().clone()))
 }
 
+/// [`run_pass`] without training, from `from` or a zero state: its numbers and the state it
+/// ends in, or `None` when `pause` stopped it.
+fn evaluate_from(
+    model: &PtbModel,
+    data: &[u32],
+    shape: PassShape,
+    from: Option<&PassPoint>,
+    pause: Pause,
+) -> Result<Option<(PassResult, LmState)>> {
+    let masks = &mut Masks::new(0);
+    Ok(
+        match run_pass(model, data, shape, (None, masks), from, pause)? {
+            Outcome::Done(r, state) => Some((r, state)),
+            Outcome::Paused(_) => None,
+        },
+    )
+}
+
 /// Perplexity of `data` without training (no dropout, the state carried as in training), or
 /// `None` when `pause` stopped it.
 pub fn evaluate(
@@ -146,13 +164,7 @@ pub fn evaluate(
     shape: PassShape,
     pause: Pause,
 ) -> Result<Option<PassResult>> {
-    let masks = &mut Masks::new(0);
-    Ok(
-        match run_pass(model, data, shape, (None, masks), None, pause)? {
-            Outcome::Done(r, _) => Some(r),
-            Outcome::Paused(_) => None,
-        },
-    )
+    Ok(evaluate_from(model, data, shape, None, pause)?.map(|(r, _)| r))
 }
 
 /// Perplexity of `data` read as one stream (batch 1) in windows of `shape.steps` words, the
@@ -165,7 +177,6 @@ pub fn evaluate_stream(
     shape: PassShape,
     pause: Pause,
 ) -> Result<Option<PassResult>> {
-    let masks = &mut Masks::new(0);
     let targets = data.len().saturating_sub(1);
     let steps = shape.steps.clamp(1, targets.max(1));
     let windows = targets / steps;
@@ -174,9 +185,8 @@ pub fn evaluate_stream(
         steps,
         ..shape
     };
-    let (whole, state) = match run_pass(model, data, shape, (None, masks), None, pause)? {
-        Outcome::Done(r, state) => (r, state),
-        Outcome::Paused(_) => return Ok(None),
+    let Some((whole, state)) = evaluate_from(model, data, shape, None, pause)? else {
+        return Ok(None);
     };
     let rest = targets - windows * steps;
     // The shorter window is one batch more: not when `max_batches` stopped the pass already.
@@ -198,9 +208,8 @@ pub fn evaluate_stream(
         cost: 0.0,
         seconds: 0.0,
     };
-    let last = match run_pass(model, tail, last_shape, (None, masks), Some(&start), &never)? {
-        Outcome::Done(r, _) => r,
-        Outcome::Paused(_) => unreachable!("`never` pauses"),
+    let Some((last, _)) = evaluate_from(model, tail, last_shape, Some(&start), &never)? else {
+        unreachable!("`never` pauses");
     };
     let words = whole.words + last.words;
     let cost =

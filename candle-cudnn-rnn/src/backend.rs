@@ -40,10 +40,8 @@ pub(crate) fn view<'a, T: CudaDType>(
     l: &Layout,
     what: &str,
 ) -> Result<CudaView<'a, T>> {
-    match l.contiguous_offsets() {
-        Some((a, b)) => Ok(s.as_cuda_slice::<T>()?.slice(a..b)),
-        None => bail!("rnn: {what} must be contiguous"),
-    }
+    crate::kernels::view(s.as_cuda_slice::<T>()?, l)
+        .map_err(|_| candle_core::Error::Msg(format!("rnn: {what} must be contiguous")))
 }
 
 /// What a training-mode forward keeps for its backward (cuDNN's reserve space, say); only

@@ -26,13 +26,22 @@
 //! let f = KERNELS.function(&device, "scale_bf16")?;
 //! ```
 
-use candle_core::cuda_backend::cudarc::driver::CudaFunction;
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, CudaSlice, CudaView};
 use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use candle_core::cuda_backend::CudaDevice;
-use candle_core::{bail, Result};
+use candle_core::{bail, Layout, Result};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// The elements of a contiguous operand, for a launch's argument list (its layout's offsets
+/// into the storage's slice).
+pub fn view<'a, T>(s: &'a CudaSlice<T>, l: &Layout) -> Result<CudaView<'a, T>> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(s.slice(a..b)),
+        None => bail!("kernel operands must be contiguous"),
+    }
+}
 
 /// The half-precision prelude (`half.cuh`): the types `u16`, `u32` and `u64`; conversions on
 /// raw bits (`bf16_to_f32`, `f32_to_bf16`, `f16_to_f32`, `f32_to_f16`); the structs `bf16` and

@@ -142,7 +142,7 @@ mod cuda {
             let Storage::Cuda(c) = &*storage else {
                 candle_core::bail!("host copies: a tensor left the GPU")
             };
-            let view = crate::gpu::nvrtc::view(c.as_cuda_slice::<f32>()?, layout)?;
+            let view = candle_cudnn_rnn::kernels::view(c.as_cuda_slice::<f32>()?, layout)?;
             let range = at..at + view.len();
             let (src, _sync) = view.device_ptr(&stream);
             // SAFETY: page-locked memory of this context with room for the view; nothing

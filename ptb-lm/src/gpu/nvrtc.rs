@@ -3,7 +3,7 @@
 //! (`candle_cudnn_rnn::kernels::Module`), after its preludes where they need them (`HALF`: bf16
 //! and f16 loads and stores; `PHILOX`: the dropout masks' generator).
 
-use candle_core::cuda_backend::cudarc::driver::{CudaSlice, CudaView, DeviceRepr, LaunchConfig};
+use candle_core::cuda_backend::cudarc::driver::LaunchConfig;
 use candle_core::{bail, Result};
 
 /// The suffix of a kernel instantiated for `dt` by a module's `OPS(T, N)` lines (`f32`, `bf16`,
@@ -31,17 +31,6 @@ macro_rules! for_dtype {
     };
 }
 pub(crate) use for_dtype;
-
-/// The elements of a contiguous operand.
-pub fn view<'a, T: DeviceRepr>(
-    s: &'a CudaSlice<T>,
-    l: &candle_core::Layout,
-) -> Result<CudaView<'a, T>> {
-    match l.contiguous_offsets() {
-        Some((a, b)) => Ok(s.slice(a..b)),
-        None => bail!("kernel operands must be contiguous"),
-    }
-}
 
 /// One block of `threads` per row.
 pub fn block_per_row(rows: usize, threads: u32) -> LaunchConfig {

@@ -57,13 +57,13 @@ mod cuda {
     //! row's words: 8 bytes (4 halves or 2 floats) where the columns and the pitch allow, else
     //! one element. Custom ops without backward, for their access to the storages.
 
-    use crate::gpu::nvrtc::view;
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{
         CpuStorage, CudaStorage, CustomOp1, CustomOp2, DType, Layout, Result, Shape, Tensor,
     };
+    use candle_cudnn_rnn::kernels::view;
     use candle_cudnn_rnn::kernels::{Module, HALF};
 
     const SOURCE: &str = include_str!("columns.cu");

@@ -207,11 +207,12 @@ mod cuda {
     //! prelude's, which draws the bits of `philox` above); the state is read on the device.
 
     use super::Dropout;
-    use crate::gpu::nvrtc::{dtype_suffix, for_dtype, view};
+    use crate::gpu::nvrtc::{dtype_suffix, for_dtype};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{CudaStorage, Layout, Result};
+    use candle_cudnn_rnn::kernels::view;
     use candle_cudnn_rnn::kernels::{Module, HALF, PHILOX};
 
     const SOURCE: &str = include_str!("dropout.cu");

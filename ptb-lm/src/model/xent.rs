@@ -226,11 +226,12 @@ mod cuda {
     //! the half prelude; no CUDA headers needed (half types are handled as raw bits), so it
     //! builds wherever candle's CUDA backend does.
 
-    use crate::gpu::nvrtc::{block_per_row, dtype_suffix, for_dtype, view};
+    use crate::gpu::nvrtc::{block_per_row, dtype_suffix, for_dtype};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{CudaStorage, Layout, Result};
+    use candle_cudnn_rnn::kernels::view;
     use candle_cudnn_rnn::kernels::{Module, HALF};
 
     const SOURCE: &str = include_str!("xent.cu");

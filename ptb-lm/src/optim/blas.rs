@@ -261,13 +261,14 @@ mod kernels {
     //! and for bf16/f16 gradients the norm in f32, in two deterministic stages (each block's
     //! sum of squares over its fixed chunk, then one block over the partials).
 
-    use crate::gpu::nvrtc::{dtype_suffix, for_dtype, view};
+    use crate::gpu::nvrtc::{dtype_suffix, for_dtype};
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::{
         DevicePtr, LaunchConfig, PushKernelArg, SyncOnDrop,
     };
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{bail, CudaStorage, DType, Layout, Result, Tensor};
+    use candle_cudnn_rnn::kernels::view;
     use candle_cudnn_rnn::kernels::{Module, HALF};
 
     const SOURCE: &str = include_str!("blas.cu");

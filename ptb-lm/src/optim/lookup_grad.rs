@@ -162,11 +162,12 @@ mod cuda {
     //! striding over the columns. Deterministic: every sum is taken in lookup order by one
     //! thread.
 
-    use crate::gpu::nvrtc::{block_per_row, view};
+    use crate::gpu::nvrtc::block_per_row;
     use candle_core::backend::BackendStorage;
     use candle_core::cuda_backend::cudarc::driver::PushKernelArg;
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{bail, CudaStorage, Layout, Result};
+    use candle_cudnn_rnn::kernels::view;
     use candle_cudnn_rnn::kernels::Module;
 
     const SOURCE: &str = include_str!("lookup_grad.cu");

@@ -24,8 +24,9 @@ pub struct BenchArgs {
     /// The tutorial's configuration whose training step to time
     #[arg(long, value_enum, default_value = "small")]
     pub config: Preset,
-    /// The LSTM's kernel: the fused op on cuDNN or on its own persistent kernels, candle-nn's
-    /// cell stepped in a loop, or auto (persistent for bf16/f16 on a GPU, else cuDNN)
+    /// The LSTM's kernel: the fused op on cuDNN or with its own persistent kernels, candle-nn's
+    /// cell stepped in a loop, or auto (on a GPU the op picks per call: its persistent kernels
+    /// for bf16/f16, cuDNN otherwise)
     #[arg(long, value_enum, default_value = "auto")]
     pub rnn: RnnChoice,
     /// Arithmetic of the step
@@ -137,7 +138,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     };
     let mut spec = RunSpec::new(args.config, cfg.clone(), vocab);
-    spec.rnn = args.rnn.resolve(&setup.device, args.precision, None);
+    spec.rnn = args.rnn.resolve(&setup.device, None);
     spec.precision = args.precision;
     let Trainee { model, mut opt, .. } = setup.training(&spec, None)?;
     let device = model.device();

@@ -110,9 +110,9 @@ pub struct TrainArgs {
     /// CPU), cpu, cuda or cuda:N
     #[arg(long, default_value = "auto", value_parser = DeviceArg::parse)]
     pub device: DeviceArg,
-    /// The LSTM's kernel: the fused op on cuDNN or on its own persistent kernels, candle-nn's
-    /// cell stepped in a loop, or auto (persistent for bf16/f16 on a GPU, else cuDNN; a
-    /// resumed run keeps its own)
+    /// The LSTM's kernel: the fused op on cuDNN or with its own persistent kernels, candle-nn's
+    /// cell stepped in a loop, or auto (on a GPU the op picks per call: its persistent kernels
+    /// for bf16/f16, cuDNN otherwise; a resumed run keeps its own)
     #[arg(long, value_enum, default_value = "auto")]
     pub rnn: RnnChoice,
     /// Arithmetic of a training step (weights and updates stay f32)
@@ -169,7 +169,7 @@ fn start(
     out: &Path,
 ) -> Result<(RunSpec, RunProgress, Option<checkpoint::Checkpoint>)> {
     let mut spec = RunSpec::new(args.config, cfg, corpus.vocab_size());
-    spec.rnn = args.rnn.resolve(device, args.precision, None);
+    spec.rnn = args.rnn.resolve(device, None);
     (spec.precision, spec.seed) = (args.precision, args.seed);
     spec.max_batches = args.max_batches;
     let has_checkpoint = out.join("model.safetensors").exists();
@@ -182,9 +182,7 @@ fn start(
         return Ok((spec, RunProgress::default(), None));
     }
     let ckpt = checkpoint::load(out, &candle_core::Device::Cpu)?;
-    spec.rnn = args
-        .rnn
-        .resolve(device, args.precision, Some(ckpt.spec.rnn));
+    spec.rnn = args.rnn.resolve(device, Some(ckpt.spec.rnn));
     spec.check_resumes(&ckpt.spec)
         .with_context(|| format!("the checkpoint in {} cannot continue here", out.display()))?;
     if vocab_of(&ckpt.tokenizer) != vocab_of(&corpus.tokenizer) {

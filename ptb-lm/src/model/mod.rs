@@ -37,9 +37,10 @@ pub enum RnnKind {
     CandleNn,
 }
 
-/// `--rnn`: a kernel, or `auto`, which takes the fastest for the run's device and precision
-/// (measured on PTB's three configurations: the persistent kernels for bf16 and f16 steps on
-/// a GPU, cuDNN for the others).
+/// `--rnn`: a kernel, or `auto`: on a GPU the fused op with its own persistent kernels in play,
+/// so that the op's one choice of kernel decides each call (`candle_cudnn_rnn`'s `choose.rs`:
+/// its persistent kernels for the calls they take, bf16 and f16 ones, and cuDNN's standard
+/// algorithm for the others); on the CPU the fused op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RnnChoice {
@@ -52,30 +53,16 @@ pub enum RnnChoice {
 }
 
 impl RnnChoice {
-    /// The kernel for a run in `precision` on `device`; `saved`, a resumed run's kernel, is
-    /// what `auto` keeps.
-    pub fn resolve(
-        self,
-        device: &Device,
-        precision: crate::config::precision::Precision,
-        saved: Option<RnnKind>,
-    ) -> RnnKind {
-        self.resolve_for(device.is_cuda(), precision, saved)
+    /// The kernel for a run on `device`; `saved`, a resumed run's kernel, is what `auto` keeps.
+    pub fn resolve(self, device: &Device, saved: Option<RnnKind>) -> RnnKind {
+        self.resolve_for(device.is_cuda(), saved)
     }
 
-    fn resolve_for(
-        self,
-        on_gpu: bool,
-        precision: crate::config::precision::Precision,
-        saved: Option<RnnKind>,
-    ) -> RnnKind {
-        use crate::config::precision::Precision;
+    fn resolve_for(self, on_gpu: bool, saved: Option<RnnKind>) -> RnnKind {
         match (self, saved) {
             (RnnChoice::Auto, Some(kind)) => kind,
-            (RnnChoice::Auto, None) => match (on_gpu, precision) {
-                (true, Precision::Bf16 | Precision::F16) => RnnKind::Persistent,
-                _ => RnnKind::Fused,
-            },
+            (RnnChoice::Auto, None) if on_gpu => RnnKind::Persistent,
+            (RnnChoice::Auto, None) => RnnKind::Fused,
             (RnnChoice::Cudnn, _) => RnnKind::Fused,
             (RnnChoice::Persistent, _) => RnnKind::Persistent,
             (RnnChoice::CandleNn, _) => RnnKind::CandleNn,
@@ -664,17 +651,16 @@ fn sequence_cost(rows: &Tensor, steps: usize) -> Result<Tensor> {
 mod tests {
     use super::*;
 
+    /// On a GPU `auto` leaves the choice to the op, with its own kernels in play whatever the
+    /// precision (the op hands the calls they do not take to cuDNN); on the CPU the fused op.
     #[test]
-    fn auto_takes_the_persistent_kernels_for_half_steps_on_a_gpu() {
-        use crate::config::precision::Precision::*;
-        let auto = |gpu, p, saved| RnnChoice::Auto.resolve_for(gpu, p, saved);
-        assert_eq!(auto(true, Bf16, None), RnnKind::Persistent);
-        assert_eq!(auto(true, F16, None), RnnKind::Persistent);
-        assert_eq!(auto(true, Tf32, None), RnnKind::Fused);
-        assert_eq!(auto(false, Bf16, None), RnnKind::Fused);
+    fn auto_leaves_a_gpu_call_to_the_op() {
+        let auto = |gpu, saved| RnnChoice::Auto.resolve_for(gpu, saved);
+        assert_eq!(auto(true, None), RnnKind::Persistent);
+        assert_eq!(auto(false, None), RnnKind::Fused);
         // A resumed run keeps its kernel; a named one is taken as asked.
-        assert_eq!(auto(true, Bf16, Some(RnnKind::Fused)), RnnKind::Fused);
-        let named = RnnChoice::Cudnn.resolve_for(true, Bf16, Some(RnnKind::Persistent));
+        assert_eq!(auto(true, Some(RnnKind::Fused)), RnnKind::Fused);
+        let named = RnnChoice::Cudnn.resolve_for(true, Some(RnnKind::Persistent));
         assert_eq!(named, RnnKind::Fused);
     }
 

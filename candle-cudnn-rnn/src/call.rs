@@ -105,8 +105,7 @@ impl DropoutSeed {
 
     /// Restarts every mask stream from `seed`.
     pub fn set(&self, seed: u64) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        *s = (seed, 0, s.2 + 1);
+        self.set_position(seed, 0);
     }
 
     /// The seed last set and the calls since.

@@ -59,23 +59,24 @@ pub(crate) struct ForwardInputs<'a> {
     pub ops: [Operand<'a>; 3],
 }
 
-/// What a forward gives: the packed `[y | h_n | c_n]` and, when it trains, what its backward
-/// needs.
+/// What a forward gives: the packed `[y | h_n | c_n]` (the op hands out `y` and the state as two
+/// tensors over it) and, when it trains, what its backward needs.
 pub(crate) type Forwarded = (CudaStorage, Option<GpuReserve>);
 
 /// What a backward gives: the gradients `(dx, dw, dstate)`, flat.
 pub(crate) type Gradients = (Option<Tensor>, Option<Tensor>, Option<Tensor>);
 
-/// What a backward reads: the call, the forward's inputs and packed output, and the gradient
-/// of that output (contiguous); and where it leaves the weight's gradient instead of returning
-/// it, if anywhere.
+/// What a backward reads: the call, the forward's inputs and output `y`, the gradients of `y`
+/// and of the final state (contiguous; none when the loss does not read the state: zero), and
+/// where it leaves the weight's gradient instead of returning it, if anywhere.
 pub(crate) struct BackwardInputs<'a> {
     pub call: &'a Call,
     pub x: &'a Tensor,
     pub weight: &'a Tensor,
     pub state: &'a Tensor,
-    pub packed: &'a Tensor,
-    pub grad: &'a Tensor,
+    pub y: &'a Tensor,
+    pub grad_y: &'a Tensor,
+    pub grad_state: Option<&'a Tensor>,
     /// Whether the gradient of the initial state is wanted (its input tracks gradients).
     pub state_grad: bool,
     /// Whether the gradient of x is wanted; a backend that can skip it returns none when not.
@@ -84,15 +85,17 @@ pub(crate) struct BackwardInputs<'a> {
     pub dw_into: Option<DwInto<'a>>,
 }
 
-/// The storages a backward reads, locked for reading: x, weight, state, packed output and
-/// gradient, in that order.
+/// The storages a backward reads, locked for reading: x, weight, state, output `y`, its
+/// gradient and (when there is one) the final state's gradient, in that order.
 pub(crate) type Storages<'a> = Vec<(StorageRef<'a>, &'a Layout)>;
 
 impl<'a> BackwardInputs<'a> {
-    /// The storages of x, weight, state, packed output and gradient, for [`cuda_views`].
+    /// The storages of x, weight, state, `y`, `y`'s gradient and the final state's gradient
+    /// (when there is one), for [`cuda_views`].
     pub fn storages(&self) -> Storages<'a> {
-        [self.x, self.weight, self.state, self.packed, self.grad]
+        [self.x, self.weight, self.state, self.y, self.grad_y]
             .into_iter()
+            .chain(self.grad_state)
             .map(|t| t.storage_and_layout())
             .collect()
     }
@@ -107,10 +110,14 @@ pub(crate) fn cuda_views<'a, T: CudaDType>(
 ) -> Result<(Vec<CudaView<'a, T>>, CudaDevice)> {
     let mut views = Vec::with_capacity(storages.len());
     let mut device = None;
-    for ((g, l), what) in storages
-        .iter()
-        .zip(["x", "weight", "state", "output", "gradient"])
-    {
+    for ((g, l), what) in storages.iter().zip([
+        "x",
+        "weight",
+        "state",
+        "output",
+        "gradient",
+        "state gradient",
+    ]) {
         match &**g {
             Storage::Cuda(s) => {
                 views.push(view::<T>(s, l, what)?);
@@ -158,9 +165,15 @@ pub(crate) trait GpuBackend: Send + Sync {
     /// `inputs.dw_into`.
     fn backward(&self, reserve: GpuReserve, inputs: BackwardInputs) -> Result<Gradients>;
 
-    /// The algorithm that served `(seq, batch, train)` when it was chosen per call (see
-    /// `Rnn::auto_algo`).
+    /// The algorithm that served the last call of `(seq, batch, train)` (see `Rnn::auto_algo`).
     fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo>;
+
+    /// The algorithm that served the module's last call (see `Rnn::last_algo`).
+    fn last_algo(&self) -> Option<RnnAlgo>;
+
+    /// Whether the backward of the forward that left `reserve` can leave the weight's gradient
+    /// in a caller's buffer ([`BackwardInputs::dw_into`]).
+    fn takes_weight_grad_buffer(&self, reserve: &GpuReserve) -> bool;
 
     /// Whether the flat weight is read in place rather than copied per call, once known.
     fn weights_in_place(&self) -> Option<bool>;

@@ -9,11 +9,15 @@
 //!   [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan, where the hidden size's
 //!   share of each multiprocessor must fit in shared memory) and the others to cuDNN's
 //!   [`PERSISTENT_FALLBACK`].
+//! - [`RnnAlgo::Heuristic`], the default, decides by static rules what the benchmarks measured
+//!   fastest ([`Chooser::heuristic`]): ours where they take the call and [`ours_lead`], else
+//!   cuDNN's algorithm of [`cudnn_by_rule`].
 //! - [`RnnAlgo::Auto`] measures, once per call shape (device, dtype, `seq`, `batch`, `train`):
-//!   first cuDNN's [`cudnn_candidates`] against each other ([`FastestAgreeing`]: the fastest
-//!   whose results [`agrees`] with the first's, `Standard`'s), then, where ours take the call,
-//!   ours against that winner ([`ours_win`]). Calls that only `Standard` takes run it unmeasured
-//!   ([`auto_measures`]).
+//!   cuDNN's [`cudnn_candidates`] against each other (only those whose results [`agrees`] with
+//!   `Standard`'s), then, where ours take the call, ours against cuDNN's pick; it leaves the
+//!   heuristic's kernel only for one [`clearly_faster`] (medians and quartiles of
+//!   [`TRIAL_REPS`] runs each), and never keeps one slower than `Standard`'s median
+//!   ([`Stable`]). Calls that only `Standard` takes run it unmeasured ([`auto_measures`]).
 
 use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuReserve, Operand};
 use crate::call::{Call, Dropout};
@@ -72,9 +76,12 @@ impl Backends {
 // The rules, each named for what it decides.
 
 /// Whether a module built for `algo` may run calls on ours: where it asks for them
-/// (`Persistent`) or lets them compete (`Auto`), and they take the module.
+/// (`Persistent`) or lets the chooser pick them (`Heuristic`, `Auto`), and they take the module.
 fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
-    matches!(algo, RnnAlgo::Persistent | RnnAlgo::Auto) && ours_take_module(dims)
+    matches!(
+        algo,
+        RnnAlgo::Persistent | RnnAlgo::Heuristic | RnnAlgo::Auto
+    ) && ours_take_module(dims)
 }
 
 /// Ours implement one direction of an LSTM cell without a projection (`persistent/lstm_fwd.cu`,
@@ -106,6 +113,34 @@ fn ours_take_batch(batch: usize) -> bool {
 /// What `RnnAlgo::Persistent` runs the calls ours do not take on: cuDNN's standard algorithm,
 /// which takes every configuration, over the same weights.
 const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
+
+/// Where `Heuristic` puts calls that ours take: ours lead cuDNN's fastest wherever the
+/// recurrence outweighs a call's fixed cost (RULES_TBD).
+fn ours_lead(call: &Call, dims: &RnnDims) -> bool {
+    call.seq * dims.num_layers >= OURS_MIN_LAYER_STEPS
+}
+
+/// Layer-steps (`seq * layers`) from which ours lead: below it, a call's fixed cost (pad and
+/// row copies, the launches of the input and weight products) outweighs their faster
+/// recurrence (RULES_TBD).
+const OURS_MIN_LAYER_STEPS: usize = 60;
+
+/// cuDNN's algorithm for a call by rule (RULES_TBD): its register-resident persistent kernels
+/// for small hidden sizes in f32, `Standard` elsewhere.
+fn cudnn_by_rule(dims: &RnnDims, call: &Call, dtype: DType, train: bool) -> RnnAlgo {
+    let persistent_ok = call.lengths.is_none()
+        && dims.proj_size == 0
+        && cudnn_candidates(dtype, call.batch, train).len() > 1;
+    match dtype {
+        DType::F32 if persistent_ok && dims.hidden_size <= SMALL_H_MAX_HIDDEN => {
+            RnnAlgo::PersistStaticSmallH
+        }
+        _ => RnnAlgo::Standard,
+    }
+}
+
+/// The largest hidden size cuDNN's `PersistStaticSmallH` serves by rule (RULES_TBD).
+const SMALL_H_MAX_HIDDEN: usize = 128;
 
 /// Whether cuDNN's `algo` takes `call` of a module of `dims`: its persistent algorithms take
 /// neither per-sample lengths nor a projection (cuDNN's own refusal would be less clear).
@@ -162,20 +197,59 @@ fn agrees(a: &[f64], b: &[f64]) -> bool {
     )
 }
 
-/// `Auto`'s pick among cuDNN's trials: the first trial's results are the reference; a later
-/// one counts only where all its results agree with them (not a persistent kernel that
-/// silently returns zeros for a shape it does not handle, say, or one that reads memory it did
-/// not write); the fastest counted wins, the earlier on a tie, and `Standard` when none ran.
-struct FastestAgreeing {
-    reference: Option<[Vec<f64>; 4]>,
-    best: (RnnAlgo, f64),
+/// Timed runs of each candidate of `Auto` (after an untimed one): enough for a median and
+/// quartiles that two runs of a program reproduce.
+const TRIAL_REPS: usize = 9;
+
+/// How much faster a candidate's median must be than the kernel it would replace.
+const AUTO_MARGIN: f64 = 0.03;
+
+/// The median and quartiles of a candidate's timed runs, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Timing {
+    q1: f64,
+    median: f64,
+    q3: f64,
 }
 
-impl FastestAgreeing {
-    fn new() -> Self {
+impl Timing {
+    fn of(mut times: Vec<f64>) -> Self {
+        times.sort_by(f64::total_cmp);
+        let at = |q: f64| times.get(((times.len() - 1) as f64 * q).round() as usize);
+        let v = |q| at(q).copied().unwrap_or(f64::INFINITY);
         Self {
+            q1: v(0.25),
+            median: v(0.5),
+            q3: v(0.75),
+        }
+    }
+}
+
+/// Whether `a` is faster than `b` beyond noise: its median by [`AUTO_MARGIN`], and its upper
+/// quartile below `b`'s lower one.
+fn clearly_faster(a: Timing, b: Timing) -> bool {
+    a.median < b.median * (1.0 - AUTO_MARGIN) && a.q3 < b.q1
+}
+
+/// `Auto`'s pick among cuDNN's trials, stable from run to run: the first trial (`Standard`'s)
+/// is the reference that a later one's results must agree with (not a persistent kernel that
+/// silently returns zeros for a shape it does not handle, say, or one that reads memory it did
+/// not write). It starts from the heuristic's algorithm (`Standard` where that was not
+/// measured or its median is slower than `Standard`'s) and moves only to the fastest of those
+/// [`clearly_faster`] than it.
+struct Stable {
+    baseline: RnnAlgo,
+    reference: Option<[Vec<f64>; 4]>,
+    /// The agreeing trials in order, the reference first.
+    measured: Vec<(RnnAlgo, Timing)>,
+}
+
+impl Stable {
+    fn new(baseline: RnnAlgo) -> Self {
+        Self {
+            baseline,
             reference: None,
-            best: (RnnAlgo::Standard, f64::INFINITY),
+            measured: Vec::new(),
         }
     }
 
@@ -185,14 +259,37 @@ impl FastestAgreeing {
             Some(r) if !t.results.iter().zip(r).all(|(a, b)| agrees(a, b)) => return,
             Some(_) => {}
         }
-        if t.seconds < self.best.1 {
-            self.best = (t.algo, t.seconds);
-        }
+        self.measured.push((t.algo, Timing::of(t.times)));
+    }
+
+    fn pick(&self) -> RnnAlgo {
+        let timing = |algo| self.measured.iter().find(|m| m.0 == algo).map(|m| m.1);
+        let Some(standard) = timing(RnnAlgo::Standard) else {
+            return RnnAlgo::Standard;
+        };
+        let start = match timing(self.baseline) {
+            Some(t) if t.median <= standard.median => (self.baseline, t),
+            _ => (RnnAlgo::Standard, standard),
+        };
+        self.measured
+            .iter()
+            .filter(|(_, t)| clearly_faster(*t, start.1))
+            .min_by(|a, b| a.1.median.total_cmp(&b.1.median))
+            .copied()
+            .unwrap_or(start)
+            .0
     }
 }
 
-/// Timed runs of each side when ours compete with cuDNN, after an untimed one.
-const OURS_TRIAL_REPS: usize = 3;
+/// Whether `Auto` keeps ours (`mine`) against cuDNN's pick (`theirs`), both timed in one
+/// harness: where the heuristic puts ours (`ours_default`), unless cuDNN's median is lower;
+/// elsewhere only when [`clearly_faster`].
+fn ours_kept(mine: Timing, theirs: Timing, ours_default: bool) -> bool {
+    match ours_default {
+        true => mine.median <= theirs.median,
+        false => clearly_faster(mine, theirs),
+    }
+}
 
 /// A call's device, dtype, `seq`, `batch` and `train`: what `Auto` measures once.
 type CallShape = (DeviceId, DType, usize, usize, bool);
@@ -252,25 +349,32 @@ impl Chooser {
                     .ok()?;
                 Some((ours, plan))
             });
+        let heuristic = self.heuristic(ours.map(|o| o.1), call, (dtype, train));
         match self.algo {
             RnnAlgo::Persistent => Ok(match ours {
                 Some((_, plan)) => Kernel::Persistent(plan),
                 None => Kernel::Cudnn(PERSISTENT_FALLBACK),
             }),
-            RnnAlgo::Auto if !auto_measures(call, &self.dims) => {
-                Ok(Kernel::Cudnn(RnnAlgo::Standard))
-            }
+            RnnAlgo::Heuristic => Ok(heuristic),
+            RnnAlgo::Auto if !auto_measures(call, &self.dims) => Ok(heuristic),
             RnnAlgo::Auto => {
                 let shape = (ops[0].0.device().id(), dtype, call.seq, call.batch, train);
-                let fastest = self.cudnn_fastest(&paths.cudnn, shape, inputs)?;
+                let baseline = match heuristic {
+                    Kernel::Cudnn(algo) => algo,
+                    Kernel::Persistent(_) => cudnn_by_rule(&self.dims, call, dtype, train),
+                };
+                let fastest = self.cudnn_fastest(&paths.cudnn, (shape, baseline), inputs)?;
                 let Some((backend, plan)) = ours else {
                     return Ok(Kernel::Cudnn(fastest));
                 };
                 let sides = ((backend, plan), (&paths.cudnn, fastest));
-                Ok(match self.ours_beat(sides, shape, inputs)? {
-                    true => Kernel::Persistent(plan),
-                    false => Kernel::Cudnn(fastest),
-                })
+                let ours_default = matches!(heuristic, Kernel::Persistent(_));
+                Ok(
+                    match self.ours_beat(sides, (shape, ours_default), inputs)? {
+                        true => Kernel::Persistent(plan),
+                        false => Kernel::Cudnn(fastest),
+                    },
+                )
             }
             algo => {
                 cudnn_takes(algo, call, &self.dims)?;
@@ -279,12 +383,21 @@ impl Chooser {
         }
     }
 
+    /// `Heuristic`'s kernel for `call` in `dtype`, given ours' plan where they take it: ours
+    /// where they [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
+    fn heuristic(&self, ours: Option<Plan>, call: &Call, (dtype, train): (DType, bool)) -> Kernel {
+        match ours {
+            Some(plan) if ours_lead(call, &self.dims) => Kernel::Persistent(plan),
+            _ => Kernel::Cudnn(cudnn_by_rule(&self.dims, call, dtype, train)),
+        }
+    }
+
     /// `Auto`'s cuDNN algorithm for calls of `shape`: the only candidate, or the trials'
-    /// [`FastestAgreeing`], measured once.
+    /// [`Stable`] pick from `baseline`, measured once.
     fn cudnn_fastest(
         &self,
         cudnn: &CudnnRnn,
-        shape: CallShape,
+        (shape, baseline): (CallShape, RnnAlgo),
         inputs: ForwardInputs,
     ) -> Result<RnnAlgo> {
         let (_, dtype, _, batch, train) = shape;
@@ -292,37 +405,28 @@ impl Chooser {
             match cudnn_candidates(dtype, batch, train) {
                 [only] => Ok(*only),
                 candidates => {
-                    let mut pick = FastestAgreeing::new();
+                    let mut pick = Stable::new(baseline);
                     let judge = &mut |t: Trial| pick.judge(t);
-                    cudnn.trials(inputs, (candidates, judge))?;
-                    Ok(pick.best.0)
+                    cudnn.trials(inputs, (candidates, TRIAL_REPS, judge))?;
+                    Ok(pick.pick())
                 }
             }
         })
     }
 
-    /// Whether ours (on their plan) beat cuDNN (with `Auto`'s algorithm) on calls of `shape`
-    /// ([`ours_win`]), measured once.
+    /// Whether ours (on their plan) are kept against cuDNN (with `Auto`'s algorithm) on calls
+    /// of `shape` ([`ours_win`]), measured once.
     fn ours_beat(
         &self,
         sides: ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
-        shape: CallShape,
+        (shape, ours_default): (CallShape, bool),
         inputs: ForwardInputs,
     ) -> Result<bool> {
         let (_, dtype, _, _, _) = shape;
         memoized(&self.ours_won, shape, || match dtype {
-            DType::BF16 => ours_win::<half::bf16>(sides, inputs),
-            _ => ours_win::<half::f16>(sides, inputs),
+            DType::BF16 => ours_win::<half::bf16>(sides, inputs, ours_default),
+            _ => ours_win::<half::f16>(sides, inputs, ours_default),
         })
-    }
-
-    /// The cuDNN algorithm `Auto` measured fastest for `(seq, batch, train)` (on any device and
-    /// dtype that ran it), if it did.
-    pub fn measured(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
-        let memo = self.cudnn_fastest.lock().unwrap_or_else(|e| e.into_inner());
-        memo.iter()
-            .find(|((_, _, s, b, t), _)| (*s, *b, *t) == (seq, batch, train))
-            .map(|(_, &algo)| algo)
     }
 }
 
@@ -345,14 +449,15 @@ fn with_operand<R>(t: &Tensor, f: impl FnOnce(Operand) -> Result<R>) -> Result<R
     }
 }
 
-/// Whether ours (on `plan`) run the call of `inputs` faster than cuDNN's `algo`, and agree
-/// with it: each side runs the call (forward, and in training backward with a gradient of
-/// ones) on copies of the operands, without dropout (a measurement must not move the masks'
-/// counters), once untimed and then [`OURS_TRIAL_REPS`] times, its fastest run counting; ours
-/// win when faster and their packed output [`agrees`] with cuDNN's.
+/// Whether `Auto` keeps ours (on `plan`) against cuDNN's `algo` for the call of `inputs`: each
+/// side runs the call (forward, and in training backward with a gradient of ones) on copies of
+/// the operands, without dropout (a measurement must not move the masks' counters), once
+/// untimed and then [`TRIAL_REPS`] times; ours are kept when [`ours_kept`] by those timings
+/// and their output [`agrees`] with cuDNN's.
 fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
     ((ours, plan), (cudnn, algo)): ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
     inputs: ForwardInputs,
+    ours_default: bool,
 ) -> Result<bool> {
     let ForwardInputs {
         call,
@@ -388,14 +493,17 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         let n = call.output_len() + call.state_len();
         let packed = Tensor::from_storage(Storage::Cuda(out), n, BackpropOp::none(), false);
         if let Some(r) = reserve {
-            let grad = packed.ones_like()?;
+            let y = packed.narrow(0, 0, call.output_len())?;
+            let grad_y = y.ones_like()?;
+            let grad_state = Tensor::ones(call.state_len(), y.dtype(), y.device())?;
             let inputs = BackwardInputs {
                 call,
                 x: &x,
                 weight: &w,
                 state: &s,
-                packed: &packed,
-                grad: &grad,
+                y: &y,
+                grad_y: &grad_y,
+                grad_state: Some(&grad_state),
                 // The whole of each backward's work (cuDNN's always makes dx).
                 state_grad: true,
                 input_grad: true,
@@ -405,22 +513,22 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         }
         Ok(packed)
     };
-    let time = |on_ours: bool| -> Result<(f64, Tensor)> {
+    let time = |on_ours: bool| -> Result<(Timing, Tensor)> {
         let mut out = run(on_ours)?;
-        let mut best = f64::INFINITY;
-        for _ in 0..OURS_TRIAL_REPS {
+        let mut times = Vec::with_capacity(TRIAL_REPS);
+        for _ in 0..TRIAL_REPS {
             stream.synchronize()?;
             let start = Instant::now();
             out = run(on_ours)?;
             stream.synchronize()?;
-            best = best.min(start.elapsed().as_secs_f64());
+            times.push(start.elapsed().as_secs_f64());
         }
-        Ok((best, out))
+        Ok((Timing::of(times), out))
     };
     let (theirs, reference) = time(false)?;
     let (mine, out) = time(true)?;
     let values = |t: &Tensor| -> Result<Vec<f64>> { t.to_dtype(DType::F64)?.to_vec1::<f64>() };
-    Ok(mine < theirs && agrees(&values(&out)?, &values(&reference)?))
+    Ok(ours_kept(mine, theirs, ours_default) && agrees(&values(&out)?, &values(&reference)?))
 }
 
 /// The backward of a measured call, on the side (ours or cuDNN) whose forward left `reserve`.
@@ -519,35 +627,96 @@ mod tests {
         assert!(agrees(&[0.0], &[0.0]));
     }
 
+    fn timing(median: f64) -> Timing {
+        Timing {
+            q1: median * 0.99,
+            median,
+            q3: median * 1.01,
+        }
+    }
+
     #[test]
-    fn the_fastest_agreeing_trial_wins() {
-        let trial = |algo, seconds, v: f64| Trial {
+    fn timings_take_the_median_and_quartiles() {
+        let t = Timing::of(vec![5.0, 1.0, 9.0, 3.0, 7.0]);
+        assert_eq!((t.q1, t.median, t.q3), (3.0, 5.0, 7.0));
+        assert!(clearly_faster(timing(1.0), timing(2.0)));
+        assert!(
+            !clearly_faster(timing(1.0), timing(1.01)),
+            "within the margin"
+        );
+        let noisy = Timing {
+            q1: 1.0,
+            median: 2.0,
+            q3: 3.0,
+        };
+        assert!(
+            !clearly_faster(timing(1.5), noisy),
+            "inside the other's quartiles"
+        );
+    }
+
+    #[test]
+    fn auto_moves_from_the_heuristic_only_to_a_clearly_faster_agreeing_trial() {
+        let trial = |algo, median: f64, v: f64| Trial {
             algo,
-            seconds,
+            times: vec![median * 0.99, median, median * 1.01],
             results: [vec![v], vec![v], vec![v], vec![v]],
         };
-        let pick = |trials: Vec<Trial>| {
-            let mut p = FastestAgreeing::new();
+        let pick = |baseline, trials: Vec<Trial>| {
+            let mut p = Stable::new(baseline);
             trials.into_iter().for_each(|t| p.judge(t));
-            p.best.0
+            p.pick()
         };
-        assert_eq!(pick(vec![]), RnnAlgo::Standard);
         let [s, ps, psh, pd] = RnnAlgo::CONCRETE;
+        assert_eq!(pick(s, vec![]), s);
         assert_eq!(
-            pick(vec![
-                trial(s, 3.0, 1.0),
-                trial(ps, 2.0, 1.0),
-                trial(pd, 1.0, 9.0)
-            ]),
+            pick(
+                s,
+                vec![trial(s, 3.0, 1.0), trial(ps, 2.0, 1.0), trial(pd, 1.0, 9.0)]
+            ),
             ps,
             "a faster trial that disagrees does not count"
         );
         assert_eq!(
-            pick(vec![trial(s, 2.0, 1.0), trial(ps, 2.0, 1.0)]),
+            pick(s, vec![trial(s, 2.0, 1.0), trial(ps, 1.99, 1.0)]),
             s,
-            "the earlier wins a tie"
+            "a tie keeps the heuristic's"
         );
-        // The first trial that ran is the reference, whichever it is.
-        assert_eq!(pick(vec![trial(psh, 3.0, 5.0), trial(pd, 1.0, 5.0)]), pd);
+        assert_eq!(
+            pick(
+                psh,
+                vec![
+                    trial(s, 2.0, 1.0),
+                    trial(psh, 1.99, 1.0),
+                    trial(pd, 1.98, 1.0)
+                ]
+            ),
+            psh,
+            "a tie keeps the heuristic's, here not Standard"
+        );
+        assert_eq!(
+            pick(psh, vec![trial(s, 2.0, 1.0), trial(psh, 2.1, 1.0)]),
+            s,
+            "never a pick slower than Standard's median"
+        );
+        assert_eq!(
+            pick(
+                s,
+                vec![trial(s, 3.0, 1.0), trial(ps, 2.0, 1.0), trial(pd, 1.5, 1.0)]
+            ),
+            pd,
+            "the fastest of the clearly faster"
+        );
+    }
+
+    #[test]
+    fn ours_stay_where_the_heuristic_puts_them_unless_slower() {
+        assert!(ours_kept(timing(1.0), timing(1.0), true));
+        assert!(!ours_kept(timing(1.1), timing(1.0), true));
+        assert!(
+            !ours_kept(timing(0.99), timing(1.0), false),
+            "not clearly faster"
+        );
+        assert!(ours_kept(timing(0.5), timing(1.0), false));
     }
 }

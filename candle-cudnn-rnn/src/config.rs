@@ -90,12 +90,20 @@ pub enum MathMode {
     Tf32,
 }
 
-/// The GPU algorithm: cuDNN's, or this crate's persistent kernel (the CPU path computes the
-/// same function whichever is chosen).
+/// The GPU algorithm: chosen per call by static rules (the default), one of cuDNN's, this
+/// crate's persistent kernels, or the fastest measured. The CPU path computes the same function
+/// whichever is chosen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum RnnAlgo {
-    /// cuBLAS-based, one kernel chain per step: works for every configuration.
+    /// Each call runs the kernel that the benchmarks measured fastest for its mode, shape,
+    /// dtype, math and GPU among those that serve it: this crate's persistent kernels where they
+    /// take the call and win, else one of cuDNN's algorithms (its persistent ones where they
+    /// win, `Standard` otherwise). Decided by named rules without any timing at run time (so the
+    /// same call always gets the same kernel); [`Rnn::last_algo`](crate::Rnn::last_algo) says
+    /// which kernel served a module's last call.
     #[default]
+    Heuristic,
+    /// cuBLAS-based, one kernel chain per step: works for every configuration.
     Standard,
     /// Persistent kernels keeping the recurrent weights on chip; fast for small batches.
     PersistStatic,
@@ -161,8 +169,9 @@ pub struct RnnConfig {
     pub proj_size: usize,
     /// How f32 matrix products may round on the GPU (f16/bf16 always use tensor cores).
     pub math: MathMode,
-    /// The GPU algorithm: one of cuDNN's, this crate's persistent kernels, or the fastest
-    /// measured ([`RnnAlgo::Auto`]).
+    /// The GPU algorithm: by default the one the benchmarks found fastest for each call
+    /// ([`RnnAlgo::Heuristic`]); or one of cuDNN's, this crate's persistent kernels, or the
+    /// fastest measured at run time ([`RnnAlgo::Auto`]).
     pub algo: RnnAlgo,
     /// Seed of the dropout random state (cuDNN's state and the CPU masks).
     pub seed: u64,
@@ -179,7 +188,7 @@ impl Default for RnnConfig {
             bidirectional: false,
             proj_size: 0,
             math: MathMode::Fp32,
-            algo: RnnAlgo::Standard,
+            algo: RnnAlgo::Heuristic,
             seed: 0,
         }
     }

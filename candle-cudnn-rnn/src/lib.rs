@@ -4,6 +4,7 @@
 mod call;
 mod config;
 mod cpu;
+mod direct;
 pub mod layout;
 mod lengths;
 mod op;
@@ -30,6 +31,7 @@ mod registry;
 pub use config::{Bias, MathMode, RnnAlgo, RnnConfig, RnnMode};
 #[cfg(feature = "cuda")]
 pub use cudnn::cudnn_version;
+pub use direct::backward;
 pub use layout::{Param, ParamKind, RnnDims};
 pub use lengths::SeqLengths;
 #[cfg(feature = "cuda")]

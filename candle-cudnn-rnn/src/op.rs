@@ -1,6 +1,12 @@
-//! The RNN as one candle `CustomOp3`: inputs `(x, weight, state)`, one packed output
-//! `[y | h_n | c_n]` that the module narrows back into tensors. The CPU path and the module's
-//! GPU backend sit side by side; the op knows the backend only through its seam.
+//! The RNN as one candle `CustomOp3`: inputs `(x, weight, state)`, output `y`; and the final
+//! state as a second op on `y` ([`FinalState`]). The CPU path and the module's GPU backend sit
+//! side by side; the op knows the backend only through its seam.
+//!
+//! Every path writes one packed buffer `[y | h_n | c_n]`. The op's output is `y`, shaped
+//! `[T, B, D*P]` over the buffer's start, and `FinalState` copies the small state from behind
+//! it: so candle's autograd finds the op's output and its gradient at their full size, with no
+//! narrowing whose backward would zero-fill and add buffers of the whole output
+//! (`results/2026-11-25-h100-plain-api/`).
 
 #[cfg(feature = "cuda")]
 use crate::backend::{BackwardInputs, DwInto, ForwardInputs, GpuBackend, GpuReserve};
@@ -10,9 +16,7 @@ use crate::sink::SinkMode;
 use candle_core::{
     backend::BackendStorage, CpuStorage, CustomOp3, DType, Layout, Result, Shape, Storage, Tensor,
 };
-#[cfg(feature = "cuda")]
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a training-mode forward keeps for its backward; taken (and freed) by the backward.
 enum Reserve {
@@ -34,6 +38,22 @@ pub(crate) struct RnnOp {
     /// Where the weight's gradient goes instead of being returned, and how
     /// (`Rnn::with_weight_grad_sink_mode`).
     weight_grad: Option<(Tensor, SinkMode)>,
+    /// The final state's gradient, handed over by [`FinalState`]'s backward.
+    grad_state: GradSlot,
+}
+
+/// A gradient handed from one op's backward to another's.
+#[derive(Clone, Default)]
+pub(crate) struct GradSlot(Arc<Mutex<Option<Tensor>>>);
+
+impl GradSlot {
+    fn put(&self, g: Tensor) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
+    }
+
+    fn take(&self) -> Option<Tensor> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// A contiguous f16/bf16 operand as f32.
@@ -78,6 +98,7 @@ impl RnnOp {
         train: bool,
         #[cfg(feature = "cuda")] gpu: Arc<dyn GpuBackend>,
         weight_grad: Option<(Tensor, SinkMode)>,
+        grad_state: GradSlot,
     ) -> Self {
         Self {
             call,
@@ -87,11 +108,14 @@ impl RnnOp {
             gpu,
             reserve: Mutex::new(None),
             weight_grad,
+            grad_state,
         }
     }
 
-    fn packed_shape(&self) -> Shape {
-        Shape::from(self.call.output_len() + self.call.state_len())
+    /// `y`'s shape `[T, B, D*P]`, over the start of the packed buffer.
+    fn output_shape(&self) -> Shape {
+        let c = &self.call;
+        Shape::from((c.seq, c.batch, c.dims.output_size()))
     }
 
     fn keep(&self, r: Reserve) -> Result<()> {
@@ -161,7 +185,7 @@ impl CustomOp3 for RnnOp {
                  f64), got {dtypes:?}"
             ),
         };
-        Ok((packed, self.packed_shape()))
+        Ok((packed, self.output_shape()))
     }
 
     #[cfg(feature = "cuda")]
@@ -184,7 +208,7 @@ impl CustomOp3 for RnnOp {
         if let Some(r) = reserve {
             self.keep(Reserve::Gpu(r))?;
         }
-        Ok((out, self.packed_shape()))
+        Ok((out, self.output_shape()))
     }
 
     fn bwd(
@@ -192,22 +216,34 @@ impl CustomOp3 for RnnOp {
         x: &Tensor,
         w: &Tensor,
         state: &Tensor,
-        _packed: &Tensor,
+        y: &Tensor,
         grad: &Tensor,
     ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
-        let grad = grad.contiguous()?;
+        #[cfg(not(feature = "cuda"))]
+        let _ = y;
+        let grad_y = grad.contiguous()?;
+        // The final state's gradient, if the loss reads the final state: `FinalState`'s
+        // backward left it (candle runs it first, as it reads this op's output).
+        let grad_state = self.grad_state.take();
         let reserve = self.take_reserve()?;
-        // `dw` is `None` where cuDNN already added it into the sink.
-        let some = |(dx, dw, ds)| (Some(dx), Some(dw), Some(ds));
         let (dx, dw, ds) = match reserve {
             Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
                 let f = |t: &Tensor| t.to_dtype(DType::F32);
-                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&grad)?)?;
+                let packed = self.packed_grad(&grad_y, grad_state.as_ref())?;
+                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&packed)?)?;
                 let back = |t: Tensor| t.to_dtype(w.dtype());
                 (Some(back(dx)?), Some(back(dw)?), Some(back(ds)?))
             }
-            Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, state, &grad)?),
-            Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, state, &grad)?),
+            Reserve::Cpu32(t) => {
+                let packed = self.packed_grad(&grad_y, grad_state.as_ref())?;
+                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, w, state, &packed)?;
+                (Some(dx), Some(dw), Some(ds))
+            }
+            Reserve::Cpu64(t) => {
+                let packed = self.packed_grad(&grad_y, grad_state.as_ref())?;
+                let (dx, dw, ds) = self.cpu_bwd::<f64>(&t, w, state, &packed)?;
+                (Some(dx), Some(dw), Some(ds))
+            }
             #[cfg(feature = "cuda")]
             Reserve::Gpu(r) => {
                 let inputs = BackwardInputs {
@@ -215,20 +251,28 @@ impl CustomOp3 for RnnOp {
                     x,
                     weight: w,
                     state,
-                    packed: _packed,
-                    grad: &grad,
+                    y,
+                    grad_y: &grad_y,
+                    grad_state: grad_state.as_ref(),
                     state_grad: state.track_op(),
                     input_grad: x.track_op(),
                     dw_into: None,
                 };
-                match &self.weight_grad {
+                // The module's sink, or under `crate::backward` a buffer it puts into candle's
+                // gradient store: either way nothing for candle to zero-fill and add.
+                let sink = match &self.weight_grad {
+                    Some(sink) => Some(sink.clone()),
+                    None if self.gpu.takes_weight_grad_buffer(&r) => crate::direct::sink_for(w)?,
+                    None => None,
+                };
+                match sink {
                     None => self.gpu.backward(r, inputs)?,
                     Some((sink, mode)) => {
                         // The backend leaves the weight's gradient straight in the sink: an
                         // in-place op hands out its memory.
                         let into = IntoSink {
                             op: self,
-                            mode: *mode,
+                            mode,
                             reserve: Mutex::new(Some(r)),
                             inputs: Mutex::new(Some(inputs)),
                             out: Mutex::new(None),
@@ -256,12 +300,24 @@ impl CustomOp3 for RnnOp {
                 sink.slice_set(&new, 0, 0)?;
                 None
             }
-            (None, Some(_)) => None,
-            (None, None) => candle_core::bail!("rnn backward: no weight gradient came back"),
+            // Left in a sink (the module's, or `crate::backward`'s).
+            (None, _) => None,
         };
         let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
         let dx = dx.map(|dx| keep(x, dx)).transpose()?.flatten();
         Ok((dx, dw, ds))
+    }
+}
+
+impl RnnOp {
+    /// The CPU path's gradient of its packed output `[y | h_n | c_n]`: `grad_y`, then the final
+    /// state's gradient or zeros.
+    fn packed_grad(&self, grad_y: &Tensor, grad_state: Option<&Tensor>) -> Result<Tensor> {
+        let state = match grad_state {
+            Some(g) => g.flatten_all()?,
+            None => Tensor::zeros(self.call.state_len(), grad_y.dtype(), grad_y.device())?,
+        };
+        Tensor::cat(&[&grad_y.flatten_all()?, &state], 0)
     }
 }
 
@@ -371,5 +427,82 @@ impl RnnOp {
             Tensor::from_vec(dw, w.shape(), dev)?,
             Tensor::from_vec(ds, (self.call.state_len(),), dev)?,
         ))
+    }
+}
+
+/// The final state `[h_n | c_n]` of an [`RnnOp`] call, read from behind its output `y` in the
+/// packed buffer (a copy of the state's few elements). Its backward hands the state's gradient
+/// to the op's (through the shared [`GradSlot`]) and gives `y` a zero gradient, which candle
+/// needs for every node on the way to a variable (a loss may read the state alone).
+pub(crate) struct FinalState {
+    /// Elements of `y`, where the state begins.
+    pub at: usize,
+    /// The packed state's shape (`RnnDims::state_shape`).
+    pub shape: Shape,
+    pub grad_state: GradSlot,
+}
+
+impl candle_core::CustomOp1 for FinalState {
+    fn name(&self) -> &'static str {
+        "rnn-final-state"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
+        let range = self.range(l)?;
+        let out = match s {
+            CpuStorage::F16(v) => CpuStorage::F16(v[range].to_vec()),
+            CpuStorage::BF16(v) => CpuStorage::BF16(v[range].to_vec()),
+            CpuStorage::F32(v) => CpuStorage::F32(v[range].to_vec()),
+            CpuStorage::F64(v) => CpuStorage::F64(v[range].to_vec()),
+            _ => candle_core::bail!("rnn: the final state of a {:?} output", s.dtype()),
+        };
+        Ok((out, self.shape.clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s: &candle_core::CudaStorage,
+        l: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        use candle_core::cuda_backend::cudarc::driver::DeviceRepr;
+        use candle_core::cuda_backend::CudaDType;
+        fn copy<T: CudaDType + DeviceRepr>(
+            s: &candle_core::CudaStorage,
+            range: std::ops::Range<usize>,
+        ) -> Result<candle_core::CudaStorage> {
+            let dev = s.device().clone();
+            let src = s.as_cuda_slice::<T>()?;
+            if range.end > src.len() {
+                candle_core::bail!("rnn: the final state lies outside the op's buffer")
+            }
+            let out = dev.cuda_stream().clone_dtod(&src.slice(range))?;
+            Ok(candle_core::CudaStorage::wrap_cuda_slice(out, dev))
+        }
+        let range = self.range(l)?;
+        let out = match s.dtype() {
+            DType::F16 => copy::<half::f16>(s, range)?,
+            DType::BF16 => copy::<half::bf16>(s, range)?,
+            DType::F32 => copy::<f32>(s, range)?,
+            DType::F64 => copy::<f64>(s, range)?,
+            dt => candle_core::bail!("rnn: the final state of a {dt:?} output"),
+        };
+        Ok((out, self.shape.clone()))
+    }
+
+    fn bwd(&self, y: &Tensor, _state: &Tensor, grad: &Tensor) -> Result<Option<Tensor>> {
+        self.grad_state.put(grad.flatten_all()?.contiguous()?);
+        let zero = Tensor::zeros((), y.dtype(), y.device())?;
+        Ok(Some(zero.broadcast_as(y.shape())?))
+    }
+}
+
+impl FinalState {
+    /// Where the state lies in the buffer of `y` (laid out as `l`: the op's own output).
+    fn range(&self, l: &Layout) -> Result<std::ops::Range<usize>> {
+        if l.start_offset() != 0 || l.shape().elem_count() != self.at || !l.is_contiguous() {
+            candle_core::bail!("rnn: the final state reads the op's own output only")
+        }
+        Ok(self.at..self.at + self.shape.elem_count())
     }
 }

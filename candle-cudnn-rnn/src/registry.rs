@@ -15,26 +15,32 @@ use std::sync::{Arc, Mutex};
 
 /// The backend that runs a module of `dims` built with `cfg` on a GPU.
 pub(crate) fn gpu_backend(dims: RnnDims, cfg: &RnnConfig) -> Arc<dyn GpuBackend> {
-    let paths = Backends::new(dims, cfg);
-    // Where a call may go either way (ours or cuDNN), each call's kernel is recorded for
-    // `chosen_algo`; elsewhere only `Auto`'s measurements say which algorithm served.
-    let either_way = cfg.algo == RnnAlgo::Persistent || paths.ours.is_some();
     Arc::new(Dispatch {
         chooser: Chooser::new(cfg.algo, dims),
-        paths,
-        served: either_way.then(Default::default),
+        paths: Backends::new(dims, cfg),
+        served: Default::default(),
     })
 }
 
-/// Which algorithm served each `(seq, batch, train)`.
-type Served = Mutex<HashMap<(usize, usize, bool), RnnAlgo>>;
+/// Which algorithm served each `(seq, batch, train)`, and the last call.
+#[derive(Default)]
+struct Served {
+    by_shape: HashMap<(usize, usize, bool), RnnAlgo>,
+    last: Option<RnnAlgo>,
+}
 
 /// A module's kernel paths and the choice between them.
 struct Dispatch {
     chooser: Chooser,
     paths: Backends,
-    /// Where a call may go either way: which algorithm served each shape.
-    served: Option<Served>,
+    /// Which algorithm served each call shape, and the last call.
+    served: Mutex<Served>,
+}
+
+impl Dispatch {
+    fn served(&self) -> std::sync::MutexGuard<'_, Served> {
+        self.served.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A forward's reserve, tagged with the path that made it.
@@ -46,10 +52,14 @@ enum Made {
 impl GpuBackend for Dispatch {
     fn forward(&self, inputs: ForwardInputs) -> Result<Forwarded> {
         let kernel = self.chooser.choose(&self.paths, inputs)?;
-        if let Some(served) = &self.served {
-            let mut served = served.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut served = self.served();
             let call = inputs.call;
-            served.insert((call.seq, call.batch, inputs.train), kernel.algo());
+            let algo = kernel.algo();
+            served
+                .by_shape
+                .insert((call.seq, call.batch, inputs.train), algo);
+            served.last = Some(algo);
         }
         let tagged = |made: fn(GpuReserve) -> Made, (out, reserve): Forwarded| {
             (out, reserve.map(|r| Box::new(made(r)) as GpuReserve))
@@ -81,12 +91,19 @@ impl GpuBackend for Dispatch {
     }
 
     fn chosen_algo(&self, seq: usize, batch: usize, train: bool) -> Option<RnnAlgo> {
-        match &self.served {
-            Some(served) => {
-                let served = served.lock().unwrap_or_else(|e| e.into_inner());
-                served.get(&(seq, batch, train)).copied()
-            }
-            None => self.chooser.measured(seq, batch, train),
+        self.served().by_shape.get(&(seq, batch, train)).copied()
+    }
+
+    fn last_algo(&self) -> Option<RnnAlgo> {
+        self.served().last
+    }
+
+    /// Ours always; cuDNN where it reads the weights in place (not through a copy in its order).
+    fn takes_weight_grad_buffer(&self, reserve: &GpuReserve) -> bool {
+        match reserve.downcast_ref::<Made>() {
+            Some(Made::Persistent(_)) => true,
+            Some(Made::Cudnn(_)) => self.paths.cudnn.weights_in_place() == Some(true),
+            None => false,
         }
     }
 

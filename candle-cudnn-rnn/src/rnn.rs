@@ -5,7 +5,7 @@
 use crate::call::{Call, DropoutSeed};
 use crate::layout::RnnDims;
 use crate::lengths::{checked_lengths, SeqLengths};
-use crate::op::RnnOp;
+use crate::op::{FinalState, GradSlot, RnnOp};
 use crate::sink::SinkMode;
 use crate::state::RnnState;
 use crate::{RnnConfig, RnnMode};
@@ -293,10 +293,19 @@ impl Rnn {
         }
     }
 
-    /// The algorithm that served `(seq, batch, train)` on the GPU, once a call of that shape
-    /// has run: what [`crate::RnnAlgo::Auto`] measured fastest, or for
-    /// [`crate::RnnAlgo::Persistent`] whether the persistent kernel took the call or handed it
-    /// to cuDNN's `Standard`; `None` for a fixed cuDNN algorithm.
+    /// The kernel that served the module's last call on a GPU: [`crate::RnnAlgo::Persistent`]
+    /// for this crate's own kernels, else the cuDNN algorithm (never `Heuristic` or `Auto`,
+    /// which choose among these); `None` before the first GPU call, and without the `cuda`
+    /// feature. Shared with the module's clones and [`Rnn::with_weight`] copies.
+    pub fn last_algo(&self) -> Option<crate::RnnAlgo> {
+        #[cfg(feature = "cuda")]
+        return self.gpu.last_algo();
+        #[cfg(not(feature = "cuda"))]
+        None
+    }
+
+    /// The kernel that served the last GPU call of `(seq, batch, train)`, as
+    /// [`Rnn::last_algo`] names it, once a call of that shape has run.
     #[cfg(feature = "cuda")]
     pub fn auto_algo(&self, seq: usize, batch: usize, train: bool) -> Option<crate::RnnAlgo> {
         self.gpu.chosen_algo(seq, batch, train)
@@ -388,7 +397,12 @@ impl Rnn {
             batch,
             lengths,
         };
-        let (out_len, state_len) = (call.output_len(), call.state_len());
+        let grad_state = GradSlot::default();
+        let final_state = FinalState {
+            at: call.output_len(),
+            shape: self.dims.state_shape(batch).into(),
+            grad_state: grad_state.clone(),
+        };
         let op = RnnOp::new(
             call,
             dropout,
@@ -397,23 +411,23 @@ impl Rnn {
             #[cfg(feature = "cuda")]
             self.gpu.clone(),
             self.weight_grad.clone(),
+            grad_state,
         );
-        let packed = if tracked {
-            x.apply_op3(&self.weight, &state, op)?
+        // `y` is the op's output, the final state a second op on it (see `crate::op`).
+        let (y, state) = if tracked {
+            let y = x.apply_op3(&self.weight, &state, op)?;
+            let state = y.apply_op1(final_state)?;
+            (y, state)
         } else {
-            x.apply_op3_no_bwd(&self.weight, &state, &op)?
+            let y = x.apply_op3_no_bwd(&self.weight, &state, &op)?;
+            let state = y.apply_op1_no_bwd(&final_state)?;
+            (y, state)
         };
-        let y = packed
-            .narrow(0, 0, out_len)?
-            .reshape((seq, batch, self.dims.output_size()))?;
         let y = if self.cfg.batch_first {
             y.transpose(0, 1)?
         } else {
             y
         };
-        let state = packed
-            .narrow(0, out_len, state_len)?
-            .reshape(self.dims.state_shape(batch))?;
         Ok((y, self.state(state, batch)))
     }
 

@@ -368,7 +368,7 @@ fn rnn_desc(spec: &Spec, dtype: DType, dropout: &DropoutDesc, algo: RnnAlgo) -> 
             }
             RnnAlgo::PersistDynamic => sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_PERSIST_DYNAMIC,
             // The chooser hands cuDNN one of its own algorithms; the others stand for Standard.
-            RnnAlgo::Standard | RnnAlgo::Auto | RnnAlgo::Persistent => {
+            RnnAlgo::Standard | RnnAlgo::Heuristic | RnnAlgo::Auto | RnnAlgo::Persistent => {
                 sys::cudnnRNNAlgo_t::CUDNN_RNN_ALGO_STANDARD
             }
         },

@@ -163,6 +163,8 @@ pub(super) fn backward<T: Elem>(
     let stream = dev.cuda_stream();
     let h = handle(&dev)?;
     let [x, w, s, y, dy] = [0, 1, 2, 3, 4].map(|i| &views[i]);
+    // The final state's gradient; none (NULL to cuDNN: zero) when the loss does not read it.
+    let d_state = views.get(5);
     let (w_ptr, _wg) = w.device_ptr(&stream);
     let entry = rnn.prepared_for_backward(&dev, T::DTYPE)?;
     let operands = ([x, w, s], w_ptr);
@@ -205,6 +207,13 @@ pub(super) fn backward<T: Elem>(
         };
         {
             let [(y_ptr, _c), (dy_ptr, _d)] = [y, dy].map(|v| v.device_ptr(stream));
+            let (d_state_ptr, _s) = match d_state {
+                Some(v) => {
+                    let (p, g) = v.device_ptr(stream);
+                    (p, Some(g))
+                }
+                None => (0, None),
+            };
             let (dx_ptr, _e) = dx.device_ptr_mut(stream);
             let (ds_ptr, _f) = optional_ptr_mut(stream, ds.as_mut());
             let (dw_ptr, _g) = dspace.device_ptr_mut(stream);
@@ -215,7 +224,16 @@ pub(super) fn backward<T: Elem>(
                 work: work_len,
                 reserve: reserve_len,
             };
-            let bufs = [y_ptr, dy_ptr, dx_ptr, ds_ptr, dw_ptr, work_ptr, res_ptr];
+            let bufs = [
+                y_ptr,
+                dy_ptr,
+                d_state_ptr,
+                dx_ptr,
+                ds_ptr,
+                dw_ptr,
+                work_ptr,
+                res_ptr,
+            ];
             rnn.backward_raw::<T>(&raw, desc, sizes, bufs)?;
         }
         p.return_workspace(work);
@@ -302,15 +320,16 @@ impl CudnnRnn {
         ))
     }
 
-    /// `cudnnRNNBackwardData_v8` then `cudnnRNNBackwardWeights_v8`, accumulating into `dw`.
+    /// `cudnnRNNBackwardData_v8` then `cudnnRNNBackwardWeights_v8`, accumulating into `dw`;
+    /// `d_state` is the final state's packed gradient, 0 for none (zero).
     pub(super) fn backward_raw<T: Elem>(
         &self,
         raw: &RawCall,
         desc: sys::cudnnRNNDescriptor_t,
         sizes: Sizes,
-        [y, dy, dx, ds, dw, work, reserve]: [u64; 7],
+        [y, dy, d_state, dx, ds, dw, work, reserve]: [u64; 8],
     ) -> Result<()> {
-        let (half, out_len) = (raw.call.h_len(), raw.call.output_len());
+        let half = raw.call.h_len();
         let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
         // BackwardData first: it updates the reserve space that BackwardWeights reads.
         cudnn!(cudnnRNNBackwardData_v8(
@@ -324,11 +343,11 @@ impl CudnnRnn {
             dx as *mut c_void,
             raw.shapes.h,
             raw.o.state as *const c_void,
-            ptr::<T>(dy, out_len),
+            d_state as *const c_void,
             ds as *mut c_void,
             self.c_desc(&raw.shapes),
             c(raw.o.state, half),
-            c(dy, out_len + half),
+            c(d_state, half),
             c(ds, half),
             sizes.space,
             raw.o.space as *const c_void,

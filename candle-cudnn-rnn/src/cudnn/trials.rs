@@ -12,14 +12,11 @@ use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
 use candle_core::{DType, Result};
 use std::time::Instant;
 
-/// Timed repetitions per algorithm (after one untimed run, which also builds a dynamic plan).
-const REPS: usize = 3;
-
 /// One algorithm's trial on a call's shape.
 pub(crate) struct Trial {
     pub algo: RnnAlgo,
-    /// The fastest of its timed runs.
-    pub seconds: f64,
+    /// Its timed runs, in seconds.
+    pub times: Vec<f64>,
     /// Its outputs (the packed `[y | h_n | c_n]`) and, in training, its input, state and weight
     /// gradients (of a fixed output gradient), as f64.
     pub results: [Vec<f64>; 4],
@@ -28,12 +25,13 @@ pub(crate) struct Trial {
 impl CudnnRnn {
     /// Tries each of `candidates` in turn on `inputs`' call over its operands (read only:
     /// every result goes to scratch buffers), in training mode when it trains, without
-    /// dropout; hands `judge` the trial of each that cuDNN accepts (one it refuses for this
-    /// configuration is skipped).
+    /// dropout, once untimed (which also builds a dynamic plan) and then `reps` times; hands
+    /// `judge` the trial of each that cuDNN accepts (one it refuses for this configuration is
+    /// skipped).
     pub(crate) fn trials(
         &self,
         inputs: ForwardInputs,
-        (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
+        (candidates, reps, judge): (&[RnnAlgo], usize, &mut dyn FnMut(Trial)),
     ) -> Result<()> {
         let run = match operand_dtype(inputs.ops)? {
             DType::F32 => Self::trials_of::<f32>,
@@ -41,13 +39,13 @@ impl CudnnRnn {
             DType::F16 => Self::trials_of::<half::f16>,
             _ => Self::trials_of::<half::bf16>,
         };
-        run(self, inputs, (candidates, judge))
+        run(self, inputs, (candidates, reps, judge))
     }
 
     fn trials_of<T: Elem>(
         &self,
         inputs: ForwardInputs,
-        tried: (&[RnnAlgo], &mut dyn FnMut(Trial)),
+        tried: (&[RnnAlgo], usize, &mut dyn FnMut(Trial)),
     ) -> Result<()> {
         with_call::<T, _>(self, &inputs, |c| {
             self.try_each::<T>(c, inputs.train, tried)
@@ -59,7 +57,7 @@ impl CudnnRnn {
         &self,
         c: CallState,
         train: bool,
-        (candidates, judge): (&[RnnAlgo], &mut dyn FnMut(Trial)),
+        (candidates, reps, judge): (&[RnnAlgo], usize, &mut dyn FnMut(Trial)),
     ) -> Result<()> {
         let CallState { stream, p, raw } = c;
         let call = raw.call;
@@ -76,7 +74,7 @@ impl CudnnRnn {
         let mut dw_buf = stream.alloc_zeros::<T>(p.space_len)?;
         let (dy, _b) = dy.device_ptr_mut(stream);
         for &algo in candidates {
-            let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<f64> {
+            let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<Vec<f64>> {
                 let desc = p.desc(&self.spec, raw.h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(raw.h, desc, train, raw.shapes)?;
                 let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
@@ -94,20 +92,22 @@ impl CudnnRnn {
                     reserve: if train { reserve_len } else { 0 },
                 };
                 let res = if train { reserve } else { 0 };
-                let mut times = Vec::with_capacity(REPS);
-                for _ in 0..=REPS {
+                let mut times = Vec::with_capacity(reps + 1);
+                for _ in 0..=reps {
                     let start = Instant::now();
                     self.forward_raw::<T>(&raw, desc, sizes, [out, work, res])?;
                     if train {
                         // cuDNN adds the weight gradient in: from zero, it is this run's.
                         fill(stream, dw, sizes.space, 0)?;
-                        let bufs = [out, dy, dx, ds, dw, work, reserve];
+                        // The state's gradient behind y's, as the packed output.
+                        let d_state = dy + (call.output_len() * std::mem::size_of::<T>()) as u64;
+                        let bufs = [out, dy, d_state, dx, ds, dw, work, reserve];
                         self.backward_raw::<T>(&raw, desc, sizes, bufs)?;
                     }
                     stream.synchronize()?;
                     times.push(start.elapsed().as_secs_f64());
                 }
-                Ok(times[1..].iter().copied().fold(f64::INFINITY, f64::min))
+                Ok(times.split_off(1))
             };
             // An algorithm cuDNN refuses for this configuration is simply not tried.
             let timed = {
@@ -128,7 +128,7 @@ impl CudnnRnn {
             let results = [host(&out_buf)?, host(&dx)?, host(&ds)?, host(&dw_buf)?];
             judge(Trial {
                 algo,
-                seconds: t,
+                times: t,
                 results,
             });
         }

@@ -18,7 +18,7 @@ use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
-use candle_core::{CudaStorage, Result, Storage, Tensor};
+use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
 
 /// The gradients of the forward that left `r` (all layers' recurrences as a wavefront where
 /// `wave` allows it and they fit); `dw` is `None` when it went into `i.dw_into`, `dx` and
@@ -40,6 +40,12 @@ pub(super) fn backward<T: Elem>(
     // all of dstate and dg, each layer's input GEMM all of the next one's dy.
     let mut dx = unsafe { stream.alloc::<T>(if i.input_grad { call.input_len() } else { 1 }) }?;
     let mut ds = unsafe { stream.alloc::<T>(call.state_len()) }?;
+    // The final state's gradient, zero when the loss does not read the state (the kernels read
+    // one).
+    let zero_state = match i.grad_state {
+        Some(_) => None,
+        None => Some(stream.alloc_zeros::<T>(call.state_len())?),
+    };
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer. The
     // wavefront needs every layer's gate gradients, exchange buffer and (below the top)
     // output gradient at once; layer by layer one of each serves in turn.
@@ -94,6 +100,11 @@ pub(super) fn backward<T: Elem>(
     {
         let [(x, _a), (w, _b), (s, _c), (y_top, _d), (grad, _e)] =
             [0, 1, 2, 3, 4].map(|k| views[k].device_ptr(&stream));
+        let (d_state, _l) = match (views.get(5), &zero_state) {
+            (Some(v), _) => v.device_ptr(&stream),
+            (None, Some(z)) => z.device_ptr(&stream),
+            (None, None) => bail!("rnn backward: no gradient of the final state"),
+        };
         let (dx_ptr, _f) = dx.device_ptr_mut(&stream);
         let (ds_ptr, _g) = ds.device_ptr_mut(&stream);
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
@@ -134,7 +145,7 @@ pub(super) fn backward<T: Elem>(
         // back through this layer's mask.
         let drop_args = |layer: usize| masks::kernel_args(masks, &stream, (layer, layers));
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
-        let grad_state = |slot, layer| grad + call.output_len() as u64 * elem + state(slot, layer);
+        let grad_state = |slot, layer| d_state + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
         // `lstm_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view).
         let args_of = |layer: usize| {

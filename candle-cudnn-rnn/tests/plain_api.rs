@@ -1,0 +1,96 @@
+//! The op as a candle user trains it: `y` and the final state as separate tensors (a loss may
+//! read either or both), `loss.backward()` or `candle_cudnn_rnn::backward` into a candle-nn
+//! optimizer. On the CPU here; `tests/gpu` checks the GPU paths.
+
+mod common;
+
+use candle_core::{DType, Device, Tensor, Var};
+use candle_cudnn_rnn::{lstm, RnnConfig, RnnMode};
+use candle_nn::{Optimizer, VarBuilder, VarMap};
+use common::*;
+
+fn case(mode: RnnMode) -> Case {
+    Case {
+        mode,
+        input: 3,
+        hidden: 4,
+        cfg: RnnConfig {
+            num_layers: 2,
+            bidirectional: true,
+            ..Default::default()
+        },
+        seq: 3,
+        batch: 2,
+    }
+}
+
+/// A loss of the final state alone (y unused, as a classifier reads h_n) has the gradients of
+/// one that weighs y by zero, and those match finite differences.
+#[test]
+fn a_loss_of_the_final_state_alone() {
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        let case = case(mode);
+        let mut rng = rng(&format!("state alone {mode:?}"));
+        let (w, x, s) = case.random_inputs(&mut rng);
+        let gs = uniform(&mut rng, s.dims(), 1.0);
+        let (wv, xv, sv) = (
+            Var::from_tensor(&w).unwrap(),
+            Var::from_tensor(&x).unwrap(),
+            Var::from_tensor(&s).unwrap(),
+        );
+        let rnn = case.rnn(wv.as_tensor());
+        let state = candle_cudnn_rnn::RnnState::from_packed(sv.as_tensor().clone());
+        let (_, st) = rnn.forward_t(xv.as_tensor(), Some(&state), true).unwrap();
+        let grads = (st.packed() * &gs)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let g = |v: &Var| grads.get(v.as_tensor()).cloned().unwrap();
+        let alone = [g(&xv), g(&wv), g(&sv)];
+
+        let gy = Tensor::zeros(
+            (case.seq, case.batch, 2 * case.hidden),
+            DType::F64,
+            &Device::Cpu,
+        )
+        .unwrap();
+        let (args, weights) = ((&w, &x, &s), (&gy, &gs));
+        let (_, _, with_y) = op_grads(&case, None, args, weights).unwrap();
+        for (a, b) in alone.iter().zip(&with_y) {
+            assert_eq!(
+                a.flatten_all().unwrap().to_vec1::<f64>().unwrap(),
+                b.flatten_all().unwrap().to_vec1::<f64>().unwrap(),
+                "{mode:?}"
+            );
+        }
+        check_every_coordinate(&format!("{mode:?}"), (&case, None), args, weights, &alone);
+    }
+}
+
+/// `candle_cudnn_rnn::backward` gives what `loss.backward()` gives, here where every call runs
+/// on the CPU (the GPU tests compare its GPU path), and a candle-nn optimizer steps with it.
+#[test]
+fn backward_gives_what_loss_backward_gives() {
+    let dev = Device::Cpu;
+    let vm = VarMap::new();
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &dev);
+    let rnn = lstm(3, 5, RnnConfig::default(), vb).unwrap();
+    let x = Tensor::randn(0f32, 1., (4, 2, 3), &dev).unwrap();
+    let loss = || {
+        let (y, state) = rnn.forward_t(&x, None, true).unwrap();
+        (y.sqr().unwrap().sum_all().unwrap() + state.h().unwrap().sum_all().unwrap()).unwrap()
+    };
+    let plain = loss().backward().unwrap();
+    let direct = candle_cudnn_rnn::backward(&loss()).unwrap();
+    let w = rnn.weight();
+    assert_eq!(
+        plain.get(w).unwrap().to_vec1::<f32>().unwrap(),
+        direct.get(w).unwrap().to_vec1::<f32>().unwrap()
+    );
+    let before = w.to_vec1::<f32>().unwrap();
+    let mut sgd = candle_nn::SGD::new(vm.all_vars(), 0.1).unwrap();
+    sgd.step(&direct).unwrap();
+    assert_ne!(rnn.weight().to_vec1::<f32>().unwrap(), before);
+}

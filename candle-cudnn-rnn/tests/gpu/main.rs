@@ -4,8 +4,9 @@
 //! bidirectional, initial states, per-sample lengths; f32 strict, bf16 and f16 looser).
 //! `persistent`: the crate's own persistent LSTM kernels (`RnnAlgo::Persistent`, bf16 and
 //! f16, one layer and stacks). `dropout`: inter-layer dropout on both backends, masks replayed
-//! from a seed and gradients through them against finite differences. The bounds are those of
-//! `examples/gpu_check`, the long report.
+//! from a seed and gradients through them against finite differences. `plain_api`: the default
+//! algorithm, `candle_cudnn_rnn::backward` and a loss of the final state alone. The bounds are
+//! those of `examples/gpu_check`, the long report.
 //!
 //! Without a GPU every test says so and passes (`RNN_TEST_REQUIRE_GPU=1` makes that a
 //! failure, for a GPU machine whose driver went missing); without the `cuda` feature this
@@ -19,6 +20,7 @@ mod common;
 mod cudnn;
 mod dropout;
 mod persistent;
+mod plain_api;
 
 use candle_core::{DType, Device, IndexOp, Tensor, Var};
 use candle_cudnn_rnn::{Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState};

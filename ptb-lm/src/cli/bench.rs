@@ -200,6 +200,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "config": args.config,
         "rnn": spec.rnn,
         "lstm": kernel_path(spec.rnn, &device),
+        "lstm_kernel": model.lstm_kernel(),
         "precision": args.precision,
         "device": device_name(&device),
         "data": files.map_or("random".into(), |f| f.path("train").display().to_string()),
@@ -217,8 +218,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "device_memory_bytes": peak,
         "breakdown_ms": phases,
     });
+    let ran_on = match model.lstm_kernel() {
+        Some(k) => format!(" (ran on {k})"),
+        None => String::new(),
+    };
     eprintln!(
-        "{} config on {}, {}, {}{}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} \
+        "{} config on {}, {}{ran_on}, {}{}: {:.2} ms/batch, {:.0} words/s; back to back {:.2} \
          ms/batch, {:.0} words/s, host {:.2} ms/batch",
         json_name(&args.config),
         device_name(&device),

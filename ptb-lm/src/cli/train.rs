@@ -276,6 +276,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
         }
         interrupt::asked() || (!every.is_zero() && last_save.get().elapsed() >= every)
     };
+    let mut tr_first = true;
     while progress.epochs_done < end {
         let epoch = progress.epochs_done;
         let lr = cfg.learning_rate_at(epoch);
@@ -314,6 +315,12 @@ pub fn train(args: TrainArgs) -> Result<()> {
             }
             from = Some(point);
         };
+        // Which kernel the op picked for the training calls, once (the start line could only
+        // say who picks).
+        if let (true, Some(k)) = (tr_first, model.lstm_kernel()) {
+            eprintln!("ptb-lm: the LSTM's training calls run on {k}");
+            tr_first = false;
+        }
         // Validation reads the training model as it stands, in its precision (the half
         // copies a half-precision run keeps): the per-epoch number costs no model to build and
         // runs on the training kernels. The test pass below, and `eval`, read f32 weights in

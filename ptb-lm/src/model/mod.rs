@@ -33,14 +33,16 @@ pub enum RnnKind {
     /// The fused op with its own persistent LSTM kernels on CUDA (bf16 and f16; cuDNN for
     /// what they do not take, f32 included); the same weights as `fused`.
     Persistent,
+    /// The fused op with each call's kernel chosen by the op's rules (`RnnAlgo::Heuristic`: its
+    /// persistent kernels or one of cuDNN's); the same weights as `fused`.
+    Heuristic,
     /// candle-nn's LSTM, one cell step at a time.
     CandleNn,
 }
 
-/// `--rnn`: a kernel, or `auto`: on a GPU the fused op with its own persistent kernels in play,
-/// so that the op's one choice of kernel decides each call (`candle_cudnn_rnn`'s `choose.rs`:
-/// its persistent kernels for the calls they take, bf16 and f16 ones, and cuDNN's standard
-/// algorithm for the others); on the CPU the fused op.
+/// `--rnn`: a kernel, or `auto`: on a GPU the fused op with its default choice of kernel
+/// (`RnnAlgo::Heuristic`: the rules of `candle_cudnn_rnn`'s `choose.rs` pick each call's kernel,
+/// its own persistent kernels or one of cuDNN's); on the CPU the fused op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RnnChoice {
@@ -61,7 +63,7 @@ impl RnnChoice {
     fn resolve_for(self, on_gpu: bool, saved: Option<RnnKind>) -> RnnKind {
         match (self, saved) {
             (RnnChoice::Auto, Some(kind)) => kind,
-            (RnnChoice::Auto, None) if on_gpu => RnnKind::Persistent,
+            (RnnChoice::Auto, None) if on_gpu => RnnKind::Heuristic,
             (RnnChoice::Auto, None) => RnnKind::Fused,
             (RnnChoice::Cudnn, _) => RnnKind::Fused,
             (RnnChoice::Persistent, _) => RnnKind::Persistent,
@@ -256,7 +258,8 @@ fn rnn_config(cfg: &LmConfig, math: MathMode, kind: RnnKind) -> RnnConfig {
         math,
         algo: match kind {
             RnnKind::Persistent => RnnAlgo::Persistent,
-            _ => RnnAlgo::Standard,
+            RnnKind::Heuristic => RnnAlgo::Heuristic,
+            RnnKind::Fused | RnnKind::CandleNn => RnnAlgo::Standard,
         },
         ..Default::default()
     }
@@ -321,7 +324,7 @@ impl PtbModel {
         let init = Init::Uniform { lo: -s, up: s };
         let embedding = vb.get_with_hints((vocab, h), "embedding.weight", init)?;
         let rnn = match kind {
-            RnnKind::Fused | RnnKind::Persistent => {
+            RnnKind::Fused | RnnKind::Persistent | RnnKind::Heuristic => {
                 let rcfg = rnn_config(cfg, math, kind);
                 let dims = RnnDims::new(RnnMode::Lstm, h, h, &rcfg);
                 let w = vb.get_with_hints(dims.weight_count(), "rnn.weight", init)?;
@@ -385,6 +388,15 @@ impl PtbModel {
         self.softmax_grad = Some(GradSlot::default());
         self.softmax_bias_grad = Some(GradSlot::default());
         Ok(self)
+    }
+
+    /// The kernel that served the fused LSTM's last GPU call (`Rnn::last_algo`), its name as
+    /// the op's `RnnAlgo` spells it; `None` before one, on the CPU and for candle-nn's cells.
+    pub fn lstm_kernel(&self) -> Option<String> {
+        match &self.rnn {
+            Recurrent::Fused(r) => r.last_algo().map(|a| format!("{a:?}")),
+            Recurrent::Loop(_) => None,
+        }
     }
 
     /// The gradients this model's layers kept themselves in the last backward: the LSTM's
@@ -651,12 +663,11 @@ fn sequence_cost(rows: &Tensor, steps: usize) -> Result<Tensor> {
 mod tests {
     use super::*;
 
-    /// On a GPU `auto` leaves the choice to the op, with its own kernels in play whatever the
-    /// precision (the op hands the calls they do not take to cuDNN); on the CPU the fused op.
+    /// On a GPU `auto` leaves each call's kernel to the op's rules; on the CPU the fused op.
     #[test]
     fn auto_leaves_a_gpu_call_to_the_op() {
         let auto = |gpu, saved| RnnChoice::Auto.resolve_for(gpu, saved);
-        assert_eq!(auto(true, None), RnnKind::Persistent);
+        assert_eq!(auto(true, None), RnnKind::Heuristic);
         assert_eq!(auto(false, None), RnnKind::Fused);
         // A resumed run keeps its kernel; a named one is taken as asked.
         assert_eq!(auto(true, Some(RnnKind::Fused)), RnnKind::Fused);

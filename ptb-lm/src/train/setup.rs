@@ -112,7 +112,12 @@ pub fn device_name(device: &Device) -> String {
 pub fn kernel_path(kind: RnnKind, device: &Device) -> String {
     match (kind, device.is_cuda()) {
         (RnnKind::CandleNn, _) => "LSTM: candle-nn's cell, one step at a time".into(),
-        (RnnKind::Fused | RnnKind::Persistent, false) => "LSTM: the fused op's CPU path".into(),
+        (RnnKind::Fused | RnnKind::Persistent | RnnKind::Heuristic, false) => {
+            "LSTM: the fused op's CPU path".into()
+        }
+        (RnnKind::Heuristic, true) => {
+            "LSTM: the fused op, each call on the kernel its rules pick".into()
+        }
         (RnnKind::Persistent, true) => {
             "LSTM: the fused op's persistent kernels (cuDNN for the calls they do not take)".into()
         }

@@ -1,0 +1,130 @@
+//! The op as a candle user trains it, on the GPU: the default algorithm (`Heuristic`) names the
+//! kernel that served; `candle_cudnn_rnn::backward` gives `loss.backward()`'s gradients with the
+//! weight's written straight into the store (on cuDNN and on the crate's kernels); a loss of the
+//! final state alone gets the f64 CPU path's gradients.
+
+use super::*;
+use candle_core::DType::{BF16, F32};
+
+/// A training call of `shape` over `inputs` with x, w and the state as variables; the loss's
+/// gradients by `loss.backward()` or by `candle_cudnn_rnn::backward` (`direct`), as
+/// `[dx, dw, ds]`, and the kernel that served. `state_alone`: the loss reads only the final
+/// state (Σ state·gs).
+fn gradients(
+    shape: &Shape,
+    inputs: &Inputs,
+    direct: bool,
+    state_alone: bool,
+) -> candle_core::Result<([Tensor; 3], Option<RnnAlgo>)> {
+    let (w, x) = (Var::from_tensor(&inputs.w)?, Var::from_tensor(&inputs.x)?);
+    let s = Var::from_tensor(inputs.s.as_ref().expect("an initial state"))?;
+    let rnn = shape.rnn(w.as_tensor());
+    let state = RnnState::from_packed(s.as_tensor().clone());
+    let (y, st) = rnn.forward_t(x.as_tensor(), Some(&state), true)?;
+    let of_state = (st.packed() * &inputs.gs)?.sum_all()?;
+    let loss = match state_alone {
+        true => of_state,
+        false => ((&y * &inputs.gy)?.sum_all()? + of_state)?,
+    };
+    let grads = match direct {
+        true => candle_cudnn_rnn::backward(&loss)?,
+        false => loss.backward()?,
+    };
+    let g = |v: &Var| {
+        grads
+            .get(v.as_tensor())
+            .cloned()
+            .ok_or_else(|| candle_core::Error::Msg("a gradient is missing".into()))
+    };
+    Ok(([g(&x)?, g(&w)?, g(&s)?], rnn.last_algo()))
+}
+
+fn shape(algo: RnnAlgo, (batch, seq, hidden): (usize, usize, usize)) -> Shape {
+    Shape {
+        mode: RnnMode::Lstm,
+        cfg: RnnConfig {
+            num_layers: 2,
+            algo,
+            ..Default::default()
+        },
+        batch,
+        seq,
+        input: hidden,
+        hidden,
+    }
+}
+
+/// The cases: cuDNN in f32 (the default's kernel there), the crate's kernels in bf16, and
+/// the default in bf16 (whichever it picks), each with its gradient bound against f64.
+fn cases() -> Vec<(Shape, DType, f64)> {
+    vec![
+        (shape(RnnAlgo::Heuristic, (5, 7, 32)), F32, 1e-4),
+        (shape(RnnAlgo::Persistent, (8, 9, 64)), BF16, 2e-2),
+        (shape(RnnAlgo::Heuristic, (8, 9, 64)), BF16, 2e-2),
+    ]
+}
+
+#[test]
+fn backward_writes_loss_backwards_gradients_into_the_store() {
+    check_each(
+        "backward_writes_loss_backwards_gradients_into_the_store",
+        cases(),
+        |gpu, (shape, dtype, bound), rng, verdicts| {
+            let inputs = Inputs::random(&shape, true, dtype, rng);
+            let on_gpu = inputs.to(&gpu.device, dtype);
+            let host = inputs.to(&Device::Cpu, DType::F64);
+            let name = format!("{} {:?} {}", shape.name(), shape.cfg.algo, dtype.as_str());
+            let (plain, served) = gradients(&shape, &on_gpu, false, false).unwrap();
+            let (direct, _) = gradients(&shape, &on_gpu, true, false).unwrap();
+            let (want, _) = gradients(&shape.with_algo(RnnAlgo::Standard), &host, false, false)
+                .expect("the CPU path");
+            verdicts.require(
+                !matches!(served, None | Some(RnnAlgo::Heuristic | RnnAlgo::Auto)),
+                || format!("{name}: last_algo says {served:?}, not the kernel that served"),
+            );
+            if shape.cfg.algo == RnnAlgo::Persistent {
+                verdicts.require_persistent(&name, served);
+            }
+            let mut rows = Vec::new();
+            for ((what, d), (p, w)) in ["dx", "dw", "dh0"]
+                .iter()
+                .zip(&direct)
+                .zip(plain.iter().zip(&want))
+            {
+                // The same kernels either way: the same values, up to summation order.
+                rows.push((*what, rel_err(d, p), 1e-6));
+                rows.push((*what, rel_err(d, w), bound));
+            }
+            verdicts.case(
+                &format!("{name} (served by {served:?}), direct vs plain, vs f64"),
+                &rows,
+            );
+        },
+    );
+}
+
+#[test]
+fn a_loss_of_the_final_state_alone_matches_the_f64_cpu_path() {
+    check_each(
+        "a_loss_of_the_final_state_alone_matches_the_f64_cpu_path",
+        cases(),
+        |gpu, (shape, dtype, bound), rng, verdicts| {
+            let inputs = Inputs::random(&shape, true, dtype, rng);
+            let on_gpu = inputs.to(&gpu.device, dtype);
+            let host = inputs.to(&Device::Cpu, DType::F64);
+            let name = format!("{} {:?} {}", shape.name(), shape.cfg.algo, dtype.as_str());
+            let (got, served) = gradients(&shape, &on_gpu, true, true).unwrap();
+            let (want, _) = gradients(&shape.with_algo(RnnAlgo::Standard), &host, false, true)
+                .expect("the CPU path");
+            let rows: Vec<_> = ["dx", "dw", "dh0"]
+                .iter()
+                .zip(got.iter().zip(&want))
+                .map(|(what, (g, w))| (*what, rel_err(g, w), bound))
+                .collect();
+            verdicts.case(
+                &format!("{name} (served by {served:?}), state alone"),
+                &rows,
+            );
+        },
+    );
+}

@@ -4,8 +4,8 @@
 Usage: scripts/compare_table.py DIR
 DIR holds op_*.json (bench_grid --json) and torch_*.json (scripts/torch_reference.py --grid
 --json) from passes run in alternating order in one command (scripts/compare-grid.sh). For
-every shape and precision it prints the op's time (the faster of its standard and Auto
-variants), PyTorch's, both as the mean of the passes' medians with the min and max over all
+every shape and precision it prints the op's time (the fastest of its standard, Auto and
+default variants that ran), PyTorch's, both as the mean of the passes' medians with the min and max over all
 repetitions, and their ratio; then per precision the geometric mean of the ratios, how many
 shapes the op loses, and the worst. Precisions: fp32 (strict), TF32, and bf16 against
 PyTorch's AMP bf16 (whose RNN runs in fp16). Training step and inference forward alike.
@@ -16,9 +16,10 @@ import math
 import os
 import sys
 
-PRECISIONS = [("fp32", ["op-fp32", "op-fp32-auto"], "torch-fp32"),
-              ("tf32", ["op-tf32", "op-tf32-auto"], "torch-tf32"),
-              ("bf16", ["op-bf16", "op-bf16-auto"], "torch-amp-bf16")]
+# The op's variants per precision: bench_grid's names (op-PRECISION-KERNEL) and the older
+# op-PRECISION for the standard algorithm, so that earlier runs' files still read.
+PRECISIONS = [(p, [f"op-{p}", f"op-{p}-standard", f"op-{p}-auto", f"op-{p}-default"], t)
+              for p, t in [("fp32", "torch-fp32"), ("tf32", "torch-tf32"), ("bf16", "torch-amp-bf16")]]
 
 
 def load_rows(pattern):
@@ -70,7 +71,8 @@ def table(d, phase):
                 row += ["-", "-", "-"]
                 continue
             (v, lo, hi, pick), impl = min(cands)
-            label = "auto " + pick if impl.endswith("auto") else "std"
+            kind = impl.rsplit("-", 1)[1]
+            label = f"{kind} {pick}" if kind in ("auto", "default") else "std"
             r = v / t[0]
             ratios[name].append((r, s))
             row += [f"{v:.1f} [{lo:.1f}, {hi:.1f}] {label}", f"{t[0]:.1f} [{t[1]:.1f}, {t[2]:.1f}]",

@@ -1,24 +1,40 @@
 //! The cudnn-rnn-benchmarks grid: microseconds per example of a training step (forward, MSE
 //! loss on every step, backward to all parameters) and of an inference forward, for this op
-//! (fp32, tf32, bf16; standard and Auto algorithm) and candle-nn's step loop (fp32). Warm-up,
-//! then the median (and min, max) of timed repetitions, each ended by a device synchronization.
+//! and candle-nn's step loop (fp32). Warm-up, then the median (and min, max) of timed
+//! repetitions, each ended by a device synchronization.
 //! Candle's per-allocation CUDA events are off (one stream, as in `ptb-lm`). The loss's mean is
 //! two reductions (rows, then their sums): candle's `sum_all` reduces in one thread block,
 //! which on the large shapes cost more than PyTorch's whole loss
 //! (`results/2026-11-23-h100-op-overhead/`), a cost of the harness and not of the op.
 //!
-//! `--loss sum --input-grad --sink-overwrite` times the op as a model trains it (ptb-lm's LSTM):
-//! the outputs' gradient given (ones: no loss kernels), the input's gradient computed, the
-//! weight's written over a sink of the caller's. `--graph` times a training call captured once
-//! as a CUDA graph and replayed 10 times between synchronizations (per call: the device's time,
-//! without the host's launches or a synchronization per call, as ptb-lm's graphed steps).
+//! The op's variants are named `op-PRECISION-KERNEL` (see [`variant`]): PRECISION one of fp32,
+//! tf32, bf16, f16, KERNEL one of standard, static, static-small-h, dynamic (cuDNN's
+//! algorithms), persistent (the crate's own kernels), auto (measured once per shape) and
+//! default (`RnnConfig::default()`'s `Heuristic`, its static rules). Without `--variants`:
+//! the default in every precision, which is what a user gets, and cuDNN's standard algorithm
+//! in fp32 and bf16, the baseline of earlier runs. Each row names the kernel that served the
+//! variant's last training and forward calls (`Rnn::last_algo`).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32,op-tf32,...] [--phase train|forward] [--sink | --sink-overwrite] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
+//! `--api` chooses how the training step takes its gradients: `plain` (`loss.backward()`),
+//! `direct` (`candle_cudnn_rnn::backward`, the weight's gradient stored straight into the
+//! store), `sink` or `sink-overwrite` (a weight-gradient sink of the caller's; `--sink` and
+//! `--sink-overwrite` say the same). `--sgd` adds candle-nn's SGD update of the weight to the
+//! step, as a model trained with a candle-nn optimizer pays it.
+//!
+//! `--loss sum --input-grad --api sink-overwrite` times the op as a model trains it (ptb-lm's
+//! LSTM): the outputs' gradient given (ones: no loss kernels), the input's gradient computed,
+//! the weight's written over a sink of the caller's. `--graph` times a training call captured
+//! once as a CUDA graph and replayed 10 times between synchronizations (per call: the
+//! device's time, without the host's launches or a synchronization per call, as ptb-lm's
+//! graphed steps).
+//!
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{MathMode, Rnn, RnnAlgo, RnnConfig, RnnMode, SinkMode};
 use candle_nn::rnn::{GRUConfig, LSTMConfig, GRU, LSTM, RNN};
+use candle_nn::Optimizer;
 use serde_json::json;
 use std::time::Instant;
 
@@ -232,57 +248,133 @@ impl Loop {
     }
 }
 
-/// The op's variants: name, dtype, f32 math, algorithm.
-const VARIANTS: [(&str, DType, MathMode, RnnAlgo); 9] = [
-    ("op-fp32", DType::F32, MathMode::Fp32, RnnAlgo::Standard),
-    ("op-fp32-auto", DType::F32, MathMode::Fp32, RnnAlgo::Auto),
-    ("op-tf32", DType::F32, MathMode::Tf32, RnnAlgo::Standard),
-    ("op-tf32-auto", DType::F32, MathMode::Tf32, RnnAlgo::Auto),
-    ("op-bf16", DType::BF16, MathMode::Fp32, RnnAlgo::Standard),
-    ("op-bf16-auto", DType::BF16, MathMode::Fp32, RnnAlgo::Auto),
-    // The crate's persistent LSTM: inference calls only so far (training runs cuDNN).
-    (
-        "op-bf16-persistent",
-        DType::BF16,
-        MathMode::Fp32,
-        RnnAlgo::Persistent,
-    ),
-    ("op-f16", DType::F16, MathMode::Fp32, RnnAlgo::Standard),
-    (
-        "op-f16-persistent",
-        DType::F16,
-        MathMode::Fp32,
-        RnnAlgo::Persistent,
-    ),
+/// The variants run without `--variants`.
+const DEFAULT_VARIANTS: [&str; 6] = [
+    "op-fp32-default",
+    "op-tf32-default",
+    "op-bf16-default",
+    "op-f16-default",
+    "op-bf16-standard",
+    "op-fp32-standard",
 ];
 
-/// Prints and records one shape's results: (name, train, forward, train host time), seconds
-/// per batch, as µs per example.
-fn emit(
-    rows: &mut Vec<serde_json::Value>,
-    mode: RnnMode,
-    s: &Shape,
-    results: Vec<(String, Timing, Timing, f64)>,
-) {
-    for (name, train, fwd, host) in results {
+/// The dtype, f32 math and algorithm of the op's variant `name`:
+/// `op-{fp32|tf32|bf16|f16}-{standard|static|static-small-h|dynamic|persistent|auto|default}`.
+/// `op-PRECISION` alone is the standard algorithm, the name earlier runs (and their scripts
+/// and JSON files) gave it.
+fn variant(name: &str) -> Result<(DType, MathMode, RnnAlgo)> {
+    let parsed = name.strip_prefix("op-").and_then(|rest| {
+        let (precision, kernel) = rest.split_once('-').unwrap_or((rest, "standard"));
+        let (dtype, math) = match precision {
+            "fp32" => (DType::F32, MathMode::Fp32),
+            "tf32" => (DType::F32, MathMode::Tf32),
+            "bf16" => (DType::BF16, MathMode::Fp32),
+            "f16" => (DType::F16, MathMode::Fp32),
+            _ => return None,
+        };
+        let algo = match kernel {
+            "standard" => RnnAlgo::Standard,
+            "static" => RnnAlgo::PersistStatic,
+            "static-small-h" => RnnAlgo::PersistStaticSmallH,
+            "dynamic" => RnnAlgo::PersistDynamic,
+            "persistent" => RnnAlgo::Persistent,
+            "auto" => RnnAlgo::Auto,
+            "default" => RnnAlgo::Heuristic,
+            _ => return None,
+        };
+        Some((dtype, math, algo))
+    });
+    match parsed {
+        Some(v) => Ok(v),
+        None => anyhow::bail!(
+            "unknown variant {name}: variants are named \
+             op-{{fp32|tf32|bf16|f16}}-{{standard|static|static-small-h|dynamic|persistent|auto|default}} \
+             (op-PRECISION alone: standard)"
+        ),
+    }
+}
+
+/// How the timed training step takes its gradients (`--api`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Api {
+    /// `loss.backward()`: candle's autograd adds the weight's gradient into a fresh
+    /// zero-filled buffer.
+    Plain,
+    /// `candle_cudnn_rnn::backward(&loss)`: the weight's gradient stored straight into the
+    /// returned store, as a program that uses the crate's entry point does.
+    Direct,
+    /// The weight's gradient left in a sink of the caller's (`Rnn::with_weight_grad_sink_mode`):
+    /// `Add` into a buffer zeroed before each step (as PyTorch's `zero_grad` + cuDNN's
+    /// accumulation), `Overwrite` written over it (as ptb-lm does), which then needs no zeroing.
+    Sink(SinkMode),
+}
+
+impl Api {
+    fn parse(name: &str) -> Result<Self> {
+        Ok(match name {
+            "plain" => Api::Plain,
+            "direct" => Api::Direct,
+            "sink" => Api::Sink(SinkMode::Add),
+            "sink-overwrite" => Api::Sink(SinkMode::Overwrite),
+            a => anyhow::bail!("--api takes plain, direct, sink or sink-overwrite, got {a}"),
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Api::Plain => "plain",
+            Api::Direct => "direct",
+            Api::Sink(SinkMode::Add) => "sink",
+            Api::Sink(SinkMode::Overwrite) => "sink-overwrite",
+        }
+    }
+}
+
+/// One implementation's results on one shape.
+struct Measured {
+    /// The variant's name as asked for (or candle-nn's loop).
+    variant: String,
+    /// The kernels that served its last training call and its last forward, where known.
+    train_kernel: Option<RnnAlgo>,
+    forward_kernel: Option<RnnAlgo>,
+    /// How the training step took its gradients, and whether it applied an SGD update.
+    api: Api,
+    sgd: bool,
+    /// Seconds per batch: the training step, the forward, the training step's host time.
+    train: Timing,
+    fwd: Timing,
+    host: f64,
+}
+
+/// Prints and records one shape's results as µs per example.
+fn emit(rows: &mut Vec<serde_json::Value>, mode: RnnMode, s: &Shape, results: Vec<Measured>) {
+    for m in results {
+        let name = match (m.train_kernel, m.forward_kernel) {
+            (Some(a), Some(b)) if a != b => format!("{} (train {a:?}, forward {b:?})", m.variant),
+            (Some(a), _) | (None, Some(a)) => format!("{} ({a:?})", m.variant),
+            (None, None) => m.variant.clone(),
+        };
         let per_example = |t: f64| t * 1e6 / s.batch as f64;
         let (tu, fu, hu) = (
-            per_example(train.median),
-            per_example(fwd.median),
-            per_example(host),
+            per_example(m.train.median),
+            per_example(m.fwd.median),
+            per_example(m.host),
         );
         println!(
             "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} | {hu:.2} |",
             s.layers, s.batch, s.seq, s.hidden
         );
+        let kernel = |k: Option<RnnAlgo>| k.map(|k| format!("{k:?}"));
         rows.push(json!({
             "mode": mode.name(), "layers": s.layers, "batch": s.batch, "seq": s.seq, "hidden": s.hidden,
             "impl": name, "train_us_per_example": tu, "forward_us_per_example": fu,
-            "train_min_us_per_example": per_example(train.min),
-            "train_max_us_per_example": per_example(train.max),
-            "forward_min_us_per_example": per_example(fwd.min),
-            "forward_max_us_per_example": per_example(fwd.max),
+            "train_min_us_per_example": per_example(m.train.min),
+            "train_max_us_per_example": per_example(m.train.max),
+            "forward_min_us_per_example": per_example(m.fwd.min),
+            "forward_max_us_per_example": per_example(m.fwd.max),
             "train_host_us_per_example": hu,
+            "variant": m.variant, "train_kernel": kernel(m.train_kernel),
+            "forward_kernel": kernel(m.forward_kernel), "api": m.api.name(), "sgd": m.sgd,
         }));
     }
 }
@@ -307,20 +399,34 @@ fn main() -> Result<()> {
         "forward" => (false, true),
         p => anyhow::bail!("--phase takes train, forward or both, got {p}"),
     };
-    // `--sink`: the weight's gradient goes into a buffer zeroed before each step
-    // (`Rnn::with_weight_grad_sink`, as PyTorch's `zero_grad` + cuDNN's accumulation) instead
-    // of candle's autograd, which adds it into a fresh zero-filled buffer.
-    // `--sink-overwrite`: the gradient written over the sink (`SinkMode::Overwrite`, as ptb-lm
-    // does), which then needs no zeroing.
-    let sink = match (
+    // `--api` (see the top of this file); `--sink` and `--sink-overwrite` are
+    // `--api sink` and `--api sink-overwrite`.
+    let sink_flag = match (
         args.iter().any(|a| a == "--sink"),
         args.iter().any(|a| a == "--sink-overwrite"),
     ) {
         (false, false) => None,
-        (true, false) => Some(SinkMode::Add),
-        (false, true) => Some(SinkMode::Overwrite),
+        (true, false) => Some(Api::Sink(SinkMode::Add)),
+        (false, true) => Some(Api::Sink(SinkMode::Overwrite)),
         (true, true) => anyhow::bail!("--sink and --sink-overwrite exclude each other"),
     };
+    let api = match (
+        arg("--api").as_deref().map(Api::parse).transpose()?,
+        sink_flag,
+    ) {
+        (Some(a), Some(f)) if a != f => {
+            anyhow::bail!("--api {} and --{} disagree", a.name(), f.name())
+        }
+        (a, f) => a.or(f).unwrap_or(Api::Plain),
+    };
+    let sink = match api {
+        Api::Sink(mode) => Some(mode),
+        Api::Plain | Api::Direct => None,
+    };
+    // `--sgd`: the step also updates the weight with candle-nn's SGD, from the store's
+    // gradient (with a sink: the sink, put into the store as a user of a candle-nn optimizer
+    // would).
+    let sgd = args.iter().any(|a| a == "--sgd");
     // `--loss sum`: backward from the gradient of the outputs' sum (ones), so that the step is
     // the op's forward and backward alone; `mse` (the default) adds the loss's kernels.
     let sum_loss = match arg("--loss").as_deref() {
@@ -378,21 +484,20 @@ fn main() -> Result<()> {
         Some(m) => vec![m.parse::<RnnMode>().map_err(anyhow::Error::msg)?],
         None => vec![RnnMode::Lstm, RnnMode::Gru],
     };
-    let wanted = arg("--variants");
-    let variants: Vec<_> = VARIANTS
+    let variants = match arg("--variants") {
+        Some(w) => w.split(',').map(str::to_string).collect(),
+        None => DEFAULT_VARIANTS.map(str::to_string).to_vec(),
+    };
+    let variants = variants
         .into_iter()
-        .filter(|v| {
-            wanted
-                .as_ref()
-                .is_none_or(|w| w.split(',').any(|n| n == v.0))
-        })
-        .collect();
+        .map(|n| Ok((variant(&n)?, n)))
+        .collect::<Result<Vec<_>>>()?;
     for mode in modes {
         for s in &shapes {
             let x = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let target = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let mut results = Vec::new();
-            for &(name, dtype, math, algo) in &variants {
+            for &((dtype, math, algo), ref name) in &variants {
                 let cfg = RnnConfig {
                     num_layers: s.layers,
                     math,
@@ -424,15 +529,29 @@ fn main() -> Result<()> {
                     min: f64::NAN,
                     max: f64::NAN,
                 };
-                let step = || {
+                let mut optimizer = match sgd {
+                    true => Some(candle_nn::SGD::new(vec![w.clone()], 0.01)?),
+                    false => None,
+                };
+                let step = || -> Result<()> {
                     if let Some((g, SinkMode::Add)) = &grad {
                         g.zero_set()?;
                     }
                     let (y, _) = rnn.forward_t(&x, None, true)?;
-                    match sum_loss {
-                        true => y.backward()?,
-                        false => mse(&y, &target)?.backward()?,
+                    let loss = match sum_loss {
+                        true => y,
+                        false => mse(&y, &target)?,
                     };
+                    let mut grads = match api {
+                        Api::Direct => candle_cudnn_rnn::backward(&loss)?,
+                        Api::Plain | Api::Sink(_) => loss.backward()?,
+                    };
+                    if let Some(optimizer) = &mut optimizer {
+                        if let Some((g, _)) = &grad {
+                            grads.insert(w.as_tensor(), g.clone());
+                        }
+                        optimizer.step(&grads)?;
+                    }
                     Ok(())
                 };
                 let (train, host) = match (time_train, graph) {
@@ -443,6 +562,9 @@ fn main() -> Result<()> {
                     #[cfg(not(feature = "cuda"))]
                     (true, true) => anyhow::bail!("--graph needs the cuda feature"),
                 };
+                // The kernels that served the last training call and forward (the heuristic's,
+                // Auto's or Persistent's choice), read before the other phase runs.
+                let train_kernel = rnn.last_algo();
                 let (fwd, _) = match time_forward {
                     true => time(&dev, warmup, reps, || {
                         frozen.forward(&x, None)?;
@@ -450,21 +572,17 @@ fn main() -> Result<()> {
                     })?,
                     false => (skipped, f64::NAN),
                 };
-                // The algorithms that served training and inference (Auto's or Persistent's
-                // choice), when they differ from the variant's own.
-                #[cfg(feature = "cuda")]
-                let picked = (
-                    rnn.auto_algo(s.seq, s.batch, true),
-                    frozen.auto_algo(s.seq, s.batch, false),
-                );
-                #[cfg(not(feature = "cuda"))]
-                let picked: (Option<RnnAlgo>, Option<RnnAlgo>) = (None, None);
-                let name = match picked {
-                    (Some(a), Some(b)) if a != b => format!("{name} (train {a:?}, forward {b:?})"),
-                    (Some(a), _) => format!("{name} ({a:?})"),
-                    _ => name.to_string(),
-                };
-                results.push((name, train, fwd, host));
+                let forward_kernel = frozen.last_algo();
+                results.push(Measured {
+                    variant: name.clone(),
+                    train_kernel,
+                    forward_kernel,
+                    api,
+                    sgd,
+                    train,
+                    fwd,
+                    host,
+                });
             }
             if no_loop {
                 emit(&mut rows, mode, s, results);
@@ -487,7 +605,16 @@ fn main() -> Result<()> {
                 cells.forward(&xd)?;
                 Ok(())
             })?;
-            results.push(("candle-nn-loop-fp32".into(), train, fwd, host));
+            results.push(Measured {
+                variant: "candle-nn-loop-fp32".into(),
+                train_kernel: None,
+                forward_kernel: None,
+                api: Api::Plain,
+                sgd: false,
+                train,
+                fwd,
+                host,
+            });
             emit(&mut rows, mode, s, results);
         }
     }

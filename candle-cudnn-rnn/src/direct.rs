@@ -18,14 +18,15 @@ use candle_core::{bail, Result, Tensor};
 use std::cell::RefCell;
 
 thread_local! {
-    /// While [`backward`] runs on this thread: each variable weight met and its gradient buffer.
+    /// While [`backward`] runs on this thread: each variable met (a weight, an input, an initial
+    /// state) and its gradient.
     static COLLECTING: RefCell<Option<Vec<(Tensor, Tensor)>>> = const { RefCell::new(None) };
 }
 
 /// `loss.backward()`, with the weight gradient of every module of this crate that ran on a GPU
 /// over a variable weight (a `Var`: `candle_nn::VarMap`'s, or `Var::from_tensor`) written
 /// straight into the returned store, with none of the zero fill and add that candle spends on
-/// a custom op's gradient. The store holds the same gradients as `loss.backward()`'s, so a
+/// a custom op's gradient; the same for an input or initial state that is itself a variable. The store holds the same gradients as `loss.backward()`'s, so a
 /// `candle_nn` optimizer steps with it as usual:
 ///
 /// ```ignore
@@ -60,6 +61,27 @@ pub fn backward(loss: &Tensor) -> Result<GradStore> {
         grads.insert(&w, dw);
     }
     Ok(grads)
+}
+
+/// `grad`, the gradient of the op's argument `arg`, as the op hands it to candle: `None` when
+/// [`backward`] runs and `arg` is a variable (the input or the initial state as a `Var`), after
+/// keeping it for `backward` to put into the store (summed with one kept before for `arg`);
+/// `Some(grad)` otherwise.
+pub(crate) fn hand_over(arg: &Tensor, grad: Tensor) -> Result<Option<Tensor>> {
+    if !arg.is_variable() {
+        return Ok(Some(grad));
+    }
+    COLLECTING.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(met) = c.as_mut() else {
+            return Ok(Some(grad));
+        };
+        match met.iter_mut().find(|(t, _)| t.id() == arg.id()) {
+            Some((_, kept)) => *kept = (&*kept + grad)?,
+            None => met.push((arg.clone(), grad)),
+        }
+        Ok(None)
+    })
 }
 
 /// Where a GPU backward over the weight `w` leaves its gradient while [`backward`] runs and

@@ -371,10 +371,11 @@ impl candle_core::InplaceOp1 for IntoSink<'_> {
 
 /// The gradient of `arg`, shaped like it, if anything upstream of `arg` wants one: candle adds
 /// every gradient a custom op returns into a zero-filled buffer of the argument's size, which
-/// for an untracked input (a detached state, a fixed input) is work for nothing.
+/// for an untracked input (a detached state, a fixed input) is work for nothing, and under
+/// `crate::backward` a variable's goes straight into the store instead.
 fn keep(arg: &Tensor, grad: Tensor) -> Result<Option<Tensor>> {
     match arg.track_op() {
-        true => Ok(Some(grad.reshape(arg.shape())?)),
+        true => crate::direct::hand_over(arg, grad.reshape(arg.shape())?),
         false => Ok(None),
     }
 }

@@ -344,6 +344,30 @@ struct Measured {
     train: Timing,
     fwd: Timing,
     host: f64,
+    /// Why the variant did not run, if it did not.
+    refused: Option<String>,
+}
+
+impl Measured {
+    /// A variant that did not run, for `why`.
+    fn refused(variant: String, api: Api, sgd: bool, why: String) -> Self {
+        let none = Timing {
+            median: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+        };
+        Self {
+            variant,
+            train_kernel: None,
+            forward_kernel: None,
+            api,
+            sgd,
+            train: none,
+            fwd: none,
+            host: f64::NAN,
+            refused: Some(why),
+        }
+    }
 }
 
 /// Prints and records one shape's results as µs per example.
@@ -375,6 +399,7 @@ fn emit(rows: &mut Vec<serde_json::Value>, mode: RnnMode, s: &Shape, results: Ve
             "train_host_us_per_example": hu,
             "variant": m.variant, "train_kernel": kernel(m.train_kernel),
             "forward_kernel": kernel(m.forward_kernel), "api": m.api.name(), "sgd": m.sgd,
+            "refused": m.refused,
         }));
     }
 }
@@ -498,91 +523,103 @@ fn main() -> Result<()> {
             let target = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
             let mut results = Vec::new();
             for &((dtype, math, algo), ref name) in &variants {
-                let cfg = RnnConfig {
-                    num_layers: s.layers,
-                    math,
-                    algo,
-                    ..Default::default()
-                };
-                let (x, target) = (x.to_dtype(dtype)?, target.to_dtype(dtype)?);
-                let x = match input_grad {
-                    true => Var::from_tensor(&x)?.as_tensor().clone(),
-                    false => x,
-                };
-                let dims = candle_cudnn_rnn::RnnDims::new(mode, s.hidden, s.hidden, &cfg);
-                let k = 1.0 / (s.hidden as f32).sqrt();
-                let w = Tensor::rand(-k, k, dims.weight_count(), &dev)?.to_dtype(dtype)?;
-                let w = Var::from_tensor(&w)?;
-                let rnn = Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
-                let grad = match sink {
-                    Some(mode) => Some((w.as_tensor().zeros_like()?, mode)),
-                    None => None,
-                };
-                let rnn = match &grad {
-                    Some((g, mode)) => rnn.with_weight_grad_sink_mode(g.clone(), *mode)?,
-                    None => rnn,
-                };
-                let frozen =
-                    Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
-                let skipped = Timing {
-                    median: f64::NAN,
-                    min: f64::NAN,
-                    max: f64::NAN,
-                };
-                let mut optimizer = match sgd {
-                    true => Some(candle_nn::SGD::new(vec![w.clone()], 0.01)?),
-                    false => None,
-                };
-                let step = || -> Result<()> {
-                    if let Some((g, SinkMode::Add)) = &grad {
-                        g.zero_set()?;
-                    }
-                    let (y, _) = rnn.forward_t(&x, None, true)?;
-                    let loss = match sum_loss {
-                        true => y,
-                        false => mse(&y, &target)?,
+                // A kernel that refuses the shape (one of cuDNN's persistent algorithms, say)
+                // leaves a row of NaN with its reason, and the run goes on.
+                let measured = (|| -> Result<Measured> {
+                    let cfg = RnnConfig {
+                        num_layers: s.layers,
+                        math,
+                        algo,
+                        ..Default::default()
                     };
-                    let mut grads = match api {
-                        Api::Direct => candle_cudnn_rnn::backward(&loss)?,
-                        Api::Plain | Api::Sink(_) => loss.backward()?,
+                    let (x, target) = (x.to_dtype(dtype)?, target.to_dtype(dtype)?);
+                    let x = match input_grad {
+                        true => Var::from_tensor(&x)?.as_tensor().clone(),
+                        false => x,
                     };
-                    if let Some(optimizer) = &mut optimizer {
-                        if let Some((g, _)) = &grad {
-                            grads.insert(w.as_tensor(), g.clone());
+                    let dims = candle_cudnn_rnn::RnnDims::new(mode, s.hidden, s.hidden, &cfg);
+                    let k = 1.0 / (s.hidden as f32).sqrt();
+                    let w = Tensor::rand(-k, k, dims.weight_count(), &dev)?.to_dtype(dtype)?;
+                    let w = Var::from_tensor(&w)?;
+                    let rnn =
+                        Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().clone())?;
+                    let grad = match sink {
+                        Some(mode) => Some((w.as_tensor().zeros_like()?, mode)),
+                        None => None,
+                    };
+                    let rnn = match &grad {
+                        Some((g, mode)) => rnn.with_weight_grad_sink_mode(g.clone(), *mode)?,
+                        None => rnn,
+                    };
+                    let frozen =
+                        Rnn::from_weight(mode, s.hidden, s.hidden, cfg, w.as_tensor().detach())?;
+                    let skipped = Timing {
+                        median: f64::NAN,
+                        min: f64::NAN,
+                        max: f64::NAN,
+                    };
+                    let mut optimizer = match sgd {
+                        true => Some(candle_nn::SGD::new(vec![w.clone()], 0.01)?),
+                        false => None,
+                    };
+                    let step = || -> Result<()> {
+                        if let Some((g, SinkMode::Add)) = &grad {
+                            g.zero_set()?;
                         }
-                        optimizer.step(&grads)?;
-                    }
-                    Ok(())
-                };
-                let (train, host) = match (time_train, graph) {
-                    (false, _) => (skipped, f64::NAN),
-                    (true, false) => time(&dev, warmup, reps, step)?,
-                    #[cfg(feature = "cuda")]
-                    (true, true) => time_graph(&dev, warmup, reps, step)?,
-                    #[cfg(not(feature = "cuda"))]
-                    (true, true) => anyhow::bail!("--graph needs the cuda feature"),
-                };
-                // The kernels that served the last training call and forward (the heuristic's,
-                // Auto's or Persistent's choice), read before the other phase runs.
-                let train_kernel = rnn.last_algo();
-                let (fwd, _) = match time_forward {
-                    true => time(&dev, warmup, reps, || {
-                        frozen.forward(&x, None)?;
+                        let (y, _) = rnn.forward_t(&x, None, true)?;
+                        let loss = match sum_loss {
+                            true => y,
+                            false => mse(&y, &target)?,
+                        };
+                        let mut grads = match api {
+                            Api::Direct => candle_cudnn_rnn::backward(&loss)?,
+                            Api::Plain | Api::Sink(_) => loss.backward()?,
+                        };
+                        if let Some(optimizer) = &mut optimizer {
+                            if let Some((g, _)) = &grad {
+                                grads.insert(w.as_tensor(), g.clone());
+                            }
+                            optimizer.step(&grads)?;
+                        }
                         Ok(())
-                    })?,
-                    false => (skipped, f64::NAN),
-                };
-                let forward_kernel = frozen.last_algo();
-                results.push(Measured {
-                    variant: name.clone(),
-                    train_kernel,
-                    forward_kernel,
-                    api,
-                    sgd,
-                    train,
-                    fwd,
-                    host,
-                });
+                    };
+                    let (train, host) = match (time_train, graph) {
+                        (false, _) => (skipped, f64::NAN),
+                        (true, false) => time(&dev, warmup, reps, step)?,
+                        #[cfg(feature = "cuda")]
+                        (true, true) => time_graph(&dev, warmup, reps, step)?,
+                        #[cfg(not(feature = "cuda"))]
+                        (true, true) => anyhow::bail!("--graph needs the cuda feature"),
+                    };
+                    // The kernels that served the last training call and forward (the heuristic's,
+                    // Auto's or Persistent's choice), read before the other phase runs.
+                    let train_kernel = rnn.last_algo();
+                    let (fwd, _) = match time_forward {
+                        true => time(&dev, warmup, reps, || {
+                            frozen.forward(&x, None)?;
+                            Ok(())
+                        })?,
+                        false => (skipped, f64::NAN),
+                    };
+                    let forward_kernel = frozen.last_algo();
+                    Ok(Measured {
+                        variant: name.clone(),
+                        train_kernel,
+                        forward_kernel,
+                        api,
+                        sgd,
+                        train,
+                        fwd,
+                        host,
+                        refused: None,
+                    })
+                })();
+                results.push(measured.unwrap_or_else(|e| {
+                    let why = e.to_string();
+                    let why = why.lines().next().unwrap_or_default().to_string();
+                    eprintln!("{mode:?} {s:?} {name}: refused: {why}");
+                    Measured::refused(name.clone(), api, sgd, why)
+                }));
             }
             if no_loop {
                 emit(&mut rows, mode, s, results);
@@ -614,6 +651,7 @@ fn main() -> Result<()> {
                 train,
                 fwd,
                 host,
+                refused: None,
             });
             emit(&mut rows, mode, s, results);
         }

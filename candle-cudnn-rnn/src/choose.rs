@@ -31,7 +31,7 @@ use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
 use candle_core::op::BackpropOp;
 use candle_core::{bail, CudaStorage, DType, Result, Storage, Tensor};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -114,33 +114,79 @@ fn ours_take_batch(batch: usize) -> bool {
 /// which takes every configuration, over the same weights.
 const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 
-/// Where `Heuristic` puts calls that ours take: ours lead cuDNN's fastest wherever the
-/// recurrence outweighs a call's fixed cost (RULES_TBD).
-fn ours_lead(call: &Call, dims: &RnnDims) -> bool {
-    call.seq * dims.num_layers >= OURS_MIN_LAYER_STEPS
+// `Heuristic`'s rules: what graphed training calls and forwards measured fastest on an H100
+// (cuDNN 9.19) for every kernel that serves a call, on the benchmark grid and PTB-like LSTM
+// shapes (`results/2026-11-25-h100-plain-api/`, `sweep.sh`). In short: ours win every call they
+// take in one or two layers (0.27-0.91x of cuDNN's best, bf16; 0.33x on PTB large); cuDNN's
+// `PersistStatic` wins f16 LSTMs whose sizes are multiples of 128 at batches up to 32 (its
+// kernels for other sizes run many times slower), and `PersistStaticSmallH` f32 calls at
+// hidden 128 (0.35-0.45x of `Standard`); cuDNN runs bf16 at one speed whatever the algorithm,
+// and its persistent f32 algorithms and `PersistDynamic` run 2-15x slower than `Standard`.
+
+/// Where `Heuristic` puts calls that ours take (an LSTM in bf16 or f16, batch up to 32, ...):
+/// ours, in stacks of up to [`OURS_LEAD_MAX_LAYERS`] layers, except where cuDNN's f16
+/// persistent kernels lead ([`persist_static_leads`], at hidden sizes from
+/// [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`] up).
+fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
+    let cudnn_faster = persist_static_leads(dims, call, (dtype, train))
+        && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN;
+    dims.num_layers <= OURS_LEAD_MAX_LAYERS && !cudnn_faster
 }
 
-/// Layer-steps (`seq * layers`) from which ours lead: below it, a call's fixed cost (pad and
-/// row copies, the launches of the input and weight products) outweighs their faster
-/// recurrence (RULES_TBD).
-const OURS_MIN_LAYER_STEPS: usize = 60;
+/// The deepest stack ours lead in: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x `Standard`'s
+/// time in bf16, where one and two layers ran 0.27-0.91x.
+const OURS_LEAD_MAX_LAYERS: usize = 2;
 
-/// cuDNN's algorithm for a call by rule (RULES_TBD): its register-resident persistent kernels
-/// for small hidden sizes in f32, `Standard` elsewhere.
+/// Up to this hidden size ours lead cuDNN's f16 `PersistStatic` where both serve (LSTM
+/// [30, 32, 128]: 6.1 against 6.9 µs an example); from 256 up `PersistStatic` leads (0.85-0.94x
+/// of ours at 256-1024).
+const OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
+
+/// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
+/// per-sample lengths or a projection, input and hidden sizes multiples of 128 (at 200, 650 or
+/// 1500 it ran 3-13x slower than `Standard`), hidden up to 1024, batches up to 32 (at 128 only
+/// for hidden 128), and in training batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`].
+fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
+    let sizes = dims.input_size % 128 == 0
+        && dims.hidden_size % 128 == 0
+        && dims.hidden_size <= 1024
+        && (call.batch <= 32 || dims.hidden_size <= 128);
+    dtype == DType::F16
+        && dims.mode == RnnMode::Lstm
+        && cudnn_persistent_may_serve(dims, call)
+        && sizes
+        && cudnn_candidates(dtype, call.batch, train).len() > 1
+}
+
+/// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math): hidden
+/// sizes up to [`SMALL_H_MAX_HIDDEN`], one direction, no per-sample lengths or projection.
+fn small_h_leads(dims: &RnnDims, call: &Call, dtype: DType) -> bool {
+    dtype == DType::F32
+        && dims.hidden_size <= SMALL_H_MAX_HIDDEN
+        && cudnn_persistent_may_serve(dims, call)
+}
+
+/// The largest hidden size of cuDNN's `PersistStaticSmallH` (it refuses 200 and up in bf16,
+/// 512 in f32; measured at 128: LSTM and GRU 0.35-0.45x of `Standard`'s time).
+const SMALL_H_MAX_HIDDEN: usize = 128;
+
+/// Calls cuDNN's persistent algorithms may take and were measured on: one direction (the
+/// grid's), no per-sample lengths or projection ([`cudnn_takes`]).
+fn cudnn_persistent_may_serve(dims: &RnnDims, call: &Call) -> bool {
+    dims.num_directions == 1 && call.lengths.is_none() && dims.proj_size == 0
+}
+
+/// cuDNN's algorithm for a call by rule: [`small_h_leads`], [`persist_static_leads`],
+/// `Standard` elsewhere (where it is fastest or no faster one was measured).
 fn cudnn_by_rule(dims: &RnnDims, call: &Call, dtype: DType, train: bool) -> RnnAlgo {
-    let persistent_ok = call.lengths.is_none()
-        && dims.proj_size == 0
-        && cudnn_candidates(dtype, call.batch, train).len() > 1;
-    match dtype {
-        DType::F32 if persistent_ok && dims.hidden_size <= SMALL_H_MAX_HIDDEN => {
-            RnnAlgo::PersistStaticSmallH
-        }
-        _ => RnnAlgo::Standard,
+    if small_h_leads(dims, call, dtype) {
+        RnnAlgo::PersistStaticSmallH
+    } else if persist_static_leads(dims, call, (dtype, train)) {
+        RnnAlgo::PersistStatic
+    } else {
+        RnnAlgo::Standard
     }
 }
-
-/// The largest hidden size cuDNN's `PersistStaticSmallH` serves by rule (RULES_TBD).
-const SMALL_H_MAX_HIDDEN: usize = 128;
 
 /// Whether cuDNN's `algo` takes `call` of a module of `dims`: its persistent algorithms take
 /// neither per-sample lengths nor a projection (cuDNN's own refusal would be less clear).
@@ -302,6 +348,8 @@ pub(crate) struct Chooser {
     cudnn_fastest: Mutex<HashMap<CallShape, RnnAlgo>>,
     /// `Auto`: whether ours beat that algorithm, per call shape ours take.
     ours_won: Mutex<HashMap<CallShape, bool>>,
+    /// `Heuristic`: cuDNN's algorithms that cuDNN refused for a dtype and batch.
+    refused: Mutex<HashSet<(DType, usize, RnnAlgo)>>,
 }
 
 /// The value of `key` in `memo`, made by `make` on a miss (not under the lock: it may
@@ -327,7 +375,25 @@ impl Chooser {
             dims,
             cudnn_fastest: Mutex::new(HashMap::new()),
             ours_won: Mutex::new(HashMap::new()),
+            refused: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Whether a call that cuDNN's `algo` failed may run on `Standard` instead: where a rule
+    /// of `Heuristic`'s picked `algo`.
+    pub fn may_fall_back(&self, algo: RnnAlgo) -> bool {
+        self.algo == RnnAlgo::Heuristic && algo != RnnAlgo::Standard
+    }
+
+    /// Records that cuDNN refused `algo` for the call of `inputs`: `Heuristic` gives its
+    /// dtype and batch `Standard` from now on.
+    pub fn refused(&self, algo: RnnAlgo, inputs: ForwardInputs) -> Result<()> {
+        let key = (operand_dtype(inputs.ops)?, inputs.call.batch, algo);
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key);
+        Ok(())
     }
 
     /// The kernel that runs the call of `inputs` among `paths`.
@@ -387,8 +453,15 @@ impl Chooser {
     /// where they [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
     fn heuristic(&self, ours: Option<Plan>, call: &Call, (dtype, train): (DType, bool)) -> Kernel {
         match ours {
-            Some(plan) if ours_lead(call, &self.dims) => Kernel::Persistent(plan),
-            _ => Kernel::Cudnn(cudnn_by_rule(&self.dims, call, dtype, train)),
+            Some(plan) if ours_lead(call, &self.dims, (dtype, train)) => Kernel::Persistent(plan),
+            _ => {
+                let algo = cudnn_by_rule(&self.dims, call, dtype, train);
+                let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+                match refused.contains(&(dtype, call.batch, algo)) {
+                    true => Kernel::Cudnn(RnnAlgo::Standard),
+                    false => Kernel::Cudnn(algo),
+                }
+            }
         }
     }
 
@@ -625,6 +698,71 @@ mod tests {
         assert!(!agrees(&[1.0, 2.5], &[1.0, 2.0]));
         assert!(!agrees(&[f64::NAN, 2.0], &[1.0, 2.0]));
         assert!(agrees(&[0.0], &[0.0]));
+    }
+
+    /// `Heuristic`'s rules on the measured shapes (`results/2026-11-25-h100-plain-api/`).
+    #[test]
+    fn the_rules_pick_what_the_sweep_measured_fastest() {
+        let lstm = |layers, hidden| {
+            let cfg = RnnConfig {
+                num_layers: layers,
+                ..Default::default()
+            };
+            RnnDims::new(RnnMode::Lstm, hidden, hidden, &cfg)
+        };
+        let call = |dims, batch| Call {
+            dims,
+            seq: 30,
+            batch,
+            lengths: None,
+        };
+        let train = |dims: RnnDims, batch, dtype| {
+            let c = call(dims, batch);
+            (
+                ours_lead(&c, &dims, (dtype, true)),
+                cudnn_by_rule(&dims, &c, dtype, true),
+            )
+        };
+        let (s, ps, psh) = (
+            RnnAlgo::Standard,
+            RnnAlgo::PersistStatic,
+            RnnAlgo::PersistStaticSmallH,
+        );
+        // bf16: ours in one or two layers, Standard on cuDNN.
+        assert_eq!(train(lstm(1, 512), 32, DType::BF16), (true, s));
+        assert_eq!(train(lstm(2, 1500), 20, DType::BF16), (true, s));
+        assert_eq!(train(lstm(3, 512), 32, DType::BF16), (false, s));
+        // f16: PersistStatic from hidden 256 at multiples of 128, ours at 128 and elsewhere.
+        assert_eq!(train(lstm(1, 128), 32, DType::F16), (true, ps));
+        assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
+        assert_eq!(train(lstm(1, 512), 128, DType::F16), (true, s));
+        assert_eq!(train(lstm(1, 128), 128, DType::F16), (true, ps));
+        assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));
+        assert_eq!(train(lstm(3, 512), 32, DType::F16), (false, ps));
+        // f16 training below batch 8: never cuDNN's persistent kernels.
+        assert_eq!(train(lstm(1, 512), 4, DType::F16), (true, s));
+        // f32: SmallH at hidden 128, Standard above.
+        assert_eq!(train(lstm(1, 128), 128, DType::F32).1, psh);
+        assert_eq!(train(lstm(1, 512), 32, DType::F32).1, s);
+        let gru = RnnDims::new(RnnMode::Gru, 128, 128, &RnnConfig::default());
+        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F32, true), psh);
+        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F16, true), s);
+        // Lengths and two directions: Standard.
+        let bi = RnnDims::new(
+            RnnMode::Lstm,
+            128,
+            128,
+            &RnnConfig {
+                bidirectional: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(cudnn_by_rule(&bi, &call(bi, 32), DType::F32, true), s);
+        let varlen = Call {
+            lengths: Some(vec![30; 32].into()),
+            ..call(lstm(1, 128), 32)
+        };
+        assert_eq!(cudnn_by_rule(&lstm(1, 128), &varlen, DType::F16, true), s);
     }
 
     fn timing(median: f64) -> Timing {

@@ -41,26 +41,9 @@ impl Dispatch {
     fn served(&self) -> std::sync::MutexGuard<'_, Served> {
         self.served.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
 
-/// A forward's reserve, tagged with the path that made it.
-enum Made {
-    Persistent(GpuReserve),
-    Cudnn(GpuReserve),
-}
-
-impl GpuBackend for Dispatch {
-    fn forward(&self, inputs: ForwardInputs) -> Result<Forwarded> {
-        let kernel = self.chooser.choose(&self.paths, inputs)?;
-        {
-            let mut served = self.served();
-            let call = inputs.call;
-            let algo = kernel.algo();
-            served
-                .by_shape
-                .insert((call.seq, call.batch, inputs.train), algo);
-            served.last = Some(algo);
-        }
+    /// The forward of `inputs` on `kernel`, its reserve tagged with the path that made it.
+    fn run(&self, kernel: Kernel, inputs: ForwardInputs) -> Result<Forwarded> {
         let tagged = |made: fn(GpuReserve) -> Made, (out, reserve): Forwarded| {
             (out, reserve.map(|r| Box::new(made(r)) as GpuReserve))
         };
@@ -75,6 +58,35 @@ impl GpuBackend for Dispatch {
                 tagged(Made::Cudnn, self.paths.cudnn.forward(algo, inputs)?)
             }
         })
+    }
+}
+
+/// A forward's reserve, tagged with the path that made it.
+enum Made {
+    Persistent(GpuReserve),
+    Cudnn(GpuReserve),
+}
+
+impl GpuBackend for Dispatch {
+    fn forward(&self, inputs: ForwardInputs) -> Result<Forwarded> {
+        let kernel = self.chooser.choose(&self.paths, inputs)?;
+        let (kernel, made) = match (kernel, self.run(kernel, inputs)) {
+            // A persistent algorithm of cuDNN that a rule picked but cuDNN refuses for this
+            // configuration (before running anything): `Standard` serves, now and from now on.
+            (Kernel::Cudnn(algo), Err(_)) if self.chooser.may_fall_back(algo) => {
+                self.chooser.refused(algo, inputs)?;
+                let standard = Kernel::Cudnn(RnnAlgo::Standard);
+                (standard, self.run(standard, inputs))
+            }
+            (kernel, made) => (kernel, made),
+        };
+        let made = made?;
+        let mut served = self.served();
+        let call = inputs.call;
+        let algo = kernel.algo();
+        served.by_shape.insert((call.seq, call.batch, inputs.train), algo);
+        served.last = Some(algo);
+        Ok(made)
     }
 
     fn backward(&self, reserve: GpuReserve, inputs: BackwardInputs) -> Result<Gradients> {

@@ -24,6 +24,7 @@ use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
 use crate::persistent::{PersistentLstm, Plan, Tuning, MAX_BATCH};
+use crate::timing::{eager_times, graphed_times};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
@@ -34,7 +35,6 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::Mutex;
-use std::time::Instant;
 
 /// The kernel that runs one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,18 +118,20 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // (cuDNN 9.19) for every kernel that serves a call, on the benchmark grid and PTB-like LSTM
 // shapes (`results/2026-11-25-h100-plain-api/`, `sweep.sh`). In short: ours win every call they
 // take in one or two layers (0.27-0.91x of cuDNN's best, bf16; 0.33x on PTB large); cuDNN's
-// `PersistStatic` wins f16 LSTMs whose sizes are multiples of 128 at batches up to 32 (its
-// kernels for other sizes run many times slower), and `PersistStaticSmallH` f32 calls at
-// hidden 128 (0.35-0.45x of `Standard`); cuDNN runs bf16 at one speed whatever the algorithm,
+// `PersistStaticSmallH` wins f32 and f16 calls at hidden 128 (0.35-0.53x of `Standard`), its
+// `PersistStatic` f16 LSTMs whose sizes are multiples of 128 at batches up to 32 (its kernels
+// for other sizes run many times slower); cuDNN runs bf16 at one speed whatever the algorithm,
 // and its persistent f32 algorithms and `PersistDynamic` run 2-15x slower than `Standard`.
 
 /// Where `Heuristic` puts calls that ours take (an LSTM in bf16 or f16, batch up to 32, ...):
 /// ours, in stacks of up to [`OURS_LEAD_MAX_LAYERS`] layers, except where cuDNN's f16
-/// persistent kernels lead ([`persist_static_leads`], at hidden sizes from
-/// [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`] up).
+/// persistent kernels lead: [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.6 against ours' 6.1
+/// µs an example), or [`persist_static_leads`] at hidden sizes above
+/// [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`].
 fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
-    let cudnn_faster = persist_static_leads(dims, call, (dtype, train))
-        && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN;
+    let cudnn_faster = small_h_leads(dims, call, dtype)
+        || (persist_static_leads(dims, call, (dtype, train))
+            && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN);
     dims.num_layers <= OURS_LEAD_MAX_LAYERS && !cudnn_faster
 }
 
@@ -138,8 +140,8 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
 const OURS_LEAD_MAX_LAYERS: usize = 2;
 
 /// Up to this hidden size ours lead cuDNN's f16 `PersistStatic` where both serve (LSTM
-/// [30, 32, 128]: 6.1 against 6.9 µs an example); from 256 up `PersistStatic` leads (0.85-0.94x
-/// of ours at 256-1024).
+/// [30, 32, 128]: 6.1 against 6.9 µs an example, though `PersistStaticSmallH` leads both
+/// there); from 256 up `PersistStatic` leads (0.85-0.94x of ours at 256-1024).
 const OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
 
 /// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
@@ -158,16 +160,18 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
         && cudnn_candidates(dtype, call.batch, train).len() > 1
 }
 
-/// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math): hidden
-/// sizes up to [`SMALL_H_MAX_HIDDEN`], one direction, no per-sample lengths or projection.
+/// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16
+/// (not bf16, which cuDNN runs at one speed whatever the algorithm): hidden sizes up to
+/// [`SMALL_H_MAX_HIDDEN`], one direction, no per-sample lengths or projection.
 fn small_h_leads(dims: &RnnDims, call: &Call, dtype: DType) -> bool {
-    dtype == DType::F32
+    matches!(dtype, DType::F32 | DType::F16)
         && dims.hidden_size <= SMALL_H_MAX_HIDDEN
         && cudnn_persistent_may_serve(dims, call)
 }
 
 /// The largest hidden size of cuDNN's `PersistStaticSmallH` (it refuses 200 and up in bf16,
-/// 512 in f32; measured at 128: LSTM and GRU 0.35-0.45x of `Standard`'s time).
+/// 512 in f32; measured at 128: LSTM and GRU 0.35-0.53x of `Standard`'s time in f32 and f16,
+/// `RnnAlgo::Auto`'s picks in `final.sh`).
 const SMALL_H_MAX_HIDDEN: usize = 128;
 
 /// Calls cuDNN's persistent algorithms may take and were measured on: one direction (the
@@ -285,7 +289,9 @@ fn clearly_faster(a: Timing, b: Timing) -> bool {
 /// [`clearly_faster`] than it.
 struct Stable {
     baseline: RnnAlgo,
-    reference: Option<[Vec<f64>; 4]>,
+    /// The reference's results, and whether its times were a graph's replays (a trial counts
+    /// only when timed the same way).
+    reference: Option<([Vec<f64>; 4], bool)>,
     /// The agreeing trials in order, the reference first.
     measured: Vec<(RnnAlgo, Timing)>,
 }
@@ -301,8 +307,9 @@ impl Stable {
 
     fn judge(&mut self, t: Trial) {
         match &self.reference {
-            None => self.reference = Some(t.results),
-            Some(r) if !t.results.iter().zip(r).all(|(a, b)| agrees(a, b)) => return,
+            None => self.reference = Some((t.results, t.graphed)),
+            Some((_, graphed)) if *graphed != t.graphed => return,
+            Some((r, _)) if !t.results.iter().zip(r).all(|(a, b)| agrees(a, b)) => return,
             Some(_) => {}
         }
         self.measured.push((t.algo, Timing::of(t.times)));
@@ -525,8 +532,8 @@ fn with_operand<R>(t: &Tensor, f: impl FnOnce(Operand) -> Result<R>) -> Result<R
 /// Whether `Auto` keeps ours (on `plan`) against cuDNN's `algo` for the call of `inputs`: each
 /// side runs the call (forward, and in training backward with a gradient of ones) on copies of
 /// the operands, without dropout (a measurement must not move the masks' counters), once
-/// untimed and then [`TRIAL_REPS`] times; ours are kept when [`ours_kept`] by those timings
-/// and their output [`agrees`] with cuDNN's.
+/// untimed and then [`TRIAL_REPS`] times (replays of a captured graph: `crate::timing`); ours
+/// are kept when [`ours_kept`] by those timings and their output [`agrees`] with cuDNN's.
 fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
     ((ours, plan), (cudnn, algo)): ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
     inputs: ForwardInputs,
@@ -546,6 +553,10 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         copy::<T>(s, "state", &dev)?,
     );
     let quiet = Dropout { p: 0.0, ..dropout };
+    // The gradients of the outputs, made once: a timed call only runs the kernels.
+    let dtype = x.dtype();
+    let grad_y = Tensor::ones(call.output_len(), dtype, x.device())?;
+    let grad_state = Tensor::ones(call.state_len(), dtype, x.device())?;
     // One call forward (and backward, in training); its output.
     let run = |on_ours: bool| -> Result<Tensor> {
         let (out, reserve) = with_operand(&x, |xo| {
@@ -567,8 +578,6 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         let packed = Tensor::from_storage(Storage::Cuda(out), n, BackpropOp::none(), false);
         if let Some(r) = reserve {
             let y = packed.narrow(0, 0, call.output_len())?;
-            let grad_y = y.ones_like()?;
-            let grad_state = Tensor::ones(call.state_len(), y.dtype(), y.device())?;
             let inputs = BackwardInputs {
                 call,
                 x: &x,
@@ -586,20 +595,21 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         }
         Ok(packed)
     };
-    let time = |on_ours: bool| -> Result<(Timing, Tensor)> {
-        let mut out = run(on_ours)?;
-        let mut times = Vec::with_capacity(TRIAL_REPS);
-        for _ in 0..TRIAL_REPS {
-            stream.synchronize()?;
-            let start = Instant::now();
-            out = run(on_ours)?;
-            stream.synchronize()?;
-            times.push(start.elapsed().as_secs_f64());
-        }
-        Ok((Timing::of(times), out))
+    let (reference, out) = (run(false)?, run(true)?);
+    // Both sides timed the same way: as graphs' replays where both capture, else eagerly.
+    let once = |on_ours: bool| move || run(on_ours).map(drop);
+    let graphed = match graphed_times(&stream, TRIAL_REPS, once(false))? {
+        Some(theirs) => graphed_times(&stream, TRIAL_REPS, once(true))?.map(|mine| (mine, theirs)),
+        None => None,
     };
-    let (theirs, reference) = time(false)?;
-    let (mine, out) = time(true)?;
+    let (mine, theirs) = match graphed {
+        Some(both) => both,
+        None => (
+            eager_times(&stream, TRIAL_REPS, once(true))?,
+            eager_times(&stream, TRIAL_REPS, once(false))?,
+        ),
+    };
+    let (mine, theirs) = (Timing::of(mine), Timing::of(theirs));
     let values = |t: &Tensor| -> Result<Vec<f64>> { t.to_dtype(DType::F64)?.to_vec1::<f64>() };
     Ok(ours_kept(mine, theirs, ours_default) && agrees(&values(&out)?, &values(&reference)?))
 }
@@ -732,11 +742,12 @@ mod tests {
         assert_eq!(train(lstm(1, 512), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 1500), 20, DType::BF16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::BF16), (false, s));
-        // f16: PersistStatic from hidden 256 at multiples of 128, ours at 128 and elsewhere.
-        assert_eq!(train(lstm(1, 128), 32, DType::F16), (true, ps));
+        // f16: SmallH at hidden 128, PersistStatic from 256 at multiples of 128, ours elsewhere.
+        assert_eq!(train(lstm(1, 128), 32, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (true, s));
-        assert_eq!(train(lstm(1, 128), 128, DType::F16), (true, ps));
+        assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
+        assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::F16), (false, ps));
         // f16 training below batch 8: never cuDNN's persistent kernels.
@@ -746,7 +757,13 @@ mod tests {
         assert_eq!(train(lstm(1, 512), 32, DType::F32).1, s);
         let gru = RnnDims::new(RnnMode::Gru, 128, 128, &RnnConfig::default());
         assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F32, true), psh);
-        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F16, true), s);
+        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F16, true), psh);
+        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::BF16, true), s);
+        let gru512 = RnnDims::new(RnnMode::Gru, 512, 512, &RnnConfig::default());
+        assert_eq!(
+            cudnn_by_rule(&gru512, &call(gru512, 32), DType::F16, true),
+            s
+        );
         // Lengths and two directions: Standard.
         let bi = RnnDims::new(
             RnnMode::Lstm,
@@ -798,6 +815,7 @@ mod tests {
         let trial = |algo, median: f64, v: f64| Trial {
             algo,
             times: vec![median * 0.99, median, median * 1.01],
+            graphed: true,
             results: [vec![v], vec![v], vec![v], vec![v]],
         };
         let pick = |baseline, trials: Vec<Trial>| {

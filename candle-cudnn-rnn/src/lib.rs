@@ -27,6 +27,8 @@ mod memory;
 mod persistent;
 #[cfg(feature = "cuda")]
 mod registry;
+#[cfg(feature = "cuda")]
+mod timing;
 
 pub use config::{Bias, MathMode, RnnAlgo, RnnConfig, RnnMode};
 #[cfg(feature = "cuda")]

@@ -84,7 +84,9 @@ impl GpuBackend for Dispatch {
         let mut served = self.served();
         let call = inputs.call;
         let algo = kernel.algo();
-        served.by_shape.insert((call.seq, call.batch, inputs.train), algo);
+        served
+            .by_shape
+            .insert((call.seq, call.batch, inputs.train), algo);
         served.last = Some(algo);
         Ok(made)
     }

@@ -1,22 +1,25 @@
 //! Trials of cuDNN's algorithms on one call's shape, for `RnnAlgo::Auto` (which picks among
 //! them in `crate::choose`): each candidate runs the call, forward and in training backward, on
-//! scratch buffers, once untimed and then timed, and its best time and results are handed back.
+//! scratch buffers, once untimed and then timed (as a captured graph's replays where it
+//! captures), and its times and results are handed back.
 
 use super::prepared::{temp_sizes, Prepared};
 use super::run::{with_call, CallState, Elem, Sizes};
 use super::CudnnRnn;
 use crate::backend::{operand_dtype, ForwardInputs};
 use crate::memory::fill;
+use crate::timing::{eager_times, graphed_times};
 use crate::RnnAlgo;
 use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
 use candle_core::{DType, Result};
-use std::time::Instant;
 
 /// One algorithm's trial on a call's shape.
 pub(crate) struct Trial {
     pub algo: RnnAlgo,
     /// Its timed runs, in seconds.
     pub times: Vec<f64>,
+    /// Whether they were replays of a captured graph (`crate::timing`), or eager runs.
+    pub graphed: bool,
     /// Its outputs (the packed `[y | h_n | c_n]`) and, in training, its input, state and weight
     /// gradients (of a fixed output gradient), as f64.
     pub results: [Vec<f64>; 4],
@@ -25,9 +28,9 @@ pub(crate) struct Trial {
 impl CudnnRnn {
     /// Tries each of `candidates` in turn on `inputs`' call over its operands (read only:
     /// every result goes to scratch buffers), in training mode when it trains, without
-    /// dropout, once untimed (which also builds a dynamic plan) and then `reps` times; hands
-    /// `judge` the trial of each that cuDNN accepts (one it refuses for this configuration is
-    /// skipped).
+    /// dropout, once untimed (which also builds a dynamic plan) and then `reps` times (replays
+    /// of a captured graph where the call captures: `crate::timing`); hands `judge` the trial of
+    /// each that cuDNN accepts (one it refuses for this configuration is skipped).
     pub(crate) fn trials(
         &self,
         inputs: ForwardInputs,
@@ -74,7 +77,7 @@ impl CudnnRnn {
         let mut dw_buf = stream.alloc_zeros::<T>(p.space_len)?;
         let (dy, _b) = dy.device_ptr_mut(stream);
         for &algo in candidates {
-            let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<Vec<f64>> {
+            let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<(Vec<f64>, bool)> {
                 let desc = p.desc(&self.spec, raw.h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(raw.h, desc, train, raw.shapes)?;
                 let mut work = unsafe { stream.alloc::<u8>(work_len.max(1)) }?;
@@ -92,9 +95,7 @@ impl CudnnRnn {
                     reserve: if train { reserve_len } else { 0 },
                 };
                 let res = if train { reserve } else { 0 };
-                let mut times = Vec::with_capacity(reps + 1);
-                for _ in 0..=reps {
-                    let start = Instant::now();
+                let once = || -> Result<()> {
                     self.forward_raw::<T>(&raw, desc, sizes, [out, work, res])?;
                     if train {
                         // cuDNN adds the weight gradient in: from zero, it is this run's.
@@ -104,10 +105,12 @@ impl CudnnRnn {
                         let bufs = [out, dy, d_state, dx, ds, dw, work, reserve];
                         self.backward_raw::<T>(&raw, desc, sizes, bufs)?;
                     }
-                    stream.synchronize()?;
-                    times.push(start.elapsed().as_secs_f64());
+                    Ok(())
+                };
+                match graphed_times(stream, reps, once)? {
+                    Some(times) => Ok((times, true)),
+                    None => Ok((eager_times(stream, reps, once)?, false)),
                 }
-                Ok(times.split_off(1))
             };
             // An algorithm cuDNN refuses for this configuration is simply not tried.
             let timed = {
@@ -117,7 +120,9 @@ impl CudnnRnn {
                 let (dw, _e) = dw_buf.device_ptr_mut(stream);
                 run(p, [out, dx, ds, dw])
             };
-            let Ok(t) = timed else { continue };
+            let Ok((times, graphed)) = timed else {
+                continue;
+            };
             let host = |b| -> Result<Vec<f64>> {
                 Ok(stream
                     .clone_dtoh(b)?
@@ -128,7 +133,8 @@ impl CudnnRnn {
             let results = [host(&out_buf)?, host(&dx)?, host(&ds)?, host(&dw_buf)?];
             judge(Trial {
                 algo,
-                times: t,
+                times,
+                graphed,
                 results,
             });
         }

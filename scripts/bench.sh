@@ -27,7 +27,8 @@ mkdir -p "$out"
 data_arg=()
 [ -f "$data/ptb.train.txt" ] && data_arg=(--data "$data")
 
-"$grid" --json "$out/grid_op.json"
+# The variants scripts/bench_table.py reads.
+"$grid" --variants op-fp32,op-tf32,op-tf32-auto,op-bf16,op-bf16-auto --json "$out/grid_op.json"
 for c in small medium large; do
   for p in fp32 tf32; do
     "$bin/ptb-lm" bench --config $c --precision $p "${data_arg[@]}" --json "$out/ptb_${c}_cudnn_$p.json"

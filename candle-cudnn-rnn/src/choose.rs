@@ -174,10 +174,13 @@ fn small_h_leads(dims: &RnnDims, call: &Call, dtype: DType) -> bool {
 /// `RnnAlgo::Auto`'s picks in `final.sh`).
 const SMALL_H_MAX_HIDDEN: usize = 128;
 
-/// Calls cuDNN's persistent algorithms may take and were measured on: one direction (the
-/// grid's), no per-sample lengths or projection ([`cudnn_takes`]).
+/// Calls cuDNN's persistent algorithms may take and were measured on: LSTM and GRU cells of
+/// one direction (the grid's), no per-sample lengths or projection ([`cudnn_takes`]).
 fn cudnn_persistent_may_serve(dims: &RnnDims, call: &Call) -> bool {
-    dims.num_directions == 1 && call.lengths.is_none() && dims.proj_size == 0
+    matches!(dims.mode, RnnMode::Lstm | RnnMode::Gru)
+        && dims.num_directions == 1
+        && call.lengths.is_none()
+        && dims.proj_size == 0
 }
 
 /// cuDNN's algorithm for a call by rule: [`small_h_leads`], [`persist_static_leads`],
@@ -775,6 +778,8 @@ mod tests {
             },
         );
         assert_eq!(cudnn_by_rule(&bi, &call(bi, 32), DType::F32, true), s);
+        let elman = RnnDims::new(RnnMode::RnnTanh, 128, 128, &RnnConfig::default());
+        assert_eq!(cudnn_by_rule(&elman, &call(elman, 32), DType::F32, true), s);
         let varlen = Call {
             lengths: Some(vec![30; 32].into()),
             ..call(lstm(1, 128), 32)

@@ -64,16 +64,24 @@ fn cases() -> Vec<(Shape, DType, f64)> {
     ]
 }
 
+/// Random inputs of `shape` in `dtype`: on the GPU, on the CPU in f64, and the case's name.
+fn inputs(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng) -> (Inputs, Inputs, String) {
+    let inputs = Inputs::random(shape, true, dtype, rng);
+    let name = format!("{} {:?} {}", shape.name(), shape.cfg.algo, dtype.as_str());
+    (
+        inputs.to(&gpu.device, dtype),
+        inputs.to(&Device::Cpu, DType::F64),
+        name,
+    )
+}
+
 #[test]
 fn backward_writes_loss_backwards_gradients_into_the_store() {
     check_each(
         "backward_writes_loss_backwards_gradients_into_the_store",
         cases(),
         |gpu, (shape, dtype, bound), rng, verdicts| {
-            let inputs = Inputs::random(&shape, true, dtype, rng);
-            let on_gpu = inputs.to(&gpu.device, dtype);
-            let host = inputs.to(&Device::Cpu, DType::F64);
-            let name = format!("{} {:?} {}", shape.name(), shape.cfg.algo, dtype.as_str());
+            let (on_gpu, host, name) = inputs(gpu, &shape, dtype, rng);
             let (plain, served) = gradients(&shape, &on_gpu, false, false).unwrap();
             let (direct, _) = gradients(&shape, &on_gpu, true, false).unwrap();
             let (want, _) = gradients(&shape.with_algo(RnnAlgo::Standard), &host, false, false)
@@ -109,10 +117,7 @@ fn a_loss_of_the_final_state_alone_matches_the_f64_cpu_path() {
         "a_loss_of_the_final_state_alone_matches_the_f64_cpu_path",
         cases(),
         |gpu, (shape, dtype, bound), rng, verdicts| {
-            let inputs = Inputs::random(&shape, true, dtype, rng);
-            let on_gpu = inputs.to(&gpu.device, dtype);
-            let host = inputs.to(&Device::Cpu, DType::F64);
-            let name = format!("{} {:?} {}", shape.name(), shape.cfg.algo, dtype.as_str());
+            let (on_gpu, host, name) = inputs(gpu, &shape, dtype, rng);
             let (got, served) = gradients(&shape, &on_gpu, true, true).unwrap();
             let (want, _) = gradients(&shape.with_algo(RnnAlgo::Standard), &host, false, true)
                 .expect("the CPU path");

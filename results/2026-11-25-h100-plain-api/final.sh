@@ -8,12 +8,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=$1 OUT=$2
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
-for f in "$D"/*.xz; do [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
+source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/smi.txt" 2>&1
-stamp() { echo "[$(date +%T)] $*"; }
 R="--reps 5 --warmup 3"
 OPS="--no-loop --loss sum --input-grad --api direct $R --variants op-fp32-default,op-tf32-default,op-bf16-default,op-f16-default"
 op() { timeout 150 "$D/bench_grid" $OPS --graph --json "$OUT/op_$1.json" > "$OUT/op_$1.log" 2>&1; echo "op $1 rc=$?"; }

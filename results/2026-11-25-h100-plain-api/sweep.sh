@@ -9,12 +9,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=$1 OUT=$2 NAME=$3 VARIANTS=$4 TESTS=${5:-0}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
-for f in "$D"/*.xz; do [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
+source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/smi-$NAME.txt" 2>&1
-stamp() { echo "[$(date +%T)] $*"; }
 if [ "$TESTS" = 1 ]; then
   stamp "op GPU tests"
   RNN_TEST_REQUIRE_GPU=1 timeout 200 "$D/op-gpu-tests" --nocapture --test-threads=1 > "$OUT/op-gpu-tests.log" 2>&1

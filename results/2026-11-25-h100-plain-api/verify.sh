@@ -7,11 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=$1 OUT=$2
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
-for f in "$D"/*.xz; do [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
-stamp() { echo "[$(date +%T)] $*"; }
+source scripts/on-gpu.sh
 stamp "op GPU tests"
 RNN_TEST_REQUIRE_GPU=1 timeout 120 "$D/op-gpu-tests" --nocapture --test-threads=1 > "$OUT/op-gpu-tests.log" 2>&1
 echo "op-gpu-tests rc=$?"; grep -E "test result|FAILED|panicked" "$OUT/op-gpu-tests.log" | head -5

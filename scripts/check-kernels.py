@@ -21,7 +21,11 @@ NVRTC comes from the nvidia-cuda-nvrtc wheel (13.0, as on the GPU machine): NVRT
 unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFIX (default
 ~/.cache/cuda-build-13.0)/nvrtc. ptxas is taken from PATH (../shared/tools/cuda-build-env.sh).
 
-  python3 scripts/check-kernels.py
+With --ptx-dir DIR it also writes each persistent variant's PTX into DIR (one file per variant):
+two such folders from before and after a change that must not change what the kernels compute
+(a refactor) compare with `diff -r`; byte-identical PTX is the same machine code.
+
+  python3 scripts/check-kernels.py [--ptx-dir DIR]
 """
 import ctypes, glob, os, re, subprocess, sys, tempfile, zipfile
 
@@ -201,6 +205,10 @@ def variants():
 
 
 def main():
+    ptx_dir = None
+    if "--ptx-dir" in sys.argv:
+        ptx_dir = sys.argv[sys.argv.index("--ptx-dir") + 1]
+        os.makedirs(ptx_dir, exist_ok=True)
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = "\n".join(read(f) for f in HEAD)
@@ -209,6 +217,9 @@ def main():
     failed = 0
     for name, kernel, defines, arch in variants():
         ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
+        if ptx_dir and ptx is not None:
+            with open(os.path.join(ptx_dir, re.sub(r"[^A-Za-z0-9]+", "-", name) + ".ptx"), "w") as f:
+                f.write(ptx)
         ok, report = (False, log) if ptx is None else resources(ptx, kernel)
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)

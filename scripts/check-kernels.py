@@ -2,8 +2,8 @@
 """Compiles the CUDA kernels that both crates compile with NVRTC at run time, without a GPU.
 
 The persistent LSTM kernels as the library compiles them: NVRTC over the same source (the
-shared preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, dropout.cu,
-pad.cu and the recurrence, as kernel.rs's Pass::sources joins them) with each variant's -D
+shared preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, the LSTM
+cell's cell_lstm.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's Pass::sources joins them) with each variant's -D
 options and architecture, then ptxas for sm_90a; prints each variant's registers and spills and
 fails on any compile error. The variants cover every preprocessor branch: both passes, bf16 and
 f16, clusters of 1, 2 and 4, PTB large's shape and small odd ones. A last variant compiles the
@@ -21,11 +21,12 @@ NVRTC comes from the nvidia-cuda-nvrtc wheel (13.0, as on the GPU machine): NVRT
 unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFIX (default
 ~/.cache/cuda-build-13.0)/nvrtc. ptxas is taken from PATH (../shared/tools/cuda-build-env.sh).
 
-With --ptx-dir DIR it also writes each persistent variant's PTX into DIR (one file per variant):
-two such folders from before and after a change that must not change what the kernels compute
-(a refactor) compare with `diff -r`; byte-identical PTX is the same machine code.
+With --ptx-dir DIR it also writes each persistent variant's PTX into DIR (one file per variant),
+and with --same-as DIR it checks each variant against such a folder written before a change that
+must not change what the kernels compute (a refactor): the same PTX, or PTX that ptxas turns into
+the same sm_90a machine code (an operand order of a commutative instruction, say), or a failure.
 
-  python3 scripts/check-kernels.py [--ptx-dir DIR]
+  python3 scripts/check-kernels.py [--ptx-dir DIR] [--same-as DIR]
 """
 import ctypes, glob, os, re, subprocess, sys, tempfile, zipfile
 
@@ -36,8 +37,8 @@ PTB_LM_SRC = os.path.join(ROOT, "ptb-lm", "src")
 # The op crate's preludes by the name candle_cudnn_rnn::kernels exports them under.
 PRELUDES = {"HALF": "kernels/half.cuh", "PHILOX": "kernels/philox.cuh"}
 # The parts in front of every recurrence, in kernel.rs's order.
-HEAD = ("kernels/half.cuh", "kernels/philox.cuh", "persistent/common.cuh", "persistent/dropout.cu",
-        "persistent/pad.cu")
+HEAD = ("kernels/half.cuh", "kernels/philox.cuh", "persistent/common.cuh",
+        "persistent/cell_lstm.cuh", "persistent/dropout.cu", "persistent/pad.cu")
 # A kernel over the preludes' typed half API and Philox, as another crate's module uses them.
 PRELUDE_USER = r"""
 template <typename T> __device__ void scale(const T* x, T* y, const unsigned int* key, float p, int n) {
@@ -204,10 +205,33 @@ def variants():
                    wave + ["-DNBUF=2", "-DCH=64"], "compute_80")
 
 
+def cubin(ptx):
+    """ptxas's sm_90a machine code of `ptx`, as bytes (None on an error)."""
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run(["ptxas", "-arch=sm_90a", src, "-o", out], capture_output=True)
+        return open(out, "rb").read() if r.returncode == 0 else None
+
+
+def same_as(before_dir, file, ptx):
+    """(ok, how) of `ptx` against the PTX of the same variant in `before_dir`."""
+    path = os.path.join(before_dir, file)
+    if not os.path.exists(path):
+        return False, f"no {file} in {before_dir}"
+    before = open(path).read()
+    if before == ptx:
+        return True, "same PTX"
+    if cubin(before) == cubin(ptx) is not None:
+        return True, "same machine code (the PTX differs)"
+    return False, "the machine code differs"
+
+
 def main():
-    ptx_dir = None
-    if "--ptx-dir" in sys.argv:
-        ptx_dir = sys.argv[sys.argv.index("--ptx-dir") + 1]
+    arg = lambda k: sys.argv[sys.argv.index(k) + 1] if k in sys.argv else None
+    ptx_dir, before_dir = arg("--ptx-dir"), arg("--same-as")
+    if ptx_dir:
         os.makedirs(ptx_dir, exist_ok=True)
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
@@ -217,10 +241,14 @@ def main():
     failed = 0
     for name, kernel, defines, arch in variants():
         ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
+        file = re.sub(r"[^A-Za-z0-9]+", "-", name) + ".ptx"
         if ptx_dir and ptx is not None:
-            with open(os.path.join(ptx_dir, re.sub(r"[^A-Za-z0-9]+", "-", name) + ".ptx"), "w") as f:
+            with open(os.path.join(ptx_dir, file), "w") as f:
                 f.write(ptx)
         ok, report = (False, log) if ptx is None else resources(ptx, kernel)
+        if before_dir and ptx is not None:
+            same, how = same_as(before_dir, file, ptx)
+            ok, report = ok and same, f"{report}; {how}"
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)
     preludes = "\n".join(read(f) for f in HEAD[:2])

@@ -13,6 +13,7 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Result};
 
 const COMMON: &str = include_str!("common.cuh");
+const CELL_LSTM: &str = include_str!("cell_lstm.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
 const PAD: &str = include_str!("pad.cu");
 const LSTM_FWD: &str = include_str!("lstm_fwd.cu");
@@ -33,12 +34,12 @@ impl Pass {
         }
     }
 
-    /// The source of the pass's modules: the preludes, the dropout and row-copy kernels, then
-    /// the recurrence (its layer-by-layer kernel and its wavefront).
+    /// The source of the pass's modules: the preludes, the cell's pointwise steps, the dropout
+    /// and row-copy kernels, then the recurrence (its layer-by-layer kernel and its wavefront).
     fn sources(self) -> &'static [&'static str] {
         match self {
-            Pass::Forward => &[HALF, PHILOX, COMMON, DROPOUT, PAD, LSTM_FWD],
-            Pass::Backward => &[HALF, PHILOX, COMMON, DROPOUT, PAD, LSTM_BWD],
+            Pass::Forward => &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_FWD],
+            Pass::Backward => &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_BWD],
         }
     }
 }

@@ -219,13 +219,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
                 if (idx < UB * BATCH && u < HID) {
-                    float gi = ga[it][0], gf = ga[it][1], gg = ga[it][2], go = ga[it][3];
-                    float dh = dyv[it] + dhr[it];
-                    float tc = gate_tanh(ct[it]);
-                    float dct = dc[it] + dh * go * (1.f - tc * tc);
-                    float d[4] = {dct * gg * gi * (1.f - gi), dct * cp[it] * gf * (1.f - gf),
-                                  dct * gi * (1.f - gg * gg), dh * tc * go * (1.f - go)};
-                    dc[it] = dct * gf;
+                    float d[4];
+                    lstm_cell_backward(ga[it], ct[it], cp[it], dyv[it], dhr[it], dc[it], d);
 #pragma unroll
                     for (int g = 0; g < 4; ++g) {
                         dbias[it][g] += d[g];

@@ -386,12 +386,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #endif
                         pre[g] = sum;
                     }
-                    gate[it][0] = sigmoid(pre[0]);
-                    gate[it][1] = sigmoid(pre[1]);
-                    gate[it][2] = gate_tanh(pre[2]);
-                    gate[it][3] = sigmoid(pre[3]);
-                    c[it] = gate[it][1] * c[it] + gate[it][0] * gate[it][2];
-                    hb[it] = from_f(gate[it][3] * gate_tanh(c[it]));
+                    hb[it] = from_f(lstm_cell_forward(pre, gate[it], c[it]));
                     u16* row = hx + XSLOT(s) + n * XP;
                     row[x_h + u] = hb[it];
                     // The layer above reads this step's output, through dropout, next wave step.

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# The op against PyTorch on the whole grid, in one command on one GPU: passes in alternating
-# order (op, PyTorch, PyTorch, op) with the same warm-up and repetitions, then the table of
-# ratios (scripts/compare_table.py). Arguments after the fourth go to bench_grid (e.g.
-# --sink, --variants ...). Run on a GPU machine:
+# The op against PyTorch on the whole grid, in one command on one GPU, as a model trains it (the
+# outputs' gradient given, the input's computed, the weight's into candle's store through
+# candle_cudnn_rnn::backward): training calls captured as CUDA graphs in passes of alternating
+# order (op, PyTorch, PyTorch, op) with the same warm-up and repetitions, forwards eager in the
+# same passes, then training eager (op, PyTorch); then the table of ratios against PyTorch's
+# fastest in each precision class, with the kernel that served (scripts/compare_table.py).
+# Arguments after the fourth go to bench_grid (e.g. --variants ...; its default: the op's default
+# algorithm in every precision, and cuDNN's standard in fp32 and bf16). Run on a GPU machine:
 #   scripts/compare-grid.sh BENCH_GRID OUT_DIR [REPS] [WARMUP] [BENCH_GRID ARGS...]
 set -euo pipefail
 grid=$1 out=$2 reps=${3:-10} warmup=${4:-10}
 shift $(( $# < 4 ? $# : 4 ))
 mkdir -p "$out"
-op() { "$grid" --no-loop --reps "$reps" --warmup "$warmup" "${@:2}" --json "$out/op_$1.json" > "$out/op_$1.log"; }
-torch() { python3 scripts/torch_reference.py --grid --impls torch-fp32,torch-tf32,torch-amp-bf16 --reps "$reps" --warmup "$warmup" --json "$out/torch_$1.json" > "$out/torch_$1.log" 2>&1; }
-op a "$@"; torch a; torch b; op b "$@"
+how="--loss sum --input-grad --reps $reps --warmup $warmup"
+op() { "$grid" --no-loop $how --api direct "${@:2}" --json "$out/op_$1.json" > "$out/op_$1.log"; }
+torch() { python3 scripts/torch_reference.py --grid $how --impls torch-fp32,torch-tf32,torch-fp16 "${@:2}" --json "$out/torch_$1.json" > "$out/torch_$1.log" 2>&1; }
+op a --graph "$@"; torch a --graph; torch b --graph; op b --graph "$@"
+op eager --phase train "$@"; torch eager
 python3 scripts/compare_table.py "$out" | tee "$out/table.md"

@@ -2,13 +2,16 @@
 """The op against PyTorch on the grid, from one comparison run (stdlib only).
 
 Usage: scripts/compare_table.py DIR
-DIR holds op_*.json (bench_grid --json) and torch_*.json (scripts/torch_reference.py --grid
---json) from passes run in alternating order in one command (scripts/compare-grid.sh). For
-every shape and precision it prints the op's time (the fastest of its standard, Auto and
-default variants that ran), PyTorch's, both as the mean of the passes' medians with the min and max over all
-repetitions, and their ratio; then per precision the geometric mean of the ratios, how many
-shapes the op loses, and the worst. Precisions: fp32 (strict), TF32, and bf16 against
-PyTorch's AMP bf16 (whose RNN runs in fp16). Training step and inference forward alike.
+DIR holds op_?.json (bench_grid --json) and torch_?.json (scripts/torch_reference.py --grid
+--json) from passes run in alternating order in one command (scripts/compare-grid.sh), and
+optionally op_eager.json and torch_eager.json (training not captured as a graph). For every shape
+and precision class it prints the op's time (the fastest of its variants that ran: default,
+standard, Auto, ...; the kernel that served in brackets), PyTorch's fastest in the same class,
+both as the mean of the passes' medians with the min and max over all repetitions, and their
+ratio; then per class the geometric mean of the ratios, how many shapes the op loses, and the
+worst. Classes: fp32 (strict), TF32, and half precision (the op's bf16 and f16 against
+PyTorch's fp16 module, AMP fp16 and AMP bf16, whose RNN runs in fp16). Tables: training (as the
+passes ran it: graphed with compare-grid.sh), training eager, forward (eager).
 """
 import glob
 import json
@@ -16,10 +19,17 @@ import math
 import os
 import sys
 
-# The op's variants per precision: bench_grid's names (op-PRECISION-KERNEL) and the older
-# op-PRECISION for the standard algorithm, so that earlier runs' files still read.
-PRECISIONS = [(p, [f"op-{p}", f"op-{p}-standard", f"op-{p}-auto", f"op-{p}-default"], t)
-              for p, t in [("fp32", "torch-fp32"), ("tf32", "torch-tf32"), ("bf16", "torch-amp-bf16")]]
+# The op's variants per class: bench_grid's names (op-PRECISION-KERNEL) and the older
+# op-PRECISION for the standard algorithm, so that earlier runs' files still read; PyTorch's
+# implementations of the class (its fastest counts).
+KERNELS = ["", "-standard", "-auto", "-default", "-persistent", "-static", "-static-small-h",
+           "-dynamic"]
+PRECISIONS = [
+    ("fp32", [f"op-fp32{k}" for k in KERNELS], ["torch-fp32"]),
+    ("tf32", [f"op-tf32{k}" for k in KERNELS], ["torch-tf32"]),
+    ("half", [f"op-{p}{k}" for p in ("bf16", "f16") for k in KERNELS],
+     ["torch-fp16", "torch-amp-fp16", "torch-amp-bf16"]),
+]
 
 
 def load_rows(pattern):
@@ -34,7 +44,7 @@ def collect(rows, phase):
     """{(shape, impl): (mean of pass medians, min, max, picked algorithm)}"""
     acc = {}
     for r in rows:
-        if "error" in r:
+        if "error" in r or r.get("refused") or r.get(f"{phase}_us_per_example") is None:
             continue
         impl, pick = r["impl"], ""
         if " (" in impl:
@@ -51,31 +61,34 @@ def collect(rows, phase):
             for k, v in acc.items()}
 
 
-def table(d, phase):
-    ours, theirs = collect(load_rows(os.path.join(d, "op_*.json")), phase), \
-        collect(load_rows(os.path.join(d, "torch_*.json")), phase)
+def table(d, phase, passes, title):
+    ours, theirs = collect(load_rows(os.path.join(d, f"op_{passes}.json")), phase), \
+        collect(load_rows(os.path.join(d, f"torch_{passes}.json")), phase)
     shapes = sorted({k[0] for k in ours}, key=lambda s: (s[0], s[1], s[3], s[2], s[4]))
-    print(f"#### {phase}: microseconds per example, mean of the passes' medians [min, max]\n")
+    if not shapes:
+        return
+    print(f"#### {title}: microseconds per example, mean of the passes' medians [min, max]\n")
     cols = ["mode", "L", "B", "T", "H"]
     for name, _, _ in PRECISIONS:
-        cols += [f"op {name}", f"torch {name}", "op/torch"]
+        cols += [f"op {name} (kernel)", f"torch {name}", "op/torch"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     ratios = {name: [] for name, _, _ in PRECISIONS}
     for s in shapes:
         row = [str(v) for v in s]
-        for name, impls, timpl in PRECISIONS:
-            cands = [(ours[(s, i)], i) for i in impls if (s, i) in ours]
-            t = theirs.get((s, timpl))
-            if not cands or not t:
+        for name, impls, timpls in PRECISIONS:
+            cands = [(ours[(s, i)], i) for i in impls if (s, i) in ours and ours[(s, i)][0] == ours[(s, i)][0]]
+            ts = [(theirs[(s, t)], t) for t in timpls if (s, t) in theirs]
+            if not cands or not ts:
                 row += ["-", "-", "-"]
                 continue
             (v, lo, hi, pick), impl = min(cands)
-            kind = impl.rsplit("-", 1)[1]
-            label = f"{kind} {pick}" if kind in ("auto", "default") else "std"
+            t, timpl = min(ts)
+            label = impl[len("op-"):] + (f" ({pick})" if pick else "")
             r = v / t[0]
             ratios[name].append((r, s))
-            row += [f"{v:.1f} [{lo:.1f}, {hi:.1f}] {label}", f"{t[0]:.1f} [{t[1]:.1f}, {t[2]:.1f}]",
+            row += [f"{v:.1f} [{lo:.1f}, {hi:.1f}] {label}",
+                    f"{t[0]:.1f} [{t[1]:.1f}, {t[2]:.1f}] {timpl[len('torch-'):]}",
                     f"**{r:.2f}**" if r > 1 else f"{r:.2f}"]
         print("| " + " | ".join(row) + " |")
     print()
@@ -94,5 +107,6 @@ def table(d, phase):
 
 if __name__ == "__main__":
     d = sys.argv[1] if len(sys.argv) > 1 else "."
-    for phase in ("train", "forward"):
-        table(d, phase)
+    table(d, "train", "?", "training (graphed where the passes ran with --graph)")
+    table(d, "train", "eager", "training, eager")
+    table(d, "forward", "?", "forward (eager)")

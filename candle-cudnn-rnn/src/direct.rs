@@ -48,10 +48,20 @@ pub fn backward(loss: &Tensor) -> Result<GradStore> {
     if !started {
         bail!("candle_cudnn_rnn::backward: called inside another candle_cudnn_rnn::backward")
     }
+    // Whatever happens in candle's backward (an error, a panic unwinding through here), this
+    // thread stops collecting when it is over.
+    struct Stop;
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            COLLECTING.with(|c| c.borrow_mut().take());
+        }
+    }
+    let stop = Stop;
     let grads = loss.backward();
     let collected = COLLECTING
         .with(|c| c.borrow_mut().take())
         .unwrap_or_default();
+    drop(stop);
     let mut grads = grads?;
     for (w, dw) in collected {
         let dw = match grads.remove(&w) {

@@ -94,3 +94,25 @@ fn backward_gives_what_loss_backward_gives() {
     sgd.step(&direct).unwrap();
     assert_ne!(rnn.weight().to_vec1::<f32>().unwrap(), before);
 }
+
+/// A backward that fails (a second one over the same forward) leaves `backward` usable.
+#[test]
+fn backward_after_a_failed_backward() {
+    let dev = Device::Cpu;
+    let vm = VarMap::new();
+    let rnn = lstm(
+        3,
+        5,
+        RnnConfig::default(),
+        VarBuilder::from_varmap(&vm, DType::F32, &dev),
+    )
+    .unwrap();
+    let x = Tensor::randn(0f32, 1., (4, 2, 3), &dev).unwrap();
+    let loss = || rnn.forward_t(&x, None, true).unwrap().0.sum_all().unwrap();
+    let once = loss();
+    candle_cudnn_rnn::backward(&once).unwrap();
+    let again = candle_cudnn_rnn::backward(&once).unwrap_err().to_string();
+    assert!(again.contains("no saved forward state"), "{again}");
+    let grads = candle_cudnn_rnn::backward(&loss()).unwrap();
+    assert!(grads.get(rnn.weight()).is_some());
+}

@@ -129,7 +129,7 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 /// µs an example), or [`persist_static_leads`] at hidden sizes above
 /// [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`].
 fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
-    let cudnn_faster = small_h_leads(dims, call, dtype)
+    let cudnn_faster = small_h_leads(dims, call, (dtype, train))
         || (persist_static_leads(dims, call, (dtype, train))
             && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN);
     dims.num_layers <= OURS_LEAD_MAX_LAYERS && !cudnn_faster
@@ -162,11 +162,13 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
 
 /// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16
 /// (not bf16, which cuDNN runs at one speed whatever the algorithm): hidden sizes up to
-/// [`SMALL_H_MAX_HIDDEN`], one direction, no per-sample lengths or projection.
-fn small_h_leads(dims: &RnnDims, call: &Call, dtype: DType) -> bool {
+/// [`SMALL_H_MAX_HIDDEN`], one direction, no per-sample lengths or projection; in f16 training
+/// batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`], as for its other persistent algorithms.
+fn small_h_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
     matches!(dtype, DType::F32 | DType::F16)
         && dims.hidden_size <= SMALL_H_MAX_HIDDEN
         && cudnn_persistent_may_serve(dims, call)
+        && cudnn_candidates(dtype, call.batch, train).len() > 1
 }
 
 /// The largest hidden size of cuDNN's `PersistStaticSmallH` (it refuses 200 and up in bf16,
@@ -186,7 +188,7 @@ fn cudnn_persistent_may_serve(dims: &RnnDims, call: &Call) -> bool {
 /// cuDNN's algorithm for a call by rule: [`small_h_leads`], [`persist_static_leads`],
 /// `Standard` elsewhere (where it is fastest or no faster one was measured).
 fn cudnn_by_rule(dims: &RnnDims, call: &Call, dtype: DType, train: bool) -> RnnAlgo {
-    if small_h_leads(dims, call, dtype) {
+    if small_h_leads(dims, call, (dtype, train)) {
         RnnAlgo::PersistStaticSmallH
     } else if persist_static_leads(dims, call, (dtype, train)) {
         RnnAlgo::PersistStatic
@@ -755,6 +757,8 @@ mod tests {
         assert_eq!(train(lstm(3, 512), 32, DType::F16), (false, ps));
         // f16 training below batch 8: never cuDNN's persistent kernels.
         assert_eq!(train(lstm(1, 512), 4, DType::F16), (true, s));
+        assert_eq!(train(lstm(1, 128), 4, DType::F16), (true, s));
+        assert_eq!(train(lstm(1, 128), 4, DType::F32).1, psh);
         // f32: SmallH at hidden 128, Standard above.
         assert_eq!(train(lstm(1, 128), 128, DType::F32).1, psh);
         assert_eq!(train(lstm(1, 512), 32, DType::F32).1, s);

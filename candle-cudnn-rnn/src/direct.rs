@@ -94,6 +94,12 @@ pub(crate) fn hand_over(arg: &Tensor, grad: Tensor) -> Result<Option<Tensor>> {
     })
 }
 
+/// candle-nn's `Optimizer::backward_step` through [`backward`]: `opt`'s step with the gradients
+/// of `loss`.
+pub fn backward_step<O: candle_nn::Optimizer>(opt: &mut O, loss: &Tensor) -> Result<()> {
+    opt.step(&backward(loss)?)
+}
+
 /// Where a GPU backward over the weight `w` leaves its gradient while [`backward`] runs and
 /// `w` is a variable: a buffer of `w`'s shape, new (to be overwritten) the first time `w` comes
 /// by, the same one (to be added to) when it comes by again. `None` otherwise: the op returns

@@ -33,7 +33,7 @@ mod timing;
 pub use config::{Bias, MathMode, RnnAlgo, RnnConfig, RnnMode};
 #[cfg(feature = "cuda")]
 pub use cudnn::cudnn_version;
-pub use direct::backward;
+pub use direct::{backward, backward_step};
 pub use layout::{Param, ParamKind, RnnDims};
 pub use lengths::SeqLengths;
 #[cfg(feature = "cuda")]

@@ -92,7 +92,14 @@ fn backward_gives_what_loss_backward_gives() {
     let before = w.to_vec1::<f32>().unwrap();
     let mut sgd = candle_nn::SGD::new(vm.all_vars(), 0.1).unwrap();
     sgd.step(&direct).unwrap();
-    assert_ne!(rnn.weight().to_vec1::<f32>().unwrap(), before);
+    let stepped = rnn.weight().to_vec1::<f32>().unwrap();
+    assert_ne!(stepped, before);
+    // `backward_step` from the same weights takes the same step.
+    let var = vm.all_vars().remove(0);
+    var.set(&Tensor::new(before.as_slice(), &dev).unwrap())
+        .unwrap();
+    candle_cudnn_rnn::backward_step(&mut sgd, &loss()).unwrap();
+    assert_eq!(rnn.weight().to_vec1::<f32>().unwrap(), stepped);
 }
 
 /// A backward that fails (a second one over the same forward) leaves `backward` usable.

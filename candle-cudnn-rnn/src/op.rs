@@ -226,24 +226,18 @@ impl CustomOp3 for RnnOp {
         // backward left it (candle runs it first, as it reads this op's output).
         let grad_state = self.grad_state.take();
         let reserve = self.take_reserve()?;
+        // The CPU path reads the gradient of its packed output.
+        let packed = || self.packed_grad(&grad_y, grad_state.as_ref());
+        let some = |(dx, dw, ds)| (Some(dx), Some(dw), Some(ds));
         let (dx, dw, ds) = match reserve {
             Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
                 let f = |t: &Tensor| t.to_dtype(DType::F32);
-                let packed = self.packed_grad(&grad_y, grad_state.as_ref())?;
-                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&packed)?)?;
+                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&packed()?)?)?;
                 let back = |t: Tensor| t.to_dtype(w.dtype());
                 (Some(back(dx)?), Some(back(dw)?), Some(back(ds)?))
             }
-            Reserve::Cpu32(t) => {
-                let packed = self.packed_grad(&grad_y, grad_state.as_ref())?;
-                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, w, state, &packed)?;
-                (Some(dx), Some(dw), Some(ds))
-            }
-            Reserve::Cpu64(t) => {
-                let packed = self.packed_grad(&grad_y, grad_state.as_ref())?;
-                let (dx, dw, ds) = self.cpu_bwd::<f64>(&t, w, state, &packed)?;
-                (Some(dx), Some(dw), Some(ds))
-            }
+            Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, state, &packed()?)?),
+            Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, state, &packed()?)?),
             #[cfg(feature = "cuda")]
             Reserve::Gpu(r) => {
                 let inputs = BackwardInputs {
@@ -449,12 +443,18 @@ impl candle_core::CustomOp1 for FinalState {
     }
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
+        fn copy<T: Clone>(v: &[T], range: std::ops::Range<usize>) -> Result<Vec<T>> {
+            match v.get(range) {
+                Some(state) => Ok(state.to_vec()),
+                None => candle_core::bail!("rnn: the final state lies outside the op's buffer"),
+            }
+        }
         let range = self.range(l)?;
         let out = match s {
-            CpuStorage::F16(v) => CpuStorage::F16(v[range].to_vec()),
-            CpuStorage::BF16(v) => CpuStorage::BF16(v[range].to_vec()),
-            CpuStorage::F32(v) => CpuStorage::F32(v[range].to_vec()),
-            CpuStorage::F64(v) => CpuStorage::F64(v[range].to_vec()),
+            CpuStorage::F16(v) => CpuStorage::F16(copy(v, range)?),
+            CpuStorage::BF16(v) => CpuStorage::BF16(copy(v, range)?),
+            CpuStorage::F32(v) => CpuStorage::F32(copy(v, range)?),
+            CpuStorage::F64(v) => CpuStorage::F64(copy(v, range)?),
             _ => candle_core::bail!("rnn: the final state of a {:?} output", s.dtype()),
         };
         Ok((out, self.shape.clone()))

@@ -5,6 +5,7 @@
 //! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
 //! making the layers below's output gradients on the way, then the GEMMs follow.
 
+use super::cell::GATES;
 use super::forward::{addresses, cooperative, reset_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
@@ -34,7 +35,7 @@ pub(super) fn backward<T: Elem>(
     let stream = dev.cuda_stream();
     let plan = r.plan;
     let (seq, batch, hidden, layers) = (call.seq, call.batch, dims.hidden_size, dims.num_layers);
-    let (steps, g4) = (seq * batch, 4 * hidden);
+    let (steps, gh) = (seq * batch, GATES * hidden);
     let elem = std::mem::size_of::<T>() as u64;
     // SAFETY (allocations): layer 0's input GEMM writes all of dx (when asked for), the kernels
     // all of dstate and dg, each layer's input GEMM all of the next one's dy.
@@ -51,7 +52,7 @@ pub(super) fn backward<T: Elem>(
     // output gradient at once; layer by layer one of each serves in turn.
     let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave);
     let each = |n: usize| if wave.is_some() { n } else { n.min(1) };
-    let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * g4) }?;
+    let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * gh) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn.
     let exchange_len = 2 * batch * plan.gpad();
@@ -83,7 +84,7 @@ pub(super) fn backward<T: Elem>(
     let mut dw_rows = unsafe {
         stream.alloc::<T>(scratch_len(
             pad_in || pad_hidden,
-            g4 * padded(widest.max(hidden)),
+            gh * padded(widest.max(hidden)),
         ))
     }?;
     let mut dx_rows = unsafe { stream.alloc::<T>(scratch_len(pad_in, steps * padded(widest))) }?;
@@ -113,7 +114,7 @@ pub(super) fn backward<T: Elem>(
         // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
         // top: what the layer above's input gradient fills).
         let slot = |l: usize| if wave.is_some() { l as u64 } else { 0 };
-        let dg_of = |l| dg_all + slot(l) * (steps * g4) as u64 * elem;
+        let dg_of = |l| dg_all + slot(l) * (steps * gh) as u64 * elem;
         let dgx_of = |l| dgx_all + slot(l) * exchange_len as u64 * elem;
         let dyb = |l| dyb_all + slot(l) * (steps * hidden) as u64 * elem;
         let (counter_ptr, _k) = counter.device_ptr(&stream);
@@ -229,7 +230,7 @@ pub(super) fn backward<T: Elem>(
             };
             let y = if top { y_top } else { below_ptrs[layer].0 };
             let dw_at = |o: usize| dw_ptr + o as u64 * elem;
-            let dgt = Mat::new(dg_ptr, g4).t();
+            let dgt = Mat::new(dg_ptr, gh).t();
             // The first product into a weight's gradient writes it or adds to it (`overwrite`),
             // a second adds.
             let first = if overwrite { Out::Half } else { Out::AddHalf };
@@ -239,12 +240,12 @@ pub(super) fn backward<T: Elem>(
             };
             // A weight gradient made in padded rows, then copied or added into place.
             let padded_product = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
-                // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `g4` rows of `ld`.
+                // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(&dev, plan.bf16, (g4, ld, k), dgt, a, dw_rows, Out::Half)?
+                    matmul(&dev, plan.bf16, (gh, ld, k), dgt, a, dw_rows, Out::Half)?
                 };
-                let n = Rows { rows: g4, cols };
+                let n = Rows { rows: gh, cols };
                 match overwrite {
                     true => rows.copy((dw_rows, ld), (dw, cols), n),
                     false => rows.add((dw_rows, ld), (dw, cols), n),
@@ -255,7 +256,7 @@ pub(super) fn backward<T: Elem>(
                     padded_product((steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
                 }
                 None => product(
-                    (g4, b.in_size, steps),
+                    (gh, b.in_size, steps),
                     dgt,
                     Mat::new(input, b.in_size),
                     dw_at(b.w_ih),
@@ -269,9 +270,9 @@ pub(super) fn backward<T: Elem>(
                 padded_product((steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
             } else {
                 if seq > 1 {
-                    let dg1 = Mat::new(dg_ptr + (batch * g4) as u64 * elem, g4).t();
+                    let dg1 = Mat::new(dg_ptr + (batch * gh) as u64 * elem, gh).t();
                     product(
-                        (g4, hidden, steps - batch),
+                        (gh, hidden, steps - batch),
                         dg1,
                         Mat::new(y, hidden),
                         dw_at(b.w_hh),
@@ -279,7 +280,7 @@ pub(super) fn backward<T: Elem>(
                     )?;
                 }
                 product(
-                    (g4, hidden, batch),
+                    (gh, hidden, batch),
                     dgt,
                     Mat::new(h0, hidden),
                     dw_at(b.w_hh),
@@ -294,12 +295,12 @@ pub(super) fn backward<T: Elem>(
             let dinput = if layer == 0 { dx_ptr } else { dyb(layer - 1) };
             // The first `cols` columns of dg · W_ih into `out`, rows of `cols`.
             let input_grad = |(w_ih, ld): (u64, usize), out: u64, cols: usize| {
-                // SAFETY: as above; `w_ih` holds `g4` rows of `ld` >= `cols`, `out` `steps` rows
+                // SAFETY: as above; `w_ih` holds `gh` rows of `ld` >= `cols`, `out` `steps` rows
                 // of `cols`.
                 unsafe {
-                    let dg = Mat::new(dg_ptr, g4);
+                    let dg = Mat::new(dg_ptr, gh);
                     let w_ih = Mat::new(w_ih, ld);
-                    matmul(&dev, plan.bf16, (steps, cols, g4), dg, w_ih, out, Out::Half)
+                    matmul(&dev, plan.bf16, (steps, cols, gh), dg, w_ih, out, Out::Half)
                 }
             };
             match &padded_inputs[layer] {

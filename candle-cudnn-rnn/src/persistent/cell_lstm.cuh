@@ -4,9 +4,12 @@
 // the exchange of h and of the gate gradients, what is stored for the backward); a cell owns its
 // math. Needs common.cuh (sigmoid, gate_tanh).
 
+// Gates per unit: the rows of W_ih and W_hh a unit owns, the pre-activations a step sums.
+#define GATES 4
+
 // Forward: the gate activations `gate` of the pre-activations `pre` (bias, input and recurrent
 // products summed), the cell state `c` updated in place; returns the output h.
-__device__ __forceinline__ float lstm_cell_forward(const float (&pre)[4], float (&gate)[4],
+__device__ __forceinline__ float lstm_cell_forward(const float (&pre)[GATES], float (&gate)[GATES],
                                                    float& c) {
     gate[0] = sigmoid(pre[0]);
     gate[1] = sigmoid(pre[1]);
@@ -20,9 +23,9 @@ __device__ __forceinline__ float lstm_cell_forward(const float (&pre)[4], float 
 // `c_prev`, and the gradients reaching its output h (`dy` from the output, `dh_next` through the
 // next step) and its cell state (`dc`, updated in place to the gradient reaching `c_prev`), the
 // gradients `d` of the four pre-activations.
-__device__ __forceinline__ void lstm_cell_backward(const float (&gate)[4], float c, float c_prev,
+__device__ __forceinline__ void lstm_cell_backward(const float (&gate)[GATES], float c, float c_prev,
                                                    float dy, float dh_next, float& dc,
-                                                   float (&d)[4]) {
+                                                   float (&d)[GATES]) {
     float gi = gate[0], gf = gate[1], gg = gate[2], go = gate[3];
     float dh = dy + dh_next;
     float tc = gate_tanh(c);

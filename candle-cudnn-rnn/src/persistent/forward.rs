@@ -2,6 +2,7 @@
 //! all steps (one GEMM), then the recurrence (one cooperative launch). In training mode every
 //! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
 
+use super::cell::GATES;
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::{self, Masks};
@@ -98,7 +99,7 @@ pub(super) fn forward<T: Elem>(
     // input before its kernel overwrites it); training keeps them all.
     let kept = |n: usize| if train { n } else { n.min(1) };
     let mut out = buffers::<T>(&stream, 1, call.output_len() + call.state_len())?.remove(0);
-    let mut gates = buffers::<f32>(&stream, kept(layers), steps * 4 * hidden)?;
+    let mut gates = buffers::<f32>(&stream, kept(layers), steps * GATES * hidden)?;
     let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, steps * hidden)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
@@ -169,7 +170,7 @@ pub(super) fn forward<T: Elem>(
                     matmul(
                         &dev,
                         plan.bf16,
-                        (steps, 4 * hidden, ld),
+                        (steps, GATES * hidden, ld),
                         Mat::new(input, ld),
                         Mat::new(w_ih, ld).t(),
                         xg,
@@ -182,7 +183,7 @@ pub(super) fn forward<T: Elem>(
                 // operands come after the launch.
                 padded.push(None);
             } else if needs_padding(b.in_size) {
-                let sizes = (steps, 4 * hidden, b.in_size);
+                let sizes = (steps, GATES * hidden, b.in_size);
                 let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
                 {
                     let (pi, _a) = p.input.device_ptr(&stream);
@@ -258,7 +259,7 @@ pub(super) fn forward<T: Elem>(
             for (layer, p) in padded.iter_mut().enumerate().skip(1) {
                 let b = dims.block(layer, 0);
                 if train && needs_padding(b.in_size) {
-                    let sizes = (steps, 4 * hidden, b.in_size);
+                    let sizes = (steps, GATES * hidden, b.in_size);
                     let w_ih = w_ptr + b.w_ih as u64 * elem;
                     *p = Some(pad_input::<T>(&rows, (input_of(layer), w_ih), sizes)?);
                 }

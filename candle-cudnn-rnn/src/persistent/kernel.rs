@@ -3,6 +3,7 @@
 //! specialised for that plan, compiled with NVRTC at first use (`crate::kernels::Module`: one
 //! PTX cache for the process) and loaded once per device.
 
+use super::cell::{GATES, UNIT_STEP};
 use super::launch::Launch;
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
@@ -86,7 +87,7 @@ pub(super) const L1_RESERVE: usize = 16 * 1024;
 /// and each K group's stage of its input rows (or its sums).
 pub(super) fn forward_smem((units, steps): (usize, usize), cluster: usize, batch: usize) -> usize {
     let npad = batch.div_ceil(8) * 8;
-    let rows = 4 * units * cluster;
+    let rows = GATES * units * cluster;
     let steps = steps.div_ceil(cluster);
     let row_groups = match (cluster, rows / 16) {
         (1, _) => 1,
@@ -137,7 +138,7 @@ impl Plan {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let units = hidden.div_ceil(sms).next_multiple_of(4);
+        let units = hidden.div_ceil(sms).next_multiple_of(UNIT_STEP);
         let mut plan = Plan {
             hidden,
             batch,
@@ -282,7 +283,7 @@ impl Plan {
 
     /// Columns of the backward's exchange buffer rows: the gate rows in whole chunks.
     pub fn gpad(&self) -> usize {
-        (4 * self.hidden).div_ceil(self.chunk) * self.chunk
+        (GATES * self.hidden).div_ceil(self.chunk) * self.chunk
     }
 
     /// Shared memory per block, as `lstm_fwd.cu` and `lstm_bwd.cu` lay it out.

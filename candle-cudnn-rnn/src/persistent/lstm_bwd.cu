@@ -38,7 +38,8 @@
 // 2 (L - 1 - l) + seq - 1 - t; seq + 2 (L - 1) wave steps in all. Each layer has its own
 // exchange buffer and `dg`.
 
-#define G4 (4 * HID)
+// The gate columns of a step: GATES (cell_lstm.cuh) per unit.
+#define GH (GATES * HID)
 #define NT ((BATCH + 7) / 8)
 #define NPAD (NT * 8)
 // Gate columns per chunk (-DCH, 32 or 64).
@@ -48,7 +49,7 @@
 // The 16-byte pieces of a chunk's BATCH rows, and how many of them each lane copies.
 #define PIECES (BATCH * (CH / 8))
 #define PER_LANE ((PIECES + 31) / 32)
-#define NCHUNKS ((G4 + CH - 1) / CH)
+#define NCHUNKS ((GH + CH - 1) / CH)
 #define GPAD (NCHUNKS * CH)
 // A block's chunks of the gate columns, and their columns.
 #define NCR ((NCHUNKS + CL - 1) / CL)
@@ -151,8 +152,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             const bool ih = UPPER && m >= CU;
             int u = cu0 + (ih ? m - CU : m);
             // Every load goes (clamped into the matrix), so that none waits behind a branch.
-            u16 x = (ih ? a.w_ih : a.w_hh)[(size_t)min(k, G4 - 1) * HID + min(u, HID - 1)];
-            v[j] = (i < ROWS * KR && u < HID && k < G4) ? x : (u16)0;
+            u16 x = (ih ? a.w_ih : a.w_hh)[(size_t)min(k, GH - 1) * HID + min(u, HID - 1)];
+            v[j] = (i < ROWS * KR && u < HID && k < GH) ? x : (u16)0;
         }
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
@@ -161,7 +162,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         }
     }
 
-    float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][4];
+    float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][GATES];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
         int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
@@ -169,22 +170,22 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         dhr[it] = live ? to_f(a.dh_n[n * HID + u]) : 0.f;
         dc[it] = live ? to_f(a.dc_n[n * HID + u]) : 0.f;
 #pragma unroll
-        for (int g = 0; g < 4; ++g) dbias[it][g] = 0.f;
+        for (int g = 0; g < GATES; ++g) dbias[it][g] = 0.f;
     }
     // A step's saved activations, cell states and output gradient, loaded a step ahead (while
     // the previous step's products run) so that their latency leaves the recurrence. (`dy` of a
     // layer below the top in the wavefront is written during the launch by other blocks: its
     // loads bypass L1, which may hold a line of it from an earlier step's row.)
-    float ga[ITEMS][4], ct[ITEMS], cp[ITEMS], dyv[ITEMS];
+    float ga[ITEMS][GATES], ct[ITEMS], cp[ITEMS], dyv[ITEMS];
     auto load_step = [&](int t) {
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
             if (idx < UB * BATCH && u < HID) {
                 size_t row = (size_t)t * BATCH + n;
-                const float* g4 = a.gates + row * G4 + u;
+                const float* gs = a.gates + row * GH + u;
 #pragma unroll
-                for (int g = 0; g < 4; ++g) ga[it][g] = g4[g * HID];
+                for (int g = 0; g < GATES; ++g) ga[it][g] = gs[g * HID];
                 ct[it] = a.cells[row * HID + u];
                 cp[it] = t > 0 ? a.cells[(row - BATCH) * HID + u] : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
                 u16 d = __ldcg(a.dy + row * HID + u);
@@ -212,17 +213,17 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         const bool active = t >= 0 && t < seq;
         u16* xch = a.dgx + XSLOT(t);
         // The gradients of the block's gate pre-activations at step t.
-        u16 dgb[ITEMS][4];
+        u16 dgb[ITEMS][GATES];
         if (active) {
             PHASE(0);
 #pragma unroll
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
                 if (idx < UB * BATCH && u < HID) {
-                    float d[4];
+                    float d[GATES];
                     lstm_cell_backward(ga[it], ct[it], cp[it], dyv[it], dhr[it], dc[it], d);
 #pragma unroll
-                    for (int g = 0; g < 4; ++g) {
+                    for (int g = 0; g < GATES; ++g) {
                         dbias[it][g] += d[g];
                         dgb[it][g] = from_f(d[g]);
                         xch[n * GPAD + g * HID + u] = dgb[it][g];
@@ -241,7 +242,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
                 if (idx < UB * BATCH && u < HID)
 #pragma unroll
-                    for (int g = 0; g < 4; ++g) a.dg[((size_t)t * BATCH + n) * G4 + g * HID + u] = dgb[it][g];
+                    for (int g = 0; g < GATES; ++g) a.dg[((size_t)t * BATCH + n) * GH + g * HID + u] = dgb[it][g];
             }
         }
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
@@ -385,22 +386,22 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // whose last sums every thread has read after the barrier (with clusters, `part` before it
     // stays the cluster's).
     if (a.db_ih || a.db_hh) {
-        static_assert(BATCH * 4 * UB * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
-        float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][4][UB]
+        static_assert(BATCH * GATES * UB * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
+        float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][GATES][UB]
         __syncthreads();
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
             if (idx < UB * BATCH)
 #pragma unroll
-                for (int g = 0; g < 4; ++g) slots[(n * 4 + g) * UB + ul] = dbias[it][g];
+                for (int g = 0; g < GATES; ++g) slots[(n * GATES + g) * UB + ul] = dbias[it][g];
         }
         __syncthreads();
-        for (int i = tid; i < 4 * UB; i += THREADS) {
+        for (int i = tid; i < GATES * UB; i += THREADS) {
             int g = i / UB, ul = i % UB, u = u0 + ul;
             if (u < HID) {
                 float sum = 0.f;
-                for (int n = 0; n < BATCH; ++n) sum += slots[(n * 4 + g) * UB + ul];
+                for (int n = 0; n < BATCH; ++n) sum += slots[(n * GATES + g) * UB + ul];
                 size_t at_ = (size_t)g * HID + u;
                 if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
                 if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum : sum);

@@ -1,5 +1,5 @@
 // One LSTM layer's recurrence as one persistent kernel: every block owns UNITS hidden units
-// (all four gate rows of each) and keeps their rows of W_hh in shared memory for the whole
+// (all GATES gate rows of each, cell_lstm.cuh) and keeps their rows of W_hh in shared memory for the whole
 // sequence, so the weights are read from memory once per call instead of once per step.
 // Each step: every group of warps copies its K slice of h_{t-1} from the exchange buffer (L2)
 // into its shared-memory stage with 16-byte asynchronous copies, multiplies its rows by it on
@@ -54,7 +54,8 @@
 template <int UB_, int KS_>
 struct FwdTile {
     static constexpr int UB = UB_, KS = KS_, KIN = KS * 16;
-    static constexpr int CU = CL * UB, ROWS = 4 * CU, MT = ROWS / 16;
+    static constexpr int CU = CL * UB, ROWS = GATES * CU, MT = ROWS / 16;
+    static_assert(ROWS % 16 == 0, "a block's gate rows fill whole 16-row tiles");
     // The block's K steps (its first column: rank * KSB * 16).
     static constexpr int KSB = (KS + CL - 1) / CL;
     // Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each).
@@ -94,7 +95,7 @@ struct FwdTile {
     static constexpr int STAGE_BYTES = NPAD * HSP * 2, RED_BYTES = NPAD * RPITCH * 4;
     static constexpr int GROUP_BYTES =
         ((STAGE_BYTES > RED_BYTES ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16;
-    // The cluster's partial products of this block's units' gate rows, [CL][BATCH][4 * UB]
+    // The cluster's partial products of this block's units' gate rows, [CL][BATCH][GATES * UB]
     // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
     static constexpr int PART_BYTES = (CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0;
     // Shared memory per block (kernel.rs's `forward_smem` says the same).
@@ -137,7 +138,7 @@ __device__ __forceinline__ void group_sync(int kg) {
 // and the cell state.
 template <int UB, int ITEMS>
 __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const u16* hd,
-                                              const float (*gate)[4], const float* c,
+                                              const float (*gate)[GATES], const float* c,
                                               const LayerArgs& a, int u0, const Dropout& drop) {
     int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = idx / UB;
     size_t row = (size_t)t * BATCH + n;
@@ -145,9 +146,9 @@ __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, cons
     if (a.yp) a.yp[(row + BATCH) * LDP + u] = hb[it];
     if (a.dropped) a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, row * HID + u, hb[it]);
     if (a.save) {
-        float* g4 = a.xg + row * 4 * HID + u;
+        float* gs = a.xg + row * GATES * HID + u;
 #pragma unroll
-        for (int g = 0; g < 4; ++g) g4[g * HID] = gate[it][g];
+        for (int g = 0; g < GATES; ++g) gs[g * HID] = gate[it][g];
         a.save[row * HID + u] = c[it];
     }
 }
@@ -224,7 +225,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 ldsm_x4(wa[j][i], w + row * PITCH + (kg * KW + j * 16) + (lane >> 4) * 8);
             }
     }
-    float c[ITEMS], bias[ITEMS][4];
+    float c[ITEMS], bias[ITEMS][GATES];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
         int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
@@ -235,7 +236,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // (the buffer is zeroed before the launch, and no other layer writes these columns).
         if (UPPER && live && a.h0) hx[XSLOT(layer - 1) + n * XP + x_h + u] = a.h0[n * HID + u];
 #pragma unroll
-        for (int g = 0; g < 4; ++g) {
+        for (int g = 0; g < GATES; ++g) {
             float b = 0.f;
             if (live && a.b_ih) b += to_f(a.b_ih[g * HID + u]);
             if (live && a.b_hh) b += to_f(a.b_hh[g * HID + u]);
@@ -248,20 +249,20 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // The layer's step (every thread of the block agrees whether it has one).
         const int t = s - layer;
         const bool active = t >= 0 && t < seq;
-        float gate[ITEMS][4];
+        float gate[ITEMS][GATES];
         u16 hb[ITEMS], hd[ITEMS];
         if (active) {
             PHASE(0);
             // This step's input projection (the lowest layer's), loaded now so its latency
             // hides behind the products.
-            float xv[ITEMS][4];
+            float xv[ITEMS][GATES];
 #pragma unroll
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
                 bool live = !UPPER && idx < UB * BATCH && u < HID;
 #pragma unroll
-                for (int g = 0; g < 4; ++g)
-                    xv[it][g] = live ? a.xg[((size_t)t * BATCH + n) * 4 * HID + g * HID + u] : 0.f;
+                for (int g = 0; g < GATES; ++g)
+                    xv[it][g] = live ? a.xg[((size_t)t * BATCH + n) * GATES * HID + g * HID + u] : 0.f;
             }
 
             // The group's rows times the input rows: K group kg takes KPG of the block's K
@@ -363,7 +364,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 float sum = 0.f;
                 for (int q = 0; q < KG; ++q) sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
                 int g = r / CU, cu = r % CU;
-                st_cluster(part + (rank * BATCH + n) * 4 * UB + g * UB + cu % UB, cu / UB, sum);
+                st_cluster(part + (rank * BATCH + n) * GATES * UB + g * UB + cu % UB, cu / UB, sum);
             }
             cluster_sync();
 #endif
@@ -373,13 +374,13 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, n = idx / UB;
                 if (idx < UB * BATCH && u < HID) {
-                    float pre[4];
+                    float pre[GATES];
 #pragma unroll
-                    for (int g = 0; g < 4; ++g) {
+                    for (int g = 0; g < GATES; ++g) {
                         float sum = bias[it][g] + xv[it][g];
 #if CL > 1
                         for (int q = 0; q < CL; ++q)
-                            sum += part[(q * BATCH + n) * 4 * UB + g * UB + ul];
+                            sum += part[(q * BATCH + n) * GATES * UB + g * UB + ul];
 #else
                         for (int q = 0; q < KG; ++q)
                             sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UB + ul];

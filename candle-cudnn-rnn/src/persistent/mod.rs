@@ -13,6 +13,7 @@
 //! of `tuning` are read from the environment once.
 
 mod backward;
+mod cell;
 mod forward;
 mod gemm;
 mod kernel;

@@ -126,12 +126,12 @@ const MAX_GRID_Y: u32 = 65535;
 pub(super) fn pad_input<T: Elem>(
     k: &RowKernels,
     (input, w_ih): (u64, u64),
-    (steps, g4, in_size): (usize, usize, usize),
+    (steps, gh, in_size): (usize, usize, usize),
 ) -> Result<PaddedInput<T>> {
     let ld = padded(in_size);
     // SAFETY: both are written whole by the copies below before any read.
     let mut x = unsafe { k.stream.alloc::<T>(steps * ld) }?;
-    let mut w = unsafe { k.stream.alloc::<T>(g4 * ld) }?;
+    let mut w = unsafe { k.stream.alloc::<T>(gh * ld) }?;
     {
         use candle_core::cuda_backend::cudarc::driver::DevicePtrMut;
         let (xp, _a) = x.device_ptr_mut(k.stream);
@@ -148,7 +148,7 @@ pub(super) fn pad_input<T: Elem>(
             (w_ih, in_size),
             (wp, ld),
             Rows {
-                rows: g4,
+                rows: gh,
                 cols: in_size,
             },
         )?;

@@ -180,3 +180,82 @@ fn cudnn_persist_static_matches_the_f64_cpu_path() {
         check,
     );
 }
+
+/// cuDNN's `PersistStaticSmallH` (which the default algorithm picks for f32 and f16 LSTMs and
+/// GRUs of one direction at hidden sizes up to 128) against the f64 CPU path.
+#[test]
+fn cudnn_persist_static_small_h_matches_the_f64_cpu_path() {
+    let psh = RnnAlgo::PersistStaticSmallH;
+    check_each(
+        "cudnn_persist_static_small_h_matches_the_f64_cpu_path",
+        &[
+            case(LSTM, (1, UNI), (16, 12, 128, 128), psh, F32, H0),
+            case(GRU, (2, UNI), (8, 10, 64, 64), psh, F32, ZEROS),
+            case(LSTM, (1, UNI), (16, 12, 128, 128), psh, F16, H0),
+            case(GRU, (1, UNI), (32, 9, 128, 128), psh, F16, ZEROS),
+        ],
+        check,
+    );
+}
+
+/// The default algorithm (`RnnAlgo::Heuristic`) serves each call with the kernel its rules name
+/// (`Rnn::last_algo`), and matches the f64 CPU path there.
+#[test]
+fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
+    let default = RnnAlgo::Heuristic;
+    let cases = [
+        (
+            case(LSTM, (1, UNI), (16, 12, 128, 128), default, F32, H0),
+            RnnAlgo::PersistStaticSmallH,
+        ),
+        (
+            case(GRU, (1, UNI), (32, 9, 128, 128), default, F16, ZEROS),
+            RnnAlgo::PersistStaticSmallH,
+        ),
+        (
+            case(LSTM, (1, UNI), (16, 10, 256, 256), default, F16, H0),
+            RnnAlgo::PersistStatic,
+        ),
+        (
+            case(LSTM, (2, UNI), (8, 9, 64, 64), default, BF16, H0),
+            RnnAlgo::Persistent,
+        ),
+        (
+            case(LSTM, (1, BI), (5, 7, 20, 32), default, F32, H0),
+            RnnAlgo::Standard,
+        ),
+        (
+            case(GRU, (1, UNI), (16, 12, 128, 128), default, BF16, ZEROS),
+            RnnAlgo::Standard,
+        ),
+        (
+            case(LSTM, (1, UNI), (6, 9, 12, 20), default, F32, H0_LENGTHS),
+            RnnAlgo::Standard,
+        ),
+    ];
+    check_each(
+        "the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path",
+        &cases,
+        |gpu, (case, want), rng, verdicts| {
+            check(gpu, case, rng, verdicts);
+            let shape = &case.shape;
+            let inputs =
+                Inputs::random(shape, case.state, case.dtype, rng).to(&gpu.device, case.dtype);
+            let lengths = case
+                .varlen
+                .then(|| random_lengths(rng, shape.batch, shape.seq));
+            for train in [false, true] {
+                let served =
+                    call(shape, &inputs, lengths.as_deref(), train, true, None).map(|o| o.served);
+                verdicts.require(matches!(served, Ok(Some(a)) if a == *want), || {
+                    format!(
+                        "{} {} {}: served by {served:?}, the rules name {want:?}",
+                        shape.name(),
+                        case.dtype.as_str(),
+                        if train { "training" } else { "inference" }
+                    )
+                });
+            }
+        },
+    );
+}

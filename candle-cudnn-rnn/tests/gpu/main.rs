@@ -1,6 +1,7 @@
 //! GPU tests: the op on cuda:0 against the CPU path run in f64 on the same (rounded) inputs,
 //! on fresh random inputs every run (the seed is printed; `RNN_TEST_SEED` replays it).
-//! `cudnn`: cuDNN's `Standard` and `PersistStatic` algorithms (LSTM and GRU, stacked,
+//! `cudnn`: cuDNN's `Standard`, `PersistStatic` and `PersistStaticSmallH` algorithms, and the
+//! default algorithm's choice among them and the crate's kernels (LSTM and GRU, stacked,
 //! bidirectional, initial states, per-sample lengths; f32 strict, bf16 and f16 looser).
 //! `persistent`: the crate's own persistent LSTM kernels (`RnnAlgo::Persistent`, bf16 and
 //! f16, one layer and stacks). `dropout`: inter-layer dropout on both backends, masks replayed

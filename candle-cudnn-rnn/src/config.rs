@@ -112,12 +112,16 @@ pub enum RnnAlgo {
     /// Persistent kernels compiled at run time for the batch size (`cudnnBuildRNNDynamic`,
     /// once per batch size).
     PersistDynamic,
-    /// The fastest algorithm that accepts the call, measured once per `(seq, batch, train)` and
-    /// remembered: cuDNN's, and for the calls they take this crate's persistent LSTM kernels
-    /// (`Persistent`), chosen only when their outputs (and in training their gradients) agree
-    /// with cuDNN's standard algorithm's; variable-length calls use `Standard` (the persistent
-    /// kernels refuse them), and so does half-precision training at batches below 8 among
-    /// cuDNN's algorithms (its persistent backward there gave infinite gradients at random).
+    /// The fastest kernel measured on this GPU, once per call shape (device, dtype, `seq`,
+    /// `batch`, `train`) and remembered: cuDNN's algorithms and, for the calls they take, this
+    /// crate's persistent LSTM kernels, each timed as a training (or inference) call captured as
+    /// a CUDA graph and replayed 9 times (eagerly where a call does not capture). A kernel counts
+    /// only when its outputs (and in training its gradients) agree with cuDNN's `Standard`'s;
+    /// `Auto` keeps `Heuristic`'s kernel unless another is clearly faster (3% by the median,
+    /// quartiles apart), and never one slower than `Standard`'s median, so that two runs pick
+    /// alike. Variable-length calls use `Standard`, and so does half-precision training at
+    /// batches below 8 among cuDNN's algorithms (its persistent backward there gave infinite
+    /// gradients at random).
     Auto,
     /// This crate's own persistent LSTM kernels (not cuDNN's): each layer's recurrent weights
     /// stay in shared memory for the whole sequence, forward and backward. They serve calls of

@@ -155,9 +155,8 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
         && (call.batch <= 32 || dims.hidden_size <= 128);
     dtype == DType::F16
         && dims.mode == RnnMode::Lstm
-        && cudnn_persistent_may_serve(dims, call)
+        && cudnn_persistent_may_serve(dims, call, (dtype, train))
         && sizes
-        && cudnn_candidates(dtype, call.batch, train).len() > 1
 }
 
 /// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16
@@ -167,8 +166,7 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
 fn small_h_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
     matches!(dtype, DType::F32 | DType::F16)
         && dims.hidden_size <= SMALL_H_MAX_HIDDEN
-        && cudnn_persistent_may_serve(dims, call)
-        && cudnn_candidates(dtype, call.batch, train).len() > 1
+        && cudnn_persistent_may_serve(dims, call, (dtype, train))
 }
 
 /// The largest hidden size of cuDNN's `PersistStaticSmallH` (it refuses 200 and up in bf16,
@@ -177,12 +175,14 @@ fn small_h_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> 
 const SMALL_H_MAX_HIDDEN: usize = 128;
 
 /// Calls cuDNN's persistent algorithms may take and were measured on: LSTM and GRU cells of
-/// one direction (the grid's), no per-sample lengths or projection ([`cudnn_takes`]).
-fn cudnn_persistent_may_serve(dims: &RnnDims, call: &Call) -> bool {
+/// one direction (the grid's), no per-sample lengths or projection ([`cudnn_takes`]), and not
+/// half-precision training below [`HALF_TRAINING_PERSIST_MIN_BATCH`] ([`cudnn_candidates`]).
+fn cudnn_persistent_may_serve(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
     matches!(dims.mode, RnnMode::Lstm | RnnMode::Gru)
         && dims.num_directions == 1
         && call.lengths.is_none()
         && dims.proj_size == 0
+        && cudnn_candidates(dtype, call.batch, train).len() > 1
 }
 
 /// cuDNN's algorithm for a call by rule: [`small_h_leads`], [`persist_static_leads`],
@@ -427,15 +427,17 @@ impl Chooser {
                     .ok()?;
                 Some((ours, plan))
             });
-        let heuristic = self.heuristic(ours.map(|o| o.1), call, (dtype, train));
+        // Heuristic's kernel, which Auto starts from too (not worked out for the other algorithms).
+        let heuristic = || self.heuristic(ours.map(|o| o.1), call, (dtype, train));
         match self.algo {
             RnnAlgo::Persistent => Ok(match ours {
                 Some((_, plan)) => Kernel::Persistent(plan),
                 None => Kernel::Cudnn(PERSISTENT_FALLBACK),
             }),
-            RnnAlgo::Heuristic => Ok(heuristic),
-            RnnAlgo::Auto if !auto_measures(call, &self.dims) => Ok(heuristic),
+            RnnAlgo::Heuristic => Ok(heuristic()),
+            RnnAlgo::Auto if !auto_measures(call, &self.dims) => Ok(heuristic()),
             RnnAlgo::Auto => {
+                let heuristic = heuristic();
                 let shape = (ops[0].0.device().id(), dtype, call.seq, call.batch, train);
                 let baseline = match heuristic {
                     Kernel::Cudnn(algo) => algo,

@@ -206,6 +206,11 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         piece_gmem[p] = n * GPAD + j;
     }
     __syncthreads();
+#if CL > 1
+    // Every block of the cluster has started before any block stores into another's shared
+    // memory (as in the forward).
+    cluster_sync();
+#endif
 
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).

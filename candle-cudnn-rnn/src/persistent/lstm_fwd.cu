@@ -244,6 +244,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         }
     }
     __syncthreads();
+#if CL > 1
+    // Every block of the cluster has started before any block stores into another's shared
+    // memory (CUDA's rule for distributed shared memory; the grid barriers order the steps, but
+    // racecheck cannot see that).
+    cluster_sync();
+#endif
 
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).

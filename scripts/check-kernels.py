@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Compiles the CUDA kernels that both crates compile with NVRTC at run time, without a GPU.
 
-The persistent LSTM kernels as the library compiles them: NVRTC over the same source (the
-shared preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, the LSTM
-cell's cell_lstm.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's Pass::sources joins them) with each variant's -D
-options and architecture, then ptxas for sm_90a; prints each variant's registers and spills and
-fails on any compile error. The variants cover every preprocessor branch: both passes, bf16 and
-f16, clusters of 1, 2 and 4, PTB large's shape and small odd ones. A last variant compiles the
+The persistent kernels as the library compiles them: NVRTC over the same source (the shared
+preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, the cell's header
+cell_lstm.cuh or cell_gru.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's
+Pass::sources joins them) with each variant's -D options and architecture, then ptxas for
+sm_90a; prints each variant's registers and spills and fails on any compile error. The variants
+cover every preprocessor branch: both passes (a GRU's forward), bf16 and f16, clusters of 1, 2
+and 4, PTB large's shape and small odd ones. A last variant compiles the
 preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
 default options, no ELEM_BF16).
 
@@ -24,7 +25,9 @@ unpacked lib/ folder, or the wheel is downloaded with pip into $CUDA_BUILD_PREFI
 With --ptx-dir DIR it also writes each persistent variant's PTX into DIR (one file per variant),
 and with --same-as DIR it checks each variant against such a folder written before a change that
 must not change what the kernels compute (a refactor): the same PTX, or PTX that ptxas turns into
-the same sm_90a machine code (an operand order of a commutative instruction, say), or a failure.
+the same sm_90a machine code (an operand order of a commutative instruction, say), or at least
+the same floating-point instructions in the same order (branches and predicates rearranged), or
+a failure. A variant the folder does not have (a new one) is reported and not counted.
 
   python3 scripts/check-kernels.py [--ptx-dir DIR] [--same-as DIR]
 """
@@ -36,9 +39,9 @@ SRC = os.path.join(ROOT, "candle-cudnn-rnn", "src")
 PTB_LM_SRC = os.path.join(ROOT, "ptb-lm", "src")
 # The op crate's preludes by the name candle_cudnn_rnn::kernels exports them under.
 PRELUDES = {"HALF": "kernels/half.cuh", "PHILOX": "kernels/philox.cuh"}
-# The parts in front of every recurrence, in kernel.rs's order.
+# The parts in front of every recurrence, in kernel.rs's order ({cell}: the cell's header).
 HEAD = ("kernels/half.cuh", "kernels/philox.cuh", "persistent/common.cuh",
-        "persistent/cell_lstm.cuh", "persistent/dropout.cu", "persistent/pad.cu")
+        "persistent/cell_{cell}.cuh", "persistent/dropout.cu", "persistent/pad.cu")
 # A kernel over the preludes' typed half API and Philox, as another crate's module uses them.
 PRELUDE_USER = r"""
 template <typename T> __device__ void scale(const T* x, T* y, const unsigned int* key, float p, int n) {
@@ -170,7 +173,8 @@ def ptb_lm_modules():
 
 
 def variants():
-    """(name, pass, -D options, architecture) covering the kernels' preprocessor branches."""
+    """(name, kernel, -D options, architecture, cell) covering the kernels' preprocessor
+    branches: the LSTM's both passes, a GRU's forward (the kernels have no GRU backward yet)."""
     shapes = [  # (hidden, batch, forward units, backward units)
         (1500, 20, 12, 13),  # PTB large, as the library plans it on an H100
         (66, 3, 4, 4),       # odd batch and hidden: tiles and K steps not filled
@@ -186,12 +190,16 @@ def variants():
                 arch = "compute_80" if cl == 1 else "compute_90"
                 tag = f"h{h} b{b} {dt} cl{cl}"
                 yield (f"forward {tag}", "lstm_persistent_fwd",
-                       base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch)
+                       base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "lstm")
+                # A GRU's forward: 3 gate rows a unit, units in multiples of 16.
+                yield (f"gru forward {tag}", "lstm_persistent_fwd",
+                       base + ["-DUNITS=16", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
                 for ch, nbuf in ((64, 2), (32, 4), (64, 3)):
                     if (ch, nbuf) != (64, 2) and (cl < 4 or h != 1500):
                         continue
                     yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
-                           base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch)
+                           base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch,
+                           "lstm")
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):
@@ -200,9 +208,9 @@ def variants():
             wave = [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}", "-DCL=1",
                     f"-DWAVE_LAYERS={layers}", f"-DUNITS0={u0}", f"-DUNITS1={u1}"]
             yield (f"forward wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_fwd", wave,
-                   "compute_80")
+                   "compute_80", "lstm")
             yield (f"backward wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_bwd",
-                   wave + ["-DNBUF=2", "-DCH=64"], "compute_80")
+                   wave + ["-DNBUF=2", "-DCH=64"], "compute_80", "lstm")
 
 
 def cubin(ptx):
@@ -215,6 +223,22 @@ def cubin(ptx):
         return open(out, "rb").read() if r.returncode == 0 else None
 
 
+# Floating-point instructions (arithmetic, conversions, tensor-core products, the approximate
+# tanh): what decides the numbers a kernel computes.
+ARITHMETIC = re.compile(r"^(add|sub|mul|fma|mad|div|rcp|sqrt|neg|abs|min|max|tanh|ex2|cvt|mma)"
+                        r"[.\w]*\.(f32|f16|bf16|f64|f16x2|bf16x2)\b")
+
+
+def arithmetic(ptx):
+    """`ptx`'s floating-point instructions in order, registers and labels left out."""
+    ops = []
+    for line in ptx.splitlines():
+        line = line.strip()
+        if ARITHMETIC.match(line) or line.startswith("mma."):
+            ops.append(re.sub(r"%\w+", "%", line))
+    return ops
+
+
 def same_as(before_dir, file, ptx):
     """(ok, how) of `ptx` against the PTX of the same variant in `before_dir`."""
     path = os.path.join(before_dir, file)
@@ -225,7 +249,9 @@ def same_as(before_dir, file, ptx):
         return True, "same PTX"
     if cubin(before) == cubin(ptx) is not None:
         return True, "same machine code (the PTX differs)"
-    return False, "the machine code differs"
+    if arithmetic(before) == arithmetic(ptx):
+        return True, "same floating-point instructions in the same order (the control flow differs)"
+    return False, "the floating-point instructions differ"
 
 
 def main():
@@ -235,20 +261,23 @@ def main():
         os.makedirs(ptx_dir, exist_ok=True)
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
-    head = "\n".join(read(f) for f in HEAD)
+    head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/lstm_fwd.cu"), read("persistent/lstm_bwd.cu")
     bodies = {"lstm_persistent_fwd": fwd, "lstm_persistent_bwd": bwd, "lstm_wave_fwd": fwd, "lstm_wave_bwd": bwd}
     failed = 0
-    for name, kernel, defines, arch in variants():
-        ptx, log = ptx_of(nvrtc, f"{head}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
+    for name, kernel, defines, arch, cell in variants():
+        ptx, log = ptx_of(nvrtc, f"{head(cell)}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
         file = re.sub(r"[^A-Za-z0-9]+", "-", name) + ".ptx"
         if ptx_dir and ptx is not None:
             with open(os.path.join(ptx_dir, file), "w") as f:
                 f.write(ptx)
         ok, report = (False, log) if ptx is None else resources(ptx, kernel)
         if before_dir and ptx is not None:
-            same, how = same_as(before_dir, file, ptx)
-            ok, report = ok and same, f"{report}; {how}"
+            if os.path.exists(os.path.join(before_dir, file)):
+                same, how = same_as(before_dir, file, ptx)
+                ok, report = ok and same, f"{report}; {how}"
+            else:
+                report = f"{report}; new (not in {before_dir})"
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)
     preludes = "\n".join(read(f) for f in HEAD[:2])

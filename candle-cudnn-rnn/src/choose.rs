@@ -23,7 +23,7 @@ use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuRese
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
-use crate::persistent::{PersistentLstm, Plan, Tuning, MAX_BATCH};
+use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, MAX_BATCH};
 use crate::timing::{eager_times, graphed_times};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
@@ -58,17 +58,17 @@ impl Kernel {
 /// The kernel paths of one module: cuDNN always, ours where the module may use them.
 pub(crate) struct Backends {
     pub cudnn: CudnnRnn,
-    pub ours: Option<PersistentLstm>,
+    pub ours: Option<PersistentRnn>,
 }
 
 impl Backends {
     /// The paths of a module of `dims` built with `cfg`: ours where [`ours_in_play`], tuned as
     /// the environment asks.
     pub fn new(dims: RnnDims, cfg: &RnnConfig) -> Self {
-        let ours = ours_in_play(cfg.algo, &dims);
+        let ours = Cell::of(dims.mode).filter(|_| ours_in_play(cfg.algo, &dims));
         Self {
             cudnn: CudnnRnn::new(dims, cfg.math, cfg.dropout),
-            ours: ours.then(|| PersistentLstm::new(dims, Tuning::from_env())),
+            ours: ours.map(|cell| PersistentRnn::new(dims, cell, Tuning::from_env())),
         }
     }
 }
@@ -84,10 +84,11 @@ fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
     ) && ours_take_module(dims)
 }
 
-/// Ours implement one direction of an LSTM cell without a projection (`persistent/lstm_fwd.cu`,
-/// `lstm_bwd.cu`).
+/// Ours implement one direction of an LSTM or GRU cell without a projection
+/// (`persistent/lstm_fwd.cu`, `lstm_bwd.cu`; a GRU forward only: its training calls get no
+/// plan, `persistent::Plan::new`).
 fn ours_take_module(dims: &RnnDims) -> bool {
-    dims.mode == RnnMode::Lstm && dims.num_directions == 1 && dims.proj_size == 0
+    Cell::of(dims.mode).is_some() && dims.num_directions == 1 && dims.proj_size == 0
 }
 
 /// Ours run every sample for all of the call's steps: no per-sample lengths.
@@ -132,8 +133,15 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
     let cudnn_faster = small_h_leads(dims, call, (dtype, train))
         || (persist_static_leads(dims, call, (dtype, train))
             && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN);
-    dims.num_layers <= OURS_LEAD_MAX_LAYERS && !cudnn_faster
+    OURS_MEASURED_CELLS.contains(&dims.mode)
+        && dims.num_layers <= OURS_LEAD_MAX_LAYERS
+        && !cudnn_faster
 }
+
+/// The cells whose calls on ours were measured against cuDNN: the rules above come from LSTM
+/// calls; a GRU's (forward only so far) run on ours when asked for (`Persistent`) or when
+/// `Auto` times them faster.
+const OURS_MEASURED_CELLS: &[RnnMode] = &[RnnMode::Lstm];
 
 /// The deepest stack ours lead in: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x `Standard`'s
 /// time in bf16, where one and two layers ran 0.27-0.91x.
@@ -505,7 +513,7 @@ impl Chooser {
     /// of `shape` ([`ours_win`]), measured once.
     fn ours_beat(
         &self,
-        sides: ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
+        sides: ((&PersistentRnn, Plan), (&CudnnRnn, RnnAlgo)),
         (shape, ours_default): (CallShape, bool),
         inputs: ForwardInputs,
     ) -> Result<bool> {
@@ -542,7 +550,7 @@ fn with_operand<R>(t: &Tensor, f: impl FnOnce(Operand) -> Result<R>) -> Result<R
 /// untimed and then [`TRIAL_REPS`] times (replays of a captured graph: `crate::timing`); ours
 /// are kept when [`ours_kept`] by those timings and their output [`agrees`] with cuDNN's.
 fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
-    ((ours, plan), (cudnn, algo)): ((&PersistentLstm, Plan), (&CudnnRnn, RnnAlgo)),
+    ((ours, plan), (cudnn, algo)): ((&PersistentRnn, Plan), (&CudnnRnn, RnnAlgo)),
     inputs: ForwardInputs,
     ours_default: bool,
 ) -> Result<bool> {
@@ -624,7 +632,7 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
 /// The backward of a measured call, on the side (ours or cuDNN) whose forward left `reserve`.
 fn backward(
     on_ours: bool,
-    (ours, cudnn): (&PersistentLstm, &CudnnRnn),
+    (ours, cudnn): (&PersistentRnn, &CudnnRnn),
     reserve: GpuReserve,
     inputs: BackwardInputs,
 ) -> Result<()> {
@@ -645,15 +653,17 @@ mod tests {
     }
 
     #[test]
-    fn ours_are_in_play_for_persistent_and_auto_on_plain_lstms() {
-        let lstm = dims(RnnMode::Lstm, RnnConfig::default());
-        for (algo, want) in [
-            (RnnAlgo::Persistent, true),
-            (RnnAlgo::Auto, true),
-            (RnnAlgo::Standard, false),
-            (RnnAlgo::PersistStatic, false),
-        ] {
-            assert_eq!(ours_in_play(algo, &lstm), want, "{algo:?}");
+    fn ours_are_in_play_for_persistent_and_auto_on_plain_lstms_and_grus() {
+        for mode in [RnnMode::Lstm, RnnMode::Gru] {
+            let plain = dims(mode, RnnConfig::default());
+            for (algo, want) in [
+                (RnnAlgo::Persistent, true),
+                (RnnAlgo::Auto, true),
+                (RnnAlgo::Standard, false),
+                (RnnAlgo::PersistStatic, false),
+            ] {
+                assert_eq!(ours_in_play(algo, &plain), want, "{mode:?} {algo:?}");
+            }
         }
         let bidirectional = RnnConfig {
             bidirectional: true,
@@ -664,8 +674,9 @@ mod tests {
             ..Default::default()
         };
         for d in [
-            dims(RnnMode::Gru, RnnConfig::default()),
+            dims(RnnMode::RnnTanh, RnnConfig::default()),
             dims(RnnMode::Lstm, bidirectional),
+            dims(RnnMode::Gru, bidirectional),
             dims(RnnMode::Lstm, projected),
         ] {
             assert!(!ours_in_play(RnnAlgo::Persistent, &d), "{d:?}");
@@ -773,6 +784,11 @@ mod tests {
             cudnn_by_rule(&gru512, &call(gru512, 32), DType::F16, true),
             s
         );
+        // A GRU on ours (forward only, not measured yet): not by rule.
+        let infer =
+            |dims: RnnDims, batch, dtype| ours_lead(&call(dims, batch), &dims, (dtype, false));
+        assert!(infer(lstm(1, 512), 32, DType::BF16));
+        assert!(!infer(gru512, 32, DType::BF16));
         // Lengths and two directions: Standard.
         let bi = RnnDims::new(
             RnnMode::Lstm,

@@ -5,7 +5,6 @@
 //! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
 //! making the layers below's output gradients on the way, then the GEMMs follow.
 
-use super::cell::GATES;
 use super::forward::{addresses, cooperative, reset_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
@@ -35,7 +34,7 @@ pub(super) fn backward<T: Elem>(
     let stream = dev.cuda_stream();
     let plan = r.plan;
     let (seq, batch, hidden, layers) = (call.seq, call.batch, dims.hidden_size, dims.num_layers);
-    let (steps, gh) = (seq * batch, GATES * hidden);
+    let (steps, gh) = (seq * batch, plan.cell.gates() * hidden);
     let elem = std::mem::size_of::<T>() as u64;
     // SAFETY (allocations): layer 0's input GEMM writes all of dx (when asked for), the kernels
     // all of dstate and dg, each layer's input GEMM all of the next one's dy.

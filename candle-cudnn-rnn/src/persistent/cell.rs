@@ -1,13 +1,79 @@
-//! The cell the persistent kernels run, as the Rust side sizes it: the LSTM's, whose pointwise
-//! steps are `cell_lstm.cuh`.
+//! The cells the persistent kernels run, as the Rust side sizes them: each is a header of
+//! pointwise steps (`cell_lstm.cuh`, `cell_gru.cuh`) that the recurrences include
+//! (`kernel.rs`'s sources), and the numbers here mirror its defines.
 
-/// Gates per unit (`cell_lstm.cuh`'s GATES): the rows of W_ih and W_hh a unit owns, the columns
-/// of its gate pre-activations and their gradients.
-pub(super) const GATES: usize = 4;
+use crate::RnnMode;
 
-/// What a forward block's units come in multiples of: their GATES rows each fill whole 16-row
-/// tensor-core tiles (`lstm_fwd.cu`'s `FwdTile`).
-pub(super) const UNIT_STEP: usize = 16 / gcd(16, GATES);
+/// The headers, as the kernels' sources include them (`kernel.rs`).
+pub(super) const CELL_LSTM: &str = include_str!("cell_lstm.cuh");
+pub(super) const CELL_GRU: &str = include_str!("cell_gru.cuh");
+
+/// A cell of the persistent kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Cell {
+    Lstm,
+    Gru,
+}
+
+impl Cell {
+    /// The cell of a module's mode, if the kernels have it.
+    pub fn of(mode: RnnMode) -> Option<Cell> {
+        match mode {
+            RnnMode::Lstm => Some(Cell::Lstm),
+            RnnMode::Gru => Some(Cell::Gru),
+            RnnMode::RnnTanh | RnnMode::RnnRelu => None,
+        }
+    }
+
+    /// Gates per unit (the header's GATES): the rows of W_ih and W_hh a unit owns, the columns
+    /// of its gate pre-activations and their gradients.
+    pub const fn gates(self) -> usize {
+        match self {
+            Cell::Lstm => 4,
+            Cell::Gru => 3,
+        }
+    }
+
+    /// What a forward block's units come in multiples of: their gate rows fill whole 16-row
+    /// tensor-core tiles (`lstm_fwd.cu`'s `FwdTile`).
+    pub const fn unit_step(self) -> usize {
+        16 / gcd(16, self.gates())
+    }
+
+    /// Floats per unit and step that a training forward saves for the backward besides the
+    /// gate activations (the header's CELL_SAVED: an LSTM's c; a GRU's h and n's recurrent
+    /// product).
+    pub const fn saved(self) -> usize {
+        match self {
+            Cell::Lstm => 1,
+            Cell::Gru => 2,
+        }
+    }
+
+    /// Whether the cell has a state c besides h (c_0 and c_n).
+    pub const fn has_c(self) -> bool {
+        matches!(self, Cell::Lstm)
+    }
+
+    /// Whether the kernels have the cell's backward (and with it training calls).
+    pub const fn trains(self) -> bool {
+        matches!(self, Cell::Lstm)
+    }
+
+    /// Whether the wavefront takes the cell: an upper layer's one product of [input, h] by
+    /// [W_ih, W_hh] cannot keep a GRU's n gate's two products apart.
+    pub const fn waves(self) -> bool {
+        matches!(self, Cell::Lstm)
+    }
+
+    /// Its name in module and kernel names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cell::Lstm => "lstm",
+            Cell::Gru => "gru",
+        }
+    }
+}
 
 const fn gcd(a: usize, b: usize) -> usize {
     match b {
@@ -16,21 +82,44 @@ const fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-// A forward block's rows fill whole tiles.
-const _: () = assert!((GATES * UNIT_STEP) % 16 == 0);
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The numbers here are the headers' defines.
+    #[test]
+    fn the_numbers_mirror_the_headers() {
+        for cell in [Cell::Lstm, Cell::Gru] {
+            let define = |name: &str| {
+                let source = match cell {
+                    Cell::Lstm => CELL_LSTM,
+                    Cell::Gru => CELL_GRU,
+                };
+                let line = source
+                    .lines()
+                    .find(|l| l.starts_with(&format!("#define {name} ")))
+                    .unwrap_or_else(|| panic!("{cell:?}: no #define {name}"));
+                line.split_whitespace()
+                    .nth(2)
+                    .unwrap()
+                    .parse::<i64>()
+                    .unwrap()
+            };
+            assert_eq!(define("GATES"), cell.gates() as i64, "{cell:?}");
+            assert_eq!(define("CELL_SAVED"), cell.saved() as i64, "{cell:?}");
+            assert_eq!(define("CELL_HAS_C"), i64::from(cell.has_c()), "{cell:?}");
+            // The wavefront refuses a split gate.
+            assert_eq!(define("SPLIT_GATE") < 0, cell.waves(), "{cell:?}");
+        }
+    }
+
     #[test]
     fn units_come_in_whole_tiles_of_gate_rows() {
-        assert_eq!(
-            UNIT_STEP, 4,
-            "the LSTM's 4 gate rows a unit: 4 units a tile"
-        );
-        // A cell of 3 gates (a GRU's) needs 16 units for whole tiles, of 2 gates 8.
-        assert_eq!(16 / gcd(16, 3), 16);
-        assert_eq!(16 / gcd(16, 2), 8);
+        // The LSTM's 4 gate rows a unit: 4 units a tile; a GRU's 3: 16 units for whole tiles.
+        assert_eq!(Cell::Lstm.unit_step(), 4);
+        assert_eq!(Cell::Gru.unit_step(), 16);
+        for cell in [Cell::Lstm, Cell::Gru] {
+            assert_eq!(cell.gates() * cell.unit_step() % 16, 0);
+        }
     }
 }

@@ -6,16 +6,26 @@
 
 // Gates per unit: the rows of W_ih and W_hh a unit owns, the pre-activations a step sums.
 #define GATES 4
+// The gate whose recurrent product stays apart from its input's (none: every gate sums bias,
+// input and recurrent products; a GRU's n gate does not, cell_gru.cuh).
+#define SPLIT_GATE -1
+// Floats per unit and step the forward saves for the backward besides the gate activations
+// (the cell state c), and whether the cell has a state c besides h (c_0, c_n).
+#define CELL_SAVED 1
+#define CELL_HAS_C 1
 
 // Forward: the gate activations `gate` of the pre-activations `pre` (bias, input and recurrent
-// products summed), the cell state `c` updated in place; returns the output h.
-__device__ __forceinline__ float lstm_cell_forward(const float (&pre)[GATES], float (&gate)[GATES],
-                                                   float& c) {
+// products summed; `rec`, a split gate's recurrent product, unused), the cell state `c`
+// updated in place; `saved` gets it for the backward; returns the output h.
+__device__ __forceinline__ float cell_forward(const float (&pre)[GATES], float rec,
+                                              float (&gate)[GATES], float& c,
+                                              float (&saved)[CELL_SAVED]) {
     gate[0] = sigmoid(pre[0]);
     gate[1] = sigmoid(pre[1]);
     gate[2] = gate_tanh(pre[2]);
     gate[3] = sigmoid(pre[3]);
     c = gate[1] * c + gate[0] * gate[2];
+    saved[0] = c;
     return gate[3] * gate_tanh(c);
 }
 
@@ -23,9 +33,9 @@ __device__ __forceinline__ float lstm_cell_forward(const float (&pre)[GATES], fl
 // `c_prev`, and the gradients reaching its output h (`dy` from the output, `dh_next` through the
 // next step) and its cell state (`dc`, updated in place to the gradient reaching `c_prev`), the
 // gradients `d` of the four pre-activations.
-__device__ __forceinline__ void lstm_cell_backward(const float (&gate)[GATES], float c, float c_prev,
-                                                   float dy, float dh_next, float& dc,
-                                                   float (&d)[GATES]) {
+__device__ __forceinline__ void cell_backward(const float (&gate)[GATES], float c, float c_prev,
+                                              float dy, float dh_next, float& dc,
+                                              float (&d)[GATES]) {
     float gi = gate[0], gf = gate[1], gg = gate[2], go = gate[3];
     float dh = dy + dh_next;
     float tc = gate_tanh(c);

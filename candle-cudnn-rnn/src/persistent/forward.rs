@@ -2,7 +2,6 @@
 //! all steps (one GEMM), then the recurrence (one cooperative launch). In training mode every
 //! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
 
-use super::cell::GATES;
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::{self, Masks};
@@ -23,9 +22,10 @@ use std::sync::Arc;
 /// What a training forward keeps for its backward, per layer.
 pub(super) struct Reserve<T> {
     pub plan: Plan,
-    /// Gate activations `i, f, g, o`, f32 `[T, B, 4H]`.
+    /// Gate activations (an LSTM's `i, f, g, o`), f32 `[T, B, GATES * H]`.
     pub gates: Vec<CudaSlice<f32>>,
-    /// Cell states, f32 `[T, B, H]`.
+    /// What the cell saves for the backward (an LSTM's cell states), f32
+    /// `[T, B, Cell::saved(), H]`.
     pub cells: Vec<CudaSlice<f32>>,
     /// Outputs of the layers below the top one, `[T, B, H]` (the top's is the op's output).
     pub below: Vec<CudaSlice<T>>,
@@ -93,14 +93,16 @@ pub(super) fn forward<T: Elem>(
         view::<T>(ss, sl, "state")?,
     );
     let (seq, batch, hidden, layers) = (call.seq, call.batch, dims.hidden_size, dims.num_layers);
-    let steps = seq * batch;
+    let (steps, cell) = (seq * batch, plan.cell);
+    let gh = cell.gates() * hidden;
     let elem = std::mem::size_of::<T>() as u64;
     // Inference reuses one gate buffer and one buffer between layers (a layer's GEMM reads its
     // input before its kernel overwrites it); training keeps them all.
     let kept = |n: usize| if train { n } else { n.min(1) };
     let mut out = buffers::<T>(&stream, 1, call.output_len() + call.state_len())?.remove(0);
-    let mut gates = buffers::<f32>(&stream, kept(layers), steps * GATES * hidden)?;
-    let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, steps * hidden)?;
+    let mut gates = buffers::<f32>(&stream, kept(layers), steps * gh)?;
+    let saved = steps * cell.saved() * hidden;
+    let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, saved)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
@@ -170,7 +172,7 @@ pub(super) fn forward<T: Elem>(
                     matmul(
                         &dev,
                         plan.bf16,
-                        (steps, GATES * hidden, ld),
+                        (steps, gh, ld),
                         Mat::new(input, ld),
                         Mat::new(w_ih, ld).t(),
                         xg,
@@ -183,7 +185,7 @@ pub(super) fn forward<T: Elem>(
                 // operands come after the launch.
                 padded.push(None);
             } else if needs_padding(b.in_size) {
-                let sizes = (steps, GATES * hidden, b.in_size);
+                let sizes = (steps, gh, b.in_size);
                 let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
                 {
                     let (pi, _a) = p.input.device_ptr(&stream);
@@ -200,17 +202,23 @@ pub(super) fn forward<T: Elem>(
             drop_guards.push(guard);
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
+            let h0 = s_ptr + state_at(0, layer) * elem;
+            // A cell without c carries h from where an LSTM's c starts, and writes no c_n.
+            let (c0, c_n) = match cell.has_c() {
+                true => (s_ptr + state_at(1, layer) * elem, packed(1, layer)),
+                false => (h0, 0),
+            };
             let args = [
                 at(b.w_ih),
                 at(b.w_hh),
                 xg,
                 opt(b.b_ih),
                 opt(b.b_hh),
-                s_ptr + state_at(0, layer) * elem,
-                s_ptr + state_at(1, layer) * elem,
+                h0,
+                c0,
                 y,
                 packed(0, layer),
-                packed(1, layer),
+                c_n,
                 cell_ptrs.get(layer).map_or(0, |p| p.0),
                 h_prev_ptrs.get(layer).map_or(0, |p| p.0),
                 // With dropout after this layer, the kernel also writes y through the mask,
@@ -259,7 +267,7 @@ pub(super) fn forward<T: Elem>(
             for (layer, p) in padded.iter_mut().enumerate().skip(1) {
                 let b = dims.block(layer, 0);
                 if train && needs_padding(b.in_size) {
-                    let sizes = (steps, GATES * hidden, b.in_size);
+                    let sizes = (steps, gh, b.in_size);
                     let w_ih = w_ptr + b.w_ih as u64 * elem;
                     *p = Some(pad_input::<T>(&rows, (input_of(layer), w_ih), sizes)?);
                 }

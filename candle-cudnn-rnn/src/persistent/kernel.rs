@@ -1,9 +1,9 @@
-//! The persistent LSTM kernels: how a layer's hidden units are spread over the GPU's
+//! The persistent kernels: how a layer's hidden units are spread over the GPU's
 //! multiprocessors ([`Plan`]), and the CUDA source of the forward and backward recurrences
-//! specialised for that plan, compiled with NVRTC at first use (`crate::kernels::Module`: one
-//! PTX cache for the process) and loaded once per device.
+//! specialised for that plan and its cell, compiled with NVRTC at first use
+//! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
-use super::cell::{GATES, UNIT_STEP};
+use super::cell::{Cell, CELL_GRU, CELL_LSTM};
 use super::launch::Launch;
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
@@ -14,7 +14,6 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Result};
 
 const COMMON: &str = include_str!("common.cuh");
-const CELL_LSTM: &str = include_str!("cell_lstm.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
 const PAD: &str = include_str!("pad.cu");
 const LSTM_FWD: &str = include_str!("lstm_fwd.cu");
@@ -35,12 +34,21 @@ impl Pass {
         }
     }
 
-    /// The source of the pass's modules: the preludes, the cell's pointwise steps, the dropout
-    /// and row-copy kernels, then the recurrence (its layer-by-layer kernel and its wavefront).
-    fn sources(self) -> &'static [&'static str] {
-        match self {
-            Pass::Forward => &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_FWD],
-            Pass::Backward => &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_BWD],
+    /// The source of the pass's modules for `cell`: the preludes, the cell's pointwise steps,
+    /// the dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
+    /// wavefront).
+    fn sources(self, cell: Cell) -> &'static [&'static str] {
+        match (self, cell) {
+            (Pass::Forward, Cell::Lstm) => {
+                &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_FWD]
+            }
+            (Pass::Backward, Cell::Lstm) => {
+                &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_BWD]
+            }
+            (Pass::Forward, Cell::Gru) => &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, LSTM_FWD],
+            (Pass::Backward, Cell::Gru) => {
+                &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, LSTM_BWD]
+            }
         }
     }
 }
@@ -54,10 +62,13 @@ pub(crate) const MAX_BATCH: usize = 32;
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Plan {
+    /// The cell whose steps the kernels run.
+    pub cell: Cell,
     pub hidden: usize,
     pub batch: usize,
     /// Hidden units per block in the forward and in the backward. The forward's are a multiple
-    /// of 4 (a block's 4 gate rows per unit fill whole 16-row tensor-core tiles); the
+    /// of the cell's [`Cell::unit_step`] (a block's gate rows fill whole 16-row tensor-core
+    /// tiles); the
     /// backward's grow when its clusters would not all be resident at once otherwise.
     pub units: [usize; 2],
     pub bf16: bool,
@@ -85,9 +96,13 @@ pub(super) const L1_RESERVE: usize = 16 * 1024;
 /// in clusters of `cluster` blocks, as `lstm_fwd.cu`'s `FwdTile` lays it out: the weight tile
 /// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
 /// and each K group's stage of its input rows (or its sums).
-pub(super) fn forward_smem((units, steps): (usize, usize), cluster: usize, batch: usize) -> usize {
+pub(super) fn forward_smem(
+    (units, steps): (usize, usize),
+    cluster: usize,
+    (batch, gates): (usize, usize),
+) -> usize {
     let npad = batch.div_ceil(8) * 8;
-    let rows = GATES * units * cluster;
+    let rows = gates * units * cluster;
     let steps = steps.div_ceil(cluster);
     let row_groups = match (cluster, rows / 16) {
         (1, _) => 1,
@@ -107,13 +122,14 @@ pub(super) fn forward_smem((units, steps): (usize, usize), cluster: usize, batch
 }
 
 impl Plan {
-    /// The plan for `(hidden, batch, dtype)` on `dev` (with room for the backward when
-    /// `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do not
-    /// take (the chooser's rules keep those from asking; a plan stays valid whoever asks), an
-    /// odd hidden size, or blocks that do not fit in shared memory.
+    /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
+    /// when `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do
+    /// not take (the chooser's rules keep those from asking; a plan stays valid whoever asks),
+    /// training a cell whose backward the kernels do not have, an odd hidden size, or blocks
+    /// that do not fit in shared memory.
     pub fn new(
         dev: &CudaDevice,
-        (hidden, batch, dtype): (usize, usize, DType),
+        (cell, hidden, batch, dtype): (Cell, usize, usize, DType),
         train: bool,
         tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
@@ -122,6 +138,12 @@ impl Plan {
             DType::F16 => false,
             dt => return Err(format!("takes bf16 or f16, not {dt:?}")),
         };
+        if train && !cell.trains() {
+            return Err(format!(
+                "runs {} cells forward only (inference); training goes to cuDNN",
+                cell.name()
+            ));
+        }
         if hidden % 2 != 0 {
             return Err(format!("needs an even hidden size, not {hidden}"));
         }
@@ -138,8 +160,9 @@ impl Plan {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let units = hidden.div_ceil(sms).next_multiple_of(UNIT_STEP);
+        let units = hidden.div_ceil(sms).next_multiple_of(cell.unit_step());
         let mut plan = Plan {
+            cell,
             hidden,
             batch,
             units: [units; 2],
@@ -283,7 +306,7 @@ impl Plan {
 
     /// Columns of the backward's exchange buffer rows: the gate rows in whole chunks.
     pub fn gpad(&self) -> usize {
-        (GATES * self.hidden).div_ceil(self.chunk) * self.chunk
+        (self.cell.gates() * self.hidden).div_ceil(self.chunk) * self.chunk
     }
 
     /// Shared memory per block, as `lstm_fwd.cu` and `lstm_bwd.cu` lay it out.
@@ -292,7 +315,8 @@ impl Plan {
         match pass {
             Pass::Forward => {
                 let steps = self.kpad() / 16;
-                forward_smem((self.units[pass as usize], steps), cluster, self.batch)
+                let sizes = (self.batch, self.cell.gates());
+                forward_smem((self.units[pass as usize], steps), cluster, sizes)
             }
             Pass::Backward => self.backward_smem((self.units[pass as usize], 1), cluster),
         }
@@ -332,7 +356,8 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_h{}_b{}_u{}_n{}_c{}_ch{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_u{}_n{}_c{}_ch{}_{}",
+            self.cell.name(),
             pass.name(),
             self.hidden,
             self.batch,
@@ -355,7 +380,7 @@ impl Plan {
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
         let module = module(
             self.module_name(pass),
-            pass,
+            (pass, self.cell),
             self.defines(pass),
             self.cluster(pass),
         );
@@ -363,9 +388,15 @@ impl Plan {
     }
 }
 
-/// The module of `pass` compiled with `defines`, named `name` (unique per pass and defines),
-/// for sm_90 where its kernels run in clusters of `cluster` blocks (1: none), else sm_80.
-pub(super) fn module(name: String, pass: Pass, defines: Vec<String>, cluster: usize) -> Module {
+/// The module of `pass` for `cell` compiled with `defines`, named `name` (unique per pass, cell
+/// and defines), for sm_90 where its kernels run in clusters of `cluster` blocks (1: none), else
+/// sm_80.
+pub(super) fn module(
+    name: String,
+    (pass, cell): (Pass, Cell),
+    defines: Vec<String>,
+    cluster: usize,
+) -> Module {
     let arch = if cluster > 1 {
         "compute_90"
     } else {
@@ -376,7 +407,7 @@ pub(super) fn module(name: String, pass: Pass, defines: Vec<String>, cluster: us
         options: defines,
         ..Default::default()
     };
-    Module::with_options(name, pass.sources(), options)
+    Module::with_options(name, pass.sources(cell), options)
 }
 
 /// Kernel `name` of `module`, a module of `pass`, on `dev`.

@@ -226,7 +226,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
                 if (idx < UB * BATCH && u < HID) {
                     float d[GATES];
-                    lstm_cell_backward(ga[it], ct[it], cp[it], dyv[it], dhr[it], dc[it], d);
+                    cell_backward(ga[it], ct[it], cp[it], dyv[it], dhr[it], dc[it], d);
 #pragma unroll
                     for (int g = 0; g < GATES; ++g) {
                         dbias[it][g] += d[g];

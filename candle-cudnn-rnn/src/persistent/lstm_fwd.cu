@@ -1,5 +1,6 @@
-// One LSTM layer's recurrence as one persistent kernel: every block owns UNITS hidden units
-// (all GATES gate rows of each, cell_lstm.cuh) and keeps their rows of W_hh in shared memory for the whole
+// One layer's recurrence as one persistent kernel, for the cell whose pointwise steps come
+// before it in the source (cell_lstm.cuh, cell_gru.cuh): every block owns UNITS hidden units
+// (all GATES gate rows of each) and keeps their rows of W_hh in shared memory for the whole
 // sequence, so the weights are read from memory once per call instead of once per step.
 // Each step: every group of warps copies its K slice of h_{t-1} from the exchange buffer (L2)
 // into its shared-memory stage with 16-byte asynchronous copies, multiplies its rows by it on
@@ -17,10 +18,12 @@
 // a K group are one warp).
 //
 // The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and
-// arrives in `xg`, f32 [T, B, 4H], without biases. `hx` is the exchange buffer,
+// arrives in `xg`, f32 [T, B, GATES * H], without biases. `hx` is the exchange buffer,
 // [2][BATCH][KPAD], zeroed before the launch (its columns past HID are never written and must
 // stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
-// the cell states go to `save`, f32 [T, B, H], for the backward pass. With `yp` non-null
+// what the cell saves (CELL_SAVED per unit: an LSTM's c) goes to `save`, f32
+// [T, B, CELL_SAVED, H], for the backward pass. A cell without c (CELL_HAS_C 0) carries its h
+// in f32 from `c0`, where the host passes h_0, and writes no `c_n`. With `yp` non-null
 // (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
 // GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
 //
@@ -102,20 +105,20 @@ struct FwdTile {
     static constexpr int SMEM = ROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
 };
 
-// One layer's buffers (see above; the wavefront's upper layers also read `w_ih`, and their
-// `xg` is only written, in training). Null `y`: the output is not kept.
+// One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
+// `w_ih`, and their `xg` is only written, in training). Null `y`: the output is not kept.
 struct LayerArgs {
-    const u16* w_ih;                        // [4H, H] (upper wavefront layers)
-    const u16* w_hh;                        // [4H, H]
-    float* xg;                              // [T, B, 4H]
-    const u16* b_ih;                        // [4H] or null
-    const u16* b_hh;                        // [4H] or null
+    const u16* w_ih;                        // [GH, H] (upper wavefront layers)
+    const u16* w_hh;                        // [GH, H]
+    float* xg;                              // [T, B, GH]
+    const u16* b_ih;                        // [GH] or null
+    const u16* b_hh;                        // [GH] or null
     const u16* h0;                          // [B, H] or null (zeros)
     const u16* c0;                          // [B, H] or null (zeros)
     u16* y;                                 // [T, B, H] or null
     u16* h_n;                               // [B, H]
     u16* c_n;                               // [B, H]
-    float* save;                            // [T, B, H] cell states, or null
+    float* save;                            // [T, B, CELL_SAVED, H], or null
     u16* yp;                                // [T + 1, B, LDP], zeroed, or null
     u16* dropped;                           // [T, B, H], or null (no dropout after)
     const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
@@ -138,7 +141,8 @@ __device__ __forceinline__ void group_sync(int kg) {
 // and the cell state.
 template <int UB, int ITEMS>
 __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const u16* hd,
-                                              const float (*gate)[GATES], const float* c,
+                                              const float (*gate)[GATES],
+                                              const float (*saved)[CELL_SAVED],
                                               const LayerArgs& a, int u0, const Dropout& drop) {
     int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = idx / UB;
     size_t row = (size_t)t * BATCH + n;
@@ -149,7 +153,8 @@ __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, cons
         float* gs = a.xg + row * GATES * HID + u;
 #pragma unroll
         for (int g = 0; g < GATES; ++g) gs[g * HID] = gate[it][g];
-        a.save[row * HID + u] = c[it];
+#pragma unroll
+        for (int k = 0; k < CELL_SAVED; ++k) a.save[(row * CELL_SAVED + k) * HID + u] = saved[it][k];
     }
 }
 
@@ -195,7 +200,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #pragma unroll
             for (int j = 0; j < FILL; ++j) {
                 int i = i0 + j * THREADS, r = i / PAIRS, k = kb0 + 2 * (i % PAIRS);
-                int g = min(r / CU, 3), u = cu0 + r % CU;
+                int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
                 const bool ih = UPPER && k < KPAD;
                 const int kk = (UPPER && !ih) ? k - KPAD : k;
                 const u16* m = ih ? a.w_ih : a.w_hh;
@@ -225,7 +230,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 ldsm_x4(wa[j][i], w + row * PITCH + (kg * KW + j * 16) + (lane >> 4) * 8);
             }
     }
-    float c[ITEMS], bias[ITEMS][GATES];
+    // The carried state (the cell's: an LSTM's c, a GRU's h in f32), from `c0` (for a cell
+    // without c, the host passes h_0 there); the bias of each gate, and a split gate's
+    // recurrent bias apart (SPLIT_GATE).
+    float c[ITEMS], bias[ITEMS][GATES], bias_split[ITEMS];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
         int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
@@ -239,9 +247,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         for (int g = 0; g < GATES; ++g) {
             float b = 0.f;
             if (live && a.b_ih) b += to_f(a.b_ih[g * HID + u]);
-            if (live && a.b_hh) b += to_f(a.b_hh[g * HID + u]);
+            if (live && a.b_hh && g != SPLIT_GATE) b += to_f(a.b_hh[g * HID + u]);
             bias[it][g] = b;
         }
+        bias_split[it] = (SPLIT_GATE >= 0 && live && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
     }
     __syncthreads();
 #if CL > 1
@@ -255,7 +264,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // The layer's step (every thread of the block agrees whether it has one).
         const int t = s - layer;
         const bool active = t >= 0 && t < seq;
-        float gate[ITEMS][GATES];
+        float gate[ITEMS][GATES], saved[ITEMS][CELL_SAVED];
         u16 hb[ITEMS], hd[ITEMS];
         if (active) {
             PHASE(0);
@@ -380,20 +389,24 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, n = idx / UB;
                 if (idx < UB * BATCH && u < HID) {
-                    float pre[GATES];
+                    // Each gate's bias, input and recurrent products, summed in this order (a
+                    // split gate's recurrent product apart, from its own bias).
+                    float pre[GATES], rec = 0.f;
 #pragma unroll
                     for (int g = 0; g < GATES; ++g) {
                         float sum = bias[it][g] + xv[it][g];
+                        if (g == SPLIT_GATE) rec = bias_split[it];
+                        float& acc = (g == SPLIT_GATE) ? rec : sum;
 #if CL > 1
                         for (int q = 0; q < CL; ++q)
-                            sum += part[(q * BATCH + n) * GATES * UB + g * UB + ul];
+                            acc += part[(q * BATCH + n) * GATES * UB + g * UB + ul];
 #else
                         for (int q = 0; q < KG; ++q)
-                            sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UB + ul];
+                            acc += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UB + ul];
 #endif
                         pre[g] = sum;
                     }
-                    hb[it] = from_f(lstm_cell_forward(pre, gate[it], c[it]));
+                    hb[it] = from_f(cell_forward(pre, rec, gate[it], c[it], saved[it]));
                     u16* row = hx + XSLOT(s) + n * XP;
                     row[x_h + u] = hb[it];
                     // The layer above reads this step's output, through dropout, next wave step.
@@ -404,7 +417,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     }
                     if (t == seq - 1) {
                         a.h_n[n * HID + u] = hb[it];
+#if CELL_HAS_C
                         a.c_n[n * HID + u] = from_f(c[it]);
+#endif
                     }
                 }
             }
@@ -421,7 +436,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB;
                 if (idx < UB * BATCH && u < HID)
-                    store_outputs<UB, ITEMS>(it, t, hb, feeds ? hd : nullptr, gate, c, a, u0, drop);
+                    store_outputs<UB, ITEMS>(it, t, hb, feeds ? hd : nullptr, gate, saved, a, u0, drop);
             }
         }
         if (s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
@@ -435,16 +450,16 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
-                    float* xg,                      // [T, B, 4H]
-                    const u16* __restrict__ b_ih,   // [4H] or null
-                    const u16* __restrict__ b_hh,   // [4H] or null
+lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
+                    float* xg,                      // [T, B, GH]
+                    const u16* __restrict__ b_ih,   // [GH] or null
+                    const u16* __restrict__ b_hh,   // [GH] or null
                     const u16* h0,                  // [B, H] or null (zeros)
                     const u16* __restrict__ c0,     // [B, H] or null (zeros)
                     u16* y,                         // [T, B, H]
                     u16* h_n, u16* c_n,             // [B, H]
                     u16* hx,                        // [2, B, KPAD], zeroed
-                    float* save,                    // [T, B, H] cell states, or null
+                    float* save,                    // [T, B, CELL_SAVED, H], or null
                     u16* yp,                        // [T + 1, B, LDP], zeroed, or null
                     u16* dropped,                   // [T, B, H], or null (no dropout after)
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
@@ -459,6 +474,11 @@ lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [4H, H]
 #define WAVE_MAX 4
 #if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX
 #error "the wavefront takes 2..WAVE_MAX layers, without clusters"
+#endif
+// An upper layer multiplies [input, h_{t-1}] by [W_ih, W_hh] in one product, which a split
+// gate's two products cannot share.
+#if SPLIT_GATE >= 0
+#error "the wavefront takes cells without a split gate"
 #endif
 struct WaveArgs {
     LayerArgs layer[WAVE_MAX];

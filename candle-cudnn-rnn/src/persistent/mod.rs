@@ -1,14 +1,15 @@
-//! [`RnnAlgo::Persistent`](crate::RnnAlgo::Persistent): our own LSTM kernel that keeps each
-//! layer's recurrent weights on chip for the whole sequence (`lstm_fwd.cu`), beside cuDNN.
+//! [`RnnAlgo::Persistent`](crate::RnnAlgo::Persistent): our own kernels that keep each
+//! layer's recurrent weights on chip for the whole sequence (`lstm_fwd.cu`), beside cuDNN, for
+//! the cells of `cell` (LSTM; GRU forward only so far).
 //!
 //! Per layer: the input projection of all steps as one GEMM, then one persistent kernel for
 //! the recurrence (`forward`); backward, one persistent kernel for the recurrence backward
 //! through time, then the weight and input gradients as GEMMs (`backward`); inter-layer
 //! dropout applied inside both recurrences, its masks counted on the device (`masks`). Where
 //! a stack's layers all fit on the GPU at once, one kernel per pass runs all of them as a
-//! wavefront (`wave`). The kernels implement unidirectional LSTMs without projection or
-//! per-sample lengths, in bf16 or f16, whose hidden size and batch fit in shared memory: a
-//! module offers a call's [`Plan`] or why there is none ([`PersistentLstm::plan`]) and runs
+//! wavefront (`wave`). The kernels implement unidirectional LSTMs and GRUs without projection
+//! or per-sample lengths, in bf16 or f16, whose hidden size and batch fit in shared memory: a
+//! module offers a call's [`Plan`] or why there is none ([`PersistentRnn::plan`]) and runs
 //! it; which calls it gets (the others go to cuDNN) is decided in `crate::choose`. The knobs
 //! of `tuning` are read from the environment once.
 
@@ -23,6 +24,7 @@ mod padded;
 mod tuning;
 mod wave;
 
+pub(crate) use cell::Cell;
 pub(crate) use kernel::{Plan, MAX_BATCH};
 pub(crate) use tuning::Tuning;
 
@@ -44,9 +46,11 @@ impl Elem for f32 {}
 /// A kernel plan, or why a call cannot run on the kernels.
 pub(crate) type PlanOrWhyNot = std::result::Result<Plan, String>;
 
-/// The persistent LSTM kernels of one module (a unidirectional LSTM without projection).
-pub(crate) struct PersistentLstm {
+/// The persistent kernels of one module (one direction of a cell of [`Cell`], without
+/// projection).
+pub(crate) struct PersistentRnn {
     dims: RnnDims,
+    cell: Cell,
     tuning: Tuning,
     /// The plan (or the reason for none) per device, batch, dtype and training mode.
     plans: Mutex<HashMap<(DeviceId, usize, DType, bool), PlanOrWhyNot>>,
@@ -54,11 +58,12 @@ pub(crate) struct PersistentLstm {
     counters: masks::Counters,
 }
 
-impl PersistentLstm {
-    /// The kernels of a module of `dims`, planned with `tuning`.
-    pub(crate) fn new(dims: RnnDims, tuning: Tuning) -> Self {
+impl PersistentRnn {
+    /// The kernels of a module of `dims` whose cell is `cell`, planned with `tuning`.
+    pub(crate) fn new(dims: RnnDims, cell: Cell, tuning: Tuning) -> Self {
         Self {
             dims,
+            cell,
             tuning,
             plans: Mutex::new(HashMap::new()),
             counters: Default::default(),
@@ -96,15 +101,15 @@ impl PersistentLstm {
         plans
             .entry(key)
             .or_insert_with(|| {
-                let sizes = (self.dims.hidden_size, batch, dtype);
+                let sizes = (self.cell, self.dims.hidden_size, batch, dtype);
                 Plan::new(dev, sizes, train, &self.tuning)
             })
             .clone()
     }
 
-    /// Runs one call forward on `plan`'s kernels (from [`PersistentLstm::plan`] for the call's
+    /// Runs one call forward on `plan`'s kernels (from [`PersistentRnn::plan`] for the call's
     /// device, batch, dtype and mode; the operands of `plan`'s dtype, the state at an even
-    /// element); what it keeps for training is for [`PersistentLstm::backward`].
+    /// element); what it keeps for training is for [`PersistentRnn::backward`].
     pub(crate) fn forward(&self, plan: Plan, inputs: ForwardInputs) -> Result<Forwarded> {
         fn boxed<T: Elem>((out, r): (CudaStorage, Option<forward::Reserve<T>>)) -> Forwarded {
             (out, r.map(|r| Box::new(r) as GpuReserve))
@@ -130,7 +135,7 @@ impl PersistentLstm {
         })
     }
 
-    /// The gradients of the forward that left `reserve` (one of [`PersistentLstm::forward`]'s);
+    /// The gradients of the forward that left `reserve` (one of [`PersistentRnn::forward`]'s);
     /// `dstate` only when `inputs.state_grad`, `dx` only when `inputs.input_grad`, `dw` only
     /// without `inputs.dw_into`.
     pub(crate) fn backward(

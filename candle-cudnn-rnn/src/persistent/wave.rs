@@ -12,7 +12,6 @@
 //! run either way. It takes fewer grid-wide steps, and PTB medium and small train faster with
 //! it (`results/2026-11-25-h100-wavefront/`).
 
-use super::cell::UNIT_STEP;
 use super::kernel::{
     allow_smem, forward_smem, function, module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS,
 };
@@ -49,7 +48,7 @@ impl Wave {
         (layers, pass): (usize, Pass),
         asked: WaveTuning,
     ) -> Option<Wave> {
-        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) {
+        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || !plan.cell.waves() {
             return None;
         }
         type Key = (DeviceId, Plan, usize, Pass, WaveTuning);
@@ -109,7 +108,8 @@ impl Wave {
         // the fewest blocks (fewer arrivals at the barrier).
         let rounds = |u: usize| (u * plan.batch).div_ceil(plan.threads());
         let most = rounds(plan.units[pass as usize]);
-        let sizes = (UNIT_STEP..=plan.hidden.next_multiple_of(UNIT_STEP)).step_by(UNIT_STEP);
+        let step = plan.cell.unit_step();
+        let sizes = (step..=plan.hidden.next_multiple_of(step)).step_by(step);
         sizes
             .clone()
             .flat_map(|u0| sizes.clone().map(move |u1| [u0, u1]))
@@ -145,7 +145,7 @@ impl Wave {
             Pass::Forward => {
                 let steps = plan.kpad() / 16;
                 [(self.units[0], steps), (self.units[1], 2 * steps)]
-                    .map(|tile| forward_smem(tile, 1, plan.batch))
+                    .map(|tile| forward_smem(tile, 1, (plan.batch, plan.cell.gates())))
             }
             Pass::Backward => {
                 let plan = Plan {
@@ -189,7 +189,7 @@ impl Wave {
             plan.chunk,
             if plan.bf16 { "bf16" } else { "f16" },
         );
-        let module = module(module_name, self.pass, defines, 1);
+        let module = module(module_name, (self.pass, plan.cell), defines, 1);
         let f = function(&module, dev, self.pass, name)?;
         allow_smem(&f, self.smem_bytes(plan))?;
         Ok(f)

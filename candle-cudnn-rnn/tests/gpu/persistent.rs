@@ -1,7 +1,8 @@
-//! The crate's own persistent LSTM kernels (`RnnAlgo::Persistent`) against the CPU path in
-//! f64 on the same rounded inputs, in bf16 and f16: inference (outputs, final states),
-//! training (those and every gradient) and training with x untracked (the kernels then skip
-//! dx). Every call must be served by the kernels themselves, not handed to cuDNN.
+//! The crate's own persistent kernels (`RnnAlgo::Persistent`) against the CPU path in f64 on
+//! the same rounded inputs, in bf16 and f16: inference (outputs, final states), training
+//! (those and every gradient) and training with x untracked (the kernels then skip dx). Every
+//! call must be served by the kernels themselves, not handed to cuDNN. LSTMs in both passes;
+//! GRUs forward (the kernels' GRU has no backward yet: its training calls go to cuDNN).
 
 use super::*;
 
@@ -9,10 +10,13 @@ use super::*;
 /// few 1e-3 in bf16, a few 1e-4 in f16).
 const BOUND: f64 = 2e-2;
 
-/// A unidirectional LSTM with biases for the persistent kernels.
-fn lstm((layers, batch, seq, input, hidden): (usize, usize, usize, usize, usize)) -> Shape {
+/// A unidirectional cell of `mode` with biases for the persistent kernels.
+fn shape(
+    mode: RnnMode,
+    (layers, batch, seq, input, hidden): (usize, usize, usize, usize, usize),
+) -> Shape {
     Shape {
-        mode: RnnMode::Lstm,
+        mode,
         cfg: RnnConfig {
             num_layers: layers,
             algo: RnnAlgo::Persistent,
@@ -53,6 +57,9 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
             Err(e) => verdicts.require(false, || format!("{name} {what}: failed: {e}")),
         }
     }
+    if shape.mode != RnnMode::Lstm {
+        return;
+    }
     // Training: every gradient, then the same call with x untracked.
     let inputs = Inputs::random(shape, true, dtype, rng);
     let host = inputs.to(&Device::Cpu, DType::F64);
@@ -77,11 +84,11 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
     }
 }
 
-/// Each shape in bf16 and in f16.
-fn run(test: &str, shapes: &[(usize, usize, usize, usize, usize)]) {
+/// Each shape of a cell of `mode` in bf16 and in f16.
+fn run(test: &str, mode: RnnMode, shapes: &[(usize, usize, usize, usize, usize)]) {
     let cases = shapes
         .iter()
-        .flat_map(|&s| [DType::BF16, DType::F16].map(|dtype| (lstm(s), dtype)));
+        .flat_map(|&s| [DType::BF16, DType::F16].map(|dtype| (shape(mode, s), dtype)));
     check_each(test, cases, |gpu, (shape, dtype), rng, verdicts| {
         check(gpu, &shape, dtype, rng, verdicts)
     });
@@ -94,6 +101,7 @@ fn persistent_lstm_one_layer_matches_the_f64_cpu_path() {
     // (layers, batch, seq, input, hidden)
     run(
         "persistent_lstm_one_layer_matches_the_f64_cpu_path",
+        RnnMode::Lstm,
         &[(1, 1, 3, 100, 200), (1, 32, 20, 64, 128), (1, 5, 7, 32, 64)],
     );
 }
@@ -105,10 +113,27 @@ fn persistent_lstm_one_layer_matches_the_f64_cpu_path() {
 fn persistent_lstm_stacks_match_the_f64_cpu_path() {
     run(
         "persistent_lstm_stacks_match_the_f64_cpu_path",
+        RnnMode::Lstm,
         &[
             (3, 20, 16, 200, 200),
             (2, 17, 12, 96, 130),
             (3, 2, 1, 24, 48),
+        ],
+    );
+}
+
+/// A GRU's forward (inference): one layer at batch 1 and hidden 200 (no tile filled), batch 32,
+/// two layers at an odd batch and a hidden size that fills no block (layer by layer: the
+/// wavefront takes no GRU), with and without h_0.
+#[test]
+fn persistent_gru_forward_matches_the_f64_cpu_path() {
+    run(
+        "persistent_gru_forward_matches_the_f64_cpu_path",
+        RnnMode::Gru,
+        &[
+            (1, 1, 3, 100, 200),
+            (1, 32, 20, 64, 128),
+            (2, 17, 12, 96, 130),
         ],
     );
 }

@@ -6,8 +6,8 @@ preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, th
 cell_lstm.cuh or cell_gru.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's
 Pass::sources joins them) with each variant's -D options and architecture, then ptxas for
 sm_90a; prints each variant's registers and spills and fails on any compile error. The variants
-cover every preprocessor branch: both passes (a GRU's forward), bf16 and f16, clusters of 1, 2
-and 4, PTB large's shape and small odd ones. A last variant compiles the
+cover every preprocessor branch: both passes of both cells, bf16 and f16, clusters of 1, 2 and
+4, PTB large's shape and small odd ones. A last variant compiles the
 preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
 default options, no ELEM_BF16).
 
@@ -174,7 +174,8 @@ def ptb_lm_modules():
 
 def variants():
     """(name, kernel, -D options, architecture, cell) covering the kernels' preprocessor
-    branches: the LSTM's both passes, a GRU's forward (the kernels have no GRU backward yet)."""
+    branches: both passes of the LSTM and of the GRU (its layers one by one: the wavefront takes
+    no GRU)."""
     shapes = [  # (hidden, batch, forward units, backward units)
         (1500, 20, 12, 13),  # PTB large, as the library plans it on an H100
         (66, 3, 4, 4),       # odd batch and hidden: tiles and K steps not filled
@@ -200,6 +201,8 @@ def variants():
                     yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
                            base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch,
                            "lstm")
+                yield (f"gru backward {tag}", "lstm_persistent_bwd",
+                       base + ["-DUNITS=16", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):

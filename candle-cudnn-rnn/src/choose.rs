@@ -85,8 +85,7 @@ fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
 }
 
 /// Ours implement one direction of an LSTM or GRU cell without a projection
-/// (`persistent/lstm_fwd.cu`, `lstm_bwd.cu`; a GRU forward only: its training calls get no
-/// plan, `persistent::Plan::new`).
+/// (`persistent/lstm_fwd.cu`, `lstm_bwd.cu`; a GRU layer by layer, not as a wavefront).
 fn ours_take_module(dims: &RnnDims) -> bool {
     Cell::of(dims.mode).is_some() && dims.num_directions == 1 && dims.proj_size == 0
 }
@@ -139,8 +138,7 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
 }
 
 /// The cells whose calls on ours were measured against cuDNN: the rules above come from LSTM
-/// calls; a GRU's (forward only so far) run on ours when asked for (`Persistent`) or when
-/// `Auto` times them faster.
+/// calls; a GRU's run on ours when asked for (`Persistent`) or when `Auto` times them faster.
 const OURS_MEASURED_CELLS: &[RnnMode] = &[RnnMode::Lstm];
 
 /// The deepest stack ours lead in: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x `Standard`'s
@@ -784,7 +782,7 @@ mod tests {
             cudnn_by_rule(&gru512, &call(gru512, 32), DType::F16, true),
             s
         );
-        // A GRU on ours (forward only, not measured yet): not by rule.
+        // A GRU on ours (not measured yet): not by rule.
         let infer =
             |dims: RnnDims, batch, dtype| ours_lead(&call(dims, batch), &dims, (dtype, false));
         assert!(infer(lstm(1, 512), 32, DType::BF16));

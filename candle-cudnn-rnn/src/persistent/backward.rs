@@ -52,6 +52,10 @@ pub(super) fn backward<T: Elem>(
     let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave);
     let each = |n: usize| if wave.is_some() { n } else { n.min(1) };
     let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * gh) }?;
+    // A split gate's cell (a GRU): the gate gradients on the recurrent product's side, for the
+    // recurrent weight's gradient (the kernels write them all).
+    let split = plan.cell.splits();
+    let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn.
     let exchange_len = 2 * batch * plan.gpad();
@@ -108,12 +112,17 @@ pub(super) fn backward<T: Elem>(
         let (dx_ptr, _f) = dx.device_ptr_mut(&stream);
         let (ds_ptr, _g) = ds.device_ptr_mut(&stream);
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
+        let (dgh_all, _q) = dgh.device_ptr_mut(&stream);
         let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
         let (dgx_all, _j) = exchange.device_ptr_mut(&stream);
         // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
         // top: what the layer above's input gradient fills).
         let slot = |l: usize| if wave.is_some() { l as u64 } else { 0 };
         let dg_of = |l| dg_all + slot(l) * (steps * gh) as u64 * elem;
+        let dgh_of = |l| match split {
+            true => dgh_all + slot(l) * (steps * gh) as u64 * elem,
+            false => 0,
+        };
         let dgx_of = |l| dgx_all + slot(l) * exchange_len as u64 * elem;
         let dyb = |l| dyb_all + slot(l) * (steps * hidden) as u64 * elem;
         let (counter_ptr, _k) = counter.device_ptr(&stream);
@@ -147,24 +156,31 @@ pub(super) fn backward<T: Elem>(
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| d_state + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
-        // `lstm_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view).
+        // `lstm_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view). A
+        // cell without c carries h from where an LSTM's c starts, and has no dc_n or dc_0.
+        let has_c = plan.cell.has_c();
         let args_of = |layer: usize| {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
             let (drop, guard) = drop_args(layer);
+            let c_slot = |base: u64| if has_c { base + state(1, layer) } else { 0 };
             let args = [
                 w + b.w_hh as u64 * elem,
                 w + b.w_ih as u64 * elem,
                 gate_ptrs[layer].0,
                 cell_ptrs[layer].0,
-                s + state(1, layer),
+                if has_c {
+                    s + state(1, layer)
+                } else {
+                    s + state(0, layer)
+                },
                 if top { grad } else { dyb(layer) },
                 grad_state(0, layer),
-                grad_state(1, layer),
+                c_slot(d_state),
                 dg_of(layer),
                 dgx_of(layer),
                 ds_ptr + state(0, layer),
-                ds_ptr + state(1, layer),
+                c_slot(ds_ptr),
                 // The bias gradients, written or added (`overwrite`).
                 bias_at(b.b_ih),
                 bias_at(b.b_hh),
@@ -173,6 +189,7 @@ pub(super) fn backward<T: Elem>(
                 drop[0],
                 drop[1],
                 drop[2],
+                dgh_of(layer),
             ];
             (args, guard)
         };
@@ -196,7 +213,7 @@ pub(super) fn backward<T: Elem>(
                 // `lstm_persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
                 // gradient, `db_add` after the bias gradients, the counter last.
                 let (args, _guard) = args_of(layer);
-                let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2] =
+                let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2, dgh] =
                     args;
                 let db_add = u64::from(!overwrite);
                 let ptrs = [
@@ -217,6 +234,7 @@ pub(super) fn backward<T: Elem>(
                     d0,
                     d1,
                     d2,
+                    dgh,
                     counter_ptr,
                 ];
                 reset_barrier(&stream, counter_ptr)?;
@@ -230,6 +248,9 @@ pub(super) fn backward<T: Elem>(
             let y = if top { y_top } else { below_ptrs[layer].0 };
             let dw_at = |o: usize| dw_ptr + o as u64 * elem;
             let dgt = Mat::new(dg_ptr, gh).t();
+            // The recurrent weight's gradient takes the recurrent side's gate gradients.
+            let dgh_ptr = if split { dgh_of(layer) } else { dg_ptr };
+            let dght = Mat::new(dgh_ptr, gh).t();
             // The first product into a weight's gradient writes it or adds to it (`overwrite`),
             // a second adds.
             let first = if overwrite { Out::Half } else { Out::AddHalf };
@@ -238,11 +259,11 @@ pub(super) fn backward<T: Elem>(
                 unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, out) }
             };
             // A weight gradient made in padded rows, then copied or added into place.
-            let padded_product = |(k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
+            let padded_product = |g: Mat, (k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(&dev, plan.bf16, (gh, ld, k), dgt, a, dw_rows, Out::Half)?
+                    matmul(&dev, plan.bf16, (gh, ld, k), g, a, dw_rows, Out::Half)?
                 };
                 let n = Rows { rows: gh, cols };
                 match overwrite {
@@ -252,7 +273,7 @@ pub(super) fn backward<T: Elem>(
             };
             match &padded_inputs[layer] {
                 Some(((pi, _), _, ld)) => {
-                    padded_product((steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
+                    padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
                 }
                 None => product(
                     (gh, b.in_size, steps),
@@ -266,10 +287,10 @@ pub(super) fn backward<T: Elem>(
             let h0 = s + state(0, layer);
             // With padded rows, the forward kept them (`Reserve::h_prev`).
             if let Some((kept, _)) = kept_h_prev.get(layer) {
-                padded_product((steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
+                padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
             } else {
                 if seq > 1 {
-                    let dg1 = Mat::new(dg_ptr + (batch * gh) as u64 * elem, gh).t();
+                    let dg1 = Mat::new(dgh_ptr + (batch * gh) as u64 * elem, gh).t();
                     product(
                         (gh, hidden, steps - batch),
                         dg1,
@@ -280,7 +301,7 @@ pub(super) fn backward<T: Elem>(
                 }
                 product(
                     (gh, hidden, batch),
-                    dgt,
+                    dght,
                     Mat::new(h0, hidden),
                     dw_at(b.w_hh),
                     if seq > 1 { Out::AddHalf } else { first },

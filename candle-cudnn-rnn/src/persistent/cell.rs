@@ -55,15 +55,17 @@ impl Cell {
         matches!(self, Cell::Lstm)
     }
 
-    /// Whether the kernels have the cell's backward (and with it training calls).
-    pub const fn trains(self) -> bool {
-        matches!(self, Cell::Lstm)
+    /// Whether a gate's recurrent product stays apart from its input's (the header's
+    /// SPLIT_GATE: a GRU's n, whose recurrent product the reset gate multiplies): its gradient
+    /// then differs on the two sides, and the backward writes the recurrent side's apart.
+    pub const fn splits(self) -> bool {
+        matches!(self, Cell::Gru)
     }
 
     /// Whether the wavefront takes the cell: an upper layer's one product of [input, h] by
-    /// [W_ih, W_hh] cannot keep a GRU's n gate's two products apart.
+    /// [W_ih, W_hh] cannot keep a split gate's two products apart.
     pub const fn waves(self) -> bool {
-        matches!(self, Cell::Lstm)
+        !self.splits()
     }
 
     /// Its name in module and kernel names.
@@ -108,8 +110,7 @@ mod tests {
             assert_eq!(define("GATES"), cell.gates() as i64, "{cell:?}");
             assert_eq!(define("CELL_SAVED"), cell.saved() as i64, "{cell:?}");
             assert_eq!(define("CELL_HAS_C"), i64::from(cell.has_c()), "{cell:?}");
-            // The wavefront refuses a split gate.
-            assert_eq!(define("SPLIT_GATE") < 0, cell.waves(), "{cell:?}");
+            assert_eq!(define("SPLIT_GATE") >= 0, cell.splits(), "{cell:?}");
         }
     }
 

@@ -5,7 +5,7 @@
 // The reset gate multiplies n's recurrent product (bias included), so that product stays
 // apart from its input's (SPLIT_GATE). The state carried from step to step is h in f32 (as
 // the LSTM carries c); the exchange between blocks and the outputs are h in bf16 or f16.
-// Needs common.cuh (sigmoid, gate_tanh).
+// Needs common.cuh (sigmoid, gate_tanh); lstm_fwd.cu and lstm_bwd.cu call the steps.
 
 #define GATES 3
 #define SPLIT_GATE 2
@@ -27,4 +27,25 @@ __device__ __forceinline__ float cell_forward(const float (&pre)[GATES], float r
     saved[0] = h;
     saved[1] = rec;
     return h;
+}
+
+// Backward: from the step's gate activations `gate`, what it saved (`saved`: h_t and n's
+// recurrent product) and the state before it (`prev`: h_{t-1} in f32), and the gradients
+// reaching h_t (`dy` from the output, `dh_next` through the next step's recurrent product,
+// `carry` through its z * h term, updated in place to this step's z * dh, which reaches
+// h_{t-1} directly), the gradients `d` of the three pre-activations on the input's side and
+// `d_rec`, n's on the recurrent product's (r times d[2]); r's and z's are the same on both
+// sides.
+__device__ __forceinline__ void cell_backward(const float (&gate)[GATES],
+                                              const float (&saved)[CELL_SAVED], float prev,
+                                              float dy, float dh_next, float& carry,
+                                              float (&d)[GATES], float& d_rec) {
+    float r = gate[0], z = gate[1], n = gate[2];
+    float dh = dy + dh_next + carry;
+    float dn = dh * (1.f - z) * (1.f - n * n);
+    d[0] = dn * saved[1] * r * (1.f - r);
+    d[1] = dh * (prev - n) * z * (1.f - z);
+    d[2] = dn;
+    d_rec = dn * r;
+    carry = dh * z;
 }

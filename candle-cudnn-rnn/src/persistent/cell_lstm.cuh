@@ -29,20 +29,23 @@ __device__ __forceinline__ float cell_forward(const float (&pre)[GATES], float r
     return gate[3] * gate_tanh(c);
 }
 
-// Backward: from the step's gate activations `gate`, its cell state `c` and the one before it
-// `c_prev`, and the gradients reaching its output h (`dy` from the output, `dh_next` through the
-// next step) and its cell state (`dc`, updated in place to the gradient reaching `c_prev`), the
-// gradients `d` of the four pre-activations.
-__device__ __forceinline__ void cell_backward(const float (&gate)[GATES], float c, float c_prev,
-                                              float dy, float dh_next, float& dc,
-                                              float (&d)[GATES]) {
+// Backward: from the step's gate activations `gate`, what it saved (`saved`: its cell state c)
+// and the state before it (`prev`: c_{t-1}), and the gradients reaching its output h (`dy` from
+// the output, `dh_next` through the next step's recurrent product) and its cell state (`carry`:
+// dc, updated in place to the gradient reaching c_{t-1}), the gradients `d` of the four
+// pre-activations (the input's and the recurrent product's alike: `d_rec`, a split gate's
+// recurrent side, is left alone).
+__device__ __forceinline__ void cell_backward(const float (&gate)[GATES],
+                                              const float (&saved)[CELL_SAVED], float prev,
+                                              float dy, float dh_next, float& carry,
+                                              float (&d)[GATES], float& d_rec) {
     float gi = gate[0], gf = gate[1], gg = gate[2], go = gate[3];
     float dh = dy + dh_next;
-    float tc = gate_tanh(c);
-    float dct = dc + go * dh * (1.f - tc * tc);
+    float tc = gate_tanh(saved[0]);
+    float dct = carry + go * dh * (1.f - tc * tc);
     d[0] = dct * gg * gi * (1.f - gi);
-    d[1] = dct * c_prev * gf * (1.f - gf);
+    d[1] = dct * prev * gf * (1.f - gf);
     d[2] = dct * gi * (1.f - gg * gg);
     d[3] = dh * tc * go * (1.f - go);
-    dc = dct * gf;
+    carry = dct * gf;
 }

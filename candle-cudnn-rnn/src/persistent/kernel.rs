@@ -125,8 +125,7 @@ impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
     /// when `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do
     /// not take (the chooser's rules keep those from asking; a plan stays valid whoever asks),
-    /// training a cell whose backward the kernels do not have, an odd hidden size, or blocks
-    /// that do not fit in shared memory.
+    /// an odd hidden size, or blocks that do not fit in shared memory.
     pub fn new(
         dev: &CudaDevice,
         (cell, hidden, batch, dtype): (Cell, usize, usize, DType),
@@ -138,12 +137,6 @@ impl Plan {
             DType::F16 => false,
             dt => return Err(format!("takes bf16 or f16, not {dt:?}")),
         };
-        if train && !cell.trains() {
-            return Err(format!(
-                "runs {} cells forward only (inference); training goes to cuDNN",
-                cell.name()
-            ));
-        }
         if hidden % 2 != 0 {
             return Err(format!("needs an even hidden size, not {hidden}"));
         }

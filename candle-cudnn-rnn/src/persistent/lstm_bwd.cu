@@ -1,12 +1,15 @@
-// One LSTM layer's backward through time as one persistent kernel, the mirror of
-// lstm_fwd.cu. Block b owns UNITS hidden units (its own count: the saved activations are laid
-// out by unit, not by the forward's blocks). Each step, from
-// the last: the block's threads turn dh_t (the output's gradient plus the recurrent part)
-// into the gradients of their units' four gate pre-activations, written to `dg` (for the
-// weight and input GEMMs after the kernel) and to the exchange buffer; after the grid
-// barrier, the block multiplies its units' columns of W_hh (transposed, kept in shared
-// memory) by all of the step's gate gradients, streamed from L2 in chunks, which is its
-// units' part of dh_{t-1}.
+// One layer's backward through time as one persistent kernel, the mirror of lstm_fwd.cu, for
+// the cell whose pointwise steps come before it in the source (cell_lstm.cuh, cell_gru.cuh).
+// Block b owns UNITS hidden units (its own count: the saved activations are laid out by unit,
+// not by the forward's blocks). Each step, from the last: the block's threads turn dh_t (the
+// output's gradient plus the recurrent part) into the gradients of their units' GATES gate
+// pre-activations, written to `dg` (for the weight and input GEMMs after the kernel) and to
+// the exchange buffer; after the grid barrier, the block multiplies its units' columns of
+// W_hh (transposed, kept in shared memory) by all of the step's gate gradients, streamed from
+// L2 in chunks, which is its units' part of dh_{t-1}. A cell with a split gate (a GRU's n,
+// whose recurrent product the reset gate multiplies) has different gradients on the recurrent
+// product's side for that gate: those go to the exchange buffer and to `dgh` (the recurrent
+// weight's GEMM reads it), the input side's to `dg`.
 //
 // Compile-time: HID, BATCH, UNITS (any count), NWARPS, ELEM_BF16, as the forward, NBUF (>= 2),
 // the chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL, the
@@ -20,12 +23,13 @@
 // live in local memory). The weight tile and the stage buffers hold only the UNITS rows and
 // BATCH rows that exist: the tensor-core tiles' rows past them read a real row (clamped) and
 // their products are never used, which leaves shared memory for a deeper pipeline.
-// `gates` (f32 [T, B, 4H], the activations i, f, g, o) and `cells` (f32 [T, B, H]) are what
-// the training forward saved. `dgx` is the exchange buffer, [2][BATCH][GPAD], zeroed before
-// the launch (columns past 4H stay zero). `db_ih` and
-// `db_hh` (either may be null) receive the bias gradient of the block's units, every step's gate
-// gradients summed over the batch in f32, written over what they hold or, with `db_add`
-// non-zero, added to it.
+// `gates` (f32 [T, B, GATES * H], the gate activations) and `cells` (f32
+// [T, B, CELL_SAVED, H]) are what the training forward saved; `c0` is the state the cell
+// carries at t = 0 (the host passes h_0 for a cell without c). `dgx` is the exchange buffer,
+// [2][BATCH][GPAD], zeroed before the launch (columns past GH stay zero). `db_ih` and `db_hh`
+// (either may be null) receive the bias gradient of the block's units, every step's gate
+// gradients summed over the batch in f32 (the input side's and the recurrent side's), written
+// over what they hold or, with `db_add` non-zero, added to it.
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `lstm_wave_bwd` instead: every
 // layer of a stack at once, from the top, as a wavefront (the mirror of lstm_fwd.cu's). Blocks
@@ -96,23 +100,24 @@ struct BwdTile {
 // One layer's buffers for the backward (see above; `w_ih` and `dx` for upper wavefront layers
 // only).
 struct BwdArgs {
-    const u16* w_hh;                        // [4H, H]
-    const u16* w_ih;                        // [4H, H]
-    const float* gates;                     // [T, B, 4H]
-    const float* cells;                     // [T, B, H]
+    const u16* w_hh;                        // [GH, H]
+    const u16* w_ih;                        // [GH, H]
+    const float* gates;                     // [T, B, GH]
+    const float* cells;                     // [T, B, CELL_SAVED, H]
     const u16* c0;                          // [B, H] or null (zeros)
     const u16* dy;                          // [T, B, H]
     const u16* dh_n;                        // [B, H]
     const u16* dc_n;                        // [B, H]
-    u16* dg;                                // [T, B, 4H]
+    u16* dg;                                // [T, B, GH]
     u16* dgx;                               // [2, B, GPAD], zeroed
     u16* dh0;                               // [B, H]
     u16* dc0;                               // [B, H]
-    u16* db_ih;                             // [4H] or null
-    u16* db_hh;                             // [4H] or null
+    u16* db_ih;                             // [GH] or null
+    u16* db_hh;                             // [GH] or null
     u16* dx;                                // [T, B, H]: the layer below's dy
     const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
     unsigned long long drop_seed, drop_p_layer;
+    u16* dgh;                               // [T, B, GH] (a split gate's cell), or null
 };
 
 // Layer `layer`'s backward on block `bl` of its blocks, over `waves` grid-wide steps of which it
@@ -162,21 +167,29 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         }
     }
 
-    float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][GATES];
+    // Per item: the recurrent part of dh, the gradient the cell carries to the step before
+    // (an LSTM's dc; a GRU's z * dh), and the bias gradients summed over the steps (a split
+    // gate's recurrent side apart).
+    float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][GATES], dbias_split[ITEMS];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
         int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
         bool live = idx < UB * BATCH && u < HID;
         dhr[it] = live ? to_f(a.dh_n[n * HID + u]) : 0.f;
+#if CELL_HAS_C
         dc[it] = live ? to_f(a.dc_n[n * HID + u]) : 0.f;
+#else
+        dc[it] = 0.f;
+#endif
 #pragma unroll
         for (int g = 0; g < GATES; ++g) dbias[it][g] = 0.f;
+        dbias_split[it] = 0.f;
     }
     // A step's saved activations, cell states and output gradient, loaded a step ahead (while
     // the previous step's products run) so that their latency leaves the recurrence. (`dy` of a
     // layer below the top in the wavefront is written during the launch by other blocks: its
     // loads bypass L1, which may hold a line of it from an earlier step's row.)
-    float ga[ITEMS][GATES], ct[ITEMS], cp[ITEMS], dyv[ITEMS];
+    float ga[ITEMS][GATES], sv[ITEMS][CELL_SAVED], cp[ITEMS], dyv[ITEMS];
     auto load_step = [&](int t) {
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
@@ -186,8 +199,10 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 const float* gs = a.gates + row * GH + u;
 #pragma unroll
                 for (int g = 0; g < GATES; ++g) ga[it][g] = gs[g * HID];
-                ct[it] = a.cells[row * HID + u];
-                cp[it] = t > 0 ? a.cells[(row - BATCH) * HID + u] : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
+#pragma unroll
+                for (int k = 0; k < CELL_SAVED; ++k) sv[it][k] = a.cells[(row * CELL_SAVED + k) * HID + u];
+                cp[it] = t > 0 ? a.cells[(row - BATCH) * CELL_SAVED * HID + u]
+                               : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
                 u16 d = __ldcg(a.dy + row * HID + u);
                 dyv[it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
             }
@@ -217,21 +232,24 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         const int t = start + seq - 1 - s;
         const bool active = t >= 0 && t < seq;
         u16* xch = a.dgx + XSLOT(t);
-        // The gradients of the block's gate pre-activations at step t.
-        u16 dgb[ITEMS][GATES];
+        // The gradients of the block's gate pre-activations at step t (a split gate's
+        // recurrent side apart: the exchange buffer takes it).
+        u16 dgb[ITEMS][GATES], dgs[ITEMS];
         if (active) {
             PHASE(0);
 #pragma unroll
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
                 if (idx < UB * BATCH && u < HID) {
-                    float d[GATES];
-                    cell_backward(ga[it], ct[it], cp[it], dyv[it], dhr[it], dc[it], d);
+                    float d[GATES], d_rec = 0.f;
+                    cell_backward(ga[it], sv[it], cp[it], dyv[it], dhr[it], dc[it], d, d_rec);
+                    dbias_split[it] += d_rec;
+                    dgs[it] = from_f(d_rec);
 #pragma unroll
                     for (int g = 0; g < GATES; ++g) {
                         dbias[it][g] += d[g];
                         dgb[it][g] = from_f(d[g]);
-                        xch[n * GPAD + g * HID + u] = dgb[it][g];
+                        xch[n * GPAD + g * HID + u] = g == SPLIT_GATE ? dgs[it] : dgb[it][g];
                     }
                 }
             }
@@ -245,9 +263,15 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #pragma unroll
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-                if (idx < UB * BATCH && u < HID)
+                if (idx < UB * BATCH && u < HID) {
+                    const size_t at_ = ((size_t)t * BATCH + n) * GH + u;
 #pragma unroll
-                    for (int g = 0; g < GATES; ++g) a.dg[((size_t)t * BATCH + n) * GH + g * HID + u] = dgb[it][g];
+                    for (int g = 0; g < GATES; ++g) a.dg[at_ + g * HID] = dgb[it][g];
+                    if (SPLIT_GATE >= 0)
+#pragma unroll
+                        for (int g = 0; g < GATES; ++g)
+                            a.dgh[at_ + g * HID] = g == SPLIT_GATE ? dgs[it] : dgb[it][g];
+                }
             }
         }
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
@@ -381,8 +405,13 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     for (int it = 0; it < ITEMS; ++it) {
         int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
         if (idx < UB * BATCH && u < HID) {
+#if CELL_HAS_C
             a.dh0[n * HID + u] = from_f(dhr[it]);
             a.dc0[n * HID + u] = from_f(dc[it]);
+#else
+            // The carried gradient reaches h_0 directly.
+            a.dh0[n * HID + u] = from_f(dhr[it] + dc[it]);
+#endif
         }
     }
     // The bias gradient of the block's units (no other block has their gate gradients):
@@ -390,26 +419,37 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // order, so that the result does not depend on timing. The slots take the warps' regions,
     // whose last sums every thread has read after the barrier (with clusters, `part` before it
     // stays the cluster's).
+    // A split gate's recurrent side has a slot of its own, after the gates' (NSLOT).
     if (a.db_ih || a.db_hh) {
-        static_assert(BATCH * GATES * UB * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
-        float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][GATES][UB]
+        constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+        static_assert(BATCH * NSLOT * UB * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
+        float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][NSLOT][UB]
         __syncthreads();
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
-            if (idx < UB * BATCH)
+            if (idx < UB * BATCH) {
 #pragma unroll
-                for (int g = 0; g < GATES; ++g) slots[(n * GATES + g) * UB + ul] = dbias[it][g];
+                for (int g = 0; g < GATES; ++g) slots[(n * NSLOT + g) * UB + ul] = dbias[it][g];
+                if (SPLIT_GATE >= 0) slots[(n * NSLOT + GATES) * UB + ul] = dbias_split[it];
+            }
         }
         __syncthreads();
         for (int i = tid; i < GATES * UB; i += THREADS) {
             int g = i / UB, ul = i % UB, u = u0 + ul;
             if (u < HID) {
                 float sum = 0.f;
-                for (int n = 0; n < BATCH; ++n) sum += slots[(n * GATES + g) * UB + ul];
+                for (int n = 0; n < BATCH; ++n) sum += slots[(n * NSLOT + g) * UB + ul];
+                float sum_rec = sum;
+#if SPLIT_GATE >= 0
+                if (g == SPLIT_GATE) {
+                    sum_rec = 0.f;
+                    for (int n = 0; n < BATCH; ++n) sum_rec += slots[(n * NSLOT + GATES) * UB + ul];
+                }
+#endif
                 size_t at_ = (size_t)g * HID + u;
                 if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
-                if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum : sum);
+                if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum_rec : sum_rec);
             }
         }
     }
@@ -422,23 +462,24 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
-                    const float* __restrict__ gates, // [T, B, 4H]
+lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
+                    const float* __restrict__ gates, // [T, B, GH]
                     const float* __restrict__ cells, // [T, B, H]
                     const u16* __restrict__ c0,      // [B, H] or null (zeros)
                     const u16* __restrict__ dy,      // [T, B, H]
                     const u16* __restrict__ dh_n,    // [B, H]
                     const u16* __restrict__ dc_n,    // [B, H]
-                    u16* dg,                         // [T, B, 4H]
+                    u16* dg,                         // [T, B, GH]
                     u16* dgx,                        // [2, B, GPAD], zeroed
                     u16* dh0, u16* dc0,              // [B, H]
-                    u16* db_ih, u16* db_hh,          // [4H] or null
+                    u16* db_ih, u16* db_hh,          // [GH] or null
                     unsigned long long db_add,
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
+                    u16* dgh,                        // [T, B, GH] (a split gate's cell), or null
                     u32* counter, int seq) {
     const BwdArgs a = {w_hh, nullptr, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih,
-                       db_hh, nullptr, drop_offset, drop_seed, drop_p_layer};
+                       db_hh, nullptr, drop_offset, drop_seed, drop_p_layer, dgh};
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, counter, seq, seq);
 }
 #else
@@ -446,6 +487,10 @@ lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [4H, H]
 #define WAVE_MAX 4
 #if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX
 #error "the wavefront takes 2..WAVE_MAX layers, without clusters"
+#endif
+// As in the forward: an upper layer's one product cannot keep a split gate's two sides apart.
+#if SPLIT_GATE >= 0
+#error "the wavefront takes cells without a split gate"
 #endif
 struct WaveBwdArgs {
     BwdArgs layer[WAVE_MAX];

@@ -238,7 +238,7 @@ pub(super) struct WaveArgs {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub(super) struct WaveBwdArgs {
-    pub layers: [[u64; 18]; WAVE_MAX],
+    pub layers: [[u64; 19]; WAVE_MAX],
 }
 
 // SAFETY: plain 64-bit words laid out as the kernels' structs.

@@ -270,6 +270,10 @@ fn dropout_masks_replay_from_the_seed_on_the_persistent_kernels() {
                 shape(LSTM, (2, false), (20, 12, 96, 96), persistent),
                 DType::BF16,
             ),
+            (
+                shape(GRU, (2, false), (6, 7, 32, 80), persistent),
+                DType::BF16,
+            ),
         ],
     );
 }
@@ -301,6 +305,10 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
             ),
             (
                 shape(LSTM, (2, false), (8, 6, 48, 96), persistent),
+                DType::F16,
+            ),
+            (
+                shape(GRU, (3, false), (4, 5, 32, 64), persistent),
                 DType::F16,
             ),
         ],

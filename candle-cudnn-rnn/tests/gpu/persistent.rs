@@ -1,8 +1,7 @@
 //! The crate's own persistent kernels (`RnnAlgo::Persistent`) against the CPU path in f64 on
 //! the same rounded inputs, in bf16 and f16: inference (outputs, final states), training
 //! (those and every gradient) and training with x untracked (the kernels then skip dx). Every
-//! call must be served by the kernels themselves, not handed to cuDNN. LSTMs in both passes;
-//! GRUs forward (the kernels' GRU has no backward yet: its training calls go to cuDNN).
+//! call must be served by the kernels themselves, not handed to cuDNN. LSTMs and GRUs.
 
 use super::*;
 
@@ -56,9 +55,6 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
             }
             Err(e) => verdicts.require(false, || format!("{name} {what}: failed: {e}")),
         }
-    }
-    if shape.mode != RnnMode::Lstm {
-        return;
     }
     // Training: every gradient, then the same call with x untracked.
     let inputs = Inputs::random(shape, true, dtype, rng);
@@ -122,18 +118,19 @@ fn persistent_lstm_stacks_match_the_f64_cpu_path() {
     );
 }
 
-/// A GRU's forward (inference): one layer at batch 1 and hidden 200 (no tile filled), batch 32,
-/// two layers at an odd batch and a hidden size that fills no block (layer by layer: the
-/// wavefront takes no GRU), with and without h_0.
+/// GRUs: one layer at batch 1 and hidden 200 (no tile filled), batch 32, two layers at an odd
+/// batch and a hidden size that fills no block (layer by layer: the wavefront takes no GRU),
+/// one step through three layers.
 #[test]
-fn persistent_gru_forward_matches_the_f64_cpu_path() {
+fn persistent_gru_matches_the_f64_cpu_path() {
     run(
-        "persistent_gru_forward_matches_the_f64_cpu_path",
+        "persistent_gru_matches_the_f64_cpu_path",
         RnnMode::Gru,
         &[
             (1, 1, 3, 100, 200),
             (1, 32, 20, 64, 128),
             (2, 17, 12, 96, 130),
+            (3, 2, 1, 24, 48),
         ],
     );
 }

@@ -1,7 +1,7 @@
 //! Which kernel runs each GPU call, decided in one function of named rules
 //! ([`Chooser::choose`]), in the manner of PyTorch's `get_algo`
-//! (aten/src/ATen/native/cudnn/RNN.cpp). The candidates are this crate's persistent LSTM
-//! kernels ("ours", `crate::persistent`) and cuDNN's four algorithms (`crate::cudnn`).
+//! (aten/src/ATen/native/cudnn/RNN.cpp). The candidates are this crate's persistent LSTM and
+//! GRU kernels ("ours", `crate::persistent`) and cuDNN's four algorithms (`crate::cudnn`).
 //!
 //! - The module's algorithm decides first: a cuDNN algorithm serves every call
 //!   ([`cudnn_takes`] refuses what it cannot run); [`RnnAlgo::Persistent`] gives ours every
@@ -123,11 +123,11 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // for other sizes run many times slower); cuDNN runs bf16 at one speed whatever the algorithm,
 // and its persistent f32 algorithms and `PersistDynamic` run 2-15x slower than `Standard`.
 
-/// Where `Heuristic` puts calls that ours take (an LSTM in bf16 or f16, batch up to 32, ...):
-/// ours, in stacks of up to [`OURS_LEAD_MAX_LAYERS`] layers, except where cuDNN's f16
-/// persistent kernels lead: [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.6 against ours' 6.1
-/// µs an example), or [`persist_static_leads`] at hidden sizes above
-/// [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`].
+/// Where `Heuristic` puts calls that ours take (an LSTM or GRU in bf16 or f16, batch up to 32,
+/// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in stacks of up to
+/// [`OURS_LEAD_MAX_LAYERS`] layers, except where cuDNN's f16 persistent kernels lead:
+/// [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.6 against ours' 6.1 µs an example), or
+/// [`persist_static_leads`] at hidden sizes above [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`].
 fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
     let cudnn_faster = small_h_leads(dims, call, (dtype, train))
         || (persist_static_leads(dims, call, (dtype, train))
@@ -137,9 +137,12 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
         && !cudnn_faster
 }
 
-/// The cells whose calls on ours were measured against cuDNN: the rules above come from LSTM
-/// calls; a GRU's run on ours when asked for (`Persistent`) or when `Auto` times them faster.
-const OURS_MEASURED_CELLS: &[RnnMode] = &[RnnMode::Lstm];
+/// The cells whose calls on ours were measured against cuDNN. GRU training calls, graphed, bf16
+/// and f16, on the grid's shapes ours take (`results/2026-11-25-h100-gru-train/`): ours 0.43-0.78x
+/// of cuDNN's `Standard` in the same dtype (7.2 against 9.2 µs an example at [30, 32, 128] bf16,
+/// 65 against 147-152 at [35, 20, 2 x 1500]), slower only than f16 `PersistStaticSmallH` at
+/// hidden 128 (7.1 against 4.3), which [`small_h_leads`] gives it.
+const OURS_MEASURED_CELLS: &[RnnMode] = &[RnnMode::Lstm, RnnMode::Gru];
 
 /// The deepest stack ours lead in: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x `Standard`'s
 /// time in bf16, where one and two layers ran 0.27-0.91x.
@@ -782,11 +785,18 @@ mod tests {
             cudnn_by_rule(&gru512, &call(gru512, 32), DType::F16, true),
             s
         );
-        // A GRU on ours (not measured yet): not by rule.
-        let infer =
-            |dims: RnnDims, batch, dtype| ours_lead(&call(dims, batch), &dims, (dtype, false));
-        assert!(infer(lstm(1, 512), 32, DType::BF16));
-        assert!(!infer(gru512, 32, DType::BF16));
+        // GRUs on ours as LSTMs, but f16 at hidden 128 on SmallH (`gru-train`'s sweep).
+        let gru_train = |dims: RnnDims, batch, dtype| {
+            let c = call(dims, batch);
+            (
+                ours_lead(&c, &dims, (dtype, true)),
+                cudnn_by_rule(&dims, &c, dtype, true),
+            )
+        };
+        assert_eq!(gru_train(gru512, 32, DType::BF16), (true, s));
+        assert_eq!(gru_train(gru512, 32, DType::F16), (true, s));
+        assert_eq!(gru_train(gru, 32, DType::BF16), (true, s));
+        assert_eq!(gru_train(gru, 32, DType::F16), (false, psh));
         // Lengths and two directions: Standard.
         let bi = RnnDims::new(
             RnnMode::Lstm,

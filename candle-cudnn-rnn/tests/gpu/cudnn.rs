@@ -226,6 +226,10 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
         ),
         (
             case(GRU, (1, UNI), (16, 12, 128, 128), default, BF16, ZEROS),
+            RnnAlgo::Persistent,
+        ),
+        (
+            case(GRU, (3, UNI), (8, 6, 32, 64), default, BF16, H0),
             RnnAlgo::Standard,
         ),
         (

@@ -722,7 +722,7 @@ fn main() -> Result<()> {
     let mut failures = 0;
     let mut rows = Vec::new();
     let persistent_alone = args.iter().any(|a| a == "--persistent");
-    println!("| persistent LSTM case | rel err vs f64 CPU | ok |");
+    println!("| persistent case | rel err vs f64 CPU | ok |");
     println!("|---|---|---|");
     let mut persistent_rows = persistent::check_persistent(&gpu, &mut rng)?;
     persistent_rows.extend(persistent::check_dropout(&gpu, &mut rng)?);

@@ -1,5 +1,6 @@
-//! `RnnAlgo::Persistent` (the crate's own persistent LSTM kernels) against the CPU op in f64
-//! on the same rounded inputs, with cuDNN's standard algorithm's errors beside them, on fresh
+//! `RnnAlgo::Persistent` (the crate's own persistent kernels, LSTM and GRU) against the CPU op
+//! in f64 on the same rounded inputs, with cuDNN's standard algorithm's errors beside them (and
+//! the larger of the ratios ours / cuDNN's), on fresh
 //! random inputs and shapes that exercise the kernels' edges (batch 1, batches that do not
 //! fill a tensor-core tile, hidden sizes that do not fill a block or a K step, several layers,
 //! PTB large and medium): in inference mode the outputs and final states; in training mode
@@ -8,7 +9,7 @@
 //! with the input untracked (the kernels then skip its gradient) the others. A row passes only
 //! if the persistent kernels themselves served the call. `RnnAlgo::Auto`, which measures the kernels
 //! against cuDNN's algorithms, is checked on the same inputs whichever it picks (the row says
-//! which). Inter-layer dropout (`check_dropout`):
+//! which). Inter-layer dropout (`check_dropout`, both cells):
 //! masks that repeat after the seed is set again and change from call to call, and gradients
 //! through them against central finite differences.
 
@@ -21,15 +22,15 @@ use rand::rngs::StdRng;
 /// Relative L2 error allowed in bf16/f16 (the issue's bound for half precision).
 const TOL: f64 = 2e-2;
 
-/// `(y, packed state)` of an inference forward of the LSTM `cfg` describes.
+/// `(y, packed state)` of an inference forward of the cell of `mode` that `cfg` describes.
 fn forward(
-    cfg: RnnConfig,
+    (mode, cfg): (RnnMode, RnnConfig),
     (input, hidden): (usize, usize),
     w: &Tensor,
     x: &Tensor,
     s: Option<&Tensor>,
 ) -> Result<(Rnn, [Tensor; 2])> {
-    let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.clone())?;
+    let rnn = Rnn::from_weight(mode, input, hidden, cfg, w.clone())?;
     let state = s.map(|s| RnnState::from_packed(s.clone()));
     let (y, st) = rnn.forward_t(x, state.as_ref(), false)?;
     Ok((rnn, [y, st.packed().clone()]))
@@ -43,7 +44,7 @@ fn as5(v: &[Tensor]) -> [&Tensor; 5] {
 /// any) from a fresh seed (the masks `loss` draws); with `track_x` false x is no variable and
 /// `dx` is zeros (none may come back).
 fn train(
-    cfg: RnnConfig,
+    (mode, cfg): (RnnMode, RnnConfig),
     (input, hidden): (usize, usize),
     [w, x, s, gy, gs]: [&Tensor; 5],
     track_x: bool,
@@ -53,7 +54,7 @@ fn train(
         true => Var::from_tensor(x)?.as_tensor().clone(),
         false => x.clone(),
     };
-    let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, wv.as_tensor().clone())?;
+    let rnn = Rnn::from_weight(mode, input, hidden, cfg, wv.as_tensor().clone())?;
     rnn.set_seed(7);
     let state = RnnState::from_packed(sv.as_tensor().clone());
     let (y, st) = rnn.forward_t(&x, Some(&state), true)?;
@@ -71,8 +72,29 @@ fn train(
     Ok((rnn, out))
 }
 
-/// One row per (shape, dtype, mode): name, result, ok.
+/// The largest of ours' errors over cuDNN's on the same quantities.
+fn worst_ratio(ours: &[f64], cudnn: &[f64]) -> f64 {
+    ours.iter()
+        .zip(cudnn)
+        .map(|(a, b)| a / b.max(1e-30))
+        .fold(0.0, f64::max)
+}
+
+/// One row per (cell, shape, dtype, mode): name, result, ok.
 pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
+    let mut rows = Vec::new();
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        rows.extend(check_cell(gpu, rng, mode)?);
+    }
+    Ok(rows)
+}
+
+/// The rows of one cell.
+fn check_cell(
+    gpu: &Device,
+    rng: &mut StdRng,
+    mode: RnnMode,
+) -> Result<Vec<(String, String, bool)>> {
     // (layers, batch, seq, input, hidden)
     let shapes = [
         (1, 5, 7, 32, 64),
@@ -90,20 +112,24 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
         // One step through a stack: each wavefront's first and last steps at once.
         (3, 2, 1, 24, 48),
     ];
+    // The wavefront's shapes for the LSTM only (a GRU runs layer by layer).
+    let wavefront_only = [(2, 20, 35, 650, 650), (3, 20, 35, 200, 200)];
     let mut rows = Vec::new();
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
+        if mode != RnnMode::Lstm && wavefront_only.contains(&(layers, batch, seq, input, hidden)) {
+            continue;
+        }
         for dtype in [DType::BF16, DType::F16] {
-            let cfg = |algo| RnnConfig {
-                num_layers: layers,
-                algo,
-                ..Default::default()
+            let cfg = |algo| {
+                let cfg = RnnConfig {
+                    num_layers: layers,
+                    algo,
+                    ..Default::default()
+                };
+                (mode, cfg)
             };
-            let dims = candle_cudnn_rnn::RnnDims::new(
-                RnnMode::Lstm,
-                input,
-                hidden,
-                &cfg(RnnAlgo::Standard),
-            );
+            let dims =
+                candle_cudnn_rnn::RnnDims::new(mode, input, hidden, &cfg(RnnAlgo::Standard).1);
             let scale = 1.0 / (hidden as f64).sqrt();
             let round = |t: Tensor| t.to_dtype(dtype);
             let w = round(uniform(rng, &[dims.weight_count()], scale)?)?;
@@ -131,13 +157,18 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
             };
             let (e, e_cudnn) = (err(&ours)?, err(&cudnn)?);
             let ok = served == Some(RnnAlgo::Persistent) && e <= TOL;
+            let cell = format!("{mode:?}").to_uppercase();
             let name = format!(
-                "LSTM L{layers} B{batch} T{seq} I{input} H{hidden} {}",
+                "{cell} L{layers} B{batch} T{seq} I{input} H{hidden} {}",
                 dtype.as_str()
             );
             rows.push((
                 format!("{name} inference, h0 {}", s.is_some()),
-                format!("persistent {e:.1e}, cuDNN standard {e_cudnn:.1e}, served by {served:?}"),
+                format!(
+                    "persistent {e:.1e}, cuDNN standard {e_cudnn:.1e} (ratio {:.2}), served by \
+                     {served:?}",
+                    worst_ratio(&[e], &[e_cudnn])
+                ),
                 ok,
             ));
             let (rnn, auto) = forward(cfg(RnnAlgo::Auto), sizes, &wg, &xg, sg.as_ref())?;
@@ -167,7 +198,7 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
             let (_, cudnn) = train(cfg(RnnAlgo::Standard), sizes, as5(&ongpu), true)?;
             // The biases' gradients (the flat weight's tail) also alone: in the whole of dw
             // their share of the norm is a few percent at most.
-            let biases = dims.block(0, 0).b_ih.expect("an LSTM with biases");
+            let biases = dims.block(0, 0).b_ih.expect("a cell with biases");
             let tail = |t: &Tensor| t.narrow(0, biases, dims.weight_count() - biases);
             let errs = |got: &[Tensor]| -> Result<Vec<f64>> {
                 let mut e = got
@@ -189,9 +220,10 @@ pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, S
             rows.push((
                 format!("{name} training (y, state, dx, dw, dstate, db)"),
                 format!(
-                    "persistent {}, cuDNN standard {}, served by {served:?}",
+                    "persistent {}, cuDNN standard {} (worst ratio {:.2}), served by {served:?}",
                     fmt(&e),
-                    fmt(&e_cudnn)
+                    fmt(&e_cudnn),
+                    worst_ratio(&e, &e_cudnn)
                 ),
                 ok,
             ));
@@ -242,6 +274,20 @@ fn loss(rnn: &Rnn, x: &Tensor, s: &Tensor, gy: &Tensor, gs: &Tensor) -> Result<f
 
 /// Rows: name, result, ok.
 pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
+    let mut rows = Vec::new();
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        rows.extend(check_cell_dropout(gpu, rng, mode)?);
+    }
+    rows.push(check_ptb_large_repeats(gpu, rng)?);
+    Ok(rows)
+}
+
+/// Masks and gradients through them on the cell of `mode`.
+fn check_cell_dropout(
+    gpu: &Device,
+    rng: &mut StdRng,
+    mode: RnnMode,
+) -> Result<Vec<(String, String, bool)>> {
     let (layers, batch, seq, input, hidden) = (3, 4, 5, 32, 64);
     let dtype = DType::F16;
     let cfg = RnnConfig {
@@ -250,7 +296,7 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
         algo: RnnAlgo::Persistent,
         ..Default::default()
     };
-    let dims = candle_cudnn_rnn::RnnDims::new(RnnMode::Lstm, input, hidden, &cfg);
+    let dims = candle_cudnn_rnn::RnnDims::new(mode, input, hidden, &cfg);
     let scale = 1.0 / (hidden as f64).sqrt();
     let on = |t: Tensor| -> Result<Tensor> { Ok(t.to_dtype(dtype)?.to_device(gpu)?) };
     let w = on(uniform(rng, &[dims.weight_count()], scale)?)?;
@@ -260,10 +306,11 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
     let gs = on(uniform(rng, &dims.state_shape(batch), 1.0)?)?;
     let sizes = (input, hidden);
     let mut rows = Vec::new();
-    let name = format!("LSTM L{layers} B{batch} T{seq} H{hidden} f16 p=0.5");
+    let cell = format!("{mode:?}").to_uppercase();
+    let name = format!("{cell} L{layers} B{batch} T{seq} H{hidden} f16 p=0.5");
 
     // The same seed draws the same masks; the next call draws others.
-    let rnn = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.clone())?;
+    let rnn = Rnn::from_weight(mode, input, hidden, cfg, w.clone())?;
     let run = |rnn: &Rnn| -> Result<Tensor> {
         let (y, _) = rnn.forward_t(&x, Some(&RnnState::from_packed(s.clone())), true)?;
         Ok(y.to_dtype(DType::F64)?)
@@ -297,7 +344,7 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
     // used). The direction is half random, half along dw: a random one alone can be nearly
     // orthogonal to dw, and the relative error of a tiny derivative says nothing (seen: 3.7e-2
     // at a derivative of 7e-3).
-    let (_, got) = train(cfg, sizes, [&w, &x, &s, &gy, &gs], true)?;
+    let (_, got) = train((mode, cfg), sizes, [&w, &x, &s, &gy, &gs], true)?;
     let dw = got[3].to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
     let w64 = w.to_device(&Device::Cpu)?.to_dtype(DType::F64)?;
     let norm = |t: &Tensor| -> Result<f64> { Ok(t.sqr()?.sum_all()?.sqrt()?.to_scalar::<f64>()?) };
@@ -308,7 +355,7 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
     let minus = (&w64 - &v)?.to_dtype(dtype)?;
     let step = (plus.to_dtype(DType::F64)? - minus.to_dtype(DType::F64)?)?;
     let at = |w: &Tensor| -> Result<f64> {
-        let r = Rnn::from_weight(RnnMode::Lstm, input, hidden, cfg, w.to_device(gpu)?)?;
+        let r = Rnn::from_weight(mode, input, hidden, cfg, w.to_device(gpu)?)?;
         loss(&r, &x, &s, &gy, &gs)
     };
     let fd = at(&plus)? - at(&minus)?;
@@ -319,8 +366,12 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
         format!("directional derivative {analytic:.4e}, differences {fd:.4e}, rel err {e:.1e}"),
         e <= 1e-2,
     ));
-    // PTB large's LSTM as ptb-lm trains it (single bias, p = 0.65, bf16): two identical
-    // training calls give identical bits.
+    Ok(rows)
+}
+
+/// PTB large's LSTM as ptb-lm trains it (single bias, p = 0.65, bf16): two identical training
+/// calls give identical bits.
+fn check_ptb_large_repeats(gpu: &Device, rng: &mut StdRng) -> Result<(String, String, bool)> {
     let cfg = RnnConfig {
         num_layers: 2,
         dropout: 0.65,
@@ -338,17 +389,17 @@ pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, Stri
         on(uniform(rng, &[seq, batch, h], 1.0)?)?,
         on(uniform(rng, &dims.state_shape(batch), 1.0)?)?,
     ];
-    let (rnn, first) = train(cfg, (h, h), as5(&inputs), true)?;
-    let (_, second) = train(cfg, (h, h), as5(&inputs), true)?;
+    let lstm = (RnnMode::Lstm, cfg);
+    let (rnn, first) = train(lstm, (h, h), as5(&inputs), true)?;
+    let (_, second) = train(lstm, (h, h), as5(&inputs), true)?;
     let mut worst = 0f64;
     for (a, b) in first.iter().zip(&second) {
         worst = worst.max(max_diff(a, b)?);
     }
     let served = rnn.auto_algo(seq, batch, true);
-    rows.push((
+    Ok((
         "LSTM L2 B20 T35 H1500 bf16 single bias p=0.65: the same training call twice".into(),
         format!("max diff over y, state, dx, dw, dstate {worst:.1e}; served by {served:?}"),
         worst == 0.0 && served == Some(RnnAlgo::Persistent),
-    ));
-    Ok(rows)
+    ))
 }

@@ -192,9 +192,10 @@ def variants():
                 tag = f"h{h} b{b} {dt} cl{cl}"
                 yield (f"forward {tag}", "lstm_persistent_fwd",
                        base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "lstm")
-                # A GRU's forward: 3 gate rows a unit, units in multiples of 16.
+                # A GRU's forward as the library plans it: the LSTM's units, 3 gate rows each
+                # (the last tile part empty).
                 yield (f"gru forward {tag}", "lstm_persistent_fwd",
-                       base + ["-DUNITS=16", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
+                       base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
                 for ch, nbuf in ((64, 2), (32, 4), (64, 3)):
                     if (ch, nbuf) != (64, 2) and (cl < 4 or h != 1500):
                         continue
@@ -202,7 +203,7 @@ def variants():
                            base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch,
                            "lstm")
                 yield (f"gru backward {tag}", "lstm_persistent_bwd",
-                       base + ["-DUNITS=16", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
+                       base + [f"-DUNITS={bu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):

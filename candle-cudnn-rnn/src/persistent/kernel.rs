@@ -67,9 +67,8 @@ pub(crate) struct Plan {
     pub hidden: usize,
     pub batch: usize,
     /// Hidden units per block in the forward and in the backward. The forward's are a multiple
-    /// of the cell's [`Cell::unit_step`] (a block's gate rows fill whole 16-row tensor-core
-    /// tiles); the
-    /// backward's grow when its clusters would not all be resident at once otherwise.
+    /// of [`Cell::unit_step`]; the backward's grow when its clusters would not all be resident
+    /// at once otherwise.
     pub units: [usize; 2],
     pub bf16: bool,
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
@@ -102,7 +101,8 @@ pub(super) fn forward_smem(
     (batch, gates): (usize, usize),
 ) -> usize {
     let npad = batch.div_ceil(8) * 8;
-    let rows = gates * units * cluster;
+    // The gate rows, in whole 16-row tiles.
+    let rows = (gates * units * cluster).div_ceil(16) * 16;
     let steps = steps.div_ceil(cluster);
     let row_groups = match (cluster, rows / 16) {
         (1, _) => 1,

@@ -7,7 +7,7 @@
 // tensor cores, the block sums the groups' partial products and does the gate math for its
 // units, writes h_t to y[t] and to the exchange buffer, then one grid-wide barrier.
 //
-// Specialised at compile time (NVRTC -D): HID, BATCH, UNITS (a multiple of 4), NWARPS,
+// Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS,
 // ELEM_BF16 (1: bf16, 0: f16), and CL, the blocks of a thread-block cluster (1: none). With
 // CL > 1 the CL blocks of a cluster split K (the columns of h) instead of each reading all of
 // h: block r of cluster q keeps the gate rows of the cluster's CL * UNITS units for its CL-th
@@ -57,8 +57,9 @@
 template <int UB_, int KS_>
 struct FwdTile {
     static constexpr int UB = UB_, KS = KS_, KIN = KS * 16;
-    static constexpr int CU = CL * UB, ROWS = GATES * CU, MT = ROWS / 16;
-    static_assert(ROWS % 16 == 0, "a block's gate rows fill whole 16-row tiles");
+    // The block's gate rows in whole 16-row tiles (MROWS): rows past ROWS in the last tile are
+    // zero, their products unused (an LSTM's 4 rows a unit fill whole tiles; a GRU's 3 may not).
+    static constexpr int CU = CL * UB, ROWS = GATES * CU, MT = (ROWS + 15) / 16, MROWS = MT * 16;
     // The block's K steps (its first column: rank * KSB * 16).
     static constexpr int KSB = (KS + CL - 1) / CL;
     // Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each).
@@ -80,7 +81,7 @@ struct FwdTile {
     // eight row addresses of an ldmatrix fall in different banks.
     static constexpr int PITCH = KSB * 16 + 8;
     static constexpr int ITEMS = (UB * BATCH + THREADS - 1) / THREADS;
-    static constexpr int RPITCH = ROWS + 4;
+    static constexpr int RPITCH = MROWS + 4;
     // A K group's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
     // chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows
     // of RPITCH floats, reuse the same bytes.
@@ -102,7 +103,7 @@ struct FwdTile {
     // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
     static constexpr int PART_BYTES = (CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0;
     // Shared memory per block (kernel.rs's `forward_smem` says the same).
-    static constexpr int SMEM = ROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
+    static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
 };
 
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
@@ -165,20 +166,21 @@ template <int UB, int KS, bool UPPER>
 __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int layer, int bl,
                                            u32* counter, int seq, int waves) {
     using P = FwdTile<UB, KS>;
-    constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, KSB = P::KSB, MG = P::MG, KG = P::KG;
+    constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, MROWS = P::MROWS, KSB = P::KSB;
+    constexpr int MG = P::MG, KG = P::KG;
     constexpr int MPW = P::MPW, KPG = P::KPG, PITCH = P::PITCH, ITEMS = P::ITEMS;
     constexpr int RPITCH = P::RPITCH, KW = P::KW, HSP = P::HSP, NPARTS = P::NPARTS;
     constexpr int PKS = P::PKS, GROUP_BYTES = P::GROUP_BYTES, PART_BYTES = P::PART_BYTES;
     extern __shared__ __align__(16) unsigned char smem[];
-    u16* w = (u16*)smem;                               // [ROWS][PITCH]
+    u16* w = (u16*)smem;                               // [MROWS][PITCH]
     const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int mg = warp % MG, kg = warp / MG;
-    unsigned char* group_region = smem + ROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
+    unsigned char* group_region = smem + MROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
     u16* hs = (u16*)group_region;                      // [NPAD][HSP], this group's stage
-    float* red = (float*)(smem + ROWS * PITCH * 2 + PART_BYTES);  // group q's at q * GROUP_BYTES
+    float* red = (float*)(smem + MROWS * PITCH * 2 + PART_BYTES);  // group q's at q * GROUP_BYTES
 #if CL > 1
-    float* part = (float*)(smem + ROWS * PITCH * 2);
+    float* part = (float*)(smem + MROWS * PITCH * 2);
 #endif
     const u32 rank = cluster_rank();
     const int u0 = bl * UB, cu0 = (bl / CL) * CU;
@@ -189,12 +191,13 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     const bool feeds = x_h + KPAD < XP;
 
     // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0.. of W_hh (of an upper
-    // layer: W_ih's in the first KPAD, then W_hh's); rows past H and columns past HID are zero.
+    // layer: W_ih's in the first KPAD, then W_hh's); rows of units past H, rows past ROWS and
+    // columns past HID are zero.
     // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even), consecutive threads
     // along a row, FILL loads in flight per thread (one at a time, the fill took a large share
     // of every launch: results/2026-11-23-h100-clusters/).
     {
-        constexpr int PAIRS = PITCH / 2, TOTAL = ROWS * PAIRS;
+        constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
         for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
             u32 v[FILL];
 #pragma unroll
@@ -207,7 +210,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // Every load goes (clamped into the matrix), so that none waits behind a branch.
                 size_t at = (size_t)(g * HID + min(u, HID - 1)) * HID + min(kk, HID - 2);
                 u32 x = *(const u32*)(m + at);
-                v[j] = (i < TOTAL && u < HID && kk < HID) ? x : 0u;
+                v[j] = (i < TOTAL && r < ROWS && u < HID && kk < HID) ? x : 0u;
             }
 #pragma unroll
             for (int j = 0; j < FILL; ++j) {

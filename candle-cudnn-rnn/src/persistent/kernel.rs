@@ -121,6 +121,24 @@ pub(super) fn forward_smem(
     rows * (steps * 16 + 8) * 2 + part + k_groups * stage.max(sums).next_multiple_of(16)
 }
 
+/// Units per block of a layer of `hidden` units of `cell` on `sms` multiprocessors: the fewest
+/// multiple of [`Cell::unit_step`] that puts every unit on a block at one block per
+/// multiprocessor, or more where the blocks then keep the same number of 16-row tiles (fewer
+/// blocks for the same work per block: a GRU at hidden 1500 took 65.5 µs an example with 16
+/// units, 66.5 with 12, both 3 tiles; at 512, 4 units (1 tile) against 16 (3 tiles): 8.5 against
+/// 9.1, `results/2026-11-25-h100-gru-units/`). An LSTM's tiles grow with every 4 units: the
+/// fewest.
+pub(super) fn block_units(cell: Cell, hidden: usize, sms: usize) -> usize {
+    let step = cell.unit_step();
+    let least = hidden.div_ceil(sms.max(1)).next_multiple_of(step);
+    let tiles = |units: usize| (cell.gates() * units).div_ceil(16);
+    (least..)
+        .step_by(step)
+        .take_while(|&units| tiles(units) == tiles(least))
+        .last()
+        .unwrap_or(least)
+}
+
 impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
     /// when `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do
@@ -153,7 +171,7 @@ impl Plan {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let units = hidden.div_ceil(sms).next_multiple_of(cell.unit_step());
+        let units = block_units(cell, hidden, sms);
         let mut plan = Plan {
             cell,
             hidden,
@@ -422,4 +440,25 @@ pub(super) fn allow_smem(f: &CudaFunction, bytes: usize) -> Result<()> {
         bytes as i32,
     )
     .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_take_the_most_units_of_the_fewest_tiles() {
+        // An H100's 132 multiprocessors.
+        for (hidden, lstm, gru) in [
+            (1500, 12, 16),
+            (1024, 8, 8),
+            (650, 8, 8),
+            (512, 4, 4),
+            (200, 4, 4),
+            (128, 4, 4),
+        ] {
+            assert_eq!(block_units(Cell::Lstm, hidden, 132), lstm, "LSTM {hidden}");
+            assert_eq!(block_units(Cell::Gru, hidden, 132), gru, "GRU {hidden}");
+        }
+    }
 }

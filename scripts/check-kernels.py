@@ -190,19 +190,19 @@ def variants():
             for cl in (1, 2, 4):
                 arch = "compute_80" if cl == 1 else "compute_90"
                 tag = f"h{h} b{b} {dt} cl{cl}"
-                yield (f"forward {tag}", "lstm_persistent_fwd",
+                yield (f"forward {tag}", "persistent_fwd",
                        base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "lstm")
                 # A GRU's forward as the library plans it: the LSTM's units, 3 gate rows each
                 # (the last tile part empty).
-                yield (f"gru forward {tag}", "lstm_persistent_fwd",
+                yield (f"gru forward {tag}", "persistent_fwd",
                        base + [f"-DUNITS={fu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
                 for ch, nbuf in ((64, 2), (32, 4), (64, 3)):
                     if (ch, nbuf) != (64, 2) and (cl < 4 or h != 1500):
                         continue
-                    yield (f"backward {tag} ch{ch} nbuf{nbuf}", "lstm_persistent_bwd",
+                    yield (f"backward {tag} ch{ch} nbuf{nbuf}", "persistent_bwd",
                            base + [f"-DUNITS={bu}", f"-DNBUF={nbuf}", f"-DCL={cl}", f"-DCH={ch}"], arch,
                            "lstm")
-                yield (f"gru backward {tag}", "lstm_persistent_bwd",
+                yield (f"gru backward {tag}", "persistent_bwd",
                        base + [f"-DUNITS={bu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
@@ -211,9 +211,9 @@ def variants():
             dt = "bf16" if bf16 else "f16"
             wave = [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}", "-DCL=1",
                     f"-DWAVE_LAYERS={layers}", f"-DUNITS0={u0}", f"-DUNITS1={u1}"]
-            yield (f"forward wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_fwd", wave,
+            yield (f"forward wavefront h{h} b{b} {dt} {layers} layers", "wave_fwd", wave,
                    "compute_80", "lstm")
-            yield (f"backward wavefront h{h} b{b} {dt} {layers} layers", "lstm_wave_bwd",
+            yield (f"backward wavefront h{h} b{b} {dt} {layers} layers", "wave_bwd",
                    wave + ["-DNBUF=2", "-DCH=64"], "compute_80", "lstm")
 
 
@@ -266,8 +266,8 @@ def main():
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
-    fwd, bwd = read("persistent/lstm_fwd.cu"), read("persistent/lstm_bwd.cu")
-    bodies = {"lstm_persistent_fwd": fwd, "lstm_persistent_bwd": bwd, "lstm_wave_fwd": fwd, "lstm_wave_bwd": bwd}
+    fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
+    bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd}
     failed = 0
     for name, kernel, defines, arch, cell in variants():
         ptx, log = ptx_of(nvrtc, f"{head(cell)}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)

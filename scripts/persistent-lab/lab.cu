@@ -1,6 +1,6 @@
-// A standalone timing harness for one persistent LSTM recurrence (lstm_fwd.cu, or lstm_bwd.cu
-// with -DLAB_BWD), built by build.sh with nvcc for the same -D parameters the library passes
-// NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
+// A standalone timing harness for one persistent LSTM recurrence (recurrence_fwd.cu, or
+// recurrence_bwd.cu with -DLAB_BWD), built by build.sh with nvcc for the same -D parameters the
+// library passes NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
 // events, and with -DLAB_PHASES records, for thread 0 of every block, the SM clock at each
 // PHASE(i) of every step and the global timer around the grid barrier. The output is written
 // to a file so that two builds (a change and the kernel it replaces) can be compared.
@@ -38,11 +38,12 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
 #include "../../candle-cudnn-rnn/src/kernels/philox.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/dropout.cu"
 #ifdef LAB_BWD
-#include "../../candle-cudnn-rnn/src/persistent/lstm_bwd.cu"
+#include "../../candle-cudnn-rnn/src/persistent/recurrence_bwd.cu"
 #else
-#include "../../candle-cudnn-rnn/src/persistent/lstm_fwd.cu"
+#include "../../candle-cudnn-rnn/src/persistent/recurrence_fwd.cu"
 #endif
 
 #define CHECK(x)                                                                         \
@@ -135,10 +136,11 @@ int main(int argc, char** argv) {
     // The bias gradient, summed by the kernel (one bias, written over).
     CHECK(cudaMalloc(&db, 4 * H * 2));
     u16* no_db = nullptr;
+    u16* no_dgh = nullptr;  // the LSTM has no split gate
     void* ptrs[] = {&w, &gates, &cells, &c0, &dy, &dh_n, &dc_n, &dg, &dgx, &dh0, &dc0, &db, &no_db,
-                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &counter, &seq};
+                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
-    auto kernel = lstm_persistent_bwd;
+    auto kernel = persistent_bwd;
     u16* xchg = dgx;
     out = dg;
     out_elems = (size_t)T * B * 4 * H;
@@ -167,7 +169,7 @@ int main(int argc, char** argv) {
     void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &no_dropped,
                     &no_drop, &drop_seed, &drop_p_layer, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
-    auto kernel = lstm_persistent_fwd;
+    auto kernel = persistent_fwd;
     u16* xchg = hx;
     out = y;
     out_elems = (size_t)T * B * H;

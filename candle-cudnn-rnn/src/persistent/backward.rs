@@ -156,7 +156,7 @@ pub(super) fn backward<T: Elem>(
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| d_state + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
-        // `lstm_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view). A
+        // `recurrence_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view). A
         // cell without c carries h from where an LSTM's c starts, and has no dc_n or dc_0.
         let has_c = plan.cell.has_c();
         let args_of = |layer: usize| {
@@ -210,7 +210,7 @@ pub(super) fn backward<T: Elem>(
             let top = layer + 1 == layers;
             let dg_ptr = dg_of(layer);
             if wave.is_none() {
-                // `lstm_persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
+                // `persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
                 // gradient, `db_add` after the bias gradients, the counter last.
                 let (args, _guard) = args_of(layer);
                 let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2, dgh] =

@@ -34,7 +34,7 @@ impl Cell {
         }
     }
 
-    /// What a forward block's units come in multiples of (`lstm_fwd.cu`'s `FwdTile`): 4, where
+    /// What a forward block's units come in multiples of (`recurrence_fwd.cu`'s `FwdTile`): 4, where
     /// an LSTM's gate rows fill whole 16-row tensor-core tiles and a GRU's leave at most a
     /// quarter of its tiles' rows empty. (Whole tiles for a GRU would take 16 units a block: a
     /// quarter of the blocks at hidden 512, each with three times the tiles.)

@@ -1,11 +1,11 @@
-// The GRU cell's pointwise steps for the persistent recurrences (lstm_fwd.cu), with PyTorch's
+// The GRU cell's pointwise steps for the persistent recurrences (recurrence_fwd.cu), with PyTorch's
 // and cuDNN's semantics: gates in the order r, z, n;
 //   r = sigmoid(W_ir x + b_ir + W_hr h + b_hr),  z = sigmoid(W_iz x + b_iz + W_hz h + b_hz),
 //   n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),  h' = (1 - z) * n + z * h.
 // The reset gate multiplies n's recurrent product (bias included), so that product stays
 // apart from its input's (SPLIT_GATE). The state carried from step to step is h in f32 (as
 // the LSTM carries c); the exchange between blocks and the outputs are h in bf16 or f16.
-// Needs common.cuh (sigmoid, gate_tanh); lstm_fwd.cu and lstm_bwd.cu call the steps.
+// Needs common.cuh (sigmoid, gate_tanh); recurrence_fwd.cu and recurrence_bwd.cu call the steps.
 
 #define GATES 3
 #define SPLIT_GATE 2

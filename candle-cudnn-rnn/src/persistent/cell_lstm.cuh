@@ -1,4 +1,4 @@
-// The LSTM cell's pointwise steps for the persistent recurrences (lstm_fwd.cu, lstm_bwd.cu): what
+// The LSTM cell's pointwise steps for the persistent recurrences (recurrence_fwd.cu, recurrence_bwd.cu): what
 // one (unit, sample) does with its gate pre-activations at a step, forward and backward, gates in
 // PyTorch's and cuDNN's order i, f, g, o. The recurrences own the rest (the recurrent product,
 // the exchange of h and of the gate gradients, what is stored for the backward); a cell owns its

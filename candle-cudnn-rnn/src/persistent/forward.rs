@@ -35,7 +35,7 @@ pub(super) struct Reserve<T> {
     /// Per layer, its input and input weights with padded rows, where its input size needs
     /// them (`padded`).
     pub padded: Vec<Option<PaddedInput<T>>>,
-    /// Where the hidden size needs padding: per layer, h_0 and its outputs in padded rows, `[T + 1, B, padded(H)]` (`lstm_fwd.cu`'s `yp`), which are the
+    /// Where the hidden size needs padding: per layer, h_0 and its outputs in padded rows, `[T + 1, B, padded(H)]` (`recurrence_fwd.cu`'s `yp`), which are the
     /// backward's h_{t-1} for the recurrent weight's gradient.
     pub h_prev: Vec<CudaSlice<T>>,
 }
@@ -232,7 +232,7 @@ pub(super) fn forward<T: Elem>(
                 wave_args.layers[layer] = args;
                 continue;
             }
-            // `lstm_persistent_fwd`'s arguments: `LayerArgs` without W_ih, the exchange buffer
+            // `persistent_fwd`'s arguments: `LayerArgs` without W_ih, the exchange buffer
             // after the final state, the counter last.
             let [_w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, d0, d1, d2] =
                 args;

@@ -16,8 +16,8 @@ use candle_core::{DType, Result};
 const COMMON: &str = include_str!("common.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
 const PAD: &str = include_str!("pad.cu");
-const LSTM_FWD: &str = include_str!("lstm_fwd.cu");
-const LSTM_BWD: &str = include_str!("lstm_bwd.cu");
+const RECURRENCE_FWD: &str = include_str!("recurrence_fwd.cu");
+const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
 
 /// Which recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,8 +29,8 @@ pub(crate) enum Pass {
 impl Pass {
     fn name(self) -> &'static str {
         match self {
-            Pass::Forward => "lstm_persistent_fwd",
-            Pass::Backward => "lstm_persistent_bwd",
+            Pass::Forward => "persistent_fwd",
+            Pass::Backward => "persistent_bwd",
         }
     }
 
@@ -39,15 +39,29 @@ impl Pass {
     /// wavefront).
     fn sources(self, cell: Cell) -> &'static [&'static str] {
         match (self, cell) {
-            (Pass::Forward, Cell::Lstm) => {
-                &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_FWD]
+            (Pass::Forward, Cell::Lstm) => &[
+                HALF,
+                PHILOX,
+                COMMON,
+                CELL_LSTM,
+                DROPOUT,
+                PAD,
+                RECURRENCE_FWD,
+            ],
+            (Pass::Backward, Cell::Lstm) => &[
+                HALF,
+                PHILOX,
+                COMMON,
+                CELL_LSTM,
+                DROPOUT,
+                PAD,
+                RECURRENCE_BWD,
+            ],
+            (Pass::Forward, Cell::Gru) => {
+                &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, RECURRENCE_FWD]
             }
-            (Pass::Backward, Cell::Lstm) => {
-                &[HALF, PHILOX, COMMON, CELL_LSTM, DROPOUT, PAD, LSTM_BWD]
-            }
-            (Pass::Forward, Cell::Gru) => &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, LSTM_FWD],
             (Pass::Backward, Cell::Gru) => {
-                &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, LSTM_BWD]
+                &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, RECURRENCE_BWD]
             }
         }
     }
@@ -74,11 +88,11 @@ pub(crate) struct Plan {
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
     pub buffers: usize,
-    /// Gate columns per chunk of the backward's product (`lstm_bwd.cu`'s CH): see
+    /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH): see
     /// [`Tuning::chunk`].
     pub chunk: usize,
     /// Blocks per thread-block cluster (1: none) of the forward and of the backward, whose
-    /// blocks split the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`): as
+    /// blocks split the recurrent product's K (`recurrence_fwd.cu`, `recurrence_bwd.cu`): as
     /// [`Tuning::clusters`] asks, or smaller where those do not fit.
     pub clusters: [usize; 2],
 }
@@ -92,7 +106,7 @@ pub(super) const MAX_BUFFERS: usize = 8;
 pub(super) const L1_RESERVE: usize = 16 * 1024;
 
 /// Shared memory of a forward block of `units` units whose input rows are `steps` K steps long,
-/// in clusters of `cluster` blocks, as `lstm_fwd.cu`'s `FwdTile` lays it out: the weight tile
+/// in clusters of `cluster` blocks, as `recurrence_fwd.cu`'s `FwdTile` lays it out: the weight tile
 /// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
 /// and each K group's stage of its input rows (or its sums).
 pub(super) fn forward_smem(
@@ -320,7 +334,7 @@ impl Plan {
         (self.cell.gates() * self.hidden).div_ceil(self.chunk) * self.chunk
     }
 
-    /// Shared memory per block, as `lstm_fwd.cu` and `lstm_bwd.cu` lay it out.
+    /// Shared memory per block, as `recurrence_fwd.cu` and `recurrence_bwd.cu` lay it out.
     pub fn smem_bytes(&self, pass: Pass) -> usize {
         let cluster = self.cluster(pass);
         match pass {
@@ -335,7 +349,7 @@ impl Plan {
 
     /// Shared memory of a backward block of `units` units whose tile holds `matrices` of their
     /// transposed weight columns (2: an upper wavefront layer's W_hh and W_ih), in clusters of
-    /// `cluster` blocks, as `lstm_bwd.cu`'s `BwdTile` lays it out: the tile (the cluster's
+    /// `cluster` blocks, as `recurrence_bwd.cu`'s `BwdTile` lays it out: the tile (the cluster's
     /// units, the block's gate rows), the block's partial sums (with clusters), and each warp's
     /// chunk buffers (or sums).
     pub(super) fn backward_smem(&self, (units, matrices): (usize, usize), cluster: usize) -> usize {
@@ -445,6 +459,24 @@ pub(super) fn allow_smem(f: &CudaFunction, bytes: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persistent::wave::Wave;
+
+    /// Every kernel the host launches by name is a kernel of its pass's source, for each cell.
+    #[test]
+    fn the_launched_names_are_the_sources_kernels() {
+        for pass in [Pass::Forward, Pass::Backward] {
+            for cell in [Cell::Lstm, Cell::Gru] {
+                let source = pass.sources(cell).concat();
+                for name in [pass.name(), Wave::kernel_name(pass)] {
+                    let kernel = format!(
+                        "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{name}("
+                    );
+                    let defined = source.contains(&kernel);
+                    assert!(defined, "{pass:?} {cell:?}: no kernel {name}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn blocks_take_the_most_units_of_the_fewest_tiles() {

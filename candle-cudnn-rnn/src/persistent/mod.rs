@@ -1,5 +1,5 @@
 //! [`RnnAlgo::Persistent`](crate::RnnAlgo::Persistent): our own kernels that keep each
-//! layer's recurrent weights on chip for the whole sequence (`lstm_fwd.cu`), beside cuDNN, for
+//! layer's recurrent weights on chip for the whole sequence (`recurrence_fwd.cu`), beside cuDNN, for
 //! the cells of `cell` (LSTM and GRU, each a header of pointwise steps).
 //!
 //! Per layer: the input projection of all steps as one GEMM, then one persistent kernel for

@@ -10,14 +10,14 @@ use std::sync::OnceLock;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Tuning {
     /// Blocks per thread-block cluster of the forward and of the backward (1: none), which split
-    /// the recurrent product's K (`lstm_fwd.cu`, `lstm_bwd.cu`); a size whose clusters do not fit
+    /// the recurrent product's K (`recurrence_fwd.cu`, `recurrence_bwd.cu`); a size whose clusters do not fit
     /// falls back to the next smaller. `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both passes) or
     /// `F,B`, each 1, 2 or 4 (anything else: 1); by default none in the forward and 4 in the
     /// backward, the fastest for PTB large (`results/2026-11-23-h100-chunk-jit/lab/`): the
     /// backward reads every step's gate gradients from L2, and clusters of 4 read a quarter
     /// each; the forward's h is small.
     pub clusters: [usize; 2],
-    /// Gate columns per chunk of the backward's product (`lstm_bwd.cu`'s CH): 64 by default
+    /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH): 64 by default
     /// (half as many waits and copies per step as 32, and fewer buffers in shared memory: the
     /// faster for PTB large, `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), 32 with
     /// `CANDLE_RNN_PERSISTENT_CHUNK=32`.

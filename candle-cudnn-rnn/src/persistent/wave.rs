@@ -1,5 +1,5 @@
-//! Stacked layers as a wavefront (`lstm_fwd.cu`'s `lstm_wave_fwd`, `lstm_bwd.cu`'s
-//! `lstm_wave_bwd`): one launch runs every layer, so a call takes seq + L - 1 grid-wide steps
+//! Stacked layers as a wavefront (`recurrence_fwd.cu`'s `wave_fwd`, `recurrence_bwd.cu`'s
+//! `wave_bwd`): one launch runs every layer, so a call takes seq + L - 1 grid-wide steps
 //! forward (layer l does its step s - l at wave step s) and seq + 2 (L - 1) backward (from the
 //! top, each layer two wave steps behind the one above) instead of seq * L each. All layers'
 //! weights stay on chip at once: the blocks of an upper layer also hold its W_ih, whose
@@ -25,7 +25,7 @@ use candle_core::Result;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// The most layers one wavefront launch takes (`lstm_fwd.cu`'s WAVE_MAX).
+/// The most layers one wavefront launch takes (`recurrence_fwd.cu`'s WAVE_MAX).
 pub(super) const WAVE_MAX: usize = 4;
 
 /// A stack's wavefront in one pass: its layers, the units per block of the lowest layer and of
@@ -158,12 +158,17 @@ impl Wave {
         lower.max(upper)
     }
 
+    /// The wavefront kernel's name in the source of `pass`.
+    pub(super) fn kernel_name(pass: Pass) -> &'static str {
+        match pass {
+            Pass::Forward => "wave_fwd",
+            Pass::Backward => "wave_bwd",
+        }
+    }
+
     /// The wavefront kernel on `dev`, compiled on first use.
     pub fn kernel(&self, dev: &CudaDevice, plan: &Plan) -> Result<CudaFunction> {
-        let name = match self.pass {
-            Pass::Forward => "lstm_wave_fwd",
-            Pass::Backward => "lstm_wave_bwd",
-        };
+        let name = Self::kernel_name(self.pass);
         let mut defines = vec![
             format!("-DHID={}", plan.hidden),
             format!("-DBATCH={}", plan.batch),
@@ -225,7 +230,7 @@ impl Wave {
     }
 }
 
-/// `lstm_fwd.cu`'s `WaveArgs`: per layer its `LayerArgs` (device addresses and the dropout's
+/// `recurrence_fwd.cu`'s `WaveArgs`: per layer its `LayerArgs` (device addresses and the dropout's
 /// two words, in that struct's order), then the exchange buffer.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -234,7 +239,7 @@ pub(super) struct WaveArgs {
     pub exchange: u64,
 }
 
-/// `lstm_bwd.cu`'s `WaveBwdArgs`: per layer its `BwdArgs`.
+/// `recurrence_bwd.cu`'s `WaveBwdArgs`: per layer its `BwdArgs`.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub(super) struct WaveBwdArgs {

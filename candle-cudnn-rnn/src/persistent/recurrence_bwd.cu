@@ -1,4 +1,4 @@
-// One layer's backward through time as one persistent kernel, the mirror of lstm_fwd.cu, for
+// One layer's backward through time as one persistent kernel, the mirror of recurrence_fwd.cu, for
 // the cell whose pointwise steps come before it in the source (cell_lstm.cuh, cell_gru.cuh).
 // Block b owns UNITS hidden units (its own count: the saved activations are laid out by unit,
 // not by the forward's blocks). Each step, from the last: the block's threads turn dh_t (the
@@ -31,8 +31,8 @@
 // gradients summed over the batch in f32 (the input side's and the recurrent side's), written
 // over what they hold or, with `db_add` non-zero, added to it.
 //
-// With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `lstm_wave_bwd` instead: every
-// layer of a stack at once, from the top, as a wavefront (the mirror of lstm_fwd.cu's). Blocks
+// With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_bwd` instead: every
+// layer of a stack at once, from the top, as a wavefront (the mirror of recurrence_fwd.cu's). Blocks
 // 0.. take the lowest layer (UNITS0 units each), the rest the layers above in turn (UNITS1
 // each), whose tiles also hold their units' columns of W_ih (transposed): the same product
 // with the step's gate gradients then gives, beside dh_{t-1}, the gradient of the layer's
@@ -462,7 +462,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
+persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
                     const float* __restrict__ gates, // [T, B, GH]
                     const float* __restrict__ cells, // [T, B, H]
                     const u16* __restrict__ c0,      // [B, H] or null (zeros)
@@ -497,7 +497,7 @@ struct WaveBwdArgs {
 };
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_wave_bwd(const WaveBwdArgs args, unsigned long long db_add, u32* counter, int seq) {
+wave_bwd(const WaveBwdArgs args, unsigned long long db_add, u32* counter, int seq) {
     constexpr int LOWER = (HID + UNITS0 - 1) / UNITS0, UPPER = (HID + UNITS1 - 1) / UNITS1;
     const int waves = seq + 2 * (WAVE_LAYERS - 1);
     if (blockIdx.x < LOWER) {

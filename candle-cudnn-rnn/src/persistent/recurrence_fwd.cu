@@ -27,7 +27,7 @@
 // (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
 // GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
 //
-// With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `lstm_wave_fwd` instead: every
+// With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
 // each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
 // layer's W_ih beside its W_hh, so that an upper block multiplies [its input at t, h_{t-1}]
@@ -453,7 +453,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
+persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
                     float* xg,                      // [T, B, GH]
                     const u16* __restrict__ b_ih,   // [GH] or null
                     const u16* __restrict__ b_hh,   // [GH] or null
@@ -489,7 +489,7 @@ struct WaveArgs {
 };
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-lstm_wave_fwd(const WaveArgs args, u32* counter, int seq) {
+wave_fwd(const WaveArgs args, u32* counter, int seq) {
     constexpr int LOWER = (HID + UNITS0 - 1) / UNITS0, UPPER = (HID + UNITS1 - 1) / UNITS1;
     const int waves = seq + WAVE_LAYERS - 1;
     if (blockIdx.x < LOWER) {

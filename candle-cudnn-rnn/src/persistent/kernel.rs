@@ -38,31 +38,17 @@ impl Pass {
     /// the dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
     /// wavefront).
     fn sources(self, cell: Cell) -> &'static [&'static str] {
+        // The parts in order, as one static list per cell and pass.
+        macro_rules! parts {
+            ($cell:expr, $recurrence:expr) => {
+                &[HALF, PHILOX, COMMON, $cell, DROPOUT, PAD, $recurrence]
+            };
+        }
         match (self, cell) {
-            (Pass::Forward, Cell::Lstm) => &[
-                HALF,
-                PHILOX,
-                COMMON,
-                CELL_LSTM,
-                DROPOUT,
-                PAD,
-                RECURRENCE_FWD,
-            ],
-            (Pass::Backward, Cell::Lstm) => &[
-                HALF,
-                PHILOX,
-                COMMON,
-                CELL_LSTM,
-                DROPOUT,
-                PAD,
-                RECURRENCE_BWD,
-            ],
-            (Pass::Forward, Cell::Gru) => {
-                &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, RECURRENCE_FWD]
-            }
-            (Pass::Backward, Cell::Gru) => {
-                &[HALF, PHILOX, COMMON, CELL_GRU, DROPOUT, PAD, RECURRENCE_BWD]
-            }
+            (Pass::Forward, Cell::Lstm) => parts!(CELL_LSTM, RECURRENCE_FWD),
+            (Pass::Backward, Cell::Lstm) => parts!(CELL_LSTM, RECURRENCE_BWD),
+            (Pass::Forward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_FWD),
+            (Pass::Backward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_BWD),
         }
     }
 }

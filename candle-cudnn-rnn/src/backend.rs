@@ -1,9 +1,9 @@
 //! The seam between the op and its GPU kernels: what the op asks of the GPU for one call
 //! ([`GpuBackend`]), and the operands, reserves and gradient buffers that every kernel path
 //! shares. The kernel paths sit side by side below it, neither importing the other: cuDNN
-//! (`crate::cudnn`) and this crate's persistent LSTM kernels (`crate::persistent`). Which one
-//! serves a call is decided in `crate::choose`, and `crate::registry`'s backend routes each
-//! call there, with neither the op nor the layer knowing.
+//! (`crate::cudnn`) and this crate's persistent LSTM and GRU kernels (`crate::persistent`).
+//! Which one serves a call is decided in `crate::choose`, and `crate::registry`'s backend
+//! routes each call there, with neither the op nor the layer knowing.
 
 use crate::call::{Call, Dropout};
 use crate::RnnAlgo;

@@ -114,8 +114,8 @@ pub enum RnnAlgo {
     PersistDynamic,
     /// The fastest kernel measured on this GPU, once per call shape (device, dtype, `seq`,
     /// `batch`, `train`) and remembered: cuDNN's algorithms and, for the calls they take, this
-    /// crate's persistent LSTM kernels, each timed as a training (or inference) call captured as
-    /// a CUDA graph and replayed 9 times (eagerly where a call does not capture). A kernel counts
+    /// crate's persistent LSTM and GRU kernels, each timed as a training (or inference) call
+    /// captured as a CUDA graph and replayed 9 times (eagerly where a call does not capture). A kernel counts
     /// only when its outputs (and in training its gradients) agree with cuDNN's `Standard`'s;
     /// `Auto` keeps `Heuristic`'s kernel unless another is clearly faster (3% by the median,
     /// quartiles apart), and never one slower than `Standard`'s median, so that two runs pick
@@ -123,9 +123,9 @@ pub enum RnnAlgo {
     /// batches below 8 among cuDNN's algorithms (its persistent backward there gave infinite
     /// gradients at random).
     Auto,
-    /// This crate's own persistent LSTM kernels (not cuDNN's): each layer's recurrent weights
-    /// stay in shared memory for the whole sequence, forward and backward. They serve calls of
-    /// a unidirectional LSTM without projection or per-sample lengths (inter-layer dropout
+    /// This crate's own persistent kernels (not cuDNN's): each layer's recurrent weights stay in
+    /// shared memory for the whole sequence, forward and backward. They serve calls of a
+    /// unidirectional LSTM or GRU without projection or per-sample lengths (inter-layer dropout
     /// included), in bf16 or f16, with a batch of at most 32 and a hidden size whose share per
     /// multiprocessor fits in shared memory (up to about 1700 on an H100; PTB large's 1500
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
@@ -133,10 +133,10 @@ pub enum RnnAlgo {
     /// clusters; 2 or none where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
     /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
     /// backward (default `1,4`), and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of
-    /// gate columns (default 64). A stack of 2 to 4 layers whose blocks all fit on the GPU at
-    /// once (PTB small and medium, not large) runs each pass as a wavefront, every layer in one
-    /// launch (forward, at wave step s layer l does its step s - l; backward from the top);
-    /// `CANDLE_RNN_PERSISTENT_WAVE=0` runs it layer by layer. The three variables are read once
+    /// gate columns (default 64). An LSTM stack of 2 to 4 layers whose blocks all fit on the GPU
+    /// at once (PTB small and medium, not large) runs each pass as a wavefront, every layer in
+    /// one launch (forward, at wave step s layer l does its step s - l; backward from the top);
+    /// `CANDLE_RNN_PERSISTENT_WAVE=0` runs it layer by layer (a GRU always runs so). The three variables are read once
     /// per process, when the first module that may use these kernels is built.
     Persistent,
 }

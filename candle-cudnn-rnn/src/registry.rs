@@ -1,6 +1,6 @@
 //! The op's GPU backend: a module's kernel paths (cuDNN, and where the module may use them this
-//! crate's persistent LSTM kernels), with each call routed to the kernel that `crate::choose`
-//! picks for it, and its backward to the path that ran its forward.
+//! crate's persistent LSTM and GRU kernels), with each call routed to the kernel that
+//! `crate::choose` picks for it, and its backward to the path that ran its forward.
 
 use crate::backend::{
     pack, unpack, BackwardInputs, ForwardInputs, Forwarded, GpuBackend, GpuReserve, Gradients,

@@ -2,7 +2,7 @@
 //! random inputs every run; PyTorch's recorded outputs; dropout; one module shared by one
 //! thread per GPU (two threads on one GPU when the machine has one); freed memory
 //! kept in the pool (and released when asked); memory over 1,000 steps;
-//! the persistent LSTM kernel (`persistent`).
+//! the persistent LSTM and GRU kernels (`persistent`).
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent]`
 //! Prints a table and exits non-zero if any check fails. `--devices` and `--persistent` run

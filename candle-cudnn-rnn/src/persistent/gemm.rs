@@ -91,7 +91,7 @@ pub(super) unsafe fn matmul(
         sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
     );
     if status != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-        bail!("rnn: persistent LSTM's GEMM (cublasGemmEx, {m}x{n}x{k}) failed: {status:?}")
+        bail!("rnn: the persistent kernels' GEMM (cublasGemmEx, {m}x{n}x{k}) failed: {status:?}")
     }
     Ok(())
 }

@@ -428,9 +428,9 @@ pub(super) fn function(
     pass: Pass,
     name: &str,
 ) -> Result<CudaFunction> {
-    module
-        .function(dev, name)
-        .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM {pass:?} kernel: {e}")))
+    module.function(dev, name).map_err(|e| {
+        candle_core::Error::Msg(format!("rnn: persistent kernel {pass:?} kernel: {e}"))
+    })
 }
 
 /// Lets `f` take `bytes` of dynamic shared memory.
@@ -439,7 +439,7 @@ pub(super) fn allow_smem(f: &CudaFunction, bytes: usize) -> Result<()> {
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         bytes as i32,
     )
-    .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM kernel: {e}")))
+    .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent kernel: {e}")))
 }
 
 #[cfg(test)]

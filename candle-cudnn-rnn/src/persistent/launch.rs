@@ -8,7 +8,7 @@ use candle_core::cuda_backend::cudarc::driver::{
 use candle_core::Result;
 
 fn err(e: impl std::fmt::Display) -> candle_core::Error {
-    candle_core::Error::Msg(format!("rnn: persistent LSTM launch: {e}"))
+    candle_core::Error::Msg(format!("rnn: persistent kernel launch: {e}"))
 }
 
 /// A persistent kernel `f` on `stream` over `cfg`'s grid, in clusters of `cluster` blocks (1:

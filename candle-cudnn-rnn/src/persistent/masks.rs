@@ -33,7 +33,7 @@ pub(super) struct Masks {
 }
 
 fn launch_error(e: impl std::fmt::Display) -> candle_core::Error {
-    candle_core::Error::Msg(format!("rnn: persistent LSTM dropout: {e}"))
+    candle_core::Error::Msg(format!("rnn: persistent kernel dropout: {e}"))
 }
 
 impl Counters {

@@ -113,7 +113,7 @@ impl RowKernels<'_> {
             .arg(&cols);
         // SAFETY: the callers pass buffers of `rows` rows of their `ld` on this stream.
         unsafe { launch.launch(config) }
-            .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent LSTM {name}: {e}")))?;
+            .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent kernel {name}: {e}")))?;
         Ok(())
     }
 }

@@ -224,7 +224,7 @@ impl Wave {
         // SAFETY: the arguments are the kernel's, in its order (`args` is its struct); the grid
         // has at most one block per multiprocessor, each of which fits (`Wave::new`).
         unsafe { launch.launch_cooperative(cfg) }.map_err(|e| {
-            candle_core::Error::Msg(format!("rnn: persistent LSTM wavefront launch: {e}"))
+            candle_core::Error::Msg(format!("rnn: persistent kernel wavefront launch: {e}"))
         })?;
         Ok(())
     }

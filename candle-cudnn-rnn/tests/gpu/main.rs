@@ -3,8 +3,8 @@
 //! `cudnn`: cuDNN's `Standard`, `PersistStatic` and `PersistStaticSmallH` algorithms, and the
 //! default algorithm's choice among them and the crate's kernels (LSTM and GRU, stacked,
 //! bidirectional, initial states, per-sample lengths; f32 strict, bf16 and f16 looser).
-//! `persistent`: the crate's own persistent LSTM kernels (`RnnAlgo::Persistent`, bf16 and
-//! f16, one layer and stacks). `dropout`: inter-layer dropout on both backends, masks replayed
+//! `persistent`: the crate's own persistent kernels (`RnnAlgo::Persistent`, LSTM and GRU, bf16
+//! and f16, one layer and stacks). `dropout`: inter-layer dropout on both backends, masks replayed
 //! from a seed and gradients through them against finite differences. `plain_api`: the default
 //! algorithm, `candle_cudnn_rnn::backward` and a loss of the final state alone. The bounds are
 //! those of `examples/gpu_check`, the long report.

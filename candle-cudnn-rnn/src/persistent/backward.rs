@@ -156,9 +156,11 @@ pub(super) fn backward<T: Elem>(
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
         let grad_state = |slot, layer| d_state + state(slot, layer);
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
-        // `recurrence_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's view). A
-        // cell without c carries h from where an LSTM's c starts, and has no dc_n or dc_0.
+        // `recurrence_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's
+        // view). The state the cell carries from t = 0 is an LSTM's c_0, a GRU's h_0; a cell
+        // without c has no dc_n or dc_0.
         let has_c = plan.cell.has_c();
+        let carried = usize::from(has_c);
         let args_of = |layer: usize| {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
@@ -169,11 +171,7 @@ pub(super) fn backward<T: Elem>(
                 w + b.w_ih as u64 * elem,
                 gate_ptrs[layer].0,
                 cell_ptrs[layer].0,
-                if has_c {
-                    s + state(1, layer)
-                } else {
-                    s + state(0, layer)
-                },
+                s + state(carried, layer),
                 if top { grad } else { dyb(layer) },
                 grad_state(0, layer),
                 c_slot(d_state),

@@ -741,7 +741,16 @@ fn main() -> Result<()> {
         );
         rows.push(json!({"weight_grad_sink": name, "error": e, "ok": ok}));
     }
+    // The rows so far into `--json`'s file (written again, with every row, at the end).
+    let write_json = |rows: &[serde_json::Value]| -> Result<()> {
+        if let Some(p) = &json_path {
+            let all = json!({"cudnn": cudnn_version(), "seed": seed, "rows": rows});
+            std::fs::write(p, serde_json::to_string_pretty(&all)?)?;
+        }
+        Ok(())
+    };
     if persistent_alone {
+        write_json(&rows)?;
         if failures > 0 {
             bail!("{failures} persistent-kernel checks failed");
         }
@@ -848,14 +857,7 @@ fn main() -> Result<()> {
         if ok { "ok" } else { "FAIL" }
     );
     rows.push(json!({"memory_after_10": warm, "memory_after": end, "steps": steps, "ok": ok}));
-    if let Some(p) = json_path {
-        std::fs::write(
-            p,
-            serde_json::to_string_pretty(
-                &json!({"cudnn": cudnn_version(), "seed": seed, "rows": rows}),
-            )?,
-        )?;
-    }
+    write_json(&rows)?;
     if failures > 0 {
         bail!("{failures} checks failed");
     }

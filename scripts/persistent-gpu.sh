@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # On a GPU machine: checks or times the persistent path of binaries from scripts/devbin.sh
 # (built with --old REV for the timings' baseline: a revision whose bench_grid has --loss,
-# --input-grad and --sink-overwrite, 7d19677 or later). Three modes, each inside a 10-minute
-# command:
+# --input-grad and --sink-overwrite, 7d19677 or later). Each mode fits a 10-minute command:
+#   same:  after a change that must not alter what the kernels compute: the op's GPU tests, and
+#          PTB large and medium bf16's first epoch from the new binaries and (with --old) the
+#          old ones, which must print the same lines.
+#   sanitize: compute-sanitizer's memcheck, racecheck and synccheck over an LSTM's and a GRU's
+#          training call on the persistent kernels at small shapes (hidden 256, 2 layers), the
+#          backward in clusters of 1, 2 and 4.
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the defaults, with no
 #          clusters, and layer by layer (no wavefront).
 #   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc):
@@ -15,15 +20,45 @@
 #   wave:  the wavefronts over stacked layers (CANDLE_RNN_PERSISTENT_WAVE=0 turns them off): the op
 #          [35, 20, 2 x H] graphed and PTB medium and small bf16 steps without and with it,
 #          alternating; PTB medium bf16 epochs with it: graph = eager, and beside those without.
-#   scripts/persistent-gpu.sh check|lab|time|wave DIR OUT
+#   scripts/persistent-gpu.sh same|sanitize|check|lab|time|wave DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=$1 D=$2 OUT=$3
-mkdir -p "$OUT"
-source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
-for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
+source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/smi.txt" 2>&1
-stamp() { echo "[$(date +%T)] $*"; }
+
+same() {
+  stamp "op GPU tests"
+  RNN_TEST_REQUIRE_GPU=1 timeout 200 "$D/op-gpu-tests" --nocapture --test-threads=1 > "$OUT/op-gpu-tests.log" 2>&1
+  echo "op-gpu-tests rc=$? $(grep -E 'test result' "$OUT/op-gpu-tests.log" | tail -1)"
+  grep -E "FAILED|panicked" "$OUT/op-gpu-tests.log" | head -5
+  for c in large medium; do
+    for b in ptb-lm old-ptb-lm; do
+      [ -x "$D/$b" ] || continue
+      stamp "PTB $c bf16 epoch 1 ($b)"
+      timeout 100 "$D/$b" train --config $c --precision bf16 --epochs 1 --out "/tmp/$c-$b" > "$OUT/$c-epoch1-$b.log" 2>&1
+      echo "rc=$? $(grep -E '^Epoch' "$OUT/$c-epoch1-$b.log" | sed 's/ wps: [0-9]*//')"
+    done
+  done
+  stamp "done"
+}
+
+sanitize() {
+  [ -n "$CS" ] || { echo "no compute-sanitizer"; return; }
+  for cell in lstm gru; do
+    for cl in 1 2 4; do
+      for tool in memcheck racecheck synccheck; do
+        local log="$OUT/cs-$tool-$cell-cl$cl.log"
+        CANDLE_RNN_PERSISTENT_CLUSTER=1,$cl timeout 100 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" \
+          --no-loop --loss sum --input-grad --api direct --reps 1 --warmup 0 --phase train --mode $cell \
+          --shape 2,8,6,256 --variants op-bf16-persistent > "$log" 2>&1
+        echo "$tool $cell cl$cl rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//');" \
+          "served by ours: $(grep -c '(Persistent)' "$log")"
+      done
+    done
+  done
+  stamp "done"
+}
 
 check() {
   stamp "unit tests"
@@ -160,9 +195,11 @@ wave() {
 }
 
 case $mode in
+  same) same ;;
+  sanitize) sanitize ;;
   check) check ;;
   lab) lab ;;
   time) timing ;;
   wave) wave ;;
-  *) echo "usage: $0 check|lab|time|wave DIR OUT" >&2; exit 2 ;;
+  *) echo "usage: $0 same|sanitize|check|lab|time|wave DIR OUT" >&2; exit 2 ;;
 esac

@@ -8,6 +8,12 @@ use crate::RnnMode;
 pub(super) const CELL_LSTM: &str = include_str!("cell_lstm.cuh");
 pub(super) const CELL_GRU: &str = include_str!("cell_gru.cuh");
 
+/// What a forward block's units come in multiples of, for every cell (`recurrence_fwd.cu`'s
+/// `FwdTile`): 4, where an LSTM's gate rows fill whole 16-row tensor-core tiles and a GRU's leave
+/// at most a quarter of its tiles' rows empty. (Whole tiles for a GRU would take 16 units a
+/// block: a quarter of the blocks at hidden 512, each with three times the tiles.)
+pub(super) const UNIT_STEP: usize = 4;
+
 /// A cell of the persistent kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Cell {
@@ -32,14 +38,6 @@ impl Cell {
             Cell::Lstm => 4,
             Cell::Gru => 3,
         }
-    }
-
-    /// What a forward block's units come in multiples of (`recurrence_fwd.cu`'s `FwdTile`): 4, where
-    /// an LSTM's gate rows fill whole 16-row tensor-core tiles and a GRU's leave at most a
-    /// quarter of its tiles' rows empty. (Whole tiles for a GRU would take 16 units a block: a
-    /// quarter of the blocks at hidden 512, each with three times the tiles.)
-    pub const fn unit_step(self) -> usize {
-        4
     }
 
     /// Floats per unit and step that a training forward saves for the backward besides the
@@ -113,8 +111,8 @@ mod tests {
     fn units_leave_at_most_a_quarter_of_the_tiles_empty() {
         // An LSTM's 4 gate rows a unit fill whole tiles; a GRU's 3 leave at most a quarter of
         // a block's tile rows empty.
-        assert_eq!(Cell::Lstm.gates() * Cell::Lstm.unit_step() % 16, 0);
-        for units in (1..=64).map(|k| k * Cell::Gru.unit_step()) {
+        assert_eq!(Cell::Lstm.gates() * UNIT_STEP % 16, 0);
+        for units in (1..=64).map(|k| k * UNIT_STEP) {
             let rows = Cell::Gru.gates() * units;
             let tiled = rows.div_ceil(16) * 16;
             assert!(4 * (tiled - rows) <= tiled, "{units} units");

@@ -3,7 +3,7 @@
 //! specialised for that plan and its cell, compiled with NVRTC at first use
 //! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
-use super::cell::{Cell, CELL_GRU, CELL_LSTM};
+use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
 use super::launch::Launch;
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
@@ -67,7 +67,7 @@ pub(crate) struct Plan {
     pub hidden: usize,
     pub batch: usize,
     /// Hidden units per block in the forward and in the backward. The forward's are a multiple
-    /// of [`Cell::unit_step`]; the backward's grow when its clusters would not all be resident
+    /// of [`UNIT_STEP`]; the backward's grow when its clusters would not all be resident
     /// at once otherwise.
     pub units: [usize; 2],
     pub bf16: bool,
@@ -122,18 +122,17 @@ pub(super) fn forward_smem(
 }
 
 /// Units per block of a layer of `hidden` units of `cell` on `sms` multiprocessors: the fewest
-/// multiple of [`Cell::unit_step`] that puts every unit on a block at one block per
+/// multiple of [`UNIT_STEP`] that puts every unit on a block at one block per
 /// multiprocessor, or more where the blocks then keep the same number of 16-row tiles (fewer
 /// blocks for the same work per block: a GRU at hidden 1500 took 65.5 µs an example with 16
 /// units, 66.5 with 12, both 3 tiles; at 512, 4 units (1 tile) against 16 (3 tiles): 8.5 against
 /// 9.1, `results/2026-11-25-h100-gru-units/`). An LSTM's tiles grow with every 4 units: the
 /// fewest.
 pub(super) fn block_units(cell: Cell, hidden: usize, sms: usize) -> usize {
-    let step = cell.unit_step();
-    let least = hidden.div_ceil(sms.max(1)).next_multiple_of(step);
+    let least = hidden.div_ceil(sms.max(1)).next_multiple_of(UNIT_STEP);
     let tiles = |units: usize| (cell.gates() * units).div_ceil(16);
     (least..)
-        .step_by(step)
+        .step_by(UNIT_STEP)
         .take_while(|&units| tiles(units) == tiles(least))
         .last()
         .unwrap_or(least)

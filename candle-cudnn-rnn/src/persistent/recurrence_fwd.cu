@@ -139,7 +139,7 @@ __device__ __forceinline__ void group_sync(int kg) {
 // Item `it`'s outputs that no other block reads during the launch: y (and its padded copy, and
 // with dropout after the layer, y through the mask in `dropped`: `hd` when the step already
 // made it), and in training the gate activations (over the step's input projection in `xg`)
-// and the cell state.
+// and what the cell saves.
 template <int UB, int ITEMS>
 __device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const u16* hd,
                                               const float (*gate)[GATES],

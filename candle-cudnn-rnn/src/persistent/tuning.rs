@@ -3,7 +3,7 @@
 //! [`super::wave::Wave::new`]). Each has a default that the measurements chose; the variables
 //! exist to measure the alternatives again.
 
-use super::cell::Cell;
+use super::cell::UNIT_STEP;
 use std::sync::OnceLock;
 
 /// How the persistent kernels are tuned.
@@ -75,7 +75,7 @@ impl Tuning {
             u.trim()
                 .parse()
                 .ok()
-                .filter(|u: &usize| u % Cell::Lstm.unit_step() == 0 && *u > 0)
+                .filter(|u: &usize| u % UNIT_STEP == 0 && *u > 0)
         };
         let wave = match var("CANDLE_RNN_PERSISTENT_WAVE") {
             None => d.wave,

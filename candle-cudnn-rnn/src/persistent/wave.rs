@@ -12,6 +12,7 @@
 //! run either way. It takes fewer grid-wide steps, and PTB medium and small train faster with
 //! it (`results/2026-11-25-h100-wavefront/`).
 
+use super::cell::UNIT_STEP;
 use super::kernel::{
     allow_smem, forward_smem, function, module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS,
 };
@@ -108,8 +109,7 @@ impl Wave {
         // the fewest blocks (fewer arrivals at the barrier).
         let rounds = |u: usize| (u * plan.batch).div_ceil(plan.threads());
         let most = rounds(plan.units[pass as usize]);
-        let step = plan.cell.unit_step();
-        let sizes = (step..=plan.hidden.next_multiple_of(step)).step_by(step);
+        let sizes = (UNIT_STEP..=plan.hidden.next_multiple_of(UNIT_STEP)).step_by(UNIT_STEP);
         sizes
             .clone()
             .flat_map(|u0| sizes.clone().map(move |u1| [u0, u1]))

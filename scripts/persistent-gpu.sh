@@ -7,7 +7,7 @@
 #          old ones, which must print the same lines.
 #   sanitize: compute-sanitizer's memcheck, racecheck and synccheck over an LSTM's and a GRU's
 #          training call on the persistent kernels at small shapes (hidden 256, 2 layers), the
-#          backward in clusters of 1, 2 and 4.
+#          backward in clusters of 1, 2 and 4 (CANDLE_RNN_PERSISTENT_CLUSTER=1,N).
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the defaults, with no
 #          clusters, and layer by layer (no wavefront).
 #   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc):

@@ -129,10 +129,11 @@ pub enum RnnAlgo {
     /// included), in bf16 or f16, with a batch of at most 32 and a hidden size whose share per
     /// multiprocessor fits in shared memory (up to about 1700 on an H100; PTB large's 1500
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
-    /// weights. On Hopper GPUs the backward's blocks work in clusters of 4 (thread-block
-    /// clusters; 2 or none where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
-    /// `F,B` sets the cluster size (1, 2 or 4) of both passes or of the forward and the
-    /// backward (default `1,4`), and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of
+    /// weights. On Hopper GPUs the backward's blocks work in thread-block clusters sized by the
+    /// step's gate gradients (none at hidden 128-256 and batch 32, 2 at 512-1024, 4 past 1024;
+    /// smaller where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or `F,B` sets the
+    /// cluster size (1, 2 or 4) of both passes or of the forward and the backward for every
+    /// shape, and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of
     /// gate columns (default 64). An LSTM stack of 2 to 4 layers whose blocks all fit on the GPU
     /// at once (PTB small and medium, not large) runs each pass as a wavefront, every layer in
     /// one launch (forward, at wave step s layer l does its step s - l; backward from the top);

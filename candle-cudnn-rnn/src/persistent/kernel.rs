@@ -79,7 +79,8 @@ pub(crate) struct Plan {
     pub chunk: usize,
     /// Blocks per thread-block cluster (1: none) of the forward and of the backward, whose
     /// blocks split the recurrent product's K (`recurrence_fwd.cu`, `recurrence_bwd.cu`): as
-    /// [`Tuning::clusters`] asks, or smaller where those do not fit.
+    /// [`Tuning::clusters`] asks (by default [`shape_clusters`]), or smaller where those do not
+    /// fit.
     pub clusters: [usize; 2],
 }
 
@@ -138,6 +139,32 @@ pub(super) fn block_units(cell: Cell, hidden: usize, sms: usize) -> usize {
         .unwrap_or(least)
 }
 
+/// Blocks per cluster of the forward and of the backward for a layer of `hidden` units of
+/// `cell` at `batch`, where the tuning leaves it to the shape. The forward runs without: its
+/// per-step input, h, is small, and clusters of 2 or 4 were slower on every shape measured. The
+/// backward reads each step's gate gradients, `batch * GATES * hidden` 2-byte elements, from
+/// L2; a cluster of k blocks reads a k-th each, at the cost of a distributed-shared-memory
+/// exchange and a cluster barrier per step: none below [`UNCLUSTERED_BELOW`] a step (hidden
+/// 128-256 at batch 32, a GRU at 650 and batch 20), else 2 (hidden 512-1024 at batch 16-32,
+/// 4-8% faster than 4), and 4 past hidden [`WIDE`] (PTB large's LSTM, where 2 and 4 are within
+/// half a percent and 4 keeps its results). `results/2026-11-25-h100-clusters/`.
+pub(super) fn shape_clusters(cell: Cell, hidden: usize, batch: usize) -> [usize; 2] {
+    let step_bytes = batch * cell.gates() * hidden * 2;
+    let backward = match (step_bytes, hidden) {
+        (b, _) if b < UNCLUSTERED_BELOW => 1,
+        (_, h) if h > WIDE => 4,
+        _ => 2,
+    };
+    [1, backward]
+}
+
+/// See [`shape_clusters`]: a backward step's gate gradients in bytes below which its blocks
+/// run without clusters.
+const UNCLUSTERED_BELOW: usize = 96 << 10;
+
+/// See [`shape_clusters`]: hidden sizes past this run the backward in clusters of 4.
+const WIDE: usize = 1024;
+
 impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
     /// when `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do
@@ -179,7 +206,9 @@ impl Plan {
             bf16,
             buffers: 2,
             chunk: tuning.chunk,
-            clusters: tuning.clusters,
+            clusters: tuning
+                .clusters
+                .unwrap_or_else(|| shape_clusters(cell, hidden, batch)),
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -476,6 +505,26 @@ mod tests {
         ] {
             assert_eq!(block_units(Cell::Lstm, hidden, 132), lstm, "LSTM {hidden}");
             assert_eq!(block_units(Cell::Gru, hidden, 132), gru, "GRU {hidden}");
+        }
+    }
+
+    #[test]
+    fn backward_clusters_grow_with_the_gate_gradients_of_a_step() {
+        // (cell, hidden, batch, backward's blocks per cluster), as measured.
+        for (cell, hidden, batch, backward) in [
+            (Cell::Lstm, 128, 32, 1),
+            (Cell::Lstm, 256, 32, 1),
+            (Cell::Gru, 650, 20, 1),
+            (Cell::Gru, 1024, 4, 1),
+            (Cell::Lstm, 512, 32, 2),
+            (Cell::Gru, 512, 32, 2),
+            (Cell::Lstm, 1024, 32, 2),
+            (Cell::Gru, 1024, 16, 2),
+            (Cell::Lstm, 1500, 20, 4),
+            (Cell::Gru, 1500, 20, 4),
+        ] {
+            let clusters = shape_clusters(cell, hidden, batch);
+            assert_eq!(clusters, [1, backward], "{cell:?} {hidden} x {batch}");
         }
     }
 }

@@ -10,13 +10,11 @@ use std::sync::OnceLock;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Tuning {
     /// Blocks per thread-block cluster of the forward and of the backward (1: none), which split
-    /// the recurrent product's K (`recurrence_fwd.cu`, `recurrence_bwd.cu`); a size whose clusters do not fit
-    /// falls back to the next smaller. `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` (both passes) or
-    /// `F,B`, each 1, 2 or 4 (anything else: 1); by default none in the forward and 4 in the
-    /// backward, the fastest for PTB large (`results/2026-11-23-h100-chunk-jit/lab/`): the
-    /// backward reads every step's gate gradients from L2, and clusters of 4 read a quarter
-    /// each; the forward's h is small.
-    pub clusters: [usize; 2],
+    /// the recurrent product's K (`recurrence_fwd.cu`, `recurrence_bwd.cu`); a size whose
+    /// clusters do not fit falls back to the next smaller. `None` (the default): the planner's
+    /// rule for the shape ([`super::kernel::shape_clusters`]). `CANDLE_RNN_PERSISTENT_CLUSTER` =
+    /// `N` (both passes) or `F,B`, each 1, 2 or 4 (anything else: 1), sets them for every shape.
+    pub clusters: Option<[usize; 2]>,
     /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH): 64 by default
     /// (half as many waits and copies per step as 32, and fewer buffers in shared memory: the
     /// faster for PTB large, `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), 32 with
@@ -40,7 +38,7 @@ pub(crate) enum WaveTuning {
 impl Tuning {
     /// The tuning without any of the variables set.
     pub const DEFAULT: Tuning = Tuning {
-        clusters: [1, 4],
+        clusters: None,
         chunk: 64,
         wave: WaveTuning::Fitted,
     };
@@ -62,8 +60,8 @@ impl Tuning {
         };
         let clusters = match var("CANDLE_RNN_PERSISTENT_CLUSTER") {
             Some(v) => match v.split_once(',') {
-                Some((f, b)) => [size(f), size(b)],
-                None => [size(&v), size(&v)],
+                Some((f, b)) => Some([size(f), size(b)]),
+                None => Some([size(&v), size(&v)]),
             },
             None => d.clusters,
         };
@@ -114,7 +112,7 @@ mod tests {
         assert_eq!(
             Tuning::DEFAULT,
             Tuning {
-                clusters: [1, 4],
+                clusters: None,
                 chunk: 64,
                 wave: WaveTuning::Fitted
             }
@@ -124,12 +122,12 @@ mod tests {
     #[test]
     fn clusters_for_both_passes_or_each() {
         let clusters = |v| with(&[("CANDLE_RNN_PERSISTENT_CLUSTER", v)]).clusters;
-        assert_eq!(clusters("2"), [2, 2]);
-        assert_eq!(clusters("1,2"), [1, 2]);
-        assert_eq!(clusters(" 4 , 2 "), [4, 2]);
+        assert_eq!(clusters("2"), Some([2, 2]));
+        assert_eq!(clusters("1,2"), Some([1, 2]));
+        assert_eq!(clusters(" 4 , 2 "), Some([4, 2]));
         // Anything but 2 or 4 is none.
-        assert_eq!(clusters("8,3"), [1, 1]);
-        assert_eq!(clusters(""), [1, 1]);
+        assert_eq!(clusters("8,3"), Some([1, 1]));
+        assert_eq!(clusters(""), Some([1, 1]));
     }
 
     #[test]

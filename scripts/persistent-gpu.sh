@@ -9,7 +9,7 @@
 #          training call on the persistent kernels at small shapes (hidden 256, 2 layers), the
 #          backward in clusters of 1, 2 and 4 (CANDLE_RNN_PERSISTENT_CLUSTER=1,N).
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the defaults, with no
-#          clusters, and layer by layer (no wavefront).
+#          clusters, layer by layer (no wavefront), and with small layers in one cluster.
 #   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc):
 #          both recurrences timed and with per-phase clocks; PTB large bf16: graph = eager and
 #          resume = straight.
@@ -64,7 +64,8 @@ check() {
   stamp "unit tests"
   timeout 150 "$D/ptb-lm-tests" > "$OUT/unit.log" 2>&1; echo "unit rc=$?"
   grep -E "test result|FAILED|panicked" "$OUT/unit.log" | head -5
-  for run in "default:" "cl1:CANDLE_RNN_PERSISTENT_CLUSTER=1" "layers:CANDLE_RNN_PERSISTENT_WAVE=0"; do
+  for run in "default:" "cl1:CANDLE_RNN_PERSISTENT_CLUSTER=1" "layers:CANDLE_RNN_PERSISTENT_WAVE=0" \
+    "one:CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1"; do
     IFS=: read -r name setting <<< "$run"
     stamp "gpu_check --persistent, $name"
     L=$OUT/persistent_$name.log

@@ -110,6 +110,22 @@ __device__ __forceinline__ void wait_acquire(const u32* counter, u32 target) {
 
 // The barrier in two halves, so that a block can store what no other block reads in between:
 // the block's arrival (after all its threads' writes so far) ...
+// With ONE_CLUSTER (1, sm_90: the whole grid is one thread-block cluster, launched so by the
+// host), the cluster's hardware barrier serves instead of the counter in memory: every thread
+// arrives with release and waits with acquire (cluster scope covers the global memory the
+// blocks exchange through), so that no thread spins on L2.
+#if defined(ONE_CLUSTER) && ONE_CLUSTER
+#if CL != 1 || defined(WAVE_LAYERS)
+#error "ONE_CLUSTER takes one layer whose blocks each read all of K (CL 1)"
+#endif
+__device__ __forceinline__ void grid_arrive(u32*) {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void grid_wait(const u32*, u32) {
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+#else
 __device__ __forceinline__ void grid_arrive(u32* counter) {
     __syncthreads();
     if (threadIdx.x == 0) arrive_release(counter);
@@ -120,6 +136,7 @@ __device__ __forceinline__ void grid_wait(const u32* counter, u32 target) {
     if (threadIdx.x == 0) wait_acquire(counter, target);
     __syncthreads();
 }
+#endif
 
 // Thread-block clusters (CL > 1, sm_90): the block's rank in its cluster, a cluster-wide barrier
 // that publishes shared-memory writes to the other blocks, and a load from block `rank`'s shared

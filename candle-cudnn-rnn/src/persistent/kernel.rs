@@ -82,7 +82,14 @@ pub(crate) struct Plan {
     /// [`Tuning::clusters`] asks (by default [`shape_clusters`]), or smaller where those do not
     /// fit.
     pub clusters: [usize; 2],
+    /// The whole grid of each pass is one thread-block cluster whose hardware barrier serves
+    /// each step (`common.cuh`'s ONE_CLUSTER; [`Tuning::one_cluster`]); `clusters` are then 1.
+    pub one_cluster: bool,
 }
+
+/// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
+/// non-portable attribute).
+pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
 pub(super) const MAX_BUFFERS: usize = 8;
@@ -209,12 +216,18 @@ impl Plan {
             clusters: tuning
                 .clusters
                 .unwrap_or_else(|| shape_clusters(cell, hidden, batch)),
+            one_cluster: false,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
             false => &[Pass::Forward],
         };
+        if tuning.one_cluster && major >= 9 {
+            if let Some(one) = plan.in_one_cluster(dev, smem, passes) {
+                return Ok(one);
+            }
+        }
         // A pass whose clusters do not fit runs in clusters half as large, down to none.
         for &pass in passes {
             plan.buffers = plan.most_buffers(smem);
@@ -236,6 +249,30 @@ impl Plan {
             }
         }
         Ok(plan)
+    }
+
+    /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks, each
+    /// reading all of K, where its blocks fit in `smem` bytes each and the GPU holds the
+    /// cluster for every pass of `passes`; `None` otherwise.
+    fn in_one_cluster(&self, dev: &CudaDevice, smem: usize, passes: &[Pass]) -> Option<Plan> {
+        let step = self.cell.unit_step();
+        let units = self
+            .hidden
+            .div_ceil(ONE_CLUSTER_MAX_BLOCKS)
+            .next_multiple_of(step);
+        let mut one = Plan {
+            units: [units; 2],
+            clusters: [1, 1],
+            one_cluster: true,
+            ..*self
+        };
+        one.buffers = one.most_buffers(smem);
+        let fits = passes.iter().all(|&pass| {
+            one.smem_bytes(pass) <= smem
+                && one.blocks(pass) <= ONE_CLUSTER_MAX_BLOCKS
+                && one.resident_clusters(dev, pass).is_some_and(|r| r >= 1)
+        });
+        fits.then_some(one)
     }
 
     /// The most chunk buffers per warp that the backward's shared memory (`smem` bytes per
@@ -310,7 +347,7 @@ impl Plan {
             stream,
             f,
             cfg: self.launch_config(pass),
-            cluster: self.cluster(pass),
+            cluster: self.launch_cluster(pass),
         }
     }
 
@@ -323,9 +360,18 @@ impl Plan {
         }
     }
 
-    /// Blocks per cluster in `pass` (1: none).
+    /// Blocks per cluster in `pass` that split K (1: none).
     pub fn cluster(&self, pass: Pass) -> usize {
         self.clusters[pass as usize]
+    }
+
+    /// Blocks per cluster of `pass`'s launch: the whole grid in one-cluster plans, else
+    /// [`Plan::cluster`].
+    fn launch_cluster(&self, pass: Pass) -> usize {
+        match self.one_cluster {
+            true => self.blocks(pass),
+            false => self.cluster(pass),
+        }
     }
 
     /// Blocks in the grid of `pass`, one per multiprocessor at most, in whole clusters.
@@ -390,12 +436,13 @@ impl Plan {
             format!("-DNBUF={}", self.buffers),
             format!("-DCL={}", self.cluster(pass)),
             format!("-DCH={}", self.chunk),
+            format!("-DONE_CLUSTER={}", u8::from(self.one_cluster)),
         ]
     }
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_u{}_n{}_c{}_ch{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_u{}_n{}_c{}_ch{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -404,6 +451,7 @@ impl Plan {
             self.buffers,
             self.cluster(pass),
             self.chunk,
+            if self.one_cluster { "_one" } else { "" },
             if self.bf16 { "bf16" } else { "f16" },
         )
     }
@@ -421,26 +469,21 @@ impl Plan {
             self.module_name(pass),
             (pass, self.cell),
             self.defines(pass),
-            self.cluster(pass),
+            self.launch_cluster(pass) > 1 || self.one_cluster,
         );
         function(&module, dev, pass, name)
     }
 }
 
 /// The module of `pass` for `cell` compiled with `defines`, named `name` (unique per pass, cell
-/// and defines), for sm_90 where its kernels run in clusters of `cluster` blocks (1: none), else
-/// sm_80.
+/// and defines), for sm_90 where its kernels use thread-block clusters (`sm90`), else sm_80.
 pub(super) fn module(
     name: String,
     (pass, cell): (Pass, Cell),
     defines: Vec<String>,
-    cluster: usize,
+    sm90: bool,
 ) -> Module {
-    let arch = if cluster > 1 {
-        "compute_90"
-    } else {
-        "compute_80"
-    };
+    let arch = if sm90 { "compute_90" } else { "compute_80" };
     let options = CompileOptions {
         arch: Some(arch),
         options: defines,

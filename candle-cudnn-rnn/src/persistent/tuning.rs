@@ -22,6 +22,12 @@ pub(crate) struct Tuning {
     pub chunk: usize,
     /// Whether stacked layers run as one wavefront launch per pass (`wave`).
     pub wave: WaveTuning,
+    /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1`: a layer whose blocks fit in one thread-block
+    /// cluster of [`super::kernel::ONE_CLUSTER_MAX_BLOCKS`] (sm_90; hidden sizes up to about
+    /// 256) runs in one, each step's barrier the cluster's hardware barrier instead of the
+    /// grid-wide one in memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units
+    /// each. Off by default: not yet measured against the grid barrier.
+    pub one_cluster: bool,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -41,6 +47,7 @@ impl Tuning {
         clusters: None,
         chunk: 64,
         wave: WaveTuning::Fitted,
+        one_cluster: false,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -86,10 +93,12 @@ impl Tuning {
                 None => WaveTuning::Fitted,
             },
         };
+        let one_cluster = var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").is_some_and(|v| v.trim() == "1");
         Tuning {
             clusters,
             chunk,
             wave,
+            one_cluster,
         }
     }
 }
@@ -114,9 +123,19 @@ mod tests {
             Tuning {
                 clusters: None,
                 chunk: 64,
-                wave: WaveTuning::Fitted
+                wave: WaveTuning::Fitted,
+                one_cluster: false,
             }
         );
+    }
+
+    #[test]
+    fn one_cluster_only_when_asked() {
+        let one = |v| with(&[("CANDLE_RNN_PERSISTENT_ONE_CLUSTER", v)]).one_cluster;
+        assert!(one("1"));
+        assert!(one(" 1 "));
+        assert!(!one("0"));
+        assert!(!one("yes"));
     }
 
     #[test]

@@ -49,7 +49,8 @@ impl Wave {
         (layers, pass): (usize, Pass),
         asked: WaveTuning,
     ) -> Option<Wave> {
-        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || !plan.cell.waves() {
+        let layer_by_layer = !plan.cell.waves() || plan.one_cluster;
+        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || layer_by_layer {
             return None;
         }
         type Key = (DeviceId, Plan, usize, Pass, WaveTuning);
@@ -194,7 +195,7 @@ impl Wave {
             plan.chunk,
             if plan.bf16 { "bf16" } else { "f16" },
         );
-        let module = module(module_name, (self.pass, plan.cell), defines, 1);
+        let module = module(module_name, (self.pass, plan.cell), defines, false);
         let f = function(&module, dev, self.pass, name)?;
         allow_smem(&f, self.smem_bytes(plan))?;
         Ok(f)

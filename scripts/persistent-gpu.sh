@@ -20,7 +20,10 @@
 #   wave:  the wavefronts over stacked layers (CANDLE_RNN_PERSISTENT_WAVE=0 turns them off): the op
 #          [35, 20, 2 x H] graphed and PTB medium and small bf16 steps without and with it,
 #          alternating; PTB medium bf16 epochs with it: graph = eager, and beside those without.
-#   scripts/persistent-gpu.sh same|sanitize|check|lab|time|wave DIR OUT
+#   one:   small layers in one thread-block cluster (CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1) against
+#          the grid barrier: compute-sanitizer over it, then LSTM and GRU training calls graphed
+#          at hidden 128 and 256, without and with it, alternating.
+#   scripts/persistent-gpu.sh same|sanitize|one|check|lab|time|wave DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=$1 D=$2 OUT=$3
@@ -195,12 +198,42 @@ wave() {
   stamp "done"
 }
 
+one() {
+  if [ -n "$CS" ]; then
+    for cell in lstm gru; do
+      for tool in memcheck racecheck synccheck; do
+        local log="$OUT/one-$tool-$cell.log"
+        CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1 timeout 100 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" \
+          --no-loop --loss sum --input-grad --api direct --reps 1 --warmup 0 --phase train --mode $cell \
+          --shape 1,8,6,256 --variants op-bf16-persistent > "$log" 2>&1
+        echo "$tool $cell rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//')"
+      done
+    done
+  fi
+  stamp "graphed training, grid barrier (0) and one cluster (1), alternating"
+  for cell in lstm gru; do
+    for shape in 1,32,30,128 1,8,30,256 1,32,30,256; do
+      for r in 1 2; do
+        for o in 0 1; do
+          echo -n "$cell $shape one=$o.$r: "
+          CANDLE_RNN_PERSISTENT_ONE_CLUSTER=$o timeout 60 "$D/bench_grid" --no-loop --graph --loss sum --input-grad \
+            --api direct --reps 10 --warmup 5 --mode $cell --shape $shape --variants op-bf16-persistent \
+            --json "$OUT/one_${cell}_${shape}_${o}_$r.json" 2>&1 | tail -n 1 | cut -d'|' -f7-9
+        done
+      done
+    done
+  done
+  (cd "$OUT" && tar -czf timings-json.tgz ./*.json && rm ./*.json)
+  stamp "done"
+}
+
 case $mode in
   same) same ;;
+  one) one ;;
   sanitize) sanitize ;;
   check) check ;;
   lab) lab ;;
   time) timing ;;
   wave) wave ;;
-  *) echo "usage: $0 same|sanitize|check|lab|time|wave DIR OUT" >&2; exit 2 ;;
+  *) echo "usage: $0 same|sanitize|one|check|lab|time|wave DIR OUT" >&2; exit 2 ;;
 esac

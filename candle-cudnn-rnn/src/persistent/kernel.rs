@@ -255,7 +255,7 @@ impl Plan {
     /// reading all of K, where its blocks fit in `smem` bytes each and the GPU holds the
     /// cluster for every pass of `passes`; `None` otherwise.
     fn in_one_cluster(&self, dev: &CudaDevice, smem: usize, passes: &[Pass]) -> Option<Plan> {
-        let step = self.cell.unit_step();
+        let step = UNIT_STEP;
         let units = self
             .hidden
             .div_ceil(ONE_CLUSTER_MAX_BLOCKS)

@@ -205,12 +205,14 @@ def variants():
                 yield (f"gru backward {tag}", "persistent_bwd",
                        base + [f"-DUNITS={bu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
     # A layer in one thread-block cluster whose hardware barrier serves each step (ONE_CLUSTER,
-    # CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1): hidden 256 on 8 blocks of 32 units.
+    # kernel.rs's shape_one_cluster): 8 blocks, hidden 256 at batch 8 and 128 at 16.
     for cell in ("lstm", "gru"):
-        one = ["-DHID=256", "-DBATCH=32", "-DNWARPS=8", "-DELEM_BF16=1", "-DUNITS=32", "-DCL=1",
-               "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1"]
-        yield (f"{cell} forward h256 b32 bf16 one cluster", "persistent_fwd", one, "compute_90", cell)
-        yield (f"{cell} backward h256 b32 bf16 one cluster", "persistent_bwd", one, "compute_90", cell)
+        for hid, batch, units in ((256, 8, 32), (128, 16, 16)):
+            one = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", "-DELEM_BF16=1",
+                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1"]
+            tag = f"h{hid} b{batch} bf16 one cluster"
+            yield (f"{cell} forward {tag}", "persistent_fwd", one, "compute_90", cell)
+            yield (f"{cell} backward {tag}", "persistent_bwd", one, "compute_90", cell)
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):

@@ -9,7 +9,8 @@
 #          training call on the persistent kernels at small shapes (hidden 256, 2 layers), the
 #          backward in clusters of 1, 2 and 4 (CANDLE_RNN_PERSISTENT_CLUSTER=1,N).
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the defaults, with no
-#          clusters, layer by layer (no wavefront), and with small layers in one cluster.
+#          clusters, layer by layer (no wavefront), and with small layers on the grid barrier
+#          instead of one cluster (CANDLE_RNN_PERSISTENT_ONE_CLUSTER=0).
 #   lab:   the standalone harness (scripts/persistent-lab, built here with the machine's nvcc):
 #          both recurrences timed and with per-phase clocks; PTB large bf16: graph = eager and
 #          resume = straight.
@@ -20,9 +21,10 @@
 #   wave:  the wavefronts over stacked layers (CANDLE_RNN_PERSISTENT_WAVE=0 turns them off): the op
 #          [35, 20, 2 x H] graphed and PTB medium and small bf16 steps without and with it,
 #          alternating; PTB medium bf16 epochs with it: graph = eager, and beside those without.
-#   one:   small layers in one thread-block cluster (CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1) against
-#          the grid barrier: compute-sanitizer over it, then LSTM and GRU training calls graphed
-#          at hidden 128 and 256, without and with it, alternating.
+#   one:   small layers in one thread-block cluster (CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1; the
+#          default where batch x hidden <= 2048) against the grid barrier (=0): compute-sanitizer
+#          over it, then LSTM and GRU training calls graphed on both sides of the rule,
+#          alternating.
 #   scripts/persistent-gpu.sh same|sanitize|one|check|lab|time|wave DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,7 +70,7 @@ check() {
   timeout 150 "$D/ptb-lm-tests" > "$OUT/unit.log" 2>&1; echo "unit rc=$?"
   grep -E "test result|FAILED|panicked" "$OUT/unit.log" | head -5
   for run in "default:" "cl1:CANDLE_RNN_PERSISTENT_CLUSTER=1" "layers:CANDLE_RNN_PERSISTENT_WAVE=0" \
-    "one:CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1"; do
+    "grid:CANDLE_RNN_PERSISTENT_ONE_CLUSTER=0"; do
     IFS=: read -r name setting <<< "$run"
     stamp "gpu_check --persistent, $name"
     L=$OUT/persistent_$name.log
@@ -212,7 +214,7 @@ one() {
   fi
   stamp "graphed training, grid barrier (0) and one cluster (1), alternating"
   for cell in lstm gru; do
-    for shape in 1,32,30,128 1,8,30,256 1,32,30,256; do
+    for shape in 1,8,30,128 1,16,30,128 1,32,30,128 1,8,30,256 1,16,30,256; do
       for r in 1 2; do
         for o in 0 1; do
           echo -n "$cell $shape one=$o.$r: "

@@ -131,14 +131,19 @@ pub enum RnnAlgo {
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
     /// weights. On Hopper GPUs the backward's blocks work in thread-block clusters sized by the
     /// step's gate gradients (none at hidden 128-256 and batch 32, 2 at 512-1024, 4 past 1024;
-    /// smaller where those do not fit); `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or `F,B` sets the
-    /// cluster size (1, 2 or 4) of both passes or of the forward and the backward for every
-    /// shape, and `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of
-    /// gate columns (default 64). An LSTM stack of 2 to 4 layers whose blocks all fit on the GPU
-    /// at once (PTB small and medium, not large) runs each pass as a wavefront, every layer in
-    /// one launch (forward, at wave step s layer l does its step s - l; backward from the top);
-    /// `CANDLE_RNN_PERSISTENT_WAVE=0` runs it layer by layer (a GRU always runs so). The three variables are read once
-    /// per process, when the first module that may use these kernels is built.
+    /// smaller where those do not fit), and a single layer whose step is small (batch x hidden
+    /// up to 2048) runs as one cluster of up to 8 blocks, synchronized by the cluster's hardware
+    /// barrier instead of a grid-wide one. An LSTM stack of 2 to 4 layers whose blocks all fit
+    /// on the GPU at once (PTB small and medium, not large) runs each pass as a wavefront, every
+    /// layer in one launch (forward, at wave step s layer l does its step s - l; backward from
+    /// the top); a GRU runs layer by layer.
+    ///
+    /// Variables, read once per process when the first module that may use these kernels is
+    /// built, override the planner for every shape: `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
+    /// `F,B`, the cluster size (1, 2 or 4) of both passes or of the forward and the backward;
+    /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `0` never one cluster, `1` wherever it fits;
+    /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64);
+    /// `CANDLE_RNN_PERSISTENT_WAVE=0` stacks layer by layer.
     Persistent,
 }
 

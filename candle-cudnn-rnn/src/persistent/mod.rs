@@ -102,7 +102,8 @@ impl PersistentRnn {
             .entry(key)
             .or_insert_with(|| {
                 let sizes = (self.cell, self.dims.hidden_size, batch, dtype);
-                Plan::new(dev, sizes, train, &self.tuning)
+                let layers = self.dims.num_layers;
+                Plan::new(dev, sizes, (train, layers), &self.tuning)
             })
             .clone()
     }

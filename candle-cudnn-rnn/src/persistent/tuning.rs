@@ -22,12 +22,13 @@ pub(crate) struct Tuning {
     pub chunk: usize,
     /// Whether stacked layers run as one wavefront launch per pass (`wave`).
     pub wave: WaveTuning,
-    /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1`: a layer whose blocks fit in one thread-block
-    /// cluster of [`super::kernel::ONE_CLUSTER_MAX_BLOCKS`] (sm_90; hidden sizes up to about
-    /// 256) runs in one, each step's barrier the cluster's hardware barrier instead of the
-    /// grid-wide one in memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units
-    /// each. Off by default: not yet measured against the grid barrier.
-    pub one_cluster: bool,
+    /// Whether a layer whose blocks fit in one thread-block cluster of
+    /// [`super::kernel::ONE_CLUSTER_MAX_BLOCKS`] (sm_90; hidden sizes up to about 256) runs in
+    /// one, each step's barrier the cluster's hardware barrier instead of the grid-wide one in
+    /// memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units each. `None` (the
+    /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);
+    /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits, `0` never.
+    pub one_cluster: Option<bool>,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -47,7 +48,7 @@ impl Tuning {
         clusters: None,
         chunk: 64,
         wave: WaveTuning::Fitted,
-        one_cluster: false,
+        one_cluster: None,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -93,7 +94,14 @@ impl Tuning {
                 None => WaveTuning::Fitted,
             },
         };
-        let one_cluster = var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").is_some_and(|v| v.trim() == "1");
+        let one_cluster = match var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER")
+            .as_deref()
+            .map(str::trim)
+        {
+            Some("1") => Some(true),
+            Some("0") => Some(false),
+            _ => d.one_cluster,
+        };
         Tuning {
             clusters,
             chunk,
@@ -124,18 +132,18 @@ mod tests {
                 clusters: None,
                 chunk: 64,
                 wave: WaveTuning::Fitted,
-                one_cluster: false,
+                one_cluster: None,
             }
         );
     }
 
     #[test]
-    fn one_cluster_only_when_asked() {
+    fn one_cluster_by_shape_unless_asked() {
         let one = |v| with(&[("CANDLE_RNN_PERSISTENT_ONE_CLUSTER", v)]).one_cluster;
-        assert!(one("1"));
-        assert!(one(" 1 "));
-        assert!(!one("0"));
-        assert!(!one("yes"));
+        assert_eq!(one("1"), Some(true));
+        assert_eq!(one(" 1 "), Some(true));
+        assert_eq!(one("0"), Some(false));
+        assert_eq!(one("yes"), None);
     }
 
     #[test]

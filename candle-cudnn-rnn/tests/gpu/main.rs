@@ -183,14 +183,19 @@ impl Shape {
     /// E.g. `LSTM L2 bi B5 T7 I20 H32`.
     pub fn name(&self) -> String {
         format!(
-            "{} L{} {} B{} T{} I{} H{}",
+            "{} L{} {} B{} T{} I{} H{}{}",
             self.mode.name().to_uppercase(),
             self.cfg.num_layers,
             if self.cfg.bidirectional { "bi" } else { "uni" },
             self.batch,
             self.seq,
             self.input,
-            self.hidden
+            self.hidden,
+            match (self.cfg.bias, self.cfg.single_bias) {
+                (false, _) => " no bias",
+                (true, true) => " single bias",
+                (true, false) => "",
+            }
         )
     }
 

@@ -9,9 +9,20 @@ use super::*;
 /// few 1e-3 in bf16, a few 1e-4 in f16).
 const BOUND: f64 = 2e-2;
 
-/// A unidirectional cell of `mode` with biases for the persistent kernels.
+/// Which bias vectors a cell has.
+#[derive(Clone, Copy)]
+enum Biases {
+    /// PyTorch's `bias_ih` and `bias_hh`.
+    Both,
+    /// One per gate (`single_bias`): the kernels read no `b_hh`.
+    Single,
+    /// None (`bias: false`).
+    Neither,
+}
+
+/// A unidirectional cell of `mode` with `biases` for the persistent kernels.
 fn shape(
-    mode: RnnMode,
+    (mode, biases): (RnnMode, Biases),
     (layers, batch, seq, input, hidden): (usize, usize, usize, usize, usize),
 ) -> Shape {
     Shape {
@@ -19,6 +30,8 @@ fn shape(
         cfg: RnnConfig {
             num_layers: layers,
             algo: RnnAlgo::Persistent,
+            bias: !matches!(biases, Biases::Neither),
+            single_bias: matches!(biases, Biases::Single),
             ..Default::default()
         },
         batch,
@@ -80,11 +93,22 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
     }
 }
 
-/// Each shape of a cell of `mode` in bf16 and in f16.
+/// Each shape of a cell of `mode` with both biases in bf16 and in f16.
 fn run(test: &str, mode: RnnMode, shapes: &[(usize, usize, usize, usize, usize)]) {
-    let cases = shapes
-        .iter()
-        .flat_map(|&s| [DType::BF16, DType::F16].map(|dtype| (shape(mode, s), dtype)));
+    run_cells(test, &[(mode, Biases::Both)], shapes);
+}
+
+/// Each shape of each cell (mode and biases) in bf16 and in f16.
+fn run_cells(
+    test: &str,
+    cells: &[(RnnMode, Biases)],
+    shapes: &[(usize, usize, usize, usize, usize)],
+) {
+    let cases = cells.iter().flat_map(|&cell| {
+        shapes
+            .iter()
+            .flat_map(move |&s| [DType::BF16, DType::F16].map(|dtype| (shape(cell, s), dtype)))
+    });
     check_each(test, cases, |gpu, (shape, dtype), rng, verdicts| {
         check(gpu, &shape, dtype, rng, verdicts)
     });
@@ -132,5 +156,22 @@ fn persistent_gru_matches_the_f64_cpu_path() {
             (2, 17, 12, 96, 130),
             (3, 2, 1, 24, 48),
         ],
+    );
+}
+
+/// A single bias per gate (the kernels read no `b_hh`: a GRU's n gate then has no bias inside
+/// r's product) and no biases at all, LSTM and GRU: one layer, and two layers at an odd batch.
+#[test]
+fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
+    use Biases::{Neither, Single};
+    run_cells(
+        "persistent_single_and_no_bias_match_the_f64_cpu_path",
+        &[
+            (RnnMode::Lstm, Single),
+            (RnnMode::Gru, Single),
+            (RnnMode::Lstm, Neither),
+            (RnnMode::Gru, Neither),
+        ],
+        &[(1, 5, 7, 32, 64), (2, 3, 6, 40, 96)],
     );
 }

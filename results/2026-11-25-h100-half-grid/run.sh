@@ -10,11 +10,11 @@ cd "$(dirname "$0")/../.."
 D=$1 OUT=$2
 source scripts/on-gpu.sh
 stamp "persistent GPU tests"
-RNN_TEST_REQUIRE_GPU=1 timeout 150 "$D/op-gpu-tests" --nocapture --test-threads=1 persistent > "$OUT/op-gpu-tests.log" 2>&1
+RNN_TEST_REQUIRE_GPU=1 timeout 120 "$D/op-gpu-tests" --nocapture --test-threads=1 persistent > "$OUT/op-gpu-tests.log" 2>&1
 echo "op-gpu-tests rc=$? $(grep -E 'test result' "$OUT/op-gpu-tests.log" | tail -1)"
 grep -E "FAILED|panicked|failed:" "$OUT/op-gpu-tests.log" | head -8 | cut -c1-300
 stamp "half-precision grid"
-COMPARE_IMPLS=torch-fp16 timeout 420 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 5 \
+COMPARE_IMPLS=torch-fp16 timeout 400 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
   --variants op-bf16-default,op-f16-default > "$OUT/grid.log" 2>&1
 echo "compare-grid rc=$?"
 tail -n 60 "$OUT/grid/table.md" 2>/dev/null | grep -E "geo|lose|worst|half" | head -20

@@ -204,6 +204,19 @@ def variants():
                            "lstm")
                 yield (f"gru backward {tag}", "persistent_bwd",
                        base + [f"-DUNITS={bu}", "-DNBUF=2", f"-DCL={cl}", "-DCH=64"], arch, "gru")
+    # Inference batches of several chunks (recurrence_fwd.cu's NCH): the grid's batch 128 at
+    # hidden 1024, 512 and 128 as the library plans them, and an odd batch whose last chunk ends
+    # early (77: chunks of 32, 32 and 13) at a hidden size that fills no tile.
+    for hid, batch, units in ((1024, 128, 8), (512, 128, 4), (128, 128, 4), (200, 77, 4)):
+        for cell in ("lstm", "gru"):
+            for bf16 in (1, 0):
+                if bf16 == 0 and hid != 1024:
+                    continue
+                dt = "bf16" if bf16 else "f16"
+                chunks = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", f"-DELEM_BF16={bf16}",
+                          f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64"]
+                yield (f"{cell} forward h{hid} b{batch} {dt} chunks", "persistent_fwd", chunks,
+                       "compute_80", cell)
     # A layer in one thread-block cluster whose hardware barrier serves each step (ONE_CLUSTER,
     # kernel.rs's shape_one_cluster): 8 blocks, hidden 256 at batch 8 and 128 at 16.
     for cell in ("lstm", "gru"):

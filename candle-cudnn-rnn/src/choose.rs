@@ -23,7 +23,7 @@ use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuRese
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
-use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, MAX_BATCH};
+use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, MAX_BATCH, MAX_INFERENCE_BATCH};
 use crate::timing::{eager_times, graphed_times};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
@@ -105,9 +105,14 @@ fn ours_take_dtype(dtype: DType) -> bool {
     matches!(dtype, DType::BF16 | DType::F16)
 }
 
-/// Ours keep each sample's accumulators in registers: batches up to [`MAX_BATCH`].
-fn ours_take_batch(batch: usize) -> bool {
-    batch <= MAX_BATCH
+/// Ours keep each sample's accumulators in registers: training batches up to [`MAX_BATCH`],
+/// inference batches up to [`MAX_INFERENCE_BATCH`] (the forward multiplies chunks of
+/// [`MAX_BATCH`] in turn).
+fn ours_take_batch(batch: usize, train: bool) -> bool {
+    match train {
+        true => batch <= MAX_BATCH,
+        false => batch <= MAX_INFERENCE_BATCH,
+    }
 }
 
 /// What `RnnAlgo::Persistent` runs the calls ours do not take on: cuDNN's standard algorithm,
@@ -134,8 +139,13 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
             && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN);
     OURS_MEASURED_CELLS.contains(&dims.mode)
         && dims.num_layers <= OURS_LEAD_MAX_LAYERS
+        && call.batch <= OURS_LEAD_MAX_BATCH
         && !cudnn_faster
 }
+
+/// The largest batch ours were measured against cuDNN at: larger inference batches (of
+/// several chunks) run on ours when asked for (`RnnAlgo::Persistent`), not by default.
+const OURS_LEAD_MAX_BATCH: usize = MAX_BATCH;
 
 /// The cells whose calls on ours were measured against cuDNN. GRU training calls, graphed, bf16
 /// and f16, on the grid's shapes ours take (`results/2026-11-25-h100-gru-train/`): ours 0.43-0.78x
@@ -429,7 +439,7 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_state(ops[2]))
-            .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch))
+            .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch, train))
             .and_then(|ours| {
                 let plan = ours
                     .plan(ops[0].0.device(), call.batch, dtype, train)
@@ -764,7 +774,8 @@ mod tests {
         // f16: SmallH at hidden 128, PersistStatic from 256 at multiples of 128, ours elsewhere.
         assert_eq!(train(lstm(1, 128), 32, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
-        assert_eq!(train(lstm(1, 512), 128, DType::F16), (true, s));
+        // Past batch 32 ours were not measured against cuDNN: not by default.
+        assert_eq!(train(lstm(1, 512), 128, DType::F16), (false, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));

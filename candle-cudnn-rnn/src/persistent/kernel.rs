@@ -56,8 +56,13 @@ impl Pass {
 /// Warps per block: each takes an eighth of the recurrent product's K dimension.
 pub(super) const WARPS: usize = 8;
 
-/// Batches above this would need more accumulator registers than a thread has.
+/// Training batches above this would need more accumulator registers than a thread has in the
+/// backward (and the forward's kept activations of chunks, below, are not yet read by it).
 pub(crate) const MAX_BATCH: usize = 32;
+
+/// Inference batches up to this run on the forward, which multiplies a step's batch in chunks
+/// of [`MAX_BATCH`] samples one after another (`recurrence_fwd.cu`'s NB, NCH).
+pub(crate) const MAX_INFERENCE_BATCH: usize = 128;
 
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,7 +114,8 @@ pub(super) fn forward_smem(
     cluster: usize,
     (batch, gates): (usize, usize),
 ) -> usize {
-    let npad = batch.div_ceil(8) * 8;
+    // The stage holds one chunk of the batch at a time.
+    let npad = batch.min(MAX_BATCH).div_ceil(8) * 8;
     // The gate rows, in whole 16-row tiles.
     let rows = (gates * units * cluster).div_ceil(16) * 16;
     let steps = steps.div_ceil(cluster);
@@ -208,8 +214,13 @@ impl Plan {
         if hidden % 2 != 0 {
             return Err(format!("needs an even hidden size, not {hidden}"));
         }
-        if batch > MAX_BATCH {
-            return Err(format!("takes batches up to {MAX_BATCH}, not {batch}"));
+        if batch > MAX_BATCH && train {
+            return Err(format!("trains batches up to {MAX_BATCH}, not {batch}"));
+        }
+        if batch > MAX_INFERENCE_BATCH {
+            return Err(format!(
+                "takes inference batches up to {MAX_INFERENCE_BATCH}, not {batch}"
+            ));
         }
         let stream = dev.cuda_stream();
         let attr = |a| {
@@ -235,6 +246,10 @@ impl Plan {
                 .unwrap_or_else(|| shape_clusters(cell, hidden, batch)),
             one_cluster: false,
         };
+        // A forward of several chunks runs without clusters (their partial sums hold one chunk).
+        if batch > MAX_BATCH {
+            plan.clusters[Pass::Forward as usize] = 1;
+        }
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],

@@ -37,7 +37,13 @@
 // output through dropout (the next layer's input): [h_0 | d_0 | h_1 | d_1 | .. | h_{L-1}], KPAD
 // columns each; what wave step s writes goes to slot s & 1, read at wave step s + 1.
 
-#define NT ((BATCH + 7) / 8)
+// A step multiplies the batch in chunks of NB samples, one after another (the accumulators of
+// more than 32 would not fit in registers): NCH chunks, one for batches up to 32.
+#define NB (BATCH < 32 ? BATCH : 32)
+#define NCH ((BATCH + NB - 1) / NB)
+// Whether sample n of a chunk is in the batch (only the last of several chunks may end early).
+#define IN_BATCH(n) (NCH == 1 || (n) < BATCH)
+#define NT ((NB + 7) / 8)
 #define NPAD (NT * 8)
 #define KSTEPS ((HID + 15) / 16)
 #define KPAD (KSTEPS * 16)
@@ -80,7 +86,8 @@ struct FwdTile {
     // Row pitch of the weight tile, in elements: an odd number of 16-byte chunks, so that the
     // eight row addresses of an ldmatrix fall in different banks.
     static constexpr int PITCH = KSB * 16 + 8;
-    static constexpr int ITEMS = (UB * BATCH + THREADS - 1) / THREADS;
+    // The (unit, sample) pairs of a chunk each thread does the gate math of.
+    static constexpr int ITEMS = (UB * NB + THREADS - 1) / THREADS;
     static constexpr int RPITCH = MROWS + 4;
     // A K group's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
     // chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows
@@ -102,6 +109,7 @@ struct FwdTile {
     // The cluster's partial products of this block's units' gate rows, [CL][BATCH][GATES * UB]
     // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
     static constexpr int PART_BYTES = (CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0;
+    static_assert(CL == 1 || NCH == 1, "clusters take batches of one chunk");
     // Shared memory per block (kernel.rs's `forward_smem` says the same).
     static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
 };
@@ -136,16 +144,16 @@ __device__ __forceinline__ void group_sync(int kg) {
     }
 }
 
-// Item `it`'s outputs that no other block reads during the launch: y (and its padded copy, and
-// with dropout after the layer, y through the mask in `dropped`: `hd` when the step already
-// made it), and in training the gate activations (over the step's input projection in `xg`)
-// and what the cell saves.
+// Item `it`'s outputs (of the chunk whose first sample is n0) that no other block reads during
+// the launch: y (and its padded copy, and with dropout after the layer, y through the mask in
+// `dropped`: `hd` when the step already made it), and in training the gate activations (over
+// the step's input projection in `xg`) and what the cell saves.
 template <int UB, int ITEMS>
-__device__ __forceinline__ void store_outputs(int it, int t, const u16* hb, const u16* hd,
+__device__ __forceinline__ void store_outputs(int it, int n0, int t, const u16* hb, const u16* hd,
                                               const float (*gate)[GATES],
                                               const float (*saved)[CELL_SAVED],
                                               const LayerArgs& a, int u0, const Dropout& drop) {
-    int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = idx / UB;
+    int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = n0 + idx / UB;
     size_t row = (size_t)t * BATCH + n;
     if (a.y) a.y[row * HID + u] = hb[it];
     if (a.yp) a.yp[(row + BATCH) * LDP + u] = hb[it];
@@ -236,24 +244,30 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // The carried state (the cell's: an LSTM's c, a GRU's h in f32), from `c0` (for a cell
     // without c, the host passes h_0 there); the bias of each gate, and a split gate's
     // recurrent bias apart (SPLIT_GATE).
-    float c[ITEMS], bias[ITEMS][GATES], bias_split[ITEMS];
+    // An item's unit is the same in every chunk: so are its biases.
+    float c[NCH][ITEMS], bias[ITEMS][GATES], bias_split[ITEMS];
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
-        int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-        bool live = idx < UB * BATCH && u < HID;
-        c[it] = (live && a.c0) ? to_f(a.c0[n * HID + u]) : 0.f;
-        if (live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
-        // An upper layer reads h_0 from the exchange slot of the wave step before its first
-        // (the buffer is zeroed before the launch, and no other layer writes these columns).
-        if (UPPER && live && a.h0) hx[XSLOT(layer - 1) + n * XP + x_h + u] = a.h0[n * HID + u];
+        int idx = tid + it * THREADS, u = u0 + idx % UB;
+        bool unit = idx < UB * NB && u < HID;
+#pragma unroll
+        for (int ch = 0; ch < NCH; ++ch) {
+            int n = ch * NB + idx / UB;
+            bool live = unit && IN_BATCH(n);
+            c[ch][it] = (live && a.c0) ? to_f(a.c0[n * HID + u]) : 0.f;
+            if (live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
+            // An upper layer reads h_0 from the exchange slot of the wave step before its first
+            // (the buffer is zeroed before the launch, and no other layer writes these columns).
+            if (UPPER && live && a.h0) hx[XSLOT(layer - 1) + n * XP + x_h + u] = a.h0[n * HID + u];
+        }
 #pragma unroll
         for (int g = 0; g < GATES; ++g) {
             float b = 0.f;
-            if (live && a.b_ih) b += to_f(a.b_ih[g * HID + u]);
-            if (live && a.b_hh && g != SPLIT_GATE) b += to_f(a.b_hh[g * HID + u]);
+            if (unit && a.b_ih) b += to_f(a.b_ih[g * HID + u]);
+            if (unit && a.b_hh && g != SPLIT_GATE) b += to_f(a.b_hh[g * HID + u]);
             bias[it][g] = b;
         }
-        bias_split[it] = (SPLIT_GATE >= 0 && live && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
+        bias_split[it] = (SPLIT_GATE >= 0 && unit && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
     }
     __syncthreads();
 #if CL > 1
@@ -267,21 +281,23 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // The layer's step (every thread of the block agrees whether it has one).
         const int t = s - layer;
         const bool active = t >= 0 && t < seq;
-        float gate[ITEMS][GATES], saved[ITEMS][CELL_SAVED];
-        u16 hb[ITEMS], hd[ITEMS];
+        float gate[NCH][ITEMS][GATES], saved[NCH][ITEMS][CELL_SAVED];
+        u16 hb[NCH][ITEMS], hd[NCH][ITEMS];
         if (active) {
             PHASE(0);
             // This step's input projection (the lowest layer's), loaded now so its latency
             // hides behind the products.
-            float xv[ITEMS][GATES];
+            float xv[NCH][ITEMS][GATES];
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-                bool live = !UPPER && idx < UB * BATCH && u < HID;
+            for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
-                for (int g = 0; g < GATES; ++g)
-                    xv[it][g] = live ? a.xg[((size_t)t * BATCH + n) * GATES * HID + g * HID + u] : 0.f;
-            }
+                for (int it = 0; it < ITEMS; ++it) {
+                    int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+                    bool live = !UPPER && idx < UB * NB && IN_BATCH(n) && u < HID;
+#pragma unroll
+                    for (int g = 0; g < GATES; ++g)
+                        xv[ch][it][g] = live ? a.xg[((size_t)t * BATCH + n) * GATES * HID + g * HID + u] : 0.f;
+                }
 
             // The group's rows times the input rows: K group kg takes KPG of the block's K
             // steps, from column kw0 of the block's (kb0 + kw0 of the row); its MG warps copy
@@ -292,139 +308,148 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             // The input rows in the exchange buffer, from the block's first column (the lowest
             // layer's h_0 comes from `h0` instead).
             const bool exchanged = UPPER || t > 0;
-            const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + x_in + kb0;
-            if (exchanged) {
+#pragma unroll
+            for (int ch = 0; ch < NCH; ++ch) {
+                // The chunk's samples n0.. (nb of them) in rows 0.. of the stage.
+                const int n0 = ch * NB, nb = min(NB, BATCH - n0);
+                const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + (size_t)n0 * XP + x_in + kb0;
+                if (exchanged) {
+#pragma unroll
+                    for (int p = 0; p < NPARTS; ++p) {
+                        // The part's 16-byte pieces per row, and its first column.
+                        const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
+                        for (int q = gl; q < nb * pieces; q += MG * 32) {
+                            int n = q / pieces, j = col + (q % pieces) * 8;
+                            if (kb0 + kw0 + j < P::KIN) cp_async16(hs + n * HSP + j, src + n * XP + kw0 + j);
+                        }
+                        cp_async_commit();
+                    }
+                } else {
+                    // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
+                    for (int q = gl; q < nb * (KW / 2); q += MG * 32) {
+                        int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
+                        u32 v = (a.h0 && k < HID) ? *(const u32*)(a.h0 + (n0 + n) * HID + k) : 0u;
+                        *(u32*)(hs + n * HSP + j) = v;
+                    }
+                }
+                float acc[MPW][NT][4];
+#pragma unroll
+                for (int i = 0; i < MPW; ++i)
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
 #pragma unroll
                 for (int p = 0; p < NPARTS; ++p) {
-                    // The part's 16-byte pieces per row, and its first column.
-                    const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
-                    for (int q = gl; q < BATCH * pieces; q += MG * 32) {
-                        int n = q / pieces, j = col + (q % pieces) * 8;
-                        if (kb0 + kw0 + j < P::KIN) cp_async16(hs + n * HSP + j, src + n * XP + kw0 + j);
-                    }
-                    cp_async_commit();
-                }
-            } else {
-                // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
-                for (int q = gl; q < BATCH * (KW / 2); q += MG * 32) {
-                    int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
-                    u32 v = (a.h0 && k < HID) ? *(const u32*)(a.h0 + n * HID + k) : 0u;
-                    *(u32*)(hs + n * HSP + j) = v;
-                }
-            }
-            float acc[MPW][NT][4];
+                    // Part p has landed (for every warp of the group) once at most NPARTS - 1 - p
+                    // of this thread's groups of copies are pending.
+                    if (exchanged) cp_async_wait_upto(NPARTS - 1 - p);
+                    group_sync<MG>(kg);
+                    if (p == 0) PHASE(1);
 #pragma unroll
-            for (int i = 0; i < MPW; ++i)
+                    for (int j = p * PKS; j < min(KPG, (p + 1) * PKS); ++j) {
+                        int ks = rank * KSB + kg * KPG + j;  // K step of the input rows
+                        if (kg * KPG + j < KSB && ks < KS) {
+                            u32 b[NT][2];
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt)
+                            for (int nt = 0; nt < NT; ++nt)
+                                ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
-                    for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
+                            for (int i = 0; i < MPW; ++i) {
+                                int mt = mg * MPW + i;
+                                if (mt < MT) {
+                                    if constexpr (P::IN_REGS) {
 #pragma unroll
-            for (int p = 0; p < NPARTS; ++p) {
-                // Part p has landed (for every warp of the group) once at most NPARTS - 1 - p
-                // of this thread's groups of copies are pending.
-                if (exchanged) cp_async_wait_upto(NPARTS - 1 - p);
-                group_sync<MG>(kg);
-                if (p == 0) PHASE(1);
+                                        for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wa[j][i], b[nt]);
+                                    } else {
+                                        u32 wt[4];
+                                        int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                                        ldsm_x4(wt, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
 #pragma unroll
-                for (int j = p * PKS; j < min(KPG, (p + 1) * PKS); ++j) {
-                    int ks = rank * KSB + kg * KPG + j;  // K step of the input rows
-                    if (kg * KPG + j < KSB && ks < KS) {
-                        u32 b[NT][2];
-#pragma unroll
-                        for (int nt = 0; nt < NT; ++nt)
-                            ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-                        for (int i = 0; i < MPW; ++i) {
-                            int mt = mg * MPW + i;
-                            if (mt < MT) {
-                                if constexpr (P::IN_REGS) {
-#pragma unroll
-                                    for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wa[j][i], b[nt]);
-                                } else {
-                                    u32 wt[4];
-                                    int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                                    ldsm_x4(wt, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
-#pragma unroll
-                                    for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wt, b[nt]);
+                                        for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wt, b[nt]);
+                                    }
                                 }
                             }
                         }
                     }
                 }
-            }
-            PHASE(2);
-            // The stage is read (by every warp of the group); the group's partial sums take its
-            // place, each warp writing its rows.
-            group_sync<MG>(kg);
-            float* rw = (float*)group_region;
+                PHASE(2);
+                // The stage is read (by every warp of the group); the group's partial sums take its
+                // place, each warp writing its rows.
+                group_sync<MG>(kg);
+                float* rw = (float*)group_region;
 #pragma unroll
-            for (int i = 0; i < MPW; ++i) {
-                int mt = mg * MPW + i;
-                if (mt < MT)
+                for (int i = 0; i < MPW; ++i) {
+                    int mt = mg * MPW + i;
+                    if (mt < MT)
 #pragma unroll
-                    for (int nt = 0; nt < NT; ++nt) {
-                        int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                        rw[n * RPITCH + r] = acc[i][nt][0];
-                        rw[(n + 1) * RPITCH + r] = acc[i][nt][1];
-                        rw[n * RPITCH + r + 8] = acc[i][nt][2];
-                        rw[(n + 1) * RPITCH + r + 8] = acc[i][nt][3];
-                    }
-            }
-            __syncthreads();
-            PHASE(3);
+                        for (int nt = 0; nt < NT; ++nt) {
+                            int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
+                            rw[n * RPITCH + r] = acc[i][nt][0];
+                            rw[(n + 1) * RPITCH + r] = acc[i][nt][1];
+                            rw[n * RPITCH + r + 8] = acc[i][nt][2];
+                            rw[(n + 1) * RPITCH + r + 8] = acc[i][nt][3];
+                        }
+                }
+                __syncthreads();
+                PHASE(3);
 #if CL > 1
-            // The block's partial products of the cluster's rows, stored into the shared memory
-            // of the block that owns each row's unit, in this block's slot (remote stores need
-            // no round trip, unlike remote loads).
-            for (int i = tid; i < BATCH * ROWS; i += THREADS) {
-                int n = i / ROWS, r = i % ROWS;
-                float sum = 0.f;
-                for (int q = 0; q < KG; ++q) sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
-                int g = r / CU, cu = r % CU;
-                st_cluster(part + (rank * BATCH + n) * GATES * UB + g * UB + cu % UB, cu / UB, sum);
-            }
-            cluster_sync();
+                // The block's partial products of the cluster's rows, stored into the shared memory
+                // of the block that owns each row's unit, in this block's slot (remote stores need
+                // no round trip, unlike remote loads).
+                for (int i = tid; i < BATCH * ROWS; i += THREADS) {
+                    int n = i / ROWS, r = i % ROWS;
+                    float sum = 0.f;
+                    for (int q = 0; q < KG; ++q) sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
+                    int g = r / CU, cu = r % CU;
+                    st_cluster(part + (rank * BATCH + n) * GATES * UB + g * UB + cu % UB, cu / UB, sum);
+                }
+                cluster_sync();
 #endif
 
-            // Gate math for the block's (unit, sample) pairs; the cell state stays in registers.
+                // Gate math for the block's (unit, sample) pairs; the cell state stays in registers.
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, n = idx / UB;
-                if (idx < UB * BATCH && u < HID) {
-                    // Each gate's bias, input and recurrent products, summed in this order (a
-                    // split gate's recurrent product apart, from its own bias).
-                    float pre[GATES], rec = 0.f;
+                for (int it = 0; it < ITEMS; ++it) {
+                    // Sample n of the batch, row nl of the chunk's partial sums.
+                    int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, nl = idx / UB, n = n0 + nl;
+                    if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                        // Each gate's bias, input and recurrent products, summed in this order (a
+                        // split gate's recurrent product apart, from its own bias).
+                        float pre[GATES], rec = 0.f;
 #pragma unroll
-                    for (int g = 0; g < GATES; ++g) {
-                        float sum = bias[it][g] + xv[it][g];
-                        if (g == SPLIT_GATE) rec = bias_split[it];
-                        float& acc = (g == SPLIT_GATE) ? rec : sum;
+                        for (int g = 0; g < GATES; ++g) {
+                            float sum = bias[it][g] + xv[ch][it][g];
+                            if (g == SPLIT_GATE) rec = bias_split[it];
+                            float& acc = (g == SPLIT_GATE) ? rec : sum;
 #if CL > 1
-                        for (int q = 0; q < CL; ++q)
-                            acc += part[(q * BATCH + n) * GATES * UB + g * UB + ul];
+                            for (int q = 0; q < CL; ++q)
+                                acc += part[(q * BATCH + n) * GATES * UB + g * UB + ul];
 #else
-                        for (int q = 0; q < KG; ++q)
-                            acc += red[q * (GROUP_BYTES / 4) + n * RPITCH + g * UB + ul];
+                            for (int q = 0; q < KG; ++q)
+                                acc += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
 #endif
-                        pre[g] = sum;
-                    }
-                    hb[it] = from_f(cell_forward(pre, rec, gate[it], c[it], saved[it]));
-                    u16* row = hx + XSLOT(s) + n * XP;
-                    row[x_h + u] = hb[it];
-                    // The layer above reads this step's output, through dropout, next wave step.
-                    if (feeds) {
-                        size_t i = ((size_t)t * BATCH + n) * HID + u;
-                        hd[it] = a.dropped ? dropout_apply(drop, i, hb[it]) : hb[it];
-                        row[x_h + KPAD + u] = hd[it];
-                    }
-                    if (t == seq - 1) {
-                        a.h_n[n * HID + u] = hb[it];
+                            pre[g] = sum;
+                        }
+                        hb[ch][it] = from_f(cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]));
+                        u16* row = hx + XSLOT(s) + n * XP;
+                        row[x_h + u] = hb[ch][it];
+                        // The layer above reads this step's output, through dropout, next wave step.
+                        if (feeds) {
+                            size_t i = ((size_t)t * BATCH + n) * HID + u;
+                            hd[ch][it] = a.dropped ? dropout_apply(drop, i, hb[ch][it]) : hb[ch][it];
+                            row[x_h + KPAD + u] = hd[ch][it];
+                        }
+                        if (t == seq - 1) {
+                            a.h_n[n * HID + u] = hb[ch][it];
 #if CELL_HAS_C
-                        a.c_n[n * HID + u] = from_f(c[it]);
+                            a.c_n[n * HID + u] = from_f(c[ch][it]);
 #endif
+                        }
                     }
                 }
+                // The next chunk's stage takes the bytes of these partial sums: every thread has
+                // read them first.
+                if (ch + 1 < NCH) __syncthreads();
             }
             PHASE(4);
         }
@@ -436,11 +461,14 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         if (s + 1 < waves) grid_arrive(counter);
         if (active) {
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                int idx = tid + it * THREADS, u = u0 + idx % UB;
-                if (idx < UB * BATCH && u < HID)
-                    store_outputs<UB, ITEMS>(it, t, hb, feeds ? hd : nullptr, gate, saved, a, u0, drop);
-            }
+            for (int ch = 0; ch < NCH; ++ch)
+#pragma unroll
+                for (int it = 0; it < ITEMS; ++it) {
+                    int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+                    if (idx < UB * NB && IN_BATCH(n) && u < HID)
+                        store_outputs<UB, ITEMS>(it, ch * NB, t, hb[ch], feeds ? hd[ch] : nullptr,
+                                                 gate[ch], saved[ch], a, u0, drop);
+                }
         }
         if (s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
     }

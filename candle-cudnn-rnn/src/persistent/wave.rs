@@ -14,7 +14,8 @@
 
 use super::cell::UNIT_STEP;
 use super::kernel::{
-    allow_smem, forward_smem, function, module, Pass, Plan, L1_RESERVE, MAX_BUFFERS, WARPS,
+    allow_smem, forward_smem, function, module, Pass, Plan, L1_RESERVE, MAX_BATCH, MAX_BUFFERS,
+    WARPS,
 };
 use super::tuning::WaveTuning;
 use candle_core::cuda_backend::cudarc::driver::sys::CUdevice_attribute;
@@ -49,7 +50,8 @@ impl Wave {
         (layers, pass): (usize, Pass),
         asked: WaveTuning,
     ) -> Option<Wave> {
-        let layer_by_layer = !plan.cell.waves() || plan.one_cluster;
+        // The wavefront's exchange rows and stages are laid out for one chunk of the batch.
+        let layer_by_layer = !plan.cell.waves() || plan.one_cluster || plan.batch > MAX_BATCH;
         if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || layer_by_layer {
             return None;
         }

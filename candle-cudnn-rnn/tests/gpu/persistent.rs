@@ -41,13 +41,16 @@ fn shape(
     }
 }
 
-fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mut Verdicts) {
+/// Inference, from zeros and from a given state, on the kernels against the CPU path in f64.
+fn check_inference(
+    gpu: &Gpu,
+    shape: &Shape,
+    dtype: DType,
+    rng: &mut StdRng,
+    verdicts: &mut Verdicts,
+) {
     let name = format!("{} Persistent {}", shape.name(), dtype.as_str());
     let reference = shape.with_algo(RnnAlgo::Standard);
-    let served = |what: &str, got: &Outcome, verdicts: &mut Verdicts| {
-        verdicts.require_persistent(&format!("{name} {what}"), got.served);
-    };
-    // Inference, from zeros and from a given state.
     for with_state in [false, true] {
         let inputs = Inputs::random(shape, with_state, dtype, rng);
         let host = inputs.to(&Device::Cpu, DType::F64);
@@ -62,13 +65,23 @@ fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mu
             None,
         ) {
             Ok(got) => {
-                served(&what, &got, verdicts);
+                verdicts.require_persistent(&format!("{name} {what}"), got.served);
                 let rows = bounded(&errors(shape, &got, &want), BOUND, BOUND);
                 verdicts.case(&format!("{name} {what}"), &rows);
             }
             Err(e) => verdicts.require(false, || format!("{name} {what}: failed: {e}")),
         }
     }
+}
+
+/// Inference ([`check_inference`]), then training on the kernels against the CPU path in f64.
+fn check(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, verdicts: &mut Verdicts) {
+    check_inference(gpu, shape, dtype, rng, verdicts);
+    let name = format!("{} Persistent {}", shape.name(), dtype.as_str());
+    let reference = shape.with_algo(RnnAlgo::Standard);
+    let served = |what: &str, got: &Outcome, verdicts: &mut Verdicts| {
+        verdicts.require_persistent(&format!("{name} {what}"), got.served);
+    };
     // Training: every gradient, then the same call with x untracked.
     let inputs = Inputs::random(shape, true, dtype, rng);
     let host = inputs.to(&Device::Cpu, DType::F64);
@@ -173,5 +186,24 @@ fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
             (RnnMode::Gru, Neither),
         ],
         &[(1, 5, 7, 32, 64), (2, 3, 6, 40, 96)],
+    );
+}
+
+/// Inference batches of several chunks (a step's batch multiplied 32 samples at a time): the
+/// grid's batch 128 in one layer, and an odd batch whose last chunk ends early in two layers
+/// (layer by layer: the wavefront takes one chunk), LSTM and GRU.
+#[test]
+fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
+    let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [(1, 128, 6, 64, 256), (2, 77, 5, 40, 200)]
+            .into_iter()
+            .flat_map(move |s| {
+                [DType::BF16, DType::F16].map(|dtype| (shape((mode, Biases::Both), s), dtype))
+            })
+    });
+    check_each(
+        "persistent_inference_in_chunks_matches_the_f64_cpu_path",
+        cases,
+        |gpu, (shape, dtype), rng, verdicts| check_inference(gpu, &shape, dtype, rng, verdicts),
     );
 }

@@ -139,13 +139,23 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
             && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN);
     OURS_MEASURED_CELLS.contains(&dims.mode)
         && dims.num_layers <= OURS_LEAD_MAX_LAYERS
-        && call.batch <= OURS_LEAD_MAX_BATCH
+        && (call.batch <= MAX_BATCH || ours_lead_in_chunks(call, dims, train))
         && !cudnn_faster
 }
 
-/// The largest batch ours were measured against cuDNN at: larger inference batches (of
-/// several chunks) run on ours when asked for (`RnnAlgo::Persistent`), not by default.
-const OURS_LEAD_MAX_BATCH: usize = MAX_BATCH;
+/// Past batch 32 (inference only: the forward multiplies chunks of 32 in turn) ours lead in
+/// one layer up to hidden [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`]: eager forwards at batch 128 took
+/// 0.47-0.50x of cuDNN's bf16 `Standard` at hidden 128 and 0.91x at 512, 1.23-1.26x at 1024
+/// (every block reads all of h_{t-1} a step), `results/2026-11-25-h100-forward-chunks/`.
+fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
+    !train
+        && call.batch <= MAX_INFERENCE_BATCH
+        && dims.num_layers == 1
+        && dims.hidden_size <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN
+}
+
+/// See [`ours_lead_in_chunks`].
+const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
 
 /// The cells whose calls on ours were measured against cuDNN. GRU training calls, graphed, bf16
 /// and f16, on the grid's shapes ours take (`results/2026-11-25-h100-gru-train/`): ours 0.43-0.78x
@@ -774,7 +784,7 @@ mod tests {
         // f16: SmallH at hidden 128, PersistStatic from 256 at multiples of 128, ours elsewhere.
         assert_eq!(train(lstm(1, 128), 32, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
-        // Past batch 32 ours were not measured against cuDNN: not by default.
+        // Past batch 32 ours run inference only (in chunks): training stays on cuDNN.
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (false, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));
@@ -808,6 +818,17 @@ mod tests {
         assert_eq!(gru_train(gru512, 32, DType::F16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::BF16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::F16), (false, psh));
+        // Inference past batch 32 (ours in chunks): one layer up to hidden 512, but f16 at 128
+        // on SmallH (`forward-chunks`).
+        let infer =
+            |dims: RnnDims, batch, dtype| ours_lead(&call(dims, batch), &dims, (dtype, false));
+        assert!(infer(lstm(1, 128), 128, DType::BF16));
+        assert!(infer(lstm(1, 512), 128, DType::BF16));
+        assert!(infer(gru512, 128, DType::F16));
+        assert!(!infer(gru, 128, DType::F16));
+        assert!(!infer(lstm(1, 1024), 128, DType::BF16));
+        assert!(!infer(lstm(3, 512), 128, DType::BF16));
+        assert!(!infer(lstm(1, 512), 256, DType::BF16));
         // Lengths and two directions: Standard.
         let bi = RnnDims::new(
             RnnMode::Lstm,

@@ -207,3 +207,29 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
         |gpu, (shape, dtype), rng, verdicts| check_inference(gpu, &shape, dtype, rng, verdicts),
     );
 }
+
+/// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
+/// says they lead (one layer, hidden up to 512, bf16), and training at that batch on cuDNN.
+#[test]
+fn the_default_runs_inference_in_chunks_on_the_kernels() {
+    let cases = [RnnMode::Lstm, RnnMode::Gru]
+        .map(|mode| shape((mode, Biases::Both), (1, 96, 5, 48, 128)).with_algo(RnnAlgo::Heuristic));
+    check_each(
+        "the_default_runs_inference_in_chunks_on_the_kernels",
+        cases,
+        |gpu, shape, rng, verdicts| {
+            let dtype = DType::BF16;
+            let inputs = Inputs::random(&shape, true, dtype, rng).to(&gpu.device, dtype);
+            for (train, want) in [(false, RnnAlgo::Persistent), (true, RnnAlgo::Standard)] {
+                let served = call(&shape, &inputs, None, train, true, None).map(|o| o.served);
+                verdicts.require(matches!(served, Ok(Some(a)) if a == want), || {
+                    format!(
+                        "{} bf16 {}: served by {served:?}, the rules name {want:?}",
+                        shape.name(),
+                        if train { "training" } else { "inference" }
+                    )
+                });
+            }
+        },
+    );
+}

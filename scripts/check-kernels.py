@@ -207,7 +207,7 @@ def variants():
     # Inference batches of several chunks (recurrence_fwd.cu's NCH): the grid's batch 128 at
     # hidden 1024, 512 and 128 as the library plans them, and an odd batch whose last chunk ends
     # early (77: chunks of 32, 32 and 13) at a hidden size that fills no tile.
-    for hid, batch, units in ((1024, 128, 8), (512, 128, 4), (128, 128, 4), (200, 77, 4)):
+    for hid, batch, units in ((1024, 128, 8), (512, 128, 4), (128, 128, 4), (200, 77, 4), (1024, 256, 8), (512, 256, 4)):
         for cell in ("lstm", "gru"):
             for bf16 in (1, 0):
                 if bf16 == 0 and hid != 1024:

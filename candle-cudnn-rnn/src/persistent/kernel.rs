@@ -62,7 +62,7 @@ pub(crate) const MAX_BATCH: usize = 32;
 
 /// Inference batches up to this run on the forward, which multiplies a step's batch in chunks
 /// of [`MAX_BATCH`] samples one after another (`recurrence_fwd.cu`'s NB, NCH).
-pub(crate) const MAX_INFERENCE_BATCH: usize = 128;
+pub(crate) const MAX_INFERENCE_BATCH: usize = 256;
 
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -190,16 +190,20 @@ fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
 }
 
 /// Inference batches of several chunks (a step's batch multiplied 32 samples at a time): the
-/// grid's batch 128 in one layer, and an odd batch whose last chunk ends early in two layers
-/// (layer by layer: the wavefront takes one chunk), LSTM and GRU.
+/// grid's batch 128 and the largest, 256, in one layer, and an odd batch whose last chunk ends
+/// early in two layers (layer by layer: the wavefront takes one chunk), LSTM and GRU.
 #[test]
 fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
-        [(1, 128, 6, 64, 256), (2, 77, 5, 40, 200)]
-            .into_iter()
-            .flat_map(move |s| {
-                [DType::BF16, DType::F16].map(|dtype| (shape((mode, Biases::Both), s), dtype))
-            })
+        [
+            (1, 128, 6, 64, 256),
+            (1, 256, 3, 32, 96),
+            (2, 77, 5, 40, 200),
+        ]
+        .into_iter()
+        .flat_map(move |s| {
+            [DType::BF16, DType::F16].map(|dtype| (shape((mode, Biases::Both), s), dtype))
+        })
     });
     check_each(
         "persistent_inference_in_chunks_matches_the_f64_cpu_path",

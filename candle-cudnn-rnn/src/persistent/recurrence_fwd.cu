@@ -5,7 +5,9 @@
 // Each step: every group of warps copies its K slice of h_{t-1} from the exchange buffer (L2)
 // into its shared-memory stage with 16-byte asynchronous copies, multiplies its rows by it on
 // tensor cores, the block sums the groups' partial products and does the gate math for its
-// units, writes h_t to y[t] and to the exchange buffer, then one grid-wide barrier.
+// units, writes h_t to y[t] and to the exchange buffer, then one grid-wide barrier. A batch
+// over 32 (inference only; the backward trains batches up to 32) goes through those phases in
+// chunks of 32 samples (NB), one after another, within each step.
 //
 // Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS,
 // ELEM_BF16 (1: bf16, 0: f16), and CL, the blocks of a thread-block cluster (1: none). With

@@ -290,11 +290,10 @@ impl Plan {
     /// reading all of K, where its blocks fit in `smem` bytes each and the GPU holds the
     /// cluster for every pass of `passes`; `None` otherwise.
     fn in_one_cluster(&self, dev: &CudaDevice, smem: usize, passes: &[Pass]) -> Option<Plan> {
-        let step = UNIT_STEP;
         let units = self
             .hidden
             .div_ceil(ONE_CLUSTER_MAX_BLOCKS)
-            .next_multiple_of(step);
+            .next_multiple_of(UNIT_STEP);
         let mut one = Plan {
             units: [units; 2],
             clusters: [1, 1],

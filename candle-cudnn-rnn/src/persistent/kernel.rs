@@ -57,7 +57,8 @@ impl Pass {
 pub(super) const WARPS: usize = 8;
 
 /// Training batches above this would need more accumulator registers than a thread has in the
-/// backward (and the forward's kept activations of chunks, below, are not yet read by it).
+/// backward, which takes a step's batch whole (the forward takes larger inference batches in
+/// chunks of this many).
 pub(crate) const MAX_BATCH: usize = 32;
 
 /// Inference batches up to this run on the forward, which multiplies a step's batch in chunks
@@ -186,10 +187,10 @@ const WIDE: usize = 1024;
 /// 5-22% faster, LSTM and GRU, batches 1-32, hidden 64-256; at 128 x 32 and 256 x 16 the
 /// grid barrier's blocks win by 8-11%; `results/2026-11-25-h200-cluster-rule/`, and on an H100
 /// against the clusters before [`shape_clusters`], `results/2026-11-25-h100-one-cluster/`). A
-/// stack keeps
-/// its wavefront, one barrier per wave step for all its layers.
+/// stack keeps its wavefront, one barrier per wave step for all its layers; batches of several
+/// chunks were not measured in one cluster.
 pub(super) fn shape_one_cluster(layers: usize, hidden: usize, batch: usize) -> bool {
-    layers == 1 && batch * hidden <= ONE_CLUSTER_MOST_WORK
+    layers == 1 && batch <= MAX_BATCH && batch * hidden <= ONE_CLUSTER_MOST_WORK
 }
 
 /// See [`shape_one_cluster`].
@@ -614,5 +615,6 @@ mod tests {
         assert!(!shape_one_cluster(1, 128, 32));
         assert!(!shape_one_cluster(1, 256, 16));
         assert!(!shape_one_cluster(2, 128, 8));
+        assert!(!shape_one_cluster(1, 16, 64));
     }
 }

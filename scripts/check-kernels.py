@@ -217,6 +217,16 @@ def variants():
                           f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64"]
                 yield (f"{cell} forward h{hid} b{batch} {dt} chunks", "persistent_fwd", chunks,
                        "compute_80", cell)
+    # The backward of batches of several chunks, in the clusters kernel.rs's shape_clusters
+    # gives them (hidden 1024 and 512 at batch 128: 2; 128 and 200: none).
+    for hid, batch, units, cl in ((1024, 128, 8, 2), (512, 128, 4, 2), (128, 128, 4, 1),
+                                  (200, 77, 4, 1), (1024, 256, 8, 2)):
+        for cell in ("lstm", "gru"):
+            chunks = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", "-DELEM_BF16=1",
+                      f"-DUNITS={units}", f"-DCL={cl}", "-DNBUF=2", "-DCH=64"]
+            arch = "compute_80" if cl == 1 else "compute_90"
+            yield (f"{cell} backward h{hid} b{batch} bf16 cl{cl} chunks", "persistent_bwd", chunks,
+                   arch, cell)
     # A layer in one thread-block cluster whose hardware barrier serves each step (ONE_CLUSTER,
     # kernel.rs's shape_one_cluster): 8 blocks, hidden 256 at batch 8 and 128 at 16.
     for cell in ("lstm", "gru"):

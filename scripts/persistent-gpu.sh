@@ -6,7 +6,8 @@
 #          PTB large and medium bf16's first epoch from the new binaries and (with --old) the
 #          old ones, which must print the same lines.
 #   sanitize: compute-sanitizer's memcheck, racecheck and synccheck over an LSTM's and a GRU's
-#          training call on the persistent kernels at small shapes (hidden 256, 2 layers), the
+#          training call on the persistent kernels at small shapes (hidden 256, 2 layers; and
+#          batch 77, three chunks of the batch, at hidden 200), the
 #          backward in clusters of 1, 2 and 4 (CANDLE_RNN_PERSISTENT_CLUSTER=1,N).
 #   check: ptb-lm's CUDA unit tests; gpu_check --persistent with the defaults, with no
 #          clusters, layer by layer (no wavefront), and with small layers on the grid barrier
@@ -50,17 +51,20 @@ same() {
 
 sanitize() {
   [ -n "$CS" ] || { echo "no compute-sanitizer"; return; }
+  # Two layers at batch 8, and one layer at batch 77 (three chunks of the batch).
+  for shape in 2,8,6,256 1,77,4,200; do
   for cell in lstm gru; do
     for cl in 1 2 4; do
       for tool in memcheck racecheck synccheck; do
-        local log="$OUT/cs-$tool-$cell-cl$cl.log"
+        local log="$OUT/cs-$tool-$cell-cl$cl-${shape//,/x}.log"
         CANDLE_RNN_PERSISTENT_CLUSTER=1,$cl timeout 100 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" \
           --no-loop --loss sum --input-grad --api direct --reps 1 --warmup 0 --phase train --mode $cell \
-          --shape 2,8,6,256 --variants op-bf16-persistent > "$log" 2>&1
-        echo "$tool $cell cl$cl rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//');" \
+          --shape $shape --variants op-bf16-persistent > "$log" 2>&1
+        echo "$tool $cell cl$cl $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//');" \
           "served by ours: $(grep -c '(Persistent)' "$log")"
       done
     done
+  done
   done
   stamp "done"
 }

@@ -126,8 +126,8 @@ pub enum RnnAlgo {
     /// This crate's own persistent kernels (not cuDNN's): each layer's recurrent weights stay in
     /// shared memory for the whole sequence, forward and backward. They serve calls of a
     /// unidirectional LSTM or GRU without projection or per-sample lengths (inter-layer dropout
-    /// included), in bf16 or f16, with a training batch of at most 32 (an inference batch of at
-    /// most 256, multiplied 32 samples at a time) and a hidden size whose share per
+    /// included), in bf16 or f16, with a batch of at most 256 (multiplied 32 samples at a time)
+    /// and a hidden size whose share per
     /// multiprocessor fits in shared memory (up to about 1700 on an H100; PTB large's 1500
     /// trains with batches up to 20); every other call runs cuDNN's `Standard` over the same
     /// weights. On Hopper GPUs the backward's blocks work in thread-block clusters sized by the

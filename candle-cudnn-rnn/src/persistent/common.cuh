@@ -6,6 +6,14 @@
 // Loads in flight per thread while a kernel fills its weight tile.
 #define FILL 16
 
+// A step's product takes the batch (BATCH, -D) in chunks of NB samples, one after another (the
+// accumulators of more than 32 would not fit in registers): NCH chunks, one for batches up to
+// 32. IN_BATCH(n): whether sample n of a chunk is in the batch (only the last of several
+// chunks may end early).
+#define NB (BATCH < 32 ? BATCH : 32)
+#define NCH ((BATCH + NB - 1) / NB)
+#define IN_BATCH(n) (NCH == 1 || (n) < BATCH)
+
 // PHASE(i) marks the end of phase i of a step for a timing harness that defines it (see
 // scripts/persistent-lab/); the library's builds leave it empty.
 #ifndef PHASE

@@ -56,13 +56,12 @@ impl Pass {
 /// Warps per block: each takes an eighth of the recurrent product's K dimension.
 pub(super) const WARPS: usize = 8;
 
-/// Training batches above this would need more accumulator registers than a thread has in the
-/// backward, which takes a step's batch whole (the forward takes larger inference batches in
-/// chunks of this many).
+/// The samples of a chunk of the batch: both recurrences multiply a step's batch in chunks of
+/// this many, one after another (`common.cuh`'s NB, NCH; more would need more accumulator
+/// registers than a thread has). The measured rules (`choose.rs`) cover batches up to it.
 pub(crate) const MAX_BATCH: usize = 32;
 
-/// Inference batches up to this run on the forward, which multiplies a step's batch in chunks
-/// of [`MAX_BATCH`] samples one after another (`recurrence_fwd.cu`'s NB, NCH).
+/// Batches up to this run on the kernels, inference and training, in chunks of [`MAX_BATCH`].
 pub(crate) const MAX_INFERENCE_BATCH: usize = 256;
 
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
@@ -215,12 +214,9 @@ impl Plan {
         if hidden % 2 != 0 {
             return Err(format!("needs an even hidden size, not {hidden}"));
         }
-        if batch > MAX_BATCH && train {
-            return Err(format!("trains batches up to {MAX_BATCH}, not {batch}"));
-        }
         if batch > MAX_INFERENCE_BATCH {
             return Err(format!(
-                "takes inference batches up to {MAX_INFERENCE_BATCH}, not {batch}"
+                "takes batches up to {MAX_INFERENCE_BATCH}, not {batch}"
             ));
         }
         let stream = dev.cuda_stream();
@@ -452,12 +448,14 @@ impl Plan {
         let tile_rows = matrices * units;
         let rows = tile_rows.div_ceil(16) * 16;
         let columns = (self.gpad() / self.chunk).div_ceil(cluster) * self.chunk;
+        // The chunk buffers, sums and cluster parts hold one chunk of the batch.
+        let chunk_batch = self.batch.min(MAX_BATCH);
         let part = match cluster {
             1 => 0,
-            _ => (self.batch * (units + 4) * 4).next_multiple_of(16),
+            _ => (chunk_batch * (units + 4) * 4).next_multiple_of(16),
         };
-        let buffers = self.buffers * self.batch * self.chunk * 2;
-        let sums = self.batch * (rows + 4) * 4;
+        let buffers = self.buffers * chunk_batch * self.chunk * 2;
+        let sums = chunk_batch * (rows + 4) * 4;
         tile_rows * (columns + 8) * 2 + part + WARPS * buffers.max(sums).next_multiple_of(16)
     }
 

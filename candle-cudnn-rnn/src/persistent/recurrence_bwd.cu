@@ -44,14 +44,15 @@
 
 // The gate columns of a step: GATES (cell_lstm.cuh) per unit.
 #define GH (GATES * HID)
-#define NT ((BATCH + 7) / 8)
+// A chunk's tensor-core column tiles (common.cuh's NB samples a chunk).
+#define NT ((NB + 7) / 8)
 #define NPAD (NT * 8)
 // Gate columns per chunk (-DCH, 32 or 64).
 #ifndef CH
 #define CH 32
 #endif
-// The 16-byte pieces of a chunk's BATCH rows, and how many of them each lane copies.
-#define PIECES (BATCH * (CH / 8))
+// The 16-byte pieces of a chunk's NB rows, and how many of them each lane copies.
+#define PIECES (NB * (CH / 8))
 #define PER_LANE ((PIECES + 31) / 32)
 #define NCHUNKS ((GH + CH - 1) / CH)
 #define GPAD (NCHUNKS * CH)
@@ -70,7 +71,7 @@
 #define CHUNK_AT(n, q) ((n) * CH + (((q) ^ SWZ(n)) * 8))
 #define CPW ((NCR + NWARPS - 1) / NWARPS)
 #define THREADS (NWARPS * 32)
-#define BUF_BYTES (BATCH * CH * 2)
+#define BUF_BYTES (NB * CH * 2)
 // The exchange buffer's slot of step t: two taken in turn.
 #define XSLOT(t) ((size_t)((t) & 1) * BATCH * GPAD)
 
@@ -83,14 +84,15 @@ struct BwdTile {
     // The tile's rows: the cluster's units' columns of W_hh (then, UPPER_, of W_ih).
     static constexpr int ROWS = (UPPER_ ? 2 : 1) * CU;
     static constexpr int MTB = (ROWS + 15) / 16, MROWS = MTB * 16;
-    // The cluster's partial dh of this block's units, [CL][BATCH][UB] f32, slot q written by
-    // block q of the cluster (CL > 1 only; PPITCH sizes the region).
+    // The cluster's partial dh of this block's units for a chunk of the batch, [CL][NB][UB]
+    // f32, slot q written by block q of the cluster (CL > 1 only; PPITCH sizes the region).
     static constexpr int PPITCH = CU + 4;
-    static constexpr int PART_BYTES = (CL > 1) ? (BATCH * PPITCH * 4 + 15) / 16 * 16 : 0;
-    static constexpr int ITEMS = (UB * BATCH + THREADS - 1) / THREADS;
-    // A warp's partial sums, its accumulators' BATCH real rows (the tiles' rows past them are
+    static constexpr int PART_BYTES = (CL > 1) ? (NB * PPITCH * 4 + 15) / 16 * 16 : 0;
+    // The (unit, sample) pairs of a chunk each thread does the pointwise steps of.
+    static constexpr int ITEMS = (UB * NB + THREADS - 1) / THREADS;
+    // A warp's partial sums, its accumulators' NB real rows (the tiles' rows past them are
     // never stored: clusters of 8 fit in shared memory only so).
-    static constexpr int RPB = MROWS + 4, RED_BYTES = BATCH * RPB * 4;
+    static constexpr int RPB = MROWS + 4, RED_BYTES = NB * RPB * 4;
     static constexpr int WARP_BYTES =
         (((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16;
     // Shared memory per block (kernel.rs's `backward_smem` says the same).
@@ -170,55 +172,63 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // Per item: the recurrent part of dh, the gradient the cell carries to the step before
     // (an LSTM's dc; a GRU's z * dh), and the bias gradients summed over the steps (a split
     // gate's recurrent side apart).
-    float dhr[ITEMS], dc[ITEMS], dbias[ITEMS][GATES], dbias_split[ITEMS];
+    // Items of chunk ch: sample ch * NB + idx / UB.
+    float dhr[NCH][ITEMS], dc[NCH][ITEMS], dbias[NCH][ITEMS][GATES], dbias_split[NCH][ITEMS];
 #pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-        bool live = idx < UB * BATCH && u < HID;
-        dhr[it] = live ? to_f(a.dh_n[n * HID + u]) : 0.f;
+    for (int ch = 0; ch < NCH; ++ch)
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+            bool live = idx < UB * NB && IN_BATCH(n) && u < HID;
+            dhr[ch][it] = live ? to_f(a.dh_n[n * HID + u]) : 0.f;
 #if CELL_HAS_C
-        dc[it] = live ? to_f(a.dc_n[n * HID + u]) : 0.f;
+            dc[ch][it] = live ? to_f(a.dc_n[n * HID + u]) : 0.f;
 #else
-        dc[it] = 0.f;
+            dc[ch][it] = 0.f;
 #endif
 #pragma unroll
-        for (int g = 0; g < GATES; ++g) dbias[it][g] = 0.f;
-        dbias_split[it] = 0.f;
-    }
+            for (int g = 0; g < GATES; ++g) dbias[ch][it][g] = 0.f;
+            dbias_split[ch][it] = 0.f;
+        }
     // A step's saved activations, cell states and output gradient, loaded a step ahead (while
     // the previous step's products run) so that their latency leaves the recurrence. (`dy` of a
     // layer below the top in the wavefront is written during the launch by other blocks: its
     // loads bypass L1, which may hold a line of it from an earlier step's row.)
-    float ga[ITEMS][GATES], sv[ITEMS][CELL_SAVED], cp[ITEMS], dyv[ITEMS];
+    float ga[NCH][ITEMS][GATES], sv[NCH][ITEMS][CELL_SAVED], cp[NCH][ITEMS], dyv[NCH][ITEMS];
     auto load_step = [&](int t) {
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-            if (idx < UB * BATCH && u < HID) {
-                size_t row = (size_t)t * BATCH + n;
-                const float* gs = a.gates + row * GH + u;
+        for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
-                for (int g = 0; g < GATES; ++g) ga[it][g] = gs[g * HID];
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+                if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                    size_t row = (size_t)t * BATCH + n;
+                    const float* gs = a.gates + row * GH + u;
 #pragma unroll
-                for (int k = 0; k < CELL_SAVED; ++k) sv[it][k] = a.cells[(row * CELL_SAVED + k) * HID + u];
-                cp[it] = t > 0 ? a.cells[(row - BATCH) * CELL_SAVED * HID + u]
-                               : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
-                u16 d = __ldcg(a.dy + row * HID + u);
-                dyv[it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
+                    for (int g = 0; g < GATES; ++g) ga[ch][it][g] = gs[g * HID];
+#pragma unroll
+                    for (int k = 0; k < CELL_SAVED; ++k)
+                        sv[ch][it][k] = a.cells[(row * CELL_SAVED + k) * HID + u];
+                    cp[ch][it] = t > 0 ? a.cells[(row - BATCH) * CELL_SAVED * HID + u]
+                                       : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
+                    u16 d = __ldcg(a.dy + row * HID + u);
+                    dyv[ch][it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
+                }
             }
-        }
     };
     if (start == 0) load_step(seq - 1);
     // Where each of the lane's pieces of a chunk lands in a stage buffer and comes from in a
     // row of the exchange buffer, worked out once: the chunk loop's copies then cost no
     // division (its address arithmetic was a visible share of the issued instructions).
-    int piece_smem[PER_LANE], piece_gmem[PER_LANE];
+    // (Rows of a chunk of the batch: piece_row, for the last chunk, which may end early.)
+    int piece_smem[PER_LANE], piece_gmem[PER_LANE], piece_row[PER_LANE];
 #pragma unroll
     for (int p = 0; p < PER_LANE; ++p) {
         int q = lane + 32 * p, n = q / (CH / 8), j = (q % (CH / 8)) * 8;
         bool live = q < PIECES;
         piece_smem[p] = live ? CHUNK_AT(n, j / 8) : -1;
         piece_gmem[p] = n * GPAD + j;
+        piece_row[p] = n;
     }
     __syncthreads();
 #if CL > 1
@@ -234,25 +244,28 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         u16* xch = a.dgx + XSLOT(t);
         // The gradients of the block's gate pre-activations at step t (a split gate's
         // recurrent side apart: the exchange buffer takes it).
-        u16 dgb[ITEMS][GATES], dgs[ITEMS];
+        u16 dgb[NCH][ITEMS][GATES], dgs[NCH][ITEMS];
         if (active) {
             PHASE(0);
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-                if (idx < UB * BATCH && u < HID) {
-                    float d[GATES], d_rec = 0.f;
-                    cell_backward(ga[it], sv[it], cp[it], dyv[it], dhr[it], dc[it], d, d_rec);
-                    dbias_split[it] += d_rec;
-                    dgs[it] = from_f(d_rec);
+            for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
-                    for (int g = 0; g < GATES; ++g) {
-                        dbias[it][g] += d[g];
-                        dgb[it][g] = from_f(d[g]);
-                        xch[n * GPAD + g * HID + u] = g == SPLIT_GATE ? dgs[it] : dgb[it][g];
+                for (int it = 0; it < ITEMS; ++it) {
+                    int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+                    if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                        float d[GATES], d_rec = 0.f;
+                        cell_backward(ga[ch][it], sv[ch][it], cp[ch][it], dyv[ch][it], dhr[ch][it],
+                                      dc[ch][it], d, d_rec);
+                        dbias_split[ch][it] += d_rec;
+                        dgs[ch][it] = from_f(d_rec);
+#pragma unroll
+                        for (int g = 0; g < GATES; ++g) {
+                            dbias[ch][it][g] += d[g];
+                            dgb[ch][it][g] = from_f(d[g]);
+                            xch[n * GPAD + g * HID + u] = g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g];
+                        }
                     }
                 }
-            }
             PHASE(1);
         }
         // `dg` is read only after the launch: its stores follow the block's arrival at the
@@ -261,18 +274,20 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         grid_arrive(counter);
         if (active) {
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-                if (idx < UB * BATCH && u < HID) {
-                    const size_t at_ = ((size_t)t * BATCH + n) * GH + u;
+            for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
-                    for (int g = 0; g < GATES; ++g) a.dg[at_ + g * HID] = dgb[it][g];
-                    if (SPLIT_GATE >= 0)
+                for (int it = 0; it < ITEMS; ++it) {
+                    int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+                    if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                        const size_t at_ = ((size_t)t * BATCH + n) * GH + u;
 #pragma unroll
-                        for (int g = 0; g < GATES; ++g)
-                            a.dgh[at_ + g * HID] = g == SPLIT_GATE ? dgs[it] : dgb[it][g];
+                        for (int g = 0; g < GATES; ++g) a.dg[at_ + g * HID] = dgb[ch][it][g];
+                        if (SPLIT_GATE >= 0)
+#pragma unroll
+                            for (int g = 0; g < GATES; ++g)
+                                a.dgh[at_ + g * HID] = g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g];
+                    }
                 }
-            }
         }
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
         PHASE(2);
@@ -282,138 +297,157 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 
         // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the
         // warp's chunks of K streamed through its NBUF stage buffers (an upper layer's rows of
-        // W_ih give its input's gradient at t in the same product).
-        float acc[MTB][NT][4];
+        // W_ih give its input's gradient at t in the same product); one chunk of the batch
+        // (NB samples from n0) after another.
 #pragma unroll
-        for (int mt = 0; mt < MTB; ++mt)
+        for (int ch = 0; ch < NCH; ++ch) {
+            const int n0 = ch * NB;
+            float acc[MTB][NT][4];
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
+            for (int mt = 0; mt < MTB; ++mt)
 #pragma unroll
-                for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
-        // The warp's chunks, counted from the block's first; past the last real one, none.
-        const int c_begin = warp * CPW;
-        const int c_real = min(NCR, NCHUNKS - (int)rank * NCR);
-        const int c_count = max(0, min(CPW, c_real - c_begin));
-        // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
-        // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
-        auto issue = [&](int i) {
-            if (i < c_count) {
-                u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
-                const u16* src = xch + k0 + (c_begin + i) * CH;
+                for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-                for (int p = 0; p < PER_LANE; ++p)
-                    if (piece_smem[p] >= 0) cp_async16(b + piece_smem[p], src + piece_gmem[p]);
+                    for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
+            // The warp's chunks, counted from the block's first; past the last real one, none.
+            const int c_begin = warp * CPW;
+            const int c_real = min(NCR, NCHUNKS - (int)rank * NCR);
+            const int c_count = max(0, min(CPW, c_real - c_begin));
+            // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
+            // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
+            auto issue = [&](int i) {
+                if (i < c_count) {
+                    u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
+                    const u16* src = xch + (size_t)n0 * GPAD + k0 + (c_begin + i) * CH;
+#pragma unroll
+                    for (int p = 0; p < PER_LANE; ++p)
+                        if (piece_smem[p] >= 0 && IN_BATCH(n0 + piece_row[p]))
+                            cp_async16(b + piece_smem[p], src + piece_gmem[p]);
+                }
+                cp_async_commit();
+            };
+#pragma unroll
+            for (int i = 0; i < NBUF - 1; ++i) issue(i);
+            for (int i = 0; i < c_count; ++i) {
+                cp_async_wait_pending(NBUF - 2);
+                // Chunk i is visible to the warp, and every lane is done with chunk i - 1, whose
+                // buffer the next issue refills.
+                __syncwarp();
+                issue(i + NBUF - 1);
+                const u16* b = (const u16*)(warp_region + (i % NBUF) * BUF_BYTES);
+                const int col = (c_begin + i) * CH;
+#pragma unroll
+                for (int kk = 0; kk < CH / 16; ++kk) {
+                    u32 bf[NT][2];
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) {
+                        int n = min(nt * 8 + (lane & 7), NB - 1);
+                        ldsm_x2(bf[nt], b + CHUNK_AT(n, kk * 2 + ((lane >> 3) & 1)));
+                    }
+#pragma unroll
+                    for (int mt = 0; mt < MTB; ++mt) {
+                        u32 w4[4];
+                        int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
+                        ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+                        for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], w4, bf[nt]);
+                    }
+                }
             }
-            cp_async_commit();
-        };
-#pragma unroll
-        for (int i = 0; i < NBUF - 1; ++i) issue(i);
-        for (int i = 0; i < c_count; ++i) {
-            cp_async_wait_pending(NBUF - 2);
-            // Chunk i is visible to the warp, and every lane is done with chunk i - 1, whose
-            // buffer the next issue refills.
+            PHASE(3);
+            // The partial sums below reuse the buffers: nothing may still be landing in them.
+            cp_async_wait_all();
             __syncwarp();
-            issue(i + NBUF - 1);
-            const u16* b = (const u16*)(warp_region + (i % NBUF) * BUF_BYTES);
-            const int col = (c_begin + i) * CH;
+            float* rw = (float*)warp_region;
 #pragma unroll
-            for (int kk = 0; kk < CH / 16; ++kk) {
-                u32 bf[NT][2];
+            for (int mt = 0; mt < MTB; ++mt)
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt) {
-                    int n = min(nt * 8 + (lane & 7), BATCH - 1);
-                    ldsm_x2(bf[nt], b + CHUNK_AT(n, kk * 2 + ((lane >> 3) & 1)));
+                    int m = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
+                    if (n < NB) {
+                        rw[n * RPB + m] = acc[mt][nt][0];
+                        rw[n * RPB + m + 8] = acc[mt][nt][2];
+                    }
+                    if (n + 1 < NB) {
+                        rw[(n + 1) * RPB + m] = acc[mt][nt][1];
+                        rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
+                    }
                 }
-#pragma unroll
-                for (int mt = 0; mt < MTB; ++mt) {
-                    u32 w4[4];
-                    int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
-                    ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
-#pragma unroll
-                    for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], w4, bf[nt]);
-                }
-            }
-        }
-        PHASE(3);
-        // The partial sums below reuse the buffers: nothing may still be landing in them.
-        cp_async_wait_all();
-        __syncwarp();
-        float* rw = (float*)warp_region;
-#pragma unroll
-        for (int mt = 0; mt < MTB; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-                int m = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                if (n < BATCH) {
-                    rw[n * RPB + m] = acc[mt][nt][0];
-                    rw[n * RPB + m + 8] = acc[mt][nt][2];
-                }
-                if (n + 1 < BATCH) {
-                    rw[(n + 1) * RPB + m] = acc[mt][nt][1];
-                    rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
-                }
-            }
-        __syncthreads();
-        PHASE(4);
+            __syncthreads();
+            PHASE(4);
 #if CL > 1
-        // The block's partial dh of the cluster's units goes straight into the shared memory of
-        // the block that owns each unit, in this block's slot (remote stores need no round
-        // trip, unlike remote loads, and ran faster: results/2026-11-23-h100-chunk-jit/lab/); after the cluster's
-        // barrier each block sums its slots.
-        for (int i = tid; i < BATCH * CU; i += THREADS) {
-            int n = i / CU, m = i % CU;
-            float sum = 0.f;
-            for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + m];
-            st_cluster(part + (rank * BATCH + n) * UB + m % UB, m / UB, sum);
-        }
-        cluster_sync();
-        PHASE(5);
+            // The block's partial dh of the cluster's units goes straight into the shared memory of
+            // the block that owns each unit, in this block's slot (remote stores need no round
+            // trip, unlike remote loads, and ran faster: results/2026-11-23-h100-chunk-jit/lab/); after the cluster's
+            // barrier each block sums its slots.
+            for (int i = tid; i < min(NB, BATCH - n0) * CU; i += THREADS) {
+                int n = i / CU, m = i % CU;
+                float sum = 0.f;
+                for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + m];
+                st_cluster(part + (rank * NB + n) * UB + m % UB, m / UB, sum);
+            }
+            cluster_sync();
+            PHASE(5);
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
-            float sum = 0.f;
-            if (idx < UB * BATCH)
-                for (int q = 0; q < CL; ++q)
-                    sum += part[(q * BATCH + n) * UB + ul];
-            dhr[it] = sum;
-        }
-        // A block writes into its cluster's `part`s again only after the next grid barrier,
-        // which every block reaches after these reads.
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB;
+                float sum = 0.f;
+                if (idx < UB * NB && IN_BATCH(n0 + nl))
+                    for (int q = 0; q < CL; ++q)
+                        sum += part[(q * NB + nl) * UB + ul];
+                dhr[ch][it] = sum;
+            }
+            // A block writes into its cluster's `part`s again only after the next cluster barrier:
+            // the next chunk's below, or the next grid barrier, which every block reaches after
+            // these reads.
 #else
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
-            float sum = 0.f;
-            if (idx < UB * BATCH)
-                for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + ul];
-            dhr[it] = sum;
-            if constexpr (UPPER) {
-                // The layer's input gradient at t for the block's units: the layer below's dy.
-                int u = u0 + ul;
-                if (idx < UB * BATCH && u < HID) {
-                    float dx = 0.f;
-                    for (int q = 0; q < NWARPS; ++q) dx += red[q * (WARP_BYTES / 4) + n * RPB + CU + ul];
-                    a.dx[((size_t)t * BATCH + n) * HID + u] = from_f(dx);
+            for (int it = 0; it < ITEMS; ++it) {
+                // Row nl of the chunk's sums, sample n of the batch.
+                int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB, n = n0 + nl;
+                float sum = 0.f;
+                if (idx < UB * NB && IN_BATCH(n))
+                    for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + nl * RPB + ul];
+                dhr[ch][it] = sum;
+                if constexpr (UPPER) {
+                    // The layer's input gradient at t for the block's units: the layer below's dy.
+                    int u = u0 + ul;
+                    if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                        float dx = 0.f;
+                        for (int q = 0; q < NWARPS; ++q) dx += red[q * (WARP_BYTES / 4) + nl * RPB + CU + ul];
+                        a.dx[((size_t)t * BATCH + n) * HID + u] = from_f(dx);
+                    }
                 }
             }
-        }
 #endif
+            // The next chunk's copies take the warps' regions, whose sums every thread has just
+            // read (with clusters, every block of the cluster its `part`).
+            if (ch + 1 < NCH) {
+#if CL > 1
+                cluster_sync();
+#else
+                __syncthreads();
+#endif
+            }
+        }
         // The stage buffers (which hold the sums just read) are refilled after the next
         // step's barrier, which begins with __syncthreads.
     }
 #pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        int idx = tid + it * THREADS, u = u0 + idx % UB, n = idx / UB;
-        if (idx < UB * BATCH && u < HID) {
+    for (int ch = 0; ch < NCH; ++ch)
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+            if (idx < UB * NB && IN_BATCH(n) && u < HID) {
 #if CELL_HAS_C
-            a.dh0[n * HID + u] = from_f(dhr[it]);
-            a.dc0[n * HID + u] = from_f(dc[it]);
+                a.dh0[n * HID + u] = from_f(dhr[ch][it]);
+                a.dc0[n * HID + u] = from_f(dc[ch][it]);
 #else
-            // The carried gradient reaches h_0 directly.
-            a.dh0[n * HID + u] = from_f(dhr[it] + dc[it]);
+                // The carried gradient reaches h_0 directly.
+                a.dh0[n * HID + u] = from_f(dhr[ch][it] + dc[ch][it]);
 #endif
+            }
         }
-    }
     // The bias gradient of the block's units (no other block has their gate gradients):
     // each item's step sums in a slot of its own, then each (gate, unit) adds its samples in
     // order, so that the result does not depend on timing. The slots take the warps' regions,
@@ -426,14 +460,16 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][NSLOT][UB]
         __syncthreads();
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            int idx = tid + it * THREADS, ul = idx % UB, n = idx / UB;
-            if (idx < UB * BATCH) {
+        for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
-                for (int g = 0; g < GATES; ++g) slots[(n * NSLOT + g) * UB + ul] = dbias[it][g];
-                if (SPLIT_GATE >= 0) slots[(n * NSLOT + GATES) * UB + ul] = dbias_split[it];
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, ul = idx % UB, n = ch * NB + idx / UB;
+                if (idx < UB * NB && IN_BATCH(n)) {
+#pragma unroll
+                    for (int g = 0; g < GATES; ++g) slots[(n * NSLOT + g) * UB + ul] = dbias[ch][it][g];
+                    if (SPLIT_GATE >= 0) slots[(n * NSLOT + GATES) * UB + ul] = dbias_split[ch][it];
+                }
             }
-        }
         __syncthreads();
         for (int i = tid; i < GATES * UB; i += THREADS) {
             int g = i / UB, ul = i % UB, u = u0 + ul;

@@ -6,8 +6,8 @@
 // into its shared-memory stage with 16-byte asynchronous copies, multiplies its rows by it on
 // tensor cores, the block sums the groups' partial products and does the gate math for its
 // units, writes h_t to y[t] and to the exchange buffer, then one grid-wide barrier. A batch
-// over 32 (inference only; the backward trains batches up to 32) goes through those phases in
-// chunks of 32 samples (NB), one after another, within each step.
+// over 32 goes through those phases in chunks of 32 samples (common.cuh's NB), one after
+// another, within each step (the backward likewise).
 //
 // Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS,
 // ELEM_BF16 (1: bf16, 0: f16), and CL, the blocks of a thread-block cluster (1: none). With
@@ -39,12 +39,6 @@
 // output through dropout (the next layer's input): [h_0 | d_0 | h_1 | d_1 | .. | h_{L-1}], KPAD
 // columns each; what wave step s writes goes to slot s & 1, read at wave step s + 1.
 
-// A step multiplies the batch in chunks of NB samples, one after another (the accumulators of
-// more than 32 would not fit in registers): NCH chunks, one for batches up to 32.
-#define NB (BATCH < 32 ? BATCH : 32)
-#define NCH ((BATCH + NB - 1) / NB)
-// Whether sample n of a chunk is in the batch (only the last of several chunks may end early).
-#define IN_BATCH(n) (NCH == 1 || (n) < BATCH)
 #define NT ((NB + 7) / 8)
 #define NPAD (NT * 8)
 #define KSTEPS ((HID + 15) / 16)

@@ -212,6 +212,18 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
     );
 }
 
+/// Training batches of several chunks (both recurrences take a step's batch 32 samples at a
+/// time): batch 96 in one layer, and an odd batch whose last chunk ends early in two layers,
+/// LSTM and GRU: inference, then every gradient.
+#[test]
+fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
+    run_cells(
+        "persistent_training_in_chunks_matches_the_f64_cpu_path",
+        &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
+        &[(1, 96, 5, 48, 128), (2, 77, 4, 40, 200)],
+    );
+}
+
 /// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
 /// says they lead (one layer, hidden up to 512, bf16), and training at that batch on cuDNN.
 #[test]

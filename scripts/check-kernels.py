@@ -217,6 +217,12 @@ def variants():
                           f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64"]
                 yield (f"{cell} forward h{hid} b{batch} {dt} chunks", "persistent_fwd", chunks,
                        "compute_80", cell)
+                # In clusters of 2 and 4 (CANDLE_RNN_PERSISTENT_CLUSTER=F,B), which split each
+                # block's read of h_{t-1}: the cluster's units on every block.
+                for cl in (2, 4):
+                    clustered = [d for d in chunks if not d.startswith("-DCL=")] + [f"-DCL={cl}"]
+                    yield (f"{cell} forward h{hid} b{batch} {dt} chunks cl{cl}", "persistent_fwd",
+                           clustered, "compute_90", cell)
     # The backward of batches of several chunks, in the clusters kernel.rs's shape_clusters
     # gives them (hidden 1024 and 512 at batch 128: 2; 128 and 200: none).
     for hid, batch, units, cl in ((1024, 128, 8, 2), (512, 128, 4, 2), (128, 128, 4, 1),

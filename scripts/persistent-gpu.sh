@@ -26,7 +26,10 @@
 #          default where batch x hidden <= 2048) against the grid barrier (=0): compute-sanitizer
 #          over it, then LSTM and GRU training calls graphed on both sides of the rule,
 #          alternating.
-#   scripts/persistent-gpu.sh same|sanitize|one|check|lab|time|wave DIR OUT
+#   chunks: the forward of inference batches past 32 (chunks of 32) in clusters of 2 and 4
+#          (CANDLE_RNN_PERSISTENT_CLUSTER=F,B): compute-sanitizer over it, the GPU test of
+#          chunked inference with each, and eager forwards at batches 128 and 256 for F = 1, 2, 4.
+#   scripts/persistent-gpu.sh same|sanitize|one|chunks|check|lab|time|wave DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=$1 D=$2 OUT=$3
@@ -233,13 +236,50 @@ one() {
   stamp "done"
 }
 
+chunks() {
+  for cl in 2 4; do
+    if [ -n "$CS" ]; then
+      for cell in lstm gru; do
+        for tool in memcheck racecheck synccheck; do
+          local log="$OUT/chunks-$tool-$cell-cl$cl.log"
+          CANDLE_RNN_PERSISTENT_CLUSTER=$cl,1 timeout 100 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" \
+            --no-loop --reps 1 --warmup 0 --phase forward --mode $cell --shape 1,77,4,200 \
+            --variants op-bf16-persistent > "$log" 2>&1
+          echo "$tool $cell cl$cl rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//')"
+        done
+      done
+    fi
+    stamp "GPU test of chunked inference, forward clusters of $cl"
+    CANDLE_RNN_PERSISTENT_CLUSTER=$cl,2 RNN_TEST_REQUIRE_GPU=1 timeout 150 "$D/op-gpu-tests" --nocapture \
+      --test-threads=1 inference_in_chunks > "$OUT/chunks-tests-cl$cl.log" 2>&1
+    echo "cl$cl rc=$? $(grep -E 'test result' "$OUT/chunks-tests-cl$cl.log" | tail -1)"
+  done
+  stamp "eager forwards, forward clusters 1, 2, 4, alternating"
+  for r in 1 2; do
+    for cell in lstm gru; do
+      for shape in 1,128,30,512 1,128,30,1024 1,256,30,1024; do
+        for cl in 1 2 4; do
+          echo -n "$cell $shape cl=$cl.$r: "
+          CANDLE_RNN_PERSISTENT_CLUSTER=$cl,2 timeout 60 "$D/bench_grid" --no-loop --phase forward --reps 20 \
+            --warmup 5 --mode $cell --shape $shape --variants op-bf16-persistent,op-bf16-default \
+            --json "$OUT/chunks_${cell}_${shape}_${cl}_$r.json" 2>&1 | grep -E "^\| (Lstm|Gru)" | cut -d'|' -f7,9 | tr '\n' ' '
+          echo
+        done
+      done
+    done
+  done
+  (cd "$OUT" && tar -czf timings-json.tgz ./*.json && rm ./*.json)
+  stamp "done"
+}
+
 case $mode in
   same) same ;;
+  chunks) chunks ;;
   one) one ;;
   sanitize) sanitize ;;
   check) check ;;
   lab) lab ;;
   time) timing ;;
   wave) wave ;;
-  *) echo "usage: $0 same|sanitize|one|check|lab|time|wave DIR OUT" >&2; exit 2 ;;
+  *) echo "usage: $0 same|sanitize|one|chunks|check|lab|time|wave DIR OUT" >&2; exit 2 ;;
 esac

@@ -131,7 +131,7 @@ pub(super) fn forward_smem(
     let sums = npad * (rows + 4) * 4;
     let part = match cluster {
         1 => 0,
-        _ => (batch * (rows + 4) * 4).next_multiple_of(16),
+        _ => (batch.min(MAX_BATCH) * (rows + 4) * 4).next_multiple_of(16),
     };
     rows * (steps * 16 + 8) * 2 + part + k_groups * stage.max(sums).next_multiple_of(16)
 }
@@ -243,10 +243,6 @@ impl Plan {
                 .unwrap_or_else(|| shape_clusters(cell, hidden, batch)),
             one_cluster: false,
         };
-        // A forward of several chunks runs without clusters (their partial sums hold one chunk).
-        if batch > MAX_BATCH {
-            plan.clusters[Pass::Forward as usize] = 1;
-        }
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],

@@ -102,10 +102,10 @@ struct FwdTile {
     static constexpr int STAGE_BYTES = NPAD * HSP * 2, RED_BYTES = NPAD * RPITCH * 4;
     static constexpr int GROUP_BYTES =
         ((STAGE_BYTES > RED_BYTES ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16;
-    // The cluster's partial products of this block's units' gate rows, [CL][BATCH][GATES * UB]
-    // f32, slot q written by block q of the cluster (CL > 1 only; RPITCH sizes the region).
-    static constexpr int PART_BYTES = (CL > 1) ? (BATCH * RPITCH * 4 + 15) / 16 * 16 : 0;
-    static_assert(CL == 1 || NCH == 1, "clusters take batches of one chunk");
+    // The cluster's partial products of this block's units' gate rows for a chunk,
+    // [CL][NB][GATES * UB] f32, slot q written by block q of the cluster (CL > 1 only; RPITCH
+    // sizes the region).
+    static constexpr int PART_BYTES = (CL > 1) ? (NB * RPITCH * 4 + 15) / 16 * 16 : 0;
     // Shared memory per block (kernel.rs's `forward_smem` says the same).
     static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
 };
@@ -393,12 +393,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The block's partial products of the cluster's rows, stored into the shared memory
                 // of the block that owns each row's unit, in this block's slot (remote stores need
                 // no round trip, unlike remote loads).
-                for (int i = tid; i < BATCH * ROWS; i += THREADS) {
+                for (int i = tid; i < nb * ROWS; i += THREADS) {
                     int n = i / ROWS, r = i % ROWS;
                     float sum = 0.f;
                     for (int q = 0; q < KG; ++q) sum += red[q * (GROUP_BYTES / 4) + n * RPITCH + r];
                     int g = r / CU, cu = r % CU;
-                    st_cluster(part + (rank * BATCH + n) * GATES * UB + g * UB + cu % UB, cu / UB, sum);
+                    st_cluster(part + (rank * NB + n) * GATES * UB + g * UB + cu % UB, cu / UB, sum);
                 }
                 cluster_sync();
 #endif
@@ -419,7 +419,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                             float& acc = (g == SPLIT_GATE) ? rec : sum;
 #if CL > 1
                             for (int q = 0; q < CL; ++q)
-                                acc += part[(q * BATCH + n) * GATES * UB + g * UB + ul];
+                                acc += part[(q * NB + nl) * GATES * UB + g * UB + ul];
 #else
                             for (int q = 0; q < KG; ++q)
                                 acc += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
@@ -444,8 +444,15 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     }
                 }
                 // The next chunk's stage takes the bytes of these partial sums: every thread has
-                // read them first.
-                if (ch + 1 < NCH) __syncthreads();
+                // read them first (with clusters, every block of the cluster has read the parts
+                // that the next chunk's stores overwrite).
+                if (ch + 1 < NCH) {
+#if CL > 1
+                    cluster_sync();
+#else
+                    __syncthreads();
+#endif
+                }
             }
             PHASE(4);
         }

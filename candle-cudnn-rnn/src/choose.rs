@@ -139,10 +139,12 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
         && !cudnn_faster
 }
 
-/// Past batch 32 (inference only: the forward multiplies chunks of 32 in turn) ours lead in
+/// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead in inference only, in
 /// one layer up to hidden [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`]: eager forwards at batch 128 took
 /// 0.47-0.50x of cuDNN's bf16 `Standard` at hidden 128 and 0.91x at 512, 1.23-1.26x at 1024
 /// (every block reads all of h_{t-1} a step), `results/2026-11-25-h100-forward-chunks/`.
+/// Graphed training at batch 128 took 1.44-2.07x `Standard`'s time on every grid shape (the
+/// chunks run one after another), `results/2026-11-25-h200-training-chunks/`.
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
     !train
         && call.batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
@@ -784,7 +786,7 @@ mod tests {
         // f16: SmallH at hidden 128, PersistStatic from 256 at multiples of 128, ours elsewhere.
         assert_eq!(train(lstm(1, 128), 32, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
-        // Past batch 32 ours were measured on inference only: training stays on cuDNN.
+        // Past batch 32 ours train slower than cuDNN (`training-chunks`): training stays there.
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (false, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));

@@ -7,7 +7,7 @@
 # inference tests with forward clusters of 2 and 4; the half-precision grid with the kernels
 # named (op-bf16-persistent) beside the default and PyTorch's fp16 module. Part `check`:
 # gpu_check --persistent (training rows to batch 256), and persistent-gpu.sh's chunks timings.
-#   results/2026-11-25-h100-training-chunks/run.sh tests|check DIR OUT
+#   results/2026-11-25-h200-training-chunks/run.sh tests|check DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 part=$1 D=$2 OUT=$3

@@ -114,7 +114,7 @@ pub(super) fn forward_smem(
     cluster: usize,
     (batch, gates): (usize, usize),
 ) -> usize {
-    // The stage holds one chunk of the batch at a time.
+    // A stage holds one chunk of the batch.
     let npad = batch.min(MAX_BATCH).div_ceil(8) * 8;
     // The gate rows, in whole 16-row tiles.
     let rows = (gates * units * cluster).div_ceil(16) * 16;
@@ -133,7 +133,10 @@ pub(super) fn forward_smem(
         1 => 0,
         _ => (batch.min(MAX_BATCH) * (rows + 4) * 4).next_multiple_of(16),
     };
-    rows * (steps * 16 + 8) * 2 + part + k_groups * stage.max(sums).next_multiple_of(16)
+    // With several chunks, two stages taken in turn (the next chunk's h lands in one while the
+    // other is multiplied).
+    let stages = if batch > MAX_BATCH { 2 } else { 1 };
+    rows * (steps * 16 + 8) * 2 + part + stages * k_groups * stage.max(sums).next_multiple_of(16)
 }
 
 /// Units per block of a layer of `hidden` units of `cell` on `sms` multiprocessors: the fewest
@@ -466,6 +469,8 @@ impl Plan {
             format!("-DCL={}", self.cluster(pass)),
             format!("-DCH={}", self.chunk),
             format!("-DONE_CLUSTER={}", u8::from(self.one_cluster)),
+            // Checked against the kernel's layout when it compiles.
+            format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
         ]
     }
 

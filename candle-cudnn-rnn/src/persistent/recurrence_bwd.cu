@@ -516,6 +516,10 @@ persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
                     u32* counter, int seq) {
     const BwdArgs a = {w_hh, nullptr, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih,
                        db_hh, nullptr, drop_offset, drop_seed, drop_p_layer, dgh};
+#ifdef SMEM_BYTES
+    // What the host sized the launch's shared memory by (kernel.rs's `backward_smem`).
+    static_assert(BwdTile<UNITS, false>::SMEM <= SMEM_BYTES, "backward_smem is short of the tile");
+#endif
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, counter, seq, seq);
 }
 #else

@@ -106,8 +106,10 @@ struct FwdTile {
     // [CL][NB][GATES * UB] f32, slot q written by block q of the cluster (CL > 1 only; RPITCH
     // sizes the region).
     static constexpr int PART_BYTES = (CL > 1) ? (NB * RPITCH * 4 + 15) / 16 * 16 : 0;
-    // Shared memory per block (kernel.rs's `forward_smem` says the same).
-    static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + KG * GROUP_BYTES;
+    // Shared memory per block (kernel.rs's `forward_smem` says the same): with several chunks
+    // two stages per K group, taken in turn, so that the next chunk's h is copied while this
+    // chunk is multiplied.
+    static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES;
 };
 
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
@@ -180,9 +182,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int mg = warp % MG, kg = warp / MG;
-    unsigned char* group_region = smem + MROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
-    u16* hs = (u16*)group_region;                      // [NPAD][HSP], this group's stage
-    float* red = (float*)(smem + MROWS * PITCH * 2 + PART_BYTES);  // group q's at q * GROUP_BYTES
+    // The first stage: this group's region (its h, [NPAD][HSP], then its partial sums), and
+    // every group's (group q's at q * GROUP_BYTES). With several chunks a second stage follows,
+    // STAGE_BYTES on.
+    unsigned char* const group_first = smem + MROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
+    unsigned char* const stage_first = smem + MROWS * PITCH * 2 + PART_BYTES;
+    constexpr int STAGE_BYTES = KG * GROUP_BYTES;
 #if CL > 1
     float* part = (float*)(smem + MROWS * PITCH * 2);
 #endif
@@ -304,22 +309,37 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             // The input rows in the exchange buffer, from the block's first column (the lowest
             // layer's h_0 comes from `h0` instead).
             const bool exchanged = UPPER || t > 0;
+            // Chunk ch's h into `hs` (its group's stage), in NPARTS groups of copies.
+            auto copy_chunk = [&](int ch, u16* hs) {
+                const int n0 = ch * NB, nb = min(NB, BATCH - n0);
+                const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + (size_t)n0 * XP + x_in + kb0;
+#pragma unroll
+                for (int p = 0; p < NPARTS; ++p) {
+                    // The part's 16-byte pieces per row, and its first column.
+                    const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
+                    for (int q = gl; q < nb * pieces; q += MG * 32) {
+                        int n = q / pieces, j = col + (q % pieces) * 8;
+                        if (kb0 + kw0 + j < P::KIN) cp_async16(hs + n * HSP + j, src + n * XP + kw0 + j);
+                    }
+                    cp_async_commit();
+                }
+            };
 #pragma unroll
             for (int ch = 0; ch < NCH; ++ch) {
                 // The chunk's samples n0.. (nb of them) in rows 0.. of the stage.
                 const int n0 = ch * NB, nb = min(NB, BATCH - n0);
-                const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + (size_t)n0 * XP + x_in + kb0;
+                // The chunk's stage (with several chunks, the two in turn).
+                const int here = ch % 2 * STAGE_BYTES, there = (ch + 1) % 2 * STAGE_BYTES;
+                unsigned char* const group_region = group_first + here;
+                u16* const hs = (u16*)group_region;
+                float* const red = (float*)(stage_first + here);
+                // The next chunk's copies go out now, into the other stage (which the chunk
+                // before this one left at its end), so that they land while this one is
+                // multiplied.
+                const bool ahead = exchanged && ch + 1 < NCH;
                 if (exchanged) {
-#pragma unroll
-                    for (int p = 0; p < NPARTS; ++p) {
-                        // The part's 16-byte pieces per row, and its first column.
-                        const int pieces = min(PKS, KPG - p * PKS) * 2, col = p * PKS * 16;
-                        for (int q = gl; q < nb * pieces; q += MG * 32) {
-                            int n = q / pieces, j = col + (q % pieces) * 8;
-                            if (kb0 + kw0 + j < P::KIN) cp_async16(hs + n * HSP + j, src + n * XP + kw0 + j);
-                        }
-                        cp_async_commit();
-                    }
+                    if (ch == 0) copy_chunk(0, hs);
+                    if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));
                 } else {
                     // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
                     for (int q = gl; q < nb * (KW / 2); q += MG * 32) {
@@ -338,8 +358,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #pragma unroll
                 for (int p = 0; p < NPARTS; ++p) {
                     // Part p has landed (for every warp of the group) once at most NPARTS - 1 - p
-                    // of this thread's groups of copies are pending.
-                    if (exchanged) cp_async_wait_upto(NPARTS - 1 - p);
+                    // of this thread's groups of copies are pending, besides the next chunk's.
+                    if (exchanged) cp_async_wait_upto(NPARTS - 1 - p + (ahead ? NPARTS : 0));
                     group_sync<MG>(kg);
                     if (p == 0) PHASE(1);
 #pragma unroll
@@ -501,6 +521,10 @@ persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
                     u32* counter, int seq) {
     const LayerArgs a = {nullptr, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped,
                          drop_offset, drop_seed, drop_p_layer};
+#ifdef SMEM_BYTES
+    // What the host sized the launch's shared memory by (kernel.rs's `forward_smem`).
+    static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");
+#endif
     recurrence<UNITS, KSTEPS, false>(a, hx, 0, blockIdx.x, counter, seq, seq);
 }
 #else

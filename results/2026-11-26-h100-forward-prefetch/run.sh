@@ -26,13 +26,13 @@ done; done; done
 stamp "old / new / old / new: eager forwards, then graphed training (µs an example: ours, cuDNN)"
 S="1,128,30,128 1,128,30,512 1,128,30,1024 1,256,30,1024 3,128,30,1024"
 for phase in forward train; do
-  how="--phase forward"; [ $phase = train ] && how="--graph --loss sum --input-grad --api direct"
+  how="--phase forward" col=9; [ $phase = train ] && how="--graph --loss sum --input-grad --api direct" col=8
   for r in 1 2; do for b in old-bench_grid bench_grid; do for cell in lstm gru; do for s in $S; do
     echo -n "$phase $b.$r $cell $s: "
     # shellcheck disable=SC2086
     timeout 60 "$D/$b" --no-loop $how --reps 20 --warmup 5 --mode $cell --shape $s \
       --variants op-bf16-persistent,op-bf16-default --json "$OUT/${phase}_${b}_${r}_${cell}_$s.json" 2>&1 \
-      | grep -E "^\| (Lstm|Gru)" | cut -d'|' -f7,9 | tr '\n' ' '
+      | grep -E "^\| (Lstm|Gru)" | cut -d'|' -f7,$col | tr '\n' ' '
     echo
   done; done; done; done
 done

@@ -4,7 +4,7 @@
 # batch 128 (four chunks) and, for comparison, at batch 32 (one chunk): LSTM [30, B, 1024] bf16,
 # the forward of an inference call and the backward of a training call (its clusters off:
 # Nsight Compute cannot replay the backward's cluster launch). Where does a chunk's time go?
-#   results/2026-11-26-h100-chunk-profile/run.sh DIR OUT
+#   results/2026-11-26-h200-chunk-profile/run.sh DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=$1 OUT=$2

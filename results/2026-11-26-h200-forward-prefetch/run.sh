@@ -5,7 +5,7 @@
 # chunks; then old / new / old / new, bf16 on the kernels (`op-bf16-persistent`) beside cuDNN's
 # (`op-bf16-default`): eager forwards and graphed training calls at batches 128 and 256, and PTB
 # large's shape (batches of one chunk must not slow down).
-#   results/2026-11-26-h100-forward-prefetch/run.sh DIR OUT
+#   results/2026-11-26-h200-forward-prefetch/run.sh DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=$1 OUT=$2

@@ -60,17 +60,19 @@ pub(super) fn backward<T: Elem>(
     // Each step's gate gradients for the other blocks, two slots taken in turn.
     let exchange_len = 2 * batch * plan.gpad();
     let mut exchange = stream.alloc_zeros::<T>(each(layers) * exchange_len)?;
-    let counter = stream.alloc_zeros::<u32>(1)?;
+    // SAFETY (allocation): zeroed before each launch (`reset_barrier`).
+    let counter = unsafe { stream.alloc::<u32>(1) }?;
     let mut own = None;
-    // Written rather than added to: an overwritten sink, or our own buffer (zeroed all the
-    // same: the products below write every weight and bias, and nothing else of it is read).
+    // Written rather than added to: an overwritten sink, or our own buffer.
     let overwrite = i
         .dw_into
         .as_ref()
         .is_none_or(|d| d.mode == SinkMode::Overwrite);
     let dw: &mut CudaSlice<T> = match i.dw_into {
         Some(DwInto { buf, .. }) => weight_grad_buffer::<T>(buf, dims.weight_count())?,
-        None => own.insert(stream.alloc_zeros::<T>(dims.weight_count())?),
+        // SAFETY (allocation): the products below write every weight's gradient and the
+        // kernels every bias's (`overwrite`); the gpu_check rows compare all of them.
+        None => own.insert(unsafe { stream.alloc::<T>(dims.weight_count()) }?),
     };
     // Padded rows for the GEMMs (`padded`): a weight gradient's product before it is copied or
     // added into place, and an input gradient before it is copied into place. (Writing 1500-wide

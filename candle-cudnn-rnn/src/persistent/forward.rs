@@ -114,7 +114,8 @@ pub(super) fn forward<T: Elem>(
     let mut h_prev = (0..n_h_prev)
         .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
         .collect::<Result<Vec<_>>>()?;
-    let counter = stream.alloc_zeros::<u32>(1)?;
+    // SAFETY (allocation): zeroed before each launch (`reset_barrier`).
+    let counter = unsafe { stream.alloc::<u32>(1) }?;
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
     let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the

@@ -4,7 +4,7 @@
 # filled): the op's GPU tests and gpu_check --persistent (every gradient against f64: an element
 # left unwritten would show); then graphed training calls through candle_cudnn_rnn::backward
 # (the op's own gradient buffer), bf16 on the kernels, old / new / old / new.
-#   results/2026-11-26-fewer-fills/run.sh DIR OUT
+#   results/2026-11-26-h200-fewer-fills/run.sh DIR OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=$1 OUT=$2

@@ -170,3 +170,13 @@ __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
 #else
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
+
+// Between two chunks of the batch, whose partial sums reuse the same shared memory: every
+// thread of the block (with clusters, of the cluster) is past the reads of the one before.
+__device__ __forceinline__ void chunk_sync() {
+#if defined(CL) && CL > 1
+    cluster_sync();
+#else
+    __syncthreads();
+#endif
+}

@@ -422,13 +422,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #endif
             // The next chunk's copies take the warps' regions, whose sums every thread has just
             // read (with clusters, every block of the cluster its `part`).
-            if (ch + 1 < NCH) {
-#if CL > 1
-                cluster_sync();
-#else
-                __syncthreads();
-#endif
-            }
+            if (ch + 1 < NCH) chunk_sync();
         }
         // The stage buffers (which hold the sums just read) are refilled after the next
         // step's barrier, which begins with __syncthreads.

@@ -466,13 +466,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The next chunk's stage takes the bytes of these partial sums: every thread has
                 // read them first (with clusters, every block of the cluster has read the parts
                 // that the next chunk's stores overwrite).
-                if (ch + 1 < NCH) {
-#if CL > 1
-                    cluster_sync();
-#else
-                    __syncthreads();
-#endif
-                }
+                if (ch + 1 < NCH) chunk_sync();
             }
             PHASE(4);
         }

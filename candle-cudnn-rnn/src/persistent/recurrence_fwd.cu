@@ -184,10 +184,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     const int mg = warp % MG, kg = warp / MG;
     // The first stage: this group's region (its h, [NPAD][HSP], then its partial sums), and
     // every group's (group q's at q * GROUP_BYTES). With several chunks a second stage follows,
-    // STAGE_BYTES on.
+    // STAGE_STRIDE on.
     unsigned char* const group_first = smem + MROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
     unsigned char* const stage_first = smem + MROWS * PITCH * 2 + PART_BYTES;
-    constexpr int STAGE_BYTES = KG * GROUP_BYTES;
+    constexpr int STAGE_STRIDE = KG * GROUP_BYTES;
 #if CL > 1
     float* part = (float*)(smem + MROWS * PITCH * 2);
 #endif
@@ -329,7 +329,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The chunk's samples n0.. (nb of them) in rows 0.. of the stage.
                 const int n0 = ch * NB, nb = min(NB, BATCH - n0);
                 // The chunk's stage (with several chunks, the two in turn).
-                const int here = ch % 2 * STAGE_BYTES, there = (ch + 1) % 2 * STAGE_BYTES;
+                const int here = ch % 2 * STAGE_STRIDE, there = (ch + 1) % 2 * STAGE_STRIDE;
                 unsigned char* const group_region = group_first + here;
                 u16* const hs = (u16*)group_region;
                 float* const red = (float*)(stage_first + here);

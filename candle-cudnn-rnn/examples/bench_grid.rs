@@ -26,7 +26,7 @@
 //! the weight's written over a sink of the caller's. `--graph` times a training call captured
 //! once as a CUDA graph and replayed 10 times between synchronizations (per call: the
 //! device's time, without the host's launches or a synchronization per call, as ptb-lm's
-//! graphed steps).
+//! graphed steps; the graph's nodes by type go to stderr).
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
 
@@ -159,6 +159,7 @@ fn time_graph(
     let Some(graph) = graph? else {
         anyhow::bail!("--graph: nothing was captured")
     };
+    eprintln!("graph nodes: {}", node_counts(graph.cu_graph())?);
     let round = || -> Result<(f64, f64)> {
         let start = Instant::now();
         for _ in 0..REPLAYS {
@@ -178,6 +179,34 @@ fn time_graph(
         .into_iter()
         .unzip();
     Ok(summary(t, host))
+}
+
+/// What a captured graph holds besides kernels (allocations, frees, fills, copies) costs
+/// replay time between them: its nodes counted by type, for stderr.
+#[cfg(feature = "cuda")]
+fn node_counts(graph: candle_core::cuda_backend::cudarc::driver::sys::CUgraph) -> Result<String> {
+    use candle_core::cuda_backend::cudarc::driver::sys;
+    let mut n = 0usize;
+    // SAFETY: `graph` is a live captured graph; the first call only counts its nodes, the
+    // second fills `nodes` (n of them).
+    unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut n).result()? };
+    let mut nodes = vec![std::ptr::null_mut(); n];
+    unsafe { sys::cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut n).result()? };
+    let mut counts = std::collections::BTreeMap::new();
+    for node in nodes.into_iter().take(n) {
+        let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+        // SAFETY: `node` is one of the graph's nodes.
+        unsafe { sys::cuGraphNodeGetType(node, &mut kind).result()? };
+        *counts
+            .entry(
+                format!("{kind:?}")
+                    .replace("CU_GRAPH_NODE_TYPE_", "")
+                    .to_lowercase(),
+            )
+            .or_insert(0) += 1;
+    }
+    let each: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    Ok(format!("{n} ({})", each.join(", ")))
 }
 
 /// The benchmark's loss: the mean squared error over every output, its mean taken as a sum of

@@ -23,7 +23,7 @@ use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuRese
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
-use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, MAX_BATCH, MAX_INFERENCE_BATCH};
+use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, MAX_BATCH, MAX_KERNEL_BATCH};
 use crate::timing::{eager_times, graphed_times};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
@@ -106,9 +106,9 @@ fn ours_take_dtype(dtype: DType) -> bool {
 }
 
 /// Ours keep each sample's accumulators in registers for a chunk of [`MAX_BATCH`] samples at a
-/// time: batches up to [`MAX_INFERENCE_BATCH`], inference and training.
-fn ours_take_batch(batch: usize, _train: bool) -> bool {
-    batch <= MAX_INFERENCE_BATCH
+/// time: batches up to [`MAX_KERNEL_BATCH`], inference and training.
+fn ours_take_batch(batch: usize) -> bool {
+    batch <= MAX_KERNEL_BATCH
 }
 
 /// What `RnnAlgo::Persistent` runs the calls ours do not take on: cuDNN's standard algorithm,
@@ -156,7 +156,7 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
 const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_in_chunks`]: the largest batch measured (ours take up to
-/// [`MAX_INFERENCE_BATCH`] when asked for).
+/// [`MAX_KERNEL_BATCH`] when asked for).
 const OURS_LEAD_IN_CHUNKS_MAX_BATCH: usize = 128;
 
 /// The cells whose calls on ours were measured against cuDNN. GRU training calls, graphed, bf16
@@ -451,7 +451,7 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_state(ops[2]))
-            .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch, train))
+            .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch))
             .and_then(|ours| {
                 let plan = ours
                     .plan(ops[0].0.device(), call.batch, dtype, train)

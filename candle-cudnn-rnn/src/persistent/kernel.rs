@@ -62,7 +62,7 @@ pub(super) const WARPS: usize = 8;
 pub(crate) const MAX_BATCH: usize = 32;
 
 /// Batches up to this run on the kernels, inference and training, in chunks of [`MAX_BATCH`].
-pub(crate) const MAX_INFERENCE_BATCH: usize = 256;
+pub(crate) const MAX_KERNEL_BATCH: usize = 256;
 
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,8 +114,9 @@ pub(super) fn forward_smem(
     cluster: usize,
     (batch, gates): (usize, usize),
 ) -> usize {
-    // A stage holds one chunk of the batch.
-    let npad = batch.min(MAX_BATCH).div_ceil(8) * 8;
+    // A stage (and the cluster's parts) holds one chunk of the batch.
+    let chunk_batch = batch.min(MAX_BATCH);
+    let npad = chunk_batch.div_ceil(8) * 8;
     // The gate rows, in whole 16-row tiles.
     let rows = (gates * units * cluster).div_ceil(16) * 16;
     let steps = steps.div_ceil(cluster);
@@ -131,7 +132,7 @@ pub(super) fn forward_smem(
     let sums = npad * (rows + 4) * 4;
     let part = match cluster {
         1 => 0,
-        _ => (batch.min(MAX_BATCH) * (rows + 4) * 4).next_multiple_of(16),
+        _ => (chunk_batch * (rows + 4) * 4).next_multiple_of(16),
     };
     // With several chunks, two stages taken in turn (the next chunk's h lands in one while the
     // other is multiplied).
@@ -217,9 +218,9 @@ impl Plan {
         if hidden % 2 != 0 {
             return Err(format!("needs an even hidden size, not {hidden}"));
         }
-        if batch > MAX_INFERENCE_BATCH {
+        if batch > MAX_KERNEL_BATCH {
             return Err(format!(
-                "takes batches up to {MAX_INFERENCE_BATCH}, not {batch}"
+                "takes batches up to {MAX_KERNEL_BATCH}, not {batch}"
             ));
         }
         let stream = dev.cuda_stream();

@@ -25,7 +25,7 @@ mod tuning;
 mod wave;
 
 pub(crate) use cell::Cell;
-pub(crate) use kernel::{Plan, MAX_BATCH, MAX_INFERENCE_BATCH};
+pub(crate) use kernel::{Plan, MAX_BATCH, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
 
 use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};

@@ -187,23 +187,19 @@ pub(super) fn backward<T: Elem>(
         };
         // ADD mode accumulates: into the caller's buffer (cuDNN's layout is the module's when
         // it reads the weights in place; zeroed first when the caller asked for it to be
-        // overwritten), or into a zeroed one of our own.
+        // overwritten), or into a zeroed one of our own (zeroed by `backward_raw`).
         let mut own = None;
-        let dspace: &mut CudaSlice<T> = match i.dw_into {
+        let (dspace, zero_dw): (&mut CudaSlice<T>, bool) = match i.dw_into {
             Some(_) if p.remap.is_some() => bail!(
                 "rnn backward: a weight-gradient buffer needs weights cuDNN reads in place \
                  (this configuration copies them into cuDNN's order)"
             ),
-            Some(DwInto { buf, mode }) => {
-                let into = weight_grad_buffer::<T>(buf, p.space_len)?;
-                if mode == SinkMode::Overwrite {
-                    let bytes = into.len() * std::mem::size_of::<T>();
-                    let (ptr, _g) = into.device_ptr_mut(stream);
-                    fill(stream, ptr, bytes, 0)?;
-                }
-                into
-            }
-            None => own.insert(stream.alloc_zeros::<T>(p.space_len)?),
+            Some(DwInto { buf, mode }) => (
+                weight_grad_buffer::<T>(buf, p.space_len)?,
+                mode == SinkMode::Overwrite,
+            ),
+            // SAFETY: zeroed by `backward_raw` before cuDNN adds into it.
+            None => (own.insert(unsafe { stream.alloc::<T>(p.space_len) }?), true),
         };
         {
             let [(y_ptr, _c), (dy_ptr, _d)] = [y, dy].map(|v| v.device_ptr(stream));
@@ -234,7 +230,8 @@ pub(super) fn backward<T: Elem>(
                 work_ptr,
                 res_ptr,
             ];
-            rnn.backward_raw::<T>(&raw, desc, sizes, bufs)?;
+            let zero_dw = zero_dw.then_some(&**stream);
+            rnn.backward_raw::<T>(&raw, desc, sizes, bufs, zero_dw)?;
         }
         p.return_workspace(work);
         let dw = match (own, &p.remap) {
@@ -321,13 +318,17 @@ impl CudnnRnn {
     }
 
     /// `cudnnRNNBackwardData_v8` then `cudnnRNNBackwardWeights_v8`, accumulating into `dw`;
-    /// `d_state` is the final state's packed gradient, 0 for none (zero).
+    /// `d_state` is the final state's packed gradient, 0 for none (zero). With `zero_dw`,
+    /// `dw` is zeroed in that stream's order between the two, as PyTorch orders it: a fill of
+    /// the weights' size just before the backward's recurrence slowed cuDNN's persistent
+    /// backward kernel (results/2026-11-26-h200-dw-fill-order/).
     pub(super) fn backward_raw<T: Elem>(
         &self,
         raw: &RawCall,
         desc: sys::cudnnRNNDescriptor_t,
         sizes: Sizes,
         [y, dy, d_state, dx, ds, dw, work, reserve]: [u64; 8],
+        zero_dw: Option<&CudaStream>,
     ) -> Result<()> {
         let half = raw.call.h_len();
         let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
@@ -356,6 +357,9 @@ impl CudnnRnn {
             sizes.reserve,
             reserve as *mut c_void,
         ))?;
+        if let Some(stream) = zero_dw {
+            fill(stream, dw, sizes.space, 0)?;
+        }
         cudnn!(cudnnRNNBackwardWeights_v8(
             raw.h.0,
             desc,

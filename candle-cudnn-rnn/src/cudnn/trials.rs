@@ -98,12 +98,11 @@ impl CudnnRnn {
                 let once = || -> Result<()> {
                     self.forward_raw::<T>(&raw, desc, sizes, [out, work, res])?;
                     if train {
-                        // cuDNN adds the weight gradient in: from zero, it is this run's.
-                        fill(stream, dw, sizes.space, 0)?;
                         // The state's gradient behind y's, as the packed output.
                         let d_state = dy + (call.output_len() * std::mem::size_of::<T>()) as u64;
                         let bufs = [out, dy, d_state, dx, ds, dw, work, reserve];
-                        self.backward_raw::<T>(&raw, desc, sizes, bufs)?;
+                        // cuDNN adds the weight gradient in: from zero, it is this run's.
+                        self.backward_raw::<T>(&raw, desc, sizes, bufs, Some(stream))?;
                     }
                     Ok(())
                 };

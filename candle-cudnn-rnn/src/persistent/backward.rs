@@ -5,7 +5,7 @@
 //! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
 //! making the layers below's output gradients on the way, then the GEMMs follow.
 
-use super::forward::{addresses, cooperative, reset_barrier, Reserve};
+use super::forward::{addresses, barrier_at, cooperative, with_barrier, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::masks;
@@ -57,11 +57,11 @@ pub(super) fn backward<T: Elem>(
     let split = plan.cell.splits();
     let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
-    // Each step's gate gradients for the other blocks, two slots taken in turn.
+    // Each step's gate gradients for the other blocks, two slots taken in turn; the grid
+    // barrier behind them.
     let exchange_len = 2 * batch * plan.gpad();
-    let mut exchange = stream.alloc_zeros::<T>(each(layers) * exchange_len)?;
-    // SAFETY (allocation): zeroed before each launch (`reset_barrier`).
-    let counter = unsafe { stream.alloc::<u32>(1) }?;
+    let exchanges_len = each(layers) * exchange_len;
+    let mut exchange = stream.alloc_zeros::<T>(with_barrier::<T>(exchanges_len))?;
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer.
     let overwrite = i
@@ -127,7 +127,7 @@ pub(super) fn backward<T: Elem>(
         };
         let dgx_of = |l| dgx_all + slot(l) * exchange_len as u64 * elem;
         let dyb = |l| dyb_all + slot(l) * (steps * hidden) as u64 * elem;
-        let (counter_ptr, _k) = counter.device_ptr(&stream);
+        let counter_ptr = barrier_at::<T>(dgx_all, exchanges_len);
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
         let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
         let (dx_rows, _p) = dx_rows.device_ptr_mut(&stream);
@@ -201,7 +201,6 @@ pub(super) fn backward<T: Elem>(
                 all.layers[layer] = args;
                 guards.push(guard);
             }
-            reset_barrier(&stream, counter_ptr)?;
             let db_add = u64::from(!overwrite);
             wv.launch((&stream, &f, &plan), (&all, Some(db_add)), counter_ptr, seq)?;
         }
@@ -237,8 +236,7 @@ pub(super) fn backward<T: Elem>(
                     dgh,
                     counter_ptr,
                 ];
-                reset_barrier(&stream, counter_ptr)?;
-                cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+                    cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,

@@ -99,7 +99,7 @@ __device__ __forceinline__ float gate_tanh(float x) {
 
 __device__ __forceinline__ float sigmoid(float x) { return fmaf(0.5f, gate_tanh(0.5f * x), 0.5f); }
 
-// The grid-wide barrier of every step (`counter` starts at 0, set before the launch; every
+// The grid-wide barrier of every step (`counter` starts at 0, `grid_leave` below; every
 // block arrives once per step). A block's arrival, by its thread 0 after the block's
 // __syncthreads: a release add that returns nothing (it publishes the whole block's writes
 // before it: release is cumulative); a fence plus an atomic that returns its old value cost a
@@ -145,6 +145,25 @@ __device__ __forceinline__ void grid_wait(const u32* counter, u32 target) {
     __syncthreads();
 }
 #endif
+
+// Every block leaves a launch through here, after its last barrier. The barrier's counter and,
+// in the word after it, the count of blocks that have left: the last block out sets both back
+// to 0, so that the next launch on them (in stream order) finds them zeroed with no fill before
+// it (the host zeroes them once per call, behind an exchange buffer). Its acquire sees every
+// other block's leaving, which each block's thread 0 does after its last read of the counter,
+// so no block reads the counter after the reset.
+__device__ __forceinline__ void grid_leave(u32* counter) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 left;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+                     : "=r"(left) : "l"(counter + 1), "r"(1u) : "memory");
+        if (left == gridDim.x - 1) {
+            counter[0] = 0;
+            counter[1] = 0;
+        }
+    }
+}
 
 // Thread-block clusters (CL > 1, sm_90): the block's rank in its cluster, a cluster-wide barrier
 // that publishes shared-memory writes to the other blocks, and a load from block `rank`'s shared

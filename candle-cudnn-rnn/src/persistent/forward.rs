@@ -61,10 +61,17 @@ pub(super) fn addresses<'a, T>(
     bufs.iter_mut().map(|b| b.device_ptr_mut(stream)).collect()
 }
 
-/// Before a launch, in stream order: the grid barrier's counter at `counter` back to 0.
-pub(super) fn reset_barrier(stream: &CudaStream, counter: u64) -> Result<()> {
-    // `counter` is a live u32 on the stream's device.
-    crate::memory::fill(stream, counter, 4, 0)
+/// The grid barrier's two u32 counters (common.cuh's `grid_leave`), as elements of `T` behind
+/// an exchange buffer of `len` elements: zeroed with it once per call, and set back to 0 by the
+/// last block out of each launch, so that no launch needs a fill of its own before it (a memset
+/// node, and the gap it left before every persistent launch: results/2026-11-26-h200-barrier-leave/).
+pub(super) fn with_barrier<T>(len: usize) -> usize {
+    len + 8 / std::mem::size_of::<T>()
+}
+
+/// The address of the barrier behind the exchange buffer at `base` of `len` elements of `T`.
+pub(super) fn barrier_at<T>(base: u64, len: usize) -> u64 {
+    base + (len * std::mem::size_of::<T>()) as u64
 }
 
 /// Allocates `n` buffers of `len` elements that a kernel or GEMM writes before any read.
@@ -114,14 +121,13 @@ pub(super) fn forward<T: Elem>(
     let mut h_prev = (0..n_h_prev)
         .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
         .collect::<Result<Vec<_>>>()?;
-    // SAFETY (allocation): zeroed before each launch (`reset_barrier`).
-    let counter = unsafe { stream.alloc::<u32>(1) }?;
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
     let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
-    // padding stays zero.
+    // padding stays zero. The grid barrier behind it.
     let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
-    let mut exchange = stream.alloc_zeros::<T>(2 * batch * cols)?;
+    let exchange_len = 2 * batch * cols;
+    let mut exchange = stream.alloc_zeros::<T>(with_barrier::<T>(exchange_len))?;
     let f = match wave {
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Forward)?,
@@ -139,7 +145,7 @@ pub(super) fn forward<T: Elem>(
         let (s_ptr, _sg) = s.device_ptr(&stream);
         let (out_ptr, _og) = out.device_ptr_mut(&stream);
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
-        let (counter_ptr, _cg) = counter.device_ptr(&stream);
+        let counter_ptr = barrier_at::<T>(hx, exchange_len);
         let gate_ptrs = addresses(&mut gates, &stream);
         let cell_ptrs = addresses(&mut cells, &stream);
         let below_ptrs = addresses(&mut below, &stream);
@@ -256,12 +262,10 @@ pub(super) fn forward<T: Elem>(
                 d2,
                 counter_ptr,
             ];
-            reset_barrier(&stream, counter_ptr)?;
             cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;
         }
         if let Some(w) = wave {
             wave_args.exchange = hx;
-            reset_barrier(&stream, counter_ptr)?;
             w.launch((&stream, &f, &plan), (&wave_args, None), counter_ptr, seq)?;
             // The upper layers' operands in padded rows for the backward's GEMMs, as the
             // layer-by-layer forward makes them for its input projections.

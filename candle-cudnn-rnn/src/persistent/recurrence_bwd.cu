@@ -515,6 +515,7 @@ persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
     static_assert(BwdTile<UNITS, false>::SMEM <= SMEM_BYTES, "backward_smem is short of the tile");
 #endif
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, counter, seq, seq);
+    grid_leave(counter);
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.
@@ -543,5 +544,6 @@ wave_bwd(const WaveBwdArgs args, unsigned long long db_add, u32* counter, int se
         const int start = 2 * (WAVE_LAYERS - 1 - layer);
         recurrence_bwd<UNITS1, true>(a, db_add, start, r % UPPER, counter, seq, waves);
     }
+    grid_leave(counter);
 }
 #endif

@@ -520,6 +520,7 @@ persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
     static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");
 #endif
     recurrence<UNITS, KSTEPS, false>(a, hx, 0, blockIdx.x, counter, seq, seq);
+    grid_leave(counter);
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.
@@ -548,5 +549,6 @@ wave_fwd(const WaveArgs args, u32* counter, int seq) {
         const LayerArgs a = args.layer[layer];
         recurrence<UNITS1, 2 * KSTEPS, true>(a, args.hx, layer, r % UPPER, counter, seq, waves);
     }
+    grid_leave(counter);
 }
 #endif

@@ -61,17 +61,25 @@ pub(super) fn addresses<'a, T>(
     bufs.iter_mut().map(|b| b.device_ptr_mut(stream)).collect()
 }
 
-/// The grid barrier's two u32 counters (common.cuh's `grid_leave`), as elements of `T` behind
-/// an exchange buffer of `len` elements: zeroed with it once per call, and set back to 0 by the
-/// last block out of each launch, so that no launch needs a fill of its own before it (a memset
-/// node, and the gap it left before every persistent launch: results/2026-11-26-h200-barrier-leave/).
+/// The grid barrier's two u32 counters (common.cuh's `grid_leave`), in a 128-byte line of
+/// their own behind an exchange buffer of `len` elements of `T` (the blocks poll the counter
+/// while others write the buffer): zeroed with it once per call, and set back to 0 by the last
+/// block out of each launch, so that no launch needs a fill of its own before it (a memset node,
+/// and the gap it left before every persistent launch: results/2026-11-26-h200-barrier-leave/).
+/// Returns the elements of `T` to allocate for the buffer and the barrier.
 pub(super) fn with_barrier<T>(len: usize) -> usize {
-    len + 8 / std::mem::size_of::<T>()
+    (barrier_offset::<T>(len) + BARRIER_LINE) / std::mem::size_of::<T>()
 }
 
 /// The address of the barrier behind the exchange buffer at `base` of `len` elements of `T`.
 pub(super) fn barrier_at<T>(base: u64, len: usize) -> u64 {
-    base + (len * std::mem::size_of::<T>()) as u64
+    base + barrier_offset::<T>(len) as u64
+}
+
+const BARRIER_LINE: usize = 128;
+
+fn barrier_offset<T>(len: usize) -> usize {
+    (len * std::mem::size_of::<T>()).next_multiple_of(BARRIER_LINE)
 }
 
 /// Allocates `n` buffers of `len` elements that a kernel or GEMM writes before any read.
@@ -289,4 +297,19 @@ pub(super) fn forward<T: Elem>(
         h_prev,
     });
     Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_barrier_has_a_line_of_its_own_inside_the_allocation() {
+        for len in [1usize, 31, 32, 64, 65, 2 * 77 * 208, 2 * 128 * 4096] {
+            let offset = barrier_at::<u16>(0, len) as usize;
+            assert!(offset >= len * 2, "{len}: the barrier overlaps the buffer");
+            assert_eq!(offset % BARRIER_LINE, 0, "{len}: shares a line");
+            assert!(offset + 8 <= with_barrier::<u16>(len) * 2, "{len}: past the allocation");
+        }
+    }
 }

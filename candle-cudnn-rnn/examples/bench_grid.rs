@@ -623,9 +623,13 @@ fn main() -> Result<()> {
                     // The kernels that served the last training call and forward (the heuristic's,
                     // Auto's or Persistent's choice), read before the other phase runs.
                     let train_kernel = rnn.last_algo();
+                    // An inference forward: on a detached input (with `--input-grad` the
+                    // training step's input is a variable, which would make it a training call,
+                    // where PyTorch's forward runs under `no_grad`).
+                    let x_in = x.detach();
                     let (fwd, _) = match time_forward {
                         true => time(&dev, warmup, reps, || {
-                            frozen.forward(&x, None)?;
+                            frozen.forward(&x_in, None)?;
                             Ok(())
                         })?,
                         false => (skipped, f64::NAN),

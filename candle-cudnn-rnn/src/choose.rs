@@ -120,9 +120,10 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // shapes (`results/2026-11-25-h100-plain-api/`, `sweep.sh`). In short: ours win every call they
 // take in one or two layers (0.27-0.91x of cuDNN's best, bf16; 0.33x on PTB large); cuDNN's
 // `PersistStaticSmallH` wins f32 and f16 calls at hidden 128 (0.35-0.53x of `Standard`), its
-// `PersistStatic` f16 LSTMs whose sizes are multiples of 128 at batches up to 32 (its kernels
-// for other sizes run many times slower); cuDNN runs bf16 at one speed whatever the algorithm,
-// and its persistent f32 algorithms and `PersistDynamic` run 2-15x slower than `Standard`.
+// `PersistStatic` f16 LSTMs whose sizes are multiples of 128 at batches up to 32, and in
+// inference up to 128 (its kernels for other sizes run many times slower); cuDNN runs bf16 at
+// one speed whatever the algorithm, and its persistent f32 algorithms and `PersistDynamic` run
+// 2-15x slower than `Standard`.
 
 /// Where `Heuristic` puts calls that ours take (an LSTM or GRU in bf16 or f16, batch up to 32,
 /// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in stacks of up to
@@ -178,17 +179,27 @@ const OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
 /// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
 /// per-sample lengths or a projection, input and hidden sizes multiples of 128 (at 200, 650 or
 /// 1500 it ran 3-13x slower than `Standard`), hidden up to 1024, batches up to 32 (at 128 only
-/// for hidden 128), and in training batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`].
+/// for hidden 128, and in inference up to [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`]), and in
+/// training batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`].
 fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
+    let inference_at_batch_128 = !train
+        && call.batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
+        && dims.hidden_size <= PERSIST_STATIC_INFERENCE_MAX_HIDDEN;
     let sizes = dims.input_size % 128 == 0
         && dims.hidden_size % 128 == 0
         && dims.hidden_size <= 1024
-        && (call.batch <= 32 || dims.hidden_size <= 128);
+        && (call.batch <= 32 || dims.hidden_size <= 128 || inference_at_batch_128);
     dtype == DType::F16
         && dims.mode == RnnMode::Lstm
         && cudnn_persistent_may_serve(dims, call, (dtype, train))
         && sizes
 }
+
+/// Up to this hidden size cuDNN's f16 `PersistStatic` leads inference past batch 32 too: eager
+/// forwards at batch 128 took 0.83x of ours in chunks at [30, 128, 512] (2.16 against 2.60 µs
+/// an example), 0.63x of `Standard` at [30, 128, 3 x 512], 0.84x of ours at [30, 64, 512]; at
+/// hidden 1024 1.28x `Standard`'s time (H200, `results/2026-11-26-h200-inference-forward/`).
+const PERSIST_STATIC_INFERENCE_MAX_HIDDEN: usize = 512;
 
 /// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16
 /// (not bf16, which cuDNN runs at one speed whatever the algorithm): hidden sizes up to
@@ -828,6 +839,19 @@ mod tests {
         assert!(infer(lstm(1, 512), 128, DType::BF16));
         assert!(infer(gru512, 128, DType::F16));
         assert!(!infer(gru, 128, DType::F16));
+        // f16 LSTM inference at batch 128 up to hidden 512: PersistStatic (`inference-forward`).
+        let infer_cudnn = |dims: RnnDims, batch, dtype| {
+            let c = call(dims, batch);
+            (
+                ours_lead(&c, &dims, (dtype, false)),
+                cudnn_by_rule(&dims, &c, dtype, false),
+            )
+        };
+        assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::F16), (false, ps));
+        assert_eq!(infer_cudnn(lstm(3, 512), 128, DType::F16), (false, ps));
+        assert_eq!(infer_cudnn(lstm(1, 1024), 128, DType::F16), (false, s));
+        assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (false, s));
+        assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::BF16), (true, s));
         assert!(!infer(lstm(1, 1024), 128, DType::BF16));
         assert!(!infer(lstm(3, 512), 128, DType::BF16));
         assert!(!infer(lstm(1, 512), 256, DType::BF16));

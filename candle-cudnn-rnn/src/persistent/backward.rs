@@ -236,7 +236,7 @@ pub(super) fn backward<T: Elem>(
                     dgh,
                     counter_ptr,
                 ];
-                    cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+                cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,

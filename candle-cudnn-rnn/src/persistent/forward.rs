@@ -309,7 +309,10 @@ mod tests {
             let offset = barrier_at::<u16>(0, len) as usize;
             assert!(offset >= len * 2, "{len}: the barrier overlaps the buffer");
             assert_eq!(offset % BARRIER_LINE, 0, "{len}: shares a line");
-            assert!(offset + 8 <= with_barrier::<u16>(len) * 2, "{len}: past the allocation");
+            assert!(
+                offset + 8 <= with_barrier::<u16>(len) * 2,
+                "{len}: past the allocation"
+            );
         }
     }
 }

@@ -10,8 +10,9 @@ standard, Auto, ...; the kernel that served in brackets), PyTorch's fastest in t
 both as the mean of the passes' medians with the min and max over all repetitions, and their
 ratio; then per class the geometric mean of the ratios, how many shapes the op loses, and the
 worst. Classes: fp32 (strict), TF32, and half precision (the op's bf16 and f16 against
-PyTorch's fp16 module, AMP fp16 and AMP bf16, whose RNN runs in fp16). Tables: training (as the
-passes ran it: graphed with compare-grid.sh), training eager, forward (eager).
+PyTorch's fp16 module, AMP fp16 and AMP bf16, whose RNN runs in fp16). Tables: training and
+forward as the passes ran them (graphed with compare-grid.sh; its forwards were eager before
+2026-11-26), then both eager.
 """
 import glob
 import json
@@ -109,4 +110,5 @@ if __name__ == "__main__":
     d = sys.argv[1] if len(sys.argv) > 1 else "."
     table(d, "train", "?", "training (graphed where the passes ran with --graph)")
     table(d, "train", "eager", "training, eager")
-    table(d, "forward", "?", "forward (eager)")
+    table(d, "forward", "?", "inference forward (graphed where the passes ran with --graph)")
+    table(d, "forward", "eager", "inference forward, eager")

@@ -13,7 +13,8 @@ TF32 on, plain backward without GradScaler); with --impls also torch-bf16 and to
 and input in that dtype, no autocast). --loss sum backpropagates the outputs' sum (every
 output's gradient 1: the RNN's forward and backward alone) instead of the MSE; --input-grad
 also computes the input's gradient (as under an embedding); --graph times the training step
-captured as a CUDA graph, 10 replays between synchronizations; all three as bench_grid's
+and the forward each captured as a CUDA graph, 10 replays between synchronizations; all three
+as bench_grid's
 flags. The "rnn_dtype" column is the dtype the RNN
 output actually had (PyTorch's cuDNN RNN autocast wrapper is known to cast to float16
 whatever the autocast dtype, so the bf16 row may really run the RNN in fp16).
@@ -156,7 +157,10 @@ def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
     else:
         train_t = seconds(train, dev, args.warmup, args.reps)
     m.eval()
-    fwd_t = seconds(forward, dev, args.warmup, args.reps)
+    if getattr(args, "graph", False):
+        fwd_t = graph_seconds(forward, dev, args.warmup, args.reps)
+    else:
+        fwd_t = seconds(forward, dev, args.warmup, args.reps)
     us = lambda t: t * 1e6 / batch
     return {"train_us_per_example": us(train_t[0]), "forward_us_per_example": us(fwd_t[0]),
             "train_min_us_per_example": us(train_t[1]), "train_max_us_per_example": us(train_t[2]),
@@ -437,7 +441,7 @@ def main(argv=None):
                     help="grid: the training step's loss (sum: the RNN's forward and backward alone)")
     ap.add_argument("--input-grad", action="store_true", help="grid: the input's gradient too")
     ap.add_argument("--graph", action="store_true",
-                    help="grid: time the training step captured as a CUDA graph (10 replays between syncs)")
+                    help="grid: time the training step and the forward captured as CUDA graphs (10 replays between syncs)")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")
     ap.add_argument("--steps-only", metavar="MODE,L,B,T,H",
                     help="run --reps training steps of one shape and nothing else (under ncu)")

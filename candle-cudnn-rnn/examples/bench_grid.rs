@@ -23,10 +23,10 @@
 //!
 //! `--loss sum --input-grad --api sink-overwrite` times the op as a model trains it (ptb-lm's
 //! LSTM): the outputs' gradient given (ones: no loss kernels), the input's gradient computed,
-//! the weight's written over a sink of the caller's. `--graph` times a training call captured
-//! once as a CUDA graph and replayed 10 times between synchronizations (per call: the
-//! device's time, without the host's launches or a synchronization per call, as ptb-lm's
-//! graphed steps; the graph's nodes by type go to stderr).
+//! the weight's written over a sink of the caller's. `--graph` times a training call and a
+//! forward each captured once as a CUDA graph and replayed 10 times between synchronizations
+//! (per call: the device's time, without the host's launches or a synchronization per call, as
+//! ptb-lm's graphed steps; the graph's nodes by type go to stderr).
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
 
@@ -627,12 +627,17 @@ fn main() -> Result<()> {
                     // training step's input is a variable, which would make it a training call,
                     // where PyTorch's forward runs under `no_grad`).
                     let x_in = x.detach();
-                    let (fwd, _) = match time_forward {
-                        true => time(&dev, warmup, reps, || {
-                            frozen.forward(&x_in, None)?;
-                            Ok(())
-                        })?,
-                        false => (skipped, f64::NAN),
+                    let forward = || -> Result<()> {
+                        frozen.forward(&x_in, None)?;
+                        Ok(())
+                    };
+                    let (fwd, _) = match (time_forward, graph) {
+                        (false, _) => (skipped, f64::NAN),
+                        (true, false) => time(&dev, warmup, reps, forward)?,
+                        #[cfg(feature = "cuda")]
+                        (true, true) => time_graph(&dev, warmup, reps, forward)?,
+                        #[cfg(not(feature = "cuda"))]
+                        (true, true) => anyhow::bail!("--graph needs the cuda feature"),
                     };
                     let forward_kernel = frozen.last_algo();
                     Ok(Measured {

@@ -143,7 +143,9 @@ fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool
 /// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead in inference only, in
 /// one layer up to hidden [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`]: eager forwards at batch 128 took
 /// 0.47-0.50x of cuDNN's bf16 `Standard` at hidden 128 and 0.91x at 512, 1.23-1.26x at 1024
-/// (every block reads all of h_{t-1} a step), `results/2026-11-25-h100-forward-chunks/`.
+/// (every block reads all of h_{t-1} a step), `results/2026-11-25-h100-forward-chunks/`. The
+/// rule follows eager time, as candle calls it: in the device's time (graphed forwards) ours
+/// took 1.6x `Standard`'s at hidden 512 (`results/2026-11-26-h200-forward-graphed/`).
 /// Graphed training at batch 128 took 1.44-2.07x `Standard`'s time on every grid shape (the
 /// chunks run one after another), `results/2026-11-25-h200-training-chunks/`.
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
@@ -199,6 +201,8 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
 /// forwards at batch 128 took 0.83x of ours in chunks at [30, 128, 512] (2.16 against 2.60 µs
 /// an example), 0.63x of `Standard` at [30, 128, 3 x 512], 0.84x of ours at [30, 64, 512]; at
 /// hidden 1024 1.28x `Standard`'s time (H200, `results/2026-11-26-h200-inference-forward/`).
+/// Graphed (the device's time) it took 0.81x of ours at [30, 128, 512] but 1.29x of bf16
+/// `Standard`'s (`results/2026-11-26-h200-forward-graphed/`).
 const PERSIST_STATIC_INFERENCE_MAX_HIDDEN: usize = 512;
 
 /// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16

@@ -4,7 +4,7 @@
 # candle_cudnn_rnn::backward) and inference forwards: both captured as CUDA graphs in passes of
 # alternating order (op, PyTorch, PyTorch, op) with the same warm-up and repetitions, then both
 # eager (op, PyTorch); then the tables of ratios against PyTorch's fastest in each precision
-# class, with the kernel that served (scripts/compare_table.py).
+# class, with the kernel that served, and a summary of their geo-means (scripts/compare_table.py).
 # Arguments after the fourth go to bench_grid (e.g. --variants ...; its default: the op's default
 # algorithm in every precision, and cuDNN's standard in fp32 and bf16); COMPARE_IMPLS narrows
 # PyTorch's side (default torch-fp32,torch-tf32,torch-fp16). Run on a GPU machine:

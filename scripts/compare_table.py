@@ -12,7 +12,7 @@ ratio; then per class the geometric mean of the ratios, how many shapes the op l
 worst. Classes: fp32 (strict), TF32, and half precision (the op's bf16 and f16 against
 PyTorch's fp16 module, AMP fp16 and AMP bf16, whose RNN runs in fp16). Tables: training and
 forward as the passes ran them (graphed with compare-grid.sh; its forwards were eager before
-2026-11-26), then both eager.
+2026-11-26), then both eager, then one summary of every table's geo-means.
 """
 import glob
 import json
@@ -62,12 +62,18 @@ def collect(rows, phase):
             for k, v in acc.items()}
 
 
+def geo_mean(rs):
+    return math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
+
+
 def table(d, phase, passes, title):
+    """Prints the shape-by-shape table of `phase` in the passes `passes` and its per-class
+    summary; returns {class: [(ratio, shape)]} (empty where the passes have no such rows)."""
     ours, theirs = collect(load_rows(os.path.join(d, f"op_{passes}.json")), phase), \
         collect(load_rows(os.path.join(d, f"torch_{passes}.json")), phase)
     shapes = sorted({k[0] for k in ours}, key=lambda s: (s[0], s[1], s[3], s[2], s[4]))
     if not shapes:
-        return
+        return {}
     print(f"#### {title}: microseconds per example, mean of the passes' medians [min, max]\n")
     cols = ["mode", "L", "B", "T", "H"]
     for name, _, _ in PRECISIONS:
@@ -99,16 +105,37 @@ def table(d, phase, passes, title):
         rs = ratios[name]
         if not rs:
             continue
-        geo = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
         worst = max(rs)
         slower = sum(r > 1 for r, _ in rs)
-        print(f"| {name} | {len(rs)} | {geo:.2f} | {slower} | {worst[0]:.2f} ({worst[1]}) |")
+        print(f"| {name} | {len(rs)} | {geo_mean(rs):.2f} | {slower} | {worst[0]:.2f} ({worst[1]}) |")
+    print()
+    return ratios
+
+
+def summary(columns):
+    """One table of every phase's geo-mean per class (the shapes the op ran slower on in
+    brackets): `columns` is [(title, {class: [(ratio, shape)]})]."""
+    columns = [(t, r) for t, r in columns if r]
+    if not columns:
+        return
+    print("#### summary: geo-mean of op / torch (shapes slower); training and forward as the "
+          "passes ran them (graphed with compare-grid.sh)\n")
+    print("| precision | " + " | ".join(t for t, _ in columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for name, _, _ in PRECISIONS:
+        cells = []
+        for _, ratios in columns:
+            rs = ratios.get(name, [])
+            cells.append(f"{geo_mean(rs):.2f} ({sum(r > 1 for r, _ in rs)} of {len(rs)})" if rs else "-")
+        print(f"| {name} | " + " | ".join(cells) + " |")
     print()
 
 
 if __name__ == "__main__":
     d = sys.argv[1] if len(sys.argv) > 1 else "."
-    table(d, "train", "?", "training (graphed where the passes ran with --graph)")
-    table(d, "train", "eager", "training, eager")
-    table(d, "forward", "?", "inference forward (graphed where the passes ran with --graph)")
-    table(d, "forward", "eager", "inference forward, eager")
+    summary([
+        ("training", table(d, "train", "?", "training (graphed where the passes ran with --graph)")),
+        ("training, eager", table(d, "train", "eager", "training, eager")),
+        ("forward", table(d, "forward", "?", "inference forward (graphed where the passes ran with --graph)")),
+        ("forward, eager", table(d, "forward", "eager", "inference forward, eager")),
+    ])

@@ -185,7 +185,7 @@ const OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
 /// training batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`].
 fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
     let inference_at_batch_128 = !train
-        && call.batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
+        && call.batch <= PERSIST_STATIC_INFERENCE_MAX_BATCH
         && dims.hidden_size <= PERSIST_STATIC_INFERENCE_MAX_HIDDEN;
     let sizes = dims.input_size % 128 == 0
         && dims.hidden_size % 128 == 0
@@ -204,6 +204,9 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
 /// Graphed (the device's time) it took 0.81x of ours at [30, 128, 512] but 1.29x of bf16
 /// `Standard`'s (`results/2026-11-26-h200-forward-graphed/`).
 const PERSIST_STATIC_INFERENCE_MAX_HIDDEN: usize = 512;
+
+/// See [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`]: the largest batch measured.
+const PERSIST_STATIC_INFERENCE_MAX_BATCH: usize = 128;
 
 /// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16
 /// (not bf16, which cuDNN runs at one speed whatever the algorithm): hidden sizes up to

@@ -174,8 +174,7 @@ def ptb_lm_modules():
 
 def variants():
     """(name, kernel, -D options, architecture, cell) covering the kernels' preprocessor
-    branches: both passes of the LSTM and of the GRU (its layers one by one: the wavefront takes
-    no GRU)."""
+    branches: both passes of the LSTM and of the GRU, layer by layer and as a wavefront."""
     shapes = [  # (hidden, batch, forward units, backward units)
         (1500, 20, 12, 13),  # PTB large, as the library plans it on an H100
         (66, 3, 4, 4),       # odd batch and hidden: tiles and K steps not filled
@@ -253,6 +252,12 @@ def variants():
                    "compute_80", "lstm")
             yield (f"backward wavefront h{h} b{b} {dt} {layers} layers", "wave_bwd",
                    wave + ["-DNBUF=2", "-DCH=64"], "compute_80", "lstm")
+            # A GRU's wavefront: the split gate's second side in a row group (forward) and a
+            # column group (backward) of its own.
+            yield (f"gru forward wavefront h{h} b{b} {dt} {layers} layers", "wave_fwd", wave,
+                   "compute_80", "gru")
+            yield (f"gru backward wavefront h{h} b{b} {dt} {layers} layers", "wave_bwd",
+                   wave + ["-DNBUF=2", "-DCH=64"], "compute_80", "gru")
 
 
 def cubin(ptx):

@@ -85,7 +85,7 @@ fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
 }
 
 /// Ours implement one direction of an LSTM or GRU cell without a projection
-/// (`persistent/recurrence_fwd.cu`, `recurrence_bwd.cu`; a GRU layer by layer, not as a wavefront).
+/// (`persistent/recurrence_fwd.cu`, `recurrence_bwd.cu`).
 fn ours_take_module(dims: &RnnDims) -> bool {
     Cell::of(dims.mode).is_some() && dims.num_directions == 1 && dims.proj_size == 0
 }

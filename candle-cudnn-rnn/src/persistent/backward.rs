@@ -59,7 +59,7 @@ pub(super) fn backward<T: Elem>(
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn; the grid
     // barrier behind them.
-    let exchange_len = 2 * batch * plan.gpad();
+    let exchange_len = 2 * batch * wave.map_or(plan.gpad(), |_| Wave::gpad(&plan));
     let exchanges_len = each(layers) * exchange_len;
     let mut exchange = stream.alloc_zeros::<T>(with_barrier::<T>(exchanges_len))?;
     let mut own = None;

@@ -62,10 +62,14 @@ impl Cell {
         matches!(self, Cell::Gru)
     }
 
-    /// Whether the wavefront takes the cell: an upper layer's one product of [input, h] by
-    /// [W_ih, W_hh] cannot keep a split gate's two products apart.
-    pub const fn waves(self) -> bool {
-        !self.splits()
+    /// The wavefront's groups of gate rows: one per gate, and a split gate's second side in one
+    /// more, since an upper layer multiplies [input, h] by [W_ih, W_hh] in one product, which
+    /// would not keep that gate's two sides apart. Forward, an upper layer's tile has these row
+    /// groups (`recurrence_fwd.cu`'s UPPER_GROUPS: the split gate's recurrent rows in the last);
+    /// backward, every layer's exchange rows these column groups (`recurrence_bwd.cu`'s XGH:
+    /// the split gate's input-side gradient in the last).
+    pub const fn wave_groups(self) -> usize {
+        self.gates() + self.splits() as usize
     }
 
     /// Its name in module and kernel names.

@@ -422,7 +422,13 @@ impl Plan {
 
     /// Columns of the backward's exchange buffer rows: the gate rows in whole chunks.
     pub fn gpad(&self) -> usize {
-        (self.cell.gates() * self.hidden).div_ceil(self.chunk) * self.chunk
+        self.gpad_of(self.cell.gates())
+    }
+
+    /// Columns of exchange rows of `groups` column groups of `hidden` (the wavefront's may have
+    /// one more than the gates: `Cell::wave_groups`), in whole chunks.
+    pub(super) fn gpad_of(&self, groups: usize) -> usize {
+        (groups * self.hidden).div_ceil(self.chunk) * self.chunk
     }
 
     /// Shared memory per block, as `recurrence_fwd.cu` and `recurrence_bwd.cu` lay it out.
@@ -434,20 +440,27 @@ impl Plan {
                 let sizes = (self.batch, self.cell.gates());
                 forward_smem((self.units[pass as usize], steps), cluster, sizes)
             }
-            Pass::Backward => self.backward_smem((self.units[pass as usize], 1), cluster),
+            Pass::Backward => {
+                self.backward_smem((self.units[pass as usize], 1), cluster, self.gpad())
+            }
         }
     }
 
     /// Shared memory of a backward block of `units` units whose tile holds `matrices` of their
     /// transposed weight columns (2: an upper wavefront layer's W_hh and W_ih), in clusters of
     /// `cluster` blocks, as `recurrence_bwd.cu`'s `BwdTile` lays it out: the tile (the cluster's
-    /// units, the block's gate rows), the block's partial sums (with clusters), and each warp's
-    /// chunk buffers (or sums).
-    pub(super) fn backward_smem(&self, (units, matrices): (usize, usize), cluster: usize) -> usize {
+    /// units, the block's gate rows of exchange rows `gpad` long), the block's partial sums
+    /// (with clusters), and each warp's chunk buffers (or sums).
+    pub(super) fn backward_smem(
+        &self,
+        (units, matrices): (usize, usize),
+        cluster: usize,
+        gpad: usize,
+    ) -> usize {
         let units = units * cluster;
         let tile_rows = matrices * units;
         let rows = tile_rows.div_ceil(16) * 16;
-        let columns = (self.gpad() / self.chunk).div_ceil(cluster) * self.chunk;
+        let columns = (gpad / self.chunk).div_ceil(cluster) * self.chunk;
         // The chunk buffers, sums and cluster parts hold one chunk of the batch.
         let chunk_batch = self.batch.min(MAX_BATCH);
         let part = match cluster {

@@ -26,7 +26,7 @@
 // `gates` (f32 [T, B, GATES * H], the gate activations) and `cells` (f32
 // [T, B, CELL_SAVED, H]) are what the training forward saved; `c0` is the state the cell
 // carries at t = 0 (the host passes h_0 for a cell without c). `dgx` is the exchange buffer,
-// [2][BATCH][GPAD], zeroed before the launch (columns past GH stay zero). `db_ih` and `db_hh`
+// [2][BATCH][GPAD], zeroed before the launch (columns past XGH stay zero). `db_ih` and `db_hh`
 // (either may be null) receive the bias gradient of the block's units, every step's gate
 // gradients summed over the batch in f32 (the input side's and the recurrent side's), written
 // over what they hold or, with `db_add` non-zero, added to it.
@@ -40,10 +40,21 @@
 // It is stored after the barrier of the wave step that made it and read after the next one, so
 // layer l runs two wave steps behind layer l + 1: its step t at wave step
 // 2 (L - 1 - l) + seq - 1 - t; seq + 2 (L - 1) wave steps in all. Each layer has its own
-// exchange buffer and `dg`.
+// exchange buffer and `dg`. A split gate's input gradient differs from its recurrent side's
+// that the exchange carries: in the wavefront every layer exchanges it too, in a column group
+// after the gates' (XGH), which the upper layers' W_ih columns face.
 
 // The gate columns of a step: GATES (cell_lstm.cuh) per unit.
 #define GH (GATES * HID)
+// The exchange buffer's column groups: a step's gate gradients, GATES per unit (a split gate's
+// on the recurrent product's side), and in a wavefront of a cell with a split gate one more,
+// that gate's gradient on the input's side, which an upper layer's input gradient needs.
+#if defined(WAVE_LAYERS) && SPLIT_GATE >= 0
+#define SPLIT_X 1
+#else
+#define SPLIT_X 0
+#endif
+#define XGH ((GATES + SPLIT_X) * HID)
 // A chunk's tensor-core column tiles (common.cuh's NB samples a chunk).
 #define NT ((NB + 7) / 8)
 #define NPAD (NT * 8)
@@ -54,7 +65,7 @@
 // The 16-byte pieces of a chunk's NB rows, and how many of them each lane copies.
 #define PIECES (NB * (CH / 8))
 #define PER_LANE ((PIECES + 31) / 32)
-#define NCHUNKS ((GH + CH - 1) / CH)
+#define NCHUNKS ((XGH + CH - 1) / CH)
 #define GPAD (NCHUNKS * CH)
 // A block's chunks of the gate columns, and their columns.
 #define NCR ((NCHUNKS + CL - 1) / CL)
@@ -158,9 +169,20 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             int i = i0 + j * THREADS, k = k0 + i / ROWS, m = i % ROWS;
             const bool ih = UPPER && m >= CU;
             int u = cu0 + (ih ? m - CU : m);
+            // The weight row of exchange column k (SPLIT_X: W_ih's of the split gate face its
+            // input side's column group, GATES, and none faces its recurrent side's; W_hh's
+            // none faces group GATES).
+            int kw = k;
+            bool none = false;
+#if SPLIT_X
+            if (ih) {
+                none = k / HID == SPLIT_GATE;
+                if (k >= GH) kw = k - (GATES - SPLIT_GATE) * HID;
+            }
+#endif
             // Every load goes (clamped into the matrix), so that none waits behind a branch.
-            u16 x = (ih ? a.w_ih : a.w_hh)[(size_t)min(k, GH - 1) * HID + min(u, HID - 1)];
-            v[j] = (i < ROWS * KR && u < HID && k < GH) ? x : (u16)0;
+            u16 x = (ih ? a.w_ih : a.w_hh)[(size_t)min(kw, GH - 1) * HID + min(u, HID - 1)];
+            v[j] = (i < ROWS * KR && u < HID && kw < GH && !none) ? x : (u16)0;
         }
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
@@ -264,6 +286,9 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                             dgb[ch][it][g] = from_f(d[g]);
                             xch[n * GPAD + g * HID + u] = g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g];
                         }
+#if SPLIT_X
+                        xch[n * GPAD + GH + u] = dgb[ch][it][SPLIT_GATE];
+#endif
                     }
                 }
             PHASE(1);
@@ -311,7 +336,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                     for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
             // The warp's chunks, counted from the block's first; past the last real one, none.
             const int c_begin = warp * CPW;
-            const int c_real = min(NCR, NCHUNKS - (int)rank * NCR);
+            // (A lower layer's tile is zero past GH: its chunks end there.)
+            const int c_real = min(NCR, (UPPER ? NCHUNKS : (GH + CH - 1) / CH) - (int)rank * NCR);
             const int c_count = max(0, min(CPW, c_real - c_begin));
             // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
             // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
@@ -523,10 +549,6 @@ persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
 #if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX
 #error "the wavefront takes 2..WAVE_MAX layers, without clusters"
 #endif
-// As in the forward: an upper layer's one product cannot keep a split gate's two sides apart.
-#if SPLIT_GATE >= 0
-#error "the wavefront takes cells without a split gate"
-#endif
 struct WaveBwdArgs {
     BwdArgs layer[WAVE_MAX];
 };
@@ -534,6 +556,11 @@ struct WaveBwdArgs {
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 wave_bwd(const WaveBwdArgs args, unsigned long long db_add, u32* counter, int seq) {
     constexpr int LOWER = (HID + UNITS0 - 1) / UNITS0, UPPER = (HID + UNITS1 - 1) / UNITS1;
+#ifdef SMEM_BYTES
+    // What the host sized the launch's shared memory by (wave.rs's `smem_bytes`).
+    static_assert(BwdTile<UNITS0, false>::SMEM <= SMEM_BYTES && BwdTile<UNITS1, true>::SMEM <= SMEM_BYTES,
+                  "the wavefront's shared memory is short of a tile");
+#endif
     const int waves = seq + 2 * (WAVE_LAYERS - 1);
     if (blockIdx.x < LOWER) {
         const int start = 2 * (WAVE_LAYERS - 1);

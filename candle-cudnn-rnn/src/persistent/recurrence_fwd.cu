@@ -33,7 +33,8 @@
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
 // each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
 // layer's W_ih beside its W_hh, so that an upper block multiplies [its input at t, h_{t-1}]
-// (2 * KPAD columns) and no input projection is needed. At wave step s layer l does its step
+// (2 * KPAD columns) and no input projection is needed (a split gate's two products take row
+// groups of their own: UPPER_GROUPS). At wave step s layer l does its step
 // s - l, so one grid barrier per wave step serves every layer: seq + L - 1 steps against
 // seq * L layer by layer. The exchange rows hold every layer's h and, below the top, its
 // output through dropout (the next layer's input): [h_0 | d_0 | h_1 | d_1 | .. | h_{L-1}], KPAD
@@ -54,14 +55,24 @@
 #endif
 #define XSLOT(s) ((size_t)((s) & 1) * BATCH * XP)
 
+// The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
+// W_ih beside its W_hh; a split gate's two products stay apart in two groups, its W_ih rows
+// (beside zeros) in its own and its W_hh rows (beside zeros) in one more after the gates'.
+#if SPLIT_GATE >= 0
+#define UPPER_GROUPS (GATES + 1)
+#else
+#define UPPER_GROUPS GATES
+#endif
+
 // The tile of a block of UNITS_ units whose input rows (h_{t-1}, or an upper wavefront
-// layer's [input, h_{t-1}]) are KS_ K steps long, and how its warps and shared memory split it.
-template <int UB_, int KS_>
+// layer's [input, h_{t-1}]) are KS_ K steps long, with RG_ row groups of its units' rows (GATES,
+// or an upper wavefront layer's UPPER_GROUPS), and how its warps and shared memory split it.
+template <int UB_, int KS_, int RG_ = GATES>
 struct FwdTile {
-    static constexpr int UB = UB_, KS = KS_, KIN = KS * 16;
+    static constexpr int UB = UB_, KS = KS_, KIN = KS * 16, RG = RG_;
     // The block's gate rows in whole 16-row tiles (MROWS): rows past ROWS in the last tile are
     // zero, their products unused (an LSTM's 4 rows a unit fill whole tiles; a GRU's 3 may not).
-    static constexpr int CU = CL * UB, ROWS = GATES * CU, MT = (ROWS + 15) / 16, MROWS = MT * 16;
+    static constexpr int CU = CL * UB, ROWS = RG * CU, MT = (ROWS + 15) / 16, MROWS = MT * 16;
     // The block's K steps (its first column: rank * KSB * 16).
     static constexpr int KSB = (KS + CL - 1) / CL;
     // Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each).
@@ -171,8 +182,11 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const u16* 
 template <int UB, int KS, bool UPPER>
 __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int layer, int bl,
                                            u32* counter, int seq, int waves) {
-    using P = FwdTile<UB, KS>;
+    using P = FwdTile<UB, KS, UPPER ? UPPER_GROUPS : GATES>;
     constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, MROWS = P::MROWS, KSB = P::KSB;
+    // A split gate's recurrent product in a row group of its own (an upper wavefront layer's),
+    // rather than in the gate's (whose rows then hold only its input product).
+    constexpr bool APART = UPPER && UPPER_GROUPS > GATES;
     constexpr int MG = P::MG, KG = P::KG;
     constexpr int MPW = P::MPW, KPG = P::KPG, PITCH = P::PITCH, ITEMS = P::ITEMS;
     constexpr int RPITCH = P::RPITCH, KW = P::KW, HSP = P::HSP, NPARTS = P::NPARTS;
@@ -201,7 +215,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 
     // Row r of the tile is gate r / CU of unit cu0 + r % CU, columns kb0.. of W_hh (of an upper
     // layer: W_ih's in the first KPAD, then W_hh's); rows of units past H, rows past ROWS and
-    // columns past HID are zero.
+    // columns past HID are zero. With APART, the split gate's rows hold zeros beside its W_ih,
+    // and group GATES holds its W_hh rows beside zeros.
     // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even), consecutive threads
     // along a row, FILL loads in flight per thread (one at a time, the fill took a large share
     // of every launch: results/2026-11-23-h100-clusters/).
@@ -212,14 +227,16 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #pragma unroll
             for (int j = 0; j < FILL; ++j) {
                 int i = i0 + j * THREADS, r = i / PAIRS, k = kb0 + 2 * (i % PAIRS);
-                int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
+                int gr = min(r / CU, P::RG - 1), u = cu0 + r % CU;
+                int g = (APART && gr == GATES) ? SPLIT_GATE : gr;  // the gate of the row's weights
                 const bool ih = UPPER && k < KPAD;
+                const bool none = APART && (ih ? gr == GATES : gr == SPLIT_GATE);
                 const int kk = (UPPER && !ih) ? k - KPAD : k;
                 const u16* m = ih ? a.w_ih : a.w_hh;
                 // Every load goes (clamped into the matrix), so that none waits behind a branch.
                 size_t at = (size_t)(g * HID + min(u, HID - 1)) * HID + min(kk, HID - 2);
                 u32 x = *(const u32*)(m + at);
-                v[j] = (i < TOTAL && r < ROWS && u < HID && kk < HID) ? x : 0u;
+                v[j] = (i < TOTAL && r < ROWS && u < HID && kk < HID && !none) ? x : 0u;
             }
 #pragma unroll
             for (int j = 0; j < FILL; ++j) {
@@ -441,8 +458,17 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                             for (int q = 0; q < CL; ++q)
                                 acc += part[(q * NB + nl) * GATES * UB + g * UB + ul];
 #else
-                            for (int q = 0; q < KG; ++q)
-                                acc += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
+                            // APART: the split gate's rows give its input product, group
+                            // GATES its recurrent one.
+                            if (APART && g == SPLIT_GATE) {
+                                for (int q = 0; q < KG; ++q)
+                                    sum += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
+                                for (int q = 0; q < KG; ++q)
+                                    rec += red[q * (GROUP_BYTES / 4) + nl * RPITCH + GATES * UB + ul];
+                            } else {
+                                for (int q = 0; q < KG; ++q)
+                                    acc += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
+                            }
 #endif
                             pre[g] = sum;
                         }
@@ -528,11 +554,6 @@ persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
 #if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX
 #error "the wavefront takes 2..WAVE_MAX layers, without clusters"
 #endif
-// An upper layer multiplies [input, h_{t-1}] by [W_ih, W_hh] in one product, which a split
-// gate's two products cannot share.
-#if SPLIT_GATE >= 0
-#error "the wavefront takes cells without a split gate"
-#endif
 struct WaveArgs {
     LayerArgs layer[WAVE_MAX];
     u16* hx;  // [2, B, XP], zeroed
@@ -541,6 +562,12 @@ struct WaveArgs {
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 wave_fwd(const WaveArgs args, u32* counter, int seq) {
     constexpr int LOWER = (HID + UNITS0 - 1) / UNITS0, UPPER = (HID + UNITS1 - 1) / UNITS1;
+#ifdef SMEM_BYTES
+    // What the host sized the launch's shared memory by (wave.rs's `smem_bytes`).
+    static_assert(FwdTile<UNITS0, KSTEPS>::SMEM <= SMEM_BYTES &&
+                      FwdTile<UNITS1, 2 * KSTEPS, UPPER_GROUPS>::SMEM <= SMEM_BYTES,
+                  "the wavefront's shared memory is short of a tile");
+#endif
     const int waves = seq + WAVE_LAYERS - 1;
     if (blockIdx.x < LOWER) {
         recurrence<UNITS0, KSTEPS, false>(args.layer[0], args.hx, 0, blockIdx.x, counter, seq, waves);

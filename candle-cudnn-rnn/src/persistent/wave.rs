@@ -51,7 +51,7 @@ impl Wave {
         asked: WaveTuning,
     ) -> Option<Wave> {
         // The wavefront's exchange rows and stages are laid out for one chunk of the batch.
-        let layer_by_layer = !plan.cell.waves() || plan.one_cluster || plan.batch > MAX_BATCH;
+        let layer_by_layer = plan.one_cluster || plan.batch > MAX_BATCH;
         if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || layer_by_layer {
             return None;
         }
@@ -141,21 +141,32 @@ impl Wave {
         (2 * self.layers - 1) * plan.kpad()
     }
 
+    /// Columns of the backward's exchange rows: its column groups in whole chunks.
+    pub fn gpad(plan: &Plan) -> usize {
+        plan.gpad_of(plan.cell.wave_groups())
+    }
+
     /// Shared memory per block: the larger of the two kinds (an upper block's input rows are
-    /// twice as long forward; backward it holds twice the rows).
+    /// twice as long forward, and a split gate's cell has a row group more; backward it holds
+    /// twice the rows).
     fn smem_bytes(&self, plan: &Plan) -> usize {
         let [lower, upper] = match self.pass {
             Pass::Forward => {
                 let steps = plan.kpad() / 16;
-                [(self.units[0], steps), (self.units[1], 2 * steps)]
-                    .map(|tile| forward_smem(tile, 1, (plan.batch, plan.cell.gates())))
+                let (batch, cell) = (plan.batch, plan.cell);
+                [
+                    forward_smem((self.units[0], steps), 1, (batch, cell.gates())),
+                    forward_smem((self.units[1], 2 * steps), 1, (batch, cell.wave_groups())),
+                ]
             }
             Pass::Backward => {
                 let plan = Plan {
                     buffers: self.buffers,
                     ..*plan
                 };
-                [(self.units[0], 1), (self.units[1], 2)].map(|tile| plan.backward_smem(tile, 1))
+                let gpad = Self::gpad(&plan);
+                [(self.units[0], 1), (self.units[1], 2)]
+                    .map(|tile| plan.backward_smem(tile, 1, gpad))
             }
         };
         lower.max(upper)
@@ -186,8 +197,11 @@ impl Wave {
             defines.push(format!("-DNBUF={}", self.buffers));
             defines.push(format!("-DCH={}", plan.chunk));
         }
+        // Checked against the kernel's tiles when it compiles.
+        defines.push(format!("-DSMEM_BYTES={}", self.smem_bytes(plan)));
         let module_name = format!(
-            "candle_cudnn_rnn_{name}_h{}_b{}_l{}_u{}_{}_n{}_ch{}_{}",
+            "candle_cudnn_rnn_{}_{name}_h{}_b{}_l{}_u{}_{}_n{}_ch{}_{}",
+            plan.cell.name(),
             plan.hidden,
             plan.batch,
             self.layers,

@@ -155,9 +155,11 @@ fn persistent_lstm_stacks_match_the_f64_cpu_path() {
     );
 }
 
-/// GRUs: one layer at batch 1 and hidden 200 (no tile filled), batch 32, two layers at an odd
-/// batch and a hidden size that fills no block (layer by layer: the wavefront takes no GRU),
-/// one step through three layers.
+/// GRUs: one layer at batch 1 and hidden 200 (no tile filled), batch 32; stacks as the LSTM's
+/// (each pass as a wavefront, whose upper layers keep the n gate's two products apart in a row
+/// group of their own forward and its input-side gradient in an exchange column group of its
+/// own backward): three layers of 200 at batch 20, two layers at an odd batch and a hidden size
+/// that fills no block, one step through three layers.
 #[test]
 fn persistent_gru_matches_the_f64_cpu_path() {
     run(
@@ -166,6 +168,7 @@ fn persistent_gru_matches_the_f64_cpu_path() {
         &[
             (1, 1, 3, 100, 200),
             (1, 32, 20, 64, 128),
+            (3, 20, 16, 200, 200),
             (2, 17, 12, 96, 130),
             (3, 2, 1, 24, 48),
         ],

@@ -5,7 +5,7 @@
 # the same with CANDLE_RNN_PERSISTENT_WAVE=0 (layer by layer), the old binary (layer by layer),
 # beside PyTorch's fp16 GRU module graphed (torch_reference.py), in the order
 # wave, layer, old, torch, wave, layer.
-#   results/2026-11-26-gru-wavefront/bench.sh DIR OUT
+#   results/2026-11-26-h200-gru-wavefront/bench.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

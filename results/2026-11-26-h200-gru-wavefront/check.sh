@@ -7,7 +7,7 @@
 # 3. compute-sanitizer memcheck, synccheck, racecheck over GRU bf16 training as a wavefront:
 #    two layers at [6, 8, 256], three at [5, 4, 64];
 # (bench.sh times it.)
-#   results/2026-11-26-gru-wavefront/check.sh DIR OUT
+#   results/2026-11-26-h200-gru-wavefront/check.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -126,16 +126,24 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // 2-15x slower than `Standard`.
 
 /// Where `Heuristic` puts calls that ours take (an LSTM or GRU in bf16 or f16, batch up to 32,
-/// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in stacks of up to
-/// [`OURS_LEAD_MAX_LAYERS`] layers, except where cuDNN's f16 persistent kernels lead:
-/// [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.6 against ours' 6.1 µs an example), or
-/// [`persist_static_leads`] at hidden sizes above [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`].
-fn ours_lead(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
+/// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in the stacks of
+/// [`ours_lead_stack`], except where cuDNN's f16 persistent kernels lead: [`small_h_leads`]
+/// (f16 LSTM [30, 32, 128]: 4.6 against ours' 6.1 µs an example), or [`persist_static_leads`]
+/// at hidden sizes above [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`] in stacks of up to
+/// [`OURS_LEAD_MAX_LAYERS`] (deeper wavefronts ran faster than it).
+fn ours_lead(
+    call: &Call,
+    dims: &RnnDims,
+    (dtype, train): (DType, bool),
+    in_one_launch: bool,
+) -> bool {
+    let deeper = dims.num_layers > OURS_LEAD_MAX_LAYERS;
     let cudnn_faster = small_h_leads(dims, call, (dtype, train))
         || (persist_static_leads(dims, call, (dtype, train))
-            && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN);
+            && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN
+            && !deeper);
     OURS_MEASURED_CELLS.contains(&dims.mode)
-        && dims.num_layers <= OURS_LEAD_MAX_LAYERS
+        && ours_lead_stack(dims, in_one_launch)
         && (call.batch <= MAX_BATCH || ours_lead_in_chunks(call, dims, train))
         && !cudnn_faster
 }
@@ -169,9 +177,22 @@ const OURS_LEAD_IN_CHUNKS_MAX_BATCH: usize = 128;
 /// hidden 128 (7.1 against 4.3), which [`small_h_leads`] gives it.
 const OURS_MEASURED_CELLS: &[RnnMode] = &[RnnMode::Lstm, RnnMode::Gru];
 
-/// The deepest stack ours lead in: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x `Standard`'s
-/// time in bf16, where one and two layers ran 0.27-0.91x.
+/// The deepest stack ours lead in layer by layer: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x
+/// `Standard`'s time in bf16, where one and two layers ran 0.27-0.91x. On an H200 stacks of 3
+/// layers that do not fit as a wavefront ran 0.92-1.13x cuDNN's fastest (graphed training, bf16
+/// and f16: LSTM and GRU [30, 32, 3 x 512], [30, 32, 3 x 1024], [200, 32, 3 x 512],
+/// `results/2026-11-26-h200-deep-stacks/`; 1.28x for the GRU at seq 200).
 const OURS_LEAD_MAX_LAYERS: usize = 2;
+
+/// The stacks ours lead: up to [`OURS_LEAD_MAX_LAYERS`] layers, and deeper ones (up to the
+/// wavefront's 4) where every pass of the call runs `in_one_launch`, as one wavefront: graphed
+/// training there took 0.35-0.52x of cuDNN's fastest kernel (f16 `PersistStatic` included) and
+/// 0.36-0.51x of PyTorch's fp16 module, bf16 and f16 alike (LSTM and GRU [30, 32, 3 x 256],
+/// [30, 32, 4 x 256], [35, 20, 3 x 200], [35, 20, 4 x 200], [30, 8, 3 x 512]; H200,
+/// `results/2026-11-26-h200-deep-stacks/`).
+fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
+    dims.num_layers <= OURS_LEAD_MAX_LAYERS || in_one_launch
+}
 
 /// Up to this hidden size ours lead cuDNN's f16 `PersistStatic` where both serve (LSTM
 /// [30, 32, 128]: 6.1 against 6.9 µs an example, though `PersistStaticSmallH` leads both
@@ -476,8 +497,15 @@ impl Chooser {
                     .ok()?;
                 Some((ours, plan))
             });
-        // Heuristic's kernel, which Auto starts from too (not worked out for the other algorithms).
-        let heuristic = || self.heuristic(ours.map(|o| o.1), call, (dtype, train));
+        // Heuristic's kernel, which Auto starts from too (not worked out for the other
+        // algorithms), from ours' plan and whether they run the call's layers in one launch.
+        let heuristic = || {
+            let ours = ours.map(|(backend, plan)| {
+                let one = backend.in_one_launch(ops[0].0.device(), &plan, train);
+                (plan, one)
+            });
+            self.heuristic(ours, call, (dtype, train))
+        };
         match self.algo {
             RnnAlgo::Persistent => Ok(match ours {
                 Some((_, plan)) => Kernel::Persistent(plan),
@@ -512,11 +540,21 @@ impl Chooser {
         }
     }
 
-    /// `Heuristic`'s kernel for `call` in `dtype`, given ours' plan where they take it: ours
-    /// where they [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
-    fn heuristic(&self, ours: Option<Plan>, call: &Call, (dtype, train): (DType, bool)) -> Kernel {
+    /// `Heuristic`'s kernel for `call` in `dtype`, given ours' plan where they take it (and
+    /// whether they run every layer of each pass in one launch): ours where they
+    /// [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
+    fn heuristic(
+        &self,
+        ours: Option<(Plan, bool)>,
+        call: &Call,
+        (dtype, train): (DType, bool),
+    ) -> Kernel {
         match ours {
-            Some(plan) if ours_lead(call, &self.dims, (dtype, train)) => Kernel::Persistent(plan),
+            Some((plan, in_one_launch))
+                if ours_lead(call, &self.dims, (dtype, train), in_one_launch) =>
+            {
+                Kernel::Persistent(plan)
+            }
             _ => {
                 let algo = cudnn_by_rule(&self.dims, call, dtype, train);
                 let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
@@ -788,7 +826,7 @@ mod tests {
         let train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true)),
+                ours_lead(&c, &dims, (dtype, true), false),
                 cudnn_by_rule(&dims, &c, dtype, true),
             )
         };
@@ -810,6 +848,23 @@ mod tests {
         assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::F16), (false, ps));
+        // Deeper stacks: ours where every pass runs as one wavefront, PersistStatic's f16
+        // shapes included, else cuDNN (`deep-stacks`); SmallH's f16 shapes stay with SmallH.
+        let deep = |dims: RnnDims, batch, dtype, in_one_launch| {
+            let c = call(dims, batch);
+            (
+                ours_lead(&c, &dims, (dtype, true), in_one_launch),
+                cudnn_by_rule(&dims, &c, dtype, true),
+            )
+        };
+        assert_eq!(deep(lstm(3, 256), 32, DType::BF16, true), (true, s));
+        assert_eq!(deep(lstm(4, 256), 32, DType::F16, true), (true, ps));
+        assert_eq!(deep(lstm(3, 512), 8, DType::F16, true), (true, ps));
+        assert_eq!(deep(lstm(3, 512), 32, DType::F16, false), (false, ps));
+        assert_eq!(deep(lstm(3, 1024), 32, DType::BF16, false), (false, s));
+        assert_eq!(deep(lstm(3, 128), 32, DType::F16, true), (false, psh));
+        // Two layers lead whether or not they run in one launch.
+        assert_eq!(deep(lstm(2, 1500), 20, DType::BF16, false), (true, s));
         // f16 training below batch 8: never cuDNN's persistent kernels.
         assert_eq!(train(lstm(1, 512), 4, DType::F16), (true, s));
         assert_eq!(train(lstm(1, 128), 4, DType::F16), (true, s));
@@ -830,7 +885,7 @@ mod tests {
         let gru_train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true)),
+                ours_lead(&c, &dims, (dtype, true), false),
                 cudnn_by_rule(&dims, &c, dtype, true),
             )
         };
@@ -838,10 +893,20 @@ mod tests {
         assert_eq!(gru_train(gru512, 32, DType::F16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::BF16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::F16), (false, psh));
+        let gru_stack = |layers, hidden| {
+            let cfg = RnnConfig {
+                num_layers: layers,
+                ..Default::default()
+            };
+            RnnDims::new(RnnMode::Gru, hidden, hidden, &cfg)
+        };
+        assert_eq!(deep(gru_stack(3, 200), 20, DType::F16, true), (true, s));
+        assert_eq!(deep(gru_stack(3, 512), 32, DType::BF16, false), (false, s));
         // Inference past batch 32 (ours in chunks): one layer up to hidden 512, but f16 at 128
         // on SmallH (`forward-chunks`).
-        let infer =
-            |dims: RnnDims, batch, dtype| ours_lead(&call(dims, batch), &dims, (dtype, false));
+        let infer = |dims: RnnDims, batch, dtype| {
+            ours_lead(&call(dims, batch), &dims, (dtype, false), false)
+        };
         assert!(infer(lstm(1, 128), 128, DType::BF16));
         assert!(infer(lstm(1, 512), 128, DType::BF16));
         assert!(infer(gru512, 128, DType::F16));
@@ -850,7 +915,7 @@ mod tests {
         let infer_cudnn = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, false)),
+                ours_lead(&c, &dims, (dtype, false), false),
                 cudnn_by_rule(&dims, &c, dtype, false),
             )
         };

@@ -24,6 +24,9 @@ mod padded;
 mod tuning;
 mod wave;
 
+use kernel::Pass;
+use wave::Wave;
+
 pub(crate) use cell::Cell;
 pub(crate) use kernel::{Plan, MAX_BATCH, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
@@ -106,6 +109,20 @@ impl PersistentRnn {
                 Plan::new(dev, sizes, (train, layers), &self.tuning)
             })
             .clone()
+    }
+
+    /// Whether calls on `plan` (of [`PersistentRnn::plan`] on `dev`) run all the module's layers
+    /// in one launch per pass (`wave`): the forward's, and the backward's too for a `train`ing
+    /// call. Never for one layer.
+    pub(crate) fn in_one_launch(&self, dev: &CudaDevice, plan: &Plan, train: bool) -> bool {
+        let layers = self.dims.num_layers;
+        let passes: &[Pass] = match train {
+            true => &[Pass::Forward, Pass::Backward],
+            false => &[Pass::Forward],
+        };
+        passes
+            .iter()
+            .all(|&pass| Wave::new(dev, plan, (layers, pass), self.tuning.wave).is_some())
     }
 
     /// Runs one call forward on `plan`'s kernels (from [`PersistentRnn::plan`] for the call's

@@ -228,8 +228,14 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(GRU, (1, UNI), (16, 12, 128, 128), default, BF16, ZEROS),
             RnnAlgo::Persistent,
         ),
+        // Three layers: ours where each pass runs as one wavefront, cuDNN where the stack
+        // does not fit on the GPU at once (hidden 1024 at batch 32).
         (
             case(GRU, (3, UNI), (8, 6, 32, 64), default, BF16, H0),
+            RnnAlgo::Persistent,
+        ),
+        (
+            case(LSTM, (3, UNI), (32, 2, 64, 1024), default, BF16, ZEROS),
             RnnAlgo::Standard,
         ),
         (

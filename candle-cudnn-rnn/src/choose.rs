@@ -178,10 +178,11 @@ const OURS_LEAD_IN_CHUNKS_MAX_BATCH: usize = 128;
 const OURS_MEASURED_CELLS: &[RnnMode] = &[RnnMode::Lstm, RnnMode::Gru];
 
 /// The deepest stack ours lead in layer by layer: a 3-layer LSTM [30, 32, 3 x 512] ran 1.07x
-/// `Standard`'s time in bf16, where one and two layers ran 0.27-0.91x. On an H200 stacks of 3
-/// layers that do not fit as a wavefront ran 0.92-1.13x cuDNN's fastest (graphed training, bf16
-/// and f16: LSTM and GRU [30, 32, 3 x 512], [30, 32, 3 x 1024], [200, 32, 3 x 512],
-/// `results/2026-11-26-h200-deep-stacks/`; 1.28x for the GRU at seq 200).
+/// `Standard`'s time in bf16, where one and two layers ran 0.27-0.91x. On an H200, 3-layer
+/// stacks layer by layer ran 0.90-1.24x cuDNN's fastest (graphed training, bf16 and f16: LSTM
+/// and GRU [30, 32, 3 x 512], [30, 32, 3 x 1024], [200, 32, 3 x 512],
+/// `results/2026-11-26-h200-deep-stacks/`; of those only 3 x 1024 still runs layer by layer,
+/// the others now as wavefronts in two rounds, `results/2026-11-26-h200-wave-rounds/`).
 const OURS_LEAD_MAX_LAYERS: usize = 2;
 
 /// The stacks ours lead: up to [`OURS_LEAD_MAX_LAYERS`] layers, and deeper ones (up to the
@@ -189,7 +190,8 @@ const OURS_LEAD_MAX_LAYERS: usize = 2;
 /// training there took 0.35-0.52x of cuDNN's fastest kernel (f16 `PersistStatic` included) and
 /// 0.36-0.51x of PyTorch's fp16 module, bf16 and f16 alike (LSTM and GRU [30, 32, 3 x 256],
 /// [30, 32, 4 x 256], [35, 20, 3 x 200], [35, 20, 4 x 200], [30, 8, 3 x 512]; H200,
-/// `results/2026-11-26-h200-deep-stacks/`).
+/// `results/2026-11-26-h200-deep-stacks/`), and in two rounds 0.48-0.56x of PyTorch's
+/// ([30, 32, 3 x 512], [200, 32, 3 x 512], [30, 32, 4 x 512], `results/2026-11-26-h200-wave-rounds/`).
 fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
     dims.num_layers <= OURS_LEAD_MAX_LAYERS || in_one_launch
 }

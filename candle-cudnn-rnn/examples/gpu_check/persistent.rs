@@ -114,6 +114,9 @@ fn check_cell(
         (3, 20, 35, 200, 200),
         // One step through a stack: each wavefront's first and last steps at once.
         (3, 2, 1, 24, 48),
+        // A wavefront whose blocks do their gate math in two rounds (batch x units past the
+        // threads).
+        (3, 32, 12, 256, 512),
         // Batches of several chunks of 32: the grid's 128, the largest (256), an odd batch
         // whose last chunk ends early.
         (1, 128, 30, 512, 1024),

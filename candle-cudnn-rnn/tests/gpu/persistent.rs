@@ -140,8 +140,9 @@ fn persistent_lstm_one_layer_matches_the_f64_cpu_path() {
 }
 
 /// Stacks: three layers of 200 at batch 20, small enough to run each pass as a wavefront
-/// (every layer in one launch); two layers at an odd batch and a hidden size that fills
-/// no block; one step through three layers (each wavefront's first and last steps at once).
+/// (every layer in one launch); three of 512 at batch 32, a wavefront whose blocks do their
+/// gate math in two rounds; two layers at an odd batch and a hidden size that fills no block;
+/// one step through three layers (each wavefront's first and last steps at once).
 #[test]
 fn persistent_lstm_stacks_match_the_f64_cpu_path() {
     run(
@@ -149,6 +150,7 @@ fn persistent_lstm_stacks_match_the_f64_cpu_path() {
         RnnMode::Lstm,
         &[
             (3, 20, 16, 200, 200),
+            (3, 32, 3, 64, 512),
             (2, 17, 12, 96, 130),
             (3, 2, 1, 24, 48),
         ],
@@ -158,8 +160,8 @@ fn persistent_lstm_stacks_match_the_f64_cpu_path() {
 /// GRUs: one layer at batch 1 and hidden 200 (no tile filled), batch 32; stacks as the LSTM's
 /// (each pass as a wavefront, whose upper layers keep the n gate's two products apart in a row
 /// group of their own forward and its input-side gradient in an exchange column group of its
-/// own backward): three layers of 200 at batch 20, two layers at an odd batch and a hidden size
-/// that fills no block, one step through three layers.
+/// own backward): three layers of 200 at batch 20, three of 512 at batch 32 (two rounds), two
+/// layers at an odd batch and a hidden size that fills no block, one step through three layers.
 #[test]
 fn persistent_gru_matches_the_f64_cpu_path() {
     run(
@@ -169,6 +171,7 @@ fn persistent_gru_matches_the_f64_cpu_path() {
             (1, 1, 3, 100, 200),
             (1, 32, 20, 64, 128),
             (3, 20, 16, 200, 200),
+            (3, 32, 3, 64, 512),
             (2, 17, 12, 96, 130),
             (3, 2, 1, 24, 48),
         ],

@@ -243,7 +243,9 @@ def variants():
             yield (f"{cell} backward {tag}", "persistent_bwd", one, "compute_90", cell)
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
-    for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4)):
+    # Then wavefronts of several chunks of the batch (77: the last ends early; 128 at 3 x 512).
+    for h, b, layers, u0, u1 in ((650, 20, 2, 12, 12), (200, 20, 2, 8, 4), (66, 3, 3, 4, 4),
+                                 (200, 77, 2, 4, 4), (512, 128, 3, 12, 12)):
         for bf16 in (1, 0):
             dt = "bf16" if bf16 else "f16"
             wave = [f"-DHID={h}", f"-DBATCH={b}", "-DNWARPS=8", f"-DELEM_BF16={bf16}", "-DCL=1",

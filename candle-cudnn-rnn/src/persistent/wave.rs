@@ -50,9 +50,7 @@ impl Wave {
         (layers, pass): (usize, Pass),
         asked: WaveTuning,
     ) -> Option<Wave> {
-        // The wavefront's exchange rows and stages are laid out for one chunk of the batch.
-        let layer_by_layer = plan.one_cluster || plan.batch > MAX_BATCH;
-        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || layer_by_layer {
+        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || plan.one_cluster {
             return None;
         }
         type Key = (DeviceId, Plan, usize, Pass, WaveTuning);
@@ -81,7 +79,9 @@ impl Wave {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let fits = |w: &Wave| w.blocks(plan) <= sms && w.smem_bytes(plan) <= smem;
+        let fits = |w: &Wave| {
+            w.blocks(plan) <= sms && w.smem_bytes(plan) <= smem && w.bias_slots_fit(plan)
+        };
         // The backward's chunk buffers: as many as leave L1 its share (as `Plan`'s), at least 2.
         let buffered = |units| {
             let wave = |buffers| Wave {
@@ -123,6 +123,16 @@ impl Wave {
                 let [u0, u1] = w.units;
                 (rounds(u0).max(rounds(u1)), u0.max(2 * u1), w.blocks(plan))
             })
+    }
+
+    /// Whether the backward's bias sums fit in its warps' regions, which they take at its end
+    /// (`recurrence_bwd.cu`: a slot per sample, gate and unit, a split gate's second side
+    /// included; the regions hold at least the chunk buffers of one chunk of the batch).
+    fn bias_slots_fit(&self, plan: &Plan) -> bool {
+        let gates = plan.cell.gates() + usize::from(plan.cell.splits());
+        let slots = plan.batch * gates * self.units[0].max(self.units[1]) * 4;
+        let regions = WARPS * self.buffers * plan.batch.min(MAX_BATCH) * plan.chunk * 2;
+        self.pass == Pass::Forward || slots <= regions
     }
 
     /// Blocks of the lowest layer and of each other one.

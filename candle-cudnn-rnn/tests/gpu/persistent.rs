@@ -197,7 +197,7 @@ fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
 
 /// Inference batches of several chunks (a step's batch multiplied 32 samples at a time): the
 /// grid's batch 128 and the largest, 256, in one layer, and an odd batch whose last chunk ends
-/// early in two layers (layer by layer: the wavefront takes one chunk), LSTM and GRU.
+/// early in two layers (a wavefront in chunks), LSTM and GRU.
 #[test]
 fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
@@ -219,8 +219,8 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
 }
 
 /// Training batches of several chunks (both recurrences take a step's batch 32 samples at a
-/// time): batch 96 in one layer, and an odd batch whose last chunk ends early in two layers,
-/// LSTM and GRU: inference, then every gradient.
+/// time): batch 96 in one layer, and an odd batch whose last chunk ends early in two layers (a
+/// wavefront in chunks), LSTM and GRU: inference, then every gradient.
 #[test]
 fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
     run_cells(

@@ -118,8 +118,10 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // `Heuristic`'s rules: what graphed training calls and forwards measured fastest on an H100
 // (cuDNN 9.19) for every kernel that serves a call, on the benchmark grid and PTB-like LSTM
 // shapes (`results/2026-11-25-h100-plain-api/`, `sweep.sh`). In short: ours win every call they
-// take in one or two layers (0.27-0.91x of cuDNN's best, bf16; 0.33x on PTB large); cuDNN's
-// `PersistStaticSmallH` wins f32 and f16 calls at hidden 128 (0.35-0.53x of `Standard`), its
+// take in one or two layers (0.27-0.91x of cuDNN's best, bf16; 0.33x on PTB large) and in three
+// or four that they run as one wavefront (0.35-0.52x, H200,
+// `results/2026-11-26-h200-deep-stacks/`); cuDNN's `PersistStaticSmallH` wins f32 and f16 calls
+// at hidden 128 (0.35-0.53x of `Standard`), its
 // `PersistStatic` f16 LSTMs whose sizes are multiples of 128 at batches up to 32, and in
 // inference up to 128 (its kernels for other sizes run many times slower); cuDNN runs bf16 at
 // one speed whatever the algorithm, and its persistent f32 algorithms and `PersistDynamic` run

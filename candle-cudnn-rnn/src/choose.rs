@@ -23,7 +23,7 @@ use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuRese
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
-use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, MAX_BATCH, MAX_KERNEL_BATCH};
+use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
 use crate::timing::{eager_times, graphed_times};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
@@ -105,7 +105,7 @@ fn ours_take_dtype(dtype: DType) -> bool {
     matches!(dtype, DType::BF16 | DType::F16)
 }
 
-/// Ours keep each sample's accumulators in registers for a chunk of [`MAX_BATCH`] samples at a
+/// Ours keep each sample's accumulators in registers for a chunk of [`CHUNK_SAMPLES`] samples at a
 /// time: batches up to [`MAX_KERNEL_BATCH`], inference and training.
 fn ours_take_batch(batch: usize) -> bool {
     batch <= MAX_KERNEL_BATCH
@@ -146,7 +146,7 @@ fn ours_lead(
             && !deeper);
     OURS_MEASURED_CELLS.contains(&dims.mode)
         && ours_lead_stack(dims, in_one_launch)
-        && (call.batch <= MAX_BATCH || ours_lead_in_chunks(call, dims, train))
+        && (call.batch <= CHUNK_SAMPLES || ours_lead_in_chunks(call, dims, train))
         && !cudnn_faster
 }
 

@@ -59,9 +59,9 @@ pub(super) const WARPS: usize = 8;
 /// The samples of a chunk of the batch: both recurrences multiply a step's batch in chunks of
 /// this many, one after another (`common.cuh`'s NB, NCH; more would need more accumulator
 /// registers than a thread has). The measured rules (`choose.rs`) cover batches up to it.
-pub(crate) const MAX_BATCH: usize = 32;
+pub(crate) const CHUNK_SAMPLES: usize = 32;
 
-/// Batches up to this run on the kernels, inference and training, in chunks of [`MAX_BATCH`].
+/// Batches up to this run on the kernels, inference and training, in chunks of [`CHUNK_SAMPLES`].
 pub(crate) const MAX_KERNEL_BATCH: usize = 256;
 
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
@@ -115,7 +115,7 @@ pub(super) fn forward_smem(
     (batch, gates): (usize, usize),
 ) -> usize {
     // A stage (and the cluster's parts) holds one chunk of the batch.
-    let chunk_batch = batch.min(MAX_BATCH);
+    let chunk_batch = batch.min(CHUNK_SAMPLES);
     let npad = chunk_batch.div_ceil(8) * 8;
     // The gate rows, in whole 16-row tiles.
     let rows = (gates * units * cluster).div_ceil(16) * 16;
@@ -136,7 +136,7 @@ pub(super) fn forward_smem(
     };
     // With several chunks, two stages taken in turn (the next chunk's h lands in one while the
     // other is multiplied).
-    let stages = if batch > MAX_BATCH { 2 } else { 1 };
+    let stages = if batch > CHUNK_SAMPLES { 2 } else { 1 };
     rows * (steps * 16 + 8) * 2 + part + stages * k_groups * stage.max(sums).next_multiple_of(16)
 }
 
@@ -193,7 +193,7 @@ const WIDE: usize = 1024;
 /// stack keeps its wavefront, one barrier per wave step for all its layers; batches of several
 /// chunks were not measured in one cluster.
 pub(super) fn shape_one_cluster(layers: usize, hidden: usize, batch: usize) -> bool {
-    layers == 1 && batch <= MAX_BATCH && batch * hidden <= ONE_CLUSTER_MOST_WORK
+    layers == 1 && batch <= CHUNK_SAMPLES && batch * hidden <= ONE_CLUSTER_MOST_WORK
 }
 
 /// See [`shape_one_cluster`].
@@ -462,7 +462,7 @@ impl Plan {
         let rows = tile_rows.div_ceil(16) * 16;
         let columns = (gpad / self.chunk).div_ceil(cluster) * self.chunk;
         // The chunk buffers, sums and cluster parts hold one chunk of the batch.
-        let chunk_batch = self.batch.min(MAX_BATCH);
+        let chunk_batch = self.batch.min(CHUNK_SAMPLES);
         let part = match cluster {
             1 => 0,
             _ => (chunk_batch * (units + 4) * 4).next_multiple_of(16),

@@ -14,7 +14,7 @@
 
 use super::cell::UNIT_STEP;
 use super::kernel::{
-    allow_smem, forward_smem, function, module, Pass, Plan, L1_RESERVE, MAX_BATCH, MAX_BUFFERS,
+    allow_smem, forward_smem, function, module, Pass, Plan, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS,
     WARPS,
 };
 use super::tuning::WaveTuning;
@@ -131,7 +131,7 @@ impl Wave {
     fn bias_slots_fit(&self, plan: &Plan) -> bool {
         let gates = plan.cell.gates() + usize::from(plan.cell.splits());
         let slots = plan.batch * gates * self.units[0].max(self.units[1]) * 4;
-        let regions = WARPS * self.buffers * plan.batch.min(MAX_BATCH) * plan.chunk * 2;
+        let regions = WARPS * self.buffers * plan.batch.min(CHUNK_SAMPLES) * plan.chunk * 2;
         self.pass == Pass::Forward || slots <= regions
     }
 

@@ -146,7 +146,9 @@ fn ours_lead(
             && !deeper);
     OURS_MEASURED_CELLS.contains(&dims.mode)
         && ours_lead_stack(dims, in_one_launch)
-        && (call.batch <= CHUNK_SAMPLES || ours_lead_in_chunks(call, dims, train))
+        && (call.batch <= CHUNK_SAMPLES
+            || ours_lead_in_chunks(call, dims, train)
+            || ours_lead_stack_in_chunks(call, dims, in_one_launch))
         && !cudnn_faster
 }
 
@@ -167,6 +169,26 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
 
 /// See [`ours_lead_in_chunks`].
 const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
+
+/// Past batch 32 ours also lead a stack that they run `in_one_launch` (each pass one wavefront,
+/// its steps taking the batch in chunks), training and inference, at batches up to
+/// [`OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH`] and stacks of up to
+/// [`OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS`] units (layers x hidden): graphed training at batch
+/// 48-64 took 0.48-0.79x of cuDNN's fastest, forwards 0.66-0.86x, eager far less (LSTM and GRU
+/// [35, 64, 2 x 200], [35, 64, 2 x 650], [35, 48, 2 x 650], [30, 64, 2 x 512], [30, 64, 3 x 256],
+/// H200, `results/2026-11-26-h200-batch64/`); [30, 64, 3 x 512] took 1.04-1.08x and batch 128
+/// 1.6-1.9x (`results/2026-11-26-h200-wave-chunks/`).
+fn ours_lead_stack_in_chunks(call: &Call, dims: &RnnDims, in_one_launch: bool) -> bool {
+    in_one_launch
+        && call.batch <= OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH
+        && dims.num_layers * dims.hidden_size <= OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS
+}
+
+/// See [`ours_lead_stack_in_chunks`]: the largest batch measured ahead of cuDNN.
+const OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH: usize = 64;
+
+/// See [`ours_lead_stack_in_chunks`]: 2 x 650 led, 3 x 512 did not.
+const OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS: usize = 1300;
 
 /// See [`ours_lead_in_chunks`]: the largest batch measured (ours take up to
 /// [`MAX_KERNEL_BATCH`] when asked for).
@@ -869,6 +891,12 @@ mod tests {
         assert_eq!(deep(lstm(3, 128), 32, DType::F16, true), (false, psh));
         // Two layers lead whether or not they run in one launch.
         assert_eq!(deep(lstm(2, 1500), 20, DType::BF16, false), (true, s));
+        // Past batch 32, stacks in one launch up to batch 64 and 1300 units (`batch64`).
+        assert_eq!(deep(lstm(2, 650), 64, DType::F16, true), (true, s));
+        assert_eq!(deep(lstm(3, 256), 64, DType::BF16, true), (true, s));
+        assert_eq!(deep(lstm(2, 650), 64, DType::BF16, false), (false, s));
+        assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (false, s));
+        assert_eq!(deep(lstm(2, 512), 128, DType::BF16, true), (false, s));
         // f16 training below batch 8: never cuDNN's persistent kernels.
         assert_eq!(train(lstm(1, 512), 4, DType::F16), (true, s));
         assert_eq!(train(lstm(1, 128), 4, DType::F16), (true, s));

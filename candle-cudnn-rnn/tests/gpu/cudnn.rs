@@ -238,6 +238,11 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(LSTM, (3, UNI), (32, 2, 64, 1024), default, BF16, ZEROS),
             RnnAlgo::Standard,
         ),
+        // Past batch 32: ours for a small stack in one launch (the batch in chunks).
+        (
+            case(GRU, (2, UNI), (64, 3, 32, 200), default, BF16, H0),
+            RnnAlgo::Persistent,
+        ),
         (
             case(LSTM, (1, UNI), (6, 9, 12, 20), default, F32, H0_LENGTHS),
             RnnAlgo::Standard,

@@ -177,7 +177,9 @@ const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
 /// 48-64 took 0.48-0.79x of cuDNN's fastest, forwards 0.66-0.86x, eager far less (LSTM and GRU
 /// [35, 64, 2 x 200], [35, 64, 2 x 650], [35, 48, 2 x 650], [30, 64, 2 x 512], [30, 64, 3 x 256],
 /// H200, `results/2026-11-26-h200-batch64/`); [30, 64, 3 x 512] took 1.04-1.08x and batch 128
-/// 1.6-1.9x (`results/2026-11-26-h200-wave-chunks/`).
+/// 1.6-1.9x (`results/2026-11-26-h200-wave-chunks/`). The 2 x 650 stacks among those run only
+/// their backward in one launch (the forward's two-stage tile does not fit), so this rule
+/// leaves them on cuDNN although ours led there (`results/2026-11-26-h200-batch64-check/`).
 fn ours_lead_stack_in_chunks(call: &Call, dims: &RnnDims, in_one_launch: bool) -> bool {
     in_one_launch
         && call.batch <= OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH

@@ -10,7 +10,11 @@
 //! multiprocessors), and runs there unless turned off (`CANDLE_RNN_PERSISTENT_WAVE=0`, see
 //! [`WaveTuning`]). Each pass writes what its layer-by-layer version writes, so either pass can
 //! run either way. It takes fewer grid-wide steps, and PTB medium and small train faster with
-//! it (`results/2026-11-25-h100-wavefront/`).
+//! it (`results/2026-11-25-h100-wavefront/`). Both cells run so (a GRU's n gate keeps its two
+//! sides apart in a row group and an exchange column group of their own, `Cell::wave_groups`),
+//! at any batch the kernels take (each wave step takes it in chunks of [`CHUNK_SAMPLES`]), and in
+//! as many rounds of gate math per block as it needs to fit
+//! (`results/2026-11-26-h200-gru-wavefront/`, `-wave-rounds/`, `-wave-chunks/`).
 
 use super::cell::UNIT_STEP;
 use super::kernel::{

@@ -314,10 +314,18 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                     }
                 }
         }
+        // The next step's inputs (a layer below the top: from the wave step before its first),
+        // a single layer's before the barrier's wait, so that their latency hides behind it (in
+        // a wavefront a lower layer's `dy` is stored by other blocks before this barrier: after
+        // it).
+#ifndef WAVE_LAYERS
+        if (t - 1 >= 0 && t - 1 < seq) load_step(t - 1);
+#endif
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
         PHASE(2);
-        // The next step's inputs (a layer below the top: from the wave step before its first).
+#ifdef WAVE_LAYERS
         if (t - 1 >= 0 && t - 1 < seq) load_step(t - 1);
+#endif
         if (!active) continue;
 
         // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the

@@ -295,6 +295,27 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     cluster_sync();
 #endif
 
+    // A step's input projection (the lowest layer's; an upper layer's are zeros). With one chunk
+    // of the batch (PREFETCH_X) it is loaded a step ahead, while the block waits at the barrier
+    // before the step, where the step's products left part of its latency showing (graphed
+    // training at [30, 32, 512-1024] 2% faster, results/2026-11-26-h200-h100-smem-exchange/);
+    // with several chunks at the start of the step, behind the products (registers run short).
+    constexpr bool PREFETCH_X = NCH == 1;
+    float xv[NCH][ITEMS][GATES];
+    auto load_x = [&](int t) {
+#pragma unroll
+        for (int ch = 0; ch < NCH; ++ch)
+#pragma unroll
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
+                bool live = !UPPER && idx < UB * NB && IN_BATCH(n) && u < HID;
+#pragma unroll
+                for (int g = 0; g < GATES; ++g)
+                    xv[ch][it][g] = live ? a.xg[((size_t)t * BATCH + n) * GATES * HID + g * HID + u] : 0.f;
+            }
+    };
+    if (PREFETCH_X) load_x(0);
+
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).
         const int t = s - layer;
@@ -303,19 +324,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         u16 hb[NCH][ITEMS], hd[NCH][ITEMS];
         if (active) {
             PHASE(0);
-            // This step's input projection (the lowest layer's), loaded now so its latency
-            // hides behind the products.
-            float xv[NCH][ITEMS][GATES];
-#pragma unroll
-            for (int ch = 0; ch < NCH; ++ch)
-#pragma unroll
-                for (int it = 0; it < ITEMS; ++it) {
-                    int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
-                    bool live = !UPPER && idx < UB * NB && IN_BATCH(n) && u < HID;
-#pragma unroll
-                    for (int g = 0; g < GATES; ++g)
-                        xv[ch][it][g] = live ? a.xg[((size_t)t * BATCH + n) * GATES * HID + g * HID + u] : 0.f;
-                }
+            if (!PREFETCH_X) load_x(t);
 
             // The group's rows times the input rows: K group kg takes KPG of the block's K
             // steps, from column kw0 of the block's (kb0 + kw0 of the row); its MG warps copy
@@ -513,6 +522,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                                                  gate[ch], saved[ch], a, u0, drop);
                 }
         }
+        // The next step's input projection (row t + 1, which no block writes during the
+        // launch; this block overwrites row t only).
+        if (PREFETCH_X && active && t + 1 < seq) load_x(t + 1);
         if (s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
     }
 #if CL > 1

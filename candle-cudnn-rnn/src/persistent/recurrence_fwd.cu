@@ -295,12 +295,17 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     cluster_sync();
 #endif
 
-    // A step's input projection (the lowest layer's; an upper layer's are zeros). With one chunk
-    // of the batch (PREFETCH_X) it is loaded a step ahead, while the block waits at the barrier
-    // before the step, where the step's products left part of its latency showing (graphed
-    // training at [30, 32, 512-1024] 2% faster, results/2026-11-26-h200-h100-smem-exchange/);
-    // with several chunks at the start of the step, behind the products (registers run short).
+    // A step's input projection (the lowest layer's; an upper layer's are zeros). In one layer
+    // with one chunk of the batch (PREFETCH_X) it is loaded a step ahead, while the block waits
+    // at the barrier before the step, where the step's products left part of its latency
+    // showing (graphed training at [30, 32, 512-1024] 2% faster; PTB medium's wavefront 0.9%
+    // slower so, results/2026-11-26-h200-h100-smem-exchange/); else at the start of the step,
+    // behind the products (with several chunks, registers run short).
+#ifdef WAVE_LAYERS
+    constexpr bool PREFETCH_X = false;
+#else
     constexpr bool PREFETCH_X = NCH == 1;
+#endif
     float xv[NCH][ITEMS][GATES];
     auto load_x = [&](int t) {
 #pragma unroll

@@ -23,7 +23,9 @@ use crate::backend::{operand_dtype, view, BackwardInputs, ForwardInputs, GpuRese
 use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
-use crate::persistent::{Cell, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
+use crate::persistent::{
+    Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
+};
 use crate::timing::{eager_times, graphed_times};
 use crate::{RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
@@ -137,7 +139,7 @@ fn ours_lead(
     call: &Call,
     dims: &RnnDims,
     (dtype, train): (DType, bool),
-    in_one_launch: bool,
+    one_launch: OneLaunch,
 ) -> bool {
     let deeper = dims.num_layers > OURS_LEAD_MAX_LAYERS;
     let cudnn_faster = small_h_leads(dims, call, (dtype, train))
@@ -145,10 +147,10 @@ fn ours_lead(
             && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN
             && !deeper);
     OURS_MEASURED_CELLS.contains(&dims.mode)
-        && ours_lead_stack(dims, in_one_launch)
+        && ours_lead_stack(dims, one_launch.every_pass(train))
         && (call.batch <= CHUNK_SAMPLES
             || ours_lead_in_chunks(call, dims, train)
-            || ours_lead_stack_in_chunks(call, dims, in_one_launch))
+            || ours_lead_stack_in_chunks(call, dims, (one_launch, train)))
         && !cudnn_faster
 }
 
@@ -170,18 +172,28 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
 /// See [`ours_lead_in_chunks`].
 const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
 
-/// Past batch 32 ours also lead a stack that they run `in_one_launch` (each pass one wavefront,
-/// its steps taking the batch in chunks), training and inference, at batches up to
-/// [`OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH`] and stacks of up to
-/// [`OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS`] units (layers x hidden): graphed training at batch
+/// Past batch 32 ours also lead a stack whose slower pass they run in one launch (each step of
+/// the wavefront taking the batch in chunks): in training the backward, in inference the
+/// forward; at batches up to [`OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH`] and stacks of up to
+/// [`OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS`] units (layers x hidden). Graphed training at batch
 /// 48-64 took 0.48-0.79x of cuDNN's fastest, forwards 0.66-0.86x, eager far less (LSTM and GRU
 /// [35, 64, 2 x 200], [35, 64, 2 x 650], [35, 48, 2 x 650], [30, 64, 2 x 512], [30, 64, 3 x 256],
 /// H200, `results/2026-11-26-h200-batch64/`); [30, 64, 3 x 512] took 1.04-1.08x and batch 128
 /// 1.6-1.9x (`results/2026-11-26-h200-wave-chunks/`). The 2 x 650 stacks among those run only
-/// their backward in one launch (the forward's two-stage tile does not fit), so this rule
-/// leaves them on cuDNN although ours led there (`results/2026-11-26-h200-batch64-check/`).
-fn ours_lead_stack_in_chunks(call: &Call, dims: &RnnDims, in_one_launch: bool) -> bool {
-    in_one_launch
+/// their backward in one launch (the forward's two-stage tile does not fit, so it runs layer by
+/// layer): they trained in 0.48-0.74x of cuDNN's time (graphed; their forwards 0.67-0.95x,
+/// `results/2026-11-26-h200-batch64/`), which is why training asks only the backward; their
+/// inference stays on cuDNN (its forward unmeasured eagerly).
+fn ours_lead_stack_in_chunks(
+    call: &Call,
+    dims: &RnnDims,
+    (one_launch, train): (OneLaunch, bool),
+) -> bool {
+    let slower_pass = match train {
+        true => one_launch.backward,
+        false => one_launch.forward,
+    };
+    slower_pass
         && call.batch <= OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH
         && dims.num_layers * dims.hidden_size <= OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS
 }
@@ -573,14 +585,12 @@ impl Chooser {
     /// [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
     fn heuristic(
         &self,
-        ours: Option<(Plan, bool)>,
+        ours: Option<(Plan, OneLaunch)>,
         call: &Call,
         (dtype, train): (DType, bool),
     ) -> Kernel {
         match ours {
-            Some((plan, in_one_launch))
-                if ours_lead(call, &self.dims, (dtype, train), in_one_launch) =>
-            {
+            Some((plan, one_launch)) if ours_lead(call, &self.dims, (dtype, train), one_launch) => {
                 Kernel::Persistent(plan)
             }
             _ => {
@@ -854,7 +864,7 @@ mod tests {
         let train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true), false),
+                ours_lead(&c, &dims, (dtype, true), OneLaunch::default()),
                 cudnn_by_rule(&dims, &c, dtype, true),
             )
         };
@@ -881,7 +891,7 @@ mod tests {
         let deep = |dims: RnnDims, batch, dtype, in_one_launch| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true), in_one_launch),
+                ours_lead(&c, &dims, (dtype, true), OneLaunch::both(in_one_launch)),
                 cudnn_by_rule(&dims, &c, dtype, true),
             )
         };
@@ -897,6 +907,33 @@ mod tests {
         assert_eq!(deep(lstm(2, 650), 64, DType::F16, true), (true, s));
         assert_eq!(deep(lstm(3, 256), 64, DType::BF16, true), (true, s));
         assert_eq!(deep(lstm(2, 650), 64, DType::BF16, false), (false, s));
+        // There, a stack whose backward alone runs in one launch trains on ours but infers on
+        // cuDNN (`batch64-check`).
+        let backward_only = OneLaunch {
+            forward: false,
+            backward: true,
+        };
+        let c = call(lstm(2, 650), 64);
+        assert!(ours_lead(
+            &c,
+            &lstm(2, 650),
+            (DType::BF16, true),
+            backward_only
+        ));
+        assert!(!ours_lead(
+            &c,
+            &lstm(2, 650),
+            (DType::BF16, false),
+            backward_only
+        ));
+        // Deeper stacks need every pass in one launch.
+        let c = call(lstm(3, 256), 32);
+        assert!(!ours_lead(
+            &c,
+            &lstm(3, 256),
+            (DType::BF16, true),
+            backward_only
+        ));
         assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (false, s));
         assert_eq!(deep(lstm(2, 512), 128, DType::BF16, true), (false, s));
         // f16 training below batch 8: never cuDNN's persistent kernels.
@@ -919,7 +956,7 @@ mod tests {
         let gru_train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true), false),
+                ours_lead(&c, &dims, (dtype, true), OneLaunch::default()),
                 cudnn_by_rule(&dims, &c, dtype, true),
             )
         };
@@ -939,7 +976,12 @@ mod tests {
         // Inference past batch 32 (ours in chunks): one layer up to hidden 512, but f16 at 128
         // on SmallH (`forward-chunks`).
         let infer = |dims: RnnDims, batch, dtype| {
-            ours_lead(&call(dims, batch), &dims, (dtype, false), false)
+            ours_lead(
+                &call(dims, batch),
+                &dims,
+                (dtype, false),
+                OneLaunch::default(),
+            )
         };
         assert!(infer(lstm(1, 128), 128, DType::BF16));
         assert!(infer(lstm(1, 512), 128, DType::BF16));
@@ -949,7 +991,7 @@ mod tests {
         let infer_cudnn = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, false), false),
+                ours_lead(&c, &dims, (dtype, false), OneLaunch::default()),
                 cudnn_by_rule(&dims, &c, dtype, false),
             )
         };

@@ -31,6 +31,30 @@ pub(crate) use cell::Cell;
 pub(crate) use kernel::{Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
 
+/// Which passes of a call run every layer of the module in one launch, as a wavefront
+/// ([`PersistentRnn::in_one_launch`]; `backward` only for a training call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OneLaunch {
+    pub forward: bool,
+    pub backward: bool,
+}
+
+impl OneLaunch {
+    /// Both passes, or (`as_both`) neither.
+    #[cfg(test)]
+    pub fn both(as_both: bool) -> Self {
+        OneLaunch {
+            forward: as_both,
+            backward: as_both,
+        }
+    }
+
+    /// Whether every pass of a call (`train`: the forward and the backward) runs in one launch.
+    pub fn every_pass(self, train: bool) -> bool {
+        self.forward && (self.backward || !train)
+    }
+}
+
 use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
@@ -111,18 +135,16 @@ impl PersistentRnn {
             .clone()
     }
 
-    /// Whether calls on `plan` (of [`PersistentRnn::plan`] on `dev`) run all the module's layers
-    /// in one launch per pass (`wave`): the forward's, and the backward's too for a `train`ing
-    /// call. Never for one layer.
-    pub(crate) fn in_one_launch(&self, dev: &CudaDevice, plan: &Plan, train: bool) -> bool {
+    /// Which passes of calls on `plan` (of [`PersistentRnn::plan`] on `dev`) run all the
+    /// module's layers in one launch (`wave`): the forward, and for a `train`ing call the
+    /// backward. Never for one layer.
+    pub(crate) fn in_one_launch(&self, dev: &CudaDevice, plan: &Plan, train: bool) -> OneLaunch {
         let layers = self.dims.num_layers;
-        let passes: &[Pass] = match train {
-            true => &[Pass::Forward, Pass::Backward],
-            false => &[Pass::Forward],
-        };
-        passes
-            .iter()
-            .all(|&pass| Wave::new(dev, plan, (layers, pass), self.tuning.wave).is_some())
+        let wave = |pass| Wave::new(dev, plan, (layers, pass), self.tuning.wave).is_some();
+        OneLaunch {
+            forward: wave(Pass::Forward),
+            backward: train && wave(Pass::Backward),
+        }
     }
 
     /// Runs one call forward on `plan`'s kernels (from [`PersistentRnn::plan`] for the call's

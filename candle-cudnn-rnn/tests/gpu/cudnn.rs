@@ -206,52 +206,58 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
     let cases = [
         (
             case(LSTM, (1, UNI), (16, 12, 128, 128), default, F32, H0),
-            RnnAlgo::PersistStaticSmallH,
+            [RnnAlgo::PersistStaticSmallH; 2],
         ),
         (
             case(GRU, (1, UNI), (32, 9, 128, 128), default, F16, ZEROS),
-            RnnAlgo::PersistStaticSmallH,
+            [RnnAlgo::PersistStaticSmallH; 2],
         ),
         (
             case(LSTM, (1, UNI), (16, 10, 256, 256), default, F16, H0),
-            RnnAlgo::PersistStatic,
+            [RnnAlgo::PersistStatic; 2],
         ),
         (
             case(LSTM, (2, UNI), (8, 9, 64, 64), default, BF16, H0),
-            RnnAlgo::Persistent,
+            [RnnAlgo::Persistent; 2],
         ),
         (
             case(LSTM, (1, BI), (5, 7, 20, 32), default, F32, H0),
-            RnnAlgo::Standard,
+            [RnnAlgo::Standard; 2],
         ),
         (
             case(GRU, (1, UNI), (16, 12, 128, 128), default, BF16, ZEROS),
-            RnnAlgo::Persistent,
+            [RnnAlgo::Persistent; 2],
         ),
         // Three layers: ours where each pass runs as one wavefront, cuDNN where the stack
         // does not fit on the GPU at once (hidden 1024 at batch 32).
         (
             case(GRU, (3, UNI), (8, 6, 32, 64), default, BF16, H0),
-            RnnAlgo::Persistent,
+            [RnnAlgo::Persistent; 2],
         ),
         (
             case(LSTM, (3, UNI), (32, 2, 64, 1024), default, BF16, ZEROS),
-            RnnAlgo::Standard,
+            [RnnAlgo::Standard; 2],
         ),
         // Past batch 32: ours for a small stack in one launch (the batch in chunks).
         (
             case(GRU, (2, UNI), (64, 3, 32, 200), default, BF16, H0),
-            RnnAlgo::Persistent,
+            [RnnAlgo::Persistent; 2],
+        ),
+        // A stack whose backward alone runs as one wavefront (the forward's tile in chunks does
+        // not fit): its training on ours, its inference on cuDNN.
+        (
+            case(LSTM, (2, UNI), (64, 3, 32, 650), default, BF16, H0),
+            [RnnAlgo::Standard, RnnAlgo::Persistent],
         ),
         (
             case(LSTM, (1, UNI), (6, 9, 12, 20), default, F32, H0_LENGTHS),
-            RnnAlgo::Standard,
+            [RnnAlgo::Standard; 2],
         ),
     ];
     check_each(
         "the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path",
         &cases,
-        |gpu, (case, want), rng, verdicts| {
+        |gpu, (case, wants), rng, verdicts| {
             check(gpu, case, rng, verdicts);
             let shape = &case.shape;
             let inputs =
@@ -260,9 +266,11 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
                 .varlen
                 .then(|| random_lengths(rng, shape.batch, shape.seq));
             for train in [false, true] {
+                // The rules' kernel for inference, then for training.
+                let want = wants[usize::from(train)];
                 let served =
                     call(shape, &inputs, lengths.as_deref(), train, true, None).map(|o| o.served);
-                verdicts.require(matches!(served, Ok(Some(a)) if a == *want), || {
+                verdicts.require(matches!(served, Ok(Some(a)) if a == want), || {
                     format!(
                         "{} {} {}: served by {served:?}, the rules name {want:?}",
                         shape.name(),

@@ -538,7 +538,7 @@ impl Chooser {
                 Some((ours, plan))
             });
         // Heuristic's kernel, which Auto starts from too (not worked out for the other
-        // algorithms), from ours' plan and whether they run the call's layers in one launch.
+        // algorithms), from ours' plan and which passes run the call's layers in one launch.
         let heuristic = || {
             let ours = ours.map(|(backend, plan)| {
                 let one = backend.in_one_launch(ops[0].0.device(), &plan, train);
@@ -581,7 +581,7 @@ impl Chooser {
     }
 
     /// `Heuristic`'s kernel for `call` in `dtype`, given ours' plan where they take it (and
-    /// whether they run every layer of each pass in one launch): ours where they
+    /// which passes they run with every layer in one launch): ours where they
     /// [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
     fn heuristic(
         &self,

@@ -44,6 +44,19 @@ pub(super) struct Wave {
     pub buffers: usize,
 }
 
+/// The units per block worth trying for a layer of `hidden` units, in increasing order: for
+/// each count of blocks, the fewest units that give it. More units at the same count only add
+/// work, rounds and shared memory to each block, so [`Wave::fitted`]'s choice is among these
+/// (the same as over every multiple of [`UNIT_STEP`], from about a hundredth of the pairs: PTB
+/// large's 375 sizes become 38, its 140625 pairs 1444).
+fn unit_sizes(hidden: usize) -> Vec<usize> {
+    let blocks = |u: usize| hidden.div_ceil(u);
+    (UNIT_STEP..=hidden.next_multiple_of(UNIT_STEP))
+        .step_by(UNIT_STEP)
+        .filter(|&u| u == UNIT_STEP || blocks(u) < blocks(u - UNIT_STEP))
+        .collect()
+}
+
 impl Wave {
     /// The wavefront of `pass` for `layers` layers of `plan`'s size on `dev`, when `asked`
     /// allows it and every layer's blocks fit at once, one per multiprocessor; `None` otherwise
@@ -83,6 +96,18 @@ impl Wave {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        Self::fitted_on(plan, (layers, pass), asked, (sms, smem), unit_sizes)
+    }
+
+    /// [`Wave::fitted`] on a GPU of `sms` multiprocessors and `smem` bytes of shared memory per
+    /// block, trying the units per block that `sizes` gives for the hidden size.
+    fn fitted_on(
+        plan: &Plan,
+        (layers, pass): (usize, Pass),
+        asked: WaveTuning,
+        (sms, smem): (usize, usize),
+        sizes: fn(usize) -> Vec<usize>,
+    ) -> Option<Wave> {
         let fits = |w: &Wave| {
             w.blocks(plan) <= sms && w.smem_bytes(plan) <= smem && w.bias_slots_fit(plan)
         };
@@ -117,10 +142,10 @@ impl Wave {
         // and [200, 32, 3 x 512] in 0.41-0.53x of the layer-by-layer time in 2 rounds, against 1
         // (`results/2026-11-26-h200-wave-rounds/`).
         let rounds = |u: usize| (u * plan.batch).div_ceil(plan.threads());
-        let sizes = (UNIT_STEP..=plan.hidden.next_multiple_of(UNIT_STEP)).step_by(UNIT_STEP);
+        let sizes = sizes(plan.hidden);
         sizes
-            .clone()
-            .flat_map(|u0| sizes.clone().map(move |u1| [u0, u1]))
+            .iter()
+            .flat_map(|&u0| sizes.iter().map(move |&u1| [u0, u1]))
             .map(buffered)
             .filter(fits)
             .min_by_key(|w| {
@@ -280,3 +305,68 @@ pub(super) struct WaveBwdArgs {
 // SAFETY: plain 64-bit words laid out as the kernels' structs.
 unsafe impl DeviceRepr for WaveArgs {}
 unsafe impl DeviceRepr for WaveBwdArgs {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persistent::cell::Cell;
+
+    /// Every multiple of [`UNIT_STEP`] up to the hidden size: what `fitted` tried before
+    /// [`unit_sizes`].
+    fn every_size(hidden: usize) -> Vec<usize> {
+        (UNIT_STEP..=hidden.next_multiple_of(UNIT_STEP))
+            .step_by(UNIT_STEP)
+            .collect()
+    }
+
+    #[test]
+    fn the_fewest_units_per_block_count_give_the_same_wavefront() {
+        assert_eq!(unit_sizes(1500).len(), 38);
+        assert_eq!(unit_sizes(8), vec![4, 8]);
+        let mut waves = 0;
+        // GPUs: an H100 SXM's multiprocessors and opt-in shared memory per block, an H100
+        // PCIe's, an A100's.
+        for gpu in [(132, 227 << 10), (114, 227 << 10), (108, 163 << 10)] {
+            for cell in [Cell::Lstm, Cell::Gru] {
+                for hidden in [8, 66, 200, 512, 650, 1024, 1500] {
+                    for batch in [1, 20, 32, 77, 256] {
+                        let plan = Plan {
+                            cell,
+                            hidden,
+                            batch,
+                            units: [UNIT_STEP; 2],
+                            bf16: true,
+                            buffers: 2,
+                            chunk: 64,
+                            clusters: [1, 1],
+                            one_cluster: false,
+                        };
+                        for layers in 2..=WAVE_MAX {
+                            for pass in [Pass::Forward, Pass::Backward] {
+                                let how = (layers, pass);
+                                let fitted = WaveTuning::Fitted;
+                                let wave = Wave::fitted_on(&plan, how, fitted, gpu, unit_sizes);
+                                waves += usize::from(wave.is_some());
+                                if (cell, hidden, batch, layers, gpu.0)
+                                    == (Cell::Lstm, 650, 20, 2, 132)
+                                {
+                                    // PTB medium on an H100: 12 units a block in both layers
+                                    // (`results/2026-11-25-h100-wavefront/`).
+                                    assert_eq!(wave.map(|w| w.units), Some([12, 12]));
+                                }
+                                assert_eq!(
+                                    wave,
+                                    Wave::fitted_on(&plan, how, fitted, gpu, every_size),
+                                    "{cell:?} hidden {hidden} batch {batch} {layers} layers \
+                                     {pass:?} on {gpu:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Most of these stacks fit as a wavefront somewhere: the comparison compares choices.
+        assert!(waves > 500, "{waves} wavefronts");
+    }
+}

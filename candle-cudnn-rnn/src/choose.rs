@@ -909,31 +909,17 @@ mod tests {
         assert_eq!(deep(lstm(2, 650), 64, DType::BF16, false), (false, s));
         // There, a stack whose backward alone runs in one launch trains on ours but infers on
         // cuDNN (`batch64-check`).
-        let backward_only = OneLaunch {
-            forward: false,
-            backward: true,
+        let backward_only = |dims: RnnDims, batch, train| {
+            let one = OneLaunch {
+                forward: false,
+                backward: true,
+            };
+            ours_lead(&call(dims, batch), &dims, (DType::BF16, train), one)
         };
-        let c = call(lstm(2, 650), 64);
-        assert!(ours_lead(
-            &c,
-            &lstm(2, 650),
-            (DType::BF16, true),
-            backward_only
-        ));
-        assert!(!ours_lead(
-            &c,
-            &lstm(2, 650),
-            (DType::BF16, false),
-            backward_only
-        ));
+        assert!(backward_only(lstm(2, 650), 64, true));
+        assert!(!backward_only(lstm(2, 650), 64, false));
         // Deeper stacks need every pass in one launch.
-        let c = call(lstm(3, 256), 32);
-        assert!(!ours_lead(
-            &c,
-            &lstm(3, 256),
-            (DType::BF16, true),
-            backward_only
-        ));
+        assert!(!backward_only(lstm(3, 256), 32, true));
         assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (false, s));
         assert_eq!(deep(lstm(2, 512), 128, DType::BF16, true), (false, s));
         // f16 training below batch 8: never cuDNN's persistent kernels.

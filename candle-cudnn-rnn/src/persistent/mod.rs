@@ -31,6 +31,15 @@ pub(crate) use cell::Cell;
 pub(crate) use kernel::{Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
 
+use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};
+use crate::layout::RnnDims;
+use candle_core::backend::BackendStorage;
+use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
+use candle_core::{bail, CudaStorage, DType, Result, WithDType};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 /// Which passes of a call run every layer of the module in one launch, as a wavefront
 /// ([`PersistentRnn::in_one_launch`]; `backward` only for a training call).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,15 +63,6 @@ impl OneLaunch {
         self.forward && (self.backward || !train)
     }
 }
-
-use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};
-use crate::layout::RnnDims;
-use candle_core::backend::BackendStorage;
-use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
-use candle_core::{bail, CudaStorage, DType, Result, WithDType};
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// The element types the kernels run on.
 trait Elem: CudaDType + WithDType + DeviceRepr + ValidAsZeroBits {}

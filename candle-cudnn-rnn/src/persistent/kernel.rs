@@ -140,15 +140,21 @@ pub(super) fn forward_smem(
     rows * (steps * 16 + 8) * 2 + part + stages * k_groups * stage.max(sums).next_multiple_of(16)
 }
 
-/// Units per block of a layer of `hidden` units of `cell` on `sms` multiprocessors: the fewest
-/// multiple of [`UNIT_STEP`] that puts every unit on a block at one block per
-/// multiprocessor, or more where the blocks then keep the same number of 16-row tiles (fewer
-/// blocks for the same work per block: a GRU at hidden 1500 took 65.5 µs an example with 16
-/// units, 66.5 with 12, both 3 tiles; at 512, 4 units (1 tile) against 16 (3 tiles): 8.5 against
-/// 9.1, `results/2026-11-25-h100-gru-units/`). An LSTM's tiles grow with every 4 units: the
-/// fewest.
-pub(super) fn block_units(cell: Cell, hidden: usize, sms: usize) -> usize {
-    let least = hidden.div_ceil(sms.max(1)).next_multiple_of(UNIT_STEP);
+/// Units per block of a layer of `hidden` units of `cell` at `batch` on `sms` multiprocessors:
+/// the fewest multiple of [`UNIT_STEP`] that puts every unit on a block at one block per
+/// multiprocessor, and at least [`FEWEST_UNITS`] where the batch is one chunk; or more where
+/// the blocks then keep the same number of 16-row tiles (fewer blocks for the same work per
+/// block: a GRU at hidden 1500 took 65.5 µs an example with 16 units, 66.5 with 12, both 3
+/// tiles; `results/2026-11-25-h100-gru-units/`). An LSTM's tiles grow with every 4 units.
+pub(super) fn block_units(cell: Cell, hidden: usize, batch: usize, sms: usize) -> usize {
+    let fewest = match batch <= CHUNK_SAMPLES {
+        true => FEWEST_UNITS,
+        false => UNIT_STEP,
+    };
+    let least = hidden
+        .div_ceil(sms.max(1))
+        .next_multiple_of(UNIT_STEP)
+        .max(fewest);
     let tiles = |units: usize| (cell.gates() * units).div_ceil(16);
     (least..)
         .step_by(UNIT_STEP)
@@ -157,19 +163,32 @@ pub(super) fn block_units(cell: Cell, hidden: usize, sms: usize) -> usize {
         .unwrap_or(least)
 }
 
+/// See [`block_units`]: the fewest units per block of a batch of one chunk. Every block reads
+/// all of h_{t-1} (the backward: all of a step's gate gradients) from L2 at every step; at
+/// hidden 512 and batch 32, 64 blocks of 8 units trained 4-13% faster than 128 of 4 (LSTM and
+/// GRU, seq 30 and 200; the forward 5-15%), at 256 4-5% faster, at 128 within 2%;
+/// `results/2026-11-26-h100-block-units/`. Batches of several chunks, whose copies overlap the
+/// products of the chunk before, kept 4 (LSTM [30, 128, 512] 6.30 against 6.41 µs an example).
+pub(super) const FEWEST_UNITS: usize = 8;
+
 /// Blocks per cluster of the forward and of the backward for a layer of `hidden` units of
 /// `cell` at `batch`, where the tuning leaves it to the shape. The forward runs without: its
 /// per-step input, h, is small, and clusters of 2 or 4 were slower on every shape measured. The
 /// backward reads each step's gate gradients, `batch * GATES * hidden` 2-byte elements, from
 /// L2; a cluster of k blocks reads a k-th each, at the cost of a distributed-shared-memory
 /// exchange and a cluster barrier per step: none below [`UNCLUSTERED_BELOW`] a step (hidden
-/// 128-256 at batch 32, a GRU at 650 and batch 20), else 2 (hidden 512-1024 at batch 16-32,
-/// 4-8% faster than 4), and 4 past hidden [`WIDE`] (PTB large's LSTM, where 2 and 4 are within
-/// half a percent and 4 keeps its results). `results/2026-11-25-h100-clusters/`.
+/// 128-256 at batch 32, a GRU at 650 and batch 20) or up to hidden [`UNCLUSTERED_UP_TO`] at a
+/// batch of one chunk (its blocks of 8 units, [`FEWEST_UNITS`], half as many as before: 3-6%
+/// faster training at [30, 32, 512] than in pairs, `results/2026-11-26-h100-block-units/`),
+/// else 2 (hidden 512-1024, 4-8% faster than 4), and 4 past hidden [`WIDE`] (PTB large's LSTM,
+/// where 2 and 4 are within half a percent and 4 keeps its results).
+/// `results/2026-11-25-h100-clusters/`.
 pub(super) fn shape_clusters(cell: Cell, hidden: usize, batch: usize) -> [usize; 2] {
     let step_bytes = batch * cell.gates() * hidden * 2;
+    let one_chunk = batch <= CHUNK_SAMPLES;
     let backward = match (step_bytes, hidden) {
         (b, _) if b < UNCLUSTERED_BELOW => 1,
+        (_, h) if one_chunk && h <= UNCLUSTERED_UP_TO => 1,
         (_, h) if h > WIDE => 4,
         _ => 2,
     };
@@ -179,6 +198,10 @@ pub(super) fn shape_clusters(cell: Cell, hidden: usize, batch: usize) -> [usize;
 /// See [`shape_clusters`]: a backward step's gate gradients in bytes below which its blocks
 /// run without clusters.
 const UNCLUSTERED_BELOW: usize = 96 << 10;
+
+/// See [`shape_clusters`]: hidden sizes up to this run the backward of a one-chunk batch
+/// without clusters.
+const UNCLUSTERED_UP_TO: usize = 512;
 
 /// See [`shape_clusters`]: hidden sizes past this run the backward in clusters of 4.
 const WIDE: usize = 1024;
@@ -233,12 +256,17 @@ impl Plan {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let units = block_units(cell, hidden, sms);
+        // Asked-for units whose blocks fit one per multiprocessor, else the rule's.
+        let rule = block_units(cell, hidden, batch, sms);
+        let units = tuning
+            .units
+            .filter(|u| u.iter().all(|&u| hidden.div_ceil(u) <= sms))
+            .unwrap_or([rule; 2]);
         let mut plan = Plan {
             cell,
             hidden,
             batch,
-            units: [units; 2],
+            units,
             bf16,
             buffers: 2,
             chunk: tuning.chunk,
@@ -265,7 +293,7 @@ impl Plan {
             plan.buffers = plan.most_buffers(smem);
             while plan.cluster(pass) > 1 && !plan.fit_clusters(dev, (sms, smem, major), pass) {
                 plan.clusters[pass as usize] /= 2;
-                plan.units[pass as usize] = units;
+                plan.units[pass as usize] = units[pass as usize];
                 plan.buffers = plan.most_buffers(smem);
             }
         }
@@ -585,17 +613,23 @@ mod tests {
 
     #[test]
     fn blocks_take_the_most_units_of_the_fewest_tiles() {
-        // An H100's 132 multiprocessors.
-        for (hidden, lstm, gru) in [
-            (1500, 12, 16),
-            (1024, 8, 8),
-            (650, 8, 8),
-            (512, 4, 4),
-            (200, 4, 4),
-            (128, 4, 4),
+        // An H100's 132 multiprocessors; (hidden, batch, LSTM's units, GRU's).
+        for (hidden, batch, lstm, gru) in [
+            (1500, 20, 12, 16),
+            (1024, 32, 8, 8),
+            (650, 20, 8, 8),
+            (512, 32, 8, 8),
+            (512, 1, 8, 8),
+            (200, 32, 8, 8),
+            (128, 32, 8, 8),
+            // Batches of several chunks: the fewest that spread the units over the GPU.
+            (512, 128, 4, 4),
+            (200, 33, 4, 4),
+            (1024, 256, 8, 8),
         ] {
-            assert_eq!(block_units(Cell::Lstm, hidden, 132), lstm, "LSTM {hidden}");
-            assert_eq!(block_units(Cell::Gru, hidden, 132), gru, "GRU {hidden}");
+            let units = |cell| block_units(cell, hidden, batch, 132);
+            assert_eq!(units(Cell::Lstm), lstm, "LSTM {hidden} x {batch}");
+            assert_eq!(units(Cell::Gru), gru, "GRU {hidden} x {batch}");
         }
     }
 
@@ -607,8 +641,10 @@ mod tests {
             (Cell::Lstm, 256, 32, 1),
             (Cell::Gru, 650, 20, 1),
             (Cell::Gru, 1024, 4, 1),
-            (Cell::Lstm, 512, 32, 2),
-            (Cell::Gru, 512, 32, 2),
+            (Cell::Lstm, 512, 32, 1),
+            (Cell::Gru, 512, 32, 1),
+            (Cell::Lstm, 512, 64, 2),
+            (Cell::Gru, 512, 128, 2),
             (Cell::Lstm, 1024, 32, 2),
             (Cell::Gru, 1024, 16, 2),
             (Cell::Lstm, 1500, 20, 4),

@@ -29,6 +29,12 @@ pub(crate) struct Tuning {
     /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits, `0` never.
     pub one_cluster: Option<bool>,
+    /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
+    /// the planner's rule for the shape ([`super::kernel::block_units`]);
+    /// `CANDLE_RNN_PERSISTENT_UNITS` = `U` (both passes) or `F,B`, positive multiples of 4, sets
+    /// them where the blocks fit (one per multiprocessor; a pass whose clusters do not all fit
+    /// may take more).
+    pub units: Option<[usize; 2]>,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -49,6 +55,7 @@ impl Tuning {
         chunk: 64,
         wave: WaveTuning::Fitted,
         one_cluster: None,
+        units: None,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -102,11 +109,19 @@ impl Tuning {
             Some("0") => Some(false),
             _ => d.one_cluster,
         };
+        let block_units = match var("CANDLE_RNN_PERSISTENT_UNITS") {
+            Some(v) => match v.split_once(',') {
+                Some((f, b)) => units(f).zip(units(b)).map(|(f, b)| [f, b]),
+                None => units(&v).map(|u| [u, u]),
+            },
+            None => d.units,
+        };
         Tuning {
             clusters,
             chunk,
             wave,
             one_cluster,
+            units: block_units,
         }
     }
 }
@@ -133,8 +148,20 @@ mod tests {
                 chunk: 64,
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
+                units: None,
             }
         );
+    }
+
+    #[test]
+    fn units_per_block_for_both_passes_or_each() {
+        let units = |v| with(&[("CANDLE_RNN_PERSISTENT_UNITS", v)]).units;
+        assert_eq!(units("8"), Some([8, 8]));
+        assert_eq!(units(" 8 , 4 "), Some([8, 4]));
+        // Positive multiples of 4 only.
+        assert_eq!(units("6"), None);
+        assert_eq!(units("8,0"), None);
+        assert_eq!(units("x"), None);
     }
 
     #[test]

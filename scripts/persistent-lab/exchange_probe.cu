@@ -1,0 +1,240 @@
+// What a step of the forward recurrence costs with no products and no gate math: every block
+// (one per multiprocessor, UNITS hidden units each, the library's layout at hidden HID and
+// batch BATCH) repeats only a step's exchange, in one of these modes:
+//   0  the grid barrier alone (common.cuh's grid_arrive / grid_wait);
+//   1  stores of the block's h_t into the exchange buffer, then the barrier;
+//   2  1, then 16-byte asynchronous copies of all of h_t into shared memory (the forward's);
+//   3  the copies of 2 alone, no stores, no barrier (L2's latency and bandwidth);
+//   4  no barrier: h_t stored with its step number in the same 8-byte word (two elements and a
+//      32-bit flag), each block polling the words it reads until their flags say the step;
+//   5  4's loads alone, the flags already right (no waiting on other blocks);
+//   6  1, then each block of a cluster of CLUSTER copies a CLUSTER-th of h_t's rows from L2
+//      and stores them into the others' shared memory, then the cluster's barrier;
+//   7  the grid barrier alone, hierarchical: the cluster's barrier, block 0 of each cluster
+//      arrives at and waits on the counter, the cluster's barrier again;
+//   8  6 with 7's barrier.
+// Modes 4 and 5 load every word of a thread at once, then poll again only the words whose
+// flag is behind.
+// Built by build.sh-like nvcc lines: nvcc -O3 -arch=sm_90a -DHID=512 -DBATCH=32 -DUNITS=4 ...
+//
+//   exchange_probe [steps] [cluster]
+
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+
+#ifndef HID
+#define HID 512
+#endif
+#ifndef BATCH
+#define BATCH 32
+#endif
+#ifndef UNITS
+#define UNITS 4
+#endif
+#define ELEM_BF16 1
+#include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+
+#define THREADS 256
+#define KPAD ((HID + 15) / 16 * 16)
+#define PAIRS (KPAD / 2)
+
+#define CHECK(x)                                                                              \
+    do {                                                                                      \
+        cudaError_t e = (x);                                                                  \
+        if (e != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+__device__ __forceinline__ void st_relaxed64(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void ld_relaxed_v2(const unsigned long long* p, unsigned long long& a,
+                                              unsigned long long& b) {
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+}
+
+__device__ __forceinline__ u32 cl_rank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ u32 cl_size() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cl_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// 16 bytes into block `rank`'s shared memory at the address `p` has in this block's.
+__device__ __forceinline__ void st_peer16(const u16* p, u32 rank, uint4 v) {
+    u32 remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+    asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(remote), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w) : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsigned long long* spins) {
+    extern __shared__ __align__(16) u16 stage[];  // [BATCH][KPAD + 8]
+    const int tid = threadIdx.x, u0 = blockIdx.x * UNITS;
+    unsigned long long spun = 0;
+    for (int s = 0; s < steps; ++s) {
+        const int slot = s & 1, prev = (s + 1) & 1;
+        if (mode == 1 || mode == 2 || mode == 6 || mode == 8) {
+            for (int i = tid; i < UNITS * BATCH; i += THREADS) {
+                int u = u0 + i % UNITS, n = i / UNITS;
+                if (u < HID) hx[(size_t)slot * BATCH * KPAD + n * KPAD + u] = (u16)(s + n);
+            }
+        }
+        if (mode <= 2 || mode == 6) {
+            grid_arrive(counter);
+            grid_wait(counter, (u32)(s + 1) * gridDim.x);
+        }
+        if (mode == 7 || mode == 8) {
+            // The cluster's blocks have all stored; block 0 of it arrives for them.
+            cl_sync();
+            if (cl_rank() == 0 && tid == 0) {
+                arrive_release(counter);
+                wait_acquire(counter, (u32)(s + 1) * (gridDim.x / cl_size()));
+            }
+            cl_sync();
+        }
+        if (mode == 6 || mode == 8) {
+            const int cl = cl_size(), rank = cl_rank(), rows = BATCH / cl, r0 = rank * rows;
+            const u16* src = hx + (size_t)slot * BATCH * KPAD;
+            for (int q = tid; q < rows * (KPAD / 8); q += THREADS) {
+                int n = r0 + q / (KPAD / 8), j = (q % (KPAD / 8)) * 8;
+                cp_async16(stage + n * (KPAD + 8) + j, src + n * KPAD + j);
+            }
+            cp_async_commit();
+            cp_async_wait_all();
+            __syncthreads();
+            for (int q = tid; q < rows * (KPAD / 8); q += THREADS) {
+                int n = r0 + q / (KPAD / 8), j = (q % (KPAD / 8)) * 8;
+                uint4 v = *(const uint4*)(stage + n * (KPAD + 8) + j);
+                for (int peer = 1; peer < cl; ++peer) st_peer16(stage + n * (KPAD + 8) + j, (rank + peer) % cl, v);
+            }
+            cl_sync();
+        }
+        if (mode == 2 || mode == 3) {
+            const u16* src = hx + (size_t)slot * BATCH * KPAD;  // what the step just stored
+            for (int q = tid; q < BATCH * (KPAD / 8); q += THREADS) {
+                int n = q / (KPAD / 8), j = (q % (KPAD / 8)) * 8;
+                cp_async16(stage + n * (KPAD + 8) + j, src + n * KPAD + j);
+            }
+            cp_async_commit();
+            cp_async_wait_all();
+            __syncthreads();
+        }
+        if (mode == 4 || mode == 5) {
+            // Words of two elements and the step's flag: [2][BATCH][PAIRS]. First step s - 1's
+            // words (flag s) are read, two words a load; then h_s is stored (flag s + 1), as
+            // the forward reads h_{t-1} before it makes h_t (a block storing into a slot has read
+            // every block's h of the step after the slot's last reader finished with it).
+            const unsigned long long* src = ll + (size_t)prev * BATCH * PAIRS;
+            const u32 want = mode == 4 ? (u32)s : 0u;
+            constexpr int PER = (BATCH * (PAIRS / 2) + THREADS - 1) / THREADS;
+            if (s > 0 || mode == 5) {
+                unsigned long long a[PER], b[PER];
+#pragma unroll
+                for (int k = 0; k < PER; ++k) {
+                    int q = tid + k * THREADS, n = q / (PAIRS / 2), p = (q % (PAIRS / 2)) * 2;
+                    if (q < BATCH * (PAIRS / 2)) ld_relaxed_v2(src + n * PAIRS + p, a[k], b[k]);
+                }
+                ++spun;
+#pragma unroll
+                for (int k = 0; k < PER; ++k) {
+                    int q = tid + k * THREADS, n = q / (PAIRS / 2), p = (q % (PAIRS / 2)) * 2;
+                    if (q < BATCH * (PAIRS / 2)) {
+                        while (mode == 4 && ((u32)(a[k] >> 32) < want || (u32)(b[k] >> 32) < want)) {
+                            ld_relaxed_v2(src + n * PAIRS + p, a[k], b[k]);
+                            ++spun;
+                        }
+                        *(u32*)(stage + n * (KPAD + 8) + 2 * p) = (u32)a[k];
+                        *(u32*)(stage + n * (KPAD + 8) + 2 * p + 2) = (u32)b[k];
+                    }
+                }
+            }
+            __syncthreads();
+            unsigned long long* mine = ll + (size_t)slot * BATCH * PAIRS;
+            if (mode == 4) {
+                for (int i = tid; i < UNITS / 2 * BATCH; i += THREADS) {
+                    int p = u0 / 2 + i % (UNITS / 2), n = i / (UNITS / 2);
+                    if (2 * p < HID)
+                        st_relaxed64(mine + n * PAIRS + p, ((unsigned long long)(s + 1) << 32) | (u32)(s + n));
+                }
+            }
+        }
+    }
+    if (tid == 0) spins[blockIdx.x] = spun;
+    if (mode <= 2 || mode >= 6) {
+        if (mode >= 7) cl_sync();
+        grid_leave(counter);
+    }
+}
+
+int main(int argc, char** argv) {
+    const int steps = argc > 1 ? atoi(argv[1]) : 2000;
+    const int cluster = argc > 2 ? atoi(argv[2]) : 4;
+    const int blocks = (HID + UNITS - 1) / UNITS;
+    u16* hx;
+    unsigned long long *ll, *spins;
+    u32* counter;
+    CHECK(cudaMalloc(&hx, (size_t)2 * BATCH * KPAD * 2));
+    CHECK(cudaMalloc(&ll, (size_t)2 * BATCH * PAIRS * 8));
+    CHECK(cudaMalloc(&counter, 256));
+    CHECK(cudaMalloc(&spins, blocks * 8));
+    const size_t smem = (size_t)BATCH * (KPAD + 8) * 2;
+    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    printf("HID=%d BATCH=%d UNITS=%d blocks=%d steps=%d cluster=%d (modes 6-8)\n", HID, BATCH, UNITS, blocks, steps, cluster);
+    for (int mode = 0; mode <= 8; ++mode) {
+        std::vector<float> ns;
+        double spun_per = 0;
+        for (int r = 0; r < 7; ++r) {
+            CHECK(cudaMemset(counter, 0, 256));
+            CHECK(cudaMemset(hx, 0, (size_t)2 * BATCH * KPAD * 2));
+            CHECK(cudaMemset(ll, 0, (size_t)2 * BATCH * PAIRS * 8));
+            void* args[] = {&mode, (void*)&steps, &hx, &ll, &counter, &spins};
+            CHECK(cudaEventRecord(e0));
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3(blocks);
+            cfg.blockDim = dim3(THREADS);
+            cfg.dynamicSmemBytes = smem;
+            cudaLaunchAttribute attrs[2];
+            attrs[0].id = cudaLaunchAttributeCooperative;
+            attrs[0].val.cooperative = 1;
+            attrs[1].id = cudaLaunchAttributeClusterDimension;
+            attrs[1].val.clusterDim.x = mode >= 6 ? cluster : 1;
+            attrs[1].val.clusterDim.y = 1;
+            attrs[1].val.clusterDim.z = 1;
+            cfg.attrs = attrs;
+            cfg.numAttrs = 2;
+            CHECK(cudaLaunchKernelExC(&cfg, (const void*)probe, args));
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float ms;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            if (r >= 2) ns.push_back(ms * 1e6f / steps);
+            std::vector<unsigned long long> h(blocks);
+            CHECK(cudaMemcpy(h.data(), spins, blocks * 8, cudaMemcpyDeviceToHost));
+            double sum = 0;
+            for (auto v : h) sum += v;
+            spun_per = sum / blocks / steps;
+        }
+        std::sort(ns.begin(), ns.end());
+        printf("mode %d: %.0f ns a step (min %.0f, max %.0f)", mode, ns[ns.size() / 2], ns[0], ns.back());
+        if (mode == 4 || mode == 5) printf(", thread 0 loads its words %.2f times a step", spun_per);
+        printf("\n");
+    }
+    return 0;
+}

@@ -125,15 +125,16 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // `results/2026-11-26-h200-deep-stacks/`); cuDNN's `PersistStaticSmallH` wins f32 and f16 calls
 // at hidden 128 (0.35-0.53x of `Standard`), its
 // `PersistStatic` f16 LSTMs whose sizes are multiples of 128 at batches up to 32, and in
-// inference up to 128 (its kernels for other sizes run many times slower); cuDNN runs bf16 at
+// inference up to 128 (its kernels for other sizes, and at batches 9-31 not multiples of 8, run
+// many times slower), except where ours lead it; cuDNN runs bf16 at
 // one speed whatever the algorithm, and its persistent f32 algorithms and `PersistDynamic` run
 // 2-15x slower than `Standard`.
 
 /// Where `Heuristic` puts calls that ours take (an LSTM or GRU in bf16 or f16, batch up to 32,
 /// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in the stacks of
 /// [`ours_lead_stack`], except where cuDNN's f16 persistent kernels lead: [`small_h_leads`]
-/// (f16 LSTM [30, 32, 128]: 4.6 against ours' 6.1 µs an example), or [`persist_static_leads`]
-/// at hidden sizes above [`OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`] in stacks of up to
+/// (f16 LSTM [30, 32, 128]: 4.7 against ours' 5.2 µs an example) where [`small_h_leads_ours`],
+/// or [`persist_static_leads`] where not [`ours_lead_persist_static`], in stacks of up to
 /// [`OURS_LEAD_MAX_LAYERS`] (deeper wavefronts ran faster than it).
 fn ours_lead(
     call: &Call,
@@ -142,9 +143,10 @@ fn ours_lead(
     one_launch: OneLaunch,
 ) -> bool {
     let deeper = dims.num_layers > OURS_LEAD_MAX_LAYERS;
-    let cudnn_faster = small_h_leads(dims, call, (dtype, train))
+    let cudnn_faster = (small_h_leads(dims, call, (dtype, train))
+        && small_h_leads_ours(dims, call))
         || (persist_static_leads(dims, call, (dtype, train))
-            && dims.hidden_size > OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN
+            && !ours_lead_persist_static(dims, call, train)
             && !deeper);
     OURS_MEASURED_CELLS.contains(&dims.mode)
         && ours_lead_stack(dims, one_launch.every_pass(train))
@@ -234,16 +236,42 @@ fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
     dims.num_layers <= OURS_LEAD_MAX_LAYERS || in_one_launch
 }
 
-/// Up to this hidden size ours lead cuDNN's f16 `PersistStatic` where both serve (LSTM
-/// [30, 32, 128]: 6.1 against 6.9 µs an example, though `PersistStaticSmallH` leads both
-/// there); from 256 up `PersistStatic` leads (0.85-0.94x of ours at 256-1024).
-const OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
+/// Where ours lead cuDNN's f16 `PersistStatic` where both serve (an f16 LSTM whose sizes are
+/// multiples of 128): up to hidden [`OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN`]; up to
+/// [`OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN`] in stacks, and in one layer's training from
+/// batch [`OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH`]. Graphed, through `loss.backward()`, µs
+/// an example, ours against `PersistStatic` (H100, `results/2026-11-26-h100-f16-persist-static/`):
+/// training [30, 32, 256] 6.0 against 7.5, [30, 24, 256] 7.4 against 8.6, [30, 32, 384] 6.8
+/// against 7.3, [30, 32, 512] 7.7 against 8.0, [200, 32, 512] 46.5 against 58.2; stacks, training
+/// and inference, [30, 32, 2 x 256] 7.5 | 3.0 against 14.4 | 5.2, [30, 8-32, 2 x 512] 0.63-0.72x
+/// in training and 0.81-1.0x forward. `PersistStatic` leads one layer's forward from 256 ([30,
+/// 32, 512] 2.7 against 3.1), its training at [30, 8-16, 512] (0.89-0.97x of ours) and at 1024
+/// (12.9 against 13.6), and [30, 32, 2 x 1024] (26.1 against 26.9).
+fn ours_lead_persist_static(dims: &RnnDims, call: &Call, train: bool) -> bool {
+    let hidden = dims.hidden_size;
+    let stacked = dims.num_layers > 1;
+    let training = train && call.batch >= OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH;
+    hidden <= OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN
+        || (hidden <= OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN && (stacked || training))
+}
+
+/// See [`ours_lead_persist_static`]: ours lead every call up to this hidden size (LSTM
+/// [30, 32, 128]: 6.1 against 6.9 µs an example, though `PersistStaticSmallH` leads both there).
+const OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
+
+/// See [`ours_lead_persist_static`]: ours lead stacks, and one layer's training from
+/// [`OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH`], up to this hidden size.
+const OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN: usize = 512;
+
+/// See [`ours_lead_persist_static`].
+const OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH: usize = 24;
 
 /// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
 /// per-sample lengths or a projection, input and hidden sizes multiples of 128 (at 200, 650 or
 /// 1500 it ran 3-13x slower than `Standard`), hidden up to 1024, batches up to 32 (at 128 only
-/// for hidden 128, and in inference up to [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`]), and in
-/// training batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`].
+/// for hidden 128, and in inference up to [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`]) that
+/// [`cudnn_persistent_batch_fits`], and in training batches from
+/// [`HALF_TRAINING_PERSIST_MIN_BATCH`].
 fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
     let inference_at_batch_128 = !train
         && call.batch <= PERSIST_STATIC_INFERENCE_MAX_BATCH
@@ -251,11 +279,34 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
     let sizes = dims.input_size % 128 == 0
         && dims.hidden_size % 128 == 0
         && dims.hidden_size <= 1024
-        && (call.batch <= 32 || dims.hidden_size <= 128 || inference_at_batch_128);
+        && (call.batch <= 32 || dims.hidden_size <= 128 || inference_at_batch_128)
+        && cudnn_persistent_batch_fits(call.batch);
     dtype == DType::F16
         && dims.mode == RnnMode::Lstm
         && cudnn_persistent_may_serve(dims, call, (dtype, train))
         && sizes
+}
+
+/// Batches at which cuDNN's f16 persistent kernels run at their speed: up to
+/// [`CUDNN_PERSISTENT_BATCH_STEP`] and its multiples. At batches 9, 12, 20 and 28,
+/// `PersistStatic` took 7-12x ours' time and 2-5x `Standard`'s (f16 LSTM [30, 20, 512] training
+/// 77.3 µs an example against 10.9 on ours and 21.4 on `Standard`; [30, 20, 1024] 235 against
+/// 19.6), where at batches 1-8, 16, 24 and 32 it ran beside ours; `PersistStaticSmallH`'s LSTM
+/// at batches 12 and 20 took 1.2-1.4x ours' time, where at 24 and 32 it leads
+/// ([`small_h_leads_ours`]). H100, `results/2026-11-26-h100-f16-persist-static/`.
+fn cudnn_persistent_batch_fits(batch: usize) -> bool {
+    batch <= CUDNN_PERSISTENT_BATCH_STEP || batch % CUDNN_PERSISTENT_BATCH_STEP == 0
+}
+
+/// See [`cudnn_persistent_batch_fits`].
+const CUDNN_PERSISTENT_BATCH_STEP: usize = 8;
+
+/// Where cuDNN's `PersistStaticSmallH`, where it leads `Standard` ([`small_h_leads`]), also
+/// leads ours: a GRU at any batch measured (f16 [30, 20, 128] 5.4 against 7.4 µs an example),
+/// an LSTM at batches that [`cudnn_persistent_batch_fits`] (f16 [30, 20, 128] 9.5 against
+/// ours' 7.7, [35, 20, 128] 10.5 against 8.6).
+fn small_h_leads_ours(dims: &RnnDims, call: &Call) -> bool {
+    dims.mode == RnnMode::Gru || cudnn_persistent_batch_fits(call.batch)
 }
 
 /// Up to this hidden size cuDNN's f16 `PersistStatic` leads inference past batch 32 too: eager
@@ -880,6 +931,24 @@ mod tests {
         // f16: SmallH at hidden 128, PersistStatic from 256 at multiples of 128, ours elsewhere.
         assert_eq!(train(lstm(1, 128), 32, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
+        // Ours lead PersistStatic in one layer's training up to 512 from batch 24, in stacks up
+        // to 512 (`f16-persist-static`).
+        assert_eq!(train(lstm(1, 512), 32, DType::F16), (true, ps));
+        assert_eq!(train(lstm(1, 256), 24, DType::F16), (true, ps));
+        assert_eq!(train(lstm(1, 512), 16, DType::F16), (false, ps));
+        assert_eq!(train(lstm(2, 512), 8, DType::F16), (true, ps));
+        assert_eq!(train(lstm(2, 1024), 32, DType::F16), (false, ps));
+        // cuDNN's persistent kernels at batches past 8 that are not multiples of 8: never
+        // PersistStatic; SmallH for GRUs only.
+        assert_eq!(train(lstm(1, 1024), 20, DType::F16), (true, s));
+        assert_eq!(train(lstm(1, 512), 12, DType::F16), (true, s));
+        assert_eq!(train(lstm(2, 512), 20, DType::F16), (true, s));
+        assert_eq!(train(lstm(1, 128), 20, DType::F16), (true, psh));
+        assert_eq!(train(lstm(1, 1024), 6, DType::F16).1, s);
+        assert_eq!(
+            cudnn_by_rule(&lstm(1, 1024), &call(lstm(1, 1024), 6), DType::F16, false),
+            ps
+        );
         // Past batch 32 ours train slower than cuDNN (`training-chunks`): training stays there.
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (false, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
@@ -950,6 +1019,7 @@ mod tests {
         assert_eq!(gru_train(gru512, 32, DType::F16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::BF16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::F16), (false, psh));
+        assert_eq!(gru_train(gru, 20, DType::F16), (false, psh));
         let gru_stack = |layers, hidden| {
             let cfg = RnnConfig {
                 num_layers: layers,
@@ -989,6 +1059,11 @@ mod tests {
         assert!(!infer(lstm(1, 1024), 128, DType::BF16));
         assert!(!infer(lstm(3, 512), 128, DType::BF16));
         assert!(!infer(lstm(1, 512), 256, DType::BF16));
+        // f16 LSTM inference at batch 32: PersistStatic in one layer from 256, ours in stacks
+        // up to 512.
+        assert_eq!(infer_cudnn(lstm(1, 512), 32, DType::F16), (false, ps));
+        assert_eq!(infer_cudnn(lstm(2, 512), 32, DType::F16), (true, ps));
+        assert_eq!(infer_cudnn(lstm(2, 1024), 32, DType::F16), (false, ps));
         // Lengths and two directions: Standard.
         let bi = RnnDims::new(
             RnnMode::Lstm,

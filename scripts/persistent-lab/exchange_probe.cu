@@ -12,7 +12,10 @@
 //      and stores them into the others' shared memory, then the cluster's barrier;
 //   7  the grid barrier alone, hierarchical: the cluster's barrier, block 0 of each cluster
 //      arrives at and waits on the counter, the cluster's barrier again;
-//   8  6 with 7's barrier.
+//   8  6 with 7's barrier;
+//   9  the grid barrier with POLLS acquire loads of the counter in flight at once, issued
+//      POLL_GAP ns apart (thread 0 reissues each as it returns short of the target);
+//  10  9 with relaxed loads, then one acquire fence.
 // Modes 4 and 5 load every word of a thread at once, then poll again only the words whose
 // flag is behind.
 // Built by build.sh-like nvcc lines: nvcc -O3 -arch=sm_90a -DHID=512 -DBATCH=32 -DUNITS=4 ...
@@ -80,6 +83,41 @@ __device__ __forceinline__ void st_peer16(const u16* p, u32 rank, uint4 v) {
                  "r"(v.z), "r"(v.w) : "memory");
 }
 
+#ifndef POLLS
+#define POLLS 3
+#endif
+#ifndef POLL_GAP
+#define POLL_GAP 150
+#endif
+template <bool ACQUIRE>
+__device__ __forceinline__ u32 ld_counter(const u32* p) {
+    u32 v;
+    if (ACQUIRE) asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    else asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+// POLLS loads of the counter in flight, POLL_GAP ns apart: a fresh value arrives every
+// round trip / POLLS instead of every round trip.
+template <bool ACQUIRE>
+__device__ __forceinline__ void poll_pipelined(const u32* counter, u32 target) {
+    u32 v[POLLS];
+#pragma unroll
+    for (int i = 0; i < POLLS; ++i) {
+        v[i] = ld_counter<ACQUIRE>(counter);
+        if (i + 1 < POLLS) __nanosleep(POLL_GAP);
+    }
+    for (;;) {
+        bool done = false;
+#pragma unroll
+        for (int i = 0; i < POLLS; ++i) {
+            if (v[i] >= target) { done = true; break; }
+            v[i] = ld_counter<ACQUIRE>(counter);
+        }
+        if (done) break;
+    }
+    if (!ACQUIRE) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsigned long long* spins) {
     extern __shared__ __align__(16) u16 stage[];  // [BATCH][KPAD + 8]
@@ -96,6 +134,15 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
         if (mode <= 2 || mode == 6) {
             grid_arrive(counter);
             grid_wait(counter, (u32)(s + 1) * gridDim.x);
+        }
+        if (mode == 9 || mode == 10) {
+            grid_arrive(counter);
+            if (tid == 0) {
+                const u32 target = (u32)(s + 1) * gridDim.x;
+                if (mode == 9) poll_pipelined<true>(counter, target);
+                else poll_pipelined<false>(counter, target);
+            }
+            __syncthreads();
         }
         if (mode == 7 || mode == 8) {
             // The cluster's blocks have all stored; block 0 of it arrives for them.
@@ -175,7 +222,7 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
     }
     if (tid == 0) spins[blockIdx.x] = spun;
     if (mode <= 2 || mode >= 6) {
-        if (mode >= 7) cl_sync();
+        if (mode == 7 || mode == 8) cl_sync();
         grid_leave(counter);
     }
 }
@@ -197,7 +244,7 @@ int main(int argc, char** argv) {
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     printf("HID=%d BATCH=%d UNITS=%d blocks=%d steps=%d cluster=%d (modes 6-8)\n", HID, BATCH, UNITS, blocks, steps, cluster);
-    for (int mode = 0; mode <= 8; ++mode) {
+    for (int mode = 0; mode <= 10; ++mode) {
         std::vector<float> ns;
         double spun_per = 0;
         for (int r = 0; r < 7; ++r) {
@@ -214,7 +261,7 @@ int main(int argc, char** argv) {
             attrs[0].id = cudaLaunchAttributeCooperative;
             attrs[0].val.cooperative = 1;
             attrs[1].id = cudaLaunchAttributeClusterDimension;
-            attrs[1].val.clusterDim.x = mode >= 6 ? cluster : 1;
+            attrs[1].val.clusterDim.x = (mode >= 6 && mode <= 8) ? cluster : 1;
             attrs[1].val.clusterDim.y = 1;
             attrs[1].val.clusterDim.z = 1;
             cfg.attrs = attrs;

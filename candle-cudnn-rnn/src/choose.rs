@@ -240,7 +240,7 @@ fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
 /// multiples of 128): up to hidden [`OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN`]; up to
 /// [`OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN`] in stacks, and in one layer's training from
 /// batch [`OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH`]. Graphed, through `loss.backward()`, µs
-/// an example, ours against `PersistStatic` (H100, `results/2026-11-26-h100-f16-persist-static/`):
+/// an example, ours against `PersistStatic` (H100, `results/2026-11-26-h100-h200-f16-persist-static/`):
 /// training [30, 32, 256] 6.0 against 7.5, [30, 24, 256] 7.4 against 8.6, [30, 32, 384] 6.8
 /// against 7.3, [30, 32, 512] 7.7 against 8.0, [200, 32, 512] 46.5 against 58.2; stacks, training
 /// and inference, [30, 32, 2 x 256] 7.5 | 3.0 against 14.4 | 5.2, [30, 8-32, 2 x 512] 0.63-0.72x
@@ -293,7 +293,7 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
 /// 77.3 µs an example against 10.9 on ours and 21.4 on `Standard`; [30, 20, 1024] 235 against
 /// 19.6), where at batches 1-8, 16, 24 and 32 it ran beside ours; `PersistStaticSmallH`'s LSTM
 /// at batches 12 and 20 took 1.2-1.4x ours' time, where at 24 and 32 it leads
-/// ([`small_h_leads_ours`]). H100, `results/2026-11-26-h100-f16-persist-static/`.
+/// ([`small_h_leads_ours`]). H100, `results/2026-11-26-h100-h200-f16-persist-static/`.
 fn cudnn_persistent_batch_fits(batch: usize) -> bool {
     batch <= CUDNN_PERSISTENT_BATCH_STEP || batch % CUDNN_PERSISTENT_BATCH_STEP == 0
 }

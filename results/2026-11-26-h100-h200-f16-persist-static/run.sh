@@ -5,7 +5,7 @@
 # (choose.rs `OURS_LEAD_OVER_PERSIST_STATIC_MAX_HIDDEN`), graphed, through `loss.backward()`
 # (--api plain) and `candle_cudnn_rnn::backward` (--api direct): training | forward, µs an
 # example, each shape twice.
-#   results/2026-11-26-h100-f16-persist-static/run.sh DIR OUT
+#   results/2026-11-26-h100-h200-f16-persist-static/run.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -2,7 +2,7 @@
 # On the GPU machine, the binaries of run.sh: f16 LSTMs on the crate's kernels against cuDNN's f16
 # `PersistStatic` and the default, at the batches run.sh left out (4-28) and in 2-layer stacks,
 # graphed, through `loss.backward()`: training | forward, µs an example, each shape twice.
-#   results/2026-11-26-h100-f16-persist-static/run2.sh DIR OUT
+#   results/2026-11-26-h100-h200-f16-persist-static/run2.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -4,7 +4,7 @@
 # [30, B, 512] at more batches, and `PersistStaticSmallH` (f16 and fp32) at hidden 128, LSTM and
 # GRU, beside `Standard`, ours and the default; graphed, `loss.backward()`, training | forward,
 # µs an example, each shape twice.
-#   results/2026-11-26-h100-f16-persist-static/run3.sh DIR OUT
+#   results/2026-11-26-h100-h200-f16-persist-static/run3.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -45,14 +45,7 @@
 #define KPAD ((HID + 15) / 16 * 16)
 #define PAIRS (KPAD / 2)
 
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        cudaError_t e = (x);                                                                  \
-        if (e != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
+#include "check.cuh"
 
 __device__ __forceinline__ void st_relaxed64(unsigned long long* p, unsigned long long v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");

@@ -46,14 +46,7 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 #include "../../candle-cudnn-rnn/src/persistent/recurrence_fwd.cu"
 #endif
 
-#define CHECK(x)                                                                         \
-    do {                                                                                 \
-        cudaError_t e = (x);                                                             \
-        if (e != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.cuh"
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
 static float uniform(float lo, float hi) {

@@ -156,23 +156,39 @@ fn ours_lead(
         && !cudnn_faster
 }
 
-/// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead in inference only, in
-/// one layer up to hidden [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`]: eager forwards at batch 128 took
-/// 0.47-0.50x of cuDNN's bf16 `Standard` at hidden 128 and 0.91x at 512, 1.23-1.26x at 1024
-/// (every block reads all of h_{t-1} a step), `results/2026-11-25-h100-forward-chunks/`. The
-/// rule follows eager time, as candle calls it: in the device's time (graphed forwards) ours
-/// took 1.6x `Standard`'s at hidden 512 (`results/2026-11-26-h200-forward-graphed/`).
-/// Graphed training at batch 128 took 1.44-2.07x `Standard`'s time on every grid shape (the
-/// chunks run one after another), `results/2026-11-25-h200-training-chunks/`.
+/// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead one layer: in training
+/// up to batch [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`], in inference up to hidden
+/// [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`].
+///
+/// Training: graphed through `loss.backward()`, at batches 40-64 ours took 0.81-0.96x of bf16
+/// `Standard`'s time at hidden 256-1024 ([30, 64, 512] LSTM 6.8 against 7.5 µs an example, GRU
+/// 6.6 against 6.9; [200, 64, 512] 0.81-0.82x), 0.47-0.61x at 650 and 0.75-0.77x at 128 (where
+/// f16 `PersistStaticSmallH` leads both: [`small_h_leads`]), H100,
+/// `results/2026-11-26-h100-batch64-single/`. At batch 128 they took 1.40-1.51x
+/// (`results/2026-11-26-h100-chunk-clusters/`).
+///
+/// Inference: eager forwards at batch 128 took 0.47-0.50x of cuDNN's bf16 `Standard` at hidden
+/// 128 and 0.91x at 512, 1.23-1.26x at 1024 (every block reads all of h_{t-1} a step),
+/// `results/2026-11-25-h100-forward-chunks/`. The rule follows eager time, as candle calls it:
+/// in the device's time (graphed forwards) ours took 1.6x `Standard`'s at hidden 512
+/// (`results/2026-11-26-h200-forward-graphed/`).
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
-    !train
-        && call.batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
-        && dims.num_layers == 1
-        && dims.hidden_size <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN
+    let batch = call.batch;
+    dims.num_layers == 1
+        && match train {
+            true => batch <= OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH,
+            false => {
+                batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
+                    && dims.hidden_size <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN
+            }
+        }
 }
 
 /// See [`ours_lead_in_chunks`].
 const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
+
+/// See [`ours_lead_in_chunks`]: the largest batch measured faster in training.
+const OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH: usize = 64;
 
 /// Past batch 32 ours also lead a stack whose slower pass they run in one launch (each step of
 /// the wavefront taking the batch in chunks): in training the backward, in inference the
@@ -949,9 +965,16 @@ mod tests {
             cudnn_by_rule(&lstm(1, 1024), &call(lstm(1, 1024), 6), DType::F16, false),
             ps
         );
-        // Past batch 32 ours train slower than cuDNN (`training-chunks`): training stays there.
+        // Past batch 64 ours train slower than cuDNN (`training-chunks`): training stays there.
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (false, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
+        assert_eq!(train(lstm(1, 512), 65, DType::BF16), (false, s));
+        // One layer at batches 33-64 trains on ours (`batch64-single`), but f16 at hidden 128
+        // on SmallH.
+        assert_eq!(train(lstm(1, 512), 64, DType::BF16), (true, s));
+        assert_eq!(train(lstm(1, 1024), 40, DType::F16), (true, s));
+        assert_eq!(train(lstm(1, 128), 64, DType::F16), (false, psh));
+        assert_eq!(train(lstm(1, 128), 64, DType::BF16), (true, s));
         assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::F16), (false, ps));

@@ -256,13 +256,14 @@ fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
 /// multiples of 128): up to hidden [`OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN`]; up to
 /// [`OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN`] in stacks, and in one layer's training from
 /// batch [`OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH`]. Graphed, through `loss.backward()`, µs
-/// an example, ours against `PersistStatic` (H100, `results/2026-11-26-h100-h200-f16-persist-static/`):
-/// training [30, 32, 256] 6.0 against 7.5, [30, 24, 256] 7.4 against 8.6, [30, 32, 384] 6.8
-/// against 7.3, [30, 32, 512] 7.7 against 8.0, [200, 32, 512] 46.5 against 58.2; stacks, training
-/// and inference, [30, 32, 2 x 256] 7.5 | 3.0 against 14.4 | 5.2, [30, 8-32, 2 x 512] 0.63-0.72x
-/// in training and 0.81-1.0x forward. `PersistStatic` leads one layer's forward from 256 ([30,
-/// 32, 512] 2.7 against 3.1), its training at [30, 8-16, 512] (0.89-0.97x of ours) and at 1024
-/// (12.9 against 13.6), and [30, 32, 2 x 1024] (26.1 against 26.9).
+/// an example, ours against `PersistStatic` (H100,
+/// `results/2026-11-26-h100-h200-f16-persist-static/`): training [30, 32, 256] 6.0 against 7.5,
+/// [30, 24, 256] 7.4 against 8.6, [30, 32, 384] 6.8 against 7.3, [30, 32, 512] 7.7 against 8.0,
+/// [200, 32, 512] 46.5 against 58.2; stacks, training and inference, [30, 32, 2 x 256] 7.5 | 3.0
+/// against 14.4 | 5.2, [30, 8-32, 2 x 512] 0.63-0.72x in training and 0.81-1.0x forward.
+/// `PersistStatic` leads one layer's forward from 256 ([30, 32, 512] 2.7 against 3.1), its
+/// training at [30, 8-16, 512] (0.89-0.97x of ours) and at 1024 (12.9 against 13.6), and
+/// [30, 32, 2 x 1024] (26.1 against 26.9).
 fn ours_lead_persist_static(dims: &RnnDims, call: &Call, train: bool) -> bool {
     let hidden = dims.hidden_size;
     let stacked = dims.num_layers > 1;
@@ -305,11 +306,11 @@ fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, boo
 
 /// Batches at which cuDNN's f16 persistent kernels run at their speed: up to
 /// [`CUDNN_PERSISTENT_BATCH_STEP`] and its multiples. At batches 9, 12, 20 and 28,
-/// `PersistStatic` took 7-12x ours' time and 2-5x `Standard`'s (f16 LSTM [30, 20, 512] training
-/// 77.3 µs an example against 10.9 on ours and 21.4 on `Standard`; [30, 20, 1024] 235 against
-/// 19.6), where at batches 1-8, 16, 24 and 32 it ran beside ours; `PersistStaticSmallH`'s LSTM
-/// at batches 12 and 20 took 1.2-1.4x ours' time, where at 24 and 32 it leads
-/// ([`small_h_leads_ours`]). H100, `results/2026-11-26-h100-h200-f16-persist-static/`.
+/// `PersistStatic` took 3.5-12x ours' time and 1.8-4.7x `Standard`'s (f16 LSTM [30, 20, 512]
+/// training 77.3 µs an example against 10.9 on ours and 21.4 on `Standard`; [30, 20, 1024] 235
+/// against 19.6), where at batches 1-8, 16, 24 and 32 it ran beside ours;
+/// `PersistStaticSmallH`'s LSTM at batches 12 and 20 took 1.2-1.4x ours' time, where at 24 and
+/// 32 it leads ([`small_h_leads_ours`]). H100, `results/2026-11-26-h100-h200-f16-persist-static/`.
 fn cudnn_persistent_batch_fits(batch: usize) -> bool {
     batch <= CUDNN_PERSISTENT_BATCH_STEP || batch % CUDNN_PERSISTENT_BATCH_STEP == 0
 }

@@ -26,7 +26,8 @@
 //! the weight's written over a sink of the caller's. `--graph` times a training call and a
 //! forward each captured once as a CUDA graph and replayed 10 times between synchronizations
 //! (per call: the device's time, without the host's launches or a synchronization per call, as
-//! ptb-lm's graphed steps; the graph's nodes by type go to stderr).
+//! ptb-lm's graphed steps; the graph's nodes by type go to stderr), on modules configured for
+//! it (`RnnConfig::launch`: `Launch::Graphed`, whose default rules follow graphs' replays).
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
 
@@ -555,10 +556,17 @@ fn main() -> Result<()> {
                 // A kernel that refuses the shape (one of cuDNN's persistent algorithms, say)
                 // leaves a row of NaN with its reason, and the run goes on.
                 let measured = (|| -> Result<Measured> {
+                    // A module timed in graphs' replays says so: the default's rules past
+                    // batch 32 read it.
+                    let launch = match graph {
+                        true => candle_cudnn_rnn::Launch::Graphed,
+                        false => candle_cudnn_rnn::Launch::Eager,
+                    };
                     let cfg = RnnConfig {
                         num_layers: s.layers,
                         math,
                         algo,
+                        launch,
                         ..Default::default()
                     };
                     let (x, target) = (x.to_dtype(dtype)?, target.to_dtype(dtype)?);

@@ -11,7 +11,9 @@
 //!   [`PERSISTENT_FALLBACK`].
 //! - [`RnnAlgo::Heuristic`], the default, decides by static rules what the benchmarks measured
 //!   fastest ([`Chooser::heuristic`]): ours where they take the call and [`ours_lead`], else
-//!   cuDNN's algorithm of [`cudnn_by_rule`].
+//!   cuDNN's algorithm of [`cudnn_by_rule`]. Past batch 32 some rules read how the module's
+//!   calls will be launched (`RnnConfig::launch`: eagerly, or replayed from CUDA graphs), since
+//!   cuDNN's `Standard` pays the host's launches eagerly step by step and ours do not.
 //! - [`RnnAlgo::Auto`] measures, once per call shape (device, dtype, `seq`, `batch`, `train`):
 //!   cuDNN's [`cudnn_candidates`] against each other (only those whose results [`agrees`] with
 //!   `Standard`'s), then, where ours take the call, ours against cuDNN's pick; it leaves the
@@ -27,7 +29,7 @@ use crate::persistent::{
     Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
 };
 use crate::timing::{eager_times, graphed_times};
-use crate::{RnnAlgo, RnnConfig, RnnMode};
+use crate::{Launch, RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
@@ -128,37 +130,50 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 // inference up to 128 (its kernels for other sizes, and at batches 9-31 not multiples of 8, run
 // many times slower), except where ours lead it; cuDNN runs bf16 at
 // one speed whatever the algorithm, and its persistent f32 algorithms and `PersistDynamic` run
-// 2-15x slower than `Standard`.
+// 2-15x slower than `Standard`. Past batch 32, where eager calls ([`Launch::Eager`]) and graphs'
+// replays ([`Launch::Graphed`]) ranked kernels differently, each has its rule
+// (`results/2026-11-26-h100-eager-graphed/`): the module says which (a kernel picked by how
+// each call is launched would break a graph's capture, whose warm-up must run the same ops,
+// `results/2026-11-26-h100-launch-rules/`).
 
 /// Where `Heuristic` puts calls that ours take (an LSTM or GRU in bf16 or f16, batch up to 32,
 /// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in the stacks of
-/// [`ours_lead_stack`], except where cuDNN's f16 persistent kernels lead: [`small_h_leads`]
-/// (f16 LSTM [30, 32, 128]: 4.7 against ours' 5.2 µs an example) where [`small_h_leads_ours`],
-/// or [`persist_static_leads`] where not [`ours_lead_persist_static`], in stacks of up to
-/// [`OURS_LEAD_MAX_LAYERS`] (deeper wavefronts ran faster than it).
+/// [`ours_lead_stack`] (and eagerly [`ours_lead_stack_eagerly`]), except where cuDNN's f16
+/// persistent kernels lead: [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.7 against ours' 5.2
+/// µs an example) where [`small_h_leads_ours`], or [`persist_static_leads`] where not
+/// [`ours_lead_persist_static`], in stacks of up to [`OURS_LEAD_MAX_LAYERS`] (deeper
+/// wavefronts ran faster than it).
 fn ours_lead(
     call: &Call,
     dims: &RnnDims,
     (dtype, train): (DType, bool),
-    one_launch: OneLaunch,
+    (one_launch, launch): (OneLaunch, Launch),
 ) -> bool {
     let deeper = dims.num_layers > OURS_LEAD_MAX_LAYERS;
     let cudnn_faster = (small_h_leads(dims, call, (dtype, train))
         && small_h_leads_ours(dims, call))
-        || (persist_static_leads(dims, call, (dtype, train))
+        || (persist_static_leads(dims, call, (dtype, train), launch)
             && !ours_lead_persist_static(dims, call, train)
             && !deeper);
-    OURS_MEASURED_CELLS.contains(&dims.mode)
-        && ours_lead_stack(dims, one_launch.every_pass(train))
+    let stack = ours_lead_stack(dims, one_launch.every_pass(train))
         && (call.batch <= CHUNK_SAMPLES
-            || ours_lead_in_chunks(call, dims, train)
-            || ours_lead_stack_in_chunks(call, dims, (one_launch, train)))
-        && !cudnn_faster
+            || ours_lead_in_chunks(call, dims, train, launch)
+            || ours_lead_stack_in_chunks(call, dims, (one_launch, train)));
+    // Eagerly, where f16 `PersistStatic` leads a stack (its forward at [30, 128, 3 x 512] ran
+    // beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps it.
+    let eagerly = launch == Launch::Eager
+        && ours_lead_stack_eagerly(call, dims, (one_launch, train))
+        && !persist_static_leads(dims, call, (dtype, train), launch);
+    OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 
 /// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead one layer: in training
-/// up to batch [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`], in inference up to hidden
-/// [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`].
+/// up to batch [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`], and eagerly up to
+/// [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH`] at hidden sizes up to
+/// [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN`]; in inference eagerly up to hidden
+/// [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`], graphed up to it at batches up to
+/// [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`] and past that up to
+/// [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN`].
 ///
 /// Training: graphed through `loss.backward()`, at batches 40-64 ours took 0.81-0.96x of bf16
 /// `Standard`'s time at hidden 256-1024 ([30, 64, 512] LSTM 6.8 against 7.5 µs an example, GRU
@@ -169,20 +184,39 @@ fn ours_lead(
 ///
 /// Inference: eager forwards at batch 128 took 0.47-0.50x of cuDNN's bf16 `Standard` at hidden
 /// 128 and 0.91x at 512, 1.23-1.26x at 1024 (every block reads all of h_{t-1} a step),
-/// `results/2026-11-25-h100-forward-chunks/`. The rule follows eager time, as candle calls it:
-/// in the device's time (graphed forwards) ours took 1.6x `Standard`'s at hidden 512
-/// (`results/2026-11-26-h200-forward-graphed/`).
-fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool) -> bool {
-    let batch = call.batch;
+/// `results/2026-11-25-h100-forward-chunks/`; graphed (the device's time) 1.6x `Standard`'s at
+/// hidden 512 (H200, `results/2026-11-26-h200-forward-graphed/`).
+///
+/// Eager against graphed ([`Launch`]; H100, `results/2026-11-26-h100-eager-graphed/`, ours
+/// against bf16 `Standard`, µs an example): at batch 128 and hidden 256 ours trained in 4.8-5.3
+/// against 6.1-12 eagerly (graphed 4.4-4.5 against 3.2), at 512 in 6.7-7.0 against 6.6-7.7;
+/// graphed forwards at batches 96-128 took 1.2-1.45x `Standard`'s time at hidden 512 (GRU
+/// [30, 128, 512] 2.12 against 1.46), 0.97-1.0x at 256 and 0.9x at 128, and at batch 64 and
+/// hidden 512 0.91-0.92x (`results/2026-11-26-h100-chunk-clusters/`).
+fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
+    let (batch, hidden) = (call.batch, dims.hidden_size);
+    let small = batch <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH
+        && hidden <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN;
+    let up_to_64 = batch <= OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH;
     dims.num_layers == 1
-        && match train {
-            true => batch <= OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH,
-            false => {
-                batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
-                    && dims.hidden_size <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN
+        && match (train, launch) {
+            (true, Launch::Graphed) => up_to_64,
+            (true, Launch::Eager) => up_to_64 || small,
+            (false, Launch::Graphed) => {
+                (up_to_64 && hidden <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN) || small
+            }
+            (false, Launch::Eager) => {
+                batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH && hidden <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN
             }
         }
 }
+
+/// See [`ours_lead_in_chunks`]: past batch 64, ours lead one layer up to this hidden size in
+/// graphed inference and eager training, up to batch [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH`].
+const OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN: usize = 256;
+
+/// See [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN`]: the largest batch measured.
+const OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH: usize = 128;
 
 /// See [`ours_lead_in_chunks`].
 const OURS_LEAD_IN_CHUNKS_MAX_HIDDEN: usize = 512;
@@ -218,6 +252,33 @@ fn ours_lead_stack_in_chunks(
 
 /// See [`ours_lead_stack_in_chunks`]: the largest batch measured ahead of cuDNN.
 const OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH: usize = 64;
+
+/// Eagerly, past batch 32, ours also lead stacks of up to [`OURS_LEAD_EAGER_STACK_MAX_UNITS`]
+/// units at batches up to [`OURS_LEAD_EAGER_STACK_MAX_BATCH`] (in training where the backward
+/// runs in one launch; the forward may run layer by layer): cuDNN's `Standard` waits on the
+/// host's launches there ([`Launch`]). Ours against bf16 `Standard`, µs an example, eager
+/// training | forward (H100, `results/2026-11-26-h100-eager-graphed/`): LSTM
+/// [30, 128, 3 x 512] 16.9 | 7.1 against 22.7-27.2 | 10.8, GRU 16.3 | 7.0 against 22.8 |
+/// 9.9-13.1; [200, 128, 3 x 512] 96-98 | 43-47 against 129-133 | 61-84; [30, 64, 3 x 512] 17.0
+/// | 8.6-9.3 against 40-57 | 17-23. At [30, 128, 3 x 1024] ours took 30.3 against 26.1.
+/// Graphed, `Standard` led all of these (15.9 against 9.2 at [30, 128, 3 x 512]).
+fn ours_lead_stack_eagerly(
+    call: &Call,
+    dims: &RnnDims,
+    (one_launch, train): (OneLaunch, bool),
+) -> bool {
+    dims.num_layers > 1
+        && call.batch > CHUNK_SAMPLES
+        && call.batch <= OURS_LEAD_EAGER_STACK_MAX_BATCH
+        && dims.num_layers * dims.hidden_size <= OURS_LEAD_EAGER_STACK_MAX_UNITS
+        && (one_launch.backward || !train)
+}
+
+/// See [`ours_lead_stack_eagerly`]: 3 x 512 led, 3 x 1024 did not.
+const OURS_LEAD_EAGER_STACK_MAX_UNITS: usize = 1536;
+
+/// See [`ours_lead_stack_eagerly`]: the largest batch measured.
+const OURS_LEAD_EAGER_STACK_MAX_BATCH: usize = 128;
 
 /// See [`ours_lead_stack_in_chunks`]: 2 x 650 led, 3 x 512 did not.
 const OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS: usize = 1300;
@@ -286,13 +347,24 @@ const OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH: usize = 24;
 /// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
 /// per-sample lengths or a projection, input and hidden sizes multiples of 128 (at 200, 650 or
 /// 1500 it ran 3-13x slower than `Standard`), hidden up to 1024, batches up to 32 (at 128 only
-/// for hidden 128, and in inference up to [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`]) that
-/// [`cudnn_persistent_batch_fits`], and in training batches from
-/// [`HALF_TRAINING_PERSIST_MIN_BATCH`].
-fn persist_static_leads(dims: &RnnDims, call: &Call, (dtype, train): (DType, bool)) -> bool {
+/// for hidden 128, and in inference up to [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`], graphed
+/// [`PERSIST_STATIC_GRAPHED_INFERENCE_MAX_HIDDEN`]) that [`cudnn_persistent_batch_fits`], and
+/// in training batches from [`HALF_TRAINING_PERSIST_MIN_BATCH`].
+fn persist_static_leads(
+    dims: &RnnDims,
+    call: &Call,
+    (dtype, train): (DType, bool),
+    launch: Launch,
+) -> bool {
+    let max_inference_hidden = match launch {
+        Launch::Graphed if call.batch > PERSIST_STATIC_GRAPHED_FROM_BATCH => {
+            PERSIST_STATIC_GRAPHED_INFERENCE_MAX_HIDDEN
+        }
+        _ => PERSIST_STATIC_INFERENCE_MAX_HIDDEN,
+    };
     let inference_at_batch_128 = !train
         && call.batch <= PERSIST_STATIC_INFERENCE_MAX_BATCH
-        && dims.hidden_size <= PERSIST_STATIC_INFERENCE_MAX_HIDDEN;
+        && dims.hidden_size <= max_inference_hidden;
     let sizes = dims.input_size % 128 == 0
         && dims.hidden_size % 128 == 0
         && dims.hidden_size <= 1024
@@ -337,6 +409,19 @@ const PERSIST_STATIC_INFERENCE_MAX_HIDDEN: usize = 512;
 /// See [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`]: the largest batch measured.
 const PERSIST_STATIC_INFERENCE_MAX_BATCH: usize = 128;
 
+/// [`PERSIST_STATIC_INFERENCE_MAX_HIDDEN`] for graphed calls ([`Launch`]) past batch
+/// [`PERSIST_STATIC_GRAPHED_FROM_BATCH`]: at batch 128,
+/// graphed forwards on `PersistStatic` took 0.67x of bf16 `Standard`'s time at [30, 128, 256]
+/// (0.86 against 1.29 µs an example), 1.39x at [30, 128, 512] (2.18 against 1.57), 1.83x at
+/// [30, 128, 3 x 512] and 2.05x at [200, 128, 3 x 512] (H100,
+/// `results/2026-11-26-h100-eager-graphed/`).
+const PERSIST_STATIC_GRAPHED_INFERENCE_MAX_HIDDEN: usize = 256;
+
+/// See [`PERSIST_STATIC_GRAPHED_INFERENCE_MAX_HIDDEN`]: measured at batches 96 and 128 (at 96,
+/// [30, 96, 512] 2.52 against 2.04); at 64 and below the eager rule holds (not measured
+/// graphed).
+const PERSIST_STATIC_GRAPHED_FROM_BATCH: usize = 64;
+
 /// Where cuDNN's `PersistStaticSmallH` leads `Standard` in f32 (fp32 and TF32 math) and f16
 /// (not bf16, which cuDNN runs at one speed whatever the algorithm): hidden sizes up to
 /// [`SMALL_H_MAX_HIDDEN`], one direction, no per-sample lengths or projection; in f16 training
@@ -365,10 +450,15 @@ fn cudnn_persistent_may_serve(dims: &RnnDims, call: &Call, (dtype, train): (DTyp
 
 /// cuDNN's algorithm for a call by rule: [`small_h_leads`], [`persist_static_leads`],
 /// `Standard` elsewhere (where it is fastest or no faster one was measured).
-fn cudnn_by_rule(dims: &RnnDims, call: &Call, dtype: DType, train: bool) -> RnnAlgo {
+fn cudnn_by_rule(
+    dims: &RnnDims,
+    call: &Call,
+    (dtype, train): (DType, bool),
+    launch: Launch,
+) -> RnnAlgo {
     if small_h_leads(dims, call, (dtype, train)) {
         RnnAlgo::PersistStaticSmallH
-    } else if persist_static_leads(dims, call, (dtype, train)) {
+    } else if persist_static_leads(dims, call, (dtype, train), launch) {
         RnnAlgo::PersistStatic
     } else {
         RnnAlgo::Standard
@@ -533,6 +623,8 @@ type CallShape = (DeviceId, DType, usize, usize, bool);
 /// The choice of kernel for a module's calls, and what `Auto` measured.
 pub(crate) struct Chooser {
     algo: RnnAlgo,
+    /// How the module's calls will be launched, which some of `Heuristic`'s rules read.
+    launch: Launch,
     dims: RnnDims,
     /// `Auto`'s cuDNN algorithm per call shape.
     cudnn_fastest: Mutex<HashMap<CallShape, RnnAlgo>>,
@@ -558,10 +650,11 @@ fn memoized<K: Hash + Eq, V: Copy>(
 }
 
 impl Chooser {
-    /// The chooser of a module of `dims` built for `algo`.
-    pub fn new(algo: RnnAlgo, dims: RnnDims) -> Self {
+    /// The chooser of a module of `dims` built for `algo` and calls launched as `launch`.
+    pub fn new((algo, launch): (RnnAlgo, Launch), dims: RnnDims) -> Self {
         Self {
             algo,
+            launch,
             dims,
             cudnn_fastest: Mutex::new(HashMap::new()),
             ours_won: Mutex::new(HashMap::new()),
@@ -606,27 +699,32 @@ impl Chooser {
                 Some((ours, plan))
             });
         // Heuristic's kernel, which Auto starts from too (not worked out for the other
-        // algorithms), from ours' plan and which passes run the call's layers in one launch.
-        let heuristic = || {
+        // algorithms), from ours' plan and which passes run the call's layers in one launch,
+        // for the module's calls launched as `launch`.
+        let dev = ops[0].0.device();
+        let heuristic = |launch| {
             let ours = ours.map(|(backend, plan)| {
-                let one = backend.in_one_launch(ops[0].0.device(), &plan, train);
+                let one = backend.in_one_launch(dev, &plan, train);
                 (plan, one)
             });
-            self.heuristic(ours, call, (dtype, train))
+            self.heuristic(ours, call, (dtype, train), launch)
         };
+        let launch = self.launch;
         match self.algo {
             RnnAlgo::Persistent => Ok(match ours {
                 Some((_, plan)) => Kernel::Persistent(plan),
                 None => Kernel::Cudnn(PERSISTENT_FALLBACK),
             }),
-            RnnAlgo::Heuristic => Ok(heuristic()),
-            RnnAlgo::Auto if !auto_measures(call, &self.dims) => Ok(heuristic()),
+            RnnAlgo::Heuristic => Ok(heuristic(launch)),
+            RnnAlgo::Auto if !auto_measures(call, &self.dims) => Ok(heuristic(launch)),
             RnnAlgo::Auto => {
-                let heuristic = heuristic();
-                let shape = (ops[0].0.device().id(), dtype, call.seq, call.batch, train);
+                let heuristic = heuristic(launch);
+                let shape = (dev.id(), dtype, call.seq, call.batch, train);
                 let baseline = match heuristic {
                     Kernel::Cudnn(algo) => algo,
-                    Kernel::Persistent(_) => cudnn_by_rule(&self.dims, call, dtype, train),
+                    Kernel::Persistent(_) => {
+                        cudnn_by_rule(&self.dims, call, (dtype, train), launch)
+                    }
                 };
                 let fastest = self.cudnn_fastest(&paths.cudnn, (shape, baseline), inputs)?;
                 let Some((backend, plan)) = ours else {
@@ -648,21 +746,23 @@ impl Chooser {
         }
     }
 
-    /// `Heuristic`'s kernel for `call` in `dtype`, given ours' plan where they take it (and
-    /// which passes they run with every layer in one launch): ours where they
-    /// [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
+    /// `Heuristic`'s kernel for `call` in `dtype` launched as `launch`, given ours' plan where
+    /// they take it (and which passes they run with every layer in one launch): ours where
+    /// they [`ours_lead`], else cuDNN's [`cudnn_by_rule`].
     fn heuristic(
         &self,
         ours: Option<(Plan, OneLaunch)>,
         call: &Call,
         (dtype, train): (DType, bool),
+        launch: Launch,
     ) -> Kernel {
+        let dims = &self.dims;
         match ours {
-            Some((plan, one_launch)) if ours_lead(call, &self.dims, (dtype, train), one_launch) => {
+            Some((plan, one)) if ours_lead(call, dims, (dtype, train), (one, launch)) => {
                 Kernel::Persistent(plan)
             }
             _ => {
-                let algo = cudnn_by_rule(&self.dims, call, dtype, train);
+                let algo = cudnn_by_rule(dims, call, (dtype, train), launch);
                 let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
                 match refused.contains(&(dtype, call.batch, algo)) {
                     true => Kernel::Cudnn(RnnAlgo::Standard),
@@ -831,6 +931,10 @@ fn backward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Training was measured graphed and inference eagerly, unless a test says.
+    const GRAPHED: Launch = Launch::Graphed;
+    const EAGER: Launch = Launch::Eager;
     use crate::RnnConfig;
 
     fn dims(mode: RnnMode, cfg: RnnConfig) -> RnnDims {
@@ -932,8 +1036,8 @@ mod tests {
         let train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true), OneLaunch::default()),
-                cudnn_by_rule(&dims, &c, dtype, true),
+                ours_lead(&c, &dims, (dtype, true), (OneLaunch::default(), GRAPHED)),
+                cudnn_by_rule(&dims, &c, (dtype, true), GRAPHED),
             )
         };
         let (s, ps, psh) = (
@@ -963,7 +1067,12 @@ mod tests {
         assert_eq!(train(lstm(1, 128), 20, DType::F16), (true, psh));
         assert_eq!(train(lstm(1, 1024), 6, DType::F16).1, s);
         assert_eq!(
-            cudnn_by_rule(&lstm(1, 1024), &call(lstm(1, 1024), 6), DType::F16, false),
+            cudnn_by_rule(
+                &lstm(1, 1024),
+                &call(lstm(1, 1024), 6),
+                (DType::F16, false),
+                EAGER
+            ),
             ps
         );
         // Past batch 64 ours train slower than cuDNN (`training-chunks`): training stays there.
@@ -984,8 +1093,13 @@ mod tests {
         let deep = |dims: RnnDims, batch, dtype, in_one_launch| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true), OneLaunch::both(in_one_launch)),
-                cudnn_by_rule(&dims, &c, dtype, true),
+                ours_lead(
+                    &c,
+                    &dims,
+                    (dtype, true),
+                    (OneLaunch::both(in_one_launch), GRAPHED),
+                ),
+                cudnn_by_rule(&dims, &c, (dtype, true), GRAPHED),
             )
         };
         assert_eq!(deep(lstm(3, 256), 32, DType::BF16, true), (true, s));
@@ -1007,7 +1121,12 @@ mod tests {
                 forward: false,
                 backward: true,
             };
-            ours_lead(&call(dims, batch), &dims, (DType::BF16, train), one)
+            ours_lead(
+                &call(dims, batch),
+                &dims,
+                (DType::BF16, train),
+                (one, GRAPHED),
+            )
         };
         assert!(backward_only(lstm(2, 650), 64, true));
         assert!(!backward_only(lstm(2, 650), 64, false));
@@ -1023,20 +1142,29 @@ mod tests {
         assert_eq!(train(lstm(1, 128), 128, DType::F32).1, psh);
         assert_eq!(train(lstm(1, 512), 32, DType::F32).1, s);
         let gru = RnnDims::new(RnnMode::Gru, 128, 128, &RnnConfig::default());
-        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F32, true), psh);
-        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::F16, true), psh);
-        assert_eq!(cudnn_by_rule(&gru, &call(gru, 32), DType::BF16, true), s);
+        assert_eq!(
+            cudnn_by_rule(&gru, &call(gru, 32), (DType::F32, true), GRAPHED),
+            psh
+        );
+        assert_eq!(
+            cudnn_by_rule(&gru, &call(gru, 32), (DType::F16, true), GRAPHED),
+            psh
+        );
+        assert_eq!(
+            cudnn_by_rule(&gru, &call(gru, 32), (DType::BF16, true), GRAPHED),
+            s
+        );
         let gru512 = RnnDims::new(RnnMode::Gru, 512, 512, &RnnConfig::default());
         assert_eq!(
-            cudnn_by_rule(&gru512, &call(gru512, 32), DType::F16, true),
+            cudnn_by_rule(&gru512, &call(gru512, 32), (DType::F16, true), GRAPHED),
             s
         );
         // GRUs on ours as LSTMs, but f16 at hidden 128 on SmallH (`gru-train`'s sweep).
         let gru_train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, true), OneLaunch::default()),
-                cudnn_by_rule(&dims, &c, dtype, true),
+                ours_lead(&c, &dims, (dtype, true), (OneLaunch::default(), GRAPHED)),
+                cudnn_by_rule(&dims, &c, (dtype, true), GRAPHED),
             )
         };
         assert_eq!(gru_train(gru512, 32, DType::BF16), (true, s));
@@ -1060,7 +1188,7 @@ mod tests {
                 &call(dims, batch),
                 &dims,
                 (dtype, false),
-                OneLaunch::default(),
+                (OneLaunch::default(), EAGER),
             )
         };
         assert!(infer(lstm(1, 128), 128, DType::BF16));
@@ -1071,8 +1199,8 @@ mod tests {
         let infer_cudnn = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
-                ours_lead(&c, &dims, (dtype, false), OneLaunch::default()),
-                cudnn_by_rule(&dims, &c, dtype, false),
+                ours_lead(&c, &dims, (dtype, false), (OneLaunch::default(), EAGER)),
+                cudnn_by_rule(&dims, &c, (dtype, false), EAGER),
             )
         };
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::F16), (false, ps));
@@ -1081,7 +1209,9 @@ mod tests {
         assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (false, s));
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::BF16), (true, s));
         assert!(!infer(lstm(1, 1024), 128, DType::BF16));
-        assert!(!infer(lstm(3, 512), 128, DType::BF16));
+        // Eagerly ours infer a stack of up to 3 x 512 at batch 128 (`eager-graphed`).
+        assert!(infer(lstm(3, 512), 128, DType::BF16));
+        assert!(!infer(lstm(3, 1024), 128, DType::BF16));
         assert!(!infer(lstm(1, 512), 256, DType::BF16));
         // f16 LSTM inference at batch 32: PersistStatic in one layer from 256, ours in stacks
         // up to 512.
@@ -1098,14 +1228,98 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(cudnn_by_rule(&bi, &call(bi, 32), DType::F32, true), s);
+        assert_eq!(
+            cudnn_by_rule(&bi, &call(bi, 32), (DType::F32, true), GRAPHED),
+            s
+        );
         let elman = RnnDims::new(RnnMode::RnnTanh, 128, 128, &RnnConfig::default());
-        assert_eq!(cudnn_by_rule(&elman, &call(elman, 32), DType::F32, true), s);
+        assert_eq!(
+            cudnn_by_rule(&elman, &call(elman, 32), (DType::F32, true), GRAPHED),
+            s
+        );
         let varlen = Call {
             lengths: Some(vec![30; 32].into()),
             ..call(lstm(1, 128), 32)
         };
-        assert_eq!(cudnn_by_rule(&lstm(1, 128), &varlen, DType::F16, true), s);
+        assert_eq!(
+            cudnn_by_rule(&lstm(1, 128), &varlen, (DType::F16, true), GRAPHED),
+            s
+        );
+    }
+
+    /// Where eager and graphed calls differ (`results/2026-11-26-h100-eager-graphed/`).
+    #[test]
+    fn eager_and_graphed_calls_past_batch_32_follow_their_own_measurements() {
+        let dims = |mode, layers, hidden| {
+            let cfg = RnnConfig {
+                num_layers: layers,
+                ..Default::default()
+            };
+            RnnDims::new(mode, hidden, hidden, &cfg)
+        };
+        let (lstm, gru) = (RnnMode::Lstm, RnnMode::Gru);
+        let pick = |dims: RnnDims, batch, (dtype, train), one: OneLaunch, launch| {
+            let c = Call {
+                dims,
+                seq: 30,
+                batch,
+                lengths: None,
+            };
+            match ours_lead(&c, &dims, (dtype, train), (one, launch)) {
+                true => RnnAlgo::Persistent,
+                false => cudnn_by_rule(&dims, &c, (dtype, train), launch),
+            }
+        };
+        let (p, s, ps) = (
+            RnnAlgo::Persistent,
+            RnnAlgo::Standard,
+            RnnAlgo::PersistStatic,
+        );
+        let one = OneLaunch::default();
+        // [30, 128, 3 x 512] runs its backward in one launch, its forward layer by layer.
+        let backward_only = OneLaunch {
+            forward: false,
+            backward: true,
+        };
+        let (bf16, f16) = (DType::BF16, DType::F16);
+        let both = |d, b, how, one| {
+            (
+                pick(d, b, how, one, Launch::Eager),
+                pick(d, b, how, one, Launch::Graphed),
+            )
+        };
+        // Inference, one layer: eagerly ours up to hidden 512 at batch 128; graphed there
+        // `Standard` (ours and `PersistStatic` 1.2-1.45x), ours up to 256, and up to 512 at 64.
+        assert_eq!(both(dims(gru, 1, 512), 128, (bf16, false), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 512), 128, (f16, false), one), (ps, s));
+        assert_eq!(both(dims(lstm, 1, 512), 96, (bf16, false), one), (p, s));
+        assert_eq!(both(dims(gru, 1, 256), 128, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (ps, ps));
+        assert_eq!(both(dims(gru, 1, 512), 64, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 1024), 128, (bf16, false), one), (s, s));
+        // Training, one layer: ours up to batch 64; eagerly also up to 128 at hidden 256.
+        assert_eq!(both(dims(gru, 1, 256), 128, (bf16, true), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 512), 128, (bf16, true), one), (s, s));
+        assert_eq!(both(dims(lstm, 1, 512), 64, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 256), 256, (bf16, true), one), (s, s));
+        // Stacks past batch 64: eagerly ours up to 3 x 512 at batch 128; graphed `Standard`.
+        let l3 = dims(lstm, 3, 512);
+        assert_eq!(both(l3, 128, (bf16, true), backward_only), (p, s));
+        assert_eq!(both(l3, 128, (f16, true), backward_only), (p, s));
+        assert_eq!(
+            both(dims(gru, 3, 512), 128, (bf16, false), backward_only),
+            (p, s)
+        );
+        // f16 `PersistStatic` keeps the LSTM stack's eager inference.
+        assert_eq!(both(l3, 128, (f16, false), backward_only), (ps, s));
+        assert_eq!(both(l3, 64, (bf16, true), backward_only), (p, s));
+        assert_eq!(both(dims(lstm, 3, 1024), 128, (bf16, true), one), (s, s));
+        assert_eq!(both(l3, 256, (bf16, true), backward_only), (s, s));
+        // Without the backward in one launch, training stays on cuDNN.
+        assert_eq!(both(l3, 128, (bf16, true), one), (s, s));
+        // At batch 32 and below the two agree.
+        assert_eq!(both(dims(gru, 1, 512), 32, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 1024), 32, (f16, false), one), (ps, ps));
     }
 
     fn timing(median: f64) -> Timing {

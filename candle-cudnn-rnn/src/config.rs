@@ -158,6 +158,23 @@ impl RnnAlgo {
     ];
 }
 
+/// How a module's GPU calls will be launched, which the default algorithm
+/// ([`RnnAlgo::Heuristic`]) reads to pick each call's kernel: past batch 32 the kernels rank
+/// differently eagerly and in a CUDA graph. cuDNN's `Standard` launches kernels step by step,
+/// and eagerly the host's launches (not the GPU) set its pace: at batch 128 it took 1.3-3x its
+/// time in a graph, where the crate's kernels (a few launches a call) took 1.0-1.1x (H100,
+/// `results/2026-11-26-h100-eager-graphed/` in the repository).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Launch {
+    /// One call at a time as candle launches ops, a module's warm-up and calls alike: the
+    /// kernel whose eager call took least time.
+    #[default]
+    Eager,
+    /// Captured into CUDA graphs and replayed (after eager warm-up calls, which run the same
+    /// kernels): the kernel whose replays took least device time.
+    Graphed,
+}
+
 /// Options of an RNN module, named as in PyTorch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RnnConfig {
@@ -184,6 +201,9 @@ pub struct RnnConfig {
     /// ([`RnnAlgo::Heuristic`]); or one of cuDNN's, this crate's persistent kernels, or the
     /// fastest measured at run time ([`RnnAlgo::Auto`]).
     pub algo: RnnAlgo,
+    /// How the GPU calls will be launched: eagerly, or replayed from CUDA graphs. The default
+    /// algorithm's rules read it (the same kernels serve either way where they agree).
+    pub launch: Launch,
     /// Seed of the dropout random state (cuDNN's state and the CPU masks).
     pub seed: u64,
 }
@@ -200,6 +220,7 @@ impl Default for RnnConfig {
             proj_size: 0,
             math: MathMode::Fp32,
             algo: RnnAlgo::Heuristic,
+            launch: Launch::Eager,
             seed: 0,
         }
     }

@@ -30,7 +30,7 @@ mod registry;
 #[cfg(feature = "cuda")]
 mod timing;
 
-pub use config::{Bias, MathMode, RnnAlgo, RnnConfig, RnnMode};
+pub use config::{Bias, Launch, MathMode, RnnAlgo, RnnConfig, RnnMode};
 #[cfg(feature = "cuda")]
 pub use cudnn::cudnn_version;
 pub use direct::{backward, backward_step};

@@ -57,6 +57,13 @@ fn case(
     }
 }
 
+/// `c` for a module replayed from CUDA graphs (`Launch::Graphed`: the default's rules for
+/// graphs' replays).
+fn graphed(mut c: Case) -> Case {
+    c.shape.cfg.launch = Launch::Graphed;
+    c
+}
+
 /// Random lengths in `1..=seq`: the first sample full, the second (if any) one step long.
 fn random_lengths(rng: &mut StdRng, batch: usize, seq: usize) -> Vec<usize> {
     let mut l: Vec<usize> = (0..batch).map(|_| rng.random_range(1..=seq)).collect();
@@ -244,9 +251,14 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             [RnnAlgo::Persistent; 2],
         ),
         // A stack whose backward alone runs as one wavefront (the forward's tile in chunks does
-        // not fit): its training on ours, its inference on cuDNN.
+        // not fit): its training on ours; its inference on ours eagerly (layer by layer), on
+        // cuDNN in a module replayed from CUDA graphs (`Launch`).
         (
             case(LSTM, (2, UNI), (64, 3, 32, 650), default, BF16, H0),
+            [RnnAlgo::Persistent, RnnAlgo::Persistent],
+        ),
+        (
+            graphed(case(LSTM, (2, UNI), (64, 3, 32, 650), default, BF16, H0)),
             [RnnAlgo::Standard, RnnAlgo::Persistent],
         ),
         (

@@ -16,6 +16,7 @@
 //! prints every error beside its bound.
 #![cfg(feature = "cuda")]
 
+mod captured;
 #[path = "../common/mod.rs"]
 mod common;
 mod cudnn;
@@ -24,7 +25,7 @@ mod persistent;
 mod plain_api;
 
 use candle_core::{DType, Device, IndexOp, Tensor, Var};
-use candle_cudnn_rnn::{Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState};
+use candle_cudnn_rnn::{Launch, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState};
 use rand::rngs::StdRng;
 use std::sync::{Mutex, MutexGuard};
 

@@ -231,24 +231,36 @@ fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
 }
 
 /// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
-/// says they lead (one layer, hidden up to 512, bf16), and training at that batch on cuDNN.
+/// says they lead (one layer, hidden up to 256, bf16), and training at batch 96 on them for
+/// eager calls, on cuDNN for a module replayed from CUDA graphs (`Launch`).
 #[test]
 fn the_default_runs_inference_in_chunks_on_the_kernels() {
-    let cases = [RnnMode::Lstm, RnnMode::Gru]
-        .map(|mode| shape((mode, Biases::Both), (1, 96, 5, 48, 128)).with_algo(RnnAlgo::Heuristic));
+    let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [
+            (Launch::Eager, RnnAlgo::Persistent),
+            (Launch::Graphed, RnnAlgo::Standard),
+        ]
+        .map(|(launch, training)| {
+            let mut s =
+                shape((mode, Biases::Both), (1, 96, 5, 48, 128)).with_algo(RnnAlgo::Heuristic);
+            s.cfg.launch = launch;
+            (s, training)
+        })
+    });
     check_each(
         "the_default_runs_inference_in_chunks_on_the_kernels",
         cases,
-        |gpu, shape, rng, verdicts| {
+        |gpu, (shape, training), rng, verdicts| {
             let dtype = DType::BF16;
             let inputs = Inputs::random(&shape, true, dtype, rng).to(&gpu.device, dtype);
-            for (train, want) in [(false, RnnAlgo::Persistent), (true, RnnAlgo::Standard)] {
+            for (train, want) in [(false, RnnAlgo::Persistent), (true, training)] {
                 let served = call(&shape, &inputs, None, train, true, None).map(|o| o.served);
                 verdicts.require(matches!(served, Ok(Some(a)) if a == want), || {
                     format!(
-                        "{} bf16 {}: served by {served:?}, the rules name {want:?}",
+                        "{} bf16 {} {:?}: served by {served:?}, the rules name {want:?}",
                         shape.name(),
-                        if train { "training" } else { "inference" }
+                        if train { "training" } else { "inference" },
+                        shape.cfg.launch
                     )
                 });
             }

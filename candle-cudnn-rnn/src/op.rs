@@ -40,6 +40,10 @@ pub(crate) struct RnnOp {
     weight_grad: Option<(Tensor, SinkMode)>,
     /// The final state's gradient, handed over by [`FinalState`]'s backward.
     grad_state: GradSlot,
+    /// The op's output is its whole packed buffer `[y | h_n | c_n]`, flat, rather than `y`
+    /// over its start: for a call without a backward, whose `y` and final state are then
+    /// views of it (`Rnn::run`).
+    whole: bool,
 }
 
 /// A gradient handed from one op's backward to another's.
@@ -97,8 +101,8 @@ impl RnnOp {
         dropout: Dropout,
         train: bool,
         #[cfg(feature = "cuda")] gpu: Arc<dyn GpuBackend>,
-        weight_grad: Option<(Tensor, SinkMode)>,
-        grad_state: GradSlot,
+        (weight_grad, grad_state): (Option<(Tensor, SinkMode)>, GradSlot),
+        whole: bool,
     ) -> Self {
         Self {
             call,
@@ -109,13 +113,18 @@ impl RnnOp {
             reserve: Mutex::new(None),
             weight_grad,
             grad_state,
+            whole,
         }
     }
 
-    /// `y`'s shape `[T, B, D*P]`, over the start of the packed buffer.
+    /// `y`'s shape `[T, B, D*P]`, over the start of the packed buffer; with `whole`, the
+    /// packed buffer's, flat.
     fn output_shape(&self) -> Shape {
         let c = &self.call;
-        Shape::from((c.seq, c.batch, c.dims.output_size()))
+        match self.whole {
+            true => Shape::from(c.output_len() + c.state_len()),
+            false => Shape::from((c.seq, c.batch, c.dims.output_size())),
+        }
     }
 
     fn keep(&self, r: Reserve) -> Result<()> {

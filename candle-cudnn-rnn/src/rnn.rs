@@ -129,6 +129,10 @@ fn dims(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -
     Ok(RnnDims::new(mode, input_size, hidden_size, cfg))
 }
 
+/// Bytes to whose multiple a final state handed out as a view of the op's output must start
+/// (see `Rnn::run`): 16, a whole vector load.
+const STATE_ALIGN: usize = 16;
+
 impl Rnn {
     /// Wraps an existing flat weight tensor in the canonical layout (see [`crate::layout`]).
     pub fn from_weight(
@@ -403,6 +407,13 @@ impl Rnn {
             shape: self.dims.state_shape(batch).into(),
             grad_state: grad_state.clone(),
         };
+        // Without a backward, `y` and the final state are views of the op's packed output
+        // (`RnnOp`'s `whole`), with no copy of the state (a graph node fewer a call), where the
+        // state starts on a 16-byte boundary, as the kernels read it when it comes back as
+        // the next call's initial state. Elsewhere, and in training, the final state is a
+        // second op on `y` (see `crate::op`).
+        let (at, state_len) = (final_state.at, final_state.shape.elem_count());
+        let views = !tracked && (at * x.dtype().size_in_bytes()) % STATE_ALIGN == 0;
         let op = RnnOp::new(
             call,
             dropout,
@@ -410,13 +421,21 @@ impl Rnn {
             tracked || dropout.active(),
             #[cfg(feature = "cuda")]
             self.gpu.clone(),
-            self.weight_grad.clone(),
-            grad_state,
+            (self.weight_grad.clone(), grad_state),
+            views,
         );
-        // `y` is the op's output, the final state a second op on it (see `crate::op`).
         let (y, state) = if tracked {
             let y = x.apply_op3(&self.weight, &state, op)?;
             let state = y.apply_op1(final_state)?;
+            (y, state)
+        } else if views {
+            let packed = x.apply_op3_no_bwd(&self.weight, &state, &op)?;
+            let y = packed
+                .narrow(0, 0, at)?
+                .reshape((seq, batch, self.dims.output_size()))?;
+            let state = packed
+                .narrow(0, at, state_len)?
+                .reshape(final_state.shape.clone())?;
             (y, state)
         } else {
             let y = x.apply_op3_no_bwd(&self.weight, &state, &op)?;

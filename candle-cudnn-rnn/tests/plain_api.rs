@@ -123,3 +123,31 @@ fn backward_after_a_failed_backward() {
     let grads = candle_cudnn_rnn::backward(&loss()).unwrap();
     assert!(grads.get(rnn.weight()).is_some());
 }
+
+/// A call without a backward hands out `y` and the final state as views of its packed output
+/// (no copy of the state): they equal a tracked call's, and the state serves as the next
+/// call's initial state as a copy of it would.
+#[test]
+fn an_untracked_call_gives_a_tracked_calls_outputs_and_state() {
+    use candle_cudnn_rnn::RnnState;
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        let case = case(mode);
+        let mut rng = rng(&format!("untracked views {mode:?}"));
+        let (w, x, s) = case.random_inputs(&mut rng);
+        let rnn = case.rnn(&w);
+        let state = RnnState::from_packed(s.clone());
+        let (y, st) = rnn.forward(&x, Some(&state)).unwrap();
+        let xv = Var::from_tensor(&x).unwrap();
+        let (yt, stt) = rnn.forward(xv.as_tensor(), Some(&state)).unwrap();
+        assert_eq!(y.dims(), yt.dims());
+        assert_eq!(st.packed().dims(), stt.packed().dims());
+        assert_eq!(max_diff(&y, &yt), 0.0, "{mode:?} y");
+        assert_eq!(max_diff(st.packed(), stt.packed()), 0.0, "{mode:?} state");
+        let copied = RnnState::from_packed(st.packed().copy().unwrap());
+        let (y2, st2) = rnn.forward(&x, Some(&st)).unwrap();
+        let (y2c, st2c) = rnn.forward(&x, Some(&copied)).unwrap();
+        assert_eq!(max_diff(&y2, &y2c), 0.0, "{mode:?} next y");
+        assert_eq!(max_diff(st2.packed(), st2c.packed()), 0.0, "{mode:?} next state");
+        assert!(max_diff(&y2, &y) > 0.0, "{mode:?}: the next call starts from another state");
+    }
+}

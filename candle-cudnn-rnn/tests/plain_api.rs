@@ -147,7 +147,14 @@ fn an_untracked_call_gives_a_tracked_calls_outputs_and_state() {
         let (y2, st2) = rnn.forward(&x, Some(&st)).unwrap();
         let (y2c, st2c) = rnn.forward(&x, Some(&copied)).unwrap();
         assert_eq!(max_diff(&y2, &y2c), 0.0, "{mode:?} next y");
-        assert_eq!(max_diff(st2.packed(), st2c.packed()), 0.0, "{mode:?} next state");
-        assert!(max_diff(&y2, &y) > 0.0, "{mode:?}: the next call starts from another state");
+        assert_eq!(
+            max_diff(st2.packed(), st2c.packed()),
+            0.0,
+            "{mode:?} next state"
+        );
+        assert!(
+            max_diff(&y2, &y) > 0.0,
+            "{mode:?}: the next call starts from another state"
+        );
     }
 }

@@ -12,7 +12,7 @@ use crate::{RnnConfig, RnnMode};
 use candle_core::{bail, DType, ModuleT, Result, Tensor};
 use candle_nn::{Init, VarBuilder};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Where a module's inter-layer dropout masks stand ([`Rnn::dropout_state`]): the seed last
 /// set, the calls since, and the GPU's random state on one device.
@@ -42,10 +42,6 @@ pub struct Rnn {
     /// Where backward leaves the weight's gradient instead of returning it, and how
     /// (`with_weight_grad_sink_mode`).
     weight_grad: Option<(Tensor, SinkMode)>,
-    /// The initial state of calls given none, zeros, kept for the next such call of its batch,
-    /// dtype and device (shared with clones): no allocation and fill per call. Candle's tensors
-    /// are immutable, so every call reads the same zeros.
-    zeros: Arc<Mutex<Option<Tensor>>>,
 }
 
 impl std::fmt::Debug for Rnn {
@@ -133,20 +129,6 @@ fn dims(mode: RnnMode, input_size: usize, hidden_size: usize, cfg: &RnnConfig) -
     Ok(RnnDims::new(mode, input_size, hidden_size, cfg))
 }
 
-/// Whether candle's stream on `device` is capturing a CUDA graph (never on the CPU).
-fn capturing(device: &candle_core::Device) -> Result<bool> {
-    #[cfg(feature = "cuda")]
-    if let candle_core::Device::Cuda(d) = device {
-        use candle_core::cuda_backend::cudarc::driver::sys::CUstreamCaptureStatus as Status;
-        return match d.cuda_stream().capture_status() {
-            Ok(status) => Ok(status != Status::CU_STREAM_CAPTURE_STATUS_NONE),
-            Err(e) => bail!("rnn: could not ask whether candle's stream is capturing: {e}"),
-        };
-    }
-    let _ = device;
-    Ok(false)
-}
-
 /// Bytes to whose multiple a final state handed out as a view of the op's output must start
 /// (see `Rnn::run`): 16, a whole vector load.
 const STATE_ALIGN: usize = 16;
@@ -182,7 +164,6 @@ impl Rnn {
             #[cfg(feature = "cuda")]
             gpu: crate::registry::gpu_backend(dims, &cfg),
             weight_grad: None,
-            zeros: Arc::default(),
         })
     }
 
@@ -356,29 +337,6 @@ impl Rnn {
         Ok(self.state(packed, batch))
     }
 
-    /// The packed zero state of a call of `batch` sequences given none: the kept one where it
-    /// fits, else a new one, kept unless candle's stream is capturing a CUDA graph (memory a
-    /// capture allocates belongs to the graph).
-    fn kept_zero_state(&self, batch: usize) -> Result<Tensor> {
-        let (shape, dtype, device) = (
-            self.dims.state_shape(batch),
-            self.weight.dtype(),
-            self.weight.device(),
-        );
-        let mut kept = self.zeros.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(z) = kept.as_ref() {
-            if z.dims() == shape.as_slice() && z.dtype() == dtype && z.device().same_device(device)
-            {
-                return Ok(z.clone());
-            }
-        }
-        let z = Tensor::zeros(shape, dtype, device)?;
-        if !capturing(device)? {
-            *kept = Some(z.clone());
-        }
-        Ok(z)
-    }
-
     /// Inference: no dropout. Returns the output sequence and the final state.
     pub fn forward(&self, x: &Tensor, state: Option<&RnnState>) -> Result<(Tensor, RnnState)> {
         self.forward_t(x, state, false)
@@ -431,7 +389,7 @@ impl Rnn {
             .transpose()?;
         let state = match state {
             Some(s) => self.checked_state(s, batch)?,
-            None => self.kept_zero_state(batch)?,
+            None => self.zero_state(batch)?.packed().clone(),
         };
         let dropout = self
             .seed

@@ -158,29 +158,3 @@ fn an_untracked_call_gives_a_tracked_calls_outputs_and_state() {
         );
     }
 }
-
-/// Calls given no initial state start from zeros, the module keeping one zero state for the
-/// next such call: across batch sizes, and across a copy of the module over weights of
-/// another dtype that shares it, each call starts from zeros of its own shape and dtype.
-#[test]
-fn calls_without_a_state_start_from_zeros_of_their_batch_and_dtype() {
-    use candle_core::IndexOp;
-    let case = case(RnnMode::Lstm);
-    let mut rng = rng("kept zero state");
-    let (w, x, _) = case.random_inputs(&mut rng);
-    let rnn = case.rnn(&w);
-    let wide = rnn.with_weight(w.to_dtype(DType::F64).unwrap()).unwrap();
-    for (batch, module) in [(2, &rnn), (1, &rnn), (1, &wide), (2, &rnn), (2, &wide)] {
-        let x = x
-            .i((.., ..batch))
-            .unwrap()
-            .to_dtype(module.weight().dtype())
-            .unwrap();
-        let zeros = module.zero_state(batch).unwrap();
-        let (y, st) = module.forward(&x, None).unwrap();
-        let (yz, stz) = module.forward(&x, Some(&zeros)).unwrap();
-        assert_eq!(y.dtype(), module.weight().dtype());
-        assert_eq!(max_diff(&y, &yz), 0.0, "batch {batch}");
-        assert_eq!(max_diff(st.packed(), stz.packed()), 0.0, "batch {batch}");
-    }
-}

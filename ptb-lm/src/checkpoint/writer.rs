@@ -58,7 +58,8 @@ mod tests {
         let mut config = LmConfig::preset(Preset::Small);
         config.hidden_size = 8;
         let spec = RunSpec::new(Preset::Small, config, 11);
-        let (_, varmap) = build_model(&spec, &Device::Cpu, None).unwrap();
+        let (_, varmap) =
+            build_model(&spec, (&Device::Cpu, candle_cudnn_rnn::Launch::Eager), None).unwrap();
         let weights = named_weights(&varmap);
         let tok = crate::data::corpus::tokenizer(&["a".to_owned(), "b".to_owned()]).unwrap();
         let progress = RunProgress::default();

@@ -115,7 +115,7 @@ fn json_name<T: serde::Serialize>(v: &T) -> String {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     let cfg = LmConfig::preset(args.config);
-    let setup = Setup::open(args.device)?;
+    let setup = Setup::open(args.device)?.graphed(!args.no_cuda_graph);
     let words_needed = (args.warmup + args.batches + 1) * cfg.batch_size * cfg.num_steps + 1;
     let files = args.data.as_ref().map(|dir| SplitFiles {
         dir: dir.clone(),

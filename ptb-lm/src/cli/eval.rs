@@ -47,8 +47,11 @@ pub struct EvalArgs {
 }
 
 /// A checkpoint and its model for evaluation on `device`, with the run's matmul precision.
-fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbModel)> {
-    let setup = Setup::open(device)?;
+fn load_for_inference(
+    dir: &Path,
+    (device, graph): (DeviceArg, bool),
+) -> Result<(Checkpoint, PtbModel)> {
+    let setup = Setup::open(device)?.graphed(graph);
     let ckpt = checkpoint::load(dir, &candle_core::Device::Cpu)?;
     let model = setup.inference(&ckpt.spec, &ckpt.weights)?;
     Ok((ckpt, model))
@@ -61,7 +64,8 @@ fn load_for_inference(dir: &Path, device: DeviceArg) -> Result<(Checkpoint, PtbM
 /// Other batches and steps as asked; the whole split unless `--max-batches` says otherwise.
 /// Says how many words it scored.
 pub fn eval(args: EvalArgs) -> Result<()> {
-    let (ckpt, model) = load_for_inference(&args.checkpoint, args.device)?;
+    let how = (args.device, !args.no_cuda_graph);
+    let (ckpt, model) = load_for_inference(&args.checkpoint, how)?;
     let spec = &ckpt.spec;
     let (name, batch, why) = match args.split {
         Split::Valid => (
@@ -161,7 +165,8 @@ fn sampling_probabilities(logits: &[f64], temperature: f64) -> Vec<f64> {
 
 /// Samples words from the model, one step at a time; `<eos>` prints as a line break.
 pub fn generate(args: GenerateArgs) -> Result<()> {
-    let (ckpt, model) = load_for_inference(&args.checkpoint, args.device)?;
+    // One token a step, eagerly.
+    let (ckpt, model) = load_for_inference(&args.checkpoint, (args.device, false))?;
     let device = model.device();
     let mut prompt: Vec<String> = args
         .prompt

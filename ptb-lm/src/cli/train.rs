@@ -198,7 +198,8 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let mut cfg = LmConfig::preset(args.config);
     args.overrides.apply(&mut cfg)?;
     cfg.validate().map_err(UsageError)?;
-    let setup = Setup::open(args.device)?;
+    let setup = Setup::open(args.device)?.graphed(!args.no_cuda_graph);
+    let launch = setup.launch;
     let corpus = Corpus::load(&args.files, cfg.vocab_size)?;
     let out = args
         .out
@@ -383,7 +384,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     }
     saves.writer.finish()?;
     if progress.epochs_done == cfg.max_max_epoch {
-        let eval_model = inference_model(&spec, &varmap, &device)?;
+        let eval_model = inference_model(&spec, &varmap, (&device, launch))?;
         // The tutorial's test pass (batch 1, one word per step), read in windows of the
         // training steps: the same perplexity up to rounding, in `num_steps` times fewer steps.
         let test = PassShape {

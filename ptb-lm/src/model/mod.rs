@@ -15,7 +15,7 @@ use crate::optim::{Lookup, OwnedGrad};
 use anyhow::{bail, ensure, Result};
 use candle_core::{DType, Device, Tensor, Var};
 use candle_cudnn_rnn::{
-    MathMode, ParamKind, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState, SinkMode,
+    Launch, MathMode, ParamKind, Rnn, RnnAlgo, RnnConfig, RnnDims, RnnMode, RnnState, SinkMode,
 };
 use candle_nn::rnn::{LSTMConfig, LSTMState, RNN};
 use candle_nn::{Init, Module, VarBuilder};
@@ -246,11 +246,13 @@ pub fn rnn_dims(cfg: &LmConfig) -> RnnDims {
         RnnMode::Lstm,
         h,
         h,
-        &rnn_config(cfg, MathMode::Fp32, RnnKind::Fused),
+        &rnn_config(cfg, MathMode::Fp32, (RnnKind::Fused, Launch::Eager)),
     )
 }
 
-fn rnn_config(cfg: &LmConfig, math: MathMode, kind: RnnKind) -> RnnConfig {
+/// The fused LSTM's configuration: `kind` names its algorithm, `launch` how its calls run
+/// (replayed from CUDA graphs, or eagerly), which the default algorithm's rules read.
+fn rnn_config(cfg: &LmConfig, math: MathMode, (kind, launch): (RnnKind, Launch)) -> RnnConfig {
     RnnConfig {
         num_layers: cfg.num_layers,
         dropout: cfg.dropout(),
@@ -261,6 +263,7 @@ fn rnn_config(cfg: &LmConfig, math: MathMode, kind: RnnKind) -> RnnConfig {
             RnnKind::Heuristic => RnnAlgo::Heuristic,
             RnnKind::Fused | RnnKind::CandleNn => RnnAlgo::Standard,
         },
+        launch,
         ..Default::default()
     }
 }
@@ -308,11 +311,12 @@ pub struct PtbModel {
 
 impl PtbModel {
     /// Builds the model; every parameter is created through `vb` (uniform in ±init_scale when
-    /// new), in f32 whatever dtype the plan's layers compute in.
+    /// new), in f32 whatever dtype the plan's layers compute in; its fused LSTM's calls run as
+    /// `launch` says.
     pub fn new(
         cfg: &LmConfig,
         vocab: usize,
-        kind: RnnKind,
+        (kind, launch): (RnnKind, Launch),
         plan: &PrecisionPlan,
         vb: VarBuilder,
     ) -> Result<Self> {
@@ -325,7 +329,7 @@ impl PtbModel {
         let embedding = vb.get_with_hints((vocab, h), "embedding.weight", init)?;
         let rnn = match kind {
             RnnKind::Fused | RnnKind::Persistent | RnnKind::Heuristic => {
-                let rcfg = rnn_config(cfg, math, kind);
+                let rcfg = rnn_config(cfg, math, (kind, launch));
                 let dims = RnnDims::new(RnnMode::Lstm, h, h, &rcfg);
                 let w = vb.get_with_hints(dims.weight_count(), "rnn.weight", init)?;
                 Recurrent::Fused(Rnn::from_weight(RnnMode::Lstm, h, h, rcfg, w)?)
@@ -708,7 +712,8 @@ mod tests {
         let mut cfg = LmConfig::preset(Preset::Medium);
         (cfg.hidden_size, cfg.num_steps, cfg.batch_size) = (16, 4, 3);
         let spec = RunSpec::new(Preset::Medium, cfg, 20);
-        let (model, _) = crate::train::setup::build_model(&spec, &Device::Cpu, None).unwrap();
+        let (model, _) =
+            crate::train::setup::build_model(&spec, (&Device::Cpu, Launch::Eager), None).unwrap();
         let ids = Tensor::new(
             &[[1u32, 2, 3], [4, 5, 6], [7, 8, 9], [1, 3, 5]],
             &Device::Cpu,

@@ -295,7 +295,8 @@ mod tests {
             init: None,
         };
         let (spec, _) = spec(Precision::Fp32, &setup);
-        let (_, varmap) = build_model(&spec, &Device::Cpu, None).unwrap();
+        let (_, varmap) =
+            build_model(&spec, (&Device::Cpu, candle_cudnn_rnn::Launch::Eager), None).unwrap();
         let init = named_weights(&varmap);
         let setup = Setup {
             init: Some(&init),

@@ -252,8 +252,9 @@ mod tests {
         (config.hidden_size, config.init_scale) = (16, 0.5);
         let mut spec = RunSpec::new(Preset::Small, config, 13);
         spec.seed = seed;
-        let (_, varmap) = build_model(&spec, &dev, None).unwrap();
-        inference_model(&spec, &varmap, &dev).unwrap()
+        let launch = candle_cudnn_rnn::Launch::Eager;
+        let (_, varmap) = build_model(&spec, (&dev, launch), None).unwrap();
+        inference_model(&spec, &varmap, (&dev, launch)).unwrap()
     }
 
     /// With the state carried, one step per call and 6 steps per call see the same stream, so

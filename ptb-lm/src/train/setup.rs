@@ -9,6 +9,7 @@ use crate::optim::Optimizer;
 use crate::train::run::RunSpec;
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
+use candle_cudnn_rnn::Launch;
 use candle_nn::{VarBuilder, VarMap};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::HashMap;
@@ -17,10 +18,13 @@ use std::collections::HashMap;
 /// filling the driver's compile cache for it (`crate::gpu::driver_cache`), so the command can
 /// read its data meanwhile; [`Setup::training`] and [`Setup::inference`] then wait for the
 /// cache, set the run's precision for candle's own matrix products (a process-wide switch, so
-/// set here and nowhere else) and build the run's model.
+/// set here and nowhere else) and build the run's model, its fused LSTM told how its calls
+/// will run ([`Setup::graphed`]).
 pub struct Setup {
     pub device: Device,
     prefill: Prefill,
+    /// How the model's steps will run: replayed from CUDA graphs, or eagerly (by default).
+    pub launch: Launch,
 }
 
 /// A model to train, its variables, and the optimizer over them.
@@ -38,7 +42,19 @@ impl Setup {
         Ok(Self {
             device: open_device(d)?,
             prefill,
+            launch: Launch::Eager,
         })
+    }
+
+    /// This setup for a command whose steps are replayed from CUDA graphs when `graph` (after
+    /// an eager warm-up: `FixedStep`), so that the fused LSTM's default rules follow graphs'
+    /// replays (`candle_cudnn_rnn::Launch`).
+    pub fn graphed(self, graph: bool) -> Self {
+        let launch = match graph {
+            true => Launch::Graphed,
+            false => Launch::Eager,
+        };
+        Self { launch, ..self }
     }
 
     /// A device already open, with no cache to fill (the GPU unit tests').
@@ -47,6 +63,7 @@ impl Setup {
         Self {
             device,
             prefill: Prefill::default(),
+            launch: Launch::Eager,
         }
     }
 
@@ -65,8 +82,9 @@ impl Setup {
         spec: &RunSpec,
         weights: Option<&HashMap<String, Tensor>>,
     ) -> Result<Trainee> {
+        let launch = self.launch;
         let device = self.ready(spec);
-        let (model, varmap) = build_model(spec, &device, weights)?;
+        let (model, varmap) = build_model(spec, (&device, launch), weights)?;
         let model = model.with_owned_gradients()?;
         let plan = spec.precision.plan();
         let opt = Optimizer::for_config(sorted_vars(&varmap), &spec.config, &plan)?;
@@ -75,9 +93,10 @@ impl Setup {
 
     /// The model of `spec` over `weights` for evaluation (`inference_model`).
     pub fn inference(self, spec: &RunSpec, weights: &HashMap<String, Tensor>) -> Result<PtbModel> {
+        let launch = self.launch;
         let device = self.ready(spec);
-        let (_, varmap) = build_model(spec, &device, Some(weights))?;
-        inference_model(spec, &varmap, &device)
+        let (_, varmap) = build_model(spec, (&device, launch), Some(weights))?;
+        inference_model(spec, &varmap, (&device, launch))
     }
 }
 
@@ -152,16 +171,16 @@ fn single_stream(device: Device) -> Device {
 
 /// The model of `spec`, with `weights` from a checkpoint, or initialized uniformly in
 /// ±init_scale from `spec.seed` (host-side, so the same seed gives the same model everywhere),
-/// a single LSTM bias at zero.
+/// a single LSTM bias at zero; its fused LSTM's calls run as `launch` says.
 pub fn build_model(
     spec: &RunSpec,
-    device: &Device,
+    (device, launch): (&Device, Launch),
     weights: Option<&HashMap<String, Tensor>>,
 ) -> Result<(PtbModel, VarMap)> {
     let varmap = VarMap::new();
     let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
     let plan = spec.precision.plan();
-    let model = PtbModel::new(&spec.config, spec.vocab_size, spec.rnn, &plan, vb)?;
+    let model = PtbModel::new(&spec.config, spec.vocab_size, (spec.rnn, launch), &plan, vb)?;
     let vars = varmap.data().lock().expect("varmap lock").clone();
     let mut names: Vec<&String> = vars.keys().collect();
     names.sort();
@@ -221,14 +240,18 @@ pub fn named_weights(varmap: &VarMap) -> Vec<(String, Tensor)> {
 
 /// The same model over detached weights: evaluation builds no graph and runs cuDNN in
 /// inference mode, with the plan's evaluation precision.
-pub fn inference_model(spec: &RunSpec, varmap: &VarMap, device: &Device) -> Result<PtbModel> {
+pub fn inference_model(
+    spec: &RunSpec,
+    varmap: &VarMap,
+    (device, launch): (&Device, Launch),
+) -> Result<PtbModel> {
     let tensors: HashMap<String, Tensor> = named_weights(varmap)
         .into_iter()
         .map(|(n, t)| (n, t.detach()))
         .collect();
     let vb = VarBuilder::from_tensors(tensors, DType::F32, device);
     let plan = spec.precision.plan().for_evaluation();
-    PtbModel::new(&spec.config, spec.vocab_size, spec.rnn, &plan, vb)
+    PtbModel::new(&spec.config, spec.vocab_size, (spec.rnn, launch), &plan, vb)
 }
 
 #[cfg(test)]
@@ -247,7 +270,7 @@ mod tests {
     }
 
     fn weights(s: &RunSpec) -> HashMap<String, Vec<f32>> {
-        let (_, varmap) = build_model(s, &Device::Cpu, None).unwrap();
+        let (_, varmap) = build_model(s, (&Device::Cpu, Launch::Eager), None).unwrap();
         named_weights(&varmap)
             .into_iter()
             .map(|(n, t)| (n, t.flatten_all().unwrap().to_vec1().unwrap()))

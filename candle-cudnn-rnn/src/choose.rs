@@ -150,11 +150,10 @@ fn ours_lead(
     (one_launch, launch): (OneLaunch, Launch),
 ) -> bool {
     let deeper = dims.num_layers > OURS_LEAD_MAX_LAYERS;
+    let persist_static = persist_static_leads(dims, call, (dtype, train), launch);
     let cudnn_faster = (small_h_leads(dims, call, (dtype, train))
         && small_h_leads_ours(dims, call))
-        || (persist_static_leads(dims, call, (dtype, train), launch)
-            && !ours_lead_persist_static(dims, call, train)
-            && !deeper);
+        || (persist_static && !ours_lead_persist_static(dims, call, train) && !deeper);
     let stack = ours_lead_stack(dims, one_launch.every_pass(train))
         && (call.batch <= CHUNK_SAMPLES
             || ours_lead_in_chunks(call, dims, train, launch)
@@ -163,7 +162,7 @@ fn ours_lead(
     // beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps it.
     let eagerly = launch == Launch::Eager
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
-        && !persist_static_leads(dims, call, (dtype, train), launch);
+        && !persist_static;
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 

@@ -14,6 +14,10 @@ pub(crate) struct Call {
     pub batch: usize,
     /// Valid steps of each sequence (each in `1..=seq`); `None`: all `seq`.
     pub lengths: Option<Arc<[usize]>>,
+    /// The caller gave no initial state: it is zero, and the op's state operand is a
+    /// placeholder that no path reads (the kernels take a null state as zeros), so that a call
+    /// neither allocates nor fills one.
+    pub zero_state: bool,
 }
 
 impl Call {
@@ -57,6 +61,17 @@ impl Call {
 
     pub fn state_len(&self) -> usize {
         self.dims.state_len(self.batch)
+    }
+
+    /// The device address of the initial state for a kernel: `base`, or 0 (null: zeros) for a
+    /// call given none.
+    #[cfg(feature = "cuda")]
+    pub fn initial_state(&self, base: u64) -> u64 {
+        if self.zero_state {
+            0
+        } else {
+            base
+        }
     }
 }
 

@@ -986,6 +986,7 @@ mod tests {
             seq: 3,
             batch: 2,
             lengths: lengths.map(Into::into),
+            zero_state: false,
         };
         let varlen = call(plain, Some(vec![3, 2]));
         assert!(cudnn_takes(RnnAlgo::Standard, &varlen, &plain).is_ok());
@@ -1031,6 +1032,7 @@ mod tests {
             seq: 30,
             batch,
             lengths: None,
+            zero_state: false,
         };
         let train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
@@ -1238,6 +1240,7 @@ mod tests {
         );
         let varlen = Call {
             lengths: Some(vec![30; 32].into()),
+            zero_state: false,
             ..call(lstm(1, 128), 32)
         };
         assert_eq!(
@@ -1263,6 +1266,7 @@ mod tests {
                 seq: 30,
                 batch,
                 lengths: None,
+                zero_state: false,
             };
             match ours_lead(&c, &dims, (dtype, train), (one, launch)) {
                 true => RnnAlgo::Persistent,

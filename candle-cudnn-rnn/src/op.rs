@@ -1,5 +1,6 @@
 //! The RNN as one candle `CustomOp3`: inputs `(x, weight, state)`, output `y`; and the final
-//! state as a second op on `y` ([`FinalState`]). The CPU path and the module's GPU backend sit
+//! state as a second op on `y` ([`FinalState`]). A call given no initial state passes the
+//! weight as a placeholder state that no path reads (`Call::zero_state`). The CPU path and the module's GPU backend sit
 //! side by side; the op knows the backend only through its seam.
 //!
 //! Every path writes one packed buffer `[y | h_n | c_n]`. The op's output is `y`, shaped
@@ -179,11 +180,11 @@ impl CustomOp3 for RnnOp {
             }
             // Half precision computes in f32 and rounds the outputs, as cuDNN's f32 math does.
             (dt @ (DType::F16 | DType::BF16), b, c) if b == dt && c == dt => {
-                let (x, w, st) = (
-                    widen(s1, l1, "x")?,
-                    widen(s2, l2, "weight")?,
-                    widen(s3, l3, "state")?,
-                );
+                let st = match self.call.zero_state {
+                    true => vec![0f32; self.call.state_len()],
+                    false => widen(s3, l3, "state")?,
+                };
+                let (x, w) = (widen(s1, l1, "x")?, widen(s2, l2, "weight")?);
                 let (out, trace) =
                     cpu::forward::<f32>(&self.call, &x, &w, &st, self.dropout, self.train);
                 trace.map(|t| self.keep(Reserve::Cpu32(t))).transpose()?;
@@ -235,18 +236,25 @@ impl CustomOp3 for RnnOp {
         // backward left it (candle runs it first, as it reads this op's output).
         let grad_state = self.grad_state.take();
         let reserve = self.take_reserve()?;
-        // The CPU path reads the gradient of its packed output.
+        // The CPU path reads the gradient of its packed output, and a zero initial state where
+        // the call was given none (`state` is then a placeholder, see `Call::zero_state`).
         let packed = || self.packed_grad(&grad_y, grad_state.as_ref());
+        let zero_state = self.call.zero_state;
+        let cpu_state = || match zero_state {
+            true => Tensor::zeros(self.call.state_len(), w.dtype(), w.device()),
+            false => Ok(state.clone()),
+        };
         let some = |(dx, dw, ds)| (Some(dx), Some(dw), Some(ds));
         let (dx, dw, ds) = match reserve {
             Reserve::Cpu32(t) if w.dtype() != DType::F32 => {
                 let f = |t: &Tensor| t.to_dtype(DType::F32);
-                let (dx, dw, ds) = self.cpu_bwd::<f32>(&t, &f(w)?, &f(state)?, &f(&packed()?)?)?;
+                let (dx, dw, ds) =
+                    self.cpu_bwd::<f32>(&t, &f(w)?, &f(&cpu_state()?)?, &f(&packed()?)?)?;
                 let back = |t: Tensor| t.to_dtype(w.dtype());
                 (Some(back(dx)?), Some(back(dw)?), Some(back(ds)?))
             }
-            Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, state, &packed()?)?),
-            Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, state, &packed()?)?),
+            Reserve::Cpu32(t) => some(self.cpu_bwd::<f32>(&t, w, &cpu_state()?, &packed()?)?),
+            Reserve::Cpu64(t) => some(self.cpu_bwd::<f64>(&t, w, &cpu_state()?, &packed()?)?),
             #[cfg(feature = "cuda")]
             Reserve::Gpu(r) => {
                 let inputs = BackwardInputs {
@@ -257,7 +265,7 @@ impl CustomOp3 for RnnOp {
                     y,
                     grad_y: &grad_y,
                     grad_state: grad_state.as_ref(),
-                    state_grad: state.track_op(),
+                    state_grad: !zero_state && state.track_op(),
                     input_grad: x.track_op(),
                     dw_into: None,
                 };
@@ -306,7 +314,11 @@ impl CustomOp3 for RnnOp {
             // Left in a sink (the module's, or `crate::backward`'s).
             (None, _) => None,
         };
-        let ds = ds.map(|ds| keep(state, ds)).transpose()?.flatten();
+        // A placeholder state (the weight) takes no gradient.
+        let ds = match zero_state {
+            true => None,
+            false => ds.map(|ds| keep(state, ds)).transpose()?.flatten(),
+        };
         let dx = dx.map(|dx| keep(x, dx)).transpose()?.flatten();
         Ok((dx, dw, ds))
     }
@@ -393,7 +405,14 @@ impl RnnOp {
     ) -> Result<(Vec<T>, Option<Trace<T>>)> {
         let x = cpu_slice(s1, l1, "x")?;
         let w = cpu_slice(s2, l2, "weight")?;
-        let s = cpu_slice(s3, l3, "state")?;
+        let zeros;
+        let s = match self.call.zero_state {
+            true => {
+                zeros = vec![T::zero(); self.call.state_len()];
+                &zeros[..]
+            }
+            false => cpu_slice(s3, l3, "state")?,
+        };
         Ok(cpu::forward::<T>(
             &self.call,
             x,

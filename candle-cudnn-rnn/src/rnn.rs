@@ -387,9 +387,12 @@ impl Rnn {
         let lengths = lengths
             .map(|l| checked_lengths(l, seq, batch))
             .transpose()?;
-        let state = match state {
-            Some(s) => self.checked_state(s, batch)?,
-            None => self.zero_state(batch)?.packed().clone(),
+        // Without an initial state the op's state operand is the weight, a placeholder that no
+        // path reads (`Call::zero_state`): no zero state to allocate and fill (a graph node
+        // fewer a call).
+        let (state, zero_state) = match state {
+            Some(s) => (self.checked_state(s, batch)?, false),
+            None => (self.weight.clone(), true),
         };
         let dropout = self
             .seed
@@ -400,6 +403,7 @@ impl Rnn {
             seq,
             batch,
             lengths,
+            zero_state,
         };
         let grad_state = GradSlot::default();
         let final_state = FinalState {

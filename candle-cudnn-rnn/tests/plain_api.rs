@@ -158,3 +158,53 @@ fn an_untracked_call_gives_a_tracked_calls_outputs_and_state() {
         );
     }
 }
+
+/// A call given no initial state (whose state operand is then a placeholder that no path
+/// reads) gives what a call given a zero state gives: outputs, final state and the input's and
+/// weight's gradients, through `loss.backward()` and `candle_cudnn_rnn::backward`; the
+/// placeholder adds nothing to the weight's gradient.
+#[test]
+fn a_call_given_no_state_is_a_call_given_zeros() {
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        let case = case(mode);
+        let mut rng = rng(&format!("no state {mode:?}"));
+        let (w, x, s) = case.random_inputs(&mut rng);
+        let (gy, gs) = (
+            uniform(&mut rng, &[case.seq, case.batch, 2 * case.hidden], 1.0),
+            uniform(&mut rng, s.dims(), 1.0),
+        );
+        let (wv, xv) = (Var::from_tensor(&w).unwrap(), Var::from_tensor(&x).unwrap());
+        let rnn = case.rnn(wv.as_tensor());
+        let zeros = rnn.zero_state(case.batch).unwrap();
+        let run = |state: Option<&candle_cudnn_rnn::RnnState>, direct: bool| {
+            let (y, st) = rnn.forward_t(xv.as_tensor(), state, true).unwrap();
+            let loss = ((&y * &gy).unwrap().sum_all().unwrap()
+                + (st.packed() * &gs).unwrap().sum_all().unwrap())
+            .unwrap();
+            let grads = match direct {
+                true => candle_cudnn_rnn::backward(&loss).unwrap(),
+                false => loss.backward().unwrap(),
+            };
+            let g = |v: &Var| grads.get(v.as_tensor()).unwrap().flatten_all().unwrap();
+            [
+                y.flatten_all().unwrap(),
+                st.packed().flatten_all().unwrap(),
+                g(&xv),
+                g(&wv),
+            ]
+        };
+        for direct in [false, true] {
+            let (none, given) = (run(None, direct), run(Some(&zeros), direct));
+            for (what, (a, b)) in ["y", "state", "dx", "dw"]
+                .iter()
+                .zip(none.iter().zip(&given))
+            {
+                assert_eq!(
+                    a.to_vec1::<f64>().unwrap(),
+                    b.to_vec1::<f64>().unwrap(),
+                    "{mode:?} {what} (direct {direct})"
+                );
+            }
+        }
+    }
+}

@@ -542,6 +542,7 @@ mod tests {
                 seq: 3,
                 batch: 2,
                 lengths: None,
+                zero_state: false,
             };
             let drop = dropout(0.4, rng.random());
             let (w, x, s) = (
@@ -588,6 +589,7 @@ mod tests {
             seq: 2,
             batch: 1,
             lengths: None,
+            zero_state: false,
         };
         let mut rng = StdRng::seed_from_u64(7);
         let (w, x, s) = (

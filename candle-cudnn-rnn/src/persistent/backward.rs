@@ -18,7 +18,7 @@ use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
-use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
+use candle_core::{CudaStorage, Result, Storage, Tensor};
 
 /// The gradients of the forward that left `r` (all layers' recurrences as a wavefront where
 /// `wave` allows it and they fit); `dw` is `None` when it went into `i.dw_into`, `dx` and
@@ -40,11 +40,12 @@ pub(super) fn backward<T: Elem>(
     // all of dstate and dg, each layer's input GEMM all of the next one's dy.
     let mut dx = unsafe { stream.alloc::<T>(if i.input_grad { call.input_len() } else { 1 }) }?;
     let mut ds = unsafe { stream.alloc::<T>(call.state_len()) }?;
-    // The final state's gradient, zero when the loss does not read the state (the kernels read
-    // one).
-    let zero_state = match i.grad_state {
-        Some(_) => None,
-        None => Some(stream.alloc_zeros::<T>(call.state_len())?),
+    // A zero h_0 for the recurrent weight's gradient at t = 0 where it is the only product
+    // (one step) and the call was given no initial state; with more steps that product is
+    // skipped (it adds zero).
+    let zero_h0 = match call.zero_state && seq == 1 {
+        true => Some(stream.alloc_zeros::<T>(batch * hidden)?),
+        false => None,
     };
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer. The
     // wavefront needs every layer's gate gradients, exchange buffer and (below the top)
@@ -106,11 +107,16 @@ pub(super) fn backward<T: Elem>(
     {
         let [(x, _a), (w, _b), (s, _c), (y_top, _d), (grad, _e)] =
             [0, 1, 2, 3, 4].map(|k| views[k].device_ptr(&stream));
-        let (d_state, _l) = match (views.get(5), &zero_state) {
-            (Some(v), _) => v.device_ptr(&stream),
-            (None, Some(z)) => z.device_ptr(&stream),
-            (None, None) => bail!("rnn backward: no gradient of the final state"),
+        // The final state's gradient; null (the kernels read zeros) when the loss does not
+        // read the state.
+        let (d_state, _l) = match views.get(5) {
+            Some(v) => {
+                let (p, g) = v.device_ptr(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
         };
+        let zero_h0 = zero_h0.as_ref().map(|z| z.device_ptr(&stream));
         let (dx_ptr, _f) = dx.device_ptr_mut(&stream);
         let (ds_ptr, _g) = ds.device_ptr_mut(&stream);
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
@@ -156,7 +162,10 @@ pub(super) fn backward<T: Elem>(
         // back through this layer's mask.
         let drop_args = |layer: usize| masks::kernel_args(masks, &stream, (layer, layers));
         let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
-        let grad_state = |slot, layer| d_state + state(slot, layer);
+        let grad_state = |slot, layer| match d_state {
+            0 => 0,
+            d => d + state(slot, layer),
+        };
         let bias_at = |o: Option<usize>| o.map_or(0, |o| dw_ptr + o as u64 * elem);
         // `recurrence_bwd.cu`'s `BwdArgs` of `layer` (the guard keeps its dropout offset's
         // view). The state the cell carries from t = 0 is an LSTM's c_0, a GRU's h_0; a cell
@@ -167,13 +176,16 @@ pub(super) fn backward<T: Elem>(
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
             let (drop, guard) = drop_args(layer);
-            let c_slot = |base: u64| if has_c { base + state(1, layer) } else { 0 };
+            let c_slot = |base: u64| match has_c && base != 0 {
+                true => base + state(1, layer),
+                false => 0,
+            };
             let args = [
                 w + b.w_hh as u64 * elem,
                 w + b.w_ih as u64 * elem,
                 gate_ptrs[layer].0,
                 cell_ptrs[layer].0,
-                s + state(carried, layer),
+                call.initial_state(s + state(carried, layer)),
                 if top { grad } else { dyb(layer) },
                 grad_state(0, layer),
                 c_slot(d_state),
@@ -281,8 +293,13 @@ pub(super) fn backward<T: Elem>(
                     first,
                 )?,
             }
-            // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0.
-            let h0 = s + state(0, layer);
+            // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0 (none to add for a zero
+            // h_0 after other steps).
+            let h0 = match (call.zero_state, &zero_h0) {
+                (false, _) => Some(s + state(0, layer)),
+                (true, Some((z, _))) => Some(*z),
+                (true, None) => None,
+            };
             // With padded rows, the forward kept them (`Reserve::h_prev`).
             if let Some((kept, _)) = kept_h_prev.get(layer) {
                 padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
@@ -297,13 +314,15 @@ pub(super) fn backward<T: Elem>(
                         first,
                     )?;
                 }
-                product(
-                    (gh, hidden, batch),
-                    dght,
-                    Mat::new(h0, hidden),
-                    dw_at(b.w_hh),
-                    if seq > 1 { Out::AddHalf } else { first },
-                )?;
+                if let Some(h0) = h0 {
+                    product(
+                        (gh, hidden, batch),
+                        dght,
+                        Mat::new(h0, hidden),
+                        dw_at(b.w_hh),
+                        if seq > 1 { Out::AddHalf } else { first },
+                    )?;
+                }
             }
             // The first layer's input gradient only when x tracks one; the wavefront made the
             // others'.

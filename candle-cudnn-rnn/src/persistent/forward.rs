@@ -217,10 +217,12 @@ pub(super) fn forward<T: Elem>(
             drop_guards.push(guard);
             let packed =
                 |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
-            let h0 = s_ptr + state_at(0, layer) * elem;
+            // Null (zeros) for a call given no initial state.
+            let initial = |slot, layer| call.initial_state(s_ptr + state_at(slot, layer) * elem);
+            let h0 = initial(0, layer);
             // A cell without c carries h from where an LSTM's c starts, and writes no c_n.
             let (c0, c_n) = match cell.has_c() {
-                true => (s_ptr + state_at(1, layer) * elem, packed(1, layer)),
+                true => (initial(1, layer), packed(1, layer)),
                 false => (h0, 0),
             };
             let args = [

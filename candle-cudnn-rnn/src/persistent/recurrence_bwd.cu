@@ -119,8 +119,8 @@ struct BwdArgs {
     const float* cells;                     // [T, B, CELL_SAVED, H]
     const u16* c0;                          // [B, H] or null (zeros)
     const u16* dy;                          // [T, B, H]
-    const u16* dh_n;                        // [B, H]
-    const u16* dc_n;                        // [B, H]
+    const u16* dh_n;                        // [B, H] or null (zeros)
+    const u16* dc_n;                        // [B, H] or null (zeros)
     u16* dg;                                // [T, B, GH]
     u16* dgx;                               // [2, B, GPAD], zeroed
     u16* dh0;                               // [B, H]
@@ -202,9 +202,9 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         for (int it = 0; it < ITEMS; ++it) {
             int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
             bool live = idx < UB * NB && IN_BATCH(n) && u < HID;
-            dhr[ch][it] = live ? to_f(a.dh_n[n * HID + u]) : 0.f;
+            dhr[ch][it] = (live && a.dh_n) ? to_f(a.dh_n[n * HID + u]) : 0.f;
 #if CELL_HAS_C
-            dc[ch][it] = live ? to_f(a.dc_n[n * HID + u]) : 0.f;
+            dc[ch][it] = (live && a.dc_n) ? to_f(a.dc_n[n * HID + u]) : 0.f;
 #else
             dc[ch][it] = 0.f;
 #endif
@@ -531,8 +531,8 @@ persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
                     const float* __restrict__ cells, // [T, B, H]
                     const u16* __restrict__ c0,      // [B, H] or null (zeros)
                     const u16* __restrict__ dy,      // [T, B, H]
-                    const u16* __restrict__ dh_n,    // [B, H]
-                    const u16* __restrict__ dc_n,    // [B, H]
+                    const u16* __restrict__ dh_n,    // [B, H] or null (zeros)
+                    const u16* __restrict__ dc_n,    // [B, H] or null (zeros)
                     u16* dg,                         // [T, B, GH]
                     u16* dgx,                        // [2, B, GPAD], zeroed
                     u16* dh0, u16* dc0,              // [B, H]

@@ -1,7 +1,8 @@
 //! The op as a candle user trains it, on the GPU: the default algorithm (`Heuristic`) names the
 //! kernel that served; `candle_cudnn_rnn::backward` gives `loss.backward()`'s gradients with the
 //! weight's written straight into the store (on cuDNN and on the crate's kernels); a loss of the
-//! final state alone gets the f64 CPU path's gradients.
+//! final state alone gets the f64 CPU path's gradients; a call given no initial state (null to
+//! the kernels) gives a call given zeros.
 
 use super::*;
 use candle_core::DType::{BF16, F32};
@@ -130,6 +131,73 @@ fn a_loss_of_the_final_state_alone_matches_the_f64_cpu_path() {
                 &format!("{name} (served by {served:?}), state alone"),
                 &rows,
             );
+        },
+    );
+}
+
+/// A training call given no initial state (which the kernels read as null: zeros; cuDNN's
+/// `Standard` stacks as zeros of the backend's own) gives what a call given a zero state
+/// gives, on cuDNN (one layer and a stack) and on the crate's kernels (one step, where the
+/// recurrent weight's gradient at t = 0 is the only product, and several; one layer and a
+/// stack), with a loss that reads the final state and one that does not (whose gradient the
+/// kernels then read as null too).
+#[test]
+fn a_call_given_no_state_gives_a_call_given_zeros() {
+    let case = |mode, algo, dtype, (layers, seq)| {
+        let mut shape = shape(algo, (8, seq, 64));
+        shape.mode = mode;
+        shape.cfg.num_layers = layers;
+        (shape, dtype)
+    };
+    let cases = vec![
+        case(RnnMode::Lstm, RnnAlgo::Standard, F32, (2, 7)),
+        case(RnnMode::Gru, RnnAlgo::Standard, F32, (2, 7)),
+        case(RnnMode::Gru, RnnAlgo::Standard, F32, (1, 7)),
+        case(RnnMode::Lstm, RnnAlgo::Persistent, BF16, (1, 9)),
+        case(RnnMode::Gru, RnnAlgo::Persistent, BF16, (2, 9)),
+        case(RnnMode::Lstm, RnnAlgo::Persistent, BF16, (1, 1)),
+        case(RnnMode::Gru, RnnAlgo::Persistent, BF16, (1, 1)),
+    ];
+    check_each(
+        "a_call_given_no_state_gives_a_call_given_zeros",
+        cases,
+        |gpu, (shape, dtype), rng, verdicts| {
+            let inputs = Inputs::random(&shape, false, dtype, rng).to(&gpu.device, dtype);
+            let (w, x) = (
+                Var::from_tensor(&inputs.w).unwrap(),
+                Var::from_tensor(&inputs.x).unwrap(),
+            );
+            let rnn = shape.rnn(w.as_tensor());
+            let zeros = rnn.zero_state(shape.batch).unwrap();
+            let run = |state: Option<&RnnState>, reads_state: bool| {
+                let (y, st) = rnn.forward_t(x.as_tensor(), state, true).unwrap();
+                let mut loss = (&y * &inputs.gy).unwrap().sum_all().unwrap();
+                if reads_state {
+                    loss = (loss + (st.packed() * &inputs.gs).unwrap().sum_all().unwrap()).unwrap();
+                }
+                let grads = candle_cudnn_rnn::backward(&loss).unwrap();
+                let g = |v: &Var| grads.get(v.as_tensor()).unwrap().clone();
+                ([y, st.packed().clone(), g(&x), g(&w)], rnn.last_algo())
+            };
+            for reads_state in [false, true] {
+                let name = format!(
+                    "{} {:?} {} (loss reads the state: {reads_state})",
+                    shape.name(),
+                    shape.cfg.algo,
+                    dtype.as_str()
+                );
+                let ((none, served), (given, _)) =
+                    (run(None, reads_state), run(Some(&zeros), reads_state));
+                if shape.cfg.algo == RnnAlgo::Persistent {
+                    verdicts.require_persistent(&name, served);
+                }
+                let rows: Vec<_> = ["y", "state", "dx", "dw"]
+                    .iter()
+                    .zip(none.iter().zip(&given))
+                    .map(|(what, (a, b))| (*what, rel_err(a, b), 1e-6))
+                    .collect();
+                verdicts.case(&format!("{name}: no state vs zeros"), &rows);
+            }
         },
     );
 }

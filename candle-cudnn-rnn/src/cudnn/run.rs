@@ -107,17 +107,23 @@ fn with_prepared<T: Elem, R>(
     f(CallState { stream, p, raw })
 }
 
-/// A zero initial state for a call given none that `algo` reads as zeros rather than NULL:
-/// cuDNN's `Standard` over a stack, which, handed NULL, skips each layer's first recurrent
-/// products but runs its layers' streams with less overlap: graphed training 2-4% slower at GRU
-/// [30 and 200, 128, 3 x 1024] bf16 (`results/2026-11-26-h100-no-zero-state/`). Elsewhere
-/// NULL, a graph node fewer. `o.state` then points at the zeros, which must outlive the call.
+/// Whether `algo` reads a call given no initial state as zeros rather than NULL: cuDNN's
+/// `Standard` over a stack, which, handed NULL, skips each layer's first recurrent products but
+/// runs its layers' streams with less overlap: graphed training 2-4% slower at GRU [30 and 200,
+/// 128, 3 x 1024] bf16 (`results/2026-11-26-h100-no-zero-state/`). Elsewhere NULL, a graph
+/// node fewer.
+pub(super) fn reads_zeros(call: &Call, algo: RnnAlgo) -> bool {
+    call.zero_state && algo == RnnAlgo::Standard && call.dims.num_layers > 1
+}
+
+/// The zero initial state of a call that `algo` reads as zeros ([`reads_zeros`]), `o.state`
+/// then pointing at it (it must outlive the call); else none.
 fn zeros_for_stacks<T: Elem>(
     stream: &Arc<CudaStream>,
     (call, algo): (&Call, RnnAlgo),
     o: &mut Operands,
 ) -> Result<Option<CudaSlice<T>>> {
-    if !(call.zero_state && algo == RnnAlgo::Standard && call.dims.num_layers > 1) {
+    if !reads_zeros(call, algo) {
         return Ok(None);
     }
     let zeros = stream.alloc_zeros::<T>(call.state_len())?;

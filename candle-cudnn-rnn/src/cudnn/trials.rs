@@ -4,13 +4,13 @@
 //! captures), and its times and results are handed back.
 
 use super::prepared::{temp_sizes, Prepared};
-use super::run::{with_call, CallState, Elem, Sizes};
+use super::run::{reads_zeros, with_call, CallState, Elem, Sizes};
 use super::CudnnRnn;
 use crate::backend::{operand_dtype, ForwardInputs};
 use crate::memory::fill;
 use crate::timing::{eager_times, graphed_times};
 use crate::RnnAlgo;
-use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtrMut};
+use candle_core::cuda_backend::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use candle_core::{DType, Result};
 
 /// One algorithm's trial on a call's shape.
@@ -62,8 +62,16 @@ impl CudnnRnn {
         train: bool,
         (candidates, reps, judge): (&[RnnAlgo], usize, &mut dyn FnMut(Trial)),
     ) -> Result<()> {
-        let CallState { stream, p, raw } = c;
+        let CallState { stream, p, mut raw } = c;
         let call = raw.call;
+        // The zero initial state that `Standard` stacks read for a call given none, so that
+        // each candidate is timed as it will run.
+        let zeros = match reads_zeros(call, RnnAlgo::Standard) {
+            true => Some(stream.alloc_zeros::<T>(call.state_len())?),
+            false => None,
+        };
+        let zeros = zeros.as_ref().map(|z| z.device_ptr(stream));
+        let given = raw.o.state;
         let packed = call.output_len() + call.state_len();
         let mut out_buf = stream.alloc_zeros::<T>(packed)?;
         // A gradient of both signs and several sizes: with zeros every backward agrees, a
@@ -77,6 +85,10 @@ impl CudnnRnn {
         let mut dw_buf = stream.alloc_zeros::<T>(p.space_len)?;
         let (dy, _b) = dy.device_ptr_mut(stream);
         for &algo in candidates {
+            raw.o.state = match &zeros {
+                Some((z, _)) if reads_zeros(call, algo) => *z,
+                _ => given,
+            };
             let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<(Vec<f64>, bool)> {
                 let desc = p.desc(&self.spec, raw.h, algo, false, call.batch)?;
                 let (work_len, reserve_len) = temp_sizes(raw.h, desc, train, raw.shapes)?;

@@ -10,7 +10,7 @@ use crate::backend::{
 use crate::call::Call;
 use crate::memory::fill;
 use crate::sink::SinkMode;
-use crate::{RnnAlgo, RnnMode};
+use crate::{MathMode, RnnAlgo, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::cudnn::sys;
 use candle_core::cuda_backend::cudarc::driver::{
@@ -18,7 +18,7 @@ use candle_core::cuda_backend::cudarc::driver::{
 };
 use candle_core::cuda_backend::CudaDType;
 use candle_core::op::BackpropOp;
-use candle_core::{bail, CudaStorage, Result, Storage, Tensor, WithDType};
+use candle_core::{bail, CudaStorage, DType, Result, Storage, Tensor, WithDType};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -107,23 +107,26 @@ fn with_prepared<T: Elem, R>(
     f(CallState { stream, p, raw })
 }
 
-/// Whether `algo` reads a call given no initial state as zeros rather than NULL: cuDNN's
-/// `Standard` over a stack, which, handed NULL, skips each layer's first recurrent products but
-/// runs its layers' streams with less overlap: graphed training 2-4% slower at GRU [30 and 200,
-/// 128, 3 x 1024] bf16 (`results/2026-11-26-h100-no-zero-state/`). Elsewhere NULL, a graph
-/// node fewer.
-pub(super) fn reads_zeros(call: &Call, algo: RnnAlgo) -> bool {
-    call.zero_state && algo == RnnAlgo::Standard && call.dims.num_layers > 1
+/// Whether `algo` reads a call given no initial state as zeros rather than NULL, in the module's
+/// math: cuDNN's `Standard` over a stack, which, handed NULL, skips each layer's first
+/// recurrent products but runs its layers' streams with less overlap (graphed training, H100,
+/// `results/2026-11-26-h100-no-zero-state/`: GRU [30 and 200, 128, 3 x 1024] bf16 2-4% slower,
+/// in TF32 0-0.7%; LSTM [200, 128, 3 x 512] f16 0.4%); except an LSTM stack in TF32, which NULL
+/// made 1.4-2% faster at [30 and 200, 128, 3 x 1024]. Elsewhere NULL, a graph node fewer.
+pub(super) fn reads_zeros(call: &Call, algo: RnnAlgo, (math, dtype): (MathMode, DType)) -> bool {
+    let tf32_lstm =
+        call.dims.mode == RnnMode::Lstm && math == MathMode::Tf32 && dtype == DType::F32;
+    call.zero_state && algo == RnnAlgo::Standard && call.dims.num_layers > 1 && !tf32_lstm
 }
 
 /// The zero initial state of a call that `algo` reads as zeros ([`reads_zeros`]), `o.state`
 /// then pointing at it (it must outlive the call); else none.
 fn zeros_for_stacks<T: Elem>(
     stream: &Arc<CudaStream>,
-    (call, algo): (&Call, RnnAlgo),
+    (rnn, call, algo): (&CudnnRnn, &Call, RnnAlgo),
     o: &mut Operands,
 ) -> Result<Option<CudaSlice<T>>> {
-    if !reads_zeros(call, algo) {
+    if !reads_zeros(call, algo, (rnn.spec.math, T::DTYPE)) {
         return Ok(None);
     }
     let zeros = stream.alloc_zeros::<T>(call.state_len())?;
@@ -143,7 +146,7 @@ pub(super) fn forward<T: Elem>(
     let dev = inputs.ops[0].0.device().clone();
     with_call::<T, _>(rnn, &inputs, |c| {
         let CallState { stream, p, mut raw } = c;
-        let _zeros = zeros_for_stacks::<T>(stream, (call, algo), &mut raw.o)?;
+        let _zeros = zeros_for_stacks::<T>(stream, (rnn, call, algo), &mut raw.o)?;
         let with_dropout = inputs.dropout.active();
         let desc = p.desc(&rnn.spec, raw.h, algo, with_dropout, call.batch)?;
         let (work_len, reserve_len) =
@@ -197,7 +200,7 @@ pub(super) fn backward<T: Elem>(
     let operands = ([x, w, s], w_ptr);
     with_prepared(rnn, (&h, &stream), call, &entry, operands, |c| {
         let CallState { stream, p, mut raw } = c;
-        let _zeros = zeros_for_stacks::<T>(stream, (call, r.algo), &mut raw.o)?;
+        let _zeros = zeros_for_stacks::<T>(stream, (rnn, call, r.algo), &mut raw.o)?;
         let desc = p.desc(&rnn.spec, raw.h, r.algo, r.dropout, call.batch)?;
         let (work_len, reserve_len) =
             p.temp_sizes(raw.h, desc, (r.algo, r.dropout), call, true, raw.shapes)?;
@@ -473,5 +476,58 @@ fn lengths_ptr<'a>(
             (p as *const i32, Some(g))
         }
         None => (std::ptr::null(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RnnConfig, RnnDims};
+
+    /// Which calls given no state hand cuDNN zeros rather than NULL: `Standard` stacks, but
+    /// not an LSTM stack in TF32 (`reads_zeros`'s measurements).
+    #[test]
+    fn standard_stacks_but_tf32_lstms_read_zeros() {
+        let call = |mode, layers, zero_state| Call {
+            dims: RnnDims::new(
+                mode,
+                8,
+                16,
+                &RnnConfig {
+                    num_layers: layers,
+                    ..Default::default()
+                },
+            ),
+            seq: 3,
+            batch: 2,
+            lengths: None,
+            zero_state,
+        };
+        let (half, tf32) = ((MathMode::Fp32, DType::BF16), (MathMode::Tf32, DType::F32));
+        let standard = RnnAlgo::Standard;
+        for mode in [RnnMode::Lstm, RnnMode::Gru] {
+            assert!(
+                reads_zeros(&call(mode, 3, true), standard, half),
+                "{mode:?}"
+            );
+            assert!(
+                !reads_zeros(&call(mode, 3, false), standard, half),
+                "{mode:?} given"
+            );
+            assert!(
+                !reads_zeros(&call(mode, 1, true), standard, half),
+                "{mode:?} one layer"
+            );
+            let persistent = RnnAlgo::PersistStatic;
+            assert!(
+                !reads_zeros(&call(mode, 3, true), persistent, half),
+                "{mode:?}"
+            );
+        }
+        assert!(reads_zeros(&call(RnnMode::Gru, 3, true), standard, tf32));
+        assert!(!reads_zeros(&call(RnnMode::Lstm, 3, true), standard, tf32));
+        // f32 without TF32 keeps the zeros.
+        let fp32 = (MathMode::Fp32, DType::F32);
+        assert!(reads_zeros(&call(RnnMode::Lstm, 3, true), standard, fp32));
     }
 }

@@ -66,7 +66,8 @@ impl CudnnRnn {
         let call = raw.call;
         // The zero initial state that `Standard` stacks read for a call given none, so that
         // each candidate is timed as it will run.
-        let zeros = match reads_zeros(call, RnnAlgo::Standard) {
+        let math = (self.spec.math, T::DTYPE);
+        let zeros = match reads_zeros(call, RnnAlgo::Standard, math) {
             true => Some(stream.alloc_zeros::<T>(call.state_len())?),
             false => None,
         };
@@ -86,7 +87,7 @@ impl CudnnRnn {
         let (dy, _b) = dy.device_ptr_mut(stream);
         for &algo in candidates {
             raw.o.state = match &zeros {
-                Some((z, _)) if reads_zeros(call, algo) => *z,
+                Some((z, _)) if reads_zeros(call, algo, math) => *z,
                 _ => given,
             };
             let run = |p: &mut Prepared, [out, dx, ds, dw]: [u64; 4]| -> Result<(Vec<f64>, bool)> {

@@ -1,7 +1,7 @@
 //! The RNN as one candle `CustomOp3`: inputs `(x, weight, state)`, output `y`; and the final
 //! state as a second op on `y` ([`FinalState`]). A call given no initial state passes the
-//! weight as a placeholder state that no path reads (`Call::zero_state`). The CPU path and the module's GPU backend sit
-//! side by side; the op knows the backend only through its seam.
+//! weight as a placeholder state that no path reads (`Call::zero_state`). The CPU path and the
+//! module's GPU backend sit side by side; the op knows the backend only through its seam.
 //!
 //! Every path writes one packed buffer `[y | h_n | c_n]`. The op's output is `y`, shaped
 //! `[T, B, D*P]` over the buffer's start, and `FinalState` copies the small state from behind

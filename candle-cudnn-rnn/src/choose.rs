@@ -5,7 +5,7 @@
 //!
 //! - The module's algorithm decides first: a cuDNN algorithm serves every call
 //!   ([`cudnn_takes`] refuses what it cannot run); [`RnnAlgo::Persistent`] gives ours every
-//!   call they take ([`ours_take_module`], [`ours_take_lengths`], [`ours_take_state`],
+//!   call they take ([`ours_take_module`], [`ours_take_lengths`], [`ours_take_operands`],
 //!   [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan, where the hidden size's
 //!   share of each multiprocessor must fit in shared memory) and the others to cuDNN's
 //!   [`PERSISTENT_FALLBACK`].
@@ -99,9 +99,12 @@ fn ours_take_lengths(call: &Call) -> bool {
     call.lengths.is_none()
 }
 
-/// Ours read h_0 in pairs of elements: the state `s` must start at an even element.
-fn ours_take_state(s: Operand) -> bool {
-    s.1.start_offset() % 2 == 0
+/// Ours read the weights, and h_0 where the call has one, in pairs of elements: the weight `w`
+/// must start at an even element, and the state `s` unless the call was given none (its operand
+/// is then a placeholder that nothing reads, `Call::zero_state`).
+fn ours_take_operands(call: &Call, [_, w, s]: [Operand; 3]) -> bool {
+    let even = |o: Operand| o.1.start_offset() % 2 == 0;
+    even(w) && (call.zero_state || even(s))
 }
 
 /// Ours multiply half-precision operands on tensor cores (f32 accumulation): bf16 or f16.
@@ -689,7 +692,7 @@ impl Chooser {
         let ours = paths
             .ours
             .as_ref()
-            .filter(|_| ours_take_lengths(call) && ours_take_state(ops[2]))
+            .filter(|_| ours_take_lengths(call) && ours_take_operands(call, ops))
             .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch))
             .and_then(|ours| {
                 let plan = ours

@@ -2,7 +2,9 @@
 //! kernel that served; `candle_cudnn_rnn::backward` gives `loss.backward()`'s gradients with the
 //! weight's written straight into the store (on cuDNN and on the crate's kernels); a loss of the
 //! final state alone gets the f64 CPU path's gradients; a call given no initial state (null to
-//! the kernels) gives a call given zeros.
+//! the kernels) gives a call given zeros; a weight or state view that starts at an odd element
+//! goes to cuDNN, at an even one to the crate's kernels, and either gives the f64 CPU path's
+//! results.
 
 use super::*;
 use candle_core::DType::{BF16, F32};
@@ -198,6 +200,98 @@ fn a_call_given_no_state_gives_a_call_given_zeros() {
                     .collect();
                 verdicts.case(&format!("{name}: no state vs zeros"), &rows);
             }
+        },
+    );
+}
+
+/// Views into larger buffers as the operands of the default (bf16, where the crate's kernels
+/// serve whole tensors): a weight or a given state that starts at an odd element goes to cuDNN
+/// (the kernels read them in pairs of elements), one at an even element stays on the kernels,
+/// and a call given no state takes the kernels whatever its placeholder; each call's output,
+/// final state and gradients match the f64 CPU path's.
+#[test]
+fn operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path() {
+    // (mode, the weight's first element, the state's (None: no state), the kernel named).
+    let persistent = RnnAlgo::Persistent;
+    let cases = [
+        (RnnMode::Lstm, 2, Some(4), persistent),
+        (RnnMode::Gru, 2, Some(0), persistent),
+        (RnnMode::Lstm, 1, Some(0), RnnAlgo::Standard),
+        (RnnMode::Gru, 1, Some(0), RnnAlgo::Standard),
+        (RnnMode::Lstm, 0, Some(3), RnnAlgo::Standard),
+        (RnnMode::Gru, 0, Some(1), RnnAlgo::Standard),
+        (RnnMode::Gru, 2, None, persistent),
+        (RnnMode::Lstm, 1, None, RnnAlgo::Standard),
+    ];
+    check_each(
+        "operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path",
+        cases,
+        |gpu, (mode, w_at, s_at, want), rng, verdicts| {
+            let mut shape = shape(RnnAlgo::Heuristic, (8, 9, 64));
+            shape.mode = mode;
+            shape.cfg.num_layers = 1;
+            let inputs = Inputs::random(&shape, true, BF16, rng);
+            let (on_gpu, host) = (
+                inputs.to(&gpu.device, BF16),
+                inputs.to(&Device::Cpu, DType::F64),
+            );
+            // The operand `t` (of any shape) from element `at` of a flat variable with `at`
+            // elements before it and one after.
+            let placed = |t: &Tensor, at: usize| {
+                let zeros = |n: usize| Tensor::zeros(n, t.dtype(), t.device()).unwrap();
+                let mut pieces = vec![t.flatten_all().unwrap(), zeros(1)];
+                if at > 0 {
+                    pieces.insert(0, zeros(at));
+                }
+                let var = Var::from_tensor(&Tensor::cat(&pieces, 0).unwrap()).unwrap();
+                let view = var.as_tensor().narrow(0, at, t.elem_count()).unwrap();
+                (var, view.reshape(t.shape()).unwrap())
+            };
+            // y, the final state and [dx, dw, ds] (ds only with a state) of Σ y·gy + Σ state·gs,
+            // the operands placed at `w_at` and `s_at`, and the kernel that served.
+            let run = |inputs: &Inputs, (w_at, s_at): (usize, Option<usize>), algo| {
+                let x = Var::from_tensor(&inputs.x).unwrap();
+                let (w, w_view) = placed(&inputs.w, w_at);
+                let state = s_at.map(|at| placed(inputs.s.as_ref().unwrap(), at));
+                let rnn = shape.with_algo(algo).rnn(&w_view);
+                let given = state
+                    .as_ref()
+                    .map(|(_, v)| RnnState::from_packed(v.clone()));
+                let (y, st) = rnn.forward_t(x.as_tensor(), given.as_ref(), true).unwrap();
+                let loss = ((&y * &inputs.gy).unwrap().sum_all().unwrap()
+                    + (st.packed() * &inputs.gs).unwrap().sum_all().unwrap())
+                .unwrap();
+                let grads = candle_cudnn_rnn::backward(&loss).unwrap();
+                let g = |v: &Var, at: usize, n: usize| {
+                    grads.get(v.as_tensor()).unwrap().narrow(0, at, n).unwrap()
+                };
+                let mut out = vec![
+                    y,
+                    st.packed().clone(),
+                    grads.get(x.as_tensor()).unwrap().clone(),
+                ];
+                out.push(g(&w, w_at, inputs.w.elem_count()));
+                if let (Some((s, _)), Some(at)) = (&state, s_at) {
+                    out.push(g(s, at, inputs.s.as_ref().unwrap().elem_count()));
+                }
+                (out, rnn.last_algo())
+            };
+            let name = format!(
+                "{} bf16, weight at element {w_at}, state at {}",
+                shape.name(),
+                s_at.map_or("none".into(), |a| a.to_string())
+            );
+            let (got, served) = run(&on_gpu, (w_at, s_at), RnnAlgo::Heuristic);
+            let (want_out, _) = run(&host, (0, s_at.map(|_| 0)), RnnAlgo::Standard);
+            verdicts.require(served == Some(want), || {
+                format!("{name}: served by {served:?}, not {want:?}")
+            });
+            let rows: Vec<_> = ["y", "state", "dx", "dw", "ds"]
+                .iter()
+                .zip(got.iter().zip(&want_out))
+                .map(|(what, (g, w))| (*what, rel_err(g, w), 2e-2))
+                .collect();
+            verdicts.case(&format!("{name} (served by {served:?})"), &rows);
         },
     );
 }

@@ -2,7 +2,8 @@
 // `gemm.rs` calls them (cublasGemmEx) with padded and unpadded row pitches, a weight gradient
 // written straight into 1500-wide rows instead of through padded ones, the row copy that moves
 // it there now, and every algorithm cuBLASLt's heuristic offers for each product (is a faster
-// one there than the default?). Medians of 30 launches timed with events, after 5.
+// one there than the default?). Medians of 30 launches timed with events, after 5. Other
+// shapes by argument (`main`).
 //
 // Build (needs cuBLAS's headers and libraries, e.g. from the nvidia-cublas wheel):
 //   nvcc -O2 -arch=sm_90a -I$CUBLAS/include gemm_probe.cu -L$CUBLAS/lib -l:libcublas.so.13 -l:libcublasLt.so.13 -o gemm_probe
@@ -128,8 +129,15 @@ static void lt_sweep(const char* name, int m, int n, int k, Mat a, Mat b, void* 
     cublasLtMatmulDescDestroy(op);
 }
 
-int main() {
-    const int T = 700, G = 6000, H = 1500, LD = 1504;
+int main(int argc, char** argv) {
+    // The shape: `gemm_probe [ROWS GATE_ROWS WIDTH PADDED_WIDTH]` (steps x batch, the gates'
+    // rows, the input and hidden width, that width padded), PTB large's by default.
+    if (argc != 1 && argc != 5) {
+        fprintf(stderr, "usage: %s [ROWS GATE_ROWS WIDTH PADDED_WIDTH]\n", argv[0]);
+        return 2;
+    }
+    const int T = argc == 5 ? atoi(argv[1]) : 700, G = argc == 5 ? atoi(argv[2]) : 6000;
+    const int H = argc == 5 ? atoi(argv[3]) : 1500, LD = argc == 5 ? atoi(argv[4]) : 1504;
     CHECK(cublasCreate(&blas));
     CHECK(cublasLtCreate(&lt));
     CHECK(cudaMalloc(&workspace, WORKSPACE));

@@ -1,10 +1,10 @@
 //! GPU check: the cuDNN op against the CPU op in f64 on the same (upcast) inputs, on fresh
-//! random inputs every run; PyTorch's recorded outputs; dropout; one module shared by one
+//! random inputs every run (`--seed N` replays a run's); PyTorch's recorded outputs; dropout; one module shared by one
 //! thread per GPU (two threads on one GPU when the machine has one); freed memory
 //! kept in the pool (and released when asked); memory over 1,000 steps;
 //! the persistent LSTM and GRU kernels (`persistent`).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent] [--seed N]`
 //! Prints a table and exits non-zero if any check fails. `--devices` and `--persistent` run
 //! that check alone (`--persistent` with the weight-gradient sinks, which it also serves).
 
@@ -703,7 +703,14 @@ fn main() -> Result<()> {
         .cloned();
     let quick = args.iter().any(|a| a == "--quick");
     let gpu = Device::new_cuda(0)?;
-    let seed: u64 = rand::rng().random();
+    // `--seed N` replays a run's cases (its first line prints the seed it drew).
+    let seed: u64 = match args.iter().position(|a| a == "--seed") {
+        Some(i) => match args.get(i + 1).and_then(|v| v.parse().ok()) {
+            Some(seed) => seed,
+            None => bail!("--seed takes a whole number"),
+        },
+        None => rand::rng().random(),
+    };
     let mut rng = StdRng::seed_from_u64(seed);
     println!("cuDNN {} | seed {seed}", cudnn_version());
     // `--devices` runs the several-GPU check alone (on a machine lent for it).

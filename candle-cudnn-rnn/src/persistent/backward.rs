@@ -5,7 +5,7 @@
 //! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
 //! making the layers below's output gradients on the way, then the GEMMs follow.
 
-use super::forward::{addresses, barrier_at, cooperative, with_barrier, Reserve};
+use super::forward::{addresses, barrier_at, cooperative, BackwardExchange, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::masks;
@@ -18,7 +18,7 @@ use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
-use candle_core::{CudaStorage, Result, Storage, Tensor};
+use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
 
 /// The gradients of the forward that left `r` (all layers' recurrences as a wavefront where
 /// `wave` allows it and they fit); `dw` is `None` when it went into `i.dw_into`, `dx` and
@@ -58,11 +58,19 @@ pub(super) fn backward<T: Elem>(
     let split = plan.cell.splits();
     let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
-    // Each step's gate gradients for the other blocks, two slots taken in turn; the grid
-    // barrier behind them.
-    let exchange_len = 2 * batch * wave.map_or(plan.gpad(), |_| Wave::gpad(&plan));
-    let exchanges_len = each(layers) * exchange_len;
-    let mut exchange = stream.alloc_zeros::<T>(with_barrier::<T>(exchanges_len))?;
+    // Each step's gate gradients for the other blocks, two slots taken in turn, and the grid
+    // barrier behind them: zeroed by the forward, behind its own (`Reserve::exchanges`).
+    let place = BackwardExchange::new(
+        &plan,
+        (batch, layers),
+        wave.is_some(),
+        r.backward_exchange.at,
+    );
+    if place != r.backward_exchange {
+        let made = r.backward_exchange;
+        bail!("rnn backward: the forward's exchange buffers {made:?} are not {place:?}")
+    }
+    let (exchange_len, exchanges_len) = (place.layer_len, place.len);
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer.
     let overwrite = i
@@ -122,7 +130,8 @@ pub(super) fn backward<T: Elem>(
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
         let (dgh_all, _q) = dgh.device_ptr_mut(&stream);
         let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
-        let (dgx_all, _j) = exchange.device_ptr_mut(&stream);
+        let (exchanges, _j) = r.exchanges.device_ptr_mut(&stream);
+        let dgx_all = exchanges + place.at as u64 * elem;
         // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
         // top: what the layer above's input gradient fills).
         let slot = |l: usize| if wave.is_some() { l as u64 } else { 0 };

@@ -38,6 +38,40 @@ pub(super) struct Reserve<T> {
     /// Where the hidden size needs padding: per layer, h_0 and its outputs in padded rows, `[T + 1, B, padded(H)]` (`recurrence_fwd.cu`'s `yp`), which are the
     /// backward's h_{t-1} for the recurrent weight's gradient.
     pub h_prev: Vec<CudaSlice<T>>,
+    /// The forward's exchange buffer, and behind it the backward's, zeroed with it (one fill a
+    /// call, not one a pass).
+    pub exchanges: CudaSlice<T>,
+    /// The backward's exchange buffers in `exchanges` (see [`BackwardExchange`]).
+    pub backward_exchange: BackwardExchange,
+}
+
+/// Where the backward's exchange buffers lie in [`Reserve::exchanges`], and their size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct BackwardExchange {
+    /// The first element, past the forward's buffer and its barrier.
+    pub at: usize,
+    /// Elements of one layer's buffer (`[2][B][gpad]`).
+    pub layer_len: usize,
+    /// Elements of every layer's buffers (one layer's, or each layer's in the wavefront); the
+    /// barrier follows them.
+    pub len: usize,
+}
+
+impl BackwardExchange {
+    /// The backward's exchange buffers of a call of `batch` on `plan`, for `layers` layers
+    /// whose backward runs as one wavefront (`wave`) or layer by layer (one buffer serving
+    /// each in turn), placed from element `at`.
+    pub fn new(plan: &Plan, (batch, layers): (usize, usize), wave: bool, at: usize) -> Self {
+        let layer_len = 2 * batch * if wave { Wave::gpad(plan) } else { plan.gpad() };
+        let len = if wave { layers } else { 1 } * layer_len;
+        BackwardExchange { at, layer_len, len }
+    }
+
+    /// Elements of `T` from the start of [`Reserve::exchanges`] to the end of the backward's
+    /// barrier.
+    fn end<T>(&self) -> usize {
+        self.at + with_barrier::<T>(self.len)
+    }
 }
 
 /// Launches `f`, `plan`'s kernel of `pass`, on every block at once (its grid barrier needs
@@ -95,7 +129,7 @@ fn buffers<T: Elem>(stream: &Arc<CudaStream>, n: usize, len: usize) -> Result<Ve
 /// only) drop units between layers.
 pub(super) fn forward<T: Elem>(
     dims: &RnnDims,
-    (plan, wave): (Plan, WaveTuning),
+    (plan, wave_tuning): (Plan, WaveTuning),
     call: &Call,
     (train, masks): (bool, Option<Masks>),
     [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
@@ -130,12 +164,22 @@ pub(super) fn forward<T: Elem>(
         .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
         .collect::<Result<Vec<_>>>()?;
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
-    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave);
+    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
     // padding stays zero. The grid barrier behind it.
     let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
     let exchange_len = 2 * batch * cols;
-    let mut exchange = stream.alloc_zeros::<T>(with_barrier::<T>(exchange_len))?;
+    // In training the backward's exchange buffers follow, zeroed in the same fill.
+    let backward_exchange = train.then(|| {
+        let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave_tuning).is_some();
+        let at = with_barrier::<T>(exchange_len);
+        BackwardExchange::new(&plan, (batch, layers), wave, at)
+    });
+    let exchanges_len = match backward_exchange {
+        Some(b) => b.end::<T>(),
+        None => with_barrier::<T>(exchange_len),
+    };
+    let mut exchange = stream.alloc_zeros::<T>(exchanges_len)?;
     let f = match wave {
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Forward)?,
@@ -289,7 +333,7 @@ pub(super) fn forward<T: Elem>(
             }
         }
     }
-    let reserve = train.then_some(Reserve {
+    let reserve = backward_exchange.map(|backward_exchange| Reserve {
         plan,
         gates,
         cells,
@@ -297,6 +341,8 @@ pub(super) fn forward<T: Elem>(
         masks: masks.map(|m| (m, dropped)),
         padded,
         h_prev,
+        exchanges: exchange,
+        backward_exchange,
     });
     Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
 }

@@ -5,26 +5,25 @@
 //! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
 //! making the layers below's output gradients on the way, then the GEMMs follow.
 
-use super::forward::{addresses, barrier_at, cooperative, BackwardExchange, Reserve};
+use super::forward::{addresses, barrier_at, cooperative, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::masks;
 use super::padded::{needs_padding, padded, RowKernels, Rows};
-use super::tuning::WaveTuning;
-use super::wave::{Wave, WaveBwdArgs};
+use super::wave::WaveBwdArgs;
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
 use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use candle_core::op::BackpropOp;
-use candle_core::{bail, CudaStorage, Result, Storage, Tensor};
+use candle_core::{CudaStorage, Result, Storage, Tensor};
 
 /// The gradients of the forward that left `r` (all layers' recurrences as a wavefront where
-/// `wave` allows it and they fit); `dw` is `None` when it went into `i.dw_into`, `dx` and
-/// `dstate` when not asked for.
+/// that forward chose one, `Reserve::backward_wave`); `dw` is `None` when it went into
+/// `i.dw_into`, `dx` and `dstate` when not asked for.
 pub(super) fn backward<T: Elem>(
-    (dims, wave): (&RnnDims, WaveTuning),
+    dims: &RnnDims,
     mut r: Reserve<T>,
     i: BackwardInputs,
 ) -> Result<Gradients> {
@@ -47,10 +46,10 @@ pub(super) fn backward<T: Elem>(
         true => Some(stream.alloc_zeros::<T>(batch * hidden)?),
         false => None,
     };
-    // Every layer at once, where asked for and it fits (`wave`), else layer by layer. The
-    // wavefront needs every layer's gate gradients, exchange buffer and (below the top)
-    // output gradient at once; layer by layer one of each serves in turn.
-    let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave);
+    // Every layer at once, where the forward chose it, else layer by layer. The wavefront
+    // needs every layer's gate gradients, exchange buffer and (below the top) output gradient
+    // at once; layer by layer one of each serves in turn.
+    let wave = r.backward_wave;
     let each = |n: usize| if wave.is_some() { n } else { n.min(1) };
     let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * gh) }?;
     // A split gate's cell (a GRU): the gate gradients on the recurrent product's side, for the
@@ -60,16 +59,7 @@ pub(super) fn backward<T: Elem>(
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn, and the grid
     // barrier behind them: zeroed by the forward, behind its own (`Reserve::exchanges`).
-    let place = BackwardExchange::new(
-        &plan,
-        (batch, layers),
-        wave.is_some(),
-        r.backward_exchange.at,
-    );
-    if place != r.backward_exchange {
-        let made = r.backward_exchange;
-        bail!("rnn backward: the forward's exchange buffers {made:?} are not {place:?}")
-    }
+    let place = r.backward_exchange;
     let (exchange_len, exchanges_len) = (place.layer_len, place.len);
     let mut own = None;
     // Written rather than added to: an overwritten sink, or our own buffer.

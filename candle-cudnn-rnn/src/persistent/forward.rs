@@ -43,10 +43,13 @@ pub(super) struct Reserve<T> {
     pub exchanges: CudaSlice<T>,
     /// The backward's exchange buffers in `exchanges` (see [`BackwardExchange`]).
     pub backward_exchange: BackwardExchange,
+    /// The backward's every-layer launch, where it runs as one (`wave`), decided with the
+    /// exchange buffers it sizes.
+    pub backward_wave: Option<Wave>,
 }
 
 /// Where the backward's exchange buffers lie in [`Reserve::exchanges`], and their size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct BackwardExchange {
     /// The first element, past the forward's buffer and its barrier.
     pub at: usize,
@@ -61,7 +64,7 @@ impl BackwardExchange {
     /// The backward's exchange buffers of a call of `batch` on `plan`, for `layers` layers
     /// whose backward runs as one wavefront (`wave`) or layer by layer (one buffer serving
     /// each in turn), placed from element `at`.
-    pub fn new(plan: &Plan, (batch, layers): (usize, usize), wave: bool, at: usize) -> Self {
+    fn new(plan: &Plan, (batch, layers): (usize, usize), wave: bool, at: usize) -> Self {
         let layer_len = 2 * batch * if wave { Wave::gpad(plan) } else { plan.gpad() };
         let len = if wave { layers } else { 1 } * layer_len;
         BackwardExchange { at, layer_len, len }
@@ -170,13 +173,16 @@ pub(super) fn forward<T: Elem>(
     let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
     let exchange_len = 2 * batch * cols;
     // In training the backward's exchange buffers follow, zeroed in the same fill.
-    let backward_exchange = train.then(|| {
-        let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave_tuning).is_some();
+    let backward = train.then(|| {
+        let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave_tuning);
         let at = with_barrier::<T>(exchange_len);
-        BackwardExchange::new(&plan, (batch, layers), wave, at)
+        (
+            BackwardExchange::new(&plan, (batch, layers), wave.is_some(), at),
+            wave,
+        )
     });
-    let exchanges_len = match backward_exchange {
-        Some(b) => b.end::<T>(),
+    let exchanges_len = match backward {
+        Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
     let mut exchange = stream.alloc_zeros::<T>(exchanges_len)?;
@@ -333,7 +339,7 @@ pub(super) fn forward<T: Elem>(
             }
         }
     }
-    let reserve = backward_exchange.map(|backward_exchange| Reserve {
+    let reserve = backward.map(|(backward_exchange, backward_wave)| Reserve {
         plan,
         gates,
         cells,
@@ -343,6 +349,7 @@ pub(super) fn forward<T: Elem>(
         h_prev,
         exchanges: exchange,
         backward_exchange,
+        backward_wave,
     });
     Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
 }

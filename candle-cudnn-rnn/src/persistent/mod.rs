@@ -183,13 +183,12 @@ impl PersistentRnn {
         reserve: GpuReserve,
         inputs: BackwardInputs,
     ) -> Result<Gradients> {
-        let planned = (&self.dims, self.tuning.wave);
         let reserve = match reserve.downcast::<forward::Reserve<half::bf16>>() {
-            Ok(r) => return backward::backward(planned, *r, inputs),
+            Ok(r) => return backward::backward(&self.dims, *r, inputs),
             Err(other) => other,
         };
         match reserve.downcast::<forward::Reserve<half::f16>>() {
-            Ok(r) => backward::backward(planned, *r, inputs),
+            Ok(r) => backward::backward(&self.dims, *r, inputs),
             Err(_) => bail!("rnn backward: the forward's reserve was not the persistent kernels'"),
         }
     }

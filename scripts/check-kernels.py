@@ -32,6 +32,7 @@ a failure. A variant the folder does not have (a new one) is reported and not co
   python3 scripts/check-kernels.py [--ptx-dir DIR] [--same-as DIR]
 """
 import ctypes, glob, os, re, subprocess, sys, tempfile, zipfile
+from concurrent.futures import ThreadPoolExecutor
 
 NVRTC_WHEEL = "nvidia-cuda-nvrtc==13.0.88"
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -313,8 +314,9 @@ def main():
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
     bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd}
-    failed = 0
-    for name, kernel, defines, arch, cell in variants():
+    def check(variant):
+        """(ok, name, report) of one variant."""
+        name, kernel, defines, arch, cell = variant
         ptx, log = ptx_of(nvrtc, f"{head(cell)}\n{bodies[kernel]}", [f"--gpu-architecture={arch}"] + defines)
         file = re.sub(r"[^A-Za-z0-9]+", "-", name) + ".ptx"
         if ptx_dir and ptx is not None:
@@ -327,8 +329,15 @@ def main():
                 ok, report = ok and same, f"{report}; {how}"
             else:
                 report = f"{report}; new (not in {before_dir})"
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)
+        return ok, name, report
+
+    # One variant per core at once (NVRTC's calls and ptxas leave the interpreter's lock), the
+    # reports in the variants' order.
+    failed = 0
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for ok, name, report in pool.map(check, variants()):
+            failed += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: {report}", flush=True)
     preludes = "\n".join(read(f) for f in HEAD[:2])
     ptx, log = ptx_of(nvrtc, f"{preludes}\n{PRELUDE_USER}", [])
     ok, report = (False, log) if ptx is None else resources(ptx, "scale_bf16")

@@ -2,7 +2,8 @@
 # On the GPU machine: the backward kernel's duration in one replayed graphed training call
 # (CUPTI tracer), workers off, on, on with 4 µs between polls (sleep-bench_grid), and on but
 # only polling, no copies or products (poll-bench_grid), and launched but leaving at once
-# (exit-bench_grid; both give wrong weight gradients). The three variants were built from weight_grad.cu with the one change each, then reverted.
+# (exit-bench_grid; both give wrong weight gradients). The three variants were built from
+# weight_grad.cu with the one change each, then reverted.
 #   results/2026-11-26-h100-weight-workers/variants.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -109,8 +109,8 @@ __device__ __forceinline__ void arrive_release(u32* counter) {
 }
 
 // Spins with acquire loads until `counter` reaches `target`, a short sleep between loads: fewer
-// loads of the line that every block's arrival adds to (0.4-0.8% faster graphed training than
-// loads back to back; 128 ns slowed the forwards: results/2026-11-26-h100-weight-workers/).
+// loads of the line that every block's arrival adds to (faster than loads back to back, while
+// 128 ns slowed the forwards: results/2026-11-26-h100-weight-workers/).
 __device__ __forceinline__ void wait_acquire(const u32* counter, u32 target) {
     u32 v;
     while (true) {

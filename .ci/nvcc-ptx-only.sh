@@ -2,9 +2,10 @@
 # nvcc for CI's CUDA compile check (.ci/run sets it as NVCC, and the real one as
 # CI_REAL_NVCC): the same sources and flags, but device code goes only as far as unoptimized
 # PTX: cicc at -O0, and `code=compute_XX` in place of `code=sm_XX`, so that ptxas makes no
-# machine code. CI runs none of the dependencies' kernels (candle-kernels compiles about 20
-# files with nvcc in its build script, which took 8 of the CUDA build's 13 minutes on two
-# cores); the crates' own CUDA sources go through NVRTC and ptxas in scripts/check-kernels.py.
+# machine code. CI runs none of the dependencies' kernels, and candle-kernels' build script
+# (about 20 files through nvcc, its quantized and MoE kernels among them) was the longest step
+# of the CUDA build; the crates' own CUDA sources go through NVRTC and ptxas in
+# scripts/check-kernels.py.
 set -euo pipefail
 nvcc=${CI_REAL_NVCC:?the real nvcc}
 args=()

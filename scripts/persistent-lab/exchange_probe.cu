@@ -16,11 +16,16 @@
 //   9  the grid barrier with POLLS acquire loads of the counter in flight at once, issued
 //      POLL_GAP ns apart (thread 0 reissues each as it returns short of the target);
 //  10  9 with relaxed loads, then one acquire fence.
+//  11  1, then each block of a cluster of CLUSTER issues bulk copies (cp.async.bulk) of a
+//      CLUSTER-th of h_t's rows, multicast into every block of the cluster, and waits on its
+//      mbarrier for all of h_t (L2 read once per cluster instead of once per block);
+//  12  1, then every block issues bulk copies of all of h_t's rows into its own shared memory
+//      (11's copies without multicast: the bulk copy against mode 2's 16-byte copies).
 // Modes 4 and 5 load every word of a thread at once, then poll again only the words whose
 // flag is behind.
 // Built by build.sh-like nvcc lines: nvcc -O3 -arch=sm_90a -DHID=512 -DBATCH=32 -DUNITS=4 ...
 //
-//   exchange_probe [steps] [cluster]
+//   exchange_probe [steps] [cluster] [first mode] [last mode]
 
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -111,20 +116,55 @@ __device__ __forceinline__ void poll_pipelined(const u32* counter, u32 target) {
     if (!ACQUIRE) asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
+// The mbarrier of a stage slot and the bulk copies that complete on it (modes 11-12).
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n"
+        "WAIT_%=:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+        "@!p bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void bulk_copy_mcast(void* dst, const void* src, u32 bytes, unsigned long long* bar,
+                                                unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;"
+        ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(mask) : "memory");
+}
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsigned long long* spins) {
-    extern __shared__ __align__(16) u16 stage[];  // [BATCH][KPAD + 8]
+    extern __shared__ __align__(16) u16 stage[];  // [2][BATCH][KPAD + 8], then 2 mbarriers
     const int tid = threadIdx.x, u0 = blockIdx.x * UNITS;
     unsigned long long spun = 0;
+    unsigned long long* bars = (unsigned long long*)(stage + 2 * BATCH * (KPAD + 8));
+    const bool bulk = mode == 11 || mode == 12;
+    if (bulk) {
+        if (tid == 0) {
+            mbar_init(bars, 1);
+            mbar_init(bars + 1, 1);
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        cl_sync();
+    }
     for (int s = 0; s < steps; ++s) {
         const int slot = s & 1, prev = (s + 1) & 1;
-        if (mode == 1 || mode == 2 || mode == 6 || mode == 8) {
+        if (mode == 1 || mode == 2 || mode == 6 || mode == 8 || bulk) {
             for (int i = tid; i < UNITS * BATCH; i += THREADS) {
                 int u = u0 + i % UNITS, n = i / UNITS;
                 if (u < HID) hx[(size_t)slot * BATCH * KPAD + n * KPAD + u] = (u16)(s + n);
             }
         }
-        if (mode <= 2 || mode == 6) {
+        if (mode <= 2 || mode == 6 || bulk) {
             grid_arrive(counter);
             grid_wait(counter, (u32)(s + 1) * gridDim.x);
         }
@@ -162,6 +202,24 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
                 for (int peer = 1; peer < cl; ++peer) st_peer16(stage + n * (KPAD + 8) + j, (rank + peer) % cl, v);
             }
             cl_sync();
+        }
+        if (bulk) {
+            // Slot s & 1's stage and mbarrier, in its (s >> 1)-th phase.
+            u16* dst = stage + slot * BATCH * (KPAD + 8);
+            unsigned long long* bar = bars + slot;
+            const u16* src = hx + (size_t)slot * BATCH * KPAD;
+            const int cl = mode == 11 ? cl_size() : 1, rank = mode == 11 ? cl_rank() : 0;
+            const int rows = BATCH / cl, r0 = rank * rows;
+            if (tid == 0) mbar_expect_tx(bar, BATCH * KPAD * 2);
+            if (tid < rows) {
+                int n = r0 + tid;
+                asm volatile("fence.proxy.async.global;" ::: "memory");
+                if (mode == 11)
+                    bulk_copy_mcast(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar, (unsigned short)((1u << cl) - 1));
+                else
+                    bulk_copy(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar);
+            }
+            mbar_wait(bar, (u32)(s >> 1) & 1);
         }
         if (mode == 2 || mode == 3) {
             const u16* src = hx + (size_t)slot * BATCH * KPAD;  // what the step just stored
@@ -215,7 +273,7 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
     }
     if (tid == 0) spins[blockIdx.x] = spun;
     if (mode <= 2 || mode >= 6) {
-        if (mode == 7 || mode == 8) cl_sync();
+        if (mode == 7 || mode == 8 || bulk) cl_sync();
         grid_leave(counter);
     }
 }
@@ -231,13 +289,14 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ll, (size_t)2 * BATCH * PAIRS * 8));
     CHECK(cudaMalloc(&counter, 256));
     CHECK(cudaMalloc(&spins, blocks * 8));
-    const size_t smem = (size_t)BATCH * (KPAD + 8) * 2;
+    const size_t smem = (size_t)2 * BATCH * (KPAD + 8) * 2 + 16;
     CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    printf("HID=%d BATCH=%d UNITS=%d blocks=%d steps=%d cluster=%d (modes 6-8)\n", HID, BATCH, UNITS, blocks, steps, cluster);
-    for (int mode = 0; mode <= 10; ++mode) {
+    printf("HID=%d BATCH=%d UNITS=%d blocks=%d steps=%d cluster=%d (modes 6-8, 11)\n", HID, BATCH, UNITS, blocks, steps, cluster);
+    const int first = argc > 3 ? atoi(argv[3]) : 0, last = argc > 4 ? atoi(argv[4]) : 12;
+    for (int mode = first; mode <= last; ++mode) {
         std::vector<float> ns;
         double spun_per = 0;
         for (int r = 0; r < 7; ++r) {
@@ -254,7 +313,7 @@ int main(int argc, char** argv) {
             attrs[0].id = cudaLaunchAttributeCooperative;
             attrs[0].val.cooperative = 1;
             attrs[1].id = cudaLaunchAttributeClusterDimension;
-            attrs[1].val.clusterDim.x = (mode >= 6 && mode <= 8) ? cluster : 1;
+            attrs[1].val.clusterDim.x = ((mode >= 6 && mode <= 8) || mode == 11) ? cluster : 1;
             attrs[1].val.clusterDim.y = 1;
             attrs[1].val.clusterDim.z = 1;
             cfg.attrs = attrs;

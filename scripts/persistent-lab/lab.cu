@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
     const char* out_file = argc > 2 ? argv[2] : nullptr;
     const char* cmp_file = argc > 3 ? argv[3] : nullptr;
     const int T = LAB_T, B = BATCH, H = HID;
-    const int cluster = CL;
+    // Clusters of the kernel's own (CL) or of the forward's multicast exchange (MCAST).
+    const int cluster = CL > 1 ? CL : MCAST;
     const int blocks = (H + UNITS * cluster - 1) / (UNITS * cluster) * cluster;
     const float scale = 1.f / sqrtf((float)H);
     u16* w = upload(halves((size_t)4 * H * H, scale));
@@ -189,8 +190,8 @@ int main(int argc, char** argv) {
         q.numAttrs = 1;
         if (cudaOccupancyMaxActiveClusters(&resident, (const void*)kernel, &q) != cudaSuccess) resident = -1;
     }
-    printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d blocks=%d resident clusters=%d smem=%zu", H, B,
-           UNITS, NWARPS, CL, blocks, resident, smem);
+    printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d MCAST=%d blocks=%d resident clusters=%d smem=%zu", H,
+           B, UNITS, NWARPS, CL, MCAST, blocks, resident, smem);
 #ifdef LAB_BWD
     printf(" NBUF=%d CH=%d (backward)\n", NBUF, CH);
 #else

@@ -194,6 +194,62 @@ __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
 
+// Multicast exchange (MCAST > 1, sm_90; recurrence_fwd.cu): the launch groups the blocks in
+// thread-block clusters of MCAST, and after each step's barrier every block of a cluster copies
+// an MCAST-th of the exchanged rows from L2 with bulk copies (cp.async.bulk) multicast into the
+// shared memory of every block of the cluster, where each block's mbarrier counts the bytes in.
+// L2 is read once per cluster instead of once per block (a step's exchange alone was faster so
+// at hidden 512 and 1024, not at 128-256: scripts/persistent-lab/exchange_probe.cu's modes 11
+// and 2, results/2026-11-27-h100-multicast/).
+#ifndef MCAST
+#define MCAST 1
+#endif
+
+// The block's rank in its cluster, and the cluster's barrier, whatever CL is.
+__device__ __forceinline__ u32 ctarank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_barrier() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// An mbarrier that one arrival (the block's thread 0, with the bytes it expects) and those bytes
+// complete; its initialisation made visible to the cluster's copies.
+__device__ __forceinline__ void mbar_init(unsigned long long* bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
+                 ::"r"(smem_addr(bar)) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect(unsigned long long* bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+// Waits for the phase of parity `parity` to complete (every thread that reads the bytes waits).
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n"
+        "MBAR_WAIT_%=:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+        "@!p bra MBAR_WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to `dst` in the
+// shared memory of every block of the cluster in `mask`, each block's mbarrier at `bar`'s offset
+// counting them. The fence orders the generic-proxy view of `src` (stored by other blocks before
+// the barrier this thread has passed) before the copy's async-proxy read.
+__device__ __forceinline__ void bulk_multicast(void* dst, const void* src, u32 bytes, unsigned long long* bar,
+                                               unsigned short mask) {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(mask)
+        : "memory");
+}
+
 // Between two chunks of the batch, whose partial sums reuse the same shared memory: every
 // thread of the block (with clusters, of the cluster) is past the reads of the one before.
 __device__ __forceinline__ void chunk_sync() {

@@ -91,6 +91,12 @@ pub(crate) struct Plan {
     /// each step (`common.cuh`'s ONE_CLUSTER; [`Tuning::one_cluster`], by default
     /// [`shape_one_cluster`]); `clusters` are then 1.
     pub one_cluster: bool,
+    /// Blocks per thread-block cluster of the forward's multicast exchange (1: none): each
+    /// block copies a share of h_{t-1} from L2 into the shared memory of every block of its
+    /// cluster (`common.cuh`'s MCAST). [`Tuning::multicast`] asks, by default
+    /// [`shape_multicast`]; taken only where the forward runs one layer in one chunk without
+    /// clusters of its own, fits in shared memory, and its clusters are all resident.
+    pub multicast: usize,
 }
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
@@ -170,6 +176,23 @@ pub(super) fn block_units(cell: Cell, hidden: usize, batch: usize, sms: usize) -
 /// `results/2026-11-26-h100-block-units/`. Batches of several chunks, whose copies overlap the
 /// products of the chunk before, kept 4 (LSTM [30, 128, 512] 6.30 against 6.41 µs an example).
 pub(super) const FEWEST_UNITS: usize = 8;
+
+/// Blocks per cluster of the forward's multicast exchange ([`Plan::multicast`]) of a forward of
+/// `blocks` blocks, where the tuning leaves it to the shape: none below [`MULTICAST_FROM`]
+/// blocks, else the largest of 8, 4 and 2 that divides them (the planner halves it where its
+/// clusters are not all resident). Each step's copies of h_{t-1} out of L2 grow with the
+/// blocks that read it: forwards of 64 blocks (hidden 512) ran fastest in clusters of 8, of
+/// 128 (hidden 1024, where only clusters of 2 are all resident) in clusters of 2, and of 32
+/// (hidden 256) no faster in any; `results/2026-11-27-h100-multicast/`.
+pub(super) fn shape_multicast(blocks: usize) -> usize {
+    match blocks {
+        b if b < MULTICAST_FROM => 1,
+        b => [8, 4, 2].into_iter().find(|m| b % m == 0).unwrap_or(1),
+    }
+}
+
+/// See [`shape_multicast`].
+const MULTICAST_FROM: usize = 64;
 
 /// Blocks per cluster of the forward and of the backward for a layer of `hidden` units of
 /// `cell` at `batch`, where the tuning leaves it to the shape. The forward runs without: its
@@ -274,6 +297,7 @@ impl Plan {
                 .clusters
                 .unwrap_or_else(|| shape_clusters(cell, hidden, batch)),
             one_cluster: false,
+            multicast: 1,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -296,6 +320,23 @@ impl Plan {
                 plan.units[pass as usize] = units[pass as usize];
                 plan.buffers = plan.most_buffers(smem);
             }
+        }
+        if major >= 9 && plan.cluster(Pass::Forward) == 1 && batch <= CHUNK_SAMPLES {
+            let blocks = plan.blocks(Pass::Forward);
+            let mut multicast = tuning.multicast.unwrap_or_else(|| shape_multicast(blocks));
+            while multicast > 1 {
+                let asked = Plan { multicast, ..plan };
+                let fits = blocks % multicast == 0
+                    && asked.smem_bytes(Pass::Forward) <= smem
+                    && asked
+                        .resident_clusters(dev, Pass::Forward)
+                        .is_some_and(|r| r >= blocks / multicast);
+                if fits {
+                    break;
+                }
+                multicast /= 2;
+            }
+            plan.multicast = multicast;
         }
         for &pass in passes {
             if plan.smem_bytes(pass) > smem {
@@ -323,6 +364,7 @@ impl Plan {
             units: [units; 2],
             clusters: [1, 1],
             one_cluster: true,
+            multicast: 1,
             ..*self
         };
         one.buffers = one.most_buffers(smem);
@@ -424,12 +466,21 @@ impl Plan {
         self.clusters[pass as usize]
     }
 
-    /// Blocks per cluster of `pass`'s launch: the whole grid in one-cluster plans, else
-    /// [`Plan::cluster`].
+    /// Blocks per cluster of `pass`'s launch: the whole grid in one-cluster plans, the
+    /// forward's [`Plan::multicast`] where it has one, else [`Plan::cluster`].
     fn launch_cluster(&self, pass: Pass) -> usize {
-        match self.one_cluster {
-            true => self.blocks(pass),
-            false => self.cluster(pass),
+        match (self.one_cluster, pass) {
+            (true, _) => self.blocks(pass),
+            (false, Pass::Forward) if self.multicast > 1 => self.multicast,
+            (false, _) => self.cluster(pass),
+        }
+    }
+
+    /// The multicast's blocks per cluster in `pass` (1: none; the backward has none).
+    fn pass_multicast(&self, pass: Pass) -> usize {
+        match pass {
+            Pass::Forward => self.multicast,
+            Pass::Backward => 1,
         }
     }
 
@@ -466,7 +517,13 @@ impl Plan {
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.batch, self.cell.gates());
-                forward_smem((self.units[pass as usize], steps), cluster, sizes)
+                // The multicast's stage of all of h_{t-1} (one chunk's rows, padded) and its
+                // mbarrier (`FwdTile`'s WHOLE_BYTES).
+                let whole = match self.multicast {
+                    1 => 0,
+                    _ => self.batch.div_ceil(8) * 8 * (self.kpad() + 8) * 2 + 16,
+                };
+                forward_smem((self.units[pass as usize], steps), cluster, sizes) + whole
             }
             Pass::Backward => {
                 self.backward_smem((self.units[pass as usize], 1), cluster, self.gpad())
@@ -511,6 +568,7 @@ impl Plan {
             format!("-DCL={}", self.cluster(pass)),
             format!("-DCH={}", self.chunk),
             format!("-DONE_CLUSTER={}", u8::from(self.one_cluster)),
+            format!("-DMCAST={}", self.pass_multicast(pass)),
             // Checked against the kernel's layout when it compiles.
             format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
         ]
@@ -518,7 +576,7 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_u{}_n{}_c{}_ch{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_u{}_n{}_c{}_m{}_ch{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -526,6 +584,7 @@ impl Plan {
             self.units[pass as usize],
             self.buffers,
             self.cluster(pass),
+            self.pass_multicast(pass),
             self.chunk,
             if self.one_cluster { "_one" } else { "" },
             if self.bf16 { "bf16" } else { "f16" },
@@ -652,6 +711,22 @@ mod tests {
         ] {
             let clusters = shape_clusters(cell, hidden, batch);
             assert_eq!(clusters, [1, backward], "{cell:?} {hidden} x {batch}");
+        }
+    }
+
+    #[test]
+    fn multicast_from_64_blocks_in_the_largest_cluster_that_divides_them() {
+        // (forward blocks, blocks per multicast cluster).
+        for (blocks, multicast) in [
+            (32, 1),
+            (63, 1),
+            (64, 8),
+            (128, 8),
+            (82, 2),
+            (100, 4),
+            (65, 1),
+        ] {
+            assert_eq!(shape_multicast(blocks), multicast, "{blocks} blocks");
         }
     }
 

@@ -29,6 +29,10 @@
 // (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
 // GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
 //
+// With MCAST > 1 (common.cuh; one layer, CL 1, one chunk) the launch groups the blocks in
+// clusters of MCAST and h_{t-1} arrives by multicast bulk copies into one stage of all of its
+// columns, which every K group reads its columns of, instead of each group's own copies.
+//
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
 // each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
@@ -54,6 +58,9 @@
 #define XP KPAD
 #endif
 #define XSLOT(s) ((size_t)((s) & 1) * BATCH * XP)
+#if MCAST > 1 && (CL != 1 || NCH != 1 || defined(WAVE_LAYERS))
+#error "the multicast exchange takes one layer, without clusters of its own, and one chunk"
+#endif
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
 // W_ih beside its W_hh; a split gate's two products stay apart in two groups, its W_ih rows
@@ -120,7 +127,12 @@ struct FwdTile {
     // Shared memory per block (kernel.rs's `forward_smem` says the same): with several chunks
     // two stages per K group, taken in turn, so that the next chunk's h is copied while this
     // chunk is multiplied.
-    static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES;
+    // With MCAST: the stage of all of h_{t-1} (rows of KPAD columns, the pitch an odd number
+    // of 16-byte chunks) that the multicast fills, then its mbarrier.
+    static constexpr int WPITCH = KPAD + 8;
+    static constexpr int WHOLE_BYTES = MCAST > 1 ? NPAD * WPITCH * 2 + 16 : 0;
+    static constexpr int SMEM =
+        MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES + WHOLE_BYTES;
 };
 
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
@@ -205,6 +217,13 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #if CL > 1
     float* part = (float*)(smem + MROWS * PITCH * 2);
 #endif
+    // The multicast's stage and mbarrier (MCAST), behind the groups' regions, and the parity
+    // of the mbarrier's phase that the next exchange completes.
+    u16* const whole = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE);
+    unsigned long long* const whole_bar = (unsigned long long*)(whole + NPAD * P::WPITCH);
+    u32 whole_parity = 0;
+    // A K group's stage pitch: its own stage's, or the multicast's whole rows.
+    constexpr int SP = MCAST > 1 ? P::WPITCH : HSP;
     const u32 rank = cluster_rank();
     const int u0 = bl * UB, cu0 = (bl / CL) * CU;
     const int kb0 = rank * KSB * 16;  // the block's first column of its input rows
@@ -287,6 +306,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         }
         bias_split[it] = (SPLIT_GATE >= 0 && unit && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
     }
+    if (MCAST > 1 && tid == 0) mbar_init(whole_bar);
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared
@@ -294,6 +314,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // racecheck cannot see that).
     cluster_sync();
 #endif
+    // The same for the multicast, whose mbarriers are then initialised.
+    if (MCAST > 1) cluster_barrier();
 
     // A step's input projection (the lowest layer's; an upper layer's are zeros). In one layer
     // with one chunk of the batch (PREFETCH_X) it is loaded a step ahead, while the block waits
@@ -362,13 +384,23 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The chunk's stage (with several chunks, the two in turn).
                 const int here = ch % 2 * STAGE_STRIDE, there = (ch + 1) % 2 * STAGE_STRIDE;
                 unsigned char* const group_region = group_first + here;
-                u16* const hs = (u16*)group_region;
+                u16* const hs = MCAST > 1 ? whole + kw0 : (u16*)group_region;
                 float* const red = (float*)(stage_first + here);
                 // The next chunk's copies go out now, into the other stage (which the chunk
                 // before this one left at its end), so that they land while this one is
                 // multiplied.
                 const bool ahead = exchanged && ch + 1 < NCH;
-                if (exchanged) {
+                if (exchanged && MCAST > 1) {
+                    // Rows rank, rank + MCAST, .. of h_{t-1} from this block, into every block of
+                    // the cluster; then all of them here.
+                    if (tid == 0) mbar_expect(whole_bar, BATCH * KPAD * 2);
+                    const int n = ctarank() + MCAST * tid;
+                    if (n < BATCH)
+                        bulk_multicast(whole + n * P::WPITCH, hx + XSLOT(s - 1) + (size_t)n * XP, KPAD * 2,
+                                       whole_bar, (unsigned short)((1u << MCAST) - 1));
+                    mbar_wait(whole_bar, whole_parity);
+                    whole_parity ^= 1;
+                } else if (exchanged) {
                     if (ch == 0) copy_chunk(0, hs);
                     if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));
                 } else {
@@ -376,7 +408,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     for (int q = gl; q < nb * (KW / 2); q += MG * 32) {
                         int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
                         u32 v = (a.h0 && k < HID) ? *(const u32*)(a.h0 + (n0 + n) * HID + k) : 0u;
-                        *(u32*)(hs + n * HSP + j) = v;
+                        if (MCAST == 1 || kw0 + j < KPAD) *(u32*)(hs + n * SP + j) = v;
                     }
                 }
                 float acc[MPW][NT][4];
@@ -400,7 +432,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                             u32 b[NT][2];
 #pragma unroll
                             for (int nt = 0; nt < NT; ++nt)
-                                ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * HSP + j * 16 + ((lane >> 3) & 1) * 8);
+                                ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * SP + j * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                             for (int i = 0; i < MPW; ++i) {
                                 int mt = mg * MPW + i;
@@ -536,6 +568,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // No block may leave while another of its cluster may still write into its `part`.
     cluster_sync();
 #endif
+    // Nor while a multicast it issued may still be in flight.
+    if (MCAST > 1) cluster_barrier();
 }
 
 #ifndef WAVE_LAYERS

@@ -35,6 +35,11 @@ pub(crate) struct Tuning {
     /// them where the blocks fit (one per multiprocessor; a pass whose clusters do not all fit
     /// may take more).
     pub units: Option<[usize; 2]>,
+    /// Blocks per cluster of the forward's multicast exchange (`common.cuh`'s MCAST), where the
+    /// forward can take one ([`super::kernel::Plan::multicast`]). `None` (the default): the
+    /// planner's rule for the shape ([`super::kernel::shape_multicast`]);
+    /// `CANDLE_RNN_PERSISTENT_MULTICAST` = `1` (none), `2`, `4` or `8` sets it for every shape.
+    pub multicast: Option<usize>,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -56,6 +61,7 @@ impl Tuning {
         wave: WaveTuning::Fitted,
         one_cluster: None,
         units: None,
+        multicast: None,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -116,12 +122,20 @@ impl Tuning {
             },
             None => d.units,
         };
+        let multicast = match var("CANDLE_RNN_PERSISTENT_MULTICAST")
+            .as_deref()
+            .map(str::trim)
+        {
+            Some(v @ ("1" | "2" | "4" | "8")) => v.parse().ok(),
+            _ => d.multicast,
+        };
         Tuning {
             clusters,
             chunk,
             wave,
             one_cluster,
             units: block_units,
+            multicast,
         }
     }
 }
@@ -149,8 +163,20 @@ mod tests {
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
                 units: None,
+                multicast: None,
             }
         );
+    }
+
+    #[test]
+    fn multicast_by_shape_unless_asked() {
+        let multicast = |v| with(&[("CANDLE_RNN_PERSISTENT_MULTICAST", v)]).multicast;
+        assert_eq!(multicast("1"), Some(1));
+        assert_eq!(multicast(" 8 "), Some(8));
+        assert_eq!(multicast("4"), Some(4));
+        // Anything else: the rule.
+        assert_eq!(multicast("16"), None);
+        assert_eq!(multicast("3"), None);
     }
 
     #[test]

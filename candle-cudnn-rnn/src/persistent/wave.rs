@@ -340,6 +340,7 @@ mod tests {
                             chunk: 64,
                             clusters: [1, 1],
                             one_cluster: false,
+                            multicast: 1,
                         };
                         for layers in 2..=WAVE_MAX {
                             for pass in [Pass::Forward, Pass::Backward] {

@@ -178,6 +178,18 @@ fn persistent_gru_matches_the_f64_cpu_path() {
     );
 }
 
+/// One layer at hidden 512, whose forward runs 64 blocks that on an sm_90 GPU share each
+/// step's h_{t-1} by multicast in clusters of 8 (`kernel.rs`'s `shape_multicast`), at batch 20,
+/// whose rows the cluster's blocks copy unevenly (3 or 2 each), LSTM and GRU.
+#[test]
+fn persistent_multicast_forward_matches_the_f64_cpu_path() {
+    run_cells(
+        "persistent_multicast_forward_matches_the_f64_cpu_path",
+        &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
+        &[(1, 20, 6, 64, 512)],
+    );
+}
+
 /// A single bias per gate (the kernels read no `b_hh`: a GRU's n gate then has no bias inside
 /// r's product) and no biases at all, LSTM and GRU: one layer, and two layers at an odd batch.
 #[test]

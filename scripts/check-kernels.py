@@ -243,10 +243,12 @@ def variants():
             yield (f"{cell} forward {tag}", "persistent_fwd", one, "compute_90", cell)
             yield (f"{cell} backward {tag}", "persistent_bwd", one, "compute_90", cell)
     # The forward's multicast exchange (MCAST, kernel.rs's shape_multicast): hidden 512 at batch
-    # 32 in clusters of 8, 1024 in clusters of 2, and an odd batch and hidden (66 at 3, which fills
-    # no tile and no whole K group) in clusters of 4.
+    # 32 in clusters of 8, 1024 in clusters of 2, an odd batch and hidden (66 at 3, which fills
+    # no tile and no whole K group) in clusters of 4, and batches of several chunks (128; 77,
+    # whose last chunk ends early) in clusters of 2.
     for cell in ("lstm", "gru"):
-        for hid, batch, units, mcast in ((512, 32, 8, 8), (1024, 32, 8, 2), (66, 3, 4, 4)):
+        for hid, batch, units, mcast in ((512, 32, 8, 8), (1024, 32, 8, 2), (66, 3, 4, 4),
+                                         (512, 128, 4, 2), (200, 77, 4, 2)):
             mc = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", "-DELEM_BF16=1",
                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}"]
             yield (f"{cell} forward h{hid} b{batch} bf16 multicast {mcast}", "persistent_fwd", mc,

@@ -94,8 +94,8 @@ pub(crate) struct Plan {
     /// Blocks per thread-block cluster of the forward's multicast exchange (1: none): each
     /// block copies a share of h_{t-1} from L2 into the shared memory of every block of its
     /// cluster (`common.cuh`'s MCAST). [`Tuning::multicast`] asks, by default
-    /// [`shape_multicast`]; taken only where the forward runs one layer in one chunk without
-    /// clusters of its own, fits in shared memory, and its clusters are all resident.
+    /// [`shape_multicast`]; taken only where the forward runs one layer without clusters of its
+    /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
 }
 
@@ -321,7 +321,7 @@ impl Plan {
                 plan.buffers = plan.most_buffers(smem);
             }
         }
-        if major >= 9 && plan.cluster(Pass::Forward) == 1 && batch <= CHUNK_SAMPLES {
+        if major >= 9 && plan.cluster(Pass::Forward) == 1 {
             let blocks = plan.blocks(Pass::Forward);
             let mut multicast = tuning.multicast.unwrap_or_else(|| shape_multicast(blocks));
             while multicast > 1 {
@@ -517,11 +517,13 @@ impl Plan {
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.batch, self.cell.gates());
-                // The multicast's stage of all of h_{t-1} (one chunk's rows, padded) and its
-                // mbarrier (`FwdTile`'s WHOLE_BYTES).
+                // The multicast's stage of all of h_{t-1} (each chunk's rows padded to whole
+                // tensor-core tiles) and its chunks' mbarriers (`FwdTile`'s WHOLE_BYTES).
+                let chunks = self.batch.div_ceil(CHUNK_SAMPLES);
+                let npad = self.batch.min(CHUNK_SAMPLES).div_ceil(8) * 8;
                 let whole = match self.multicast {
                     1 => 0,
-                    _ => self.batch.div_ceil(8) * 8 * (self.kpad() + 8) * 2 + 16,
+                    _ => chunks * npad * (self.kpad() + 8) * 2 + (chunks * 8).next_multiple_of(16),
                 };
                 forward_smem((self.units[pass as usize], steps), cluster, sizes) + whole
             }

@@ -29,9 +29,10 @@
 // (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
 // GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
 //
-// With MCAST > 1 (common.cuh; one layer, CL 1, one chunk) the launch groups the blocks in
-// clusters of MCAST and h_{t-1} arrives by multicast bulk copies into one stage of all of its
-// columns, which every K group reads its columns of, instead of each group's own copies.
+// With MCAST > 1 (common.cuh; one layer, CL 1) the launch groups the blocks in clusters of
+// MCAST and all of h_{t-1} arrives at the start of a step by multicast bulk copies into one
+// stage of all of its rows and columns (each chunk's rows counted by an mbarrier of their own),
+// which every K group reads its columns of, instead of each group's own copies.
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
@@ -58,8 +59,8 @@
 #define XP KPAD
 #endif
 #define XSLOT(s) ((size_t)((s) & 1) * BATCH * XP)
-#if MCAST > 1 && (CL != 1 || NCH != 1 || defined(WAVE_LAYERS))
-#error "the multicast exchange takes one layer, without clusters of its own, and one chunk"
+#if MCAST > 1 && (CL != 1 || defined(WAVE_LAYERS))
+#error "the multicast exchange takes one layer, without clusters of its own"
 #endif
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
@@ -127,10 +128,10 @@ struct FwdTile {
     // Shared memory per block (kernel.rs's `forward_smem` says the same): with several chunks
     // two stages per K group, taken in turn, so that the next chunk's h is copied while this
     // chunk is multiplied.
-    // With MCAST: the stage of all of h_{t-1} (rows of KPAD columns, the pitch an odd number
-    // of 16-byte chunks) that the multicast fills, then its mbarrier.
+    // With MCAST: the stage of all of h_{t-1} that the multicast fills, NPAD rows a chunk of
+    // KPAD columns (the pitch an odd number of 16-byte chunks), then an mbarrier per chunk.
     static constexpr int WPITCH = KPAD + 8;
-    static constexpr int WHOLE_BYTES = MCAST > 1 ? NPAD * WPITCH * 2 + 16 : 0;
+    static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16 : 0;
     static constexpr int SMEM =
         MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES + WHOLE_BYTES;
 };
@@ -217,10 +218,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #if CL > 1
     float* part = (float*)(smem + MROWS * PITCH * 2);
 #endif
-    // The multicast's stage and mbarrier (MCAST), behind the groups' regions, and the parity
-    // of the mbarrier's phase that the next exchange completes.
+    // The multicast's stage and its chunks' mbarriers (MCAST), behind the groups' regions, and
+    // the parity of the mbarriers' phase that the next exchange completes.
     u16* const whole = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE);
-    unsigned long long* const whole_bar = (unsigned long long*)(whole + NPAD * P::WPITCH);
+    unsigned long long* const whole_bar = (unsigned long long*)(whole + NCH * NPAD * P::WPITCH);
     u32 whole_parity = 0;
     // A K group's stage pitch: its own stage's, or the multicast's whole rows.
     constexpr int SP = MCAST > 1 ? P::WPITCH : HSP;
@@ -306,7 +307,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         }
         bias_split[it] = (SPLIT_GATE >= 0 && unit && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
     }
-    if (MCAST > 1 && tid == 0) mbar_init(whole_bar);
+    if (MCAST > 1 && tid < NCH) mbar_init(whole_bar + tid);
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared
@@ -384,22 +385,25 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The chunk's stage (with several chunks, the two in turn).
                 const int here = ch % 2 * STAGE_STRIDE, there = (ch + 1) % 2 * STAGE_STRIDE;
                 unsigned char* const group_region = group_first + here;
-                u16* const hs = MCAST > 1 ? whole + kw0 : (u16*)group_region;
+                u16* const hs = MCAST > 1 ? whole + ch * NPAD * P::WPITCH + kw0 : (u16*)group_region;
                 float* const red = (float*)(stage_first + here);
                 // The next chunk's copies go out now, into the other stage (which the chunk
                 // before this one left at its end), so that they land while this one is
                 // multiplied.
                 const bool ahead = exchanged && ch + 1 < NCH;
                 if (exchanged && MCAST > 1) {
-                    // Rows rank, rank + MCAST, .. of h_{t-1} from this block, into every block of
-                    // the cluster; then all of them here.
-                    if (tid == 0) mbar_expect(whole_bar, BATCH * KPAD * 2);
-                    const int n = ctarank() + MCAST * tid;
-                    if (n < BATCH)
-                        bulk_multicast(whole + n * P::WPITCH, hx + XSLOT(s - 1) + (size_t)n * XP, KPAD * 2,
-                                       whole_bar, (unsigned short)((1u << MCAST) - 1));
-                    mbar_wait(whole_bar, whole_parity);
-                    whole_parity ^= 1;
+                    // At the first chunk, rows rank, rank + MCAST, .. of h_{t-1} from this block
+                    // into every block of the cluster, each onto its chunk's mbarrier; then the
+                    // chunk's rows here.
+                    if (ch == 0) {
+                        if (tid < NCH) mbar_expect(whole_bar + tid, min(NB, BATCH - tid * NB) * KPAD * 2);
+                        for (int n = ctarank() + MCAST * tid; n < BATCH; n += MCAST * THREADS)
+                            bulk_multicast(whole + ((n / NB) * NPAD + n % NB) * P::WPITCH,
+                                           hx + XSLOT(s - 1) + (size_t)n * XP, KPAD * 2, whole_bar + n / NB,
+                                           (unsigned short)((1u << MCAST) - 1));
+                    }
+                    mbar_wait(whole_bar + ch, whole_parity);
+                    if (ch + 1 == NCH) whole_parity ^= 1;
                 } else if (exchanged) {
                     if (ch == 0) copy_chunk(0, hs);
                     if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));

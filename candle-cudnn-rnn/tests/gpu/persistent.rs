@@ -178,15 +178,16 @@ fn persistent_gru_matches_the_f64_cpu_path() {
     );
 }
 
-/// One layer at hidden 512, whose forward runs 64 blocks that on an sm_90 GPU share each
-/// step's h_{t-1} by multicast in clusters of 8 (`kernel.rs`'s `shape_multicast`), at batch 20,
-/// whose rows the cluster's blocks copy unevenly (3 or 2 each), LSTM and GRU.
+/// One layer at hidden 512, whose forward on an sm_90 GPU shares each step's h_{t-1} by
+/// multicast within clusters (`kernel.rs`'s `shape_multicast`): at batch 20, 64 blocks in
+/// clusters of 8, whose rows they copy unevenly (3 or 2 each); at batch 40, two chunks of the
+/// batch (the second ends early), 128 blocks in clusters of 2. LSTM and GRU.
 #[test]
 fn persistent_multicast_forward_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_multicast_forward_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 20, 6, 64, 512)],
+        &[(1, 20, 6, 64, 512), (1, 40, 4, 32, 512)],
     );
 }
 

@@ -195,6 +195,11 @@ fn ours_lead(
 /// graphed forwards at batches 96-128 took 1.2-1.45x `Standard`'s time at hidden 512 (GRU
 /// [30, 128, 512] 2.12 against 1.46), 0.97-1.0x at 256 and 0.9x at 128, and at batch 64 and
 /// hidden 512 0.91-0.92x (`results/2026-11-26-h100-chunk-clusters/`).
+///
+/// Since the forward's multicast (`results/2026-11-27-h100-multicast/`, one command, H100):
+/// graphed at batch 128 ours still trail `Standard` in training and in the forward at hidden 512,
+/// and lead the forward at 256; eager training at [30, 128, 512] took ours 0.53-0.88x of
+/// `Standard`'s time, which the rule does not follow yet (one measurement).
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let (batch, hidden) = (call.batch, dims.hidden_size);
     let small = batch <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH

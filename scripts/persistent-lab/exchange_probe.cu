@@ -60,18 +60,10 @@ __device__ __forceinline__ void ld_relaxed_v2(const unsigned long long* p, unsig
     asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
 }
 
-__device__ __forceinline__ u32 cl_rank() {
-    u32 r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
 __device__ __forceinline__ u32 cl_size() {
     u32 r;
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
     return r;
-}
-__device__ __forceinline__ void cl_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 // 16 bytes into block `rank`'s shared memory at the address `p` has in this block's.
 __device__ __forceinline__ void st_peer16(const u16* p, u32 rank, uint4 v) {
@@ -116,26 +108,8 @@ __device__ __forceinline__ void poll_pipelined(const u32* counter, u32 target) {
     if (!ACQUIRE) asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
-// The mbarrier of a stage slot and the bulk copies that complete on it (modes 11-12).
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, u32 count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, u32 bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n"
-        "WAIT_%=:\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-        "@!p bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
-}
-__device__ __forceinline__ void bulk_copy_mcast(void* dst, const void* src, u32 bytes, unsigned long long* bar,
-                                                unsigned short mask) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;"
-        ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(mask) : "memory");
-}
+// A bulk copy into this block's shared memory alone (mode 12; common.cuh's bulk_multicast and
+// mbarrier helpers serve mode 11).
 __device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
@@ -150,11 +124,10 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
     const bool bulk = mode == 11 || mode == 12;
     if (bulk) {
         if (tid == 0) {
-            mbar_init(bars, 1);
-            mbar_init(bars + 1, 1);
-            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            mbar_init(bars);
+            mbar_init(bars + 1);
         }
-        cl_sync();
+        cluster_barrier();
     }
     for (int s = 0; s < steps; ++s) {
         const int slot = s & 1, prev = (s + 1) & 1;
@@ -179,15 +152,15 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
         }
         if (mode == 7 || mode == 8) {
             // The cluster's blocks have all stored; block 0 of it arrives for them.
-            cl_sync();
-            if (cl_rank() == 0 && tid == 0) {
+            cluster_barrier();
+            if (ctarank() == 0 && tid == 0) {
                 arrive_release(counter);
                 wait_acquire(counter, (u32)(s + 1) * (gridDim.x / cl_size()));
             }
-            cl_sync();
+            cluster_barrier();
         }
         if (mode == 6 || mode == 8) {
-            const int cl = cl_size(), rank = cl_rank(), rows = BATCH / cl, r0 = rank * rows;
+            const int cl = cl_size(), rank = ctarank(), rows = BATCH / cl, r0 = rank * rows;
             const u16* src = hx + (size_t)slot * BATCH * KPAD;
             for (int q = tid; q < rows * (KPAD / 8); q += THREADS) {
                 int n = r0 + q / (KPAD / 8), j = (q % (KPAD / 8)) * 8;
@@ -201,23 +174,24 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
                 uint4 v = *(const uint4*)(stage + n * (KPAD + 8) + j);
                 for (int peer = 1; peer < cl; ++peer) st_peer16(stage + n * (KPAD + 8) + j, (rank + peer) % cl, v);
             }
-            cl_sync();
+            cluster_barrier();
         }
         if (bulk) {
             // Slot s & 1's stage and mbarrier, in its (s >> 1)-th phase.
             u16* dst = stage + slot * BATCH * (KPAD + 8);
             unsigned long long* bar = bars + slot;
             const u16* src = hx + (size_t)slot * BATCH * KPAD;
-            const int cl = mode == 11 ? cl_size() : 1, rank = mode == 11 ? cl_rank() : 0;
+            const int cl = mode == 11 ? cl_size() : 1, rank = mode == 11 ? ctarank() : 0;
             const int rows = BATCH / cl, r0 = rank * rows;
-            if (tid == 0) mbar_expect_tx(bar, BATCH * KPAD * 2);
+            if (tid == 0) mbar_expect(bar, BATCH * KPAD * 2);
             if (tid < rows) {
                 int n = r0 + tid;
-                asm volatile("fence.proxy.async.global;" ::: "memory");
-                if (mode == 11)
-                    bulk_copy_mcast(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar, (unsigned short)((1u << cl) - 1));
-                else
+                if (mode == 11) {
+                    bulk_multicast(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar, (unsigned short)((1u << cl) - 1));
+                } else {
+                    asm volatile("fence.proxy.async.global;" ::: "memory");
                     bulk_copy(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar);
+                }
             }
             mbar_wait(bar, (u32)(s >> 1) & 1);
         }
@@ -273,7 +247,7 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
     }
     if (tid == 0) spins[blockIdx.x] = spun;
     if (mode <= 2 || mode >= 6) {
-        if (mode == 7 || mode == 8 || bulk) cl_sync();
+        if (mode == 7 || mode == 8 || bulk) cluster_barrier();
         grid_leave(counter);
     }
 }

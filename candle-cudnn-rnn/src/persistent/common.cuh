@@ -169,19 +169,24 @@ __device__ __forceinline__ void grid_leave(u32* counter) {
     }
 }
 
-// Thread-block clusters (CL > 1, sm_90): the block's rank in its cluster, a cluster-wide barrier
-// that publishes shared-memory writes to the other blocks, and a load from block `rank`'s shared
-// memory at the address `p` has in this block's.
-#if defined(CL) && CL > 1
-__device__ __forceinline__ u32 cluster_rank() {
+// The block's rank in its thread-block cluster (sm_90), and the cluster's barrier, which
+// publishes shared-memory writes to the other blocks of the cluster.
+__device__ __forceinline__ u32 ctarank() {
     u32 r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
 
-__device__ __forceinline__ void cluster_sync() {
+__device__ __forceinline__ void cluster_barrier() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+
+// Thread-block clusters that split K (CL > 1): the block's rank in its cluster, the cluster's
+// barrier, and a store into block `rank`'s shared memory at the address `p` has in this block's.
+#if defined(CL) && CL > 1
+__device__ __forceinline__ u32 cluster_rank() { return ctarank(); }
+
+__device__ __forceinline__ void cluster_sync() { cluster_barrier(); }
 
 // A store into block `rank`'s shared memory at the address `p` has in this block's (no round
 // trip, unlike a remote load: the cluster's next barrier publishes it).
@@ -204,17 +209,6 @@ __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #ifndef MCAST
 #define MCAST 1
 #endif
-
-// The block's rank in its cluster, and the cluster's barrier, whatever CL is.
-__device__ __forceinline__ u32 ctarank() {
-    u32 r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_barrier() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
 
 // An mbarrier that one arrival (the block's thread 0, with the bytes it expects) and those bytes
 // complete; its initialisation made visible to the cluster's copies.

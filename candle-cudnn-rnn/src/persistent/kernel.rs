@@ -114,12 +114,15 @@ pub(super) const L1_RESERVE: usize = 16 * 1024;
 /// Shared memory of a forward block of `units` units whose input rows are `steps` K steps long,
 /// in clusters of `cluster` blocks, as `recurrence_fwd.cu`'s `FwdTile` lays it out: the weight tile
 /// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
-/// and each K group's stage of its input rows (or its sums).
+/// each K group's stage of its input rows (or its sums), and with `multicast` clusters
+/// ([`Plan::multicast`]) the stage of all of h_{t-1} and its chunks' mbarriers.
 pub(super) fn forward_smem(
     (units, steps): (usize, usize),
-    cluster: usize,
+    (cluster, multicast): (usize, usize),
     (batch, gates): (usize, usize),
 ) -> usize {
+    // The input rows' columns, whole K steps.
+    let kpad = steps * 16;
     // A stage (and the cluster's parts) holds one chunk of the batch.
     let chunk_batch = batch.min(CHUNK_SAMPLES);
     let npad = chunk_batch.div_ceil(8) * 8;
@@ -143,7 +146,17 @@ pub(super) fn forward_smem(
     // With several chunks, two stages taken in turn (the next chunk's h lands in one while the
     // other is multiplied).
     let stages = if batch > CHUNK_SAMPLES { 2 } else { 1 };
-    rows * (steps * 16 + 8) * 2 + part + stages * k_groups * stage.max(sums).next_multiple_of(16)
+    // The multicast's stage: every chunk's rows, padded to whole tensor-core tiles, of all
+    // the columns.
+    let chunks = batch.div_ceil(CHUNK_SAMPLES);
+    let whole = match multicast {
+        1 => 0,
+        _ => chunks * npad * (kpad + 8) * 2 + (chunks * 8).next_multiple_of(16),
+    };
+    rows * (steps * 16 + 8) * 2
+        + part
+        + stages * k_groups * stage.max(sums).next_multiple_of(16)
+        + whole
 }
 
 /// Units per block of a layer of `hidden` units of `cell` at `batch` on `sms` multiprocessors:
@@ -517,15 +530,8 @@ impl Plan {
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.batch, self.cell.gates());
-                // The multicast's stage of all of h_{t-1} (each chunk's rows padded to whole
-                // tensor-core tiles) and its chunks' mbarriers (`FwdTile`'s WHOLE_BYTES).
-                let chunks = self.batch.div_ceil(CHUNK_SAMPLES);
-                let npad = self.batch.min(CHUNK_SAMPLES).div_ceil(8) * 8;
-                let whole = match self.multicast {
-                    1 => 0,
-                    _ => chunks * npad * (self.kpad() + 8) * 2 + (chunks * 8).next_multiple_of(16),
-                };
-                forward_smem((self.units[pass as usize], steps), cluster, sizes) + whole
+                let units = self.units[pass as usize];
+                forward_smem((units, steps), (cluster, self.multicast), sizes)
             }
             Pass::Backward => {
                 self.backward_smem((self.units[pass as usize], 1), cluster, self.gpad())

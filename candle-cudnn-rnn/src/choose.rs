@@ -29,7 +29,7 @@ use crate::persistent::{
     Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
 };
 use crate::timing::{eager_times, graphed_times};
-use crate::{Launch, RnnAlgo, RnnConfig, RnnMode};
+use crate::{Launch, MathMode, RnnAlgo, RnnConfig, RnnMode};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
@@ -107,9 +107,15 @@ fn ours_take_operands(call: &Call, [_, w, s]: [Operand; 3]) -> bool {
     even(w) && (call.zero_state || even(s))
 }
 
-/// Ours multiply half-precision operands on tensor cores (f32 accumulation): bf16 or f16.
-fn ours_take_dtype(dtype: DType) -> bool {
-    matches!(dtype, DType::BF16 | DType::F16)
+/// Ours multiply on tensor cores with f32 accumulation: bf16 or f16 operands, and in inference f32
+/// ones in TF32 where the module's math allows TF32 (`MathMode::Tf32`; their backward is not
+/// written yet). Strict fp32 (`MathMode::Fp32`) stays on cuDNN.
+fn ours_take_dtype(dtype: DType, (math, train): (MathMode, bool)) -> bool {
+    match dtype {
+        DType::BF16 | DType::F16 => true,
+        DType::F32 => math == MathMode::Tf32 && !train,
+        _ => false,
+    }
 }
 
 /// Ours keep each sample's accumulators in registers for a chunk of [`CHUNK_SAMPLES`] samples at a
@@ -145,7 +151,8 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 /// persistent kernels lead: [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.7 against ours' 5.2
 /// µs an example) where [`small_h_leads_ours`], or [`persist_static_leads`] where not
 /// [`ours_lead_persist_static`], in stacks of up to [`OURS_LEAD_MAX_LAYERS`] (deeper
-/// wavefronts ran faster than it).
+/// wavefronts ran faster than it). f32 inference in TF32 has a rule of its own,
+/// [`ours_lead_tf32`].
 fn ours_lead(
     call: &Call,
     dims: &RnnDims,
@@ -166,8 +173,29 @@ fn ours_lead(
     let eagerly = launch == Launch::Eager
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
         && !persist_static;
+    if dtype == DType::F32 {
+        return ours_lead_tf32(call, dims);
+    }
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
+
+/// Where `Heuristic` gives ours f32 inference in TF32 (which [`ours_take_dtype`] allows): one
+/// layer at batches up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to
+/// [`TF32_SMALL_H_UP_TO`], where cuDNN's `PersistStaticSmallH` leads. Graphed forwards on an
+/// H100, µs an example (`results/2026-11-27-h100-tf32-forward/`): ours took 0.27-0.51x of
+/// cuDNN's TF32 `Standard` at [30, 8-32, 256-512] (GRU [30, 32, 512] 3.5 against 6.8; PyTorch's
+/// TF32 module 6.8), and 0.83x of `PersistStaticSmallH` on LSTM [30, 32, 128] (2.4 against 2.9),
+/// but 1.4x on GRU [30, 32, 128] (2.3 against 1.7) and 1.24-1.31x `Standard` at batch 128 (GRU
+/// [30, 128, 512] 2.7 against 2.0). Stacks (layer by layer: the wavefront multiplies half
+/// elements only) were not measured. Ours do not take hidden 1024 in TF32: its f32 tiles
+/// overflow shared memory.
+fn ours_lead_tf32(call: &Call, dims: &RnnDims) -> bool {
+    let small_gru = dims.mode == RnnMode::Gru && dims.hidden_size <= TF32_SMALL_H_UP_TO;
+    dims.num_layers == 1 && call.batch <= CHUNK_SAMPLES && !small_gru
+}
+
+/// See [`ours_lead_tf32`].
+const TF32_SMALL_H_UP_TO: usize = 128;
 
 /// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead one layer: in training
 /// up to batch [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`], and eagerly up to
@@ -632,6 +660,8 @@ pub(crate) struct Chooser {
     algo: RnnAlgo,
     /// How the module's calls will be launched, which some of `Heuristic`'s rules read.
     launch: Launch,
+    /// The module's f32 math: whether ours may multiply f32 calls in TF32.
+    math: MathMode,
     dims: RnnDims,
     /// `Auto`'s cuDNN algorithm per call shape.
     cudnn_fastest: Mutex<HashMap<CallShape, RnnAlgo>>,
@@ -658,10 +688,11 @@ fn memoized<K: Hash + Eq, V: Copy>(
 
 impl Chooser {
     /// The chooser of a module of `dims` built for `algo` and calls launched as `launch`.
-    pub fn new((algo, launch): (RnnAlgo, Launch), dims: RnnDims) -> Self {
+    pub fn new((algo, launch, math): (RnnAlgo, Launch, MathMode), dims: RnnDims) -> Self {
         Self {
             algo,
             launch,
+            math,
             dims,
             cudnn_fastest: Mutex::new(HashMap::new()),
             ours_won: Mutex::new(HashMap::new()),
@@ -698,7 +729,7 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_operands(call, ops))
-            .filter(|_| ours_take_dtype(dtype) && ours_take_batch(call.batch))
+            .filter(|_| ours_take_dtype(dtype, (self.math, train)) && ours_take_batch(call.batch))
             .and_then(|ours| {
                 let plan = ours
                     .plan(ops[0].0.device(), call.batch, dtype, train)
@@ -812,7 +843,11 @@ impl Chooser {
         let (_, dtype, _, _, _) = shape;
         memoized(&self.ours_won, shape, || match dtype {
             DType::BF16 => ours_win::<half::bf16>(sides, inputs, ours_default),
-            _ => ours_win::<half::f16>(sides, inputs, ours_default),
+            DType::F16 => ours_win::<half::f16>(sides, inputs, ours_default),
+            DType::F32 => ours_win::<f32>(sides, inputs, ours_default),
+            dt => {
+                bail!("rnn: Auto measured the kernels on {dt:?} operands, which they do not take")
+            }
         })
     }
 }
@@ -1023,6 +1058,45 @@ mod tests {
         assert!(!agrees(&[1.0, 2.5], &[1.0, 2.0]));
         assert!(!agrees(&[f64::NAN, 2.0], &[1.0, 2.0]));
         assert!(agrees(&[0.0], &[0.0]));
+    }
+
+    /// Ours take f32 only in inference with TF32 allowed, and `Heuristic` gives them one layer
+    /// at batches up to 32 but GRUs at hidden 128 (`results/2026-11-27-h100-tf32-forward/`).
+    #[test]
+    fn ours_take_tf32_inference_and_lead_one_layer_at_small_batches() {
+        use MathMode::{Fp32, Tf32};
+        assert!(ours_take_dtype(DType::F32, (Tf32, false)));
+        assert!(!ours_take_dtype(DType::F32, (Tf32, true)));
+        assert!(!ours_take_dtype(DType::F32, (Fp32, false)));
+        assert!(ours_take_dtype(DType::BF16, (Fp32, true)));
+        assert!(!ours_take_dtype(DType::F64, (Tf32, false)));
+        let cell = |mode, layers, hidden| {
+            let cfg = RnnConfig {
+                num_layers: layers,
+                math: Tf32,
+                ..Default::default()
+            };
+            RnnDims::new(mode, hidden, hidden, &cfg)
+        };
+        let lead = |dims: RnnDims, batch| {
+            let c = Call {
+                dims,
+                seq: 30,
+                batch,
+                lengths: None,
+                zero_state: true,
+            };
+            let launch = (OneLaunch::default(), GRAPHED);
+            ours_lead(&c, &dims, (DType::F32, false), launch)
+        };
+        for mode in [RnnMode::Lstm, RnnMode::Gru] {
+            assert!(lead(cell(mode, 1, 512), 32), "{mode:?} [30, 32, 512]");
+            assert!(lead(cell(mode, 1, 256), 8), "{mode:?} [30, 8, 256]");
+            assert!(!lead(cell(mode, 1, 512), 128), "{mode:?} [30, 128, 512]");
+            assert!(!lead(cell(mode, 2, 512), 32), "{mode:?} [30, 32, 2 x 512]");
+        }
+        assert!(lead(cell(RnnMode::Lstm, 1, 128), 32));
+        assert!(!lead(cell(RnnMode::Gru, 1, 128), 32));
     }
 
     /// `Heuristic`'s rules on the measured shapes (`results/2026-11-25-h100-plain-api/`).

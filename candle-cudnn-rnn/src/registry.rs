@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 /// The backend that runs a module of `dims` built with `cfg` on a GPU.
 pub(crate) fn gpu_backend(dims: RnnDims, cfg: &RnnConfig) -> Arc<dyn GpuBackend> {
     Arc::new(Dispatch {
-        chooser: Chooser::new((cfg.algo, cfg.launch), dims),
+        chooser: Chooser::new((cfg.algo, cfg.launch, cfg.math), dims),
         paths: Backends::new(dims, cfg),
         served: Default::default(),
     })

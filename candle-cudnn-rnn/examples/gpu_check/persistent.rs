@@ -7,20 +7,30 @@
 //! those and the
 //! gradients of the input, the weights (the biases' also alone) and the initial state, and
 //! with the input untracked (the kernels then skip its gradient) the others. A row passes only
-//! if the persistent kernels themselves served the call. `RnnAlgo::Auto`, which measures the kernels
-//! against cuDNN's algorithms, is checked on the same inputs whichever it picks (the row says
-//! which). Inter-layer dropout (`check_dropout`, both cells):
+//! if the persistent kernels themselves served the call. f32 inference with TF32 products
+//! (`MathMode::Tf32`) too, up to hidden 650, within twice cuDNN's TF32 errors.
+//! `RnnAlgo::Auto`, which measures the kernels against cuDNN's algorithms, is checked on the same
+//! inputs whichever it picks (the row says which). Inter-layer dropout (`check_dropout`, both cells):
 //! masks that repeat after the seed is set again and change from call to call, and gradients
 //! through them against central finite differences.
 
 use crate::{rel_err, uniform};
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
-use candle_cudnn_rnn::{Rnn, RnnAlgo, RnnConfig, RnnMode, RnnState};
+use candle_cudnn_rnn::{MathMode, Rnn, RnnAlgo, RnnConfig, RnnMode, RnnState};
 use rand::rngs::StdRng;
 
 /// Relative L2 error allowed in bf16/f16 (the bound for half precision).
 const TOL: f64 = 2e-2;
+
+/// f32 inference with TF32 products (`MathMode::Tf32`): errors at most twice cuDNN's with TF32
+/// math on the same inputs, or this (TF32 rounds to 10 mantissa bits, about 5e-4 relative).
+const TF32_FLOOR: f64 = 1e-3;
+
+/// The largest hidden size of the shapes below whose TF32 layers fit the kernels' shared memory
+/// (f32 tiles take twice the bytes; at 1024 they do not fit, and `Persistent` hands the calls to
+/// cuDNN): the TF32 rows of larger ones are not run.
+const TF32_MAX_HIDDEN: usize = 650;
 
 /// The largest batch the kernels train (in chunks of 32, as the inference).
 const TRAINING_MAX_BATCH: usize = 256;
@@ -125,11 +135,17 @@ fn check_cell(
     ];
     let mut rows = Vec::new();
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
-        for dtype in [DType::BF16, DType::F16] {
+        for dtype in [DType::BF16, DType::F16, DType::F32] {
+            // f32 in TF32: inference only (the kernels' TF32 backward is not written yet).
+            let tf32 = dtype == DType::F32;
+            if tf32 && hidden > TF32_MAX_HIDDEN {
+                continue;
+            }
             let cfg = |algo| {
                 let cfg = RnnConfig {
                     num_layers: layers,
                     algo,
+                    math: if tf32 { MathMode::Tf32 } else { MathMode::Fp32 },
                     ..Default::default()
                 };
                 (mode, cfg)
@@ -162,11 +178,16 @@ fn check_cell(
                 Ok(rel_err(&got[0], &reference[0])?.max(rel_err(&got[1], &reference[1])?))
             };
             let (e, e_cudnn) = (err(&ours)?, err(&cudnn)?);
-            let ok = served == Some(RnnAlgo::Persistent) && e <= TOL;
+            let bound = if tf32 {
+                (2.0 * e_cudnn).max(TF32_FLOOR)
+            } else {
+                TOL
+            };
+            let ok = served == Some(RnnAlgo::Persistent) && e <= bound;
             let cell = format!("{mode:?}").to_uppercase();
             let name = format!(
                 "{cell} L{layers} B{batch} T{seq} I{input} H{hidden} {}",
-                dtype.as_str()
+                if tf32 { "tf32" } else { dtype.as_str() }
             );
             rows.push((
                 format!("{name} inference, h0 {}", s.is_some()),
@@ -185,7 +206,7 @@ fn check_cell(
                 e <= TOL && chose.is_some(),
             ));
 
-            if batch > TRAINING_MAX_BATCH {
+            if batch > TRAINING_MAX_BATCH || tf32 {
                 continue;
             }
             // Training: outputs and every gradient.

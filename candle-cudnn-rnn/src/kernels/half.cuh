@@ -6,7 +6,8 @@
 //   - typed, for kernels templated on their element type: the structs bf16 and f16, load(x) to
 //     f32 and store(p, v) from f32, overloaded for float too;
 //   - for a module compiled for one half type, picked by ELEM_BF16 (1: bf16, 0: f16) when it is
-//     defined: to_f and from_f on that type's bits.
+//     defined: to_f and from_f on that type's bits; for a module of f32 operands (ELEM_F32 1,
+//     without ELEM_BF16) on f32.
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -44,6 +45,11 @@ __device__ __forceinline__ void store(float* p, float v) { *p = v; }
 __device__ __forceinline__ void store(bf16* p, float v) { p->x = f32_to_bf16(v); }
 __device__ __forceinline__ void store(f16* p, float v) { p->x = f32_to_f16(v); }
 
+#if defined(ELEM_F32) && ELEM_F32
+// A module of f32 operands (the persistent kernels' TF32 products): to_f and from_f on f32 too.
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float from_f(float v) { return v; }
+#endif
 #ifdef ELEM_BF16
 #if ELEM_BF16
 __device__ __forceinline__ float to_f(u16 v) { return bf16_to_f32(v); }

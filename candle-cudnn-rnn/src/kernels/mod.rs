@@ -47,7 +47,8 @@ pub fn view<'a, T>(s: &'a CudaSlice<T>, l: &Layout) -> Result<CudaView<'a, T>> {
 /// raw bits (`bf16_to_f32`, `f32_to_bf16`, `f16_to_f32`, `f32_to_f16`); the structs `bf16` and
 /// `f16` with `load(x)` to f32 and `store(p, v)` from f32, overloaded for `float` too; and,
 /// where the module defines `ELEM_BF16` (1: bf16, 0: f16), `to_f` and `from_f` on that one
-/// type's bits. Conversions to f32 are exact; from f32 they round to nearest even.
+/// type's bits (with `ELEM_F32` 1 instead, on f32). Conversions to f32 are exact; from f32 they
+/// round to nearest even.
 pub const HALF: &str = include_str!("half.cuh");
 
 /// The Philox4x32-10 generator (`philox.cuh`): `philox(c, k0, k1)` turns the 128-bit counter

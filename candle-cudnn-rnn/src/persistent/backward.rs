@@ -265,14 +265,14 @@ pub(super) fn backward<T: Elem>(
             let first = if overwrite { Out::Half } else { Out::AddHalf };
             let product = |(m, n, k), a, bm, c, out| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
-                unsafe { matmul(&dev, plan.bf16, (m, n, k), a, bm, c, out) }
+                unsafe { matmul(&dev, plan.elem, (m, n, k), a, bm, c, out) }
             };
             // A weight gradient made in padded rows, then copied or added into place.
             let padded_product = |g: Mat, (k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(&dev, plan.bf16, (gh, ld, k), g, a, dw_rows, Out::Half)?
+                    matmul(&dev, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Half)?
                 };
                 let n = Rows { rows: gh, cols };
                 match overwrite {
@@ -336,7 +336,7 @@ pub(super) fn backward<T: Elem>(
                 unsafe {
                     let dg = Mat::new(dg_ptr, gh);
                     let w_ih = Mat::new(w_ih, ld);
-                    matmul(&dev, plan.bf16, (steps, cols, gh), dg, w_ih, out, Out::Half)
+                    matmul(&dev, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Half)
                 }
             };
             match &padded_inputs[layer] {

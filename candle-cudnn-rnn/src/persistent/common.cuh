@@ -1,7 +1,44 @@
 // Device helpers of the persistent kernels (placed in front of each kernel's source, after
 // kernels/half.cuh, whose u16, u32, to_f and from_f they use): shared-memory matrix loads,
 // tensor-core products, asynchronous copies and the grid-wide barrier. Needs ELEM_BF16 (1: bf16,
-// 0: f16).
+// 0: f16), and ELEM_F32 (1) for f32 operands.
+
+// The element type of a module's operands, `elem`: with ELEM_F32 (1) f32, whose products run
+// on tensor cores in TF32 (m16n8k8); else the half type of ELEM_BF16. EW is its width in 16-bit
+// words. The kernels lay out every K dimension, in shared memory and in the exchange buffers, in
+// 16-bit words: a K step is 32 bytes either way (16 half elements or 8 f32 ones), and ldmatrix's
+// b16 fragments of f32 rows are exactly the tf32 fragments of an m16n8k8 product (a thread's
+// 32-bit word i of an 8x8 b16 matrix's row is element i of that row's 4 f32).
+#if defined(ELEM_F32) && ELEM_F32
+typedef float elem;
+#define EW 2
+#else
+typedef u16 elem;
+#define EW 1
+#endif
+
+// A 32-bit word of the products' operands as the tensor cores take it: an f32 rounded to TF32's
+// 10 mantissa bits (to nearest, away from zero on ties; the products would otherwise drop the
+// bits), or a pair of half elements unchanged.
+__device__ __forceinline__ u32 mma_word(u32 v) {
+#if defined(ELEM_F32) && ELEM_F32
+    u32 r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(v)));
+    return r;
+#else
+    return v;
+#endif
+}
+
+// An element of h as another block's products take it from the exchange buffer (mma_word's
+// rounding of an f32).
+__device__ __forceinline__ elem mma_elem(elem v) {
+#if defined(ELEM_F32) && ELEM_F32
+    return __uint_as_float(mma_word(__float_as_uint(v)));
+#else
+    return v;
+#endif
+}
 
 // Loads in flight per thread while a kernel fills its weight tile.
 #define FILL 16
@@ -72,8 +109,16 @@ __device__ __forceinline__ void cp_async_wait_upto(int n) {
     }
 }
 
+// d += a b on tensor cores, one 16x8 tile: a K step of 32 bytes (k16 in half, k8 in TF32, whose
+// fragments take the same registers), f32 accumulation.
 __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
-#if ELEM_BF16
+#if defined(ELEM_F32) && ELEM_F32
+    asm(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif ELEM_BF16
     asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"

@@ -169,9 +169,10 @@ pub(super) fn forward<T: Elem>(
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
     let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
-    // padding stays zero. The grid barrier behind it.
+    // padding stays zero. The grid barrier behind it. (The kernels count its columns in 16-bit
+    // words: `Operands::words` a `T`.)
     let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
-    let exchange_len = 2 * batch * cols;
+    let exchange_len = 2 * batch * cols / plan.elem.words();
     // In training the backward's exchange buffers follow, zeroed in the same fill.
     let backward = train.then(|| {
         let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave_tuning);
@@ -236,7 +237,7 @@ pub(super) fn forward<T: Elem>(
                 unsafe {
                     matmul(
                         &dev,
-                        plan.bf16,
+                        plan.elem,
                         (steps, gh, ld),
                         Mat::new(input, ld),
                         Mat::new(w_ih, ld).t(),
@@ -249,7 +250,8 @@ pub(super) fn forward<T: Elem>(
                 // Its input's product is made in the recurrence; the backward's padded
                 // operands come after the launch.
                 padded.push(None);
-            } else if needs_padding(b.in_size) {
+            } else if needs_padding(b.in_size) && plan.elem.words() == 1 {
+                // (The row kernels copy half elements; cuBLAS takes f32 rows of any width.)
                 let sizes = (steps, gh, b.in_size);
                 let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
                 {

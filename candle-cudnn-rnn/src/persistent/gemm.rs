@@ -1,7 +1,9 @@
 //! The non-recurrent products of a layer, each done for all steps at once by one cuBLAS GEMM
-//! on candle's handle and stream (half inputs, f32 accumulation): the input projection before
-//! the forward recurrence, the weight and input gradients after the backward one.
+//! on candle's handle and stream (half inputs, or f32 ones in TF32; f32 accumulation): the input
+//! projection before the forward recurrence, the weight and input gradients after the backward
+//! one.
 
+use super::kernel::Operands;
 use candle_core::cuda_backend::cudarc::cublas::sys;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{bail, Result};
@@ -32,32 +34,33 @@ impl Mat {
 pub(super) enum Out {
     /// f32, overwritten.
     F32,
-    /// The operands' half type, overwritten.
+    /// The operands' type, overwritten.
     Half,
-    /// The operands' half type, added to.
+    /// The operands' type, added to.
     AddHalf,
 }
 
-/// `c = a · b` (or `c += a · b`), row-major, `a` `[m, k]` and `b` `[k, n]` in bf16 (`bf16`) or
-/// f16, `c` `[m, n]` with `n` elements per row.
+/// `c = a · b` (or `c += a · b`), row-major, `a` `[m, k]` and `b` `[k, n]` of `elem`, `c`
+/// `[m, n]` with `n` elements per row.
 ///
 /// # Safety
 /// The operands must be device buffers of those sizes and types on `dev`, live until the
 /// product has run.
 pub(super) unsafe fn matmul(
     dev: &CudaDevice,
-    bf16: bool,
+    elem: Operands,
     (m, n, k): (usize, usize, usize),
     a: Mat,
     b: Mat,
     c: u64,
     out: Out,
 ) -> Result<()> {
+    use sys::cublasComputeType_t::{CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
     use sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-    let half = if bf16 {
-        sys::cudaDataType::CUDA_R_16BF
-    } else {
-        sys::cudaDataType::CUDA_R_16F
+    let (half, compute) = match elem {
+        Operands::Bf16 => (sys::cudaDataType::CUDA_R_16BF, CUBLAS_COMPUTE_32F),
+        Operands::F16 => (sys::cudaDataType::CUDA_R_16F, CUBLAS_COMPUTE_32F),
+        Operands::Tf32 => (sys::cudaDataType::CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32),
     };
     let (c_type, beta) = match out {
         Out::F32 => (sys::cudaDataType::CUDA_R_32F, 0f32),
@@ -87,7 +90,7 @@ pub(super) unsafe fn matmul(
         c as *mut c_void,
         c_type,
         n as i32,
-        sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        compute,
         sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
     );
     if status != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {

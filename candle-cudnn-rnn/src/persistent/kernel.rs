@@ -64,6 +64,55 @@ pub(crate) const CHUNK_SAMPLES: usize = 32;
 /// Batches up to this run on the kernels, inference and training, in chunks of [`CHUNK_SAMPLES`].
 pub(crate) const MAX_KERNEL_BATCH: usize = 256;
 
+/// The operands' element type on the kernels, and the tensor cores' products of it (f32
+/// accumulation in each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Operands {
+    Bf16,
+    F16,
+    /// f32 operands multiplied in TF32 (the precision of cuDNN's and cuBLAS's TF32 math): for
+    /// modules built with `MathMode::Tf32`; inference only so far.
+    Tf32,
+}
+
+impl Operands {
+    /// The operands of `dtype`, if the kernels take it.
+    pub fn of(dtype: DType) -> Option<Self> {
+        match dtype {
+            DType::BF16 => Some(Operands::Bf16),
+            DType::F16 => Some(Operands::F16),
+            DType::F32 => Some(Operands::Tf32),
+            _ => None,
+        }
+    }
+
+    /// 16-bit words per element: the kernels count the K columns of their tiles and exchange
+    /// rows in them (`common.cuh`'s EW), so that a K step is 32 bytes in every type.
+    pub fn words(self) -> usize {
+        match self {
+            Operands::Bf16 | Operands::F16 => 1,
+            Operands::Tf32 => 2,
+        }
+    }
+
+    /// The NVRTC define that selects the type (`common.cuh`'s elem).
+    pub(super) fn define(self) -> &'static str {
+        match self {
+            Operands::Bf16 => "-DELEM_BF16=1",
+            Operands::F16 => "-DELEM_BF16=0",
+            Operands::Tf32 => "-DELEM_F32=1",
+        }
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Operands::Bf16 => "bf16",
+            Operands::F16 => "f16",
+            Operands::Tf32 => "tf32",
+        }
+    }
+}
+
 /// One layer's kernel for one hidden size, batch and dtype, and how it runs on this GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Plan {
@@ -75,7 +124,7 @@ pub(crate) struct Plan {
     /// of [`UNIT_STEP`]; the backward's grow when its clusters would not all be resident
     /// at once otherwise.
     pub units: [usize; 2],
-    pub bf16: bool,
+    pub elem: Operands,
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to
     /// [`MAX_BUFFERS`] (each one more chunk of gate gradients in flight from L2).
     pub buffers: usize,
@@ -269,10 +318,12 @@ impl Plan {
         (train, layers): (bool, usize),
         tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
-        let bf16 = match dtype {
-            DType::BF16 => true,
-            DType::F16 => false,
-            dt => return Err(format!("takes bf16 or f16, not {dt:?}")),
+        let elem = match Operands::of(dtype) {
+            Some(Operands::Tf32) if train => {
+                return Err("runs f32 (TF32 products) in inference only, not in training".into())
+            }
+            Some(elem) => elem,
+            None => return Err(format!("takes bf16, f16 or f32, not {dtype:?}")),
         };
         if hidden % 2 != 0 {
             return Err(format!("needs an even hidden size, not {hidden}"));
@@ -303,7 +354,7 @@ impl Plan {
             hidden,
             batch,
             units,
-            bf16,
+            elem,
             buffers: 2,
             chunk: tuning.chunk,
             clusters: tuning
@@ -507,9 +558,10 @@ impl Plan {
         WARPS * 32
     }
 
-    /// Columns of the forward's exchange buffer rows: the hidden size in whole K steps.
+    /// Columns of the forward's exchange buffer rows in 16-bit words ([`Operands::words`]): the
+    /// hidden size in whole K steps.
     pub fn kpad(&self) -> usize {
-        self.hidden.div_ceil(16) * 16
+        (self.hidden * self.elem.words()).div_ceil(16) * 16
     }
 
     /// Columns of the backward's exchange buffer rows: the gate rows in whole chunks.
@@ -571,7 +623,7 @@ impl Plan {
             format!("-DBATCH={}", self.batch),
             format!("-DUNITS={}", self.units[pass as usize]),
             format!("-DNWARPS={WARPS}"),
-            format!("-DELEM_BF16={}", u8::from(self.bf16)),
+            self.elem.define().to_string(),
             format!("-DNBUF={}", self.buffers),
             format!("-DCL={}", self.cluster(pass)),
             format!("-DCH={}", self.chunk),
@@ -595,7 +647,7 @@ impl Plan {
             self.pass_multicast(pass),
             self.chunk,
             if self.one_cluster { "_one" } else { "" },
-            if self.bf16 { "bf16" } else { "f16" },
+            self.elem.name(),
         )
     }
 

@@ -8,7 +8,8 @@
 //! dropout applied inside both recurrences, its masks counted on the device (`masks`). Where
 //! a stack's layers all fit on the GPU at once, one kernel per pass runs all of them as a
 //! wavefront (`wave`). The kernels implement unidirectional LSTMs and GRUs without projection
-//! or per-sample lengths, in bf16 or f16, whose hidden size and batch fit in shared memory: a
+//! or per-sample lengths, in bf16 or f16 (and f32 inference in TF32), whose hidden size and batch
+//! fit in shared memory: a
 //! module offers a call's [`Plan`] or why there is none ([`PersistentRnn::plan`]) and runs
 //! it; which calls it gets (the others go to cuDNN) is decided in `crate::choose`. The knobs
 //! of `tuning` are read from the environment once.
@@ -28,7 +29,7 @@ use kernel::Pass;
 use wave::Wave;
 
 pub(crate) use cell::Cell;
-pub(crate) use kernel::{Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
+pub(crate) use kernel::{Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
 
 use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};
@@ -165,11 +166,14 @@ impl PersistentRnn {
             false => None,
         };
         let (mode, planned) = ((train, masks), (plan, self.tuning.wave));
-        Ok(match plan.bf16 {
-            true => boxed(forward::forward::<half::bf16>(
+        Ok(match plan.elem {
+            Operands::Bf16 => boxed(forward::forward::<half::bf16>(
                 &self.dims, planned, call, mode, ops,
             )?),
-            false => boxed(forward::forward::<half::f16>(
+            Operands::F16 => boxed(forward::forward::<half::f16>(
+                &self.dims, planned, call, mode, ops,
+            )?),
+            Operands::Tf32 => boxed(forward::forward::<f32>(
                 &self.dims, planned, call, mode, ops,
             )?),
         })

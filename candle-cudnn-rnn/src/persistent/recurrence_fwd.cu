@@ -10,7 +10,8 @@
 // another, within each step (the backward likewise).
 //
 // Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS,
-// ELEM_BF16 (1: bf16, 0: f16), and CL, the blocks of a thread-block cluster (1: none). With
+// ELEM_BF16 (1: bf16, 0: f16) or ELEM_F32 (1: f32 operands, TF32 products; common.cuh's elem, whose
+// K columns are counted in 16-bit words: EW per element), and CL, the blocks of a thread-block cluster (1: none). With
 // CL > 1 the CL blocks of a cluster split K (the columns of h) instead of each reading all of
 // h: block r of cluster q keeps the gate rows of the cluster's CL * UNITS units for its CL-th
 // of the columns, multiplies them by that CL-th of h_{t-1} (a CL-th of the L2 traffic), and
@@ -47,11 +48,12 @@
 
 #define NT ((NB + 7) / 8)
 #define NPAD (NT * 8)
-#define KSTEPS ((HID + 15) / 16)
+// K steps of h's columns, 32 bytes each, and the columns in 16-bit words (common.cuh's elem).
+#define KSTEPS ((HID * EW + 15) / 16)
 #define KPAD (KSTEPS * 16)
 #define THREADS (NWARPS * 32)
-// `yp`'s row pitch: HID in whole 16-byte rows, as padded.rs pads the GEMMs' operands.
-#define LDP ((HID + 7) / 8 * 8)
+// `yp`'s row pitch in elements: HID in whole 16-byte rows, as padded.rs pads the GEMMs' operands.
+#define LDP ((HID * EW + 7) / 8 * 8 / EW)
 // The exchange buffer's rows (see above), and its slot of wave step s: two taken in turn.
 #ifdef WAVE_LAYERS
 #define XP ((2 * WAVE_LAYERS - 1) * KPAD)
@@ -59,6 +61,9 @@
 #define XP KPAD
 #endif
 #define XSLOT(s) ((size_t)((s) & 1) * BATCH * XP)
+#if EW > 1 && defined(WAVE_LAYERS)
+#error "the wavefront takes half elements"
+#endif
 #if MCAST > 1 && (CL != 1 || defined(WAVE_LAYERS))
 #error "the multicast exchange takes one layer, without clusters of its own"
 #endif
@@ -139,19 +144,19 @@ struct FwdTile {
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
 // `w_ih`, and their `xg` is only written, in training). Null `y`: the output is not kept.
 struct LayerArgs {
-    const u16* w_ih;                        // [GH, H] (upper wavefront layers)
-    const u16* w_hh;                        // [GH, H]
+    const elem* w_ih;                       // [GH, H] (upper wavefront layers)
+    const elem* w_hh;                       // [GH, H]
     float* xg;                              // [T, B, GH]
-    const u16* b_ih;                        // [GH] or null
-    const u16* b_hh;                        // [GH] or null
-    const u16* h0;                          // [B, H] or null (zeros)
-    const u16* c0;                          // [B, H] or null (zeros)
-    u16* y;                                 // [T, B, H] or null
-    u16* h_n;                               // [B, H]
-    u16* c_n;                               // [B, H]
+    const elem* b_ih;                       // [GH] or null
+    const elem* b_hh;                       // [GH] or null
+    const elem* h0;                         // [B, H] or null (zeros)
+    const elem* c0;                         // [B, H] or null (zeros)
+    elem* y;                                // [T, B, H] or null
+    elem* h_n;                              // [B, H]
+    elem* c_n;                              // [B, H]
     float* save;                            // [T, B, CELL_SAVED, H], or null
-    u16* yp;                                // [T + 1, B, LDP], zeroed, or null
-    u16* dropped;                           // [T, B, H], or null (no dropout after)
+    elem* yp;                               // [T + 1, B, LDP], zeroed, or null
+    elem* dropped;                          // [T, B, H], or null (no dropout after)
     const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
     unsigned long long drop_seed, drop_p_layer;
 };
@@ -171,7 +176,7 @@ __device__ __forceinline__ void group_sync(int kg) {
 // `dropped`: `hd` when the step already made it), and in training the gate activations (over
 // the step's input projection in `xg`) and what the cell saves.
 template <int UB, int ITEMS>
-__device__ __forceinline__ void store_outputs(int it, int n0, int t, const u16* hb, const u16* hd,
+__device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem* hb, const elem* hd,
                                               const float (*gate)[GATES],
                                               const float (*saved)[CELL_SAVED],
                                               const LayerArgs& a, int u0, const Dropout& drop) {
@@ -252,11 +257,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 const bool ih = UPPER && k < KPAD;
                 const bool none = APART && (ih ? gr == GATES : gr == SPLIT_GATE);
                 const int kk = (UPPER && !ih) ? k - KPAD : k;
-                const u16* m = ih ? a.w_ih : a.w_hh;
+                // The matrix in 16-bit words (rows of HID * EW; kk counts them too).
+                const u16* m = (const u16*)(ih ? a.w_ih : a.w_hh);
                 // Every load goes (clamped into the matrix), so that none waits behind a branch.
-                size_t at = (size_t)(g * HID + min(u, HID - 1)) * HID + min(kk, HID - 2);
-                u32 x = *(const u32*)(m + at);
-                v[j] = (i < TOTAL && r < ROWS && u < HID && kk < HID && !none) ? x : 0u;
+                size_t at = (size_t)(g * HID + min(u, HID - 1)) * (HID * EW) + min(kk, HID * EW - 2);
+                u32 x = mma_word(*(const u32*)(m + at));
+                v[j] = (i < TOTAL && r < ROWS && u < HID && kk < HID * EW && !none) ? x : 0u;
             }
 #pragma unroll
             for (int j = 0; j < FILL; ++j) {
@@ -296,7 +302,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             if (live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
             // An upper layer reads h_0 from the exchange slot of the wave step before its first
             // (the buffer is zeroed before the launch, and no other layer writes these columns).
-            if (UPPER && live && a.h0) hx[XSLOT(layer - 1) + n * XP + x_h + u] = a.h0[n * HID + u];
+            if (UPPER && live && a.h0) *(elem*)&hx[XSLOT(layer - 1) + n * XP + x_h + u * EW] = a.h0[n * HID + u];
         }
 #pragma unroll
         for (int g = 0; g < GATES; ++g) {
@@ -349,7 +355,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         const int t = s - layer;
         const bool active = t >= 0 && t < seq;
         float gate[NCH][ITEMS][GATES], saved[NCH][ITEMS][CELL_SAVED];
-        u16 hb[NCH][ITEMS], hd[NCH][ITEMS];
+        elem hb[NCH][ITEMS], hd[NCH][ITEMS];
         if (active) {
             PHASE(0);
             if (!PREFETCH_X) load_x(t);
@@ -408,10 +414,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     if (ch == 0) copy_chunk(0, hs);
                     if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));
                 } else {
-                    // h_0 (rows of HID, 4-byte aligned) or zeros; columns past HID are zero.
+                    // h_0 (rows of HID * EW 16-bit words, 4-byte aligned) or zeros; columns past
+                    // HID are zero.
                     for (int q = gl; q < nb * (KW / 2); q += MG * 32) {
                         int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
-                        u32 v = (a.h0 && k < HID) ? *(const u32*)(a.h0 + (n0 + n) * HID + k) : 0u;
+                        const u16* h0 = (const u16*)a.h0;
+                        u32 v = (a.h0 && k < HID * EW) ? mma_word(*(const u32*)(h0 + (n0 + n) * (HID * EW) + k)) : 0u;
                         if (MCAST == 1 || kw0 + j < KPAD) *(u32*)(hs + n * SP + j) = v;
                     }
                 }
@@ -524,12 +532,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         }
                         hb[ch][it] = from_f(cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]));
                         u16* row = hx + XSLOT(s) + n * XP;
-                        row[x_h + u] = hb[ch][it];
+                        *(elem*)&row[x_h + u * EW] = mma_elem(hb[ch][it]);
                         // The layer above reads this step's output, through dropout, next wave step.
                         if (feeds) {
                             size_t i = ((size_t)t * BATCH + n) * HID + u;
                             hd[ch][it] = a.dropped ? dropout_apply(drop, i, hb[ch][it]) : hb[ch][it];
-                            row[x_h + KPAD + u] = hd[ch][it];
+                            *(elem*)&row[x_h + KPAD + u * EW] = mma_elem(hd[ch][it]);
                         }
                         if (t == seq - 1) {
                             a.h_n[n * HID + u] = hb[ch][it];
@@ -579,18 +587,18 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-persistent_fwd(const u16* __restrict__ w_hh,  // [GH, H]
-                    float* xg,                      // [T, B, GH]
-                    const u16* __restrict__ b_ih,   // [GH] or null
-                    const u16* __restrict__ b_hh,   // [GH] or null
-                    const u16* h0,                  // [B, H] or null (zeros)
-                    const u16* __restrict__ c0,     // [B, H] or null (zeros)
-                    u16* y,                         // [T, B, H]
-                    u16* h_n, u16* c_n,             // [B, H]
-                    u16* hx,                        // [2, B, KPAD], zeroed
-                    float* save,                    // [T, B, CELL_SAVED, H], or null
-                    u16* yp,                        // [T + 1, B, LDP], zeroed, or null
-                    u16* dropped,                   // [T, B, H], or null (no dropout after)
+persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
+                    float* xg,                       // [T, B, GH]
+                    const elem* __restrict__ b_ih,   // [GH] or null
+                    const elem* __restrict__ b_hh,   // [GH] or null
+                    const elem* h0,                  // [B, H] or null (zeros)
+                    const elem* __restrict__ c0,     // [B, H] or null (zeros)
+                    elem* y,                         // [T, B, H]
+                    elem* h_n, elem* c_n,            // [B, H]
+                    u16* hx,                         // [2, B, KPAD] 16-bit words, zeroed
+                    float* save,                     // [T, B, CELL_SAVED, H], or null
+                    elem* yp,                        // [T + 1, B, LDP], zeroed, or null
+                    elem* dropped,                   // [T, B, H], or null (no dropout after)
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     u32* counter, int seq) {

@@ -17,6 +17,8 @@
 //! (`results/2026-11-26-h200-gru-wavefront/`, `-wave-rounds/`, `-wave-chunks/`).
 
 use super::cell::UNIT_STEP;
+#[cfg(test)]
+use super::kernel::Operands;
 use super::kernel::{
     allow_smem, forward_smem, function, module, Pass, Plan, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS,
     WARPS,
@@ -67,7 +69,13 @@ impl Wave {
         (layers, pass): (usize, Pass),
         asked: WaveTuning,
     ) -> Option<Wave> {
-        if asked == WaveTuning::Off || !(2..=WAVE_MAX).contains(&layers) || plan.one_cluster {
+        // The wavefront multiplies half elements only (`recurrence_fwd.cu`).
+        let half = plan.elem.words() == 1;
+        if asked == WaveTuning::Off
+            || !(2..=WAVE_MAX).contains(&layers)
+            || plan.one_cluster
+            || !half
+        {
             return None;
         }
         type Key = (DeviceId, Plan, usize, Pass, WaveTuning);
@@ -230,7 +238,7 @@ impl Wave {
             format!("-DHID={}", plan.hidden),
             format!("-DBATCH={}", plan.batch),
             format!("-DNWARPS={WARPS}"),
-            format!("-DELEM_BF16={}", u8::from(plan.bf16)),
+            plan.elem.define().to_string(),
             "-DCL=1".into(),
             format!("-DWAVE_LAYERS={}", self.layers),
             format!("-DUNITS0={}", self.units[0]),
@@ -252,7 +260,7 @@ impl Wave {
             self.units[1],
             self.buffers,
             plan.chunk,
-            if plan.bf16 { "bf16" } else { "f16" },
+            plan.elem.name(),
         );
         let module = module(module_name, (self.pass, plan.cell), defines, false);
         let f = function(&module, dev, self.pass, name)?;
@@ -339,7 +347,7 @@ mod tests {
                             hidden,
                             batch,
                             units: [UNIT_STEP; 2],
-                            bf16: true,
+                            elem: Operands::Bf16,
                             buffers: 2,
                             chunk: 64,
                             clusters: [1, 1],

@@ -1,9 +1,10 @@
 //! The crate's own persistent kernels (`RnnAlgo::Persistent`) against the CPU path in f64 on
-//! the same rounded inputs, in bf16 and f16: inference (outputs, final states), training
+//! the same rounded inputs, in bf16 and f16 (and f32 inference in TF32): inference (outputs, final states), training
 //! (those and every gradient) and training with x untracked (the kernels then skip dx). Every
 //! call must be served by the kernels themselves, not handed to cuDNN. LSTMs and GRUs.
 
 use super::*;
+use candle_cudnn_rnn::MathMode;
 
 /// gpu_check's bound for the persistent kernels in bf16 and f16, on every quantity (seen: a
 /// few 1e-3 in bf16, a few 1e-4 in f16).
@@ -190,6 +191,53 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
         &[(1, 20, 6, 64, 512), (1, 40, 4, 32, 512)],
     );
 }
+
+/// f32 inference with TF32 products (a module built with `MathMode::Tf32`) on the kernels, LSTM
+/// and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled), at hidden 512
+/// and batch 32 (64 blocks: on an H100, in multicast clusters of 8), and a batch of several
+/// chunks whose last ends early (77 at 200). Each against the CPU path in f64, and against
+/// cuDNN's errors with TF32 math (`Standard`) on the same inputs: at most twice theirs (or
+/// [`TF32_FLOOR`]).
+#[test]
+fn persistent_tf32_inference_matches_the_f64_cpu_path() {
+    let test = "persistent_tf32_inference_matches_the_f64_cpu_path";
+    let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [(1, 3, 5, 40, 66), (1, 32, 12, 64, 512), (1, 77, 4, 32, 200)].map(move |s| {
+            let mut shape = shape((mode, Biases::Both), s);
+            shape.cfg.math = MathMode::Tf32;
+            shape
+        })
+    });
+    check_each(test, cases, |gpu, shape, rng, verdicts| {
+        let name = format!("{} Persistent tf32", shape.name());
+        for with_state in [false, true] {
+            let inputs = Inputs::random(&shape, with_state, DType::F32, rng);
+            let host = inputs.to(&Device::Cpu, DType::F64);
+            let reference = shape.with_algo(RnnAlgo::Standard);
+            let want = call(&reference, &host, None, false, true, None).expect("the CPU path");
+            let on_gpu = inputs.to(&gpu.device, DType::F32);
+            let what = format!("{name} inference, h0 {with_state}");
+            let cudnn = call(&reference, &on_gpu, None, false, true, None).expect("cuDNN");
+            match call(&shape, &on_gpu, None, false, true, None) {
+                Ok(got) => {
+                    verdicts.require_persistent(&what, got.served);
+                    let theirs = errors(&shape, &cudnn, &want);
+                    let rows: Vec<_> = errors(&shape, &got, &want)
+                        .into_iter()
+                        .zip(theirs)
+                        .map(|((q, e), (_, their))| (q, e, (2.0 * their).max(TF32_FLOOR)))
+                        .collect();
+                    verdicts.case(&what, &rows);
+                }
+                Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
+            }
+        }
+    });
+}
+
+/// The least bound of [`persistent_tf32_inference_matches_the_f64_cpu_path`]: TF32 keeps 10
+/// mantissa bits (relative rounding 2^-11, about 5e-4), and a few 1e-4 are seen either way.
+const TF32_FLOOR: f64 = 1e-3;
 
 /// A single bias per gate (the kernels read no `b_hh`: a GRU's n gate then has no bias inside
 /// r's product) and no biases at all, LSTM and GRU: one layer, and two layers at an odd batch.

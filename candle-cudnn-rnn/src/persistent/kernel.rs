@@ -385,6 +385,21 @@ impl Plan {
                 plan.buffers = plan.most_buffers(smem);
             }
         }
+        // A forward whose blocks do not fit in shared memory alone (f32 tiles at hidden 1024)
+        // splits K over clusters of 2 or 4 where those fit: each block then holds the
+        // cluster's units' rows for its share of the columns.
+        if major >= 9 && plan.cluster(Pass::Forward) == 1 && plan.smem_bytes(Pass::Forward) > smem {
+            for cluster in [2, 4] {
+                let mut split = Plan {
+                    clusters: [cluster, plan.clusters[1]],
+                    ..plan
+                };
+                if split.fit_clusters(dev, (sms, smem, major), Pass::Forward) {
+                    plan = split;
+                    break;
+                }
+            }
+        }
         if major >= 9 && plan.cluster(Pass::Forward) == 1 {
             let blocks = plan.blocks(Pass::Forward);
             let mut multicast = tuning.multicast.unwrap_or_else(|| shape_multicast(blocks));

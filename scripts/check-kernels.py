@@ -6,8 +6,8 @@ preludes kernels/half.cuh and kernels/philox.cuh, then persistent/common.cuh, th
 cell_lstm.cuh or cell_gru.cuh, dropout.cu, pad.cu and the recurrence, as kernel.rs's
 Pass::sources joins them) with each variant's -D options and architecture, then ptxas for
 sm_90a; prints each variant's registers and spills and fails on any compile error. The variants
-cover every preprocessor branch: both passes of both cells, bf16 and f16 (and the forward in
-f32 with TF32 products), clusters of 1, 2 and
+cover every preprocessor branch: both passes of both cells, bf16 and f16 (and f32 with TF32
+products), clusters of 1, 2 and
 4, PTB large's shape and small odd ones. A last variant compiles the
 preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
 default options, no ELEM_BF16).
@@ -254,7 +254,7 @@ def variants():
                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}"]
             yield (f"{cell} forward h{hid} b{batch} bf16 multicast {mcast}", "persistent_fwd", mc,
                    "compute_90", cell)
-    # The forward on f32 operands with TF32 products (ELEM_F32, no ELEM_BF16): one layer at an
+    # Both passes on f32 operands with TF32 products (ELEM_F32, no ELEM_BF16): one layer at an
     # odd batch and hidden (66 at 3), at hidden 512 and batch 32 (clusters of 2 that split K, and
     # the multicast), and a batch of several chunks (77) at 200.
     for cell in ("lstm", "gru"):
@@ -265,6 +265,9 @@ def variants():
             arch = "compute_80" if cl == 1 and mcast == 1 else "compute_90"
             yield (f"{cell} forward h{hid} b{batch} tf32 cl{cl} multicast {mcast}", "persistent_fwd",
                    f32, arch, cell)
+            if mcast == 1:
+                bwd = [d for d in f32 if not d.startswith("-DMCAST=")]
+                yield (f"{cell} backward h{hid} b{batch} tf32 cl{cl}", "persistent_bwd", bwd, arch, cell)
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     # Then wavefronts of several chunks of the batch (77: the last ends early; 128 at 3 x 512).

@@ -107,13 +107,13 @@ fn ours_take_operands(call: &Call, [_, w, s]: [Operand; 3]) -> bool {
     even(w) && (call.zero_state || even(s))
 }
 
-/// Ours multiply on tensor cores with f32 accumulation: bf16 or f16 operands, and in inference f32
-/// ones in TF32 where the module's math allows TF32 (`MathMode::Tf32`; their backward is not
-/// written yet). Strict fp32 (`MathMode::Fp32`) stays on cuDNN.
-fn ours_take_dtype(dtype: DType, (math, train): (MathMode, bool)) -> bool {
+/// Ours multiply on tensor cores with f32 accumulation: bf16 or f16 operands, and f32 ones in
+/// TF32 where the module's math allows TF32 (`MathMode::Tf32`). Strict fp32 (`MathMode::Fp32`)
+/// stays on cuDNN.
+fn ours_take_dtype(dtype: DType, math: MathMode) -> bool {
     match dtype {
         DType::BF16 | DType::F16 => true,
-        DType::F32 => math == MathMode::Tf32 && !train,
+        DType::F32 => math == MathMode::Tf32,
         _ => false,
     }
 }
@@ -174,13 +174,13 @@ fn ours_lead(
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
         && !persist_static;
     if dtype == DType::F32 {
-        return ours_lead_tf32(call, dims);
+        return !train && ours_lead_tf32(call, dims);
     }
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 
-/// Where `Heuristic` gives ours f32 inference in TF32 (which [`ours_take_dtype`] allows): one
-/// layer at batches up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to
+/// Where `Heuristic` gives ours f32 inference in TF32 (training in TF32 is not measured: it
+/// stays on cuDNN): one layer at batches up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to
 /// [`TF32_SMALL_H_UP_TO`], where cuDNN's `PersistStaticSmallH` leads. Graphed forwards on an
 /// H100, µs an example (`results/2026-11-27-h100-tf32-forward/`): ours took 0.27-0.51x of
 /// cuDNN's TF32 `Standard` at [30, 8-32, 256-512] (GRU [30, 32, 512] 3.5 against 6.8; PyTorch's
@@ -729,7 +729,7 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_operands(call, ops))
-            .filter(|_| ours_take_dtype(dtype, (self.math, train)) && ours_take_batch(call.batch))
+            .filter(|_| ours_take_dtype(dtype, self.math) && ours_take_batch(call.batch))
             .and_then(|ours| {
                 let plan = ours
                     .plan(ops[0].0.device(), call.batch, dtype, train)
@@ -1060,16 +1060,15 @@ mod tests {
         assert!(agrees(&[0.0], &[0.0]));
     }
 
-    /// Ours take f32 only in inference with TF32 allowed, and `Heuristic` gives them one layer
+    /// Ours take f32 only with TF32 allowed, and `Heuristic` gives them inference of one layer
     /// at batches up to 32 but GRUs at hidden 128 (`results/2026-11-27-h100-tf32-forward/`).
     #[test]
     fn ours_take_tf32_inference_and_lead_one_layer_at_small_batches() {
         use MathMode::{Fp32, Tf32};
-        assert!(ours_take_dtype(DType::F32, (Tf32, false)));
-        assert!(!ours_take_dtype(DType::F32, (Tf32, true)));
-        assert!(!ours_take_dtype(DType::F32, (Fp32, false)));
-        assert!(ours_take_dtype(DType::BF16, (Fp32, true)));
-        assert!(!ours_take_dtype(DType::F64, (Tf32, false)));
+        assert!(ours_take_dtype(DType::F32, Tf32));
+        assert!(!ours_take_dtype(DType::F32, Fp32));
+        assert!(ours_take_dtype(DType::BF16, Fp32));
+        assert!(!ours_take_dtype(DType::F64, Tf32));
         let cell = |mode, layers, hidden| {
             let cfg = RnnConfig {
                 num_layers: layers,
@@ -1097,6 +1096,16 @@ mod tests {
         }
         assert!(lead(cell(RnnMode::Lstm, 1, 128), 32));
         assert!(!lead(cell(RnnMode::Gru, 1, 128), 32));
+        // Training in TF32 stays on cuDNN unless asked for.
+        let c = Call {
+            dims: cell(RnnMode::Gru, 1, 512),
+            seq: 30,
+            batch: 32,
+            lengths: None,
+            zero_state: true,
+        };
+        let launch = (OneLaunch::default(), GRAPHED);
+        assert!(!ours_lead(&c, &c.dims, (DType::F32, true), launch));
     }
 
     /// `Heuristic`'s rules on the measured shapes (`results/2026-11-25-h100-plain-api/`).

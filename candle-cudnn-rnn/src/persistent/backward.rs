@@ -82,7 +82,8 @@ pub(super) fn backward<T: Elem>(
         .max()
         .unwrap_or(0);
     let pad_in = r.padded.iter().any(Option::is_some);
-    let pad_hidden = needs_padding(hidden);
+    // (f32 rows need none: cuBLAS takes them at any width.)
+    let pad_hidden = needs_padding(hidden) && plan.elem.words() == 1;
     let scratch_len = |on: bool, n: usize| if on { n } else { 1 };
     // SAFETY (allocations): each is written by a GEMM before it is read.
     let mut dw_rows = unsafe {

@@ -65,7 +65,9 @@ impl BackwardExchange {
     /// whose backward runs as one wavefront (`wave`) or layer by layer (one buffer serving
     /// each in turn), placed from element `at`.
     fn new(plan: &Plan, (batch, layers): (usize, usize), wave: bool, at: usize) -> Self {
-        let layer_len = 2 * batch * if wave { Wave::gpad(plan) } else { plan.gpad() };
+        // (The kernels count its columns in 16-bit words.)
+        let cols = if wave { Wave::gpad(plan) } else { plan.gpad() };
+        let layer_len = 2 * batch * cols / plan.elem.words();
         let len = if wave { layers } else { 1 } * layer_len;
         BackwardExchange { at, layer_len, len }
     }
@@ -159,7 +161,8 @@ pub(super) fn forward<T: Elem>(
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
     // Zeroed: the kernel writes every row's first H columns (h_0's only when it is given).
-    let n_h_prev = match train && needs_padding(hidden) {
+    // (f32 rows need none: cuBLAS takes them at any width.)
+    let n_h_prev = match train && needs_padding(hidden) && plan.elem.words() == 1 {
         true => layers,
         false => 0,
     };

@@ -71,7 +71,7 @@ pub(crate) enum Operands {
     Bf16,
     F16,
     /// f32 operands multiplied in TF32 (the precision of cuDNN's and cuBLAS's TF32 math): for
-    /// modules built with `MathMode::Tf32`; inference only so far.
+    /// modules built with `MathMode::Tf32`.
     Tf32,
 }
 
@@ -319,9 +319,6 @@ impl Plan {
         tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
         let elem = match Operands::of(dtype) {
-            Some(Operands::Tf32) if train => {
-                return Err("runs f32 (TF32 products) in inference only, not in training".into())
-            }
             Some(elem) => elem,
             None => return Err(format!("takes bf16, f16 or f32, not {dtype:?}")),
         };
@@ -585,9 +582,10 @@ impl Plan {
     }
 
     /// Columns of exchange rows of `groups` column groups of `hidden` (the wavefront's may have
-    /// one more than the gates: `Cell::wave_groups`), in whole chunks.
+    /// one more than the gates: `Cell::wave_groups`), in 16-bit words ([`Operands::words`]), in
+    /// whole chunks.
     pub(super) fn gpad_of(&self, groups: usize) -> usize {
-        (groups * self.hidden).div_ceil(self.chunk) * self.chunk
+        (groups * self.hidden * self.elem.words()).div_ceil(self.chunk) * self.chunk
     }
 
     /// Shared memory per block, as `recurrence_fwd.cu` and `recurrence_bwd.cu` lay it out.
@@ -815,5 +813,42 @@ mod tests {
         assert!(!shape_one_cluster(1, 256, 16));
         assert!(!shape_one_cluster(2, 128, 8));
         assert!(!shape_one_cluster(1, 16, 64));
+    }
+
+    /// An H100's shared memory per block (227 KiB).
+    const H100_SMEM: usize = 232_448;
+
+    /// f32 tiles (TF32) at hidden 1024 and batch 32, 8 units a block: alone a forward block
+    /// overflows shared memory (the GPU handed such calls to cuDNN,
+    /// `results/2026-11-27-h100-tf32-forward/`); in clusters of 2 that split K it fits.
+    #[test]
+    fn a_tf32_forward_at_hidden_1024_fits_in_clusters_of_2() {
+        let steps = |words: usize| (1024 * words).div_ceil(16);
+        for gates in [3, 4] {
+            // bf16 fits alone; f32 (two words an element) does not, but does in pairs.
+            assert!(forward_smem((8, steps(1)), (1, 1), (32, gates)) <= H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (1, 1), (32, gates)) > H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (2, 1), (32, gates)) <= H100_SMEM);
+        }
+    }
+
+    /// The exchange rows count 16-bit words: an f32 plan's are twice a half plan's.
+    #[test]
+    fn exchange_rows_count_16_bit_words() {
+        let plan = |elem| Plan {
+            cell: Cell::Gru,
+            hidden: 200,
+            batch: 32,
+            units: [8; 2],
+            elem,
+            buffers: 2,
+            chunk: 64,
+            clusters: [1, 1],
+            one_cluster: false,
+            multicast: 1,
+        };
+        let (half, tf32) = (plan(Operands::Bf16), plan(Operands::Tf32));
+        assert_eq!((half.kpad(), tf32.kpad()), (208, 400));
+        assert_eq!((half.gpad(), tf32.gpad()), (640, 1216));
     }
 }

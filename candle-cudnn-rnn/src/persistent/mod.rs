@@ -191,7 +191,11 @@ impl PersistentRnn {
             Ok(r) => return backward::backward(&self.dims, *r, inputs),
             Err(other) => other,
         };
-        match reserve.downcast::<forward::Reserve<half::f16>>() {
+        let reserve = match reserve.downcast::<forward::Reserve<half::f16>>() {
+            Ok(r) => return backward::backward(&self.dims, *r, inputs),
+            Err(other) => other,
+        };
+        match reserve.downcast::<forward::Reserve<f32>>() {
             Ok(r) => backward::backward(&self.dims, *r, inputs),
             Err(_) => bail!("rnn backward: the forward's reserve was not the persistent kernels'"),
         }

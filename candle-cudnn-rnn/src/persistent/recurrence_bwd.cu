@@ -11,7 +11,8 @@
 // product's side for that gate: those go to the exchange buffer and to `dgh` (the recurrent
 // weight's GEMM reads it), the input side's to `dg`.
 //
-// Compile-time: HID, BATCH, UNITS (any count), NWARPS, ELEM_BF16, as the forward, NBUF (>= 2),
+// Compile-time: HID, BATCH, UNITS (any count), NWARPS, ELEM_BF16 or ELEM_F32 (the gate columns,
+// the product's K, counted in 16-bit words: common.cuh's EW per element), as the forward, NBUF (>= 2),
 // the chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL, the
 // blocks of a thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the
 // product's K (the gate columns) instead of each reading all of it: block r of cluster q keeps
@@ -65,11 +66,15 @@
 // The 16-byte pieces of a chunk's NB rows, and how many of them each lane copies.
 #define PIECES (NB * (CH / 8))
 #define PER_LANE ((PIECES + 31) / 32)
-#define NCHUNKS ((XGH + CH - 1) / CH)
+// The exchange rows' chunks, and their 16-bit words (XGH elements of EW words each, whole chunks).
+#define NCHUNKS ((XGH * EW + CH - 1) / CH)
 #define GPAD (NCHUNKS * CH)
-// A block's chunks of the gate columns, and their columns.
+// A block's chunks of the gate columns, and their columns (16-bit words).
 #define NCR ((NCHUNKS + CL - 1) / CL)
 #define KR (NCR * CH)
+#if EW > 1 && defined(WAVE_LAYERS)
+#error "the wavefront takes half elements"
+#endif
 // The weight tile's pitch: an odd number of 16-byte pieces (conflict-free ldmatrix).
 #define APITCH (KR + 8)
 // A chunk buffer's rows are CH wide, unpadded, their 16-byte pieces swizzled instead: piece q of
@@ -113,24 +118,24 @@ struct BwdTile {
 // One layer's buffers for the backward (see above; `w_ih` and `dx` for upper wavefront layers
 // only).
 struct BwdArgs {
-    const u16* w_hh;                        // [GH, H]
-    const u16* w_ih;                        // [GH, H]
+    const elem* w_hh;                       // [GH, H]
+    const elem* w_ih;                       // [GH, H]
     const float* gates;                     // [T, B, GH]
     const float* cells;                     // [T, B, CELL_SAVED, H]
-    const u16* c0;                          // [B, H] or null (zeros)
-    const u16* dy;                          // [T, B, H]
-    const u16* dh_n;                        // [B, H] or null (zeros)
-    const u16* dc_n;                        // [B, H] or null (zeros)
-    u16* dg;                                // [T, B, GH]
-    u16* dgx;                               // [2, B, GPAD], zeroed
-    u16* dh0;                               // [B, H]
-    u16* dc0;                               // [B, H]
-    u16* db_ih;                             // [GH] or null
-    u16* db_hh;                             // [GH] or null
-    u16* dx;                                // [T, B, H]: the layer below's dy
+    const elem* c0;                         // [B, H] or null (zeros)
+    const elem* dy;                         // [T, B, H]
+    const elem* dh_n;                       // [B, H] or null (zeros)
+    const elem* dc_n;                       // [B, H] or null (zeros)
+    elem* dg;                               // [T, B, GH]
+    u16* dgx;                               // [2, B, GPAD] 16-bit words, zeroed
+    elem* dh0;                              // [B, H]
+    elem* dc0;                              // [B, H]
+    elem* db_ih;                            // [GH] or null
+    elem* db_hh;                            // [GH] or null
+    elem* dx;                               // [T, B, H]: the layer below's dy
     const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
     unsigned long long drop_seed, drop_p_layer;
-    u16* dgh;                               // [T, B, GH] (a split gate's cell), or null
+    elem* dgh;                              // [T, B, GH] (a split gate's cell), or null
 };
 
 // Layer `layer`'s backward on block `bl` of its blocks, over `waves` grid-wide steps of which it
@@ -162,11 +167,13 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 
     // Consecutive threads along a row of the weights, FILL loads in flight per thread (one at a
     // time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/).
-    for (int i0 = tid; i0 < ROWS * KR; i0 += THREADS * FILL) {
-        u16 v[FILL];
+    // The block's KRE gate columns, elements from k0 / EW, each EW words of its tile row.
+    constexpr int KRE = KR / EW;
+    for (int i0 = tid; i0 < ROWS * KRE; i0 += THREADS * FILL) {
+        elem v[FILL];
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
-            int i = i0 + j * THREADS, k = k0 + i / ROWS, m = i % ROWS;
+            int i = i0 + j * THREADS, k = k0 / EW + i / ROWS, m = i % ROWS;
             const bool ih = UPPER && m >= CU;
             int u = cu0 + (ih ? m - CU : m);
             // The weight row of exchange column k (SPLIT_X: W_ih's of the split gate face its
@@ -181,13 +188,13 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             }
 #endif
             // Every load goes (clamped into the matrix), so that none waits behind a branch.
-            u16 x = (ih ? a.w_ih : a.w_hh)[(size_t)min(kw, GH - 1) * HID + min(u, HID - 1)];
-            v[j] = (i < ROWS * KR && u < HID && kw < GH && !none) ? x : (u16)0;
+            elem x = (ih ? a.w_ih : a.w_hh)[(size_t)min(kw, GH - 1) * HID + min(u, HID - 1)];
+            v[j] = (i < ROWS * KRE && u < HID && kw < GH && !none) ? mma_elem(x) : (elem)0;
         }
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
             int i = i0 + j * THREADS;
-            if (i < ROWS * KR) at[(i % ROWS) * APITCH + i / ROWS] = v[j];
+            if (i < ROWS * KRE) *(elem*)&at[(i % ROWS) * APITCH + i / ROWS * EW] = v[j];
         }
     }
 
@@ -233,7 +240,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                         sv[ch][it][k] = a.cells[(row * CELL_SAVED + k) * HID + u];
                     cp[ch][it] = t > 0 ? a.cells[(row - BATCH) * CELL_SAVED * HID + u]
                                        : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
-                    u16 d = __ldcg(a.dy + row * HID + u);
+                    elem d = __ldcg(a.dy + row * HID + u);
                     dyv[ch][it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
                 }
             }
@@ -266,7 +273,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         u16* xch = a.dgx + XSLOT(t);
         // The gradients of the block's gate pre-activations at step t (a split gate's
         // recurrent side apart: the exchange buffer takes it).
-        u16 dgb[NCH][ITEMS][GATES], dgs[NCH][ITEMS];
+        elem dgb[NCH][ITEMS][GATES], dgs[NCH][ITEMS];
         if (active) {
             PHASE(0);
 #pragma unroll
@@ -284,10 +291,11 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                         for (int g = 0; g < GATES; ++g) {
                             dbias[ch][it][g] += d[g];
                             dgb[ch][it][g] = from_f(d[g]);
-                            xch[n * GPAD + g * HID + u] = g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g];
+                            *(elem*)&xch[n * GPAD + (g * HID + u) * EW] =
+                                mma_elem(g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g]);
                         }
 #if SPLIT_X
-                        xch[n * GPAD + GH + u] = dgb[ch][it][SPLIT_GATE];
+                        *(elem*)&xch[n * GPAD + (GH + u) * EW] = mma_elem(dgb[ch][it][SPLIT_GATE]);
 #endif
                     }
                 }
@@ -345,7 +353,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             // The warp's chunks, counted from the block's first; past the last real one, none.
             const int c_begin = warp * CPW;
             // (A lower layer's tile is zero past GH: its chunks end there.)
-            const int c_real = min(NCR, (UPPER ? NCHUNKS : (GH + CH - 1) / CH) - (int)rank * NCR);
+            const int c_real = min(NCR, (UPPER ? NCHUNKS : (GH * EW + CH - 1) / CH) - (int)rank * NCR);
             const int c_count = max(0, min(CPW, c_real - c_begin));
             // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
             // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
@@ -526,21 +534,21 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-persistent_bwd(const u16* __restrict__ w_hh,   // [GH, H]
+persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
                     const float* __restrict__ gates, // [T, B, GH]
                     const float* __restrict__ cells, // [T, B, H]
-                    const u16* __restrict__ c0,      // [B, H] or null (zeros)
-                    const u16* __restrict__ dy,      // [T, B, H]
-                    const u16* __restrict__ dh_n,    // [B, H] or null (zeros)
-                    const u16* __restrict__ dc_n,    // [B, H] or null (zeros)
-                    u16* dg,                         // [T, B, GH]
-                    u16* dgx,                        // [2, B, GPAD], zeroed
-                    u16* dh0, u16* dc0,              // [B, H]
-                    u16* db_ih, u16* db_hh,          // [GH] or null
+                    const elem* __restrict__ c0,     // [B, H] or null (zeros)
+                    const elem* __restrict__ dy,     // [T, B, H]
+                    const elem* __restrict__ dh_n,   // [B, H] or null (zeros)
+                    const elem* __restrict__ dc_n,   // [B, H] or null (zeros)
+                    elem* dg,                        // [T, B, GH]
+                    u16* dgx,                        // [2, B, GPAD] 16-bit words, zeroed
+                    elem* dh0, elem* dc0,            // [B, H]
+                    elem* db_ih, elem* db_hh,        // [GH] or null
                     unsigned long long db_add,
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
-                    u16* dgh,                        // [T, B, GH] (a split gate's cell), or null
+                    elem* dgh,                       // [T, B, GH] (a split gate's cell), or null
                     u32* counter, int seq) {
     const BwdArgs a = {w_hh, nullptr, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih,
                        db_hh, nullptr, drop_offset, drop_seed, drop_p_layer, dgh};

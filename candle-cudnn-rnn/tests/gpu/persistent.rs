@@ -192,15 +192,15 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
     );
 }
 
-/// f32 inference with TF32 products (a module built with `MathMode::Tf32`) on the kernels, LSTM
-/// and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled), at hidden 512
+/// f32 inference and training with TF32 products (a module built with `MathMode::Tf32`) on the
+/// kernels, LSTM and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled), at hidden 512
 /// and batch 32 (64 blocks: on an H100, in multicast clusters of 8), and a batch of several
 /// chunks whose last ends early (77 at 200). Each against the CPU path in f64, and against
 /// cuDNN's errors with TF32 math (`Standard`) on the same inputs: at most twice theirs (or
 /// [`TF32_FLOOR`]).
 #[test]
-fn persistent_tf32_inference_matches_the_f64_cpu_path() {
-    let test = "persistent_tf32_inference_matches_the_f64_cpu_path";
+fn persistent_tf32_matches_the_f64_cpu_path() {
+    let test = "persistent_tf32_matches_the_f64_cpu_path";
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
         [(1, 3, 5, 40, 66), (1, 32, 12, 64, 512), (1, 77, 4, 32, 200)].map(move |s| {
             let mut shape = shape((mode, Biases::Both), s);
@@ -232,10 +232,31 @@ fn persistent_tf32_inference_matches_the_f64_cpu_path() {
                 Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
             }
         }
+        // Training: outputs and every gradient, against cuDNN's errors in TF32 likewise.
+        let inputs = Inputs::random(&shape, true, DType::F32, rng);
+        let host = inputs.to(&Device::Cpu, DType::F64);
+        let reference = shape.with_algo(RnnAlgo::Standard);
+        let want = call(&reference, &host, None, true, true, None).expect("the CPU path");
+        let on_gpu = inputs.to(&gpu.device, DType::F32);
+        let what = format!("{name} training");
+        let cudnn = call(&reference, &on_gpu, None, true, true, None).expect("cuDNN");
+        match call(&shape, &on_gpu, None, true, true, None) {
+            Ok(got) => {
+                verdicts.require_persistent(&what, got.served);
+                let theirs = errors(&shape, &cudnn, &want);
+                let rows: Vec<_> = errors(&shape, &got, &want)
+                    .into_iter()
+                    .zip(theirs)
+                    .map(|((q, e), (_, their))| (q, e, (2.0 * their).max(TF32_FLOOR)))
+                    .collect();
+                verdicts.case(&what, &rows);
+            }
+            Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
+        }
     });
 }
 
-/// The least bound of [`persistent_tf32_inference_matches_the_f64_cpu_path`]: TF32 keeps 10
+/// The least bound of [`persistent_tf32_matches_the_f64_cpu_path`]: TF32 keeps 10
 /// mantissa bits (relative rounding 2^-11, about 5e-4), and a few 1e-4 are seen either way.
 const TF32_FLOOR: f64 = 1e-3;
 

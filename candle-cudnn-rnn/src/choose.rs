@@ -730,6 +730,13 @@ impl Chooser {
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_operands(call, ops))
             .filter(|_| ours_take_dtype(dtype, self.math) && ours_take_batch(call.batch))
+            // `Heuristic` plans ours for an f32 call only where it may give it them (a plan
+            // compiles kernels, to ask the driver whether its clusters fit).
+            .filter(|_| {
+                self.algo != RnnAlgo::Heuristic
+                    || dtype != DType::F32
+                    || (!train && ours_lead_tf32(call, &self.dims))
+            })
             .and_then(|ours| {
                 let plan = ours
                     .plan(ops[0].0.device(), call.batch, dtype, train)

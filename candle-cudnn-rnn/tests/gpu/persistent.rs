@@ -193,11 +193,9 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
 }
 
 /// f32 inference and training with TF32 products (a module built with `MathMode::Tf32`) on the
-/// kernels, LSTM and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled), at hidden 512
-/// and batch 32 (64 blocks: on an H100, in multicast clusters of 8), and a batch of several
-/// chunks whose last ends early (77 at 200). Each against the CPU path in f64, and against
-/// cuDNN's errors with TF32 math (`Standard`) on the same inputs: at most twice theirs (or
-/// [`TF32_FLOOR`]).
+/// kernels, LSTM and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled),
+/// at hidden 512 and batch 32 (64 blocks: on an H100, in multicast clusters of 8), and a batch
+/// of several chunks whose last ends early (77 at 200), each by [`check_tf32`].
 #[test]
 fn persistent_tf32_matches_the_f64_cpu_path() {
     let test = "persistent_tf32_matches_the_f64_cpu_path";
@@ -209,51 +207,48 @@ fn persistent_tf32_matches_the_f64_cpu_path() {
         })
     });
     check_each(test, cases, |gpu, shape, rng, verdicts| {
-        let name = format!("{} Persistent tf32", shape.name());
-        for with_state in [false, true] {
-            let inputs = Inputs::random(&shape, with_state, DType::F32, rng);
-            let host = inputs.to(&Device::Cpu, DType::F64);
-            let reference = shape.with_algo(RnnAlgo::Standard);
-            let want = call(&reference, &host, None, false, true, None).expect("the CPU path");
-            let on_gpu = inputs.to(&gpu.device, DType::F32);
-            let what = format!("{name} inference, h0 {with_state}");
-            let cudnn = call(&reference, &on_gpu, None, false, true, None).expect("cuDNN");
-            match call(&shape, &on_gpu, None, false, true, None) {
-                Ok(got) => {
-                    verdicts.require_persistent(&what, got.served);
-                    let theirs = errors(&shape, &cudnn, &want);
-                    let rows: Vec<_> = errors(&shape, &got, &want)
-                        .into_iter()
-                        .zip(theirs)
-                        .map(|((q, e), (_, their))| (q, e, (2.0 * their).max(TF32_FLOOR)))
-                        .collect();
-                    verdicts.case(&what, &rows);
-                }
-                Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
-            }
-        }
-        // Training: outputs and every gradient, against cuDNN's errors in TF32 likewise.
-        let inputs = Inputs::random(&shape, true, DType::F32, rng);
-        let host = inputs.to(&Device::Cpu, DType::F64);
-        let reference = shape.with_algo(RnnAlgo::Standard);
-        let want = call(&reference, &host, None, true, true, None).expect("the CPU path");
-        let on_gpu = inputs.to(&gpu.device, DType::F32);
-        let what = format!("{name} training");
-        let cudnn = call(&reference, &on_gpu, None, true, true, None).expect("cuDNN");
-        match call(&shape, &on_gpu, None, true, true, None) {
-            Ok(got) => {
-                verdicts.require_persistent(&what, got.served);
-                let theirs = errors(&shape, &cudnn, &want);
-                let rows: Vec<_> = errors(&shape, &got, &want)
-                    .into_iter()
-                    .zip(theirs)
-                    .map(|((q, e), (_, their))| (q, e, (2.0 * their).max(TF32_FLOOR)))
-                    .collect();
-                verdicts.case(&what, &rows);
-            }
-            Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
+        // Inference from zeros and from a given state, then training (every gradient).
+        for (train, with_state) in [(false, false), (false, true), (true, true)] {
+            check_tf32(gpu, &shape, (train, with_state), rng, verdicts);
         }
     });
+}
+
+/// One call of `shape` in TF32 on the kernels against the CPU path in f64, each quantity's error
+/// bounded by twice cuDNN's TF32 `Standard`'s on the same inputs (or [`TF32_FLOOR`]).
+fn check_tf32(
+    gpu: &Gpu,
+    shape: &Shape,
+    (train, with_state): (bool, bool),
+    rng: &mut StdRng,
+    verdicts: &mut Verdicts,
+) {
+    let what = match train {
+        true => format!("{} Persistent tf32 training", shape.name()),
+        false => format!(
+            "{} Persistent tf32 inference, h0 {with_state}",
+            shape.name()
+        ),
+    };
+    let inputs = Inputs::random(shape, with_state, DType::F32, rng);
+    let reference = shape.with_algo(RnnAlgo::Standard);
+    let host = inputs.to(&Device::Cpu, DType::F64);
+    let want = call(&reference, &host, None, train, true, None).expect("the CPU path");
+    let on_gpu = inputs.to(&gpu.device, DType::F32);
+    let cudnn = call(&reference, &on_gpu, None, train, true, None).expect("cuDNN");
+    match call(shape, &on_gpu, None, train, true, None) {
+        Ok(got) => {
+            verdicts.require_persistent(&what, got.served);
+            let theirs = errors(shape, &cudnn, &want);
+            let rows: Vec<_> = errors(shape, &got, &want)
+                .into_iter()
+                .zip(theirs)
+                .map(|((q, e), (_, their))| (q, e, (2.0 * their).max(TF32_FLOOR)))
+                .collect();
+            verdicts.case(&what, &rows);
+        }
+        Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
+    }
 }
 
 /// The least bound of [`persistent_tf32_matches_the_f64_cpu_path`]: TF32 keeps 10

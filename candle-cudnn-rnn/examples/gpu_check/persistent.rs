@@ -32,6 +32,11 @@ const TF32_FLOOR: f64 = 1e-3;
 /// split K): the TF32 rows of larger ones are not run.
 const TF32_MAX_HIDDEN: usize = 1024;
 
+/// The same for batches of several chunks (past 32), whose forward holds two stages of h: at
+/// hidden 1024 its blocks overflow shared memory in clusters of 2, and the planner found no
+/// clusters of 4 that fit (`results/2026-11-27-h100-tf32-train/`: cuDNN served [30, 128, 1024]).
+const TF32_CHUNKED_MAX_HIDDEN: usize = 512;
+
 /// The largest batch the kernels train (in chunks of 32, as the inference).
 const TRAINING_MAX_BATCH: usize = 256;
 
@@ -138,7 +143,8 @@ fn check_cell(
         for dtype in [DType::BF16, DType::F16, DType::F32] {
             // f32 in TF32.
             let tf32 = dtype == DType::F32;
-            if tf32 && hidden > TF32_MAX_HIDDEN {
+            let chunked = batch > 32;
+            if tf32 && (hidden > TF32_MAX_HIDDEN || (chunked && hidden > TF32_CHUNKED_MAX_HIDDEN)) {
                 continue;
             }
             let cfg = |algo| {

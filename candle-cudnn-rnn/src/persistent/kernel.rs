@@ -829,6 +829,8 @@ mod tests {
             assert!(forward_smem((8, steps(1)), (1, 1), (32, gates)) <= H100_SMEM);
             assert!(forward_smem((8, steps(2)), (1, 1), (32, gates)) > H100_SMEM);
             assert!(forward_smem((8, steps(2)), (2, 1), (32, gates)) <= H100_SMEM);
+            // Several chunks of the batch take two stages: pairs no longer fit.
+            assert!(forward_smem((8, steps(2)), (2, 1), (128, gates)) > H100_SMEM);
         }
     }
 

@@ -151,8 +151,7 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 /// persistent kernels lead: [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.7 against ours' 5.2
 /// µs an example) where [`small_h_leads_ours`], or [`persist_static_leads`] where not
 /// [`ours_lead_persist_static`], in stacks of up to [`OURS_LEAD_MAX_LAYERS`] (deeper
-/// wavefronts ran faster than it). f32 inference in TF32 has a rule of its own,
-/// [`ours_lead_tf32`].
+/// wavefronts ran faster than it). f32 in TF32 has a rule of its own, [`ours_lead_tf32`].
 fn ours_lead(
     call: &Call,
     dims: &RnnDims,
@@ -174,21 +173,22 @@ fn ours_lead(
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
         && !persist_static;
     if dtype == DType::F32 {
-        return !train && ours_lead_tf32(call, dims);
+        return ours_lead_tf32(call, dims);
     }
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 
-/// Where `Heuristic` gives ours f32 inference in TF32 (training in TF32 is not measured: it
-/// stays on cuDNN): one layer at batches up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to
-/// [`TF32_SMALL_H_UP_TO`], where cuDNN's `PersistStaticSmallH` leads. Graphed forwards on an
-/// H100, µs an example (`results/2026-11-27-h100-tf32-forward/`): ours took 0.27-0.51x of
-/// cuDNN's TF32 `Standard` at [30, 8-32, 256-512] (GRU [30, 32, 512] 3.5 against 6.8; PyTorch's
-/// TF32 module 6.8), and 0.83x of `PersistStaticSmallH` on LSTM [30, 32, 128] (2.4 against 2.9),
-/// but 1.4x on GRU [30, 32, 128] (2.3 against 1.7) and 1.24-1.31x `Standard` at batch 128 (GRU
-/// [30, 128, 512] 2.7 against 2.0). Stacks (layer by layer: the wavefront multiplies half
-/// elements only) were not measured. Ours do not take hidden 1024 in TF32: its f32 tiles
-/// overflow shared memory.
+/// Where `Heuristic` gives ours f32 calls in TF32, inference and training: one layer at batches
+/// up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to [`TF32_SMALL_H_UP_TO`], where
+/// cuDNN's `PersistStaticSmallH` leads. Graphed on an H100: forwards
+/// (`results/2026-11-27-h100-tf32-forward/`) took 0.27-0.51x of cuDNN's TF32 `Standard` at
+/// [30, 8-32, 256-512] and 0.83x of `PersistStaticSmallH` on LSTM [30, 32, 128], but 1.4x on GRU
+/// [30, 32, 128] and 1.24-1.31x `Standard` at batch 128; training
+/// (`results/2026-11-27-h100-tf32-train/`) 0.36-0.57x of PyTorch's TF32 module at [30, 32,
+/// 256-1024] and 0.82x on LSTM [30, 32, 128], but 1.27x on GRU [30, 32, 128] and 0.85-0.91x at
+/// [30, 128, 512], whose forward alone is slower. Stacks (layer by layer: the wavefront
+/// multiplies half elements only) were not measured. At hidden 1024 a TF32 forward splits K
+/// over clusters of 2; at several chunks of the batch it does not fit (cuDNN serves).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims) -> bool {
     let small_gru = dims.mode == RnnMode::Gru && dims.hidden_size <= TF32_SMALL_H_UP_TO;
     dims.num_layers == 1 && call.batch <= CHUNK_SAMPLES && !small_gru
@@ -735,7 +735,7 @@ impl Chooser {
             .filter(|_| {
                 self.algo != RnnAlgo::Heuristic
                     || dtype != DType::F32
-                    || (!train && ours_lead_tf32(call, &self.dims))
+                    || ours_lead_tf32(call, &self.dims)
             })
             .and_then(|ours| {
                 let plan = ours
@@ -1067,10 +1067,11 @@ mod tests {
         assert!(agrees(&[0.0], &[0.0]));
     }
 
-    /// Ours take f32 only with TF32 allowed, and `Heuristic` gives them inference of one layer
-    /// at batches up to 32 but GRUs at hidden 128 (`results/2026-11-27-h100-tf32-forward/`).
+    /// Ours take f32 only with TF32 allowed, and `Heuristic` gives them one layer at batches up
+    /// to 32 but GRUs at hidden 128, inference and training alike
+    /// (`results/2026-11-27-h100-tf32-forward/`, `results/2026-11-27-h100-tf32-train/`).
     #[test]
-    fn ours_take_tf32_inference_and_lead_one_layer_at_small_batches() {
+    fn ours_take_tf32_and_lead_one_layer_at_small_batches() {
         use MathMode::{Fp32, Tf32};
         assert!(ours_take_dtype(DType::F32, Tf32));
         assert!(!ours_take_dtype(DType::F32, Fp32));
@@ -1084,35 +1085,46 @@ mod tests {
             };
             RnnDims::new(mode, hidden, hidden, &cfg)
         };
-        let lead = |dims: RnnDims, batch| {
-            let c = Call {
-                dims,
-                seq: 30,
-                batch,
-                lengths: None,
-                zero_state: true,
+        for train in [false, true] {
+            let lead = |dims: RnnDims, batch| {
+                let c = Call {
+                    dims,
+                    seq: 30,
+                    batch,
+                    lengths: None,
+                    zero_state: true,
+                };
+                let launch = (OneLaunch::default(), GRAPHED);
+                ours_lead(&c, &dims, (DType::F32, train), launch)
             };
-            let launch = (OneLaunch::default(), GRAPHED);
-            ours_lead(&c, &dims, (DType::F32, false), launch)
-        };
-        for mode in [RnnMode::Lstm, RnnMode::Gru] {
-            assert!(lead(cell(mode, 1, 512), 32), "{mode:?} [30, 32, 512]");
-            assert!(lead(cell(mode, 1, 256), 8), "{mode:?} [30, 8, 256]");
-            assert!(!lead(cell(mode, 1, 512), 128), "{mode:?} [30, 128, 512]");
-            assert!(!lead(cell(mode, 2, 512), 32), "{mode:?} [30, 32, 2 x 512]");
+            for mode in [RnnMode::Lstm, RnnMode::Gru] {
+                assert!(
+                    lead(cell(mode, 1, 512), 32),
+                    "{mode:?} [30, 32, 512] {train}"
+                );
+                assert!(
+                    lead(cell(mode, 1, 1024), 32),
+                    "{mode:?} [30, 32, 1024] {train}"
+                );
+                assert!(lead(cell(mode, 1, 256), 8), "{mode:?} [30, 8, 256] {train}");
+                assert!(
+                    !lead(cell(mode, 1, 512), 128),
+                    "{mode:?} [30, 128, 512] {train}"
+                );
+                assert!(
+                    !lead(cell(mode, 2, 512), 32),
+                    "{mode:?} [30, 32, 2 x 512] {train}"
+                );
+            }
+            assert!(
+                lead(cell(RnnMode::Lstm, 1, 128), 32),
+                "LSTM [30, 32, 128] {train}"
+            );
+            assert!(
+                !lead(cell(RnnMode::Gru, 1, 128), 32),
+                "GRU [30, 32, 128] {train}"
+            );
         }
-        assert!(lead(cell(RnnMode::Lstm, 1, 128), 32));
-        assert!(!lead(cell(RnnMode::Gru, 1, 128), 32));
-        // Training in TF32 stays on cuDNN unless asked for.
-        let c = Call {
-            dims: cell(RnnMode::Gru, 1, 512),
-            seq: 30,
-            batch: 32,
-            lengths: None,
-            zero_state: true,
-        };
-        let launch = (OneLaunch::default(), GRAPHED);
-        assert!(!ours_lead(&c, &c.dims, (DType::F32, true), launch));
     }
 
     /// `Heuristic`'s rules on the measured shapes (`results/2026-11-25-h100-plain-api/`).

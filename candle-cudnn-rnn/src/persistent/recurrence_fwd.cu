@@ -314,9 +314,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         bias_split[it] = (SPLIT_GATE >= 0 && unit && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
     }
     // The multicast's stage rows past the batch (a chunk's rows nb..NPAD), which the products
-    // read and no copy writes, are zeros: written once, before any block of the cluster may
-    // multicast into this one (compute-sanitizer's racecheck reported hazards at batches that
-    // leave such rows, results/2026-11-27-h100-main-sanitizers/).
+    // read (their columns of the sums are dropped) and no copy writes, are zeros: written once,
+    // before any block of the cluster may multicast into this one, so that no step reads
+    // shared memory nothing wrote.
     if (MCAST > 1)
 #pragma unroll
         for (int ch = 0; ch < NCH; ++ch) {
@@ -324,7 +324,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             u32* const rows = (u32*)(whole + (ch * NPAD + nb) * P::WPITCH);
             for (int q = tid; q < (NPAD - nb) * P::WPITCH / 2; q += THREADS) rows[q] = 0u;
         }
-    if (MCAST > 1 && tid < NCH) mbar_init(whole_bar + tid);
+    // The chunks' mbarriers, by one thread behind a branch: initialised by threads 0..NCH, every
+    // warp ran the initialisation's address loop, and racecheck reported the skipped init of
+    // the warps without one as a write at a stale address in the weight tile
+    // (results/2026-11-27-h100-mcast-racecheck/).
+    if (MCAST > 1 && tid == 0)
+        for (int ch = 0; ch < NCH; ++ch) mbar_init(whole_bar + ch);
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared

@@ -173,7 +173,7 @@ fn ours_lead(
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
         && !persist_static;
     if dtype == DType::F32 {
-        return ours_lead_tf32(call, dims);
+        return ours_lead_tf32(call, dims, train);
     }
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
@@ -186,13 +186,27 @@ fn ours_lead(
 /// [30, 32, 128] and 1.24-1.31x `Standard` at batch 128; training
 /// (`results/2026-11-27-h100-tf32-train/`) 0.36-0.57x of PyTorch's TF32 module at [30, 32,
 /// 256-1024] and 0.82x on LSTM [30, 32, 128], but 1.27x on GRU [30, 32, 128] and 0.85-0.91x at
-/// [30, 128, 512], whose forward alone is slower. Stacks (layer by layer: the wavefront
-/// multiplies half elements only) were not measured. At hidden 1024 a TF32 forward splits K
-/// over clusters of 2; at several chunks of the batch it does not fit (cuDNN serves).
-fn ours_lead_tf32(call: &Call, dims: &RnnDims) -> bool {
-    let small_gru = dims.mode == RnnMode::Gru && dims.hidden_size <= TF32_SMALL_H_UP_TO;
-    dims.num_layers == 1 && call.batch <= CHUNK_SAMPLES && !small_gru
+/// [30, 128, 512], whose forward alone is slower: so training past batch 32 goes to ours too,
+/// up to [`TF32_CHUNKED_TRAIN_MAX_BATCH`] at hidden sizes past [`TF32_SMALL_H_UP_TO`] up to
+/// [`TF32_CHUNKED_TRAIN_MAX_HIDDEN`] (at [30, 128, 512] 0.91x `Standard`'s time for a GRU, 0.97x
+/// for an LSTM), inference does not. Stacks (layer by layer: the wavefront multiplies half
+/// elements only) were not measured. At hidden 1024 a TF32 forward splits K over clusters of
+/// 2; at several chunks of the batch it does not fit (cuDNN serves).
+fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
+    let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
+    let chunked_training = train
+        && !small_h
+        && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
+        && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
+    let small_gru = dims.mode == RnnMode::Gru && small_h;
+    dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked_training) && !small_gru
 }
+
+/// See [`ours_lead_tf32`].
+const TF32_CHUNKED_TRAIN_MAX_BATCH: usize = 128;
+
+/// See [`ours_lead_tf32`].
+const TF32_CHUNKED_TRAIN_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_tf32`].
 const TF32_SMALL_H_UP_TO: usize = 128;
@@ -735,7 +749,7 @@ impl Chooser {
             .filter(|_| {
                 self.algo != RnnAlgo::Heuristic
                     || dtype != DType::F32
-                    || ours_lead_tf32(call, &self.dims)
+                    || ours_lead_tf32(call, &self.dims, train)
             })
             .and_then(|ours| {
                 let plan = ours
@@ -1068,7 +1082,8 @@ mod tests {
     }
 
     /// Ours take f32 only with TF32 allowed, and `Heuristic` gives them one layer at batches up
-    /// to 32 but GRUs at hidden 128, inference and training alike
+    /// to 32 but GRUs at hidden 128, inference and training alike, and training up to batch 128
+    /// at hidden 512
     /// (`results/2026-11-27-h100-tf32-forward/`, `results/2026-11-27-h100-tf32-train/`).
     #[test]
     fn ours_take_tf32_and_lead_one_layer_at_small_batches() {
@@ -1107,9 +1122,19 @@ mod tests {
                     "{mode:?} [30, 32, 1024] {train}"
                 );
                 assert!(lead(cell(mode, 1, 256), 8), "{mode:?} [30, 8, 256] {train}");
-                assert!(
-                    !lead(cell(mode, 1, 512), 128),
+                // Past batch 32 ours train, and do not infer.
+                assert_eq!(
+                    lead(cell(mode, 1, 512), 128),
+                    train,
                     "{mode:?} [30, 128, 512] {train}"
+                );
+                assert!(
+                    !lead(cell(mode, 1, 1024), 128),
+                    "{mode:?} [30, 128, 1024] {train}"
+                );
+                assert!(
+                    !lead(cell(mode, 1, 512), 256),
+                    "{mode:?} [30, 256, 512] {train}"
                 );
                 assert!(
                     !lead(cell(mode, 2, 512), 32),

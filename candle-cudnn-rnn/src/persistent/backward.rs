@@ -9,7 +9,7 @@ use super::forward::{addresses, barrier_at, cooperative, Reserve};
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::Pass;
 use super::masks;
-use super::padded::{needs_padding, padded, RowKernels, Rows};
+use super::padded::{padded, pads, RowKernels, Rows};
 use super::wave::WaveBwdArgs;
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
@@ -82,8 +82,7 @@ pub(super) fn backward<T: Elem>(
         .max()
         .unwrap_or(0);
     let pad_in = r.padded.iter().any(Option::is_some);
-    // (f32 rows need none: cuBLAS takes them at any width.)
-    let pad_hidden = needs_padding(hidden) && plan.elem.words() == 1;
+    let pad_hidden = pads(&plan, hidden);
     let scratch_len = |on: bool, n: usize| if on { n } else { 1 };
     // SAFETY (allocations): each is written by a GEMM before it is read.
     let mut dw_rows = unsafe {

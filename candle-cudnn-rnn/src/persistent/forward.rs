@@ -5,7 +5,7 @@
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::masks::{self, Masks};
-use super::padded::{needs_padding, pad_input, padded, PaddedInput, RowKernels};
+use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels};
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
 use super::Elem;
@@ -161,8 +161,7 @@ pub(super) fn forward<T: Elem>(
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
     // Zeroed: the kernel writes every row's first H columns (h_0's only when it is given).
-    // (f32 rows need none: cuBLAS takes them at any width.)
-    let n_h_prev = match train && needs_padding(hidden) && plan.elem.words() == 1 {
+    let n_h_prev = match train && pads(&plan, hidden) {
         true => layers,
         false => 0,
     };
@@ -253,8 +252,7 @@ pub(super) fn forward<T: Elem>(
                 // Its input's product is made in the recurrence; the backward's padded
                 // operands come after the launch.
                 padded.push(None);
-            } else if needs_padding(b.in_size) && plan.elem.words() == 1 {
-                // (The row kernels copy half elements; cuBLAS takes f32 rows of any width.)
+            } else if pads(&plan, b.in_size) {
                 let sizes = (steps, gh, b.in_size);
                 let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
                 {
@@ -336,7 +334,7 @@ pub(super) fn forward<T: Elem>(
             // layer-by-layer forward makes them for its input projections.
             for (layer, p) in padded.iter_mut().enumerate().skip(1) {
                 let b = dims.block(layer, 0);
-                if train && needs_padding(b.in_size) {
+                if train && pads(&plan, b.in_size) {
                     let sizes = (steps, gh, b.in_size);
                     let w_ih = w_ptr + b.w_ih as u64 * elem;
                     *p = Some(pad_input::<T>(&rows, (input_of(layer), w_ih), sizes)?);

@@ -19,9 +19,11 @@ pub(super) fn padded(cols: usize) -> usize {
     cols.next_multiple_of(8)
 }
 
-/// Whether rows of `cols` elements must be padded for the GEMMs.
-pub(super) fn needs_padding(cols: usize) -> bool {
-    padded(cols) != cols
+/// Whether `plan`'s rows of `cols` elements are padded for the GEMMs: half elements whose rows
+/// are not whole multiples of 16 bytes. (The row kernels copy half elements; f32 rows, in TF32,
+/// go to cuBLAS at any width.)
+pub(super) fn pads(plan: &Plan, cols: usize) -> bool {
+    plan.elem.words() == 1 && padded(cols) != cols
 }
 
 /// A layer's input and input weights with padded rows, made by the forward for its input

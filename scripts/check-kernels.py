@@ -7,9 +7,8 @@ cell_lstm.cuh or cell_gru.cuh, dropout.cu, pad.cu and the recurrence, as kernel.
 Pass::sources joins them) with each variant's -D options and architecture, then ptxas for
 sm_90a; prints each variant's registers and spills and fails on any compile error. The variants
 cover every preprocessor branch: both passes of both cells, bf16 and f16 (and f32 with TF32
-products), clusters of 1, 2 and
-4, PTB large's shape and small odd ones. A last variant compiles the
-preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
+products), clusters of 1, 2 and 4, PTB large's shape and small odd ones. A last variant compiles
+the preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
 default options, no ELEM_BF16).
 
 Then every ptb-lm kernel file (ptb-lm/src/**/*.cu) as its launcher compiles it: the launcher is

@@ -37,6 +37,16 @@ const TF32_MAX_HIDDEN: usize = 1024;
 /// clusters of 4 that fit (`results/2026-11-27-h100-tf32-train/`: cuDNN served [30, 128, 1024]).
 const TF32_CHUNKED_MAX_HIDDEN: usize = 512;
 
+/// Whether an error `e` passes: within [`TOL`] in bf16 and f16, and in TF32 (`tf32`) within twice
+/// cuDNN's error on the same inputs (`theirs`) or [`TF32_FLOOR`].
+fn passes(e: f64, theirs: f64, tf32: bool) -> bool {
+    e <= if tf32 {
+        (2.0 * theirs).max(TF32_FLOOR)
+    } else {
+        TOL
+    }
+}
+
 /// The largest batch the kernels train (in chunks of 32, as the inference).
 const TRAINING_MAX_BATCH: usize = 256;
 
@@ -184,12 +194,7 @@ fn check_cell(
                 Ok(rel_err(&got[0], &reference[0])?.max(rel_err(&got[1], &reference[1])?))
             };
             let (e, e_cudnn) = (err(&ours)?, err(&cudnn)?);
-            let bound = if tf32 {
-                (2.0 * e_cudnn).max(TF32_FLOOR)
-            } else {
-                TOL
-            };
-            let ok = served == Some(RnnAlgo::Persistent) && e <= bound;
+            let ok = served == Some(RnnAlgo::Persistent) && passes(e, e_cudnn, tf32);
             let cell = format!("{mode:?}").to_uppercase();
             let name = format!(
                 "{cell} L{layers} B{batch} T{seq} I{input} H{hidden} {}",
@@ -246,10 +251,7 @@ fn check_cell(
                 Ok(e)
             };
             let (e, e_cudnn) = (errs(&ours)?, errs(&cudnn)?);
-            let within = |(e, their): (&f64, &f64)| match tf32 {
-                true => *e <= (2.0 * their).max(TF32_FLOOR),
-                false => *e <= TOL,
-            };
+            let within = |(&e, &theirs): (&f64, &f64)| passes(e, theirs, tf32);
             let ok = served == Some(RnnAlgo::Persistent) && e.iter().zip(&e_cudnn).all(within);
             let fmt = |v: &[f64]| {
                 v.iter()

@@ -1,7 +1,7 @@
 // Device helpers of the persistent kernels (placed in front of each kernel's source, after
 // kernels/half.cuh, whose u16, u32, to_f and from_f they use): shared-memory matrix loads,
 // tensor-core products, asynchronous copies and the grid-wide barrier. Needs ELEM_BF16 (1: bf16,
-// 0: f16), and ELEM_F32 (1) for f32 operands.
+// 0: f16), or ELEM_F32 (1) for f32 operands.
 
 // The element type of a module's operands, `elem`: with ELEM_F32 (1) f32, whose products run
 // on tensor cores in TF32 (m16n8k8); else the half type of ELEM_BF16. EW is its width in 16-bit

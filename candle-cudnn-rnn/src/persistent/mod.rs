@@ -8,11 +8,10 @@
 //! dropout applied inside both recurrences, its masks counted on the device (`masks`). Where
 //! a stack's layers all fit on the GPU at once, one kernel per pass runs all of them as a
 //! wavefront (`wave`). The kernels implement unidirectional LSTMs and GRUs without projection
-//! or per-sample lengths, in bf16 or f16 (and f32 inference in TF32), whose hidden size and batch
-//! fit in shared memory: a
-//! module offers a call's [`Plan`] or why there is none ([`PersistentRnn::plan`]) and runs
-//! it; which calls it gets (the others go to cuDNN) is decided in `crate::choose`. The knobs
-//! of `tuning` are read from the environment once.
+//! or per-sample lengths, in bf16, f16 or f32 (TF32 products; layer by layer), whose hidden size
+//! and batch fit in shared memory: a module offers a call's [`Plan`] or why there is none
+//! ([`PersistentRnn::plan`]) and runs it; which calls it gets (the others go to cuDNN) is
+//! decided in `crate::choose`. The knobs of `tuning` are read from the environment once.
 
 mod backward;
 mod cell;

@@ -12,14 +12,14 @@
 // weight's GEMM reads it), the input side's to `dg`.
 //
 // Compile-time: HID, BATCH, UNITS (any count), NWARPS, ELEM_BF16 or ELEM_F32 (the gate columns,
-// the product's K, counted in 16-bit words: common.cuh's EW per element), as the forward, NBUF (>= 2),
-// the chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL, the
-// blocks of a thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the
-// product's K (the gate columns) instead of each reading all of it: block r of cluster q keeps
-// the columns of W_hh of the cluster's CL * UNITS units for its CL-th of the gate rows,
-// multiplies them by that CL-th of the step's gate gradients (a CL-th of the L2 traffic), and
-// the cluster sums the partial products through distributed shared memory; block r then owns
-// units q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
+// the product's K, counted in 16-bit words: common.cuh's EW per element), as the forward, NBUF
+// (>= 2), the chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL,
+// the blocks of a thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the
+// product's K (the gate columns) instead of each reading all of it: block r of cluster q keeps the
+// columns of W_hh of the cluster's CL * UNITS units for its CL-th of the gate rows, multiplies
+// them by that CL-th of the step's gate gradients (a CL-th of the L2 traffic), and the cluster
+// sums the partial products through distributed shared memory; block r then owns units
+// q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
 // Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i < NBUF (no pointer array: it would
 // live in local memory). The weight tile and the stage buffers hold only the UNITS rows and
 // BATCH rows that exist: the tensor-core tiles' rows past them read a real row (clamped) and

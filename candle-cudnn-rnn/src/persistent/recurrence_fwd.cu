@@ -9,16 +9,15 @@
 // over 32 goes through those phases in chunks of 32 samples (common.cuh's NB), one after
 // another, within each step (the backward likewise).
 //
-// Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS,
-// ELEM_BF16 (1: bf16, 0: f16) or ELEM_F32 (1: f32 operands, TF32 products; common.cuh's elem, whose
-// K columns are counted in 16-bit words: EW per element), and CL, the blocks of a thread-block cluster (1: none). With
-// CL > 1 the CL blocks of a cluster split K (the columns of h) instead of each reading all of
-// h: block r of cluster q keeps the gate rows of the cluster's CL * UNITS units for its CL-th
-// of the columns, multiplies them by that CL-th of h_{t-1} (a CL-th of the L2 traffic), and
-// the cluster sums the partial products through distributed shared memory; block r still does
-// the gate math of units blockIdx.x * UNITS.. . Warps: MG groups along the rows times KG along
-// K (with CL = 1, one row group: each warp has all rows and its own K slice, and the warps of
-// a K group are one warp).
+// Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS, ELEM_BF16 (1: bf16, 0: f16)
+// or ELEM_F32 (1: f32 operands, TF32 products; common.cuh's elem, whose K columns are counted in
+// 16-bit words: EW per element), and CL, the blocks of a thread-block cluster (1: none). With
+// CL > 1 the CL blocks of a cluster split K (the columns of h) instead of each reading all of h:
+// block r of cluster q keeps the gate rows of the cluster's CL * UNITS units for its CL-th of the
+// columns, multiplies them by that CL-th of h_{t-1} (a CL-th of the L2 traffic), and the cluster
+// sums the partial products through distributed shared memory; block r still does the gate math of
+// units blockIdx.x * UNITS.. . Warps: MG groups along the rows times KG along K (with CL = 1, one
+// row group: each warp has all rows and its own K slice, and the warps of a K group are one warp).
 //
 // The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and
 // arrives in `xg`, f32 [T, B, GATES * H], without biases. `hx` is the exchange buffer,

@@ -1,6 +1,6 @@
 //! The crate's own persistent kernels (`RnnAlgo::Persistent`) against the CPU path in f64 on
-//! the same rounded inputs, in bf16 and f16 (and f32 inference in TF32): inference (outputs, final states), training
-//! (those and every gradient) and training with x untracked (the kernels then skip dx). Every
+//! the same rounded inputs, in bf16 and f16 (and f32 in TF32): inference (outputs, final
+//! states), training (those and every gradient) and training with x untracked (the kernels then skip dx). Every
 //! call must be served by the kernels themselves, not handed to cuDNN. LSTMs and GRUs.
 
 use super::*;

@@ -63,6 +63,11 @@
 #ifndef CH
 #define CH 32
 #endif
+// The most tensor-core tiles of accumulators (4 floats a lane each) that one pass over the gate
+// columns keeps for the chunks of the batch it takes together (below, BG); -D overrides.
+#ifndef BWD_MAX_ACC_TILES
+#define BWD_MAX_ACC_TILES 16
+#endif
 // The 16-byte pieces of a chunk's NB rows, and how many of them each lane copies.
 #define PIECES (NB * (CH / 8))
 #define PER_LANE ((PIECES + 31) / 32)
@@ -338,28 +343,42 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 
         // dh_{t-1} for the block's units: its columns of W_hh times all gate gradients, the
         // warp's chunks of K streamed through its NBUF stage buffers (an upper layer's rows of
-        // W_ih give its input's gradient at t in the same product); one chunk of the batch
-        // (NB samples from n0) after another.
+        // W_ih give its input's gradient at t in the same product). The batch's chunks (NB
+        // samples from n0) go in groups of BG: one pass over the warp's chunks of K takes every
+        // chunk of a group in turn, so that the copies' pipeline fills and drains once a group,
+        // not once a chunk of the batch (at batch 128 the backward took 4.2x batch 32's time,
+        // its loop's fixed work paid once a chunk: results/2026-11-26-h200-chunk-profile/).
+        // BG is every chunk where their accumulators fit in registers, else one; one in a
+        // wavefront, whose lower layer's accumulators would add to the upper layers' registers
+        // (the 3-layer wavefront at batch 128 spilled more).
+#ifdef WAVE_LAYERS
+        constexpr int BG = 1;
+#else
+        constexpr int BG = (NCH * MTB * NT <= BWD_MAX_ACC_TILES) ? NCH : 1;
+#endif
 #pragma unroll
-        for (int ch = 0; ch < NCH; ++ch) {
-            const int n0 = ch * NB;
-            float acc[MTB][NT][4];
+        for (int g0 = 0; g0 < NCH; g0 += BG) {
+            float acc[BG][MTB][NT][4];
 #pragma unroll
-            for (int mt = 0; mt < MTB; ++mt)
+            for (int cg = 0; cg < BG; ++cg)
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt)
+                for (int mt = 0; mt < MTB; ++mt)
 #pragma unroll
-                    for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
+                    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) acc[cg][mt][nt][q] = 0.f;
             // The warp's chunks, counted from the block's first; past the last real one, none.
             const int c_begin = warp * CPW;
             // (A lower layer's tile is zero past GH: its chunks end there.)
             const int c_real = min(NCR, (UPPER ? NCHUNKS : (GH * EW + CH - 1) / CH) - (int)rank * NCR);
             const int c_count = max(0, min(CPW, c_real - c_begin));
-            // Chunk i goes to buffer i % NBUF; every call commits a group (empty past the warp's
-            // chunks) so that "chunk i has landed" is always "at most NBUF - 2 groups pending".
-            auto issue = [&](int i) {
-                if (i < c_count) {
-                    u16* b = (u16*)(warp_region + (i % NBUF) * BUF_BYTES);
+            // Stage j is chunk j / BG of K for the group's chunk j % BG of the batch; it goes to
+            // buffer j % NBUF, and every call commits a group of copies (empty past the warp's
+            // stages) so that "stage j has landed" is always "at most NBUF - 2 groups pending".
+            auto issue = [&](int j) {
+                if (j < c_count * BG) {
+                    const int i = j / BG, n0 = (g0 + j % BG) * NB;
+                    u16* b = (u16*)(warp_region + (j % NBUF) * BUF_BYTES);
                     const u16* src = xch + (size_t)n0 * GPAD + k0 + (c_begin + i) * CH;
 #pragma unroll
                     for (int p = 0; p < PER_LANE; ++p)
@@ -369,30 +388,34 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 cp_async_commit();
             };
 #pragma unroll
-            for (int i = 0; i < NBUF - 1; ++i) issue(i);
+            for (int j = 0; j < NBUF - 1; ++j) issue(j);
             for (int i = 0; i < c_count; ++i) {
-                cp_async_wait_pending(NBUF - 2);
-                // Chunk i is visible to the warp, and every lane is done with chunk i - 1, whose
-                // buffer the next issue refills.
-                __syncwarp();
-                issue(i + NBUF - 1);
-                const u16* b = (const u16*)(warp_region + (i % NBUF) * BUF_BYTES);
-                const int col = (c_begin + i) * CH;
 #pragma unroll
-                for (int kk = 0; kk < CH / 16; ++kk) {
-                    u32 bf[NT][2];
+                for (int cg = 0; cg < BG; ++cg) {
+                    const int j = i * BG + cg;
+                    cp_async_wait_pending(NBUF - 2);
+                    // Stage j is visible to the warp, and every lane is done with stage j - 1,
+                    // whose buffer the next issue refills.
+                    __syncwarp();
+                    issue(j + NBUF - 1);
+                    const u16* b = (const u16*)(warp_region + (j % NBUF) * BUF_BYTES);
+                    const int col = (c_begin + i) * CH;
 #pragma unroll
-                    for (int nt = 0; nt < NT; ++nt) {
-                        int n = min(nt * 8 + (lane & 7), NB - 1);
-                        ldsm_x2(bf[nt], b + CHUNK_AT(n, kk * 2 + ((lane >> 3) & 1)));
-                    }
+                    for (int kk = 0; kk < CH / 16; ++kk) {
+                        u32 bf[NT][2];
 #pragma unroll
-                    for (int mt = 0; mt < MTB; ++mt) {
-                        u32 w4[4];
-                        int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
-                        ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+                        for (int nt = 0; nt < NT; ++nt) {
+                            int n = min(nt * 8 + (lane & 7), NB - 1);
+                            ldsm_x2(bf[nt], b + CHUNK_AT(n, kk * 2 + ((lane >> 3) & 1)));
+                        }
 #pragma unroll
-                        for (int nt = 0; nt < NT; ++nt) mma(acc[mt][nt], w4, bf[nt]);
+                        for (int mt = 0; mt < MTB; ++mt) {
+                            u32 w4[4];
+                            int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
+                            ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+                            for (int nt = 0; nt < NT; ++nt) mma(acc[cg][mt][nt], w4, bf[nt]);
+                        }
                     }
                 }
             }
@@ -400,71 +423,79 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             // The partial sums below reuse the buffers: nothing may still be landing in them.
             cp_async_wait_all();
             __syncwarp();
-            float* rw = (float*)warp_region;
 #pragma unroll
-            for (int mt = 0; mt < MTB; ++mt)
+            for (int cg = 0; cg < BG; ++cg) {
+                const int ch = g0 + cg, n0 = ch * NB;
+                float* rw = (float*)warp_region;
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt) {
-                    int m = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                    if (n < NB) {
-                        rw[n * RPB + m] = acc[mt][nt][0];
-                        rw[n * RPB + m + 8] = acc[mt][nt][2];
+                for (int mt = 0; mt < MTB; ++mt)
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) {
+                        int m = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
+                        if (n < NB) {
+                            rw[n * RPB + m] = acc[cg][mt][nt][0];
+                            rw[n * RPB + m + 8] = acc[cg][mt][nt][2];
+                        }
+                        if (n + 1 < NB) {
+                            rw[(n + 1) * RPB + m] = acc[cg][mt][nt][1];
+                            rw[(n + 1) * RPB + m + 8] = acc[cg][mt][nt][3];
+                        }
                     }
-                    if (n + 1 < NB) {
-                        rw[(n + 1) * RPB + m] = acc[mt][nt][1];
-                        rw[(n + 1) * RPB + m + 8] = acc[mt][nt][3];
-                    }
-                }
-            __syncthreads();
-            PHASE(4);
+                __syncthreads();
+                PHASE(4);
 #if CL > 1
-            // The block's partial dh of the cluster's units goes straight into the shared memory of
-            // the block that owns each unit, in this block's slot (remote stores need no round
-            // trip, unlike remote loads, and ran faster: results/2026-11-23-h100-chunk-jit/lab/); after the cluster's
-            // barrier each block sums its slots.
-            for (int i = tid; i < min(NB, BATCH - n0) * CU; i += THREADS) {
-                int n = i / CU, m = i % CU;
-                float sum = 0.f;
-                for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + m];
-                st_cluster(part + (rank * NB + n) * UB + m % UB, m / UB, sum);
-            }
-            cluster_sync();
-            PHASE(5);
+                // The block's partial dh of the cluster's units goes straight into the shared
+                // memory of the block that owns each unit, in this block's slot (remote stores
+                // need no round trip, unlike remote loads, and ran faster:
+                // results/2026-11-23-h100-chunk-jit/lab/); after the cluster's barrier each block
+                // sums its slots.
+                for (int i = tid; i < min(NB, BATCH - n0) * CU; i += THREADS) {
+                    int n = i / CU, m = i % CU;
+                    float sum = 0.f;
+                    for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + n * RPB + m];
+                    st_cluster(part + (rank * NB + n) * UB + m % UB, m / UB, sum);
+                }
+                cluster_sync();
+                PHASE(5);
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB;
-                float sum = 0.f;
-                if (idx < UB * NB && IN_BATCH(n0 + nl))
-                    for (int q = 0; q < CL; ++q)
-                        sum += part[(q * NB + nl) * UB + ul];
-                dhr[ch][it] = sum;
-            }
-            // A block writes into its cluster's `part`s again only after the next cluster barrier:
-            // the next chunk's below, or the next grid barrier, which every block reaches after
-            // these reads.
+                for (int it = 0; it < ITEMS; ++it) {
+                    int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB;
+                    float sum = 0.f;
+                    if (idx < UB * NB && IN_BATCH(n0 + nl))
+                        for (int q = 0; q < CL; ++q)
+                            sum += part[(q * NB + nl) * UB + ul];
+                    dhr[ch][it] = sum;
+                }
+                // A block writes into its cluster's `part`s again only after the next cluster
+                // barrier: the next chunk's below, or the next grid barrier, which every block
+                // reaches after these reads.
 #else
 #pragma unroll
-            for (int it = 0; it < ITEMS; ++it) {
-                // Row nl of the chunk's sums, sample n of the batch.
-                int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB, n = n0 + nl;
-                float sum = 0.f;
-                if (idx < UB * NB && IN_BATCH(n))
-                    for (int q = 0; q < NWARPS; ++q) sum += red[q * (WARP_BYTES / 4) + nl * RPB + ul];
-                dhr[ch][it] = sum;
-                if constexpr (UPPER) {
-                    // The layer's input gradient at t for the block's units: the layer below's dy.
-                    int u = u0 + ul;
-                    if (idx < UB * NB && IN_BATCH(n) && u < HID) {
-                        float dx = 0.f;
-                        for (int q = 0; q < NWARPS; ++q) dx += red[q * (WARP_BYTES / 4) + nl * RPB + CU + ul];
-                        a.dx[((size_t)t * BATCH + n) * HID + u] = from_f(dx);
+                for (int it = 0; it < ITEMS; ++it) {
+                    // Row nl of the chunk's sums, sample n of the batch.
+                    int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB, n = n0 + nl;
+                    float sum = 0.f;
+                    if (idx < UB * NB && IN_BATCH(n))
+                        for (int q = 0; q < NWARPS; ++q)
+                            sum += red[q * (WARP_BYTES / 4) + nl * RPB + ul];
+                    dhr[ch][it] = sum;
+                    if constexpr (UPPER) {
+                        // The layer's input gradient at t for the block's units: the layer
+                        // below's dy.
+                        int u = u0 + ul;
+                        if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                            float dx = 0.f;
+                            for (int q = 0; q < NWARPS; ++q)
+                                dx += red[q * (WARP_BYTES / 4) + nl * RPB + CU + ul];
+                            a.dx[((size_t)t * BATCH + n) * HID + u] = from_f(dx);
+                        }
                     }
                 }
-            }
 #endif
-            // The next chunk's copies take the warps' regions, whose sums every thread has just
-            // read (with clusters, every block of the cluster its `part`).
-            if (ch + 1 < NCH) chunk_sync();
+                // The next chunk's sums (or copies) take the warps' regions, whose sums every
+                // thread has just read (with clusters, every block of the cluster its `part`).
+                if (ch + 1 < NCH) chunk_sync();
+            }
         }
         // The stage buffers (which hold the sums just read) are refilled after the next
         // step's barrier, which begins with __syncthreads.

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine: branch bwd-one-pass (the backward takes every chunk of the batch in one
 # pass over the gate columns) against main. DIR holds binaries of scripts/devbin.sh at the
-# branch with --old main (old-bench_grid is main's bench_grid). Rename this folder to its date
-# and GPU once it has run.
+# branch with --old main (old-bench_grid is main's bench_grid).
 #   tests: the op's GPU tests; gpu_check: gpu_check --persistent (training rows at batches 77, 128
 #           and 256 among them);
 #   bench: graphed training, µs an example, bf16 `Persistent`, old / new / old / new, at batches
 #          of several chunks, then the default's pick (new).
-#   results/pending-bwd-one-pass/run.sh DIR OUT tests|gpu_check|bench
+#   results/2026-11-27-h100-bwd-one-pass/run.sh DIR OUT tests|gpu_check|bench
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

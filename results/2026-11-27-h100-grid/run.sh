@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine, binaries of scripts/devbin.sh DIR at main after 644ebc8 (TF32 training on
-# the crate's kernels; the forward multicast's mbarriers initialised by one thread): what did
-# not run on a GPU yet, then the grid in TF32 and half precision with the new defaults (rename
-# this folder to its date and GPU once it has run).
+# On the GPU machine, binaries of scripts/devbin.sh DIR (TF32 training on the crate's kernels;
+# the forward multicast's mbarriers initialised by one thread): what did not run on a GPU yet,
+# then the grid in TF32 and half precision with the new defaults.
 #   checks: the op's GPU tests (the multicast GPU test among them);
 #   gpu_check: gpu_check --persistent (TF32 rows at several chunks now up to hidden 512);
 #   grid1, grid2, grid3: scripts/compare-grid.sh over TF32 and half (the op's default in tf32,
 #          bf16 and f16, cuDNN's standard in bf16; PyTorch's TF32 and fp16 modules), two passes
 #          each, into OUT/grid; the table follows the third.
-#   results/pending-main-grid/run.sh DIR OUT checks|gpu_check|grid1|grid2|grid3
+#   results/2026-11-27-h100-grid/run.sh DIR OUT checks|gpu_check|grid1|grid2|grid3
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

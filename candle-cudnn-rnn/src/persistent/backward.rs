@@ -57,6 +57,15 @@ pub(super) fn backward<T: Elem>(
     let split = plan.cell.splits();
     let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
+    // With batch groups, each group's bias gradients before the first group adds them
+    // (`recurrence_bwd.cu`'s `db_parts`: a slot per gate, and a split gate's recurrent side).
+    // SAFETY (allocation): each group writes its slots before the first group reads them.
+    let db_slots = plan.cell.gates() + usize::from(split);
+    let db_parts_len = match plan.groups {
+        1 => 1,
+        g => g * db_slots * hidden,
+    };
+    let mut db_parts = unsafe { stream.alloc::<f32>(db_parts_len) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn, and the grid
     // barrier behind them: zeroed by the forward, behind its own (`Reserve::exchanges`).
     let place = r.backward_exchange;
@@ -120,6 +129,7 @@ pub(super) fn backward<T: Elem>(
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
         let (dgh_all, _q) = dgh.device_ptr_mut(&stream);
         let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
+        let (db_parts, _r) = db_parts.device_ptr_mut(&stream);
         let (exchanges, _j) = r.exchanges.device_ptr_mut(&stream);
         let dgx_all = exchanges + place.at as u64 * elem;
         // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
@@ -245,6 +255,7 @@ pub(super) fn backward<T: Elem>(
                     d1,
                     d2,
                     dgh,
+                    db_parts,
                     counter_ptr,
                 ];
                 cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;

@@ -295,15 +295,17 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
     );
 }
 
-/// Training batches of several chunks (both recurrences take a step's batch 32 samples at a
-/// time): batch 96 in one layer, and an odd batch whose last chunk ends early in two layers (a
-/// wavefront in chunks), LSTM and GRU: inference, then every gradient.
+/// Training batches of several chunks: batch 96 in one layer, in 3 batch groups of 32
+/// (`kernel.rs`'s `shape_groups`; each group's bias gradients added by the first), batch 64 at
+/// hidden 512 in 2 groups whose forwards multicast h_{t-1} within clusters, and an odd batch
+/// whose last chunk ends early in two layers (a wavefront in chunks: both recurrences take a
+/// step's batch 32 samples at a time), LSTM and GRU: inference, then every gradient.
 #[test]
 fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_training_in_chunks_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 96, 5, 48, 128), (2, 77, 4, 40, 200)],
+        &[(1, 96, 5, 48, 128), (1, 64, 4, 32, 512), (2, 77, 4, 40, 200)],
     );
 }
 

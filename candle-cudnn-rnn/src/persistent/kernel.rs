@@ -164,19 +164,39 @@ pub(crate) const MAX_GROUPS: usize = 8;
 /// sector each.
 pub(super) const GROUP_WORDS: usize = 8;
 
-/// Batch groups of a layer of `layers` at `batch`, where the tuning leaves it to the shape:
-/// one per chunk of [`CHUNK_SAMPLES`] samples, at most [`MAX_GROUPS`], in single layers (a
-/// stack's wavefront takes the batch in one group); the planner takes fewer where they do not
-/// divide the batch or fit ([`Plan::new`]). A batch of several chunks otherwise runs them one
-/// after another within each step on every block: at batch 64 ours trained in 0.94x batch
-/// 32's time an example, at 128 in 0.85x, where the samples of a step are independent work
-/// (`results/2026-11-27-h100-bwd-one-pass/`).
-pub(super) fn shape_groups(layers: usize, batch: usize) -> usize {
-    match layers {
-        1 => (batch / CHUNK_SAMPLES).clamp(1, MAX_GROUPS),
-        _ => 1,
+/// Batch groups of a layer of `layers` of `hidden` units at `batch`, where the tuning leaves it
+/// to the shape: one per chunk of [`CHUNK_SAMPLES`] samples, at most [`MAX_GROUPS`], in single
+/// layers up to [`GROUPS_MAX_HIDDEN`] (a stack's wavefront takes the batch in one group); the
+/// planner takes fewer where they do not divide the batch or fit ([`Plan::new`]). In one group
+/// a batch of several chunks runs them one after another within each step on every block:
+/// graphed bf16 training at [30, 128, 512] took 5.2-5.4 µs an example in one group, 2.5-2.7 in
+/// four (cuDNN's `Standard` 4.0-4.1); at [30, 256, 128] 3.5-3.7 against 0.73-0.77 in eight
+/// (`results/2026-11-27-h100-batch-groups/`).
+pub(super) fn shape_groups(layers: usize, hidden: usize, batch: usize) -> usize {
+    match layers == 1 && hidden <= GROUPS_MAX_HIDDEN {
+        true => (batch / CHUNK_SAMPLES).clamp(1, MAX_GROUPS),
+        false => 1,
     }
 }
+
+/// The batch groups a plan of `layers` of `hidden` units at `batch` starts from where the
+/// tuning leaves it to the shape: the most, up to [`shape_groups`]'s, that divide the batch
+/// (the planner takes fewer where their blocks do not fit).
+pub(crate) fn batch_groups(layers: usize, hidden: usize, batch: usize) -> usize {
+    most_dividing(shape_groups(layers, hidden, batch), batch)
+}
+
+/// The most groups, up to `groups`, that divide `batch` (1 at least).
+fn most_dividing(groups: usize, batch: usize) -> usize {
+    (1..=groups.min(batch.max(1)))
+        .rev()
+        .find(|g| batch % g == 0)
+        .unwrap_or(1)
+}
+
+/// See [`shape_groups`]: at hidden 1024 and batch 128 two groups (each group's blocks of 16
+/// units) trained 3-10% slower than one, their forwards 45-50% slower.
+const GROUPS_MAX_HIDDEN: usize = 512;
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
 /// non-portable attribute).
@@ -362,18 +382,13 @@ impl Plan {
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
-        let asked_groups = tuning.groups.unwrap_or_else(|| shape_groups(layers, batch));
-        let mut groups = (1..=asked_groups.min(batch))
-            .rev()
-            .find(|g| batch % g == 0)
-            .unwrap_or(1);
+        let asked_groups = tuning.groups.unwrap_or_else(|| shape_groups(layers, hidden, batch));
+        let mut groups = most_dividing(asked_groups, batch);
         loop {
             match Self::grouped(dev, (cell, hidden, batch, elem), (train, layers), tuning, groups) {
                 Ok(plan) => return Ok(plan),
                 Err(e) if groups == 1 => return Err(e),
-                Err(_) => {
-                    groups = (1..groups).rev().find(|g| batch % g == 0).unwrap_or(1);
-                }
+                Err(_) => groups = most_dividing(groups - 1, batch),
             }
         }
     }
@@ -934,20 +949,27 @@ mod tests {
 
     #[test]
     fn batch_groups_one_per_chunk_of_a_single_layer() {
-        // (layers, batch, groups): the planner then takes the most that divide the batch.
-        for (layers, batch, groups) in [
-            (1, 1, 1),
-            (1, 32, 1),
-            (1, 63, 1),
-            (1, 64, 2),
-            (1, 77, 2),
-            (1, 128, 4),
-            (1, 256, 8),
-            (2, 128, 1),
-            (3, 256, 1),
+        // (layers, hidden, batch, groups): the planner then takes the most that divide the
+        // batch.
+        for (layers, hidden, batch, groups) in [
+            (1, 512, 1, 1),
+            (1, 512, 32, 1),
+            (1, 512, 63, 1),
+            (1, 512, 64, 2),
+            (1, 200, 77, 2),
+            (1, 512, 128, 4),
+            (1, 128, 256, 8),
+            (1, 1024, 128, 1),
+            (2, 512, 128, 1),
+            (3, 128, 256, 1),
         ] {
-            assert_eq!(shape_groups(layers, batch), groups, "{layers} layers, batch {batch}");
+            assert_eq!(shape_groups(layers, hidden, batch), groups, "{layers} x {hidden}, batch {batch}");
         }
+        // The most of those that divide the batch.
+        assert_eq!(batch_groups(1, 200, 77), 1);
+        assert_eq!(batch_groups(1, 512, 96), 3);
+        assert_eq!(batch_groups(1, 512, 100), 2);
+        assert_eq!(batch_groups(1, 128, 250), 5);
     }
 
     /// A group's kernel is the kernel of a group's batch: the same shared memory and chunks,

@@ -310,18 +310,20 @@ fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
 }
 
 /// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
-/// says they lead (one layer, hidden up to 256, bf16), and training at batch 96 on them for
-/// eager calls, on cuDNN for a module replayed from CUDA graphs (`Launch`).
+/// says they lead (one layer, hidden up to 256, bf16); training at batch 96 on them (3 batch
+/// groups), at batch 77 (which splits into no groups) for eager calls, on cuDNN for a module
+/// replayed from CUDA graphs (`Launch`).
 #[test]
 fn the_default_runs_inference_in_chunks_on_the_kernels() {
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
         [
-            (Launch::Eager, RnnAlgo::Persistent),
-            (Launch::Graphed, RnnAlgo::Standard),
+            (Launch::Eager, 77, RnnAlgo::Persistent),
+            (Launch::Graphed, 77, RnnAlgo::Standard),
+            (Launch::Graphed, 96, RnnAlgo::Persistent),
         ]
-        .map(|(launch, training)| {
+        .map(|(launch, batch, training)| {
             let mut s =
-                shape((mode, Biases::Both), (1, 96, 5, 48, 128)).with_algo(RnnAlgo::Heuristic);
+                shape((mode, Biases::Both), (1, batch, 5, 48, 128)).with_algo(RnnAlgo::Heuristic);
             s.cfg.launch = launch;
             (s, training)
         })

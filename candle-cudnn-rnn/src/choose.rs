@@ -194,8 +194,8 @@ fn ours_lead(
 /// 2; at several chunks of the batch it does not fit (cuDNN serves).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
-    // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.44-0.47x
-    // of cuDNN's TF32 `Standard`, and ran its forward at batch 128 in 0.65-0.67x
+    // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
+    // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
     // (`results/2026-11-27-h100-batch-groups/`); hidden 128 was not measured.
     let grouped = !small_h
         && batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1
@@ -279,8 +279,8 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512]
 /// 3.8-4.2 against 6.7-7.2, [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128] 1.3
 /// against 2.6, [30, 256, 512] 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against
-/// 1.46-1.56; forwards at batch 128 0.56-0.82x `Standard`'s, at 256 0.54x at hidden 128 but
-/// 0.94-1.08x at 512.
+/// 1.46-1.56; forwards at batch 128 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128
+/// but 0.95-1.08x at 512.
 fn ours_lead_in_groups(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let grouped = batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1;
     grouped && (train || call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH)

@@ -195,7 +195,7 @@ fn most_dividing(groups: usize, batch: usize) -> usize {
 }
 
 /// See [`shape_groups`]: at hidden 1024 and batch 128 two groups (each group's blocks of 16
-/// units) trained 3-10% slower than one, their forwards 45-50% slower.
+/// units) trained 4-10% slower than one, their forwards 45-49% slower.
 const GROUPS_MAX_HIDDEN: usize = 512;
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine: branch batch-groups (a batch of several chunks split into groups, each an
 # independent recurrence on blocks of its own) against one group. DIR holds binaries of
-# scripts/devbin.sh at the branch. Rename this folder to its date and GPU once it has run.
+# scripts/devbin.sh at the branch.
 #   tests: the op's GPU tests; gpu_check: gpu_check --persistent;
 #   bench: graphed training | forward, µs an example, on the crate's kernels: one group
 #          (CANDLE_RNN_PERSISTENT_GROUPS=1) / the rule's groups / one / the rule's, then cuDNN's
 #          Standard in the same dtype.
-#   results/pending-batch-groups/run.sh DIR OUT tests|gpu_check|bench
+#   results/2026-11-27-h100-batch-groups/run.sh DIR OUT tests|gpu_check|bench
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -382,10 +382,18 @@ impl Plan {
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
-        let asked_groups = tuning.groups.unwrap_or_else(|| shape_groups(layers, hidden, batch));
+        let asked_groups = tuning
+            .groups
+            .unwrap_or_else(|| shape_groups(layers, hidden, batch));
         let mut groups = most_dividing(asked_groups, batch);
         loop {
-            match Self::grouped(dev, (cell, hidden, batch, elem), (train, layers), tuning, groups) {
+            match Self::grouped(
+                dev,
+                (cell, hidden, batch, elem),
+                (train, layers),
+                tuning,
+                groups,
+            ) {
                 Ok(plan) => return Ok(plan),
                 Err(e) if groups == 1 => return Err(e),
                 Err(_) => groups = most_dividing(groups - 1, batch),
@@ -558,9 +566,8 @@ impl Plan {
         (sms, smem, major): (usize, usize, usize),
         pass: Pass,
     ) -> bool {
-        let fits = |plan: &Plan| {
-            plan.groups * plan.blocks(pass) <= sms && plan.smem_bytes(pass) <= smem
-        };
+        let fits =
+            |plan: &Plan| plan.groups * plan.blocks(pass) <= sms && plan.smem_bytes(pass) <= smem;
         if major < 9 || !fits(self) {
             return false;
         }
@@ -576,7 +583,9 @@ impl Plan {
         }
         // As many clusters of larger blocks fit: one block per multiprocessor either way.
         let mut wider = *self;
-        wider.units[pass as usize] = self.hidden.div_ceil(cluster * (resident / self.groups).max(1));
+        wider.units[pass as usize] = self
+            .hidden
+            .div_ceil(cluster * (resident / self.groups).max(1));
         wider.buffers = wider.most_buffers(smem);
         let ok = fits(&wider)
             && wider
@@ -963,7 +972,11 @@ mod tests {
             (2, 512, 128, 1),
             (3, 128, 256, 1),
         ] {
-            assert_eq!(shape_groups(layers, hidden, batch), groups, "{layers} x {hidden}, batch {batch}");
+            assert_eq!(
+                shape_groups(layers, hidden, batch),
+                groups,
+                "{layers} x {hidden}, batch {batch}"
+            );
         }
         // The most of those that divide the batch.
         assert_eq!(batch_groups(1, 200, 77), 1);
@@ -999,6 +1012,9 @@ mod tests {
             assert!(defines.contains(&"-DBATCH=32".to_string()), "{defines:?}");
             assert!(defines.contains(&"-DGROUPS=4".to_string()), "{defines:?}");
         }
-        assert_ne!(grouped.module_name(Pass::Forward), plan(128, 1).module_name(Pass::Forward));
+        assert_ne!(
+            grouped.module_name(Pass::Forward),
+            plan(128, 1).module_name(Pass::Forward)
+        );
     }
 }

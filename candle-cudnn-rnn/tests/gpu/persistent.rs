@@ -305,7 +305,11 @@ fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_training_in_chunks_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 96, 5, 48, 128), (1, 64, 4, 32, 512), (2, 77, 4, 40, 200)],
+        &[
+            (1, 96, 5, 48, 128),
+            (1, 64, 4, 32, 512),
+            (2, 77, 4, 40, 200),
+        ],
     );
 }
 

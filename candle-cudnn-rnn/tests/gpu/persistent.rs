@@ -313,6 +313,18 @@ fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
     );
 }
 
+/// Batch groups at small sizes, for compute-sanitizer's runs: batch 64 in 2 groups at hidden 64,
+/// batch 96 in 3 at an odd hidden size that fills no tile (46), LSTM and GRU (the GRU's bias
+/// gradients with the split gate's slot), inference then every gradient.
+#[test]
+fn persistent_batch_groups_match_the_f64_cpu_path() {
+    run_cells(
+        "persistent_batch_groups_match_the_f64_cpu_path",
+        &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
+        &[(1, 64, 3, 16, 64), (1, 96, 2, 24, 46)],
+    );
+}
+
 /// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
 /// says they lead (one layer, hidden up to 256, bf16); training at batch 96 on them (3 batch
 /// groups), at batch 77 (which splits into no groups) for eager calls, on cuDNN for a module

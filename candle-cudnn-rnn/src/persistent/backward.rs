@@ -273,7 +273,7 @@ pub(super) fn backward<T: Elem>(
             let dght = Mat::new(dgh_ptr, gh).t();
             // The first product into a weight's gradient writes it or adds to it (`overwrite`),
             // a second adds.
-            let first = if overwrite { Out::Half } else { Out::AddHalf };
+            let first = if overwrite { Out::Elem } else { Out::AddElem };
             let product = |(m, n, k), a, bm, c, out| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
                 unsafe { matmul(&dev, plan.elem, (m, n, k), a, bm, c, out) }
@@ -283,7 +283,7 @@ pub(super) fn backward<T: Elem>(
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(&dev, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Half)?
+                    matmul(&dev, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Elem)?
                 };
                 let n = Rows { rows: gh, cols };
                 match overwrite {
@@ -330,7 +330,7 @@ pub(super) fn backward<T: Elem>(
                         dght,
                         Mat::new(h0, hidden),
                         dw_at(b.w_hh),
-                        if seq > 1 { Out::AddHalf } else { first },
+                        if seq > 1 { Out::AddElem } else { first },
                     )?;
                 }
             }
@@ -347,7 +347,7 @@ pub(super) fn backward<T: Elem>(
                 unsafe {
                     let dg = Mat::new(dg_ptr, gh);
                     let w_ih = Mat::new(w_ih, ld);
-                    matmul(&dev, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Half)
+                    matmul(&dev, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Elem)
                 }
             };
             match &padded_inputs[layer] {

@@ -2,8 +2,11 @@
 # On the GPU machine, binaries of scripts/devbin.sh DIR at main after the batch groups
 # (results/2026-11-27-h100-batch-groups/): the new small GPU test of batch groups, then
 # compute-sanitizer's memcheck, synccheck and racecheck on it (batch 64 in 2 groups, 96 in 3;
-# LSTM and GRU, bf16 and f16). Rename this folder to its date and GPU once it has run.
-#   results/pending-groups-sanitize/run.sh DIR OUT test|memcheck|synccheck|racecheck
+# LSTM and GRU, bf16 and f16); gpu_check --persistent with every batch that divides into two
+# groups taking them (stacks then run layer by layer, dropout between); and stacks at batch
+# 128 in groups, layer by layer, against cuDNN's Standard and ours in one group (graphed
+# training | forward, µs an example). Rename this folder to its date and GPU once it has run.
+#   results/pending-groups-sanitize/run.sh DIR OUT test|memcheck|synccheck|racecheck|gpu_check2|stacks
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -26,6 +29,27 @@ memcheck | synccheck | racecheck)
     $filter > "$OUT/sanitizer-$PART.log" 2>&1
   echo "rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^test result|Hazard|kernel" "$OUT/sanitizer-$PART.log" \
     | sort | uniq -c | sort -rn | head -12
+  ;;
+gpu_check2)
+  stamp "gpu_check --persistent, CANDLE_RNN_PERSISTENT_GROUPS=2"
+  CANDLE_RNN_PERSISTENT_GROUPS=2 timeout 560 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check2.log" 2>&1
+  echo "rc=$?"; tail -2 "$OUT/gpu_check2.log"; grep -c '| ok |' "$OUT/gpu_check2.log"
+  grep -E '\| FAIL \|' "$OUT/gpu_check2.log" | head
+  ;;
+stacks)
+  how="--no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct"
+  one() {  # groups cell shape variant -> "train forward"
+    CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" $how --mode $2 --shape $3 --variants $4 \
+      2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+      | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+  }
+  stamp "graphed training | forward: Standard | ours, one group | ours, 4 groups | Standard"
+  for s in 3,128,30,512 3,128,200,512 2,128,30,512 2,64,35,650; do
+    for cell in lstm gru; do
+      echo "$cell [$s] | $(one "" $cell $s op-bf16-standard) | $(one 1 $cell $s op-bf16-persistent)" \
+        "| $(one 4 $cell $s op-bf16-persistent) | $(one "" $cell $s op-bf16-standard)"
+    done
+  done | tee "$OUT/stacks.txt"
   ;;
 esac
 stamp done

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # On the GPU machine, binaries of scripts/devbin.sh DIR at main after the batch groups
-# (results/2026-11-27-h100-batch-groups/): the new small GPU test of batch groups, then
-# compute-sanitizer's memcheck, synccheck and racecheck on it (batch 64 in 2 groups, 96 in 3;
-# LSTM and GRU, bf16 and f16); gpu_check --persistent with every batch that divides into two
-# groups taking them (stacks then run layer by layer, dropout between); and stacks at batch
-# 128 in groups, layer by layer, against cuDNN's Standard and ours in one group (graphed
-# training | forward, µs an example). Rename this folder to its date and GPU once it has run.
-#   results/pending-groups-sanitize/run.sh DIR OUT test|memcheck|synccheck|racecheck|gpu_check2|stacks
+# (results/2026-11-27-h100-batch-groups/). Rename this folder to its date and GPU once it has
+# run.
+#   test: the small GPU test of batch groups (batch 64 in 2 groups, 96 in 3; LSTM and GRU,
+#         bf16 and f16);
+#   memcheck, synccheck, racecheck: compute-sanitizer on that test;
+#   gpu_check2: gpu_check --persistent with two groups wherever they divide the batch (stacks
+#         then run layer by layer, dropout between);
+#   stacks: stacks at batch 64-128 in 4 groups, layer by layer, against cuDNN's Standard and
+#         ours in one group;
+#   small: single layers at batches up to 32 in 1, 2, 4 and 8 groups (the rule gives them one;
+#         more groups take fewer rows of h into each block a step).
+#   stacks and small print graphed training | forward, µs an example.
+#   results/pending-groups-sanitize/run.sh DIR OUT test|memcheck|synccheck|racecheck|gpu_check2|stacks|small
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -14,6 +20,12 @@ D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 filter=persistent_batch_groups
+how="--no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct"
+one() {  # groups cell shape variant -> "train forward"
+  CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" $how --mode $2 --shape $3 --variants $4 \
+    2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+}
 case $PART in
 test)
   stamp "GPU test $filter"
@@ -37,19 +49,23 @@ gpu_check2)
   grep -E '\| FAIL \|' "$OUT/gpu_check2.log" | head
   ;;
 stacks)
-  how="--no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct"
-  one() {  # groups cell shape variant -> "train forward"
-    CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" $how --mode $2 --shape $3 --variants $4 \
-      2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-      | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
-  }
-  stamp "graphed training | forward: Standard | ours, one group | ours, 4 groups | Standard"
+  stamp "Standard | ours, one group | ours, 4 groups | Standard"
   for s in 3,128,30,512 3,128,200,512 2,128,30,512 2,64,35,650; do
     for cell in lstm gru; do
       echo "$cell [$s] | $(one "" $cell $s op-bf16-standard) | $(one 1 $cell $s op-bf16-persistent)" \
         "| $(one 4 $cell $s op-bf16-persistent) | $(one "" $cell $s op-bf16-standard)"
     done
   done | tee "$OUT/stacks.txt"
+  ;;
+small)
+  stamp "ours in 1 | 2 | 4 | 8 groups | 1 group again"
+  for s in 1,32,30,512 1,32,30,256 1,32,30,128 1,16,30,256 1,8,30,512 1,32,200,512; do
+    for cell in gru lstm; do
+      p=op-bf16-persistent
+      echo "$cell [$s] | $(one 1 $cell $s $p) | $(one 2 $cell $s $p) | $(one 4 $cell $s $p)" \
+        "| $(one 8 $cell $s $p) | $(one 1 $cell $s $p)"
+    done
+  done | tee "$OUT/small.txt"
   ;;
 esac
 stamp done

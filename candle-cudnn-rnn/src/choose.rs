@@ -26,7 +26,7 @@ use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
 use crate::persistent::{
-    Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
+    batch_groups, Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
 };
 use crate::timing::{eager_times, graphed_times};
 use crate::{Launch, MathMode, RnnAlgo, RnnConfig, RnnMode};
@@ -194,6 +194,15 @@ fn ours_lead(
 /// 2; at several chunks of the batch it does not fit (cuDNN serves).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
+    // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
+    // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
+    // (`results/2026-11-27-h100-batch-groups/`); hidden 128 was not measured.
+    let grouped = !small_h
+        && batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1
+        && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
+    if grouped {
+        return true;
+    }
     let chunked_training = train
         && !small_h
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
@@ -244,6 +253,9 @@ const TF32_SMALL_H_UP_TO: usize = 128;
 /// `Standard`'s time, which the rule does not follow yet (one measurement).
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let (batch, hidden) = (call.batch, dims.hidden_size);
+    if ours_lead_in_groups(call, dims, train) {
+        return true;
+    }
     let small = batch <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH
         && hidden <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN;
     let up_to_64 = batch <= OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH;
@@ -259,6 +271,23 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
             }
         }
 }
+
+/// Where a batch of several chunks runs on ours in batch groups (`persistent::batch_groups`:
+/// one layer up to hidden 512, the batch split into independent recurrences on blocks of their
+/// own), ours lead its training, graphed and eager, at every batch they take, and its inference
+/// up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]. Graphed on an H100, bf16, µs an example
+/// against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512]
+/// 3.8-4.2 against 6.7-7.2, [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128] 1.3
+/// against 2.6, [30, 256, 512] 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against
+/// 1.46-1.56; forwards at batch 128 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128
+/// but 0.95-1.08x at 512.
+fn ours_lead_in_groups(call: &Call, dims: &RnnDims, train: bool) -> bool {
+    let grouped = batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1;
+    grouped && (train || call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH)
+}
+
+/// See [`ours_lead_in_groups`].
+const OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH: usize = 128;
 
 /// See [`ours_lead_in_chunks`]: past batch 64, ours lead one layer up to this hidden size in
 /// graphed inference and eager training, up to batch [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH`].
@@ -1122,11 +1151,15 @@ mod tests {
                     "{mode:?} [30, 32, 1024] {train}"
                 );
                 assert!(lead(cell(mode, 1, 256), 8), "{mode:?} [30, 8, 256] {train}");
-                // Past batch 32 ours train, and do not infer.
-                assert_eq!(
+                // Past batch 32 ours train, and infer in batch groups.
+                assert!(
                     lead(cell(mode, 1, 512), 128),
-                    train,
                     "{mode:?} [30, 128, 512] {train}"
+                );
+                assert_eq!(
+                    lead(cell(mode, 1, 200), 77),
+                    train,
+                    "{mode:?} [30, 77, 200] {train}"
                 );
                 assert!(
                     !lead(cell(mode, 1, 1024), 128),
@@ -1211,10 +1244,13 @@ mod tests {
             ),
             ps
         );
-        // Past batch 64 ours train slower than cuDNN (`training-chunks`): training stays there.
-        assert_eq!(train(lstm(1, 512), 128, DType::F16), (false, s));
+        // Past batch 64 ours train slower than cuDNN in one group (`training-chunks`): training
+        // stays there, but for batches that split into groups (`batch-groups`); f16 SmallH keeps
+        // hidden 128.
+        assert_eq!(train(lstm(1, 512), 128, DType::F16), (true, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 512), 65, DType::BF16), (false, s));
+        assert_eq!(train(lstm(1, 1024), 128, DType::BF16), (false, s));
         // One layer at batches 33-64 trains on ours (`batch64-single`), but f16 at hidden 128
         // on SmallH.
         assert_eq!(train(lstm(1, 512), 64, DType::BF16), (true, s));
@@ -1426,20 +1462,26 @@ mod tests {
                 pick(d, b, how, one, Launch::Graphed),
             )
         };
-        // Inference, one layer: eagerly ours up to hidden 512 at batch 128; graphed there
-        // `Standard` (ours and `PersistStatic` 1.2-1.45x), ours up to 256, and up to 512 at 64.
-        assert_eq!(both(dims(gru, 1, 512), 128, (bf16, false), one), (p, s));
-        assert_eq!(both(dims(lstm, 1, 512), 128, (f16, false), one), (ps, s));
-        assert_eq!(both(dims(lstm, 1, 512), 96, (bf16, false), one), (p, s));
+        // Inference, one layer: in batch groups (up to hidden 512) ours up to batch 128, but
+        // f16 `PersistStatic` eagerly; not in groups, eagerly ours up to hidden 512 at batch 128,
+        // graphed `Standard` (ours and `PersistStatic` 1.2-1.45x).
+        assert_eq!(both(dims(gru, 1, 512), 128, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 512), 128, (f16, false), one), (ps, p));
+        assert_eq!(both(dims(lstm, 1, 512), 96, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 512), 77, (bf16, false), one), (p, s));
         assert_eq!(both(dims(gru, 1, 256), 128, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (ps, ps));
         assert_eq!(both(dims(gru, 1, 512), 64, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 512), 256, (bf16, false), one), (s, s));
         assert_eq!(both(dims(gru, 1, 1024), 128, (bf16, false), one), (s, s));
-        // Training, one layer: ours up to batch 64; eagerly also up to 128 at hidden 256.
-        assert_eq!(both(dims(gru, 1, 256), 128, (bf16, true), one), (p, s));
-        assert_eq!(both(dims(lstm, 1, 512), 128, (bf16, true), one), (s, s));
+        // Training, one layer: in batch groups ours at every batch; not in groups up to batch
+        // 64, eagerly also up to 128 at hidden 256.
+        assert_eq!(both(dims(gru, 1, 256), 128, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 512), 128, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 64, (bf16, true), one), (p, p));
-        assert_eq!(both(dims(lstm, 1, 256), 256, (bf16, true), one), (s, s));
+        assert_eq!(both(dims(lstm, 1, 256), 256, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 256), 77, (bf16, true), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 1024), 128, (bf16, true), one), (s, s));
         // Stacks past batch 64: eagerly ours up to 3 x 512 at batch 128; graphed `Standard`.
         let l3 = dims(lstm, 3, 512);
         assert_eq!(both(l3, 128, (bf16, true), backward_only), (p, s));

@@ -131,8 +131,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&db, 4 * H * 2));
     u16* no_db = nullptr;
     u16* no_dgh = nullptr;  // the LSTM has no split gate
+    float* no_db_parts = nullptr;  // one batch group
     void* ptrs[] = {&w, &gates, &cells, &c0, &dy, &dh_n, &dc_n, &dg, &dgx, &dh0, &dc0, &db, &no_db,
-                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &counter, &seq};
+                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &no_db_parts, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_bwd;
     u16* xchg = dgx;

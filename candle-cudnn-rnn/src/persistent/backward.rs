@@ -57,6 +57,15 @@ pub(super) fn backward<T: Elem>(
     let split = plan.cell.splits();
     let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
+    // With batch groups, each group's bias gradients before the first group adds them
+    // (`recurrence_bwd.cu`'s `db_parts`: a slot per gate, and a split gate's recurrent side).
+    // SAFETY (allocation): each group writes its slots before the first group reads them.
+    let db_slots = plan.cell.gates() + usize::from(split);
+    let db_parts_len = match plan.groups {
+        1 => 1,
+        g => g * db_slots * hidden,
+    };
+    let mut db_parts = unsafe { stream.alloc::<f32>(db_parts_len) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn, and the grid
     // barrier behind them: zeroed by the forward, behind its own (`Reserve::exchanges`).
     let place = r.backward_exchange;
@@ -120,6 +129,7 @@ pub(super) fn backward<T: Elem>(
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
         let (dgh_all, _q) = dgh.device_ptr_mut(&stream);
         let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
+        let (db_parts, _r) = db_parts.device_ptr_mut(&stream);
         let (exchanges, _j) = r.exchanges.device_ptr_mut(&stream);
         let dgx_all = exchanges + place.at as u64 * elem;
         // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
@@ -245,6 +255,7 @@ pub(super) fn backward<T: Elem>(
                     d1,
                     d2,
                     dgh,
+                    db_parts,
                     counter_ptr,
                 ];
                 cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
@@ -262,7 +273,7 @@ pub(super) fn backward<T: Elem>(
             let dght = Mat::new(dgh_ptr, gh).t();
             // The first product into a weight's gradient writes it or adds to it (`overwrite`),
             // a second adds.
-            let first = if overwrite { Out::Half } else { Out::AddHalf };
+            let first = if overwrite { Out::Elem } else { Out::AddElem };
             let product = |(m, n, k), a, bm, c, out| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
                 unsafe { matmul(&dev, plan.elem, (m, n, k), a, bm, c, out) }
@@ -272,7 +283,7 @@ pub(super) fn backward<T: Elem>(
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(&dev, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Half)?
+                    matmul(&dev, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Elem)?
                 };
                 let n = Rows { rows: gh, cols };
                 match overwrite {
@@ -319,7 +330,7 @@ pub(super) fn backward<T: Elem>(
                         dght,
                         Mat::new(h0, hidden),
                         dw_at(b.w_hh),
-                        if seq > 1 { Out::AddHalf } else { first },
+                        if seq > 1 { Out::AddElem } else { first },
                     )?;
                 }
             }
@@ -336,7 +347,7 @@ pub(super) fn backward<T: Elem>(
                 unsafe {
                     let dg = Mat::new(dg_ptr, gh);
                     let w_ih = Mat::new(w_ih, ld);
-                    matmul(&dev, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Half)
+                    matmul(&dev, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Elem)
                 }
             };
             match &padded_inputs[layer] {

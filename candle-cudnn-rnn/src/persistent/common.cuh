@@ -51,6 +51,26 @@ __device__ __forceinline__ elem mma_elem(elem v) {
 #define NCH ((BATCH + NB - 1) / NB)
 #define IN_BATCH(n) (NCH == 1 || (n) < BATCH)
 
+// Batch groups (GROUPS > 1, kernel.rs's `Plan::groups`): a step's BROWS samples split into
+// GROUPS slices of BATCH, each an independent recurrence (the samples of a batch never meet in
+// one) on gridDim.x blocks of its own, group blockIdx.y from sample first_sample(): each has its
+// own copy of the weight tiles and its own grid barrier, and its blocks take in only its
+// slice's h_{t-1} (the backward: gate gradients) each step, not the whole batch's. The pointers
+// a kernel is given start at the batch's first sample; a group's start at its own, their steps
+// BROWS rows apart.
+#ifndef GROUPS
+#define GROUPS 1
+#endif
+#define BROWS (GROUPS * BATCH)
+
+__device__ __forceinline__ int first_sample() { return GROUPS > 1 ? (int)blockIdx.y * BATCH : 0; }
+
+// `p` from element `at` on, null staying null (an optional buffer).
+template <typename T>
+__device__ __forceinline__ T* from_elem(T* p, size_t at) {
+    return p ? p + at : p;
+}
+
 // PHASE(i) marks the end of phase i of a step for a timing harness that defines it (see
 // scripts/persistent-lab/); the library's builds leave it empty.
 #ifndef PHASE
@@ -194,6 +214,12 @@ __device__ __forceinline__ void grid_wait(const u32* counter, u32 target) {
     __syncthreads();
 }
 #endif
+
+// The barrier words of the block's group (kernel.rs's `GROUP_WORDS` apart: a 32-byte sector
+// each, so that one group's polls do not wait on another's arrivals) from the launch's
+// `counter`; after the last group's, the words that join the groups at a launch's end.
+#define GROUP_WORDS 8
+__device__ __forceinline__ u32* group_counter(u32* counter) { return counter + GROUP_WORDS * blockIdx.y; }
 
 // Every block leaves a launch through here, after its last barrier. The barrier's counter and,
 // in the word after it, the count of blocks that have left: the last block out sets both back

@@ -3,7 +3,7 @@
 //! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
 
 use super::gemm::{matmul, Mat, Out};
-use super::kernel::{Pass, Plan};
+use super::kernel::{Pass, Plan, GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
 use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels};
 use super::tuning::WaveTuning;
@@ -100,8 +100,8 @@ pub(super) fn addresses<'a, T>(
     bufs.iter_mut().map(|b| b.device_ptr_mut(stream)).collect()
 }
 
-/// The grid barrier's two u32 counters (common.cuh's `grid_leave`), in a 128-byte line of
-/// their own behind an exchange buffer of `len` elements of `T` (the blocks poll the counter
+/// The grid barrier's u32 counters (common.cuh's `grid_leave`, two a batch group, then two that
+/// join the groups: `group_counter`), in lines of their own behind an exchange buffer of `len` elements of `T` (the blocks poll the counter
 /// while others write the buffer): zeroed with it once per call, and set back to 0 by the last
 /// block out of each launch, so that no launch needs a fill of its own before it (a memset node,
 /// and the gap it left before every persistent launch: results/2026-11-26-h200-barrier-leave/).
@@ -115,7 +115,9 @@ pub(super) fn barrier_at<T>(base: u64, len: usize) -> u64 {
     base + barrier_offset::<T>(len) as u64
 }
 
-const BARRIER_LINE: usize = 128;
+/// Bytes of the barrier's words: each batch group's two ([`GROUP_WORDS`] apart), then the two
+/// that join the groups, in whole 128-byte lines.
+const BARRIER_LINE: usize = ((MAX_GROUPS + 1) * GROUP_WORDS * 4).next_multiple_of(128);
 
 fn barrier_offset<T>(len: usize) -> usize {
     (len * std::mem::size_of::<T>()).next_multiple_of(BARRIER_LINE)

@@ -34,10 +34,10 @@ impl Mat {
 pub(super) enum Out {
     /// f32, overwritten.
     F32,
-    /// The operands' type, overwritten.
-    Half,
+    /// The operands' type (`Operands`: bf16, f16 or f32), overwritten.
+    Elem,
     /// The operands' type, added to.
-    AddHalf,
+    AddElem,
 }
 
 /// `c = a · b` (or `c += a · b`), row-major, `a` `[m, k]` and `b` `[k, n]` of `elem`, `c`
@@ -57,15 +57,15 @@ pub(super) unsafe fn matmul(
 ) -> Result<()> {
     use sys::cublasComputeType_t::{CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
     use sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-    let (half, compute) = match elem {
+    let (operand_type, compute) = match elem {
         Operands::Bf16 => (sys::cudaDataType::CUDA_R_16BF, CUBLAS_COMPUTE_32F),
         Operands::F16 => (sys::cudaDataType::CUDA_R_16F, CUBLAS_COMPUTE_32F),
         Operands::Tf32 => (sys::cudaDataType::CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32),
     };
     let (c_type, beta) = match out {
         Out::F32 => (sys::cudaDataType::CUDA_R_32F, 0f32),
-        Out::Half => (half, 0.0),
-        Out::AddHalf => (half, 1.0),
+        Out::Elem => (operand_type, 0.0),
+        Out::AddElem => (operand_type, 1.0),
     };
     let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
     let alpha = 1f32;
@@ -81,10 +81,10 @@ pub(super) unsafe fn matmul(
         k as i32,
         &alpha as *const f32 as *const c_void,
         b.ptr as *const c_void,
-        half,
+        operand_type,
         b.ld as i32,
         a.ptr as *const c_void,
-        half,
+        operand_type,
         a.ld as i32,
         &beta as *const f32 as *const c_void,
         c as *mut c_void,

@@ -146,7 +146,57 @@ pub(crate) struct Plan {
     /// [`shape_multicast`]; taken only where the forward runs one layer without clusters of its
     /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
+    /// Batch groups (1: none): the batch split into this many equal slices of
+    /// [`Plan::group_batch`] samples, each an independent recurrence on its own
+    /// [`Plan::blocks`] blocks (the launch's second grid dimension; `common.cuh`'s GROUPS),
+    /// with its own copy of the weight tiles and its own grid barrier. Each block then takes in
+    /// only its slice's h_{t-1} and gate gradients a step. [`Tuning::groups`] asks, by default
+    /// [`shape_groups`]; taken where the groups divide the batch and all their blocks fit, one
+    /// per multiprocessor.
+    pub groups: usize,
 }
+
+/// The most batch groups of a plan: the grid barrier's words of each group, [`GROUP_WORDS`]
+/// apart, and the words that join them fill at most `forward.rs`'s barrier line.
+pub(crate) const MAX_GROUPS: usize = 8;
+
+/// 32-bit words between two groups' barrier words (`common.cuh`'s GROUP_WORDS): a 32-byte
+/// sector each.
+pub(super) const GROUP_WORDS: usize = 8;
+
+/// Batch groups of a layer of `layers` of `hidden` units at `batch`, where the tuning leaves it
+/// to the shape: one per chunk of [`CHUNK_SAMPLES`] samples, at most [`MAX_GROUPS`], in single
+/// layers up to [`GROUPS_MAX_HIDDEN`] (a stack's wavefront takes the batch in one group); the
+/// planner takes fewer where they do not divide the batch or fit ([`Plan::new`]). In one group
+/// a batch of several chunks runs them one after another within each step on every block:
+/// graphed bf16 training at [30, 128, 512] took 5.2-5.4 µs an example in one group, 2.5-2.7 in
+/// four (cuDNN's `Standard` 4.0-4.1); at [30, 256, 128] 3.5-3.7 against 0.73-0.77 in eight
+/// (`results/2026-11-27-h100-batch-groups/`).
+pub(super) fn shape_groups(layers: usize, hidden: usize, batch: usize) -> usize {
+    match layers == 1 && hidden <= GROUPS_MAX_HIDDEN {
+        true => (batch / CHUNK_SAMPLES).clamp(1, MAX_GROUPS),
+        false => 1,
+    }
+}
+
+/// The batch groups a plan of `layers` of `hidden` units at `batch` starts from where the
+/// tuning leaves it to the shape: the most, up to [`shape_groups`]'s, that divide the batch
+/// (the planner takes fewer where their blocks do not fit).
+pub(crate) fn batch_groups(layers: usize, hidden: usize, batch: usize) -> usize {
+    most_dividing(shape_groups(layers, hidden, batch), batch)
+}
+
+/// The most groups, up to `groups`, that divide `batch` (1 at least).
+fn most_dividing(groups: usize, batch: usize) -> usize {
+    (1..=groups.min(batch.max(1)))
+        .rev()
+        .find(|g| batch % g == 0)
+        .unwrap_or(1)
+}
+
+/// See [`shape_groups`]: at hidden 1024 and batch 128 two groups (each group's blocks of 16
+/// units) trained 4-10% slower than one, their forwards 45-49% slower.
+const GROUPS_MAX_HIDDEN: usize = 512;
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
 /// non-portable attribute).
@@ -330,6 +380,35 @@ impl Plan {
                 "takes batches up to {MAX_KERNEL_BATCH}, not {batch}"
             ));
         }
+        // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
+        // fit is checked below, with fewer groups while they do not.
+        let asked_groups = tuning
+            .groups
+            .unwrap_or_else(|| shape_groups(layers, hidden, batch));
+        let mut groups = most_dividing(asked_groups, batch);
+        loop {
+            match Self::grouped(
+                dev,
+                (cell, hidden, batch, elem),
+                (train, layers),
+                tuning,
+                groups,
+            ) {
+                Ok(plan) => return Ok(plan),
+                Err(e) if groups == 1 => return Err(e),
+                Err(_) => groups = most_dividing(groups - 1, batch),
+            }
+        }
+    }
+
+    /// [`Plan::new`] with `groups` batch groups (which divide the batch), or why there is none.
+    fn grouped(
+        dev: &CudaDevice,
+        (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
+        (train, layers): (bool, usize),
+        tuning: &Tuning,
+        groups: usize,
+    ) -> std::result::Result<Plan, String> {
         let stream = dev.cuda_stream();
         let attr = |a| {
             stream
@@ -340,11 +419,14 @@ impl Plan {
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        // Each group's blocks on its share of the multiprocessors.
+        let group_batch = batch / groups;
+        let group_sms = sms / groups;
         // Asked-for units whose blocks fit one per multiprocessor, else the rule's.
-        let rule = block_units(cell, hidden, batch, sms);
+        let rule = block_units(cell, hidden, group_batch, group_sms);
         let units = tuning
             .units
-            .filter(|u| u.iter().all(|&u| hidden.div_ceil(u) <= sms))
+            .filter(|u| u.iter().all(|&u| hidden.div_ceil(u) <= group_sms))
             .unwrap_or([rule; 2]);
         let mut plan = Plan {
             cell,
@@ -356,9 +438,10 @@ impl Plan {
             chunk: tuning.chunk,
             clusters: tuning
                 .clusters
-                .unwrap_or_else(|| shape_clusters(cell, hidden, batch)),
+                .unwrap_or_else(|| shape_clusters(cell, hidden, group_batch)),
             one_cluster: false,
             multicast: 1,
+            groups,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -368,7 +451,7 @@ impl Plan {
         let one_cluster = tuning
             .one_cluster
             .unwrap_or_else(|| shape_one_cluster(layers, hidden, batch));
-        if one_cluster && major >= 9 {
+        if one_cluster && major >= 9 && groups == 1 {
             if let Some(one) = plan.in_one_cluster(dev, smem, passes) {
                 return Ok(one);
             }
@@ -406,7 +489,7 @@ impl Plan {
                     && asked.smem_bytes(Pass::Forward) <= smem
                     && asked
                         .resident_clusters(dev, Pass::Forward)
-                        .is_some_and(|r| r >= blocks / multicast);
+                        .is_some_and(|r| r >= groups * blocks / multicast);
                 if fits {
                     break;
                 }
@@ -415,6 +498,13 @@ impl Plan {
             plan.multicast = multicast;
         }
         for &pass in passes {
+            if groups * plan.blocks(pass) > sms {
+                return Err(format!(
+                    "hidden size {hidden}, batch {batch}: {groups} groups of {} blocks ({pass:?}), \
+                     the GPU has {sms} multiprocessors",
+                    plan.blocks(pass)
+                ));
+            }
             if plan.smem_bytes(pass) > smem {
                 return Err(format!(
                     "hidden size {hidden}, batch {batch}: a block's {} units need {} KiB of \
@@ -476,7 +566,8 @@ impl Plan {
         (sms, smem, major): (usize, usize, usize),
         pass: Pass,
     ) -> bool {
-        let fits = |plan: &Plan| plan.blocks(pass) <= sms && plan.smem_bytes(pass) <= smem;
+        let fits =
+            |plan: &Plan| plan.groups * plan.blocks(pass) <= sms && plan.smem_bytes(pass) <= smem;
         if major < 9 || !fits(self) {
             return false;
         }
@@ -484,7 +575,7 @@ impl Plan {
             return false;
         };
         let cluster = self.cluster(pass);
-        if resident >= self.blocks(pass) / cluster {
+        if resident >= self.groups * self.blocks(pass) / cluster {
             return true;
         }
         if pass == Pass::Forward || resident == 0 {
@@ -492,12 +583,14 @@ impl Plan {
         }
         // As many clusters of larger blocks fit: one block per multiprocessor either way.
         let mut wider = *self;
-        wider.units[pass as usize] = self.hidden.div_ceil(cluster * resident);
+        wider.units[pass as usize] = self
+            .hidden
+            .div_ceil(cluster * (resident / self.groups).max(1));
         wider.buffers = wider.most_buffers(smem);
         let ok = fits(&wider)
             && wider
                 .resident_clusters(dev, pass)
-                .is_some_and(|r| r >= wider.blocks(pass) / cluster);
+                .is_some_and(|r| r >= wider.groups * wider.blocks(pass) / cluster);
         if ok {
             *self = wider;
         }
@@ -531,7 +624,7 @@ impl Plan {
     /// The grid, block and shared memory of `pass`'s launch.
     fn launch_config(&self, pass: Pass) -> LaunchConfig {
         LaunchConfig {
-            grid_dim: (self.blocks(pass) as u32, 1, 1),
+            grid_dim: (self.blocks(pass) as u32, self.groups as u32, 1),
             block_dim: (self.threads() as u32, 1, 1),
             shared_mem_bytes: self.smem_bytes(pass) as u32,
         }
@@ -560,7 +653,13 @@ impl Plan {
         }
     }
 
-    /// Blocks in the grid of `pass`, one per multiprocessor at most, in whole clusters.
+    /// A batch group's samples ([`Plan::groups`]).
+    pub fn group_batch(&self) -> usize {
+        self.batch / self.groups
+    }
+
+    /// Blocks of a batch group ([`Plan::groups`]; the grid has `groups` times as many) in
+    /// `pass`, one per multiprocessor at most, in whole clusters.
     pub fn blocks(&self, pass: Pass) -> usize {
         let cluster = self.cluster(pass);
         self.hidden.div_ceil(self.units[pass as usize] * cluster) * cluster
@@ -594,7 +693,7 @@ impl Plan {
         match pass {
             Pass::Forward => {
                 let steps = self.kpad() / 16;
-                let sizes = (self.batch, self.cell.gates());
+                let sizes = (self.group_batch(), self.cell.gates());
                 let units = self.units[pass as usize];
                 forward_smem((units, steps), (cluster, self.multicast), sizes)
             }
@@ -619,8 +718,8 @@ impl Plan {
         let tile_rows = matrices * units;
         let rows = tile_rows.div_ceil(16) * 16;
         let columns = (gpad / self.chunk).div_ceil(cluster) * self.chunk;
-        // The chunk buffers, sums and cluster parts hold one chunk of the batch.
-        let chunk_batch = self.batch.min(CHUNK_SAMPLES);
+        // The chunk buffers, sums and cluster parts hold one chunk of the batch (group's).
+        let chunk_batch = self.group_batch().min(CHUNK_SAMPLES);
         let part = match cluster {
             1 => 0,
             _ => (chunk_batch * (units + 4) * 4).next_multiple_of(16),
@@ -633,7 +732,8 @@ impl Plan {
     fn defines(&self, pass: Pass) -> Vec<String> {
         vec![
             format!("-DHID={}", self.hidden),
-            format!("-DBATCH={}", self.batch),
+            format!("-DBATCH={}", self.group_batch()),
+            format!("-DGROUPS={}", self.groups),
             format!("-DUNITS={}", self.units[pass as usize]),
             format!("-DNWARPS={WARPS}"),
             self.elem.define().to_string(),
@@ -649,11 +749,12 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_u{}_n{}_c{}_m{}_ch{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}_ch{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
             self.batch,
+            self.groups,
             self.units[pass as usize],
             self.buffers,
             self.cluster(pass),
@@ -848,9 +949,72 @@ mod tests {
             clusters: [1, 1],
             one_cluster: false,
             multicast: 1,
+            groups: 1,
         };
         let (half, tf32) = (plan(Operands::Bf16), plan(Operands::Tf32));
         assert_eq!((half.kpad(), tf32.kpad()), (208, 400));
         assert_eq!((half.gpad(), tf32.gpad()), (640, 1216));
+    }
+
+    #[test]
+    fn batch_groups_one_per_chunk_of_a_single_layer() {
+        // (layers, hidden, batch, groups): the planner then takes the most that divide the
+        // batch.
+        for (layers, hidden, batch, groups) in [
+            (1, 512, 1, 1),
+            (1, 512, 32, 1),
+            (1, 512, 63, 1),
+            (1, 512, 64, 2),
+            (1, 200, 77, 2),
+            (1, 512, 128, 4),
+            (1, 128, 256, 8),
+            (1, 1024, 128, 1),
+            (2, 512, 128, 1),
+            (3, 128, 256, 1),
+        ] {
+            assert_eq!(
+                shape_groups(layers, hidden, batch),
+                groups,
+                "{layers} x {hidden}, batch {batch}"
+            );
+        }
+        // The most of those that divide the batch.
+        assert_eq!(batch_groups(1, 200, 77), 1);
+        assert_eq!(batch_groups(1, 512, 96), 3);
+        assert_eq!(batch_groups(1, 512, 100), 2);
+        assert_eq!(batch_groups(1, 128, 250), 5);
+    }
+
+    /// A group's kernel is the kernel of a group's batch: the same shared memory and chunks,
+    /// its grid `groups` deep.
+    #[test]
+    fn a_grouped_plan_runs_each_group_as_its_batch() {
+        let plan = |batch, groups| Plan {
+            cell: Cell::Lstm,
+            hidden: 512,
+            batch,
+            units: [16; 2],
+            elem: Operands::Bf16,
+            buffers: 2,
+            chunk: 64,
+            clusters: [1, 1],
+            one_cluster: false,
+            multicast: 1,
+            groups,
+        };
+        let (grouped, one) = (plan(128, 4), plan(32, 1));
+        assert_eq!(grouped.group_batch(), 32);
+        for pass in [Pass::Forward, Pass::Backward] {
+            assert_eq!(grouped.smem_bytes(pass), one.smem_bytes(pass), "{pass:?}");
+            assert_eq!(grouped.blocks(pass), 32);
+            assert_eq!(grouped.launch_config(pass).grid_dim, (32, 4, 1));
+            let defines = grouped.defines(pass);
+            assert!(defines.contains(&"-DBATCH=32".to_string()), "{defines:?}");
+            assert!(defines.contains(&"-DGROUPS=4".to_string()), "{defines:?}");
+        }
+        assert_ne!(
+            grouped.module_name(Pass::Forward),
+            plan(128, 1).module_name(Pass::Forward)
+        );
     }
 }

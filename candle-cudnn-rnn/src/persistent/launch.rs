@@ -51,7 +51,7 @@ impl Launch<'_> {
         attrs[1].value.cooperative = 1;
         sys::CUlaunchConfig {
             gridDimX: self.cfg.grid_dim.0,
-            gridDimY: 1,
+            gridDimY: self.cfg.grid_dim.1,
             gridDimZ: 1,
             blockDimX: self.cfg.block_dim.0,
             blockDimY: 1,
@@ -84,7 +84,7 @@ impl Launch<'_> {
         // Every cluster must be resident at once, as every block of a cooperative launch
         // (`Plan::new` has checked; a GPU shared with other work may hold fewer now).
         let fits = self.resident_clusters()?;
-        let clusters = self.cfg.grid_dim.0 as usize / cluster;
+        let clusters = self.cfg.grid_dim.0 as usize / cluster * self.cfg.grid_dim.1 as usize;
         if fits < clusters {
             return Err(err(format!(
                 "{clusters} clusters of {cluster} blocks, the GPU holds {fits} at once"

@@ -28,7 +28,7 @@ use kernel::Pass;
 use wave::Wave;
 
 pub(crate) use cell::Cell;
-pub(crate) use kernel::{Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
+pub(crate) use kernel::{batch_groups, Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
 
 use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};

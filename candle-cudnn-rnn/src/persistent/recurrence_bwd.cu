@@ -11,8 +11,9 @@
 // product's side for that gate: those go to the exchange buffer and to `dgh` (the recurrent
 // weight's GEMM reads it), the input side's to `dg`.
 //
-// Compile-time: HID, BATCH, UNITS (any count), NWARPS, ELEM_BF16 or ELEM_F32 (the gate columns,
-// the product's K, counted in 16-bit words: common.cuh's EW per element), as the forward, NBUF
+// Compile-time: HID, BATCH (a batch group's samples: common.cuh's GROUPS), UNITS (any count),
+// NWARPS, ELEM_BF16 or ELEM_F32 (the gate columns, the product's K, counted in 16-bit words:
+// common.cuh's EW per element), as the forward, NBUF
 // (>= 2), the chunk buffers per warp (NBUF - 1 chunks in flight while one is multiplied), and CL,
 // the blocks of a thread-block cluster (1: none). With CL > 1 the CL blocks of a cluster split the
 // product's K (the gate columns) instead of each reading all of it: block r of cluster q keeps the
@@ -27,10 +28,12 @@
 // `gates` (f32 [T, B, GATES * H], the gate activations) and `cells` (f32
 // [T, B, CELL_SAVED, H]) are what the training forward saved; `c0` is the state the cell
 // carries at t = 0 (the host passes h_0 for a cell without c). `dgx` is the exchange buffer,
-// [2][BATCH][GPAD], zeroed before the launch (columns past XGH stay zero). `db_ih` and `db_hh`
+// [2][BROWS][GPAD], zeroed before the launch (columns past XGH stay zero). `db_ih` and `db_hh`
 // (either may be null) receive the bias gradient of the block's units, every step's gate
 // gradients summed over the batch in f32 (the input side's and the recurrent side's), written
-// over what they hold or, with `db_add` non-zero, added to it.
+// over what they hold or, with `db_add` non-zero, added to it. With batch groups each group sums
+// its samples into `db_parts` (f32 [GROUPS][NSLOT][H]), and the first group adds the groups'
+// sums in order once every group's are there.
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_bwd` instead: every
 // layer of a stack at once, from the top, as a wavefront (the mirror of recurrence_fwd.cu's). Blocks
@@ -94,7 +97,10 @@
 #define THREADS (NWARPS * 32)
 #define BUF_BYTES (NB * CH * 2)
 // The exchange buffer's slot of step t: two taken in turn.
-#define XSLOT(t) ((size_t)((t) & 1) * BATCH * GPAD)
+#define XSLOT(t) ((size_t)((t) & 1) * BROWS * GPAD)
+#if GROUPS > 1 && defined(WAVE_LAYERS)
+#error "the wavefront takes the batch in one group"
+#endif
 
 
 // The tile of a block of UB_ units (UPPER_: an upper wavefront layer's, whose rows also hold
@@ -146,9 +152,11 @@ struct BwdArgs {
 // Layer `layer`'s backward on block `bl` of its blocks, over `waves` grid-wide steps of which it
 // takes seq, from wave step `start` (its step t at wave step start + seq - 1 - t).
 template <int UB, bool UPPER>
+// With batch groups, `db_parts` and `joins` (the words behind the groups' barriers) combine the
+// groups' bias gradients (see above; null in the wavefront).
 __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long long db_add,
                                                int start, int bl, u32* counter, int seq,
-                                               int waves) {
+                                               int waves, float* db_parts, u32* joins) {
     using P = BwdTile<UB, UPPER>;
     constexpr int CU = P::CU, ROWS = P::ROWS, MTB = P::MTB, ITEMS = P::ITEMS, RPB = P::RPB;
     constexpr int PART_BYTES = P::PART_BYTES, WARP_BYTES = P::WARP_BYTES;
@@ -236,17 +244,19 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             for (int it = 0; it < ITEMS; ++it) {
                 int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
                 if (idx < UB * NB && IN_BATCH(n) && u < HID) {
-                    size_t row = (size_t)t * BATCH + n;
+                    size_t row = (size_t)t * BROWS + n;
                     const float* gs = a.gates + row * GH + u;
 #pragma unroll
                     for (int g = 0; g < GATES; ++g) ga[ch][it][g] = gs[g * HID];
 #pragma unroll
                     for (int k = 0; k < CELL_SAVED; ++k)
                         sv[ch][it][k] = a.cells[(row * CELL_SAVED + k) * HID + u];
-                    cp[ch][it] = t > 0 ? a.cells[(row - BATCH) * CELL_SAVED * HID + u]
+                    cp[ch][it] = t > 0 ? a.cells[(row - BROWS) * CELL_SAVED * HID + u]
                                        : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
                     elem d = __ldcg(a.dy + row * HID + u);
-                    dyv[ch][it] = to_f(drop.offset ? dropout_apply(drop, row * HID + u, d) : d);
+                    // (The mask's elements are counted from the batch's first sample.)
+                    const size_t e = (row + first_sample()) * HID + u;
+                    dyv[ch][it] = to_f(drop.offset ? dropout_apply(drop, e, d) : d);
                 }
             }
     };
@@ -317,7 +327,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 for (int it = 0; it < ITEMS; ++it) {
                     int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
                     if (idx < UB * NB && IN_BATCH(n) && u < HID) {
-                        const size_t at_ = ((size_t)t * BATCH + n) * GH + u;
+                        const size_t at_ = ((size_t)t * BROWS + n) * GH + u;
 #pragma unroll
                         for (int g = 0; g < GATES; ++g) a.dg[at_ + g * HID] = dgb[ch][it][g];
                         if (SPLIT_GATE >= 0)
@@ -487,7 +497,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                             float dx = 0.f;
                             for (int q = 0; q < NWARPS; ++q)
                                 dx += red[q * (WARP_BYTES / 4) + nl * RPB + CU + ul];
-                            a.dx[((size_t)t * BATCH + n) * HID + u] = from_f(dx);
+                            a.dx[((size_t)t * BROWS + n) * HID + u] = from_f(dx);
                         }
                     }
                 }
@@ -550,9 +560,53 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                     for (int n = 0; n < BATCH; ++n) sum_rec += slots[(n * NSLOT + GATES) * UB + ul];
                 }
 #endif
-                size_t at_ = (size_t)g * HID + u;
-                if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
-                if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum_rec : sum_rec);
+                if (GROUPS > 1) {
+                    db_parts[((size_t)blockIdx.y * NSLOT + g) * HID + u] = sum;
+                    if (SPLIT_GATE >= 0 && g == SPLIT_GATE)
+                        db_parts[((size_t)blockIdx.y * NSLOT + GATES) * HID + u] = sum_rec;
+                } else {
+                    size_t at_ = (size_t)g * HID + u;
+                    if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
+                    if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum_rec : sum_rec);
+                }
+            }
+        }
+        if (GROUPS > 1) {
+            // Every block arrives once its group's sums are stored; the first group's blocks,
+            // once all have, add the groups' sums of their units in group order (the same
+            // result whatever the timing), then leave through the second word, the last of them
+            // setting both back to 0 for the next launch (as `grid_leave`).
+            __syncthreads();
+            if (tid == 0) arrive_release(joins);
+            if (blockIdx.y == 0) {
+                if (tid == 0) wait_acquire(joins, GROUPS * gridDim.x);
+                __syncthreads();
+                for (int i = tid; i < GATES * UB; i += THREADS) {
+                    int g = i / UB, u = u0 + i % UB;
+                    if (u < HID) {
+                        float sum = 0.f, sum_rec = 0.f;
+                        for (int q = 0; q < GROUPS; ++q) {
+                            float part_sum = db_parts[((size_t)q * NSLOT + g) * HID + u];
+                            sum += part_sum;
+                            sum_rec += (SPLIT_GATE >= 0 && g == SPLIT_GATE)
+                                           ? db_parts[((size_t)q * NSLOT + GATES) * HID + u]
+                                           : part_sum;
+                        }
+                        size_t at_ = (size_t)g * HID + u;
+                        if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
+                        if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum_rec : sum_rec);
+                    }
+                }
+                __syncthreads();
+                if (tid == 0) {
+                    u32 left;
+                    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+                                 : "=r"(left) : "l"(joins + 1), "r"(1u) : "memory");
+                    if (left == gridDim.x - 1) {
+                        joins[0] = 0;
+                        joins[1] = 0;
+                    }
+                }
             }
         }
     }
@@ -580,15 +634,22 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     elem* dgh,                       // [T, B, GH] (a split gate's cell), or null
+                    float* db_parts,                 // [GROUPS, NSLOT, H] with batch groups
                     u32* counter, int seq) {
-    const BwdArgs a = {w_hh, nullptr, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih,
-                       db_hh, nullptr, drop_offset, drop_seed, drop_p_layer, dgh};
+    // The block's group's samples (common.cuh's GROUPS).
+    const size_t b0 = first_sample();
+    const BwdArgs a = {w_hh, nullptr, gates + b0 * GH, cells + b0 * CELL_SAVED * HID,
+                       from_elem(c0, b0 * HID), dy + b0 * HID, from_elem(dh_n, b0 * HID),
+                       from_elem(dc_n, b0 * HID), dg + b0 * GH, dgx + b0 * GPAD, dh0 + b0 * HID,
+                       from_elem(dc0, b0 * HID), db_ih, db_hh, nullptr, drop_offset, drop_seed,
+                       drop_p_layer, from_elem(dgh, b0 * GH)};
 #ifdef SMEM_BYTES
     // What the host sized the launch's shared memory by (kernel.rs's `backward_smem`).
     static_assert(BwdTile<UNITS, false>::SMEM <= SMEM_BYTES, "backward_smem is short of the tile");
 #endif
-    recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, counter, seq, seq);
-    grid_leave(counter);
+    recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts,
+                                 counter + GROUP_WORDS * GROUPS);
+    grid_leave(group_counter(counter));
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.
@@ -611,12 +672,13 @@ wave_bwd(const WaveBwdArgs args, unsigned long long db_add, u32* counter, int se
     const int waves = seq + 2 * (WAVE_LAYERS - 1);
     if (blockIdx.x < LOWER) {
         const int start = 2 * (WAVE_LAYERS - 1);
-        recurrence_bwd<UNITS0, false>(args.layer[0], db_add, start, blockIdx.x, counter, seq, waves);
+        recurrence_bwd<UNITS0, false>(args.layer[0], db_add, start, blockIdx.x, counter, seq, waves, nullptr,
+                                      nullptr);
     } else {
         const int r = blockIdx.x - LOWER, layer = 1 + r / UPPER;
         const BwdArgs a = args.layer[layer];
         const int start = 2 * (WAVE_LAYERS - 1 - layer);
-        recurrence_bwd<UNITS1, true>(a, db_add, start, r % UPPER, counter, seq, waves);
+        recurrence_bwd<UNITS1, true>(a, db_add, start, r % UPPER, counter, seq, waves, nullptr, nullptr);
     }
     grid_leave(counter);
 }

@@ -9,7 +9,8 @@
 // over 32 goes through those phases in chunks of 32 samples (common.cuh's NB), one after
 // another, within each step (the backward likewise).
 //
-// Specialised at compile time (NVRTC -D): HID, BATCH, UNITS, NWARPS, ELEM_BF16 (1: bf16, 0: f16)
+// Specialised at compile time (NVRTC -D): HID, BATCH (a batch group's samples: common.cuh's
+// GROUPS, 1 by default), UNITS, NWARPS, ELEM_BF16 (1: bf16, 0: f16)
 // or ELEM_F32 (1: f32 operands, TF32 products; common.cuh's elem, whose K columns are counted in
 // 16-bit words: EW per element), and CL, the blocks of a thread-block cluster (1: none). With
 // CL > 1 the CL blocks of a cluster split K (the columns of h) instead of each reading all of h:
@@ -21,7 +22,7 @@
 //
 // The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and
 // arrives in `xg`, f32 [T, B, GATES * H], without biases. `hx` is the exchange buffer,
-// [2][BATCH][KPAD], zeroed before the launch (its columns past HID are never written and must
+// [2][BROWS][KPAD], zeroed before the launch (its columns past HID are never written and must
 // stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
 // what the cell saves (CELL_SAVED per unit: an LSTM's c) goes to `save`, f32
 // [T, B, CELL_SAVED, H], for the backward pass. A cell without c (CELL_HAS_C 0) carries its h
@@ -59,9 +60,12 @@
 #else
 #define XP KPAD
 #endif
-#define XSLOT(s) ((size_t)((s) & 1) * BATCH * XP)
+#define XSLOT(s) ((size_t)((s) & 1) * BROWS * XP)
 #if EW > 1 && defined(WAVE_LAYERS)
 #error "the wavefront takes half elements"
+#endif
+#if GROUPS > 1 && defined(WAVE_LAYERS)
+#error "the wavefront takes the batch in one group"
 #endif
 #if MCAST > 1 && (CL != 1 || defined(WAVE_LAYERS))
 #error "the multicast exchange takes one layer, without clusters of its own"
@@ -180,10 +184,12 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem*
                                               const float (*saved)[CELL_SAVED],
                                               const LayerArgs& a, int u0, const Dropout& drop) {
     int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = n0 + idx / UB;
-    size_t row = (size_t)t * BATCH + n;
+    size_t row = (size_t)t * BROWS + n;
     if (a.y) a.y[row * HID + u] = hb[it];
-    if (a.yp) a.yp[(row + BATCH) * LDP + u] = hb[it];
-    if (a.dropped) a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, row * HID + u, hb[it]);
+    if (a.yp) a.yp[(row + BROWS) * LDP + u] = hb[it];
+    // (The mask's elements are counted from the batch's first sample, not the group's.)
+    if (a.dropped)
+        a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, (row + first_sample()) * HID + u, hb[it]);
     if (a.save) {
         float* gs = a.xg + row * GATES * HID + u;
 #pragma unroll
@@ -360,7 +366,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 bool live = !UPPER && idx < UB * NB && IN_BATCH(n) && u < HID;
 #pragma unroll
                 for (int g = 0; g < GATES; ++g)
-                    xv[ch][it][g] = live ? a.xg[((size_t)t * BATCH + n) * GATES * HID + g * HID + u] : 0.f;
+                    xv[ch][it][g] = live ? a.xg[((size_t)t * BROWS + n) * GATES * HID + g * HID + u] : 0.f;
             }
     };
     if (PREFETCH_X) load_x(0);
@@ -550,7 +556,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         *(elem*)&row[x_h + u * EW] = mma_elem(hb[ch][it]);
                         // The layer above reads this step's output, through dropout, next wave step.
                         if (feeds) {
-                            size_t i = ((size_t)t * BATCH + n) * HID + u;
+                            size_t i = ((size_t)t * BROWS + first_sample() + n) * HID + u;
                             hd[ch][it] = a.dropped ? dropout_apply(drop, i, hb[ch][it]) : hb[ch][it];
                             *(elem*)&row[x_h + KPAD + u * EW] = mma_elem(hd[ch][it]);
                         }
@@ -611,20 +617,26 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
                     elem* y,                         // [T, B, H]
                     elem* h_n, elem* c_n,            // [B, H]
                     u16* hx,                         // [2, B, KPAD] 16-bit words, zeroed
+                                                     // (B: every group's samples)
                     float* save,                     // [T, B, CELL_SAVED, H], or null
                     elem* yp,                        // [T + 1, B, LDP], zeroed, or null
                     elem* dropped,                   // [T, B, H], or null (no dropout after)
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     u32* counter, int seq) {
-    const LayerArgs a = {nullptr, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped,
-                         drop_offset, drop_seed, drop_p_layer};
+    // The block's group's samples (common.cuh's GROUPS).
+    const size_t b0 = first_sample();
+    const LayerArgs a = {nullptr, w_hh, xg + b0 * GATES * HID, b_ih, b_hh, from_elem(h0, b0 * HID),
+                         from_elem(c0, b0 * HID), from_elem(y, b0 * HID), h_n + b0 * HID,
+                         from_elem(c_n, b0 * HID), from_elem(save, b0 * CELL_SAVED * HID),
+                         from_elem(yp, b0 * LDP), from_elem(dropped, b0 * HID), drop_offset, drop_seed,
+                         drop_p_layer};
 #ifdef SMEM_BYTES
     // What the host sized the launch's shared memory by (kernel.rs's `forward_smem`).
     static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");
 #endif
-    recurrence<UNITS, KSTEPS, false>(a, hx, 0, blockIdx.x, counter, seq, seq);
-    grid_leave(counter);
+    recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq);
+    grid_leave(group_counter(counter));
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.

@@ -4,6 +4,7 @@
 //! exist to measure the alternatives again.
 
 use super::cell::UNIT_STEP;
+use super::kernel::MAX_GROUPS;
 use std::sync::OnceLock;
 
 /// How the persistent kernels are tuned.
@@ -40,6 +41,12 @@ pub(crate) struct Tuning {
     /// planner's rule for the shape ([`super::kernel::shape_multicast`]);
     /// `CANDLE_RNN_PERSISTENT_MULTICAST` = `1` (none), `2`, `4` or `8` sets it for every shape.
     pub multicast: Option<usize>,
+    /// Batch groups of a layer-by-layer forward and backward: the batch split into this many
+    /// equal slices, each an independent recurrence on blocks of its own (`common.cuh`'s
+    /// GROUPS; [`super::kernel::Plan::groups`]). `None` (the default): the planner's rule for
+    /// the shape ([`super::kernel::shape_groups`]); `CANDLE_RNN_PERSISTENT_GROUPS` = `G`
+    /// (1 to [`super::kernel::MAX_GROUPS`]) asks for G where they divide the batch and fit.
+    pub groups: Option<usize>,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -62,6 +69,7 @@ impl Tuning {
         one_cluster: None,
         units: None,
         multicast: None,
+        groups: None,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -129,6 +137,10 @@ impl Tuning {
             Some(v @ ("1" | "2" | "4" | "8")) => v.parse().ok(),
             _ => d.multicast,
         };
+        let groups = var("CANDLE_RNN_PERSISTENT_GROUPS")
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|g: &usize| (1..=MAX_GROUPS).contains(g))
+            .or(d.groups);
         Tuning {
             clusters,
             chunk,
@@ -136,6 +148,7 @@ impl Tuning {
             one_cluster,
             units: block_units,
             multicast,
+            groups,
         }
     }
 }
@@ -164,8 +177,21 @@ mod tests {
                 one_cluster: None,
                 units: None,
                 multicast: None,
+                groups: None,
             }
         );
+    }
+
+    #[test]
+    fn batch_groups_by_shape_unless_asked() {
+        let groups = |v| with(&[("CANDLE_RNN_PERSISTENT_GROUPS", v)]).groups;
+        assert_eq!(groups("2"), Some(2));
+        assert_eq!(groups(" 4 "), Some(4));
+        assert_eq!(groups("1"), Some(1));
+        // Anything else: the rule.
+        assert_eq!(groups("0"), None);
+        assert_eq!(groups("99"), None);
+        assert_eq!(groups("x"), None);
     }
 
     #[test]

@@ -69,11 +69,13 @@ impl Wave {
         (layers, pass): (usize, Pass),
         asked: WaveTuning,
     ) -> Option<Wave> {
-        // The wavefront multiplies half elements only (`recurrence_fwd.cu`).
+        // The wavefront multiplies half elements only, the batch in one group
+        // (`recurrence_fwd.cu`).
         let half = plan.elem.words() == 1;
         if asked == WaveTuning::Off
             || !(2..=WAVE_MAX).contains(&layers)
             || plan.one_cluster
+            || plan.groups > 1
             || !half
         {
             return None;
@@ -353,6 +355,7 @@ mod tests {
                             clusters: [1, 1],
                             one_cluster: false,
                             multicast: 1,
+                            groups: 1,
                         };
                         for layers in 2..=WAVE_MAX {
                             for pass in [Pass::Forward, Pass::Backward] {

@@ -295,31 +295,51 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
     );
 }
 
-/// Training batches of several chunks (both recurrences take a step's batch 32 samples at a
-/// time): batch 96 in one layer, and an odd batch whose last chunk ends early in two layers (a
-/// wavefront in chunks), LSTM and GRU: inference, then every gradient.
+/// Training batches of several chunks: batch 96 in one layer, in 3 batch groups of 32
+/// (`kernel.rs`'s `shape_groups`; each group's bias gradients added by the first), batch 64 at
+/// hidden 512 in 2 groups whose forwards multicast h_{t-1} within clusters, and an odd batch
+/// whose last chunk ends early in two layers (a wavefront in chunks: both recurrences take a
+/// step's batch 32 samples at a time), LSTM and GRU: inference, then every gradient.
 #[test]
 fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_training_in_chunks_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 96, 5, 48, 128), (2, 77, 4, 40, 200)],
+        &[
+            (1, 96, 5, 48, 128),
+            (1, 64, 4, 32, 512),
+            (2, 77, 4, 40, 200),
+        ],
+    );
+}
+
+/// Batch groups at small sizes, for compute-sanitizer's runs: batch 64 in 2 groups at hidden 64,
+/// batch 96 in 3 at an odd hidden size that fills no tile (46), LSTM and GRU (the GRU's bias
+/// gradients with the split gate's slot), inference then every gradient.
+#[test]
+fn persistent_batch_groups_match_the_f64_cpu_path() {
+    run_cells(
+        "persistent_batch_groups_match_the_f64_cpu_path",
+        &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
+        &[(1, 64, 3, 16, 64), (1, 96, 2, 24, 46)],
     );
 }
 
 /// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
-/// says they lead (one layer, hidden up to 256, bf16), and training at batch 96 on them for
-/// eager calls, on cuDNN for a module replayed from CUDA graphs (`Launch`).
+/// says they lead (one layer, hidden up to 256, bf16); training at batch 96 on them (3 batch
+/// groups), at batch 77 (which splits into no groups) for eager calls, on cuDNN for a module
+/// replayed from CUDA graphs (`Launch`).
 #[test]
 fn the_default_runs_inference_in_chunks_on_the_kernels() {
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
         [
-            (Launch::Eager, RnnAlgo::Persistent),
-            (Launch::Graphed, RnnAlgo::Standard),
+            (Launch::Eager, 77, RnnAlgo::Persistent),
+            (Launch::Graphed, 77, RnnAlgo::Standard),
+            (Launch::Graphed, 96, RnnAlgo::Persistent),
         ]
-        .map(|(launch, training)| {
+        .map(|(launch, batch, training)| {
             let mut s =
-                shape((mode, Biases::Both), (1, 96, 5, 48, 128)).with_algo(RnnAlgo::Heuristic);
+                shape((mode, Biases::Both), (1, batch, 5, 48, 128)).with_algo(RnnAlgo::Heuristic);
             s.cfg.launch = launch;
             (s, training)
         })

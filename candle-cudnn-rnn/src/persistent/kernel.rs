@@ -357,6 +357,27 @@ pub(super) fn shape_one_cluster(layers: usize, hidden: usize, batch: usize) -> b
 /// See [`shape_one_cluster`].
 const ONE_CLUSTER_MOST_WORK: usize = 2048;
 
+#[cfg(test)]
+impl Plan {
+    /// A plan for the planner's unit tests: bf16, 8 units a block, no clusters, multicast or
+    /// batch groups (what a test varies it sets itself).
+    pub(super) fn example(cell: Cell, hidden: usize, batch: usize) -> Plan {
+        Plan {
+            cell,
+            hidden,
+            batch,
+            units: [8; 2],
+            elem: Operands::Bf16,
+            buffers: 2,
+            chunk: 64,
+            clusters: [1, 1],
+            one_cluster: false,
+            multicast: 1,
+            groups: 1,
+        }
+    }
+}
+
 impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
     /// when `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do
@@ -939,17 +960,8 @@ mod tests {
     #[test]
     fn exchange_rows_count_16_bit_words() {
         let plan = |elem| Plan {
-            cell: Cell::Gru,
-            hidden: 200,
-            batch: 32,
-            units: [8; 2],
             elem,
-            buffers: 2,
-            chunk: 64,
-            clusters: [1, 1],
-            one_cluster: false,
-            multicast: 1,
-            groups: 1,
+            ..Plan::example(Cell::Gru, 200, 32)
         };
         let (half, tf32) = (plan(Operands::Bf16), plan(Operands::Tf32));
         assert_eq!((half.kpad(), tf32.kpad()), (208, 400));
@@ -990,17 +1002,9 @@ mod tests {
     #[test]
     fn a_grouped_plan_runs_each_group_as_its_batch() {
         let plan = |batch, groups| Plan {
-            cell: Cell::Lstm,
-            hidden: 512,
-            batch,
             units: [16; 2],
-            elem: Operands::Bf16,
-            buffers: 2,
-            chunk: 64,
-            clusters: [1, 1],
-            one_cluster: false,
-            multicast: 1,
             groups,
+            ..Plan::example(Cell::Lstm, 512, batch)
         };
         let (grouped, one) = (plan(128, 4), plan(32, 1));
         assert_eq!(grouped.group_batch(), 32);

@@ -574,8 +574,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         if (GROUPS > 1) {
             // Every block arrives once its group's sums are stored; the first group's blocks,
             // once all have, add the groups' sums of their units in group order (the same
-            // result whatever the timing), then leave through the second word, the last of them
-            // setting both back to 0 for the next launch (as `grid_leave`).
+            // result whatever the timing), then leave as from a barrier (`grid_leave`: the last
+            // of them sets both words back to 0 for the next launch).
             __syncthreads();
             if (tid == 0) arrive_release(joins);
             if (blockIdx.y == 0) {
@@ -597,16 +597,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                         if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum_rec : sum_rec);
                     }
                 }
-                __syncthreads();
-                if (tid == 0) {
-                    u32 left;
-                    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
-                                 : "=r"(left) : "l"(joins + 1), "r"(1u) : "memory");
-                    if (left == gridDim.x - 1) {
-                        joins[0] = 0;
-                        joins[1] = 0;
-                    }
-                }
+                grid_leave(joins);
             }
         }
     }

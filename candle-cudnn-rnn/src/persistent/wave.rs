@@ -17,8 +17,6 @@
 //! (`results/2026-11-26-h200-gru-wavefront/`, `-wave-rounds/`, `-wave-chunks/`).
 
 use super::cell::UNIT_STEP;
-#[cfg(test)]
-use super::kernel::Operands;
 use super::kernel::{
     allow_smem, forward_smem, function, module, Pass, Plan, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS,
     WARPS,
@@ -345,17 +343,8 @@ mod tests {
                 for hidden in [8, 66, 200, 512, 650, 1024, 1500] {
                     for batch in [1, 20, 32, 77, 256] {
                         let plan = Plan {
-                            cell,
-                            hidden,
-                            batch,
                             units: [UNIT_STEP; 2],
-                            elem: Operands::Bf16,
-                            buffers: 2,
-                            chunk: 64,
-                            clusters: [1, 1],
-                            one_cluster: false,
-                            multicast: 1,
-                            groups: 1,
+                            ..Plan::example(cell, hidden, batch)
                         };
                         for layers in 2..=WAVE_MAX {
                             for pass in [Pass::Forward, Pass::Backward] {

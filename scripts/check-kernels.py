@@ -254,12 +254,10 @@ def variants():
             yield (f"{cell} forward h{hid} b{batch} bf16 multicast {mcast}", "persistent_fwd", mc,
                    "compute_90", cell)
     # Batch groups (GROUPS, kernel.rs's shape_groups): batch 128 at hidden 512 in 4 groups of 32
-    # (16 units a block, the forward multicast in clusters of 8) and 2 of 64 (8 units, several
-    # chunks), and at hidden 128 in 4 groups; TF32 in 2 groups of 64 at hidden 200.
+    # (16 units a block, the forward multicast in clusters of 8), and TF32 in 2 groups of 64 (two
+    # chunks each) at hidden 200.
     for cell in ("lstm", "gru"):
         for hid, batch, groups, units, mcast, elem in ((512, 32, 4, 16, 8, "-DELEM_BF16=1"),
-                                                       (512, 64, 2, 8, 8, "-DELEM_BF16=1"),
-                                                       (128, 32, 4, 8, 1, "-DELEM_BF16=1"),
                                                        (200, 64, 2, 4, 1, "-DELEM_F32=1")):
             grouped = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
                        f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64"]

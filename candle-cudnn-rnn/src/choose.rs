@@ -196,19 +196,15 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
     // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
-    // (`results/2026-11-27-h100-batch-groups/`); hidden 128 was not measured.
-    let grouped = !small_h
-        && batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1
-        && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
-    if grouped {
-        return true;
-    }
-    let chunked_training = train
+    // (`results/2026-11-27-h100-batch-groups/`): there inference goes to ours too. Hidden 128
+    // was not measured.
+    let grouped = batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1;
+    let chunked = (train || grouped)
         && !small_h
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
     let small_gru = dims.mode == RnnMode::Gru && small_h;
-    dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked_training) && !small_gru
+    dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked) && !small_gru
 }
 
 /// See [`ours_lead_tf32`].

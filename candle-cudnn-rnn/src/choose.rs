@@ -163,10 +163,11 @@ fn ours_lead(
     let cudnn_faster = (small_h_leads(dims, call, (dtype, train))
         && small_h_leads_ours(dims, call))
         || (persist_static && !ours_lead_persist_static(dims, call, train) && !deeper);
-    let stack = ours_lead_stack(dims, one_launch.every_pass(train))
+    let stack = (ours_lead_stack(dims, one_launch.every_pass(train))
         && (call.batch <= CHUNK_SAMPLES
             || ours_lead_in_chunks(call, dims, train, launch)
-            || ours_lead_stack_in_chunks(call, dims, (one_launch, train)));
+            || ours_lead_stack_in_chunks(call, dims, (one_launch, train))))
+        || ours_lead_in_groups(call, dims, (dtype, train));
     // Eagerly, where f16 `PersistStatic` leads a stack (its forward at [30, 128, 3 x 512] ran
     // beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps it.
     let eagerly = launch == Launch::Eager
@@ -198,7 +199,8 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
     // (`results/2026-11-27-h100-batch-groups/`): there inference goes to ours too. Hidden 128
     // was not measured.
-    let grouped = batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1;
+    let shape = (dims.num_layers, dims.hidden_size, call.batch);
+    let grouped = batch_groups(shape, (DType::F32, train)) > 1;
     let chunked = (train || grouped)
         && !small_h
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
@@ -249,9 +251,6 @@ const TF32_SMALL_H_UP_TO: usize = 128;
 /// `Standard`'s time, which the rule does not follow yet (one measurement).
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let (batch, hidden) = (call.batch, dims.hidden_size);
-    if ours_lead_in_groups(call, dims, train) {
-        return true;
-    }
     let small = batch <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH
         && hidden <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN;
     let up_to_64 = batch <= OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH;
@@ -268,19 +267,27 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
         }
 }
 
-/// Where a batch of several chunks runs on ours in batch groups (`persistent::batch_groups`:
-/// one layer up to hidden 512, the batch split into independent recurrences on blocks of their
-/// own), ours lead its training, graphed and eager, at every batch they take, and its inference
-/// up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]. Graphed on an H100, bf16, µs an example
-/// against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512]
-/// 3.8-4.2 against 6.7-7.2, [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128] 1.3
-/// against 2.6, [30, 256, 512] 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against
-/// 1.46-1.56; forwards at batch 128 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128
-/// but 0.95-1.08x at 512.
-fn ours_lead_in_groups(call: &Call, dims: &RnnDims, train: bool) -> bool {
-    let grouped = batch_groups(dims.num_layers, dims.hidden_size, call.batch) > 1;
-    grouped && (train || call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH)
+/// Where a batch past [`CHUNK_SAMPLES`] runs on ours in batch groups (`persistent::batch_groups`:
+/// the batch split into independent recurrences on blocks of their own; a stack then runs layer
+/// by layer), ours lead its training, graphed and eager, at every batch they take, and its
+/// inference up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]; stacks up to
+/// [`OURS_LEAD_GROUPED_STACK_MAX_BATCH`] (those deeper than two layers infer in one group). Graphed on an H100, bf16, µs an example against cuDNN's `Standard`
+/// (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512] 3.8-4.2 against 6.7-7.2,
+/// [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128] 1.3 against 2.6, [30, 256, 512]
+/// 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against 1.46-1.56; forwards at batch 128
+/// 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128 but 0.95-1.08x at 512. Stacks
+/// (`results/2026-11-27-h100-groups-sanitize/`): training [30, 128, 3 x 512] 7.3-8.1 against
+/// 8.1-8.7, [200, 128, 3 x 512] 0.88-0.91x, [30, 128, 3 x 128] 0.76-0.80x, [35, 64, 2 x 650]
+/// 0.41-0.53x; forwards of two layers 0.45-0.91x; at [30, 64, 1024] 7.5 against 10.6.
+fn ours_lead_in_groups(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
+    let shape = (dims.num_layers, dims.hidden_size, call.batch);
+    let grouped = call.batch > CHUNK_SAMPLES && batch_groups(shape, (dtype, train)) > 1;
+    let stack_batch = dims.num_layers == 1 || call.batch <= OURS_LEAD_GROUPED_STACK_MAX_BATCH;
+    grouped && stack_batch && (train || call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH)
 }
+
+/// See [`ours_lead_in_groups`]: the largest batch of a stack measured.
+const OURS_LEAD_GROUPED_STACK_MAX_BATCH: usize = 128;
 
 /// See [`ours_lead_in_groups`].
 const OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH: usize = 128;
@@ -1241,11 +1248,12 @@ mod tests {
             ps
         );
         // Past batch 64 ours train slower than cuDNN in one group (`training-chunks`): training
-        // stays there, but for batches that split into groups (`batch-groups`); f16 SmallH keeps
-        // hidden 128.
+        // stays there, but for batches that split into groups (`batch-groups`, 65 in 5 of 13);
+        // f16 SmallH keeps hidden 128.
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (true, s));
         assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
-        assert_eq!(train(lstm(1, 512), 65, DType::BF16), (false, s));
+        assert_eq!(train(lstm(1, 512), 65, DType::BF16), (true, s));
+        assert_eq!(train(lstm(1, 512), 67, DType::BF16), (false, s));
         assert_eq!(train(lstm(1, 1024), 128, DType::BF16), (false, s));
         // One layer at batches 33-64 trains on ours (`batch64-single`), but f16 at hidden 128
         // on SmallH.
@@ -1281,7 +1289,10 @@ mod tests {
         // Past batch 32, stacks in one launch up to batch 64 and 1300 units (`batch64`).
         assert_eq!(deep(lstm(2, 650), 64, DType::F16, true), (true, s));
         assert_eq!(deep(lstm(3, 256), 64, DType::BF16, true), (true, s));
-        assert_eq!(deep(lstm(2, 650), 64, DType::BF16, false), (false, s));
+        assert_eq!(deep(lstm(2, 650), 61, DType::BF16, false), (false, s));
+        // Or in batch groups, layer by layer (`groups-sanitize`).
+        assert_eq!(deep(lstm(2, 650), 64, DType::BF16, false), (true, s));
+        assert_eq!(deep(lstm(3, 512), 128, DType::BF16, false), (true, s));
         // There, a stack whose backward alone runs in one launch trains on ours but infers on
         // cuDNN (`batch64-check`).
         let backward_only = |dims: RnnDims, batch, train| {
@@ -1296,12 +1307,13 @@ mod tests {
                 (one, GRAPHED),
             )
         };
-        assert!(backward_only(lstm(2, 650), 64, true));
-        assert!(!backward_only(lstm(2, 650), 64, false));
-        // Deeper stacks need every pass in one launch.
+        assert!(backward_only(lstm(2, 650), 61, true));
+        assert!(!backward_only(lstm(2, 650), 61, false));
+        // Deeper stacks need every pass in one launch, or batch groups.
         assert!(!backward_only(lstm(3, 256), 32, true));
-        assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (false, s));
-        assert_eq!(deep(lstm(2, 512), 128, DType::BF16, true), (false, s));
+        assert_eq!(deep(lstm(3, 512), 61, DType::BF16, true), (false, s));
+        assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (true, s));
+        assert_eq!(deep(lstm(2, 512), 127, DType::BF16, true), (false, s));
         // f16 training below batch 8: never cuDNN's persistent kernels.
         assert_eq!(train(lstm(1, 512), 4, DType::F16), (true, s));
         assert_eq!(train(lstm(1, 128), 4, DType::F16), (true, s));
@@ -1464,7 +1476,8 @@ mod tests {
         assert_eq!(both(dims(gru, 1, 512), 128, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 128, (f16, false), one), (ps, p));
         assert_eq!(both(dims(lstm, 1, 512), 96, (bf16, false), one), (p, p));
-        assert_eq!(both(dims(lstm, 1, 512), 77, (bf16, false), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 512), 77, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 512), 79, (bf16, false), one), (p, s));
         assert_eq!(both(dims(gru, 1, 256), 128, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (ps, ps));
         assert_eq!(both(dims(gru, 1, 512), 64, (bf16, false), one), (p, p));
@@ -1476,23 +1489,28 @@ mod tests {
         assert_eq!(both(dims(lstm, 1, 512), 128, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 64, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 256, (bf16, true), one), (p, p));
-        assert_eq!(both(dims(lstm, 1, 256), 77, (bf16, true), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 256), 77, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 256), 79, (bf16, true), one), (p, s));
         assert_eq!(both(dims(lstm, 1, 1024), 128, (bf16, true), one), (s, s));
-        // Stacks past batch 64: eagerly ours up to 3 x 512 at batch 128; graphed `Standard`.
+        // Stacks past batch 32 train in batch groups, layer by layer, up to batch 128
+        // (`groups-sanitize`); stacks deeper than two layers infer in one group: eagerly ours up
+        // to 3 x 512 at batch 128, graphed `Standard`.
         let l3 = dims(lstm, 3, 512);
-        assert_eq!(both(l3, 128, (bf16, true), backward_only), (p, s));
-        assert_eq!(both(l3, 128, (f16, true), backward_only), (p, s));
+        assert_eq!(both(l3, 128, (bf16, true), one), (p, p));
+        assert_eq!(both(l3, 128, (f16, true), one), (p, p));
         assert_eq!(
             both(dims(gru, 3, 512), 128, (bf16, false), backward_only),
             (p, s)
         );
         // f16 `PersistStatic` keeps the LSTM stack's eager inference.
         assert_eq!(both(l3, 128, (f16, false), backward_only), (ps, s));
-        assert_eq!(both(l3, 64, (bf16, true), backward_only), (p, s));
+        assert_eq!(both(l3, 64, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 3, 1024), 128, (bf16, true), one), (s, s));
         assert_eq!(both(l3, 256, (bf16, true), backward_only), (s, s));
-        // Without the backward in one launch, training stays on cuDNN.
-        assert_eq!(both(l3, 128, (bf16, true), one), (s, s));
+        // Neither in groups (a prime batch) nor with the backward in one launch, training
+        // stays on cuDNN.
+        assert_eq!(both(l3, 127, (bf16, true), one), (s, s));
+        assert_eq!(both(l3, 127, (bf16, true), backward_only), (p, s));
         // At batch 32 and below the two agree.
         assert_eq!(both(dims(gru, 1, 512), 32, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 1024), 32, (f16, false), one), (ps, ps));

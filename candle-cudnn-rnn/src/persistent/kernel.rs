@@ -164,26 +164,61 @@ pub(crate) const MAX_GROUPS: usize = 8;
 /// sector each.
 pub(super) const GROUP_WORDS: usize = 8;
 
-/// Batch groups of a layer of `layers` of `hidden` units at `batch`, where the tuning leaves it
-/// to the shape: one per chunk of [`CHUNK_SAMPLES`] samples, at most [`MAX_GROUPS`], in single
-/// layers up to [`GROUPS_MAX_HIDDEN`] (a stack's wavefront takes the batch in one group); the
-/// planner takes fewer where they do not divide the batch or fit ([`Plan::new`]). In one group
-/// a batch of several chunks runs them one after another within each step on every block:
-/// graphed bf16 training at [30, 128, 512] took 5.2-5.4 µs an example in one group, 2.5-2.7 in
-/// four (cuDNN's `Standard` 4.0-4.1); at [30, 256, 128] 3.5-3.7 against 0.73-0.77 in eight
-/// (`results/2026-11-27-h100-batch-groups/`).
-pub(super) fn shape_groups(layers: usize, hidden: usize, batch: usize) -> usize {
-    match layers == 1 && hidden <= GROUPS_MAX_HIDDEN {
-        true => (batch / CHUNK_SAMPLES).clamp(1, MAX_GROUPS),
+/// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
+/// training call), where the tuning leaves it to the shape; the planner takes fewer where they
+/// do not divide the batch or fit ([`Plan::new`]). In one group a batch runs within each step
+/// on every block, which takes in all of h_{t-1}; in groups each block takes only its group's.
+/// Graphed on an H100 (`results/2026-11-27-h100-groups-sanitize/`), the best was:
+/// - up to hidden [`GROUPS_MAX_HIDDEN`], one group per [`GROUP_SAMPLES`] samples, up to
+///   [`MAX_GROUPS`] ([`TF32_MAX_GROUPS`] in TF32, whose tiles are twice the size): bf16 GRU
+///   [30, 32, 512] trained in 5.8 µs an example in 4 groups against 6.4 in one, LSTM
+///   [30, 128, 512] in 2.5 in 8 against 2.8 in 4; batch 8 was faster in one;
+/// - past it, one per [`WIDE_GROUP_SAMPLES`], up to [`WIDE_MAX_GROUPS`], at batches up to
+///   [`WIDE_GROUPS_MAX_BATCH`]: [30, 64, 1024] 0.73-0.77x of one group's time, but [30, 128,
+///   1024] 1.05-1.09x;
+/// - a stack in groups runs layer by layer (the wavefront takes one group): that led at batches
+///   past [`CHUNK_SAMPLES`] ([30, 128, 3 x 512] trained in 8.1 against the wavefront's 14.0 and
+///   cuDNN's 8.7), the wavefront at 32 and below (12.6 against 18.7 at [30, 32, 3 x 512]). A
+///   stack deeper than [`GROUPED_INFERENCE_MAX_LAYERS`] infers in one group: its forwards in
+///   groups ran 1.0-1.1x cuDNN's `Standard` at hidden 512 and 1.1x the wavefront's at 128.
+///
+/// A layer that [`shape_one_cluster`] runs in one cluster keeps one group (not measured in
+/// groups).
+pub(super) fn shape_groups(
+    (layers, hidden, batch): (usize, usize, usize),
+    (elem, train): (Operands, bool),
+) -> usize {
+    let stacked = layers > 1;
+    let deep_inference = !train && layers > GROUPED_INFERENCE_MAX_LAYERS;
+    if (stacked && (batch <= CHUNK_SAMPLES || deep_inference))
+        || shape_one_cluster(layers, hidden, batch)
+    {
+        return 1;
+    }
+    let most = match elem {
+        Operands::Tf32 => TF32_MAX_GROUPS,
+        Operands::Bf16 | Operands::F16 => MAX_GROUPS,
+    };
+    match hidden <= GROUPS_MAX_HIDDEN {
+        true => (batch / GROUP_SAMPLES).clamp(1, most),
+        false if batch <= WIDE_GROUPS_MAX_BATCH => {
+            (batch / WIDE_GROUP_SAMPLES).clamp(1, most.min(WIDE_MAX_GROUPS))
+        }
         false => 1,
     }
 }
 
-/// The batch groups a plan of `layers` of `hidden` units at `batch` starts from where the
-/// tuning leaves it to the shape: the most, up to [`shape_groups`]'s, that divide the batch
-/// (the planner takes fewer where their blocks do not fit).
-pub(crate) fn batch_groups(layers: usize, hidden: usize, batch: usize) -> usize {
-    most_dividing(shape_groups(layers, hidden, batch), batch)
+/// The batch groups a plan starts from where the tuning leaves it to the shape: the most, up
+/// to [`shape_groups`]'s, that divide the batch (the planner takes fewer where their blocks do
+/// not fit); 1 for a dtype the kernels do not take.
+pub(crate) fn batch_groups(
+    (layers, hidden, batch): (usize, usize, usize),
+    (dtype, train): (DType, bool),
+) -> usize {
+    match Operands::of(dtype) {
+        Some(elem) => most_dividing(shape_groups((layers, hidden, batch), (elem, train)), batch),
+        None => 1,
+    }
 }
 
 /// The most groups, up to `groups`, that divide `batch` (1 at least).
@@ -194,9 +229,27 @@ fn most_dividing(groups: usize, batch: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// See [`shape_groups`]: at hidden 1024 and batch 128 two groups (each group's blocks of 16
-/// units) trained 4-10% slower than one, their forwards 45-49% slower.
+/// See [`shape_groups`]: the samples of a group up to hidden [`GROUPS_MAX_HIDDEN`].
+const GROUP_SAMPLES: usize = 8;
+
+/// See [`shape_groups`]: the most groups in TF32.
+const TF32_MAX_GROUPS: usize = 4;
+
+/// See [`shape_groups`]: past this hidden size groups take [`WIDE_GROUP_SAMPLES`] samples each.
 const GROUPS_MAX_HIDDEN: usize = 512;
+
+/// See [`shape_groups`].
+const WIDE_GROUP_SAMPLES: usize = 16;
+
+/// See [`shape_groups`].
+const WIDE_MAX_GROUPS: usize = 4;
+
+/// See [`shape_groups`]: past hidden [`GROUPS_MAX_HIDDEN`], the largest batch that ran faster
+/// in groups.
+const WIDE_GROUPS_MAX_BATCH: usize = 64;
+
+/// See [`shape_groups`]: the deepest stack that infers in groups.
+const GROUPED_INFERENCE_MAX_LAYERS: usize = 2;
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
 /// non-portable attribute).
@@ -405,7 +458,7 @@ impl Plan {
         // fit is checked below, with fewer groups while they do not.
         let asked_groups = tuning
             .groups
-            .unwrap_or_else(|| shape_groups(layers, hidden, batch));
+            .unwrap_or_else(|| shape_groups((layers, hidden, batch), (elem, train)));
         let mut groups = most_dividing(asked_groups, batch);
         loop {
             match Self::grouped(
@@ -969,32 +1022,45 @@ mod tests {
     }
 
     #[test]
-    fn batch_groups_one_per_chunk_of_a_single_layer() {
-        // (layers, hidden, batch, groups): the planner then takes the most that divide the
-        // batch.
-        for (layers, hidden, batch, groups) in [
-            (1, 512, 1, 1),
-            (1, 512, 32, 1),
-            (1, 512, 63, 1),
-            (1, 512, 64, 2),
-            (1, 200, 77, 2),
-            (1, 512, 128, 4),
-            (1, 128, 256, 8),
-            (1, 1024, 128, 1),
-            (2, 512, 128, 1),
-            (3, 128, 256, 1),
+    fn batch_groups_by_the_shape() {
+        use Operands::{Bf16, Tf32};
+        // (layers, hidden, batch, elem, train, groups): the planner then takes the most that
+        // divide the batch.
+        for (layers, hidden, batch, elem, train, groups) in [
+            (1, 512, 1, Bf16, true, 1),
+            (1, 512, 8, Bf16, true, 1),
+            (1, 512, 16, Bf16, false, 2),
+            (1, 128, 16, Bf16, true, 1),
+            (1, 512, 32, Bf16, true, 4),
+            (1, 200, 77, Bf16, true, 8),
+            (1, 512, 128, Bf16, false, 8),
+            (1, 128, 256, Bf16, true, 8),
+            (1, 512, 32, Tf32, true, 4),
+            (1, 512, 128, Tf32, true, 4),
+            (1, 1024, 32, Bf16, true, 2),
+            (1, 650, 64, Bf16, false, 4),
+            (1, 1024, 128, Bf16, true, 1),
+            // Stacks: past one chunk, and deeper than two layers only in training.
+            (2, 512, 32, Bf16, true, 1),
+            (2, 512, 128, Bf16, false, 8),
+            (3, 512, 128, Bf16, true, 8),
+            (3, 512, 128, Bf16, false, 1),
+            (3, 1024, 128, Bf16, true, 1),
         ] {
             assert_eq!(
-                shape_groups(layers, hidden, batch),
+                shape_groups((layers, hidden, batch), (elem, train)),
                 groups,
-                "{layers} x {hidden}, batch {batch}"
+                "{layers} x {hidden}, batch {batch}, {elem:?}, train {train}"
             );
         }
         // The most of those that divide the batch.
-        assert_eq!(batch_groups(1, 200, 77), 1);
-        assert_eq!(batch_groups(1, 512, 96), 3);
-        assert_eq!(batch_groups(1, 512, 100), 2);
-        assert_eq!(batch_groups(1, 128, 250), 5);
+        let train = |dtype| (dtype, true);
+        assert_eq!(batch_groups((1, 200, 77), train(DType::BF16)), 7);
+        assert_eq!(batch_groups((1, 512, 96), train(DType::F16)), 8);
+        assert_eq!(batch_groups((1, 512, 100), train(DType::BF16)), 5);
+        assert_eq!(batch_groups((1, 512, 100), train(DType::F32)), 4);
+        assert_eq!(batch_groups((1, 128, 250), train(DType::BF16)), 5);
+        assert_eq!(batch_groups((1, 512, 64), train(DType::F64)), 1);
     }
 
     /// A group's kernel is the kernel of a group's batch: the same shared memory and chunks,

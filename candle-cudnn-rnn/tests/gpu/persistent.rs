@@ -180,27 +180,35 @@ fn persistent_gru_matches_the_f64_cpu_path() {
 }
 
 /// One layer at hidden 512, whose forward on an sm_90 GPU shares each step's h_{t-1} by
-/// multicast within clusters (`kernel.rs`'s `shape_multicast`): at batch 20, 64 blocks in
-/// clusters of 8, whose rows they copy unevenly (3 or 2 each); at batch 40, two chunks of the
-/// batch (the second ends early), 128 blocks in clusters of 2. LSTM and GRU.
+/// multicast within clusters (`kernel.rs`'s `shape_multicast`): at batch 20, in two batch groups
+/// of 10 rows, which the blocks of a cluster of 8 copy unevenly; at batch 37 (no batch groups
+/// divide it), two chunks of the batch (the second ends early), 128 blocks in clusters of 2.
+/// LSTM and GRU.
 #[test]
 fn persistent_multicast_forward_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_multicast_forward_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 20, 6, 64, 512), (1, 40, 4, 32, 512)],
+        &[(1, 20, 6, 64, 512), (1, 37, 4, 32, 512)],
     );
 }
 
 /// f32 inference and training with TF32 products (a module built with `MathMode::Tf32`) on the
 /// kernels, LSTM and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled),
-/// at hidden 512 and batch 32 (64 blocks: on an H100, in multicast clusters of 8), and a batch
-/// of several chunks whose last ends early (77 at 200), each by [`check_tf32`].
+/// at hidden 512 and batch 8 (64 blocks: on an H100, in multicast clusters of 8) and 32 (in 4
+/// batch groups), and a batch of several chunks whose last ends early (77 at 200, in one
+/// group), each by [`check_tf32`].
 #[test]
 fn persistent_tf32_matches_the_f64_cpu_path() {
     let test = "persistent_tf32_matches_the_f64_cpu_path";
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
-        [(1, 3, 5, 40, 66), (1, 32, 12, 64, 512), (1, 77, 4, 32, 200)].map(move |s| {
+        [
+            (1, 3, 5, 40, 66),
+            (1, 8, 4, 32, 512),
+            (1, 32, 12, 64, 512),
+            (1, 77, 4, 32, 200),
+        ]
+        .map(move |s| {
             let mut shape = shape((mode, Biases::Both), s);
             shape.cfg.math = MathMode::Tf32;
             shape
@@ -295,11 +303,11 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
     );
 }
 
-/// Training batches of several chunks: batch 96 in one layer, in 3 batch groups of 32
+/// Training batches of several chunks: batch 96 in one layer, in 8 batch groups of 12
 /// (`kernel.rs`'s `shape_groups`; each group's bias gradients added by the first), batch 64 at
-/// hidden 512 in 2 groups whose forwards multicast h_{t-1} within clusters, and an odd batch
-/// whose last chunk ends early in two layers (a wavefront in chunks: both recurrences take a
-/// step's batch 32 samples at a time), LSTM and GRU: inference, then every gradient.
+/// hidden 512 in 8 groups of 8, and a prime batch (67, no groups) whose last chunk ends early in
+/// two layers (a wavefront in chunks: both recurrences take a step's batch 32 samples at a
+/// time), LSTM and GRU: inference, then every gradient.
 #[test]
 fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
     run_cells(
@@ -308,14 +316,14 @@ fn persistent_training_in_chunks_matches_the_f64_cpu_path() {
         &[
             (1, 96, 5, 48, 128),
             (1, 64, 4, 32, 512),
-            (2, 77, 4, 40, 200),
+            (2, 67, 4, 40, 200),
         ],
     );
 }
 
-/// Batch groups at small sizes, for compute-sanitizer's runs: batch 64 in 2 groups at hidden 64,
-/// batch 96 in 3 at an odd hidden size that fills no tile (46), LSTM and GRU (the GRU's bias
-/// gradients with the split gate's slot), inference then every gradient.
+/// Batch groups at small sizes, for compute-sanitizer's runs: batch 64 in 8 groups at hidden 64,
+/// batch 96 in 8 of 12 at an odd hidden size that fills no tile (46), LSTM and GRU (the GRU's
+/// bias gradients with the split gate's slot), inference then every gradient.
 #[test]
 fn persistent_batch_groups_match_the_f64_cpu_path() {
     run_cells(
@@ -326,15 +334,15 @@ fn persistent_batch_groups_match_the_f64_cpu_path() {
 }
 
 /// The default algorithm runs inference past batch 32 on the kernels (in chunks) where its rule
-/// says they lead (one layer, hidden up to 256, bf16); training at batch 96 on them (3 batch
-/// groups), at batch 77 (which splits into no groups) for eager calls, on cuDNN for a module
-/// replayed from CUDA graphs (`Launch`).
+/// says they lead (one layer, hidden up to 256, bf16); training at batch 96 on them (8 batch
+/// groups), at batch 79 (a prime, which splits into no groups) for eager calls, on cuDNN for a
+/// module replayed from CUDA graphs (`Launch`).
 #[test]
 fn the_default_runs_inference_in_chunks_on_the_kernels() {
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
         [
-            (Launch::Eager, 77, RnnAlgo::Persistent),
-            (Launch::Graphed, 77, RnnAlgo::Standard),
+            (Launch::Eager, 79, RnnAlgo::Persistent),
+            (Launch::Graphed, 79, RnnAlgo::Standard),
             (Launch::Graphed, 96, RnnAlgo::Persistent),
         ]
         .map(|(launch, batch, training)| {

@@ -179,8 +179,10 @@ pub(super) const GROUP_WORDS: usize = 8;
 /// - a stack in groups runs layer by layer (the wavefront takes one group): that led at batches
 ///   past [`CHUNK_SAMPLES`] ([30, 128, 3 x 512] trained in 8.1 against the wavefront's 14.0 and
 ///   cuDNN's 8.7), the wavefront at 32 and below (12.6 against 18.7 at [30, 32, 3 x 512]). A
-///   stack deeper than [`GROUPED_INFERENCE_MAX_LAYERS`] infers in one group: its forwards in
-///   groups ran 1.0-1.1x cuDNN's `Standard` at hidden 512 and 1.1x the wavefront's at 128.
+///   stack deeper than [`SHALLOW_STACK_MAX_LAYERS`] trains in one group up to batch
+///   [`DEEP_STACK_ONE_GROUP_MAX_BATCH`] ([30, 64, 3 x 256] in 6.4-6.5 against 7.3-7.7 in groups,
+///   `results/2026-11-27-h100-groups-rule/`) and infers in one group: its forwards in groups
+///   ran 1.0-1.1x cuDNN's `Standard` at hidden 512 and 1.1x the wavefront's at 128.
 ///
 /// A layer that [`shape_one_cluster`] runs in one cluster keeps one group (not measured in
 /// groups).
@@ -189,10 +191,10 @@ pub(super) fn shape_groups(
     (elem, train): (Operands, bool),
 ) -> usize {
     let stacked = layers > 1;
-    let deep_inference = !train && layers > GROUPED_INFERENCE_MAX_LAYERS;
-    if (stacked && (batch <= CHUNK_SAMPLES || deep_inference))
-        || shape_one_cluster(layers, hidden, batch)
-    {
+    let deep = layers > SHALLOW_STACK_MAX_LAYERS;
+    let deep_wavefront = deep && (!train || batch <= DEEP_STACK_ONE_GROUP_MAX_BATCH);
+    let wavefront = stacked && (batch <= CHUNK_SAMPLES || deep_wavefront);
+    if wavefront || shape_one_cluster(layers, hidden, batch) {
         return 1;
     }
     let most = match elem {
@@ -248,8 +250,12 @@ const WIDE_MAX_GROUPS: usize = 4;
 /// in groups.
 const WIDE_GROUPS_MAX_BATCH: usize = 64;
 
-/// See [`shape_groups`]: the deepest stack that infers in groups.
-const GROUPED_INFERENCE_MAX_LAYERS: usize = 2;
+/// See [`shape_groups`]: the deepest stack that infers in groups, and trains in them from batch
+/// [`CHUNK_SAMPLES`].
+const SHALLOW_STACK_MAX_LAYERS: usize = 2;
+
+/// See [`shape_groups`].
+const DEEP_STACK_ONE_GROUP_MAX_BATCH: usize = 64;
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
 /// non-portable attribute).
@@ -1040,9 +1046,11 @@ mod tests {
             (1, 1024, 32, Bf16, true, 2),
             (1, 650, 64, Bf16, false, 4),
             (1, 1024, 128, Bf16, true, 1),
-            // Stacks: past one chunk, and deeper than two layers only in training.
+            // Stacks: past one chunk, and deeper than two layers only in training past batch 64.
             (2, 512, 32, Bf16, true, 1),
             (2, 512, 128, Bf16, false, 8),
+            (2, 200, 64, Bf16, true, 8),
+            (3, 256, 64, Bf16, true, 1),
             (3, 512, 128, Bf16, true, 8),
             (3, 512, 128, Bf16, false, 1),
             (3, 1024, 128, Bf16, true, 1),

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# On the GPU machine, binaries of scripts/devbin.sh DIR at main after the batch-group rule of
+# results/2026-11-27-h100-groups-rule/ and its follow-ups, which have not run on a GPU: stacks
+# deeper than two layers keep one group (the wavefront) up to batch 64, and the default-kernel
+# GPU test's stacks at batches 61 and 64. Rename this folder to its date and GPU once it has run.
+#   tests: the op's GPU tests;
+#   synccheck: compute-sanitizer synccheck on the small batch-group test (8 groups);
+#   gpu_check: gpu_check --persistent with the rule's groups (7 and 8 groups of odd sizes);
+#   stacks: stacks at batches 64-128, the default against ours in one group, in 8 groups and
+#           cuDNN's Standard (graphed training | forward, µs an example, bf16).
+#   results/pending-groups-rule-check/run.sh DIR OUT tests|synccheck|gpu_check|stacks
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2 PART=$3
+source scripts/on-gpu.sh
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+how="--no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct"
+one() {  # groups cell shape variant -> "train forward"
+  CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" $how --mode $2 --shape $3 --variants $4 \
+    2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+}
+case $PART in
+tests)
+  stamp "GPU tests"
+  RNN_TEST_REQUIRE_GPU=1 timeout 330 "$D/op-gpu-tests" --test-threads=1 > "$OUT/tests.log" 2>&1
+  echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | head
+  ;;
+synccheck)
+  stamp synccheck
+  RNN_TEST_REQUIRE_GPU=1 timeout 200 "$CS" --tool synccheck --num-cuda-barriers 64 \
+    "$D/op-gpu-tests" --test-threads=1 persistent_batch_groups > "$OUT/sanitizer-synccheck.log" 2>&1
+  echo "rc=$?"; grep -E "ERROR SUMMARY|^test result" "$OUT/sanitizer-synccheck.log"
+  ;;
+gpu_check)
+  stamp "gpu_check --persistent"
+  timeout 560 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check.log" 2>&1
+  echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
+  grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+  ;;
+stacks)
+  stamp "the default | ours in 1 | 8 groups | Standard"
+  for s in 3,64,30,256 3,64,30,512 3,96,30,512 2,64,35,200 4,128,30,256; do
+    for cell in lstm gru; do
+      echo "$cell [$s] | $(one "" $cell $s op-bf16-default) | $(one 1 $cell $s op-bf16-persistent)" \
+        "| $(one 8 $cell $s op-bf16-persistent) | $(one "" $cell $s op-bf16-standard)"
+    done
+  done | tee "$OUT/stacks.txt"
+  ;;
+esac
+stamp done

@@ -1,10 +1,34 @@
 # Sourced by the scripts a GPU machine runs on binaries of scripts/devbin.sh: with D (the
 # binaries' folder) and OUT (where results go) set, makes OUT absolute, sources D/gpu-env.sh
 # (its output in OUT/env.txt), unpacks the binaries that are not unpacked yet and defines
-# `stamp` (a timestamped progress line) and CS (compute-sanitizer's path, empty without one).
+# `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
 for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
 stamp() { echo "[$(date +%T)] $*"; }
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+
+# The op's GPU tests (arguments: a name filter, if any) into OUT/tests.log; prints the verdicts.
+gpu_tests() {
+  RNN_TEST_REQUIRE_GPU=1 timeout 330 "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests.log" 2>&1
+  echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | head
+}
+
+# `gpu_check --persistent` into OUT/gpu_check.log; prints the verdicts and the rows ok.
+gpu_check_persistent() {
+  timeout 560 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check.log" 2>&1
+  echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
+  grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+}
+
+# One bench_grid row as "train forward" (graphed training with the input's gradient, then the
+# forward, µs an example): GROUPS (CANDLE_RNN_PERSISTENT_GROUPS, empty for the rule's), CELL,
+# SHAPE (L,B,T,H), VARIANT.
+bench_us() {
+  CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" --no-loop --graph --loss sum \
+    --input-grad --reps 10 --warmup 5 --api direct --mode "$2" --shape "$3" --variants "$4" \
+    2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+}

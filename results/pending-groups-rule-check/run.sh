@@ -15,17 +15,9 @@ cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-how="--no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct"
-one() {  # groups cell shape variant -> "train forward"
-  CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" $how --mode $2 --shape $3 --variants $4 \
-    2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
-}
 case $PART in
 tests)
-  stamp "GPU tests"
-  RNN_TEST_REQUIRE_GPU=1 timeout 330 "$D/op-gpu-tests" --test-threads=1 > "$OUT/tests.log" 2>&1
-  echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | head
+  stamp "GPU tests"; gpu_tests
   ;;
 synccheck)
   stamp synccheck
@@ -34,17 +26,14 @@ synccheck)
   echo "rc=$?"; grep -E "ERROR SUMMARY|^test result" "$OUT/sanitizer-synccheck.log"
   ;;
 gpu_check)
-  stamp "gpu_check --persistent"
-  timeout 560 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check.log" 2>&1
-  echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
-  grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+  stamp "gpu_check --persistent"; gpu_check_persistent
   ;;
 stacks)
   stamp "the default | ours in 1 | 8 groups | Standard"
   for s in 3,64,30,256 3,64,30,512 3,96,30,512 2,64,35,200 4,128,30,256; do
     for cell in lstm gru; do
-      echo "$cell [$s] | $(one "" $cell $s op-bf16-default) | $(one 1 $cell $s op-bf16-persistent)" \
-        "| $(one 8 $cell $s op-bf16-persistent) | $(one "" $cell $s op-bf16-standard)"
+      echo "$cell [$s] | $(bench_us "" $cell $s op-bf16-default) | $(bench_us 1 $cell $s op-bf16-persistent)" \
+        "| $(bench_us 8 $cell $s op-bf16-persistent) | $(bench_us "" $cell $s op-bf16-standard)"
     done
   done | tee "$OUT/stacks.txt"
   ;;

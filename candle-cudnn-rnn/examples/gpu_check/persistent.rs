@@ -147,6 +147,9 @@ fn check_cell(
         (1, 128, 30, 512, 1024),
         (1, 256, 10, 64, 512),
         (2, 77, 12, 96, 200),
+        // A training stack of three layers past batch 64: in batch groups, layer by layer
+        // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).
+        (3, 96, 6, 64, 128),
     ];
     let mut rows = Vec::new();
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {

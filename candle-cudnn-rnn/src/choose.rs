@@ -168,8 +168,10 @@ fn ours_lead(
             || ours_lead_in_chunks(call, dims, train, launch)
             || ours_lead_stack_in_chunks(call, dims, (one_launch, train))))
         || ours_lead_in_groups(call, dims, (dtype, train));
-    // Eagerly, where f16 `PersistStatic` leads a stack (its forward at [30, 128, 3 x 512] ran
-    // beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps it.
+    // Eagerly, where f16 `PersistStatic` leads a stack that ours run in one group (its forward
+    // at [30, 128, 3 x 512] ran beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps
+    // it; in batch groups ours ran that forward 1.7x faster than in one (graphed,
+    // `results/2026-11-27-h100-deep-stacks/`), and lead.
     let eagerly = launch == Launch::Eager
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
         && !persist_static;
@@ -271,15 +273,18 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// the batch split into independent recurrences on blocks of their own; a stack then runs layer
 /// by layer), ours lead its training, graphed and eager, at every batch they take, and its
 /// inference up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]; stacks up to
-/// [`OURS_LEAD_GROUPED_STACK_MAX_BATCH`] (those deeper than two layers train in groups past batch
-/// 64 and infer in one group). Graphed on an H100, bf16, µs an example against cuDNN's `Standard`
-/// (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512] 3.8-4.2 against 6.7-7.2,
+/// [`OURS_LEAD_GROUPED_STACK_MAX_BATCH`] (those deeper than two layers take groups by the
+/// hidden size and the batch, `persistent::kernel`'s `shape_groups`). Graphed on an H100, bf16,
+/// µs an example against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512] 3.8-4.2 against 6.7-7.2,
 /// [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128] 1.3 against 2.6, [30, 256, 512]
 /// 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against 1.46-1.56; forwards at batch 128
 /// 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128 but 0.95-1.08x at 512. Stacks
 /// (`results/2026-11-27-h100-groups-sanitize/`): training [30, 128, 3 x 512] 7.3-8.1 against
 /// 8.1-8.7, [200, 128, 3 x 512] 0.88-0.91x, [30, 128, 3 x 128] 0.76-0.80x, [35, 64, 2 x 650]
-/// 0.41-0.53x; forwards of two layers 0.45-0.91x; at [30, 64, 1024] 7.5 against 10.6.
+/// 0.41-0.53x; forwards of two layers 0.45-0.91x; at [30, 64, 1024] 7.5 against 10.6. Forwards
+/// of three layers in 8 groups (`results/2026-11-27-h100-deep-stacks/`): [30, 128, 3 x 512]
+/// 2.6-3.1 against 3.2-3.4, [200, 128, 3 x 512] 16.5-18.8 against 18.9-20.1, [30, 128, 3 x 256]
+/// 1.9 against 2.3-2.5, [30, 96, 3 x 512] 3.7 against 4.6.
 fn ours_lead_in_groups(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
     let shape = (dims.num_layers, dims.hidden_size, call.batch);
     let grouped = call.batch > CHUNK_SAMPLES && batch_groups(shape, (dtype, train)) > 1;
@@ -317,7 +322,10 @@ const OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH: usize = 64;
 /// their backward in one launch (the forward's two-stage tile does not fit, so it runs layer by
 /// layer): they trained in 0.48-0.74x of cuDNN's time (graphed; their forwards 0.67-0.95x,
 /// `results/2026-11-26-h200-batch64/`), which is why training asks only the backward; their
-/// inference stays on cuDNN (its forward unmeasured eagerly).
+/// inference stays on cuDNN (its forward unmeasured eagerly). A forward in one launch also led
+/// up to batch [`OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH`]: graphed, µs an example against
+/// `Standard`'s, [30, 128, 3 x 128] 1.31-1.36 against 1.91-2.02 and [30, 128, 4 x 256] 2.44
+/// against 3.28 (bf16, H100, `results/2026-11-27-h100-deep-stacks/`).
 fn ours_lead_stack_in_chunks(
     call: &Call,
     dims: &RnnDims,
@@ -327,13 +335,20 @@ fn ours_lead_stack_in_chunks(
         true => one_launch.backward,
         false => one_launch.forward,
     };
+    let max_batch = match train {
+        true => OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH,
+        false => OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH,
+    };
     slower_pass
-        && call.batch <= OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH
+        && call.batch <= max_batch
         && dims.num_layers * dims.hidden_size <= OURS_LEAD_STACK_IN_CHUNKS_MAX_UNITS
 }
 
 /// See [`ours_lead_stack_in_chunks`]: the largest batch measured ahead of cuDNN.
 const OURS_LEAD_STACK_IN_CHUNKS_MAX_BATCH: usize = 64;
+
+/// See [`ours_lead_stack_in_chunks`]: the largest batch of a forward measured ahead of cuDNN.
+const OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH: usize = 128;
 
 /// Eagerly, past batch 32, ours also lead stacks of up to [`OURS_LEAD_EAGER_STACK_MAX_UNITS`]
 /// units at batches up to [`OURS_LEAD_EAGER_STACK_MAX_BATCH`] (in training where the backward
@@ -1313,7 +1328,8 @@ mod tests {
         // Deeper stacks need every pass in one launch, or batch groups.
         assert!(!backward_only(lstm(3, 256), 32, true));
         assert_eq!(deep(lstm(3, 512), 61, DType::BF16, true), (false, s));
-        assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (false, s));
+        assert_eq!(deep(lstm(3, 512), 64, DType::BF16, true), (true, s));
+        assert_eq!(deep(lstm(3, 256), 96, DType::BF16, false), (true, s));
         assert_eq!(deep(lstm(3, 512), 96, DType::BF16, true), (true, s));
         assert_eq!(deep(lstm(2, 512), 127, DType::BF16, true), (false, s));
         // f16 training below batch 8: never cuDNN's persistent kernels.
@@ -1386,7 +1402,8 @@ mod tests {
             )
         };
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::F16), (false, ps));
-        assert_eq!(infer_cudnn(lstm(3, 512), 128, DType::F16), (false, ps));
+        // But a stack in batch groups is ours (`deep-stacks`).
+        assert_eq!(infer_cudnn(lstm(3, 512), 128, DType::F16), (true, ps));
         assert_eq!(infer_cudnn(lstm(1, 1024), 128, DType::F16), (false, s));
         assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (false, s));
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::BF16), (true, s));
@@ -1494,19 +1511,29 @@ mod tests {
         assert_eq!(both(dims(lstm, 1, 256), 77, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 79, (bf16, true), one), (p, s));
         assert_eq!(both(dims(lstm, 1, 1024), 128, (bf16, true), one), (s, s));
-        // Stacks past batch 32 train in batch groups, layer by layer, up to batch 128
-        // (`groups-sanitize`), deeper than two layers past batch 64 (`groups-rule`); those infer
-        // in one group: eagerly ours up to 3 x 512 at batch 128, graphed `Standard`.
+        // Stacks past batch 32 run in batch groups, layer by layer, up to batch 128
+        // (`groups-sanitize`); deeper than two layers past hidden 256, or past batch 64 in
+        // training and hidden 128 in inference (`deep-stacks`). Inference in groups is ours.
         let l3 = dims(lstm, 3, 512);
         assert_eq!(both(l3, 128, (bf16, true), one), (p, p));
         assert_eq!(both(l3, 128, (f16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 512), 128, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 256), 128, (bf16, false), one), (p, p));
+        // Not f16 `PersistStatic`, which keeps a stack's eager inference in one group.
+        assert_eq!(both(l3, 128, (f16, false), one), (p, p));
+        assert_eq!(both(l3, 64, (bf16, true), one), (p, p));
+        // In one group, a stack whose forward runs in one launch infers on ours up to batch
+        // 128; one whose backward alone does trains on ours graphed up to batch 64.
+        let forward_only = OneLaunch {
+            forward: true,
+            backward: false,
+        };
+        let l3_128 = dims(lstm, 3, 128);
+        assert_eq!(both(l3_128, 128, (bf16, false), forward_only), (p, p));
         assert_eq!(
-            both(dims(gru, 3, 512), 128, (bf16, false), backward_only),
+            both(dims(lstm, 3, 256), 64, (bf16, true), backward_only),
             (p, s)
         );
-        // f16 `PersistStatic` keeps the LSTM stack's eager inference.
-        assert_eq!(both(l3, 128, (f16, false), backward_only), (ps, s));
-        assert_eq!(both(l3, 64, (bf16, true), backward_only), (p, s));
         assert_eq!(both(l3, 96, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 3, 1024), 128, (bf16, true), one), (s, s));
         assert_eq!(both(l3, 256, (bf16, true), backward_only), (s, s));

@@ -179,10 +179,14 @@ pub(super) const GROUP_WORDS: usize = 8;
 /// - a stack in groups runs layer by layer (the wavefront takes one group): that led at batches
 ///   past [`CHUNK_SAMPLES`] ([30, 128, 3 x 512] trained in 8.1 against the wavefront's 14.0 and
 ///   cuDNN's 8.7), the wavefront at 32 and below (12.6 against 18.7 at [30, 32, 3 x 512]). A
-///   stack deeper than [`SHALLOW_STACK_MAX_LAYERS`] trains in one group up to batch
-///   [`DEEP_STACK_ONE_GROUP_MAX_BATCH`] ([30, 64, 3 x 256] in 6.4-6.5 against 7.3-7.7 in groups,
-///   `results/2026-11-27-h100-groups-rule/`) and infers in one group: its forwards in groups
-///   ran 1.0-1.1x cuDNN's `Standard` at hidden 512 and 1.1x the wavefront's at 128.
+///   stack deeper than [`SHALLOW_STACK_MAX_LAYERS`] up to hidden
+///   [`DEEP_STACK_ONE_GROUP_MAX_HIDDEN`] runs in one group up to batch
+///   [`DEEP_STACK_ONE_GROUP_MAX_BATCH`], and infers in one past it up to hidden
+///   [`DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN`]: training | forward, µs an example, one group
+///   against 8 (`results/2026-11-27-h100-deep-stacks/`), [30, 64, 3 x 256] 6.4 | 2.5 against
+///   7.3-7.8 | 3.1-3.2, [30, 64, 4 x 256] 7.2 | 2.5-2.6 against 9.8-10.3 | 3.9-4.4, [30, 128,
+///   3 x 128] forwards 1.3-1.4 against 1.5-1.6; but [30, 64, 3 x 512] 13.5-13.9 | 6.0-6.1
+///   against 9.6-10.6 | 3.8-4.4, and [30, 128, 3 x 256] forwards 2.2-2.3 against 1.9.
 ///
 /// A layer that [`shape_one_cluster`] runs in one cluster keeps one group (not measured in
 /// groups).
@@ -192,7 +196,10 @@ pub(super) fn shape_groups(
 ) -> usize {
     let stacked = layers > 1;
     let deep = layers > SHALLOW_STACK_MAX_LAYERS;
-    let deep_wavefront = deep && (!train || batch <= DEEP_STACK_ONE_GROUP_MAX_BATCH);
+    let narrow = hidden <= DEEP_STACK_ONE_GROUP_MAX_HIDDEN;
+    let narrow_inference = !train && hidden <= DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN;
+    let deep_wavefront =
+        deep && narrow && (batch <= DEEP_STACK_ONE_GROUP_MAX_BATCH || narrow_inference);
     let wavefront = stacked && (batch <= CHUNK_SAMPLES || deep_wavefront);
     if wavefront || shape_one_cluster(layers, hidden, batch) {
         return 1;
@@ -250,12 +257,19 @@ const WIDE_MAX_GROUPS: usize = 4;
 /// in groups.
 const WIDE_GROUPS_MAX_BATCH: usize = 64;
 
-/// See [`shape_groups`]: the deepest stack that infers in groups, and trains in them from batch
-/// [`CHUNK_SAMPLES`].
+/// See [`shape_groups`]: the deepest stack that runs in groups from batch [`CHUNK_SAMPLES`]
+/// whatever its hidden size.
 const SHALLOW_STACK_MAX_LAYERS: usize = 2;
 
 /// See [`shape_groups`].
 const DEEP_STACK_ONE_GROUP_MAX_BATCH: usize = 64;
+
+/// See [`shape_groups`]: the widest deep stack that runs in one group.
+const DEEP_STACK_ONE_GROUP_MAX_HIDDEN: usize = 256;
+
+/// See [`shape_groups`]: the widest deep stack that infers in one group past batch
+/// [`DEEP_STACK_ONE_GROUP_MAX_BATCH`].
+const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
 /// non-portable attribute).
@@ -1046,13 +1060,22 @@ mod tests {
             (1, 1024, 32, Bf16, true, 2),
             (1, 650, 64, Bf16, false, 4),
             (1, 1024, 128, Bf16, true, 1),
-            // Stacks: past one chunk, and deeper than two layers only in training past batch 64.
+            // Stacks: past one chunk; deeper than two layers up to hidden 256 past batch 64, and
+            // in inference past hidden 128.
             (2, 512, 32, Bf16, true, 1),
             (2, 512, 128, Bf16, false, 8),
             (2, 200, 64, Bf16, true, 8),
             (3, 256, 64, Bf16, true, 1),
+            (3, 256, 64, Bf16, false, 1),
+            (3, 512, 32, Bf16, true, 1),
+            (3, 512, 64, Bf16, true, 8),
+            (3, 512, 64, Bf16, false, 8),
+            (3, 256, 128, Bf16, true, 8),
+            (3, 256, 128, Bf16, false, 8),
+            (3, 128, 128, Bf16, true, 8),
+            (3, 128, 128, Bf16, false, 1),
             (3, 512, 128, Bf16, true, 8),
-            (3, 512, 128, Bf16, false, 1),
+            (3, 512, 128, Bf16, false, 8),
             (3, 1024, 128, Bf16, true, 1),
         ] {
             assert_eq!(

@@ -2,7 +2,7 @@
 # On the GPU machine, binaries of scripts/devbin.sh DIR at main after the batch-group rule of
 # results/2026-11-27-h100-groups-rule/ and its follow-ups, which have not run on a GPU: stacks
 # deeper than two layers keep one group (the wavefront) up to batch 64, and the default-kernel
-# GPU test's stacks at batches 61 and 64. Rename this folder to its date and GPU once it has run.
+# GPU test's stacks at batches 61 and 64.
 #   tests: the op's GPU tests;
 #   synccheck: compute-sanitizer synccheck on the small batch-group test (8 groups);
 #   gpu_check: gpu_check --persistent with the rule's groups (7 and 8 groups of odd sizes);

@@ -172,7 +172,10 @@ pub(super) const GROUP_WORDS: usize = 8;
 /// - up to hidden [`GROUPS_MAX_HIDDEN`], one group per [`GROUP_SAMPLES`] samples, up to
 ///   [`MAX_GROUPS`] ([`TF32_MAX_GROUPS`] in TF32, whose tiles are twice the size): bf16 GRU
 ///   [30, 32, 512] trained in 5.8 µs an example in 4 groups against 6.4 in one, LSTM
-///   [30, 128, 512] in 2.5 in 8 against 2.8 in 4; batch 8 was faster in one;
+///   [30, 128, 512] in 2.5 in 8 against 2.8 in 4; batch 8 was faster in one; up to hidden
+///   [`SMALL_GROUPS_MAX_HIDDEN`] from batch [`CHUNK_SAMPLES`], one per [`SMALL_GROUP_SAMPLES`]
+///   (LSTM and GRU [30, 32, 128] 3.99-4.06 | 1.72-1.75 µs an example, training | forward, in 8
+///   groups against 4.11-4.24 | 1.78-1.82 in 4, `results/2026-11-27-h100-groups-rule-check/`);
 /// - past it, one per [`WIDE_GROUP_SAMPLES`], up to [`WIDE_MAX_GROUPS`], at batches up to
 ///   [`WIDE_GROUPS_MAX_BATCH`]: [30, 64, 1024] 0.73-0.77x of one group's time, but [30, 128,
 ///   1024] 1.05-1.09x;
@@ -208,8 +211,12 @@ pub(super) fn shape_groups(
         Operands::Tf32 => TF32_MAX_GROUPS,
         Operands::Bf16 | Operands::F16 => MAX_GROUPS,
     };
+    let samples = match hidden <= SMALL_GROUPS_MAX_HIDDEN && batch >= CHUNK_SAMPLES {
+        true => SMALL_GROUP_SAMPLES,
+        false => GROUP_SAMPLES,
+    };
     match hidden <= GROUPS_MAX_HIDDEN {
-        true => (batch / GROUP_SAMPLES).clamp(1, most),
+        true => (batch / samples).clamp(1, most),
         false if batch <= WIDE_GROUPS_MAX_BATCH => {
             (batch / WIDE_GROUP_SAMPLES).clamp(1, most.min(WIDE_MAX_GROUPS))
         }
@@ -240,6 +247,13 @@ fn most_dividing(groups: usize, batch: usize) -> usize {
 
 /// See [`shape_groups`]: the samples of a group up to hidden [`GROUPS_MAX_HIDDEN`].
 const GROUP_SAMPLES: usize = 8;
+
+/// See [`shape_groups`].
+const SMALL_GROUPS_MAX_HIDDEN: usize = 128;
+
+/// See [`shape_groups`]: the samples of a group up to hidden [`SMALL_GROUPS_MAX_HIDDEN`] from
+/// batch [`CHUNK_SAMPLES`].
+const SMALL_GROUP_SAMPLES: usize = 4;
 
 /// See [`shape_groups`]: the most groups in TF32.
 const TF32_MAX_GROUPS: usize = 4;
@@ -390,12 +404,21 @@ const MULTICAST_FROM: usize = 64;
 /// faster training at [30, 32, 512] than in pairs, `results/2026-11-26-h100-block-units/`),
 /// else 2 (hidden 512-1024, 4-8% faster than 4), and 4 past hidden [`WIDE`] (PTB large's LSTM,
 /// where 2 and 4 are within half a percent and 4 keeps its results).
-/// `results/2026-11-25-h100-clusters/`.
-pub(super) fn shape_clusters(cell: Cell, hidden: usize, batch: usize) -> [usize; 2] {
+/// `results/2026-11-25-h100-clusters/`. A layer past hidden [`GROUPS_MAX_HIDDEN`] in batch
+/// groups (`grouped`; `batch` a group's) runs its backward without: [30, 32, 1024] in 2 groups
+/// trained in 0.95-0.97x of the time in clusters of 2 (LSTM 9.68 µs an example against 9.95,
+/// GRU 8.54 against 8.98), [30, 64, 1024] in 4 in the same time
+/// (`results/2026-11-27-h100-groups-rule-check/`, `results/2026-11-27-h100-wide-clusters/`).
+pub(super) fn shape_clusters(
+    cell: Cell,
+    hidden: usize,
+    (batch, grouped): (usize, bool),
+) -> [usize; 2] {
     let step_bytes = batch * cell.gates() * hidden * 2;
     let one_chunk = batch <= CHUNK_SAMPLES;
     let backward = match (step_bytes, hidden) {
         (b, _) if b < UNCLUSTERED_BELOW => 1,
+        (_, h) if grouped && h > GROUPS_MAX_HIDDEN => 1,
         (_, h) if one_chunk && h <= UNCLUSTERED_UP_TO => 1,
         (_, h) if h > WIDE => 4,
         _ => 2,
@@ -532,7 +555,7 @@ impl Plan {
             chunk: tuning.chunk,
             clusters: tuning
                 .clusters
-                .unwrap_or_else(|| shape_clusters(cell, hidden, group_batch)),
+                .unwrap_or_else(|| shape_clusters(cell, hidden, (group_batch, groups > 1))),
             one_cluster: false,
             multicast: 1,
             groups,
@@ -977,9 +1000,14 @@ mod tests {
             (Cell::Lstm, 1500, 20, 4),
             (Cell::Gru, 1500, 20, 4),
         ] {
-            let clusters = shape_clusters(cell, hidden, batch);
+            let clusters = shape_clusters(cell, hidden, (batch, false));
             assert_eq!(clusters, [1, backward], "{cell:?} {hidden} x {batch}");
         }
+        // A wide layer's batch group (16 samples of batch 32 or 64) runs without.
+        assert_eq!(shape_clusters(Cell::Lstm, 1024, (16, true)), [1, 1]);
+        assert_eq!(shape_clusters(Cell::Gru, 1024, (16, true)), [1, 1]);
+        assert_eq!(shape_clusters(Cell::Lstm, 512, (16, true)), [1, 1]);
+        assert_eq!(shape_clusters(Cell::Lstm, 512, (64, true)), [1, 2]);
     }
 
     #[test]
@@ -1051,6 +1079,10 @@ mod tests {
             (1, 512, 8, Bf16, true, 1),
             (1, 512, 16, Bf16, false, 2),
             (1, 128, 16, Bf16, true, 1),
+            (1, 128, 32, Bf16, true, 8),
+            (1, 128, 48, Bf16, false, 8),
+            (1, 128, 32, Tf32, true, 4),
+            (1, 200, 32, Bf16, true, 4),
             (1, 512, 32, Bf16, true, 4),
             (1, 200, 77, Bf16, true, 8),
             (1, 512, 128, Bf16, false, 8),

@@ -5,7 +5,7 @@
 # forwards; the machine has no Nsight Systems), ours (bf16) beside cuDNN's f16
 # PersistStaticSmallH; issue 33's and 34's 2x targets at [30, 32, 128] are furthest from met
 # there. Also each one's graphed time (bench_grid, µs an example, training | forward).
-#   results/pending-small-profile/run.sh DIR OUT
+#   results/2026-11-27-h100-small-profile/run.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -407,8 +407,8 @@ const MULTICAST_FROM: usize = 64;
 /// `results/2026-11-25-h100-clusters/`. A layer past hidden [`GROUPS_MAX_HIDDEN`] in batch
 /// groups (`grouped`; `batch` a group's) runs its backward without: [30, 32, 1024] in 2 groups
 /// trained in 0.95-0.97x of the time in clusters of 2 (LSTM 9.68 µs an example against 9.95,
-/// GRU 8.54 against 8.98), [30, 64, 1024] in 4 in the same time
-/// (`results/2026-11-27-h100-groups-rule-check/`, `results/2026-11-27-h100-wide-clusters/`).
+/// GRU 8.54 against 8.98, `results/2026-11-27-h100-groups-rule-check/`; as the default, 0.95-0.97x,
+/// `results/2026-11-27-h100-small-groups/`), [30, 64, 1024] in 4 in the same time.
 pub(super) fn shape_clusters(
     cell: Cell,
     hidden: usize,

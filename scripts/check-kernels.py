@@ -242,6 +242,15 @@ def variants():
             tag = f"h{hid} b{batch} bf16 one cluster"
             yield (f"{cell} forward {tag}", "persistent_fwd", one, "compute_90", cell)
             yield (f"{cell} backward {tag}", "persistent_bwd", one, "compute_90", cell)
+    # Its forward pushing h through distributed shared memory (PUSH, kernel.rs's Plan::push):
+    # hidden 128 at batch 32, bf16 and f16.
+    for cell in ("lstm", "gru"):
+        for elem in ("-DELEM_BF16=1", "-DELEM_BF16=0"):
+            push = ["-DHID=128", "-DBATCH=32", "-DNWARPS=8", elem, "-DUNITS=16", "-DCL=1",
+                    "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1", "-DPUSH=1"]
+            tag = "bf16" if elem.endswith("1") else "f16"
+            yield (f"{cell} forward h128 b32 {tag} one cluster pushed", "persistent_fwd", push,
+                   "compute_90", cell)
     # The forward's multicast exchange (MCAST, kernel.rs's shape_multicast): hidden 512 at batch
     # 32 in clusters of 8, 1024 in clusters of 2, an odd batch and hidden (66 at 3, which fills
     # no tile and no whole K group) in clusters of 4, and batches of several chunks (128; 77,

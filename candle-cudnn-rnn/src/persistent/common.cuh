@@ -270,6 +270,14 @@ __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
 
+// A 16-bit store into block `rank`'s shared memory at the address `p` has in this block's (the
+// forward's pushed exchange, recurrence_fwd.cu's PUSH; published by the cluster's next barrier).
+__device__ __forceinline__ void st_cluster_u16(void* p, u32 rank, u16 v) {
+    u32 remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+    asm volatile("st.shared::cluster.u16 [%0], %1;" ::"r"(remote), "h"(v) : "memory");
+}
+
 // Multicast exchange (MCAST > 1, sm_90; recurrence_fwd.cu): the launch groups the blocks in
 // thread-block clusters of MCAST, and after each step's barrier every block of a cluster copies
 // an MCAST-th of the exchanged rows from L2 with bulk copies (cp.async.bulk) multicast into the

@@ -146,6 +146,10 @@ pub(crate) struct Plan {
     /// [`shape_multicast`]; taken only where the forward runs one layer without clusters of its
     /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
+    /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward pushes each step's h
+    /// into the shared memory of every block of the cluster (`recurrence_fwd.cu`'s PUSH) instead
+    /// of exchanging it through L2: [`Tuning::push`] asks (by default not).
+    pub push: bool,
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
     /// [`Plan::blocks`] blocks (the launch's second grid dimension; `common.cuh`'s GROUPS),
@@ -301,10 +305,11 @@ pub(super) const L1_RESERVE: usize = 16 * 1024;
 /// in clusters of `cluster` blocks, as `recurrence_fwd.cu`'s `FwdTile` lays it out: the weight tile
 /// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
 /// each K group's stage of its input rows (or its sums), and with `multicast` clusters
-/// ([`Plan::multicast`]) the stage of all of h_{t-1} and its chunks' mbarriers.
+/// ([`Plan::multicast`]) the stage of all of h_{t-1} and its chunks' mbarriers, or with `push`
+/// ([`Plan::push`]) two such stages.
 pub(super) fn forward_smem(
     (units, steps): (usize, usize),
-    (cluster, multicast): (usize, usize),
+    (cluster, multicast, push): (usize, usize, bool),
     (batch, gates): (usize, usize),
 ) -> usize {
     // The input rows' columns, whole K steps.
@@ -335,9 +340,11 @@ pub(super) fn forward_smem(
     // The multicast's stage: every chunk's rows, padded to whole tensor-core tiles, of all
     // the columns.
     let chunks = batch.div_ceil(CHUNK_SAMPLES);
-    let whole = match multicast {
-        1 => 0,
-        _ => chunks * npad * (kpad + 8) * 2 + (chunks * 8).next_multiple_of(16),
+    let stage_of_all = chunks * npad * (kpad + 8) * 2;
+    let whole = match (multicast, push) {
+        (1, false) => 0,
+        (1, true) => 2 * stage_of_all,
+        _ => stage_of_all + (chunks * 8).next_multiple_of(16),
     };
     rows * (steps * 16 + 8) * 2
         + part
@@ -469,6 +476,7 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: false,
             multicast: 1,
+            push: false,
             groups: 1,
         }
     }
@@ -558,6 +566,7 @@ impl Plan {
                 .unwrap_or_else(|| shape_clusters(cell, hidden, (group_batch, groups > 1))),
             one_cluster: false,
             multicast: 1,
+            push: false,
             groups,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
@@ -569,7 +578,8 @@ impl Plan {
             .one_cluster
             .unwrap_or_else(|| shape_one_cluster(layers, hidden, batch));
         if one_cluster && major >= 9 && groups == 1 {
-            if let Some(one) = plan.in_one_cluster(dev, smem, passes) {
+            if let Some(one) = plan.in_one_cluster(dev, smem, passes, tuning.push.unwrap_or(false))
+            {
                 return Ok(one);
             }
         }
@@ -637,8 +647,16 @@ impl Plan {
 
     /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks, each
     /// reading all of K, where its blocks fit in `smem` bytes each and the GPU holds the
-    /// cluster for every pass of `passes`; `None` otherwise.
-    fn in_one_cluster(&self, dev: &CudaDevice, smem: usize, passes: &[Pass]) -> Option<Plan> {
+    /// cluster for every pass of `passes`; `None` otherwise. Its forward pushes h through
+    /// distributed shared memory ([`Plan::push`]) where `push` asks and it takes half elements
+    /// and one chunk of the batch.
+    fn in_one_cluster(
+        &self,
+        dev: &CudaDevice,
+        smem: usize,
+        passes: &[Pass],
+        push: bool,
+    ) -> Option<Plan> {
         let units = self
             .hidden
             .div_ceil(ONE_CLUSTER_MAX_BLOCKS)
@@ -648,6 +666,7 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
+            push: push && self.elem != Operands::Tf32 && self.batch <= CHUNK_SAMPLES,
             ..*self
         };
         one.buffers = one.most_buffers(smem);
@@ -812,7 +831,7 @@ impl Plan {
                 let steps = self.kpad() / 16;
                 let sizes = (self.group_batch(), self.cell.gates());
                 let units = self.units[pass as usize];
-                forward_smem((units, steps), (cluster, self.multicast), sizes)
+                forward_smem((units, steps), (cluster, self.multicast, self.push), sizes)
             }
             Pass::Backward => {
                 self.backward_smem((self.units[pass as usize], 1), cluster, self.gpad())
@@ -859,6 +878,7 @@ impl Plan {
             format!("-DCH={}", self.chunk),
             format!("-DONE_CLUSTER={}", u8::from(self.one_cluster)),
             format!("-DMCAST={}", self.pass_multicast(pass)),
+            format!("-DPUSH={}", u8::from(self.push && pass == Pass::Forward)),
             // Checked against the kernel's layout when it compiles.
             format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
         ]
@@ -877,7 +897,11 @@ impl Plan {
             self.cluster(pass),
             self.pass_multicast(pass),
             self.chunk,
-            if self.one_cluster { "_one" } else { "" },
+            match (self.one_cluster, self.push && pass == Pass::Forward) {
+                (true, true) => "_one_push",
+                (true, false) => "_one",
+                (false, _) => "",
+            },
             self.elem.name(),
         )
     }
@@ -1049,11 +1073,11 @@ mod tests {
         let steps = |words: usize| (1024 * words).div_ceil(16);
         for gates in [3, 4] {
             // bf16 fits alone; f32 (two words an element) does not, but does in pairs.
-            assert!(forward_smem((8, steps(1)), (1, 1), (32, gates)) <= H100_SMEM);
-            assert!(forward_smem((8, steps(2)), (1, 1), (32, gates)) > H100_SMEM);
-            assert!(forward_smem((8, steps(2)), (2, 1), (32, gates)) <= H100_SMEM);
+            assert!(forward_smem((8, steps(1)), (1, 1, false), (32, gates)) <= H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (1, 1, false), (32, gates)) > H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (2, 1, false), (32, gates)) <= H100_SMEM);
             // Several chunks of the batch take two stages: pairs no longer fit.
-            assert!(forward_smem((8, steps(2)), (2, 1), (128, gates)) > H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (2, 1, false), (128, gates)) > H100_SMEM);
         }
     }
 

@@ -35,6 +35,13 @@
 // stage of all of its rows and columns (each chunk's rows counted by an mbarrier of their own),
 // which every K group reads its columns of, instead of each group's own copies.
 //
+// With PUSH (1; one layer in one cluster, ONE_CLUSTER, one chunk of half elements) h_t goes
+// straight from the block that makes it into the shared memory of every block of the cluster
+// (distributed shared memory), into the stage of all of h that the next step reads, one of two
+// taken in turn by the step's parity; the cluster's barrier then publishes it. A step's
+// exchange then makes no round trip through L2 (which at small hidden sizes is most of a
+// step's time: results/2026-11-27-h100-small-profile/).
+//
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
 // each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
@@ -69,6 +76,12 @@
 #endif
 #if MCAST > 1 && (CL != 1 || defined(WAVE_LAYERS))
 #error "the multicast exchange takes one layer, without clusters of its own"
+#endif
+#ifndef PUSH
+#define PUSH 0
+#endif
+#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1 || GROUPS > 1)
+#error "the pushed exchange takes one layer of half elements in one cluster, one chunk of the batch"
 #endif
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
@@ -138,8 +151,12 @@ struct FwdTile {
     // chunk is multiplied.
     // With MCAST: the stage of all of h_{t-1} that the multicast fills, NPAD rows a chunk of
     // KPAD columns (the pitch an odd number of 16-byte chunks), then an mbarrier per chunk.
+    // With PUSH: two such stages (without mbarriers), the step's parity choosing.
     static constexpr int WPITCH = KPAD + 8;
-    static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16 : 0;
+    static constexpr int PUSH_SLOT = NCH * NPAD * WPITCH;
+    static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16
+                                       : PUSH   ? 2 * PUSH_SLOT * 2
+                                                : 0;
     static constexpr int SMEM =
         MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES + WHOLE_BYTES;
 };
@@ -233,8 +250,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     u16* const whole = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE);
     unsigned long long* const whole_bar = (unsigned long long*)(whole + NCH * NPAD * P::WPITCH);
     u32 whole_parity = 0;
-    // A K group's stage pitch: its own stage's, or the multicast's whole rows.
-    constexpr int SP = MCAST > 1 ? P::WPITCH : HSP;
+    // A K group's stage pitch: its own stage's, or the multicast's (or pushed) whole rows.
+    constexpr int SP = (MCAST > 1 || PUSH) ? P::WPITCH : HSP;
     const u32 rank = cluster_rank();
     const int u0 = bl * UB, cu0 = (bl / CL) * CU;
     const int kb0 = rank * KSB * 16;  // the block's first column of its input rows
@@ -335,6 +352,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // (results/2026-11-27-h100-mcast-racecheck/).
     if (MCAST > 1 && tid == 0)
         for (int ch = 0; ch < NCH; ++ch) mbar_init(whole_bar + ch);
+    // The pushed stages start as zeros: their rows past the batch and columns past HID, which
+    // the products read, are never written.
+    if (PUSH)
+        for (int q = tid; q < P::PUSH_SLOT; q += THREADS) ((u32*)whole)[q] = 0u;
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared
@@ -342,8 +363,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // racecheck cannot see that).
     cluster_sync();
 #endif
-    // The same for the multicast, whose mbarriers are then initialised.
-    if (MCAST > 1) cluster_barrier();
+    // The same for the multicast, whose mbarriers are then initialised, and for the pushed
+    // exchange, whose stages are then zeros.
+    if (MCAST > 1 || PUSH) cluster_barrier();
 
     // A step's input projection (the lowest layer's; an upper layer's are zeros). In one layer
     // with one chunk of the batch (PREFETCH_X) it is loaded a step ahead, while the block waits
@@ -412,7 +434,11 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The chunk's stage (with several chunks, the two in turn).
                 const int here = ch % 2 * STAGE_STRIDE, there = (ch + 1) % 2 * STAGE_STRIDE;
                 unsigned char* const group_region = group_first + here;
-                u16* const hs = MCAST > 1 ? whole + ch * NPAD * P::WPITCH + kw0 : (u16*)group_region;
+                // The pushed stage of h_{t-1}: the one wave step s - 1 wrote (at step 0, h_0's).
+                u16* const pushed = whole + ((s + 1) & 1) * P::PUSH_SLOT;
+                u16* const hs = MCAST > 1 ? whole + ch * NPAD * P::WPITCH + kw0
+                                : PUSH    ? pushed + ch * NPAD * P::WPITCH + kw0
+                                          : (u16*)group_region;
                 float* const red = (float*)(stage_first + here);
                 // The next chunk's copies go out now, into the other stage (which the chunk
                 // before this one left at its end), so that they land while this one is
@@ -431,17 +457,17 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     }
                     mbar_wait(whole_bar + ch, whole_parity);
                     if (ch + 1 == NCH) whole_parity ^= 1;
-                } else if (exchanged) {
+                } else if (exchanged && !PUSH) {
                     if (ch == 0) copy_chunk(0, hs);
                     if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));
-                } else {
+                } else if (!exchanged) {
                     // h_0 (rows of HID * EW 16-bit words, 4-byte aligned) or zeros; columns past
                     // HID are zero.
                     for (int q = gl; q < nb * (KW / 2); q += MG * 32) {
                         int n = q / (KW / 2), j = (q % (KW / 2)) * 2, k = kb0 + kw0 + j;
                         const u16* h0 = (const u16*)a.h0;
                         u32 v = (a.h0 && k < HID * EW) ? mma_word(*(const u32*)(h0 + (n0 + n) * (HID * EW) + k)) : 0u;
-                        if (MCAST == 1 || kw0 + j < KPAD) *(u32*)(hs + n * SP + j) = v;
+                        if ((MCAST == 1 && !PUSH) || kw0 + j < KPAD) *(u32*)(hs + n * SP + j) = v;
                     }
                 }
                 float acc[MPW][NT][4];
@@ -553,7 +579,18 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         }
                         hb[ch][it] = from_f(cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]));
                         u16* row = hx + XSLOT(s) + n * XP;
+#if PUSH
+                        // Into every block's stage of this step's parity, where the next step
+                        // reads it (none after the last step: its blocks may have left).
+                        if (t + 1 < seq) {
+                            const elem e = mma_elem(hb[ch][it]);
+                            const u16 bits = *(const u16*)&e;
+                            u16* const at = whole + (s & 1) * P::PUSH_SLOT + (ch * NPAD + nl) * P::WPITCH + u;
+                            for (u32 q = 0; q < gridDim.x; ++q) st_cluster_u16(at, q, bits);
+                        }
+#else
                         *(elem*)&row[x_h + u * EW] = mma_elem(hb[ch][it]);
+#endif
                         // The layer above reads this step's output, through dropout, next wave step.
                         if (feeds) {
                             size_t i = ((size_t)t * BROWS + first_sample() + n) * HID + u;

@@ -30,6 +30,11 @@ pub(crate) struct Tuning {
     /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits, `0` never.
     pub one_cluster: Option<bool>,
+    /// Whether a one-cluster layer's forward pushes each step's h into every block's shared
+    /// memory (`recurrence_fwd.cu`'s PUSH) instead of exchanging it through L2. `None` (the
+    /// default): not; `CANDLE_RNN_PERSISTENT_PUSH` = `1` where it can (half elements, a batch of
+    /// one chunk), `0` never.
+    pub push: Option<bool>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
     /// the planner's rule for the shape ([`super::kernel::block_units`]);
     /// `CANDLE_RNN_PERSISTENT_UNITS` = `U` (both passes) or `F,B`, positive multiples of 4, sets
@@ -67,6 +72,7 @@ impl Tuning {
         chunk: 64,
         wave: WaveTuning::Fitted,
         one_cluster: None,
+        push: None,
         units: None,
         multicast: None,
         groups: None,
@@ -123,6 +129,11 @@ impl Tuning {
             Some("0") => Some(false),
             _ => d.one_cluster,
         };
+        let push = match var("CANDLE_RNN_PERSISTENT_PUSH").as_deref().map(str::trim) {
+            Some("1") => Some(true),
+            Some("0") => Some(false),
+            _ => d.push,
+        };
         let block_units = match var("CANDLE_RNN_PERSISTENT_UNITS") {
             Some(v) => match v.split_once(',') {
                 Some((f, b)) => units(f).zip(units(b)).map(|(f, b)| [f, b]),
@@ -146,6 +157,7 @@ impl Tuning {
             chunk,
             wave,
             one_cluster,
+            push,
             units: block_units,
             multicast,
             groups,
@@ -175,11 +187,20 @@ mod tests {
                 chunk: 64,
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
+                push: None,
                 units: None,
                 multicast: None,
                 groups: None,
             }
         );
+    }
+
+    #[test]
+    fn the_pushed_exchange_only_when_asked() {
+        let push = |v| with(&[("CANDLE_RNN_PERSISTENT_PUSH", v)]).push;
+        assert_eq!(push("1"), Some(true));
+        assert_eq!(push(" 0 "), Some(false));
+        assert_eq!(push("yes"), None);
     }
 
     #[test]

@@ -148,7 +148,7 @@ pub(crate) struct Plan {
     pub multicast: usize,
     /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward pushes each step's h
     /// into the shared memory of every block of the cluster (`recurrence_fwd.cu`'s PUSH) instead
-    /// of exchanging it through L2: [`Tuning::push`] asks (by default not).
+    /// of exchanging it through L2: [`Tuning::push`] asks, by default [`ONE_CLUSTER_PUSHES`].
     pub push: bool,
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
@@ -292,6 +292,14 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 /// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
 /// non-portable attribute).
 pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
+
+/// Whether a one-cluster plan's forward pushes h through distributed shared memory where it
+/// can ([`Plan::push`]: half elements, one chunk of the batch): on every one-cluster shape
+/// measured it took 0.97-1.0x of the exchange through L2's time, graphed, bf16 (forwards of
+/// [30, 8, 256] 7.78-7.90 µs an example against 7.92-8.15, GRU [30, 32, 64] 1.82 against
+/// 1.88-1.90; training 0.98-1.0x), `results/2026-11-27-h100-push/`. A step's exchange is not
+/// what a small step waits on most.
+pub(super) const ONE_CLUSTER_PUSHES: bool = true;
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
 pub(super) const MAX_BUFFERS: usize = 8;
@@ -578,8 +586,8 @@ impl Plan {
             .one_cluster
             .unwrap_or_else(|| shape_one_cluster(layers, hidden, batch));
         if one_cluster && major >= 9 && groups == 1 {
-            if let Some(one) = plan.in_one_cluster(dev, smem, passes, tuning.push.unwrap_or(false))
-            {
+            let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
+            if let Some(one) = plan.in_one_cluster(dev, smem, passes, push) {
                 return Ok(one);
             }
         }

@@ -31,9 +31,10 @@ pub(crate) struct Tuning {
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits, `0` never.
     pub one_cluster: Option<bool>,
     /// Whether a one-cluster layer's forward pushes each step's h into every block's shared
-    /// memory (`recurrence_fwd.cu`'s PUSH) instead of exchanging it through L2. `None` (the
-    /// default): not; `CANDLE_RNN_PERSISTENT_PUSH` = `1` where it can (half elements, a batch of
-    /// one chunk), `0` never.
+    /// memory (`recurrence_fwd.cu`'s PUSH) instead of exchanging it through L2, where it can
+    /// (half elements, a batch of one chunk). `None` (the default): the planner's
+    /// ([`super::kernel::ONE_CLUSTER_PUSHES`]); `CANDLE_RNN_PERSISTENT_PUSH` = `1` where it can,
+    /// `0` never.
     pub push: Option<bool>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
     /// the planner's rule for the shape ([`super::kernel::block_units`]);

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # On the GPU machine, binaries of scripts/devbin.sh DIR: the forward's pushed exchange
 # (recurrence_fwd.cu's PUSH: each step's h stored into the shared memory of every block of the
-# layer's one cluster, no round trip through L2), which nothing takes by default yet.
+# layer's one cluster, no round trip through L2), (by default since this run).
 #   checks: the op's persistent GPU tests with CANDLE_RNN_PERSISTENT_PUSH=1 (the rule's
 #           one-cluster shapes push), then with ONE_CLUSTER=1 too (every layer that fits in one
 #           cluster); compute-sanitizer memcheck, racecheck and synccheck on the one-layer LSTM
 #           test so (batch 1, 5 and 32, hidden 64-200);
 #   speed: graphed training | forward, µs an example, bf16, ours: the rule's plan | one cluster
 #          | one cluster pushed | the rule's.
-#   results/pending-push/run.sh DIR OUT checks|speed
+#   results/2026-11-27-h100-push/run.sh DIR OUT checks|speed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -38,8 +38,8 @@ speed)
   p=op-bf16-persistent
   for s in 1,32,30,128 1,16,30,128 1,32,30,64 1,8,30,256 1,32,30,256 1,32,200,128; do
     for cell in lstm gru; do
-      echo "$cell [$s] | $(bench_us "" $cell $s $p) | $(env $one bash -c "$(declare -f bench_us); D=$D OUT=$OUT bench_us '' $cell $s $p")" \
-        "| $(env $one $push bash -c "$(declare -f bench_us); D=$D OUT=$OUT bench_us '' $cell $s $p") | $(bench_us "" $cell $s $p)"
+      echo "$cell [$s] | $(bench_us "" $cell $s $p) | $(eval "$one bench_us '' $cell $s $p")" \
+        "| $(eval "$one $push bench_us '' $cell $s $p") | $(bench_us "" $cell $s $p)"
     done
   done | tee "$OUT/speed.txt"
   ;;

@@ -187,8 +187,9 @@ __device__ __forceinline__ void wait_acquire(const u32* counter, u32 target) {
 
 // The barrier in two halves, so that a block can store what no other block reads in between:
 // the block's arrival (after all its threads' writes so far) ...
-// With ONE_CLUSTER (1, sm_90: the whole grid is one thread-block cluster, launched so by the
-// host), the cluster's hardware barrier serves instead of the counter in memory: every thread
+// With ONE_CLUSTER (1, sm_90: each batch group's blocks, the whole grid in one group, are one
+// thread-block cluster, launched so by the host), the cluster's hardware barrier serves instead
+// of the counter in memory: every thread
 // arrives with release and waits with acquire (cluster scope covers the global memory the
 // blocks exchange through), so that no thread spins on L2.
 #if defined(ONE_CLUSTER) && ONE_CLUSTER

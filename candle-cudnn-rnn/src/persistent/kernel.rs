@@ -136,9 +136,10 @@ pub(crate) struct Plan {
     /// [`Tuning::clusters`] asks (by default [`shape_clusters`]), or smaller where those do not
     /// fit.
     pub clusters: [usize; 2],
-    /// The whole grid of each pass is one thread-block cluster whose hardware barrier serves
-    /// each step (`common.cuh`'s ONE_CLUSTER; [`Tuning::one_cluster`], by default
-    /// [`shape_one_cluster`]); `clusters` are then 1.
+    /// Each batch group's blocks (the whole grid of each pass, in one group) are one
+    /// thread-block cluster whose hardware barrier serves each step (`common.cuh`'s
+    /// ONE_CLUSTER; [`Tuning::one_cluster`], by default [`shape_one_cluster`], which keeps one
+    /// group); `clusters` are then 1.
     pub one_cluster: bool,
     /// Blocks per thread-block cluster of the forward's multicast exchange (1: none): each
     /// block copies a share of h_{t-1} from L2 into the shared memory of every block of its
@@ -585,7 +586,7 @@ impl Plan {
         let one_cluster = tuning
             .one_cluster
             .unwrap_or_else(|| shape_one_cluster(layers, hidden, batch));
-        if one_cluster && major >= 9 && groups == 1 {
+        if one_cluster && major >= 9 {
             let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
             if let Some(one) = plan.in_one_cluster(dev, smem, passes, push) {
                 return Ok(one);
@@ -653,9 +654,9 @@ impl Plan {
         Ok(plan)
     }
 
-    /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks, each
-    /// reading all of K, where its blocks fit in `smem` bytes each and the GPU holds the
-    /// cluster for every pass of `passes`; `None` otherwise. Its forward pushes h through
+    /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks per batch
+    /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
+    /// every group's cluster at once for every pass of `passes`; `None` otherwise. Its forward pushes h through
     /// distributed shared memory ([`Plan::push`]) where `push` asks and it takes half elements
     /// and one chunk of the batch.
     fn in_one_cluster(
@@ -674,14 +675,16 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
-            push: push && self.elem != Operands::Tf32 && self.batch <= CHUNK_SAMPLES,
+            push: push && self.elem != Operands::Tf32 && self.group_batch() <= CHUNK_SAMPLES,
             ..*self
         };
         one.buffers = one.most_buffers(smem);
         let fits = passes.iter().all(|&pass| {
             one.smem_bytes(pass) <= smem
                 && one.blocks(pass) <= ONE_CLUSTER_MAX_BLOCKS
-                && one.resident_clusters(dev, pass).is_some_and(|r| r >= 1)
+                && one
+                    .resident_clusters(dev, pass)
+                    .is_some_and(|r| r >= self.groups)
         });
         fits.then_some(one)
     }

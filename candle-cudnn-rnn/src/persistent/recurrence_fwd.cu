@@ -35,8 +35,9 @@
 // stage of all of its rows and columns (each chunk's rows counted by an mbarrier of their own),
 // which every K group reads its columns of, instead of each group's own copies.
 //
-// With PUSH (1; one layer in one cluster, ONE_CLUSTER, one chunk of half elements) h_t goes
-// straight from the block that makes it into the shared memory of every block of the cluster
+// With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of half
+// elements) h_t goes straight from the block that makes it into the shared memory of every block
+// of the cluster
 // (distributed shared memory), into the stage of all of h that the next step reads, one of two
 // taken in turn by the step's parity; the cluster's barrier then publishes it. A step's
 // exchange then makes no round trip through L2 (which at small hidden sizes is most of a
@@ -80,7 +81,7 @@
 #ifndef PUSH
 #define PUSH 0
 #endif
-#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1 || GROUPS > 1)
+#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1)
 #error "the pushed exchange takes one layer of half elements in one cluster, one chunk of the batch"
 #endif
 

@@ -28,7 +28,8 @@ pub(crate) struct Tuning {
     /// one, each step's barrier the cluster's hardware barrier instead of the grid-wide one in
     /// memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units each. `None` (the
     /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);
-    /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits, `0` never.
+    /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits (in batch groups, one cluster
+    /// per group), `0` never.
     pub one_cluster: Option<bool>,
     /// Whether a one-cluster layer's forward pushes each step's h into every block's shared
     /// memory (`recurrence_fwd.cu`'s PUSH) instead of exchanging it through L2, where it can

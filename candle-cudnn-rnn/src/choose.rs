@@ -275,8 +275,9 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// inference up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]; stacks up to
 /// [`OURS_LEAD_GROUPED_STACK_MAX_BATCH`] (those deeper than two layers take groups by the
 /// hidden size and the batch, `persistent::kernel`'s `shape_groups`). Graphed on an H100, bf16,
-/// µs an example against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training [30, 64, 512] 3.8-4.2 against 6.7-7.2,
-/// [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128] 1.3 against 2.6, [30, 256, 512]
+/// µs an example against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training
+/// [30, 64, 512] 3.8-4.2 against 6.7-7.2, [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128]
+/// 1.3 against 2.6, [30, 256, 512]
 /// 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against 1.46-1.56; forwards at batch 128
 /// 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128 but 0.95-1.08x at 512. Stacks
 /// (`results/2026-11-27-h100-groups-sanitize/`): training [30, 128, 3 x 512] 7.3-8.1 against

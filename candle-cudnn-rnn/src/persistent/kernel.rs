@@ -656,9 +656,9 @@ impl Plan {
 
     /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks per batch
     /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
-    /// every group's cluster at once for every pass of `passes`; `None` otherwise. Its forward pushes h through
-    /// distributed shared memory ([`Plan::push`]) where `push` asks and it takes half elements
-    /// and one chunk of the batch.
+    /// every group's cluster at once for every pass of `passes`; `None` otherwise. Its forward
+    /// pushes h through distributed shared memory ([`Plan::push`]) where `push` asks and it
+    /// takes half elements and one chunk of a group's batch.
     fn in_one_cluster(
         &self,
         dev: &CudaDevice,
@@ -800,6 +800,12 @@ impl Plan {
         }
     }
 
+    /// Whether `pass` pushes h through distributed shared memory ([`Plan::push`]; the backward
+    /// does not).
+    fn pass_push(&self, pass: Pass) -> bool {
+        self.push && pass == Pass::Forward
+    }
+
     /// A batch group's samples ([`Plan::groups`]).
     pub fn group_batch(&self) -> usize {
         self.batch / self.groups
@@ -889,7 +895,7 @@ impl Plan {
             format!("-DCH={}", self.chunk),
             format!("-DONE_CLUSTER={}", u8::from(self.one_cluster)),
             format!("-DMCAST={}", self.pass_multicast(pass)),
-            format!("-DPUSH={}", u8::from(self.push && pass == Pass::Forward)),
+            format!("-DPUSH={}", u8::from(self.pass_push(pass))),
             // Checked against the kernel's layout when it compiles.
             format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
         ]
@@ -908,7 +914,7 @@ impl Plan {
             self.cluster(pass),
             self.pass_multicast(pass),
             self.chunk,
-            match (self.one_cluster, self.push && pass == Pass::Forward) {
+            match (self.one_cluster, self.pass_push(pass)) {
                 (true, true) => "_one_push",
                 (true, false) => "_one",
                 (false, _) => "",

@@ -123,19 +123,14 @@ impl Tuning {
                 None => WaveTuning::Fitted,
             },
         };
-        let one_cluster = match var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER")
-            .as_deref()
-            .map(str::trim)
-        {
+        // A switch: `1` on, `0` off, anything else (or unset) the default's.
+        let switch = |name| match var(name).as_deref().map(str::trim) {
             Some("1") => Some(true),
             Some("0") => Some(false),
-            _ => d.one_cluster,
+            _ => None,
         };
-        let push = match var("CANDLE_RNN_PERSISTENT_PUSH").as_deref().map(str::trim) {
-            Some("1") => Some(true),
-            Some("0") => Some(false),
-            _ => d.push,
-        };
+        let one_cluster = switch("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").or(d.one_cluster);
+        let push = switch("CANDLE_RNN_PERSISTENT_PUSH").or(d.push);
         let block_units = match var("CANDLE_RNN_PERSISTENT_UNITS") {
             Some(v) => match v.split_once(',') {
                 Some((f, b)) => units(f).zip(units(b)).map(|(f, b)| [f, b]),

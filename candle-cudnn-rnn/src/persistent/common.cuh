@@ -253,6 +253,14 @@ __device__ __forceinline__ void cluster_barrier() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The address in block `rank`'s shared memory (of the cluster's shared window) of what `p` points
+// at in this block's.
+__device__ __forceinline__ u32 cluster_address(const void* p, u32 rank) {
+    u32 remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+    return remote;
+}
+
 // Thread-block clusters that split K (CL > 1): the block's rank in its cluster, the cluster's
 // barrier, and a store into block `rank`'s shared memory at the address `p` has in this block's.
 #if defined(CL) && CL > 1
@@ -263,9 +271,7 @@ __device__ __forceinline__ void cluster_sync() { cluster_barrier(); }
 // A store into block `rank`'s shared memory at the address `p` has in this block's (no round
 // trip, unlike a remote load: the cluster's next barrier publishes it).
 __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
-    u32 remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
-    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(cluster_address(p, rank)), "f"(v) : "memory");
 }
 #else
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
@@ -274,9 +280,7 @@ __device__ __forceinline__ u32 cluster_rank() { return 0; }
 // A 16-bit store into block `rank`'s shared memory at the address `p` has in this block's (the
 // forward's pushed exchange, recurrence_fwd.cu's PUSH; published by the cluster's next barrier).
 __device__ __forceinline__ void st_cluster_u16(void* p, u32 rank, u16 v) {
-    u32 remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
-    asm volatile("st.shared::cluster.u16 [%0], %1;" ::"r"(remote), "h"(v) : "memory");
+    asm volatile("st.shared::cluster.u16 [%0], %1;" ::"r"(cluster_address(p, rank)), "h"(v) : "memory");
 }
 
 // Multicast exchange (MCAST > 1, sm_90; recurrence_fwd.cu): the launch groups the blocks in

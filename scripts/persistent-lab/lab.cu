@@ -24,7 +24,7 @@ __device__ unsigned long long lab_clock[LAB_T * 8 * 256];
 __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 #define PHASE(i)                                                                       \
     do {                                                                               \
-        if (threadIdx.x == 0) {                                                        \
+        if (threadIdx.x == 0 && t >= 0 && t < LAB_T) {                                \
             unsigned long long g;                                                      \
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));                      \
             size_t at = ((size_t)blockIdx.x * LAB_T + t) * 8 + (i);                    \
@@ -93,8 +93,14 @@ int main(int argc, char** argv) {
     const char* out_file = argc > 2 ? argv[2] : nullptr;
     const char* cmp_file = argc > 3 ? argv[3] : nullptr;
     const int T = LAB_T, B = BATCH, H = HID;
+#if defined(ONE_CLUSTER) && ONE_CLUSTER
+    // Every block in one cluster, whose hardware barrier serves each step (the library's
+    // one-cluster plans: at most 8 blocks; up to 16 with the non-portable size set below).
+    const int cluster = (H + UNITS - 1) / UNITS;
+#else
     // Clusters of the kernel's own (CL) or of the forward's multicast exchange (MCAST).
     const int cluster = CL > 1 ? CL : MCAST;
+#endif
     const int blocks = (H + UNITS * cluster - 1) / (UNITS * cluster) * cluster;
     const float scale = 1.f / sqrtf((float)H);
     u16* w = upload(halves((size_t)4 * H * H, scale));
@@ -170,6 +176,7 @@ int main(int argc, char** argv) {
     out_elems = (size_t)T * B * H;
 #endif
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (cluster > 8) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(blocks);
     cfg.blockDim = dim3(THREADS);

@@ -74,7 +74,7 @@ __device__ __forceinline__ T* from_elem(T* p, size_t at) {
 // PHASE(i) marks the end of phase i of a step for a timing harness that defines it (see
 // scripts/persistent-lab/); the library's builds leave it empty.
 #ifndef PHASE
-#define PHASE(i)
+#define PHASE(i) do {} while (0)
 #endif
 
 __device__ __forceinline__ u32 smem_addr(const void* p) {
@@ -277,10 +277,32 @@ __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
 
-// A 16-bit store into block `rank`'s shared memory at the address `p` has in this block's (the
-// forward's pushed exchange, recurrence_fwd.cu's PUSH; published by the cluster's next barrier).
-__device__ __forceinline__ void st_cluster_u16(void* p, u32 rank, u16 v) {
-    asm volatile("st.shared::cluster.u16 [%0], %1;" ::"r"(cluster_address(p, rank)), "h"(v) : "memory");
+// The forward's pushed exchange (recurrence_fwd.cu's PUSH): each lane holds one unit's 16-bit
+// value (`bits`, in the low half), consecutive lanes consecutive units of a sample. Lanes `lead`
+// (VEC-aligned units: 8 or 4) store their VEC lanes' values, gathered by shuffles (every lane of
+// the warp calls this), at `p`'s address in the shared memory of every block of the cluster
+// (`blocks`), each store completing its bytes of the transaction that the block's mbarrier at
+// `bar`'s address counts. st.async: nothing waits for it here, and the receiver's acquire on the
+// mbarrier sees it. (The stores' bytes, not their count, take the time: the backward's gate
+// gradients, four times h's bytes, pushed so took longer than the barrier they replace,
+// results/2026-11-27-h100-small-phases/.)
+template <int VEC>
+__device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32 blocks, u32 bits, bool lead) {
+    static_assert(VEC == 4 || VEC == 8, "4 or 8 units a store");
+    const u32 w0 = bits | __shfl_down_sync(0xffffffffu, bits, 1) << 16;
+    const u32 w1 = __shfl_down_sync(0xffffffffu, w0, 2);
+    const u32 w2 = VEC > 4 ? __shfl_down_sync(0xffffffffu, w0, 4) : 0u;
+    const u32 w3 = VEC > 4 ? __shfl_down_sync(0xffffffffu, w0, 6) : 0u;
+    if (!lead) return;
+    for (u32 q = 0; q < blocks; ++q) {
+        const u32 at = cluster_address(p, q), b = cluster_address(bar, q);
+        if (VEC == 8)
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+                         ::"r"(at), "r"(w0), "r"(w1), "r"(w2), "r"(w3), "r"(b) : "memory");
+        else
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
+                         ::"r"(at), "r"(w0), "r"(w1), "r"(b) : "memory");
+    }
 }
 
 // Multicast exchange (MCAST > 1, sm_90; recurrence_fwd.cu): the launch groups the blocks in
@@ -312,6 +334,15 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
         "{\n\t.reg .pred p;\n"
         "MBAR_WAIT_%=:\n\t"
         "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+        "@!p bra MBAR_WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+
+// The same with acquire at the cluster's scope: for bytes that other blocks' st.async stored.
+__device__ __forceinline__ void mbar_wait_cluster(unsigned long long* bar, u32 parity) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n"
+        "MBAR_WAIT_%=:\n\t"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
         "@!p bra MBAR_WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 

@@ -148,8 +148,9 @@ pub(crate) struct Plan {
     /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
     /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward pushes each step's h
-    /// into the shared memory of every block of the cluster (`recurrence_fwd.cu`'s PUSH) instead
-    /// of exchanging it through L2: [`Tuning::push`] asks, by default [`ONE_CLUSTER_PUSHES`].
+    /// into the shared memory of every block of the cluster (`recurrence_fwd.cu`'s PUSH), where
+    /// mbarriers count it in and no barrier separates the steps, instead of exchanging it
+    /// through L2: [`Tuning::push`] asks, by default [`ONE_CLUSTER_PUSHES`].
     pub push: bool,
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
@@ -295,11 +296,12 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 
 /// Whether a one-cluster plan's forward pushes h through distributed shared memory where it
-/// can ([`Plan::push`]: half elements, one chunk of the batch): on every one-cluster shape
-/// measured it took 0.97-1.0x of the exchange through L2's time, graphed, bf16 (forwards of
-/// [30, 8, 256] 7.78-7.90 µs an example against 7.92-8.15, GRU [30, 32, 64] 1.82 against
-/// 1.88-1.90; training 0.98-1.0x), `results/2026-11-27-h100-push/`. A step's exchange is not
-/// what a small step waits on most.
+/// can ([`Plan::push`]: half elements, one chunk of the batch), with no barrier between the
+/// steps: graphed bf16 forwards took 0.60-0.93x the time of the exchange through L2 behind the
+/// cluster's barrier ([30, 8, 256] 6.84 µs an example against 8.18, [30, 32, 128] in 8 groups
+/// 1.03-1.19 against 1.52-1.62; training 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The
+/// barrier's release, which waits for the stores before it, had taken a third of a small step
+/// (`results/2026-11-27-h100-small-phases/`).
 pub(super) const ONE_CLUSTER_PUSHES: bool = true;
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
@@ -352,7 +354,7 @@ pub(super) fn forward_smem(
     let stage_of_all = chunks * npad * (kpad + 8) * 2;
     let whole = match (multicast, push) {
         (1, false) => 0,
-        (1, true) => 2 * stage_of_all,
+        (1, true) => 2 * stage_of_all + 16,
         _ => stage_of_all + (chunks * 8).next_multiple_of(16),
     };
     rows * (steps * 16 + 8) * 2

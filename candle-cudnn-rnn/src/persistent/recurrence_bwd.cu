@@ -321,6 +321,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         // results/2026-11-23-h100-chunk-jit/lab/).
         grid_arrive(counter);
         if (active) {
+            PHASE(6);
 #pragma unroll
             for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
@@ -344,6 +345,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #ifndef WAVE_LAYERS
         if (t - 1 >= 0 && t - 1 < seq) load_step(t - 1);
 #endif
+        if (active) PHASE(7);
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
         PHASE(2);
 #ifdef WAVE_LAYERS

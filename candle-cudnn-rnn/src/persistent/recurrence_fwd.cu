@@ -37,10 +37,13 @@
 //
 // With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of half
 // elements) h_t goes straight from the block that makes it into the shared memory of every block
-// of the cluster (distributed shared memory), into the stage of all of h that the next step
-// reads, one of two taken in turn by the step's parity; the cluster's barrier then publishes it.
-// A step's exchange then makes no round trip through L2; that saved about 60 ns of a 2 µs step
-// at small hidden sizes (results/2026-11-27-h100-push/).
+// of the cluster (distributed shared memory, st.async), into the stage of all of h that the next
+// step reads, one of two taken in turn by the step's parity, each with an mbarrier that counts
+// the stage's bytes in. A block starts a step once its stage has landed: there is no barrier
+// between the steps, whose release (a fence on every store before it) took a third of a small
+// step (results/2026-11-27-h100-small-phases/). No block can write a stage before its reader is
+// done with it: a block makes h_{t+1}, which goes into the stage that held h_{t-1}, only from all
+// of h_t, and each block pushes its h_t only after it has read h_{t-1}.
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
@@ -80,8 +83,8 @@
 #ifndef PUSH
 #define PUSH 0
 #endif
-#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1)
-#error "the pushed exchange takes one layer of half elements in one cluster, one chunk of the batch"
+#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1 || HID % 2)
+#error "the pushed exchange takes one layer of half elements in one cluster, one chunk of the batch, an even HID"
 #endif
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
@@ -151,11 +154,15 @@ struct FwdTile {
     // chunk is multiplied.
     // With MCAST: the stage of all of h_{t-1} that the multicast fills, NPAD rows a chunk of
     // KPAD columns (the pitch an odd number of 16-byte chunks), then an mbarrier per chunk.
-    // With PUSH: two such stages (without mbarriers), the step's parity choosing.
+    // With PUSH: two such stages, the step's parity choosing, then an mbarrier for each; a
+    // stage takes PUSH_BYTES a step, every sample's h in stores of VEC units (UB is a multiple of
+    // 4; the last block's last store may reach past HID).
     static constexpr int WPITCH = KPAD + 8;
     static constexpr int PUSH_SLOT = NCH * NPAD * WPITCH;
+    static constexpr int VEC = UB % 8 == 0 ? 8 : 4;
+    static constexpr int PUSH_BYTES = BATCH * ((HID + VEC - 1) / VEC * VEC) * 2;
     static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16
-                                       : PUSH   ? 2 * PUSH_SLOT * 2
+                                       : PUSH   ? 2 * PUSH_SLOT * 2 + 16
                                                 : 0;
     static constexpr int SMEM =
         MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES + WHOLE_BYTES;
@@ -250,6 +257,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     u16* const whole = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE);
     unsigned long long* const whole_bar = (unsigned long long*)(whole + NCH * NPAD * P::WPITCH);
     u32 whole_parity = 0;
+    // The pushed stages' mbarriers (PUSH).
+    unsigned long long* const push_bar = (unsigned long long*)(whole + 2 * P::PUSH_SLOT);
     // A K group's stage pitch: its own stage's, or the multicast's (or pushed) whole rows.
     constexpr int SP = (MCAST > 1 || PUSH) ? P::WPITCH : HSP;
     const u32 rank = cluster_rank();
@@ -356,6 +365,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // the products read, are never written.
     if (PUSH)
         for (int q = tid; q < P::PUSH_SLOT; q += THREADS) ((u32*)whole)[q] = 0u;
+    // Their mbarriers, each armed for its first stage (h_0's and h_1's bytes).
+    if (PUSH && tid == 0)
+        for (int q = 0; q < 2; ++q) {
+            mbar_init(push_bar + q);
+            mbar_expect(push_bar + q, P::PUSH_BYTES);
+        }
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared
@@ -457,7 +472,13 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     }
                     mbar_wait(whole_bar + ch, whole_parity);
                     if (ch + 1 == NCH) whole_parity ^= 1;
-                } else if (exchanged && !PUSH) {
+                } else if (exchanged && PUSH) {
+                    // Every block's h_{t-1} has landed in the stage; its mbarrier is armed again
+                    // for h_{t+1}, which no block pushes before this block has pushed its h_t
+                    // below.
+                    mbar_wait_cluster(push_bar + ((t + 1) & 1), ((t - 1) >> 1) & 1);
+                    if (tid == 0 && t + 2 < seq) mbar_expect(push_bar + ((t + 1) & 1), P::PUSH_BYTES);
+                } else if (exchanged) {
                     if (ch == 0) copy_chunk(0, hs);
                     if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));
                 } else if (!exchanged) {
@@ -550,6 +571,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 for (int it = 0; it < ITEMS; ++it) {
                     // Sample n of the batch, row nl of the chunk's partial sums.
                     int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, nl = idx / UB, n = n0 + nl;
+#if PUSH
+                    u32 pushed_bits = 0;  // this (unit, sample)'s h_t, for the push below
+#endif
                     if (idx < UB * NB && IN_BATCH(n) && u < HID) {
                         // Each gate's bias, input and recurrent products, summed in this order (a
                         // split gate's recurrent product apart, from its own bias).
@@ -580,14 +604,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         hb[ch][it] = from_f(cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]));
                         u16* row = hx + XSLOT(s) + n * XP;
 #if PUSH
-                        // Into every block's stage of this step's parity, where the next step
-                        // reads it (none after the last step: its blocks may have left).
-                        if (t + 1 < seq) {
-                            const elem e = mma_elem(hb[ch][it]);
-                            const u16 bits = *(const u16*)&e;
-                            u16* const at = whole + (s & 1) * P::PUSH_SLOT + (ch * NPAD + nl) * P::WPITCH + u;
-                            for (u32 q = 0; q < gridDim.x; ++q) st_cluster_u16(at, q, bits);
-                        }
+                        const elem e = mma_elem(hb[ch][it]);
+                        pushed_bits = *(const u16*)&e;
 #else
                         *(elem*)&row[x_h + u * EW] = mma_elem(hb[ch][it]);
 #endif
@@ -604,6 +622,15 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #endif
                         }
                     }
+#if PUSH
+                    // Into every block's stage of this step's parity, where the next step reads
+                    // it (none after the last step), VEC units a store (units past HID zeros, as
+                    // the stage's columns there).
+                    constexpr int VEC = P::VEC;
+                    push_units<VEC>(whole + (t & 1) * P::PUSH_SLOT + (ch * NPAD + nl) * P::WPITCH + u,
+                                    push_bar + (t & 1), gridDim.x, pushed_bits,
+                                    idx < UB * NB && ul % VEC == 0 && u < HID && t + 1 < seq);
+#endif
                 }
                 // The next chunk's stage takes the bytes of these partial sums: every thread has
                 // read them first (with clusters, every block of the cluster has read the parts
@@ -617,8 +644,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // wait (faster for PTB large, results/2026-11-23-h100-chunk-jit/lab/). A block writes into its cluster's
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
-        if (s + 1 < waves) grid_arrive(counter);
+        if (!PUSH && s + 1 < waves) grid_arrive(counter);
         if (active) {
+            PHASE(5);
 #pragma unroll
             for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
@@ -632,7 +660,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // The next step's input projection (row t + 1, which no block writes during the
         // launch; this block overwrites row t only).
         if (PREFETCH_X && active && t + 1 < seq) load_x(t + 1);
-        if (s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
+        if (active) PHASE(6);
+        if (!PUSH && s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
+        // Pushed, the next step's partial sums take the bytes that this step's gate math read.
+        if (PUSH) __syncthreads();
     }
 #if CL > 1
     // No block may leave while another of its cluster may still write into its `part`.

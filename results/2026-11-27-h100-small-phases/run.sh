@@ -7,7 +7,7 @@
 # PTB large's shape for reference. results/2026-11-27-h100-small-profile/ found ours and
 # cuDNN's persistent kernels at 1.8-2.4 µs a step at [30, 32, 128], and
 # results/2026-11-27-h100-push/ that the exchange's L2 round trip is not most of it.
-#   results/pending-small-phases/run.sh OUT
+#   results/2026-11-27-h100-small-phases/run.sh OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -138,8 +138,8 @@ pub(crate) struct Plan {
     pub clusters: [usize; 2],
     /// Each batch group's blocks (the whole grid of each pass, in one group) are one
     /// thread-block cluster whose hardware barrier serves each step (`common.cuh`'s
-    /// ONE_CLUSTER; [`Tuning::one_cluster`], by default [`shape_one_cluster`], which keeps one
-    /// group); `clusters` are then 1.
+    /// ONE_CLUSTER; [`Tuning::one_cluster`], by default [`shape_one_cluster`] of a group's
+    /// batch); `clusters` are then 1.
     pub one_cluster: bool,
     /// Blocks per thread-block cluster of the forward's multicast exchange (1: none): each
     /// block copies a share of h_{t-1} from L2 into the shared memory of every block of its
@@ -197,8 +197,8 @@ pub(super) const GROUP_WORDS: usize = 8;
 ///   3 x 128] forwards 1.3-1.4 against 1.5-1.6; but [30, 64, 3 x 512] 13.5-13.9 | 6.0-6.1
 ///   against 9.6-10.6 | 3.8-4.4, and [30, 128, 3 x 256] forwards 2.2-2.3 against 1.9.
 ///
-/// A layer that [`shape_one_cluster`] runs in one cluster keeps one group (not measured in
-/// groups).
+/// A layer whose whole batch [`shape_one_cluster`] runs in one cluster keeps one group (groups
+/// of such a batch were not measured).
 pub(super) fn shape_groups(
     (layers, hidden, batch): (usize, usize, usize),
     (elem, train): (Operands, bool),
@@ -455,17 +455,22 @@ const UNCLUSTERED_UP_TO: usize = 512;
 /// See [`shape_clusters`]: hidden sizes past this run the backward in clusters of 4.
 const WIDE: usize = 1024;
 
-/// Whether a layer of `hidden` units at `batch`, of a stack of `layers`, runs in one cluster
-/// where it fits ([`Plan::one_cluster`]), where the tuning leaves it to the shape: where a
-/// step's work is small (batch x hidden up to [`ONE_CLUSTER_MOST_WORK`]: hidden 64 at batch 32,
-/// 128 at 16, 256 at 8), the cluster's barrier saves more than its fewer blocks cost (training
-/// 5-22% faster, LSTM and GRU, batches 1-32, hidden 64-256; at 128 x 32 and 256 x 16 the
-/// grid barrier's blocks win by 8-11%; `results/2026-11-25-h200-cluster-rule/`, and on an H100
-/// against the clusters before [`shape_clusters`], `results/2026-11-25-h100-one-cluster/`). A
-/// stack keeps its wavefront, one barrier per wave step for all its layers; batches of several
-/// chunks were not measured in one cluster.
-pub(super) fn shape_one_cluster(layers: usize, hidden: usize, batch: usize) -> bool {
-    layers == 1 && batch <= CHUNK_SAMPLES && batch * hidden <= ONE_CLUSTER_MOST_WORK
+/// Whether each batch group of `group_batch` samples of a layer of `hidden` units, of a stack of
+/// `layers`, runs in one cluster where they fit ([`Plan::one_cluster`]), where the tuning leaves
+/// it to the shape: where a group's step is small (group_batch x hidden up to
+/// [`ONE_CLUSTER_MOST_WORK`]: hidden 64 at 32 samples, 128 at 16, 256 at 8), the cluster's
+/// barrier (and in half precision the forward's pushed h, without a barrier) saves more than its
+/// fewer blocks cost. One group: training 5-22% faster, LSTM and GRU, batches 1-32, hidden
+/// 64-256; at 128 x 32 and 256 x 16 the grid barrier's blocks won by 8-11%
+/// (`results/2026-11-25-h200-cluster-rule/`, `results/2026-11-25-h100-one-cluster/`). Batch
+/// groups, graphed bf16, training | forward against the grid barrier's groups
+/// (`results/2026-11-27-h100-async-push/`): [30, 32, 128] (8 groups of 4) 0.78-0.80x |
+/// 0.60-0.68x, [30, 128, 128] (8 of 16) 0.86-0.90x | 0.78-0.85x, [30, 64, 256] (8 of 8)
+/// 0.93-0.94x | 0.83-0.84x, [200, 32, 128] 0.72-0.74x | 0.51-0.57x. A stack keeps its
+/// wavefront, one barrier per wave step for all its layers; groups of several chunks were not
+/// measured in one cluster.
+pub(super) fn shape_one_cluster(layers: usize, hidden: usize, group_batch: usize) -> bool {
+    layers == 1 && group_batch <= CHUNK_SAMPLES && group_batch * hidden <= ONE_CLUSTER_MOST_WORK
 }
 
 /// See [`shape_one_cluster`].
@@ -587,7 +592,7 @@ impl Plan {
         };
         let one_cluster = tuning
             .one_cluster
-            .unwrap_or_else(|| shape_one_cluster(layers, hidden, batch));
+            .unwrap_or_else(|| shape_one_cluster(layers, hidden, plan.group_batch()));
         if one_cluster && major >= 9 {
             let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
             if let Some(one) = plan.in_one_cluster(dev, smem, passes, push) {
@@ -1069,8 +1074,10 @@ mod tests {
         }
     }
 
+    /// A group's samples decide: [30, 32, 128] runs in 8 groups of 4, each one cluster.
     #[test]
     fn one_cluster_for_a_single_layer_of_small_steps() {
+        assert!(shape_one_cluster(1, 128, 4));
         assert!(shape_one_cluster(1, 64, 32));
         assert!(shape_one_cluster(1, 128, 16));
         assert!(shape_one_cluster(1, 256, 8));

@@ -808,7 +808,8 @@ impl Plan {
     }
 
     /// Whether `pass` pushes h through distributed shared memory ([`Plan::push`]; the backward
-    /// does not).
+    /// does not: its gate gradients, four times h's bytes a step, pushed so took longer than
+    /// the barrier they spared, `results/2026-11-27-h100-small-phases/`).
     fn pass_push(&self, pass: Pass) -> bool {
         self.push && pass == Pass::Forward
     }

@@ -32,11 +32,10 @@ pub(crate) struct Tuning {
     /// per group), `0` never.
     pub one_cluster: Option<bool>,
     /// Whether a one-cluster layer's forward pushes each step's h into every block's shared
-    /// memory, with no barrier between steps (`recurrence_fwd.cu`'s PUSH), instead of
-    /// exchanging it through L2 behind the cluster's barrier, where it can
-    /// (half elements, a batch of one chunk). `None` (the default): the planner's
-    /// ([`super::kernel::ONE_CLUSTER_PUSHES`]); `CANDLE_RNN_PERSISTENT_PUSH` = `1` where it can,
-    /// `0` never.
+    /// memory, with no barrier between steps (`recurrence_fwd.cu`'s PUSH), instead of exchanging
+    /// it through L2 behind the cluster's barrier, where it can (half elements, a batch of one
+    /// chunk). `None` (the default): the planner's ([`super::kernel::ONE_CLUSTER_PUSHES`]);
+    /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` where it can, `0` never.
     pub push: Option<bool>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
     /// the planner's rule for the shape ([`super::kernel::block_units`]);

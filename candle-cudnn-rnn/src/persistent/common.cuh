@@ -328,22 +328,23 @@ __device__ __forceinline__ void mbar_expect(unsigned long long* bar, u32 bytes) 
                  : "memory");
 }
 
-// Waits for the phase of parity `parity` to complete (every thread that reads the bytes waits).
+// Waits for the phase of parity `parity` to complete (every thread that reads the bytes waits),
+// with acquire at the block's scope (the multicast's bulk copies) or, CLUSTER, at the cluster's
+// (bytes that other blocks' st.async stored).
+template <bool CLUSTER = false>
 __device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n"
-        "MBAR_WAIT_%=:\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-        "@!p bra MBAR_WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
-}
-
-// The same with acquire at the cluster's scope: for bytes that other blocks' st.async stored.
-__device__ __forceinline__ void mbar_wait_cluster(unsigned long long* bar, u32 parity) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n"
-        "MBAR_WAIT_%=:\n\t"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
-        "@!p bra MBAR_WAIT_%=;\n\t}" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
+#define MBAR_WAIT(sem)                                                                      \
+    asm volatile("{\n\t.reg .pred p;\n"                                                     \
+                 "MBAR_WAIT_%=:\n\t"                                                        \
+                 "mbarrier.try_wait.parity" sem ".shared::cta.b64 p, [%0], %1;\n\t"          \
+                 "@!p bra MBAR_WAIT_%=;\n\t}" ::"r"(smem_addr(bar)),                         \
+                 "r"(parity)                                                                 \
+                 : "memory")
+    if constexpr (CLUSTER)
+        MBAR_WAIT(".acquire.cluster");
+    else
+        MBAR_WAIT("");
+#undef MBAR_WAIT
 }
 
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to `dst` in the

@@ -476,7 +476,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     // Every block's h_{t-1} has landed in the stage; its mbarrier is armed again
                     // for h_{t+1}, which no block pushes before this block has pushed its h_t
                     // below.
-                    mbar_wait_cluster(push_bar + ((t + 1) & 1), ((t - 1) >> 1) & 1);
+                    mbar_wait<true>(push_bar + ((t + 1) & 1), ((t - 1) >> 1) & 1);
                     if (tid == 0 && t + 2 < seq) mbar_expect(push_bar + ((t + 1) & 1), P::PUSH_BYTES);
                 } else if (exchanged) {
                     if (ch == 0) copy_chunk(0, hs);

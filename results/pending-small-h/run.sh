@@ -25,4 +25,13 @@ for s in 1,20,30,128 1,32,30,128 1,48,30,128 1,64,30,128 1,128,30,128 1,32,200,1
     echo "$cell [$s] bf16 | $(bench_us "" $cell $s op-bf16-persistent)"
   done
 done | tee "$OUT/small-h.txt"
+
+# The harness's backward with -DLAB_PHASES faulted at batch 4 (results/2026-11-27-h100-small-
+# phases/; not at 8 or 32, nor without phases; the library's backward at group batch 4 is
+# memcheck-clean): memcheck names the access.
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+PATH=$(dirname "$nvcc"):$PATH bash scripts/persistent-lab/build.sh /tmp/lab-fault b4-bwd-ph \
+  -DHID=128 -DBATCH=4 -DUNITS=16 -DNBUF=2 -DLAB_BWD -DLAB_PHASES > "$OUT/lab-build.log" 2>&1
+stamp "memcheck on the harness's backward with phases at batch 4"
+timeout 120 "$CS" --tool memcheck /tmp/lab-fault/lab-b4-bwd-ph 1 2>&1 | head -40 | tee "$OUT/lab-fault.txt"
 stamp done

@@ -277,9 +277,9 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// hidden size and the batch, `persistent::kernel`'s `shape_groups`). Graphed on an H100, bf16,
 /// µs an example against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training
 /// [30, 64, 512] 3.8-4.2 against 6.7-7.2, [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128]
-/// 1.3 against 2.6, [30, 256, 512]
-/// 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against 1.46-1.56; forwards at batch 128
-/// 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128 but 0.95-1.08x at 512. Stacks
+/// 1.3 against 2.6, [30, 256, 512] 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against
+/// 1.46-1.56; forwards at batch 128 0.50-0.77x `Standard`'s, at 256 0.53-0.54x at hidden 128
+/// but 0.95-1.08x at 512. Stacks
 /// (`results/2026-11-27-h100-groups-sanitize/`): training [30, 128, 3 x 512] 7.3-8.1 against
 /// 8.1-8.7, [200, 128, 3 x 512] 0.88-0.91x, [30, 128, 3 x 128] 0.76-0.80x, [35, 64, 2 x 650]
 /// 0.41-0.53x; forwards of two layers 0.45-0.91x; at [30, 64, 1024] 7.5 against 10.6. Forwards

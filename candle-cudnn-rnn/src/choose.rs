@@ -148,7 +148,7 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 /// Where `Heuristic` puts calls that ours take (an LSTM or GRU in bf16 or f16, batch up to 32,
 /// ...): ours, for the cells of [`OURS_MEASURED_CELLS`], in the stacks of
 /// [`ours_lead_stack`] (and eagerly [`ours_lead_stack_eagerly`]), except where cuDNN's f16
-/// persistent kernels lead: [`small_h_leads`] (f16 LSTM [30, 32, 128]: 4.7 against ours' 5.2
+/// persistent kernels lead: [`small_h_leads`] (f16 GRU [200, 20, 128]: 18.8 against ours' 25.1
 /// µs an example) where [`small_h_leads_ours`], or [`persist_static_leads`] where not
 /// [`ours_lead_persist_static`], in stacks of up to [`OURS_LEAD_MAX_LAYERS`] (deeper
 /// wavefronts ran faster than it). f32 in TF32 has a rule of its own, [`ours_lead_tf32`].
@@ -161,7 +161,7 @@ fn ours_lead(
     let deeper = dims.num_layers > OURS_LEAD_MAX_LAYERS;
     let persist_static = persist_static_leads(dims, call, (dtype, train), launch);
     let cudnn_faster = (small_h_leads(dims, call, (dtype, train))
-        && small_h_leads_ours(dims, call))
+        && small_h_leads_ours(dims, call, train))
         || (persist_static && !ours_lead_persist_static(dims, call, train) && !deeper);
     let stack = (ours_lead_stack(dims, one_launch.every_pass(train))
         && (call.batch <= CHUNK_SAMPLES
@@ -190,21 +190,22 @@ fn ours_lead(
 /// (`results/2026-11-27-h100-tf32-train/`) 0.36-0.57x of PyTorch's TF32 module at [30, 32,
 /// 256-1024] and 0.82x on LSTM [30, 32, 128], but 1.27x on GRU [30, 32, 128] and 0.85-0.91x at
 /// [30, 128, 512], whose forward alone is slower: so training past batch 32 goes to ours too,
-/// up to [`TF32_CHUNKED_TRAIN_MAX_BATCH`] at hidden sizes past [`TF32_SMALL_H_UP_TO`] up to
+/// up to [`TF32_CHUNKED_TRAIN_MAX_BATCH`] at hidden sizes up to
 /// [`TF32_CHUNKED_TRAIN_MAX_HIDDEN`] (at [30, 128, 512] 0.91x `Standard`'s time for a GRU, 0.97x
 /// for an LSTM), inference does not. Stacks (layer by layer: the wavefront multiplies half
 /// elements only) were not measured. At hidden 1024 a TF32 forward splits K over clusters of
-/// 2; at several chunks of the batch it does not fit (cuDNN serves).
+/// 2; at several chunks of the batch it does not fit (cuDNN serves). Since ours run each batch
+/// group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
+/// training took 0.83-0.89x of `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there
+/// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
     // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
-    // (`results/2026-11-27-h100-batch-groups/`): there inference goes to ours too. Hidden 128
-    // was not measured.
+    // (`results/2026-11-27-h100-batch-groups/`): there inference goes to ours too.
     let shape = (dims.num_layers, dims.hidden_size, call.batch);
     let grouped = batch_groups(shape, (DType::F32, train)) > 1;
     let chunked = (train || grouped)
-        && !small_h
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
     let small_gru = dims.mode == RnnMode::Gru && small_h;
@@ -489,11 +490,20 @@ fn cudnn_persistent_batch_fits(batch: usize) -> bool {
 const CUDNN_PERSISTENT_BATCH_STEP: usize = 8;
 
 /// Where cuDNN's `PersistStaticSmallH`, where it leads `Standard` ([`small_h_leads`]), also
-/// leads ours: a GRU at any batch measured (f16 [30, 20, 128] 5.4 against 7.4 µs an example),
-/// an LSTM at batches that [`cudnn_persistent_batch_fits`] (f16 [30, 20, 128] 9.5 against
-/// ours' 7.7, [35, 20, 128] 10.5 against 8.6).
-fn small_h_leads_ours(dims: &RnnDims, call: &Call) -> bool {
-    dims.mode == RnnMode::Gru || cudnn_persistent_batch_fits(call.batch)
+/// leads ours. One layer, whose batch groups each run in one cluster: only a GRU's training at
+/// batches that [`cudnn_persistent_batch_fits`] does not take (f16 [200, 20, 128] 18.8 against
+/// ours' 25.1 µs an example in 5 groups, [30, 20, 128] 5.1 against 4.8); ours trained LSTMs and
+/// GRUs at batches 8-128 in 0.68-0.88x of its time, and inferred at batch 20 in 0.62-0.98x
+/// (H100, `results/2026-11-27-h100-small-h-default/`). A stack keeps the rule that one layer
+/// measured before the clusters: a GRU at any batch (f16 [30, 20, 128] 5.4 against 7.4), an
+/// LSTM at batches that [`cudnn_persistent_batch_fits`] (f16 [30, 20, 128] 9.5 against ours'
+/// 7.7, [35, 20, 128] 10.5 against 8.6).
+fn small_h_leads_ours(dims: &RnnDims, call: &Call, train: bool) -> bool {
+    let batch_fits = cudnn_persistent_batch_fits(call.batch);
+    match dims.num_layers {
+        1 => train && dims.mode == RnnMode::Gru && !batch_fits,
+        _ => dims.mode == RnnMode::Gru || batch_fits,
+    }
 }
 
 /// Up to this hidden size cuDNN's f16 `PersistStatic` leads inference past batch 32 too: eager
@@ -1202,6 +1212,17 @@ mod tests {
                 !lead(cell(RnnMode::Gru, 1, 128), 32),
                 "GRU [30, 32, 128] {train}"
             );
+            // At hidden 128 in batch groups, LSTMs up to batch 128, GRUs not.
+            for batch in [48, 128] {
+                assert!(
+                    lead(cell(RnnMode::Lstm, 1, 128), batch),
+                    "LSTM [30, {batch}, 128] {train}"
+                );
+                assert!(
+                    !lead(cell(RnnMode::Gru, 1, 128), batch),
+                    "GRU [30, {batch}, 128] {train}"
+                );
+            }
         }
     }
 
@@ -1238,8 +1259,10 @@ mod tests {
         assert_eq!(train(lstm(1, 512), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 1500), 20, DType::BF16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::BF16), (false, s));
-        // f16: SmallH at hidden 128, PersistStatic from 256 at multiples of 128, ours elsewhere.
-        assert_eq!(train(lstm(1, 128), 32, DType::F16), (false, psh));
+        // f16: PersistStatic from 256 at multiples of 128, ours elsewhere (SmallH at hidden 128
+        // only for stacks and one GRU's training at batches that are not multiples of 8).
+        assert_eq!(train(lstm(1, 128), 32, DType::F16), (true, psh));
+        assert_eq!(train(lstm(2, 128), 32, DType::F16), (false, psh));
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
         // Ours lead PersistStatic in one layer's training up to 512 from batch 24, in stacks up
         // to 512 (`f16-persist-static`).
@@ -1254,6 +1277,7 @@ mod tests {
         assert_eq!(train(lstm(1, 512), 12, DType::F16), (true, s));
         assert_eq!(train(lstm(2, 512), 20, DType::F16), (true, s));
         assert_eq!(train(lstm(1, 128), 20, DType::F16), (true, psh));
+        assert_eq!(train(lstm(2, 128), 20, DType::F16), (true, psh));
         assert_eq!(train(lstm(1, 1024), 6, DType::F16).1, s);
         assert_eq!(
             cudnn_by_rule(
@@ -1266,17 +1290,17 @@ mod tests {
         );
         // Past batch 64 ours train slower than cuDNN in one group (`training-chunks`): training
         // stays there, but for batches that split into groups (`batch-groups`, 65 in 5 of 13);
-        // f16 SmallH keeps hidden 128.
+        // ours in groups lead f16 SmallH at hidden 128.
         assert_eq!(train(lstm(1, 512), 128, DType::F16), (true, s));
-        assert_eq!(train(lstm(1, 128), 128, DType::F16), (false, psh));
+        assert_eq!(train(lstm(1, 128), 128, DType::F16), (true, psh));
         assert_eq!(train(lstm(1, 512), 65, DType::BF16), (true, s));
         assert_eq!(train(lstm(1, 512), 67, DType::BF16), (false, s));
         assert_eq!(train(lstm(1, 1024), 128, DType::BF16), (false, s));
-        // One layer at batches 33-64 trains on ours (`batch64-single`), but f16 at hidden 128
-        // on SmallH.
+        // One layer at batches 33-64 trains on ours (`batch64-single`), f16 at hidden 128 too
+        // (`small-h-default`).
         assert_eq!(train(lstm(1, 512), 64, DType::BF16), (true, s));
         assert_eq!(train(lstm(1, 1024), 40, DType::F16), (true, s));
-        assert_eq!(train(lstm(1, 128), 64, DType::F16), (false, psh));
+        assert_eq!(train(lstm(1, 128), 64, DType::F16), (true, psh));
         assert_eq!(train(lstm(1, 128), 64, DType::BF16), (true, s));
         assert_eq!(train(lstm(1, 128), 32, DType::BF16), (true, s));
         assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));
@@ -1358,7 +1382,8 @@ mod tests {
             cudnn_by_rule(&gru512, &call(gru512, 32), (DType::F16, true), GRAPHED),
             s
         );
-        // GRUs on ours as LSTMs, but f16 at hidden 128 on SmallH (`gru-train`'s sweep).
+        // GRUs on ours as LSTMs, but f16 at hidden 128 at batches that are not multiples of 8 on
+        // SmallH (`gru-train`'s sweep, `small-h-default`).
         let gru_train = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);
             (
@@ -1369,7 +1394,7 @@ mod tests {
         assert_eq!(gru_train(gru512, 32, DType::BF16), (true, s));
         assert_eq!(gru_train(gru512, 32, DType::F16), (true, s));
         assert_eq!(gru_train(gru, 32, DType::BF16), (true, s));
-        assert_eq!(gru_train(gru, 32, DType::F16), (false, psh));
+        assert_eq!(gru_train(gru, 32, DType::F16), (true, psh));
         assert_eq!(gru_train(gru, 20, DType::F16), (false, psh));
         let gru_stack = |layers, hidden| {
             let cfg = RnnConfig {
@@ -1380,8 +1405,9 @@ mod tests {
         };
         assert_eq!(deep(gru_stack(3, 200), 20, DType::F16, true), (true, s));
         assert_eq!(deep(gru_stack(3, 512), 32, DType::BF16, false), (false, s));
-        // Inference past batch 32 (ours in chunks): one layer up to hidden 512, but f16 at 128
-        // on SmallH (`forward-chunks`).
+        // Inference past batch 32 (ours in chunks): one layer up to hidden 512
+        // (`forward-chunks`), f16 at 128 too since each batch group runs in one cluster
+        // (`small-h-default`).
         let infer = |dims: RnnDims, batch, dtype| {
             ours_lead(
                 &call(dims, batch),
@@ -1393,7 +1419,7 @@ mod tests {
         assert!(infer(lstm(1, 128), 128, DType::BF16));
         assert!(infer(lstm(1, 512), 128, DType::BF16));
         assert!(infer(gru512, 128, DType::F16));
-        assert!(!infer(gru, 128, DType::F16));
+        assert!(infer(gru, 128, DType::F16));
         // f16 LSTM inference at batch 128 up to hidden 512: PersistStatic (`inference-forward`).
         let infer_cudnn = |dims: RnnDims, batch, dtype| {
             let c = call(dims, batch);

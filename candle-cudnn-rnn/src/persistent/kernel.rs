@@ -181,7 +181,12 @@ pub(super) const GROUP_WORDS: usize = 8;
 ///   [30, 128, 512] in 2.5 in 8 against 2.8 in 4; batch 8 was faster in one; up to hidden
 ///   [`SMALL_GROUPS_MAX_HIDDEN`] from batch [`CHUNK_SAMPLES`], one per [`SMALL_GROUP_SAMPLES`]
 ///   (LSTM and GRU [30, 32, 128] 3.99-4.06 | 1.72-1.75 µs an example, training | forward, in 8
-///   groups against 4.11-4.24 | 1.78-1.82 in 4, `results/2026-11-27-h100-groups-rule-check/`);
+///   groups against 4.11-4.24 | 1.78-1.82 in 4, `results/2026-11-27-h100-groups-rule-check/`),
+///   and in half precision from batch [`HALF_SMALL_GROUPS_FROM_BATCH`], where each group runs
+///   in one cluster: bf16 training at hidden 128 took 0.79-0.85x of the previous rule's time at
+///   batches 16 and 20 (LSTM [30, 20, 128] 5.0 against 5.9 µs an example in 5 groups against
+///   2, [200, 20, 128] 26.2 against 31.4), 0.93-0.95x at 8 and 24
+///   (`results/2026-11-27-h100-small-h-default/`);
 /// - past it, one per [`WIDE_GROUP_SAMPLES`], up to [`WIDE_MAX_GROUPS`], at batches up to
 ///   [`WIDE_GROUPS_MAX_BATCH`]: [30, 64, 1024] 0.73-0.77x of one group's time, but [30, 128,
 ///   1024] 1.05-1.09x;
@@ -197,8 +202,8 @@ pub(super) const GROUP_WORDS: usize = 8;
 ///   3 x 128] forwards 1.3-1.4 against 1.5-1.6; but [30, 64, 3 x 512] 13.5-13.9 | 6.0-6.1
 ///   against 9.6-10.6 | 3.8-4.4, and [30, 128, 3 x 256] forwards 2.2-2.3 against 1.9.
 ///
-/// A layer whose whole batch [`shape_one_cluster`] runs in one cluster keeps one group (groups
-/// of such a batch were not measured).
+/// A layer whose whole batch [`shape_one_cluster`] runs in one cluster keeps one group, unless
+/// groups of [`SMALL_GROUP_SAMPLES`] apply (each then runs in a cluster of its own).
 pub(super) fn shape_groups(
     (layers, hidden, batch): (usize, usize, usize),
     (elem, train): (Operands, bool),
@@ -210,14 +215,20 @@ pub(super) fn shape_groups(
     let deep_wavefront =
         deep && narrow && (batch <= DEEP_STACK_ONE_GROUP_MAX_BATCH || narrow_inference);
     let wavefront = stacked && (batch <= CHUNK_SAMPLES || deep_wavefront);
-    if wavefront || shape_one_cluster(layers, hidden, batch) {
+    let half = elem != Operands::Tf32;
+    let small_from = match half {
+        true => HALF_SMALL_GROUPS_FROM_BATCH,
+        false => CHUNK_SAMPLES,
+    };
+    let small = hidden <= SMALL_GROUPS_MAX_HIDDEN && batch >= small_from;
+    if wavefront || (shape_one_cluster(layers, hidden, batch) && !small) {
         return 1;
     }
-    let most = match elem {
-        Operands::Tf32 => TF32_MAX_GROUPS,
-        Operands::Bf16 | Operands::F16 => MAX_GROUPS,
+    let most = match half {
+        true => MAX_GROUPS,
+        false => TF32_MAX_GROUPS,
     };
-    let samples = match hidden <= SMALL_GROUPS_MAX_HIDDEN && batch >= CHUNK_SAMPLES {
+    let samples = match small {
         true => SMALL_GROUP_SAMPLES,
         false => GROUP_SAMPLES,
     };
@@ -258,8 +269,11 @@ const GROUP_SAMPLES: usize = 8;
 const SMALL_GROUPS_MAX_HIDDEN: usize = 128;
 
 /// See [`shape_groups`]: the samples of a group up to hidden [`SMALL_GROUPS_MAX_HIDDEN`] from
-/// batch [`CHUNK_SAMPLES`].
+/// batch [`CHUNK_SAMPLES`] (in half precision from [`HALF_SMALL_GROUPS_FROM_BATCH`]).
 const SMALL_GROUP_SAMPLES: usize = 4;
+
+/// See [`shape_groups`].
+const HALF_SMALL_GROUPS_FROM_BATCH: usize = 8;
 
 /// See [`shape_groups`]: the most groups in TF32.
 const TF32_MAX_GROUPS: usize = 4;
@@ -1129,7 +1143,12 @@ mod tests {
             (1, 512, 1, Bf16, true, 1),
             (1, 512, 8, Bf16, true, 1),
             (1, 512, 16, Bf16, false, 2),
-            (1, 128, 16, Bf16, true, 1),
+            (1, 128, 16, Bf16, true, 4),
+            (1, 128, 20, Bf16, true, 5),
+            (1, 128, 8, Bf16, true, 2),
+            (1, 128, 4, Bf16, true, 1),
+            (1, 128, 16, Tf32, true, 1),
+            (1, 256, 16, Bf16, true, 2),
             (1, 128, 32, Bf16, true, 8),
             (1, 128, 48, Bf16, false, 8),
             (1, 128, 32, Tf32, true, 4),

@@ -215,9 +215,15 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(LSTM, (1, UNI), (16, 12, 128, 128), default, F32, H0),
             [RnnAlgo::PersistStaticSmallH; 2],
         ),
+        // f16 at hidden 128: ours in batch groups, but a GRU's training at a batch that is not a
+        // multiple of 8 on cuDNN's SmallH.
         (
             case(GRU, (1, UNI), (32, 9, 128, 128), default, F16, ZEROS),
-            [RnnAlgo::PersistStaticSmallH; 2],
+            [RnnAlgo::Persistent; 2],
+        ),
+        (
+            case(GRU, (1, UNI), (20, 9, 128, 128), default, F16, H0),
+            [RnnAlgo::Persistent, RnnAlgo::PersistStaticSmallH],
         ),
         (
             case(LSTM, (1, UNI), (16, 10, 256, 256), default, F16, H0),

@@ -8,7 +8,7 @@
 # 128, 128]. Graphed training | forward, µs an example: ours | the default | ours, in f16 and in
 # TF32, bf16's ours beside, batches 20-128 (groups of 10, 4, 6, 8 and 16 samples, one cluster
 # each; batch 20's two groups were where cuDNN led before).
-#   results/pending-small-h/run.sh DIR OUT
+#   results/2026-11-27-h100-small-h-default/run.sh DIR OUT
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

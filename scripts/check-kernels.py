@@ -251,6 +251,16 @@ def variants():
             tag = "bf16" if elem.endswith("1") else "f16"
             yield (f"{cell} forward h128 b32 {tag} one cluster pushed", "persistent_fwd", push,
                    "compute_90", cell)
+            yield (f"{cell} backward h128 b32 {tag} one cluster pushed", "persistent_bwd", push,
+                   "compute_90", cell)
+    # The pushed backward at odd sizes: hidden 46 in 6 blocks of 8 units (48 rows, 3 tiles), an
+    # odd batch (a padded pair of samples), and hidden 256 at batch 8 (2 tiles a warp).
+    for cell in ("lstm", "gru"):
+        for hid, batch, units in ((46, 5, 8), (256, 8, 32)):
+            push = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", "-DELEM_BF16=1",
+                    f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1", "-DPUSH=1"]
+            yield (f"{cell} backward h{hid} b{batch} bf16 one cluster pushed", "persistent_bwd", push,
+                   "compute_90", cell)
     # One cluster per batch group (8 groups of 4 samples at hidden 128), pushed forward.
     for cell in ("lstm", "gru"):
         grouped = ["-DHID=128", "-DBATCH=4", "-DGROUPS=8", "-DNWARPS=8", "-DELEM_BF16=1",
@@ -259,6 +269,8 @@ def variants():
         yield (f"{cell} forward {tag} pushed", "persistent_fwd", grouped + ["-DPUSH=1"],
                "compute_90", cell)
         yield (f"{cell} backward {tag}", "persistent_bwd", grouped, "compute_90", cell)
+        yield (f"{cell} backward {tag} pushed", "persistent_bwd", grouped + ["-DPUSH=1"],
+               "compute_90", cell)
     # The forward's multicast exchange (MCAST, kernel.rs's shape_multicast): hidden 512 at batch
     # 32 in clusters of 8, 1024 in clusters of 2, an odd batch and hidden (66 at 3, which fills
     # no tile and no whole K group) in clusters of 4, and batches of several chunks (128; 77,

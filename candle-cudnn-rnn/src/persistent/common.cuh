@@ -305,6 +305,15 @@ __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32
     }
 }
 
+// Two f32 values (8-byte aligned at `p`) into the shared memory of block `rank` of the cluster,
+// at `p`'s address in this block's, completing 8 bytes of the transaction that the mbarrier at
+// `bar`'s address there counts (recurrence_bwd.cu's PUSH).
+__device__ __forceinline__ void push_pair(const float* p, unsigned long long* bar, u32 rank, float a, float b) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
+                 ::"r"(cluster_address(p, rank)), "r"(__float_as_uint(a)), "r"(__float_as_uint(b)),
+                 "r"(cluster_address(bar, rank)) : "memory");
+}
+
 // Multicast exchange (MCAST > 1, sm_90; recurrence_fwd.cu): the launch groups the blocks in
 // thread-block clusters of MCAST, and after each step's barrier every block of a cluster copies
 // an MCAST-th of the exchanged rows from L2 with bulk copies (cp.async.bulk) multicast into the

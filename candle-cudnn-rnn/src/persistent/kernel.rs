@@ -147,11 +147,13 @@ pub(crate) struct Plan {
     /// [`shape_multicast`]; taken only where the forward runs one layer without clusters of its
     /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
-    /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward pushes each step's h
-    /// into the shared memory of every block of the cluster (`recurrence_fwd.cu`'s PUSH), where
-    /// mbarriers count it in and no barrier separates the steps, instead of exchanging it
-    /// through L2: [`Tuning::push`] asks, by default [`ONE_CLUSTER_PUSHES`].
-    pub push: bool,
+    /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward and the backward
+    /// push what a step exchanges into the shared memory of the blocks of the cluster
+    /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH: each step's h to every block; the
+    /// parts of dh_{t-1} to the blocks of their units), where mbarriers count it in and no
+    /// barrier separates the steps, instead of exchanging it through L2: [`Tuning::push`] asks,
+    /// by default [`ONE_CLUSTER_PUSHES`].
+    pub push: [bool; 2],
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
     /// [`Plan::blocks`] blocks (the launch's second grid dimension; `common.cuh`'s GROUPS),
@@ -309,14 +311,17 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 /// non-portable attribute).
 pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 
-/// Whether a one-cluster plan's forward pushes h through distributed shared memory where it
-/// can ([`Plan::push`]: half elements, one chunk of the batch), with no barrier between the
-/// steps: graphed bf16 forwards took 0.60-0.93x the time of the exchange through L2 behind the
-/// cluster's barrier ([30, 8, 256] 6.84 µs an example against 8.18, [30, 32, 128] in 8 groups
-/// 1.03-1.19 against 1.52-1.62; training 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The
-/// barrier's release, which waits for the stores before it, had taken a third of a small step
-/// (`results/2026-11-27-h100-small-phases/`).
-pub(super) const ONE_CLUSTER_PUSHES: bool = true;
+/// Whether a one-cluster plan's forward and backward push what a step exchanges through
+/// distributed shared memory where they can ([`Plan::push`]: half elements, one chunk of the
+/// batch), with no barrier between the steps. Forward: graphed bf16 forwards took 0.60-0.93x
+/// the time of the exchange through L2 behind the cluster's barrier ([30, 8, 256] 6.84 µs an
+/// example against 8.18, [30, 32, 128] in 8 groups 1.03-1.19 against 1.52-1.62; training
+/// 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The barrier's release, which waits for
+/// the stores before it, had taken a third of a small step
+/// (`results/2026-11-27-h100-small-phases/`). Backward: each block pushes its parts of the
+/// cluster's dh_{t-1} (pushing the gate gradients, twice the bytes, was slower than the
+/// barrier).
+pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
 pub(super) const MAX_BUFFERS: usize = 8;
@@ -375,6 +380,26 @@ pub(super) fn forward_smem(
         + part
         + stages * k_groups * stage.max(sums).next_multiple_of(16)
         + whole
+}
+
+/// Shared memory of a pushed backward block ([`Plan::push`]) of `units` units of a layer of
+/// `hidden` at `batch`, as `recurrence_bwd.cu`'s `BwdTile` lays it out: the tile of the block's
+/// gate columns' rows of W_hh (every unit of the cluster, whole 16-row tiles, by whole K steps),
+/// the step's gate gradients (whole 8-sample tiles, two buffers), two stages of every block's f32 parts of
+/// the block's units (samples in pairs) or the bias gradient's slots where larger, and the
+/// stages' mbarriers.
+pub(super) fn pushed_backward_smem(
+    units: usize,
+    (hidden, batch): (usize, usize),
+    cell: Cell,
+) -> usize {
+    let blocks = hidden.div_ceil(units);
+    let rows = (blocks * units).next_multiple_of(16);
+    let pitch = (cell.gates() * units).next_multiple_of(16) + 8;
+    let npad = batch.next_multiple_of(8);
+    let stages = 2 * blocks * units * batch.next_multiple_of(2) * 4;
+    let slots = batch * cell.wave_groups() * units * 4;
+    (rows + 2 * npad) * pitch * 2 + stages.max(slots) + 16
 }
 
 /// Units per block of a layer of `hidden` units of `cell` at `batch` on `sms` multiprocessors:
@@ -506,7 +531,7 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: false,
             multicast: 1,
-            push: false,
+            push: [false; 2],
             groups: 1,
         }
     }
@@ -596,7 +621,7 @@ impl Plan {
                 .unwrap_or_else(|| shape_clusters(cell, hidden, (group_batch, groups > 1))),
             one_cluster: false,
             multicast: 1,
-            push: false,
+            push: [false; 2],
             groups,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
@@ -677,15 +702,15 @@ impl Plan {
 
     /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks per batch
     /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
-    /// every group's cluster at once for every pass of `passes`; `None` otherwise. Its forward
-    /// pushes h through distributed shared memory ([`Plan::push`]) where `push` asks and it
-    /// takes half elements and one chunk of a group's batch.
+    /// every group's cluster at once for every pass of `passes`; `None` otherwise. Each pass
+    /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks
+    /// and it takes half elements and one chunk of a group's batch.
     fn in_one_cluster(
         &self,
         dev: &CudaDevice,
         smem: usize,
         passes: &[Pass],
-        push: bool,
+        push: [bool; 2],
     ) -> Option<Plan> {
         let units = self
             .hidden
@@ -696,7 +721,8 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
-            push: push && self.elem != Operands::Tf32 && self.group_batch() <= CHUNK_SAMPLES,
+            push: push
+                .map(|p| p && self.elem != Operands::Tf32 && self.group_batch() <= CHUNK_SAMPLES),
             ..*self
         };
         one.buffers = one.most_buffers(smem);
@@ -821,11 +847,9 @@ impl Plan {
         }
     }
 
-    /// Whether `pass` pushes h through distributed shared memory ([`Plan::push`]; the backward
-    /// does not: its gate gradients, four times h's bytes a step, pushed so took longer than
-    /// the barrier they spared, `results/2026-11-27-h100-small-phases/`).
+    /// Whether `pass` pushes its exchange through distributed shared memory ([`Plan::push`]).
     fn pass_push(&self, pass: Pass) -> bool {
-        self.push && pass == Pass::Forward
+        self.push[pass as usize]
     }
 
     /// A batch group's samples ([`Plan::groups`]).
@@ -870,8 +894,14 @@ impl Plan {
                 let steps = self.kpad() / 16;
                 let sizes = (self.group_batch(), self.cell.gates());
                 let units = self.units[pass as usize];
-                forward_smem((units, steps), (cluster, self.multicast, self.push), sizes)
+                let push = self.pass_push(pass);
+                forward_smem((units, steps), (cluster, self.multicast, push), sizes)
             }
+            Pass::Backward if self.pass_push(pass) => pushed_backward_smem(
+                self.units[pass as usize],
+                (self.hidden, self.group_batch()),
+                self.cell,
+            ),
             Pass::Backward => {
                 self.backward_smem((self.units[pass as usize], 1), cluster, self.gpad())
             }

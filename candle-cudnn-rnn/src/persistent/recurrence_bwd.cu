@@ -35,6 +35,16 @@
 // its samples into `db_parts` (f32 [GROUPS][NSLOT][H]), and the first group adds the groups'
 // sums in order once every group's are there.
 //
+// With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of half
+// elements) no exchange buffer or barrier serves a step: each block multiplies its own units'
+// gate gradients (kept in its shared memory) by their rows of W_hh, all HID columns, which is
+// its part of every unit's dh_{t-1}, and each warp stores its rows' parts (f32) with st.async
+// into the shared memory of the block that owns those units, in a slot of the sending block's,
+// one of two stages taken in turn by the step's parity, where an mbarrier counts the bytes in.
+// A block sums its slots once its stage has landed. Half the bytes of pushing the gate
+// gradients themselves (4 per unit of an LSTM in 16 bits against 2 partial sums in 32), which
+// took longer than the barrier they spared (results/2026-11-27-h100-small-phases/).
+//
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_bwd` instead: every
 // layer of a stack at once, from the top, as a wavefront (the mirror of recurrence_fwd.cu's). Blocks
 // 0.. take the lowest layer (UNITS0 units each), the rest the layers above in turn (UNITS1
@@ -101,6 +111,12 @@
 #if GROUPS > 1 && defined(WAVE_LAYERS)
 #error "the wavefront takes the batch in one group"
 #endif
+#ifndef PUSH
+#define PUSH 0
+#endif
+#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || CL != 1 || defined(WAVE_LAYERS))
+#error "the pushed backward takes one layer of half elements in one cluster, one chunk of the batch"
+#endif
 
 
 // The tile of a block of UB_ units (UPPER_: an upper wavefront layer's, whose rows also hold
@@ -122,8 +138,23 @@ struct BwdTile {
     static constexpr int RPB = MROWS + 4, RED_BYTES = NB * RPB * 4;
     static constexpr int WARP_BYTES =
         (((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16;
+    // The bias gradient's slots, one per sample, gate (and a split gate's recurrent side) and
+    // unit, after the steps.
+    static constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+    static constexpr int SLOT_BYTES = BATCH * NSLOT * UB * 4;
+    // PUSH: the tile of the block's gate columns' rows of W_hh ([PROWS][PW]: every unit of the
+    // cluster, NBLK blocks of UB, by the block's GATES * UB gate columns, whole K steps), the
+    // step's gate gradients ([2][NPAD][PW], by the step's parity: a block barrier then orders
+    // every product's reads before the same buffer's next writes, which the mbarriers also do
+    // but racecheck does not see), two stages of the parts of dh_{t-1} of the block's
+    // units that every block sends ([2][NBLK][UB][PB] f32, samples in pairs; after the steps
+    // they take the bias slots), and the stages' mbarriers.
+    static constexpr int NBLK = (HID + UB - 1) / UB, PROWS = (NBLK * UB + 15) / 16 * 16;
+    static constexpr int PK = (GATES * UB + 15) / 16 * 16, PW = PK + 8, PB = (BATCH + 1) / 2 * 2;
+    static constexpr int PUSH_BYTES = NBLK * UB * PB * 4, RECV_BYTES = 2 * PUSH_BYTES;
+    static constexpr int PUSH_SMEM = (PROWS + 2 * NPAD) * PW * 2 + (RECV_BYTES > SLOT_BYTES ? RECV_BYTES : SLOT_BYTES) + 16;
     // Shared memory per block (kernel.rs's `backward_smem` says the same).
-    static constexpr int SMEM = ROWS * APITCH * 2 + PART_BYTES + NWARPS * WARP_BYTES;
+    static constexpr int SMEM = PUSH ? PUSH_SMEM : ROWS * APITCH * 2 + PART_BYTES + NWARPS * WARP_BYTES;
 };
 
 // One layer's buffers for the backward (see above; `w_ih` and `dx` for upper wavefront layers
@@ -174,6 +205,12 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #endif
     unsigned char* warp_region = smem + ROWS * APITCH * 2 + PART_BYTES + warp * WARP_BYTES;
     const float* red = (const float*)(smem + ROWS * APITCH * 2 + PART_BYTES);
+    // PUSH's regions (BwdTile).
+    u16* const pt = (u16*)smem;
+    u16* const gb = pt + P::PROWS * P::PW;
+    float* const recv = (float*)(gb + 2 * NPAD * P::PW);
+    unsigned long long* const push_bar =
+        (unsigned long long*)((unsigned char*)recv + (P::RECV_BYTES > P::SLOT_BYTES ? P::RECV_BYTES : P::SLOT_BYTES));
     const int u0 = bl * UB;
     const u32 rank = cluster_rank();
     const int cu0 = (bl / CL) * CU, k0 = rank * KR;
@@ -182,7 +219,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/).
     // The block's KRE gate columns, elements from k0 / EW, each EW words of its tile row.
     constexpr int KRE = KR / EW;
-    for (int i0 = tid; i0 < ROWS * KRE; i0 += THREADS * FILL) {
+    for (int i0 = tid; !PUSH && i0 < ROWS * KRE; i0 += THREADS * FILL) {
         elem v[FILL];
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
@@ -209,6 +246,34 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             int i = i0 + j * THREADS;
             if (i < ROWS * KRE) *(elem*)&at[(i % ROWS) * APITCH + i / ROWS * EW] = v[j];
         }
+    }
+    if (PUSH) {
+        // pt[m][j] = W_hh[g * HID + u0 + ul][m], j = g * UB + ul (zeros past the units and the
+        // gate columns), consecutive threads along m, W_hh's rows.
+        constexpr int R = P::PROWS, K = P::PK;
+        for (int i0 = tid; i0 < R * K; i0 += THREADS * FILL) {
+            elem v[FILL];
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS, m = i % R, jj = i / R, u = u0 + jj % UB;
+                int row = (jj / UB) * HID + u;
+                elem x = a.w_hh[(size_t)min(row, GH - 1) * HID + min(m, HID - 1)];
+                v[j] = (i < R * K && jj < GATES * UB && u < HID && m < HID) ? mma_elem(x) : (elem)0;
+            }
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                if (i < R * K) *(elem*)&pt[(i % R) * P::PW + i / R] = v[j];
+            }
+        }
+        // The gate gradients' rows past the batch are never written; the products read them.
+        for (int q = tid; q < NPAD * P::PW; q += THREADS) ((u32*)gb)[q] = 0u;
+        // The stages' mbarriers, each armed for its first step's bytes.
+        if (tid == 0)
+            for (int q = 0; q < 2; ++q) {
+                mbar_init(push_bar + q);
+                mbar_expect(push_bar + q, P::PUSH_BYTES);
+            }
     }
 
     // Per item: the recurrent part of dh, the gradient the cell carries to the step before
@@ -280,12 +345,15 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // memory (as in the forward).
     cluster_sync();
 #endif
+    // The same for the pushed parts, whose mbarriers are then initialised.
+    if (PUSH) cluster_barrier();
 
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).
         const int t = start + seq - 1 - s;
         const bool active = t >= 0 && t < seq;
         u16* xch = a.dgx + XSLOT(t);
+        u16* const gbt = gb + (t & 1) * NPAD * P::PW;
         // The gradients of the block's gate pre-activations at step t (a split gate's
         // recurrent side apart: the exchange buffer takes it).
         elem dgb[NCH][ITEMS][GATES], dgs[NCH][ITEMS];
@@ -306,8 +374,11 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                         for (int g = 0; g < GATES; ++g) {
                             dbias[ch][it][g] += d[g];
                             dgb[ch][it][g] = from_f(d[g]);
-                            *(elem*)&xch[n * GPAD + (g * HID + u) * EW] =
-                                mma_elem(g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g]);
+                            const elem x = mma_elem(g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g]);
+                            if (PUSH)
+                                *(elem*)&gbt[(idx / UB) * P::PW + g * UB + idx % UB] = x;
+                            else
+                                *(elem*)&xch[n * GPAD + (g * HID + u) * EW] = x;
                         }
 #if SPLIT_X
                         *(elem*)&xch[n * GPAD + (GH + u) * EW] = mma_elem(dgb[ch][it][SPLIT_GATE]);
@@ -316,10 +387,54 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 }
             PHASE(1);
         }
-        // `dg` is read only after the launch: its stores follow the block's arrival at the
-        // barrier, so that the release waits only for the exchange buffer's (faster:
-        // results/2026-11-23-h100-chunk-jit/lab/).
-        grid_arrive(counter);
+        if (PUSH) {
+            // Every warp's rows of the cluster's units (16 a tile) by the block's gate columns,
+            // once the block's gate gradients are in; each lane's sums, two samples of a unit
+            // a store, go to the block that owns the unit, into this block's slot of the
+            // step's stage.
+            __syncthreads();
+            constexpr int MT = P::PROWS / 16, MT_PER_WARP = (MT + NWARPS - 1) / NWARPS;
+            float* const stage = recv + (t & 1) * (P::PUSH_BYTES / 4);
+            const u32 me = ctarank();
+#pragma unroll
+            for (int i = 0; i < MT_PER_WARP; ++i) {
+                const int mt = warp + i * NWARPS;
+                if (mt >= MT) break;
+                float acc[NT][4];
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) acc[nt][q] = 0.f;
+#pragma unroll
+                for (int kk = 0; kk < P::PK / 16; ++kk) {
+                    u32 w4[4];
+                    int m = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                    ldsm_x4(w4, pt + m * P::PW + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) {
+                        u32 bf[2];
+                        ldsm_x2(bf, gbt + (nt * 8 + (lane & 7)) * P::PW + kk * 16 + ((lane >> 3) & 1) * 8);
+                        mma(acc[nt], w4, bf);
+                    }
+                }
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt) {
+                    const int n = nt * 8 + (lane & 3) * 2;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int m = mt * 16 + (lane >> 2) + h * 8;
+                        if (n < P::PB && m < P::NBLK * UB)
+                            push_pair(stage + ((me * UB + m % UB) * P::PB + n), push_bar + (t & 1), m / UB,
+                                      acc[nt][2 * h], acc[nt][2 * h + 1]);
+                    }
+                }
+            }
+        } else {
+            // `dg` is read only after the launch: its stores follow the block's arrival at the
+            // barrier, so that the release waits only for the exchange buffer's (faster:
+            // results/2026-11-23-h100-chunk-jit/lab/).
+            grid_arrive(counter);
+        }
         if (active) {
             PHASE(6);
 #pragma unroll
@@ -345,6 +460,25 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #ifndef WAVE_LAYERS
         if (t - 1 >= 0 && t - 1 < seq) load_step(t - 1);
 #endif
+        if (PUSH) {
+            // Every block's parts of the block's units have landed in the step's stage, whose
+            // mbarrier is armed again for step t - 2: no block pushes that before this block has
+            // pushed step t - 1's, after every thread here has read this stage.
+            PHASE(7);
+            float* const stage = recv + (t & 1) * (P::PUSH_BYTES / 4);
+            mbar_wait<true>(push_bar + (t & 1), ((seq - 1 - t) >> 1) & 1);
+            if (tid == 0 && t >= 2) mbar_expect(push_bar + (t & 1), P::PUSH_BYTES);
+            PHASE(2);
+#pragma unroll
+            for (int it = 0; it < ITEMS; ++it) {
+                int idx = tid + it * THREADS, ul = idx % UB, nl = idx / UB;
+                float sum = 0.f;
+                if (idx < UB * NB)
+                    for (int q = 0; q < P::NBLK; ++q) sum += stage[(q * UB + ul) * P::PB + nl];
+                dhr[0][it] = sum;
+            }
+            continue;
+        }
         if (active) PHASE(7);
         grid_wait(counter, (u32)(s + 1) * gridDim.x);
         PHASE(2);
@@ -534,9 +668,10 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // stays the cluster's).
     // A split gate's recurrent side has a slot of its own, after the gates' (NSLOT).
     if (a.db_ih || a.db_hh) {
-        constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
-        static_assert(BATCH * NSLOT * UB * 4 <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
-        float* slots = (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);  // [BATCH][NSLOT][UB]
+        constexpr int NSLOT = P::NSLOT;
+        static_assert(PUSH || P::SLOT_BYTES <= NWARPS * WARP_BYTES, "bias slots exceed the warp regions");
+        // [BATCH][NSLOT][UB] (PUSH: the stages, whose last bytes have landed)
+        float* slots = PUSH ? recv : (float*)(smem + ROWS * APITCH * 2 + PART_BYTES);
         __syncthreads();
 #pragma unroll
         for (int ch = 0; ch < NCH; ++ch)
@@ -607,6 +742,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // No block may leave while another of its cluster may still write into its `part`.
     cluster_sync();
 #endif
+    // Nor, pushed, while its last stores into another's stage may be in flight.
+    if (PUSH) cluster_barrier();
 }
 
 #ifndef WAVE_LAYERS

@@ -31,12 +31,14 @@ pub(crate) struct Tuning {
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits (in batch groups, one cluster
     /// per group), `0` never.
     pub one_cluster: Option<bool>,
-    /// Whether a one-cluster layer's forward pushes each step's h into every block's shared
-    /// memory, with no barrier between steps (`recurrence_fwd.cu`'s PUSH), instead of exchanging
-    /// it through L2 behind the cluster's barrier, where it can (half elements, a batch of one
-    /// chunk). `None` (the default): the planner's ([`super::kernel::ONE_CLUSTER_PUSHES`]);
-    /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` where it can, `0` never.
-    pub push: Option<bool>,
+    /// Whether a one-cluster layer's forward and backward push what a step exchanges into the
+    /// shared memory of the cluster's blocks, with no barrier between steps
+    /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH), instead of exchanging it through
+    /// L2 behind the cluster's barrier, where they can (half elements, a batch of one chunk).
+    /// `None` (the default): the planner's ([`super::kernel::ONE_CLUSTER_PUSHES`]);
+    /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` both where they can, `0` neither, or `F,B` each
+    /// (`1,0`: the forward only).
+    pub push: Option<[bool; 2]>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
     /// the planner's rule for the shape ([`super::kernel::block_units`]);
     /// `CANDLE_RNN_PERSISTENT_UNITS` = `U` (both passes) or `F,B`, positive multiples of 4, sets
@@ -124,13 +126,21 @@ impl Tuning {
             },
         };
         // A switch: `1` on, `0` off, anything else (or unset) the default's.
-        let switch = |name| match var(name).as_deref().map(str::trim) {
-            Some("1") => Some(true),
-            Some("0") => Some(false),
+        let on = |v: &str| match v.trim() {
+            "1" => Some(true),
+            "0" => Some(false),
             _ => None,
         };
+        let switch = |name| var(name).as_deref().and_then(on);
         let one_cluster = switch("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").or(d.one_cluster);
-        let push = switch("CANDLE_RNN_PERSISTENT_PUSH").or(d.push);
+        let push = match var("CANDLE_RNN_PERSISTENT_PUSH") {
+            Some(v) => match v.split_once(',') {
+                Some((f, b)) => on(f).zip(on(b)).map(|(f, b)| [f, b]),
+                None => on(&v).map(|p| [p; 2]),
+            },
+            None => None,
+        }
+        .or(d.push);
         let block_units = match var("CANDLE_RNN_PERSISTENT_UNITS") {
             Some(v) => match v.split_once(',') {
                 Some((f, b)) => units(f).zip(units(b)).map(|(f, b)| [f, b]),
@@ -195,9 +205,12 @@ mod tests {
     #[test]
     fn the_pushed_exchange_only_when_asked() {
         let push = |v| with(&[("CANDLE_RNN_PERSISTENT_PUSH", v)]).push;
-        assert_eq!(push("1"), Some(true));
-        assert_eq!(push(" 0 "), Some(false));
+        assert_eq!(push("1"), Some([true; 2]));
+        assert_eq!(push(" 0 "), Some([false; 2]));
+        assert_eq!(push("1, 0"), Some([true, false]));
+        assert_eq!(push("0,1"), Some([false, true]));
         assert_eq!(push("yes"), None);
+        assert_eq!(push("1,x"), None);
     }
 
     #[test]

@@ -68,7 +68,8 @@ lab)
   done 2>&1 | tee "$OUT/lab.txt"
   stamp "memcheck, racecheck on the pushed harness at batch 4"
   for tool in memcheck racecheck synccheck; do
-    timeout 120 "$CS" --tool $tool /tmp/lab/lab-b4-p1 2 2>&1 | grep -E "SUMMARY|Invalid|hazard" | head -5
+    timeout 120 "$CS" --tool $tool /tmp/lab/lab-b4-p1 2 > /tmp/lab/$tool.log 2>&1
+    echo "$tool rc=$?"; grep -E "SUMMARY" /tmp/lab/$tool.log; grep -E "Invalid|hazard" /tmp/lab/$tool.log | head -4
   done | tee "$OUT/lab-sanitize.txt"
   ;;
 esac

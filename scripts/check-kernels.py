@@ -254,13 +254,18 @@ def variants():
             yield (f"{cell} backward h128 b32 {tag} one cluster pushed", "persistent_bwd", push,
                    "compute_90", cell)
     # The pushed backward at odd sizes: hidden 46 in 6 blocks of 8 units (48 rows, 3 tiles), an
-    # odd batch (a padded pair of samples), and hidden 256 at batch 8 (2 tiles a warp).
+    # odd batch (a padded pair of samples), and hidden 256 at batch 8 (2 tiles a warp); and on
+    # f32 operands with TF32 products (hidden 128 in 4 groups of 8, hidden 46).
     for cell in ("lstm", "gru"):
-        for hid, batch, units in ((46, 5, 8), (256, 8, 32)):
-            push = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", "-DELEM_BF16=1",
+        for hid, batch, units, elem, groups in ((46, 5, 8, "-DELEM_BF16=1", 1),
+                                                (256, 8, 32, "-DELEM_BF16=1", 1),
+                                                (128, 8, 16, "-DELEM_F32=1", 4),
+                                                (46, 5, 8, "-DELEM_F32=1", 1)):
+            push = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
                     f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1", "-DPUSH=1"]
-            yield (f"{cell} backward h{hid} b{batch} bf16 one cluster pushed", "persistent_bwd", push,
-                   "compute_90", cell)
+            tag = "tf32" if "F32" in elem else "bf16"
+            yield (f"{cell} backward h{hid} b{batch} g{groups} {tag} one cluster pushed", "persistent_bwd",
+                   push, "compute_90", cell)
     # One cluster per batch group (8 groups of 4 samples at hidden 128), pushed forward.
     for cell in ("lstm", "gru"):
         grouped = ["-DHID=128", "-DBATCH=4", "-DGROUPS=8", "-DNWARPS=8", "-DELEM_BF16=1",

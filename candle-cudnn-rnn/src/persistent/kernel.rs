@@ -312,8 +312,8 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 
 /// Whether a one-cluster plan's forward and backward push what a step exchanges through
-/// distributed shared memory where they can ([`Plan::push`]: half elements, one chunk of the
-/// batch), with no barrier between the steps. Forward: graphed bf16 forwards took 0.60-0.93x
+/// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch, the
+/// forward in half elements), with no barrier between the steps. Forward: graphed bf16 forwards took 0.60-0.93x
 /// the time of the exchange through L2 behind the cluster's barrier ([30, 8, 256] 6.84 µs an
 /// example against 8.18, [30, 32, 128] in 8 groups 1.03-1.19 against 1.52-1.62; training
 /// 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The barrier's release, which waits for
@@ -386,19 +386,19 @@ pub(super) fn forward_smem(
 }
 
 /// Shared memory of a pushed backward block ([`Plan::push`]) of `units` units of a layer of
-/// `hidden` at `batch`, as `recurrence_bwd.cu`'s `BwdTile` lays it out: the tile of the block's
-/// gate columns' rows of W_hh (every unit of the cluster, whole 16-row tiles, by whole K steps),
-/// the step's gate gradients (whole 8-sample tiles, two buffers), two stages of every block's f32 parts of
-/// the block's units (samples in pairs) or the bias gradient's slots where larger, and the
-/// stages' mbarriers.
+/// `hidden` at `batch` with elements of `words` 16-bit words, as `recurrence_bwd.cu`'s `BwdTile`
+/// lays it out: the tile of the block's gate columns' rows of W_hh (every unit of the cluster,
+/// whole 16-row tiles, by whole K steps), the step's gate gradients (whole 8-sample tiles, two
+/// buffers), two stages of every block's f32 parts of the block's units (samples in pairs) or
+/// the bias gradient's slots where larger, and the stages' mbarriers.
 pub(super) fn pushed_backward_smem(
     units: usize,
     (hidden, batch): (usize, usize),
-    cell: Cell,
+    (cell, words): (Cell, usize),
 ) -> usize {
     let blocks = hidden.div_ceil(units);
     let rows = (blocks * units).next_multiple_of(16);
-    let pitch = (cell.gates() * units).next_multiple_of(16) + 8;
+    let pitch = (cell.gates() * units * words).next_multiple_of(16) + 8;
     let npad = batch.next_multiple_of(8);
     let stages = 2 * blocks * units * batch.next_multiple_of(2) * 4;
     let slots = batch * cell.wave_groups() * units * 4;
@@ -707,7 +707,7 @@ impl Plan {
     /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
     /// every group's cluster at once for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks
-    /// and it takes half elements and one chunk of a group's batch.
+    /// and a group's batch is one chunk, the forward in half elements only.
     fn in_one_cluster(
         &self,
         dev: &CudaDevice,
@@ -724,8 +724,10 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
-            push: push
-                .map(|p| p && self.elem != Operands::Tf32 && self.group_batch() <= CHUNK_SAMPLES),
+            push: [
+                push[0] && self.elem != Operands::Tf32 && self.group_batch() <= CHUNK_SAMPLES,
+                push[1] && self.group_batch() <= CHUNK_SAMPLES,
+            ],
             ..*self
         };
         one.buffers = one.most_buffers(smem);
@@ -903,7 +905,7 @@ impl Plan {
             Pass::Backward if self.pass_push(pass) => pushed_backward_smem(
                 self.units[pass as usize],
                 (self.hidden, self.group_batch()),
-                self.cell,
+                (self.cell, self.elem.words()),
             ),
             Pass::Backward => {
                 self.backward_smem((self.units[pass as usize], 1), cluster, self.gpad())

@@ -35,8 +35,8 @@
 // its samples into `db_parts` (f32 [GROUPS][NSLOT][H]), and the first group adds the groups'
 // sums in order once every group's are there.
 //
-// With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of half
-// elements) no exchange buffer or barrier serves a step: each block multiplies its own units'
+// With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of the batch)
+// no exchange buffer or barrier serves a step: each block multiplies its own units'
 // gate gradients (kept in its shared memory) by their rows of W_hh, all HID columns, which is
 // its part of every unit's dh_{t-1}, and each warp stores its rows' parts (f32) with st.async
 // into the shared memory of the block that owns those units, in a slot of the sending block's,
@@ -114,8 +114,8 @@
 #ifndef PUSH
 #define PUSH 0
 #endif
-#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || CL != 1 || defined(WAVE_LAYERS))
-#error "the pushed backward takes one layer of half elements in one cluster, one chunk of the batch"
+#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || NCH != 1 || CL != 1 || defined(WAVE_LAYERS))
+#error "the pushed backward takes one layer in one cluster, one chunk of the batch"
 #endif
 
 
@@ -143,14 +143,15 @@ struct BwdTile {
     static constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
     static constexpr int SLOT_BYTES = BATCH * NSLOT * UB * 4;
     // PUSH: the tile of the block's gate columns' rows of W_hh ([PROWS][PW]: every unit of the
-    // cluster, NBLK blocks of UB, by the block's GATES * UB gate columns, whole K steps), the
+    // cluster, NBLK blocks of UB, by the block's GATES * UB gate columns of EW 16-bit words each,
+    // whole K steps), the
     // step's gate gradients ([2][NPAD][PW], by the step's parity: a block barrier then orders
     // every product's reads before the same buffer's next writes, which the mbarriers also do
     // but racecheck does not see), two stages of the parts of dh_{t-1} of the block's
     // units that every block sends ([2][NBLK][UB][PB] f32, samples in pairs; after the steps
     // they take the bias slots), and the stages' mbarriers.
     static constexpr int NBLK = (HID + UB - 1) / UB, PROWS = (NBLK * UB + 15) / 16 * 16;
-    static constexpr int PK = (GATES * UB + 15) / 16 * 16, PW = PK + 8, PB = (BATCH + 1) / 2 * 2;
+    static constexpr int PK = (GATES * UB * EW + 15) / 16 * 16, PW = PK + 8, PB = (BATCH + 1) / 2 * 2;
     static constexpr int PUSH_BYTES = NBLK * UB * PB * 4, RECV_BYTES = 2 * PUSH_BYTES;
     static constexpr int PUSH_SMEM = (PROWS + 2 * NPAD) * PW * 2 + (RECV_BYTES > SLOT_BYTES ? RECV_BYTES : SLOT_BYTES) + 16;
     // Shared memory per block (kernel.rs's `backward_smem` says the same).
@@ -249,8 +250,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     }
     if (PUSH) {
         // pt[m][j] = W_hh[g * HID + u0 + ul][m], j = g * UB + ul (zeros past the units and the
-        // gate columns), consecutive threads along m, W_hh's rows.
-        constexpr int R = P::PROWS, K = P::PK;
+        // gate columns), consecutive threads along m, W_hh's rows; K elements of EW words.
+        constexpr int R = P::PROWS, K = P::PK / EW;
         for (int i0 = tid; i0 < R * K; i0 += THREADS * FILL) {
             elem v[FILL];
 #pragma unroll
@@ -263,7 +264,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #pragma unroll
             for (int j = 0; j < FILL; ++j) {
                 int i = i0 + j * THREADS;
-                if (i < R * K) *(elem*)&pt[(i % R) * P::PW + i / R] = v[j];
+                if (i < R * K) *(elem*)&pt[(i % R) * P::PW + i / R * EW] = v[j];
             }
         }
         // The gate gradients' rows past the batch are never written; the products read them.
@@ -376,7 +377,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                             dgb[ch][it][g] = from_f(d[g]);
                             const elem x = mma_elem(g == SPLIT_GATE ? dgs[ch][it] : dgb[ch][it][g]);
                             if (PUSH)
-                                *(elem*)&gbt[(idx / UB) * P::PW + g * UB + idx % UB] = x;
+                                *(elem*)&gbt[(idx / UB) * P::PW + (g * UB + idx % UB) * EW] = x;
                             else
                                 *(elem*)&xch[n * GPAD + (g * HID + u) * EW] = x;
                         }

@@ -7,8 +7,9 @@
 #            direct, what the grid times), ours in bf16 and TF32 (the defaults), then PyTorch's
 #            fp16 and TF32 modules on the same shapes (torch_reference.py --only);
 #   profile: where a graphed-size training call's time goes now, kernel by kernel (Nsight
-#            Compute's gpu__time_duration of the kernels of 1 warm-up and 2 eager training calls;
-#            the machine has no Nsight Systems), bf16 default, as results/2026-11-27-h100-small-profile/.
+#            Compute's gpu__time_duration of the kernels of 1 warm-up and 2 eager training calls,
+#            application replay; the machine has no Nsight Systems), bf16 default, as
+#            results/2026-11-27-h100-small-profile/.
 #   results/2026-11-27-h100-plain-api-profile/run.sh DIR OUT plain|profile
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +47,7 @@ profile)
     IFS=, read -r mode l b t h <<< "$spec"
     name=${mode}_${l}x${b}x${t}x${h}
     echo "$name | $(bench_us "" $mode $l,$b,$t,$h op-bf16-default)"
-    timeout 150 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv \
+    timeout 150 "$ncu" --replay-mode application --clock-control none --metrics gpu__time_duration.sum --csv \
       "$bin/bench_grid" --no-loop --loss sum --input-grad --warmup 1 --reps 2 --api direct \
       --mode $mode --shape $l,$b,$t,$h --variants op-bf16-default > "$OUT/$name.csv" 2> "$OUT/$name.log"
   done | tee "$OUT/graphed.txt"

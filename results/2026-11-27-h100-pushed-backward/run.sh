@@ -12,7 +12,11 @@
 #             pushed) | the backward through L2 (CANDLE_RNN_PERSISTENT_PUSH=1,0) | the default;
 #   lab:      the harness (scripts/persistent-lab/, nvcc here) at hidden 128, batches 4 and 16,
 #             one cluster of 8 blocks: the backward through L2 against pushed, output compared.
-#   results/2026-11-27-h100-pushed-backward/run.sh DIR OUT tests|sanitize|speed|lab
+#   tf32:     after the push took TF32 operands too (the backward only): the op's GPU tests,
+#             memcheck on the TF32 test, then graphed training | forward in TF32, ours: the
+#             default (backward pushed) | through L2 (PUSH=0,0) | the default, and the default's
+#             kernel (cuDNN's PersistStaticSmallH for GRUs at hidden 128).
+#   results/2026-11-27-h100-pushed-backward/run.sh DIR OUT tests|sanitize|speed|lab|tf32
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -51,6 +55,22 @@ speed)
         "| $(bench_us "" $cell $s $p)"
     done
   done | tee "$OUT/speed.txt"
+  ;;
+tf32)
+  stamp "the op's GPU tests"
+  gpu_tests
+  stamp "memcheck on the TF32 test"
+  timeout 200 "$CS" --tool memcheck "$D/op-gpu-tests" --test-threads=1 persistent_tf32 \
+    > "$OUT/sanitizer-memcheck-tf32.log" 2>&1
+  echo "rc=$?"; grep -E "ERROR SUMMARY|^test result" "$OUT/sanitizer-memcheck-tf32.log"
+  stamp "TF32: pushed | through L2 | pushed | the default (training | forward)"
+  p=op-tf32-persistent
+  for s in 1,32,30,128 1,48,30,128 1,20,30,128 1,8,30,256 1,32,200,128; do
+    for cell in lstm gru; do
+      echo "$cell [$s] | $(bench_us "" $cell $s $p) | $(CANDLE_RNN_PERSISTENT_PUSH=0 bench_us "" $cell $s $p)" \
+        "| $(bench_us "" $cell $s $p) | $(bench_us "" $cell $s op-tf32-default)"
+    done
+  done | tee "$OUT/tf32.txt"
   ;;
 lab)
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

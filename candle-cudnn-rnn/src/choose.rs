@@ -197,7 +197,9 @@ fn ours_lead(
 /// 2; at several chunks of the batch it does not fit (cuDNN serves). Since ours run each batch
 /// group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
 /// training took 0.83-0.89x of `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there
-/// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`).
+/// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`);
+/// with the pushed backward, 1.0x at [30, 32, 128], 1.1-1.23x at batches 20 and 48 and
+/// seq 200 (`results/2026-11-27-h100-pushed-backward/`).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x

@@ -16,7 +16,9 @@
 #             memcheck on the TF32 test, then graphed training | forward in TF32, ours: the
 #             default (backward pushed) | through L2 (PUSH=0,0) | the default, and the default's
 #             kernel (cuDNN's PersistStaticSmallH for GRUs at hidden 128).
-#   results/2026-11-27-h100-pushed-backward/run.sh DIR OUT tests|sanitize|speed|lab|tf32
+#   tf32checks: then the persistent GPU tests with ONE_CLUSTER=1, synccheck and racecheck on the
+#             TF32 test (one layer at batch 3 in one cluster, pushed), gpu_check --persistent.
+#   results/2026-11-27-h100-pushed-backward/run.sh DIR OUT tests|sanitize|speed|lab|tf32|tf32checks
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -71,6 +73,21 @@ tf32)
         "| $(bench_us "" $cell $s $p) | $(bench_us "" $cell $s op-tf32-default)"
     done
   done | tee "$OUT/tf32.txt"
+  ;;
+tf32checks)
+  stamp "persistent GPU tests, one cluster per group wherever it fits"
+  env $one timeout 150 "$D/op-gpu-tests" --test-threads=1 persistent > "$OUT/tests-one.log" 2>&1
+  echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests-one.log" | head
+  for tool in synccheck racecheck; do
+    stamp "$tool on the TF32 test"
+    timeout 100 "$CS" --tool $tool "$D/op-gpu-tests" --test-threads=1 persistent_tf32 \
+      > "$OUT/sanitizer-$tool-tf32.log" 2>&1
+    echo "rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^test result" "$OUT/sanitizer-$tool-tf32.log"
+  done
+  stamp "gpu_check --persistent"
+  timeout 380 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check.log" 2>&1
+  echo "rc=$?"; tail -1 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
+  grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
   ;;
 lab)
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

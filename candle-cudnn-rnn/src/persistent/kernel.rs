@@ -322,8 +322,9 @@ pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 /// cluster's dh_{t-1}; graphed bf16 training took 0.72-0.94x the time of the backward through
 /// L2 ([30, 32, 128] in 8 groups: LSTM 2.70 µs an example against 3.30, GRU 2.41 against 3.09;
 /// [200, 32, 128] 0.72-0.74x; hidden 256 0.92-0.94x), the harness's launch at hidden 128 and
-/// batch 4 37.6 µs against 64.0, bit-identical (`results/2026-11-27-h100-pushed-backward/`).
-/// Pushing the gate gradients themselves, twice the bytes, had been slower than the barrier.
+/// batch 4 37.6 µs against 64.0, bit-identical (`results/2026-11-27-h100-pushed-backward/`);
+/// TF32 training 0.78-0.95x ([30, 32, 128] GRU 3.68 against 4.43). Pushing the gate gradients
+/// themselves, twice the bytes, had been slower than the barrier.
 pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.

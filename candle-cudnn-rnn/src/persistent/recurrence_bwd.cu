@@ -41,9 +41,10 @@
 // its part of every unit's dh_{t-1}, and each warp stores its rows' parts (f32) with st.async
 // into the shared memory of the block that owns those units, in a slot of the sending block's,
 // one of two stages taken in turn by the step's parity, where an mbarrier counts the bytes in.
-// A block sums its slots once its stage has landed. Half the bytes of pushing the gate
-// gradients themselves (4 per unit of an LSTM in 16 bits against 2 partial sums in 32), which
-// took longer than the barrier they spared (results/2026-11-27-h100-small-phases/).
+// A block sums its slots once its stage has landed. A block sends one f32 part a unit of the
+// layer: half the bytes of pushing its gate gradients to every block (an LSTM's four 16-bit
+// values a unit), which took longer than the barrier they spared
+// (results/2026-11-27-h100-small-phases/).
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_bwd` instead: every
 // layer of a stack at once, from the top, as a wavefront (the mirror of recurrence_fwd.cu's). Blocks
@@ -144,12 +145,11 @@ struct BwdTile {
     static constexpr int SLOT_BYTES = BATCH * NSLOT * UB * 4;
     // PUSH: the tile of the block's gate columns' rows of W_hh ([PROWS][PW]: every unit of the
     // cluster, NBLK blocks of UB, by the block's GATES * UB gate columns of EW 16-bit words each,
-    // whole K steps), the
-    // step's gate gradients ([2][NPAD][PW], by the step's parity: a block barrier then orders
-    // every product's reads before the same buffer's next writes, which the mbarriers also do
-    // but racecheck does not see), two stages of the parts of dh_{t-1} of the block's
-    // units that every block sends ([2][NBLK][UB][PB] f32, samples in pairs; after the steps
-    // they take the bias slots), and the stages' mbarriers.
+    // whole K steps), the step's gate gradients ([2][NPAD][PW], by the step's parity: a block
+    // barrier then orders every product's reads before the same buffer's next writes, which the
+    // mbarriers also do but racecheck does not see), two stages of the parts of dh_{t-1} of the
+    // block's units that every block sends ([2][NBLK][UB][PB] f32, samples in pairs; after the
+    // steps they take the bias slots), and the stages' mbarriers.
     static constexpr int NBLK = (HID + UB - 1) / UB, PROWS = (NBLK * UB + 15) / 16 * 16;
     static constexpr int PK = (GATES * UB * EW + 15) / 16 * 16, PW = PK + 8, PB = (BATCH + 1) / 2 * 2;
     static constexpr int PUSH_BYTES = NBLK * UB * PB * 4, RECV_BYTES = 2 * PUSH_BYTES;
@@ -354,7 +354,9 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         const int t = start + seq - 1 - s;
         const bool active = t >= 0 && t < seq;
         u16* xch = a.dgx + XSLOT(t);
+        // PUSH: the step's gate gradients and stage.
         u16* const gbt = gb + (t & 1) * NPAD * P::PW;
+        float* const stage = recv + (t & 1) * (P::PUSH_BYTES / 4);
         // The gradients of the block's gate pre-activations at step t (a split gate's
         // recurrent side apart: the exchange buffer takes it).
         elem dgb[NCH][ITEMS][GATES], dgs[NCH][ITEMS];
@@ -395,7 +397,6 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             // step's stage.
             __syncthreads();
             constexpr int MT = P::PROWS / 16, MT_PER_WARP = (MT + NWARPS - 1) / NWARPS;
-            float* const stage = recv + (t & 1) * (P::PUSH_BYTES / 4);
             const u32 me = ctarank();
 #pragma unroll
             for (int i = 0; i < MT_PER_WARP; ++i) {
@@ -466,7 +467,6 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             // mbarrier is armed again for step t - 2: no block pushes that before this block has
             // pushed step t - 1's, after every thread here has read this stage.
             PHASE(7);
-            float* const stage = recv + (t & 1) * (P::PUSH_BYTES / 4);
             mbar_wait<true>(push_bar + (t & 1), ((seq - 1 - t) >> 1) & 1);
             if (tid == 0 && t >= 2) mbar_expect(push_bar + (t & 1), P::PUSH_BYTES);
             PHASE(2);

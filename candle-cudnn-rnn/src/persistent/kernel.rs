@@ -313,11 +313,11 @@ pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 
 /// Whether a one-cluster plan's forward and backward push what a step exchanges through
 /// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch, the
-/// forward in half elements), with no barrier between the steps. Forward: graphed bf16 forwards took 0.60-0.93x
-/// the time of the exchange through L2 behind the cluster's barrier ([30, 8, 256] 6.84 µs an
-/// example against 8.18, [30, 32, 128] in 8 groups 1.03-1.19 against 1.52-1.62; training
-/// 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The barrier's release, which waits for
-/// the stores before it, had taken a third of a small step
+/// forward in half elements), with no barrier between the steps. Forward: graphed bf16
+/// forwards took 0.60-0.93x the time of the exchange through L2 behind the cluster's barrier
+/// ([30, 8, 256] 6.84 µs an example against 8.18, [30, 32, 128] in 8 groups 1.03-1.19 against
+/// 1.52-1.62; training 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The barrier's
+/// release, which waits for the stores before it, had taken a third of a small step
 /// (`results/2026-11-27-h100-small-phases/`). Backward: each block pushes its parts of the
 /// cluster's dh_{t-1}; graphed bf16 training took 0.72-0.94x the time of the backward through
 /// L2 ([30, 32, 128] in 8 groups: LSTM 2.70 µs an example against 3.30, GRU 2.41 against 3.09;
@@ -720,14 +720,15 @@ impl Plan {
             .hidden
             .div_ceil(ONE_CLUSTER_MAX_BLOCKS)
             .next_multiple_of(UNIT_STEP);
+        let one_chunk = self.group_batch() <= CHUNK_SAMPLES;
         let mut one = Plan {
             units: [units; 2],
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
             push: [
-                push[0] && self.elem != Operands::Tf32 && self.group_batch() <= CHUNK_SAMPLES,
-                push[1] && self.group_batch() <= CHUNK_SAMPLES,
+                push[0] && one_chunk && self.elem != Operands::Tf32,
+                push[1] && one_chunk,
             ],
             ..*self
         };

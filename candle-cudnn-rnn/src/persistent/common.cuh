@@ -277,6 +277,14 @@ __device__ __forceinline__ void st_cluster(float* p, u32 rank, float v) {
 __device__ __forceinline__ u32 cluster_rank() { return 0; }
 #endif
 
+// Two 32-bit words (8-byte aligned at `p`) into the shared memory of block `rank` of the
+// cluster, at `p`'s address in this block's, completing 8 bytes of the transaction that the
+// mbarrier at `bar`'s address there counts (the pushed exchanges, below and recurrence_bwd.cu's).
+__device__ __forceinline__ void push_pair(const void* p, unsigned long long* bar, u32 rank, u32 w0, u32 w1) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
+                 ::"r"(cluster_address(p, rank)), "r"(w0), "r"(w1), "r"(cluster_address(bar, rank)) : "memory");
+}
+
 // The forward's pushed exchange (recurrence_fwd.cu's PUSH): each lane holds one unit's 16-bit
 // value (`bits`, in the low half), consecutive lanes consecutive units of a sample. Lanes `lead`
 // (VEC-aligned units: 8 or 4) store their VEC lanes' values, gathered by shuffles (every lane of
@@ -295,23 +303,13 @@ __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32
     const u32 w3 = VEC > 4 ? __shfl_down_sync(0xffffffffu, w0, 6) : 0u;
     if (!lead) return;
     for (u32 q = 0; q < blocks; ++q) {
-        const u32 at = cluster_address(p, q), b = cluster_address(bar, q);
         if (VEC == 8)
             asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
-                         ::"r"(at), "r"(w0), "r"(w1), "r"(w2), "r"(w3), "r"(b) : "memory");
+                         ::"r"(cluster_address(p, q)), "r"(w0), "r"(w1), "r"(w2), "r"(w3),
+                         "r"(cluster_address(bar, q)) : "memory");
         else
-            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
-                         ::"r"(at), "r"(w0), "r"(w1), "r"(b) : "memory");
+            push_pair(p, bar, q, w0, w1);
     }
-}
-
-// Two f32 values (8-byte aligned at `p`) into the shared memory of block `rank` of the cluster,
-// at `p`'s address in this block's, completing 8 bytes of the transaction that the mbarrier at
-// `bar`'s address there counts (recurrence_bwd.cu's PUSH).
-__device__ __forceinline__ void push_pair(const float* p, unsigned long long* bar, u32 rank, float a, float b) {
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
-                 ::"r"(cluster_address(p, rank)), "r"(__float_as_uint(a)), "r"(__float_as_uint(b)),
-                 "r"(cluster_address(bar, rank)) : "memory");
 }
 
 // Multicast exchange (MCAST > 1, sm_90; recurrence_fwd.cu): the launch groups the blocks in

@@ -427,7 +427,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                         const int m = mt * 16 + (lane >> 2) + h * 8;
                         if (n < P::PB && m < P::NBLK * UB)
                             push_pair(stage + ((me * UB + m % UB) * P::PB + n), push_bar + (t & 1), m / UB,
-                                      acc[nt][2 * h], acc[nt][2 * h + 1]);
+                                      __float_as_uint(acc[nt][2 * h]), __float_as_uint(acc[nt][2 * h + 1]));
                     }
                 }
             }

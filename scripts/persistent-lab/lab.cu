@@ -189,7 +189,12 @@ int main(int argc, char** argv) {
     attrs[1].val.clusterDim.y = 1;
     attrs[1].val.clusterDim.z = 1;
     cfg.attrs = attrs;
+#if defined(ONE_CLUSTER) && ONE_CLUSTER
+    // (A one-cluster kernel's cluster instructions need a cluster launch, even of one block.)
+    cfg.numAttrs = 2;
+#else
     cfg.numAttrs = cluster > 1 ? 2 : 1;
+#endif
     // How many clusters the GPU holds at once (the grid barrier needs every block resident).
     int resident = -1;
     if (cluster > 1) {

@@ -301,8 +301,12 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // A step's saved activations, cell states and output gradient, loaded a step ahead (while
     // the previous step's products run) so that their latency leaves the recurrence. (`dy` of a
     // layer below the top in the wavefront is written during the launch by other blocks: its
-    // loads bypass L1, which may hold a line of it from an earlier step's row.)
-    float ga[NCH][ITEMS][GATES], sv[NCH][ITEMS][CELL_SAVED], cp[NCH][ITEMS], dyv[NCH][ITEMS];
+    // loads bypass L1, which may hold a line of it from an earlier step's row.) `dy` stays in
+    // its element type until the step uses it: converted (and masked) where it is loaded, its
+    // load's whole latency stalled every step (the pushed backward's steps took 1.37x as long,
+    // results/2026-11-29-h100-one-block/).
+    float ga[NCH][ITEMS][GATES], sv[NCH][ITEMS][CELL_SAVED], cp[NCH][ITEMS];
+    elem dyr[NCH][ITEMS];
     auto load_step = [&](int t) {
 #pragma unroll
         for (int ch = 0; ch < NCH; ++ch)
@@ -319,10 +323,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                         sv[ch][it][k] = a.cells[(row * CELL_SAVED + k) * HID + u];
                     cp[ch][it] = t > 0 ? a.cells[(row - BROWS) * CELL_SAVED * HID + u]
                                        : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
-                    elem d = __ldcg(a.dy + row * HID + u);
-                    // (The mask's elements are counted from the batch's first sample.)
-                    const size_t e = (row + first_sample()) * HID + u;
-                    dyv[ch][it] = to_f(drop.offset ? dropout_apply(drop, e, d) : d);
+                    dyr[ch][it] = __ldcg(a.dy + row * HID + u);
                 }
             }
     };
@@ -368,8 +369,12 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 for (int it = 0; it < ITEMS; ++it) {
                     int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
                     if (idx < UB * NB && IN_BATCH(n) && u < HID) {
+                        // (The mask's elements are counted from the batch's first sample.)
+                        const size_t e = ((size_t)t * BROWS + n + first_sample()) * HID + u;
+                        const elem dy = dyr[ch][it];
+                        const float dyv = to_f(drop.offset ? dropout_apply(drop, e, dy) : dy);
                         float d[GATES], d_rec = 0.f;
-                        cell_backward(ga[ch][it], sv[ch][it], cp[ch][it], dyv[ch][it], dhr[ch][it],
+                        cell_backward(ga[ch][it], sv[ch][it], cp[ch][it], dyv, dhr[ch][it],
                                       dc[ch][it], d, d_rec);
                         dbias_split[ch][it] += d_rec;
                         dgs[ch][it] = from_f(d_rec);

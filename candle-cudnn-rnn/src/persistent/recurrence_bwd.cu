@@ -156,9 +156,9 @@ struct BwdTile {
     // The tile's 16-row tiles, each warp's share of them, and their K steps. PUSH_IN_REGS
     // (-DPUSH_WREG overrides; by default where a warp's tiles take at most 64 registers a
     // thread): each warp keeps its tiles in registers for the whole sequence instead of reading
-    // them from shared memory at every step (bit-identical; the lab harness's pushed backward
-    // 0.84x a launch at hidden 256, batch 8, 0.95x at 128 x 16, even at 128 x 4:
-    // results/2026-11-29-h100-one-block/).
+    // them from shared memory at every step. Bit-identical; faster where a warp has many products
+    // a step (hidden 256, TF32, groups of 16 at hidden 128), within 2% where it has few (groups of
+    // 4 at hidden 128), results/2026-11-29-h200-one-block/.
     static constexpr int PMT = PROWS / 16, PMT_PER_WARP = (PMT + NWARPS - 1) / NWARPS, PKSTEPS = PK / 16;
 #ifdef PUSH_WREG
     static constexpr bool PUSH_IN_REGS = PUSH_WREG;
@@ -330,7 +330,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // loads bypass L1, which may hold a line of it from an earlier step's row.) `dy` stays in
     // its element type until the step uses it: converted (and masked) where it is loaded, its
     // load's whole latency stalled every step (the pushed backward's steps took 1.37x as long,
-    // results/2026-11-29-h100-one-block/).
+    // results/2026-11-29-h200-one-block/).
     float ga[NCH][ITEMS][GATES], sv[NCH][ITEMS][CELL_SAVED], cp[NCH][ITEMS];
     elem dyr[NCH][ITEMS];
     auto load_step = [&](int t) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# After the dy fix (dy.diff): where the pushed steps' time goes now, in the lab harness, on a copy
+# After the dy fix (3fc9756, where probe.diff applies): where the pushed steps' time goes now, in the lab harness, on a copy
 # of the tree with probe.diff (lab-only switches: -DLAB_FINE phase marks inside the step,
 # forward p5 before the cell's math and p7 after it, backward p3 the product's start, p4 its
 # end, p5 after the gate gradients' stores; -DLAB_SKIP_OUT no forward outputs, -DLAB_SKIP_X no
@@ -9,10 +9,9 @@
 set -uo pipefail
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-tree=$out/tree bin=$out/bin
-mkdir -p "$tree" "$bin"
-cp -r "$root/candle-cudnn-rnn" "$root/scripts" "$tree/"
+tree=$out/tree
+mkdir -p "$tree"
+cp -r "$here/../../candle-cudnn-rnn" "$here/../../scripts" "$tree/"
 (cd "$tree" && patch -s -p1 < "$here/probe.diff") || { echo "patch failed"; exit 1; }
 configs=()
 for hb in 128:4 128:16 256:8; do
@@ -28,17 +27,5 @@ for hb in 128:4 128:16 256:8; do
             "fP-h$h-b$b-skipout $c -DLAB_PHASES -DLAB_FINE -DLAB_SKIP_OUT"
             "fP-h$h-b$b-skipx $c -DLAB_PHASES -DLAB_FINE -DLAB_SKIP_X")
 done
-build() { set -- $1; n=$1; shift; bash "$tree/scripts/persistent-lab/build.sh" "$bin" "$n" -DCH=64 -Xptxas -v "$@" > "$bin/$n.build" 2>&1 || echo "build failed: $n"; }
-export -f build; export tree bin
-printf '%s\n' "${configs[@]}" | xargs -P 16 -I{} bash -c 'build "{}"'
-for c in "${configs[@]}"; do
-  n=${c%% *}
-  regs=$(grep -o "Used [0-9]* registers" "$bin/$n.build" | head -1)
-  spill=$(grep -o "[0-9]* bytes spill stores" "$bin/$n.build" | head -1)
-  [ -x "$bin/lab-$n" ] || { echo "$n: no binary"; tail -3 "$bin/$n.build"; continue; }
-  pass=${n%%-*}; pass=${pass%P}; b=$(echo "$n" | cut -d- -f2-3)
-  ref=$out/ref-$pass-$b.bin
-  if [ -f "$ref" ]; then "$bin/lab-$n" 30 "$out/$n.out" "$ref" > "$out/$n.txt" 2>&1; else "$bin/lab-$n" 30 "$ref" > "$out/$n.txt" 2>&1; fi
-  echo "$n | $regs $spill | $(grep -E 'us per launch|compare|phase|step' "$out/$n.txt" | sed -e 's/phase cycles after phase 0[^:]*://' -e 's/us per launch: //' | tr '\n' ' ')"
-done
-rm -rf "$bin" "$tree" "$out"/*.out "$out"/*.bin
+source "$here/lab-run.sh"
+rm -rf "$tree"

@@ -27,6 +27,18 @@ row() {
     --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
 }
+# old | new | old | new on each shape of SHAPES in f16 (both cells), and on TF32_SHAPE in TF32.
+old_new() {
+  stamp "old | new | old | new"
+  for v in op-f16-default op-tf32-default; do
+    for s in $1; do
+      [ "$v" = op-tf32-default ] && [ "$s" != "$2" ] && continue
+      for c in gru lstm; do
+        echo "$v $c $s | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v) | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v)"
+      done
+    done
+  done
+}
 case $PART in
 tests)
   stamp "GPU tests ${TESTS:-all}"; gpu_tests $TESTS
@@ -37,28 +49,8 @@ tests)
     echo "rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test result" "$OUT/$tool.log" | head -3
   done
   ;;
-speed)
-  stamp "old | new | old | new"
-  for v in op-f16-default op-tf32-default; do
-    for s in 1,32,30,128 1,128,30,128 1,32,30,512 1,32,30,1024 2,20,35,1500 1,32,200,128; do
-      [ "$v" = op-tf32-default ] && [ "$s" != 1,32,30,512 ] && continue
-      for c in gru lstm; do
-        echo "$v $c $s | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v) | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v)"
-      done
-    done
-  done
-  ;;
-speed2)
-  stamp "old | new | old | new"
-  for v in op-f16-default op-tf32-default; do
-    for s in 1,32,30,128 1,32,30,256 1,128,30,128 1,32,200,128; do
-      [ "$v" = op-tf32-default ] && [ "$s" != 1,32,30,128 ] && continue
-      for c in gru lstm; do
-        echo "$v $c $s | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v) | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v)"
-      done
-    done
-  done
-  ;;
+speed) old_new "1,32,30,128 1,128,30,128 1,32,30,512 1,32,30,1024 2,20,35,1500 1,32,200,128" 1,32,30,512 ;;
+speed2) old_new "1,32,30,128 1,32,30,256 1,128,30,128 1,32,200,128" 1,32,30,128 ;;
 ptb)
   b() { timeout 90 "$D/$2" bench --config "$3" --precision bf16 --batches 100 --warmup 20 --data data/ptb \
           --json "$OUT/ptb_$1.json" 2>&1 | grep -v '^{' | tail -n 1 | sed "s/^/$1: /"; }

@@ -161,9 +161,9 @@ struct BwdTile {
     // 4 at hidden 128), results/2026-11-29-h200-one-block/.
     static constexpr int PMT = PROWS / 16, PMT_PER_WARP = (PMT + NWARPS - 1) / NWARPS, PKSTEPS = PK / 16;
 #ifdef PUSH_WREG
-    static constexpr bool PUSH_IN_REGS = PUSH_WREG;
+    static constexpr bool PUSH_IN_REGS = PUSH && PUSH_WREG;
 #else
-    static constexpr bool PUSH_IN_REGS = PMT_PER_WARP * PKSTEPS * 4 <= 64;
+    static constexpr bool PUSH_IN_REGS = PUSH && PMT_PER_WARP * PKSTEPS * 4 <= 64;
 #endif
     static constexpr int PUSH_SMEM = (PROWS + 2 * NPAD) * PW * 2 + (RECV_BYTES > SLOT_BYTES ? RECV_BYTES : SLOT_BYTES) + 16;
     // Shared memory per block (kernel.rs's `backward_smem` says the same).
@@ -292,7 +292,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // PUSH_IN_REGS: the warp's tiles of `pt`, in registers for the whole sequence (a warp past
     // the last tile loads a real one, unused).
     u32 pw[P::PUSH_IN_REGS ? P::PMT_PER_WARP : 1][P::PUSH_IN_REGS ? P::PKSTEPS : 1][4];
-    if constexpr (PUSH && P::PUSH_IN_REGS) {
+    if constexpr (P::PUSH_IN_REGS) {
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < P::PMT_PER_WARP; ++i)

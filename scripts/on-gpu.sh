@@ -25,9 +25,9 @@ gpu_check_persistent() {
 
 # One bench_grid row as "train forward" (graphed training with the input's gradient, then the
 # forward, µs an example): GROUPS (CANDLE_RNN_PERSISTENT_GROUPS, empty for the rule's), CELL,
-# SHAPE (L,B,T,H), VARIANT.
+# SHAPE (L,B,T,H), VARIANT; BENCH_GRID names another binary than D's (an old build's, say).
 bench_us() {
-  CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "$D/bench_grid" --no-loop --graph --loss sum \
+  CANDLE_RNN_PERSISTENT_GROUPS=$1 timeout 90 "${BENCH_GRID:-$D/bench_grid}" --no-loop --graph --loss sum \
     --input-grad --reps 10 --warmup 5 --api direct --mode "$2" --shape "$3" --variants "$4" \
     2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'

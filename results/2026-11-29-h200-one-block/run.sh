@@ -21,20 +21,15 @@ D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 export RNN_TEST_REQUIRE_GPU=1
-# One row of `bin` as "train forward" (see on-gpu.sh's bench_us): BIN CELL SHAPE VARIANT.
-row() {
-  timeout 90 "$1" --no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct \
-    --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
-}
 # old | new | old | new on each shape of SHAPES in f16 (both cells), and on TF32_SHAPE in TF32.
+old() { BENCH_GRID=$D/old-bench_grid bench_us "$@"; }
 old_new() {
   stamp "old | new | old | new"
   for v in op-f16-default op-tf32-default; do
     for s in $1; do
       [ "$v" = op-tf32-default ] && [ "$s" != "$2" ] && continue
       for c in gru lstm; do
-        echo "$v $c $s | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v) | $(row "$D/old-bench_grid" $c $s $v) | $(row "$D/bench_grid" $c $s $v)"
+        echo "$v $c $s | $(old "" $c $s $v) | $(bench_us "" $c $s $v) | $(old "" $c $s $v) | $(bench_us "" $c $s $v)"
       done
     done
   done

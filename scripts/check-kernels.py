@@ -276,6 +276,21 @@ def variants():
         yield (f"{cell} backward {tag}", "persistent_bwd", grouped, "compute_90", cell)
         yield (f"{cell} backward {tag} pushed", "persistent_bwd", grouped + ["-DPUSH=1"],
                "compute_90", cell)
+    # The pushed forward making its input projection itself (XIN, kernel.rs's Plan::input):
+    # hidden 128 at batch 4 in 8 groups (an input of 128, f16 and bf16), hidden 256 at batch 8,
+    # and odd sizes: hidden 46 in blocks of 8 units (a GRU's gates across tiles) at batch 5 with
+    # an input of 40 (its K steps fewer than the warps, the last one half empty).
+    for cell in ("lstm", "gru"):
+        for hid, batch, groups, units, xin, elem in ((128, 4, 8, 16, 128, "-DELEM_BF16=1"),
+                                                     (128, 4, 8, 16, 128, "-DELEM_BF16=0"),
+                                                     (256, 8, 1, 32, 256, "-DELEM_BF16=1"),
+                                                     (46, 5, 1, 8, 40, "-DELEM_BF16=1")):
+            folded = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+                      f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1",
+                      "-DPUSH=1", f"-DXIN={xin}"]
+            tag = "bf16" if elem.endswith("1") else "f16"
+            yield (f"{cell} forward h{hid} b{batch} g{groups} x{xin} {tag} one cluster pushed folded",
+                   "persistent_fwd", folded, "compute_90", cell)
     # The forward's multicast exchange (MCAST, kernel.rs's shape_multicast): hidden 512 at batch
     # 32 in clusters of 8, 1024 in clusters of 2, an odd batch and hidden (66 at 3, which fills
     # no tile and no whole K group) in clusters of 4, and batches of several chunks (128; 77,

@@ -167,8 +167,10 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&save, (size_t)T * B * H * 4));
     u16* no_yp = nullptr;
     u16* no_dropped = nullptr;
+    u16* no_w_ih = nullptr;
+    u16* no_x = nullptr;
     void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &no_dropped,
-                    &no_drop, &drop_seed, &drop_p_layer, &counter, &seq};
+                    &no_drop, &drop_seed, &drop_p_layer, &no_w_ih, &no_x, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_fwd;
     u16* xchg = hx;

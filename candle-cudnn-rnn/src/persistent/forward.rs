@@ -5,7 +5,7 @@
 use super::gemm::{matmul, Mat, Out};
 use super::kernel::{Pass, Plan, GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
-use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels};
+use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
 use super::Elem;
@@ -250,7 +250,26 @@ pub(super) fn forward<T: Elem>(
                     )
                 }
             };
-            if wave.is_some() && layer > 0 {
+            // Where the recurrence makes the input projection itself (one layer, `Plan::input`),
+            // it reads the input in 16-byte copies: an input that starts off that alignment (a
+            // view into a larger buffer) is copied first.
+            let mut folded_input = None;
+            if plan.pass_input(Pass::Forward).is_some() {
+                folded_input = Some(match input % 16 {
+                    0 => (input, None),
+                    _ => {
+                        let mut copy = buffers::<T>(&stream, 1, steps * b.in_size)?.remove(0);
+                        let at = copy.device_ptr_mut(&stream).0;
+                        let n = Rows {
+                            rows: steps,
+                            cols: b.in_size,
+                        };
+                        rows.copy((input, b.in_size), (at, b.in_size), n)?;
+                        (at, Some(copy))
+                    }
+                });
+                padded.push(None);
+            } else if wave.is_some() && layer > 0 {
                 // Its input's product is made in the recurrence; the backward's padded
                 // operands come after the launch.
                 padded.push(None);
@@ -305,9 +324,14 @@ pub(super) fn forward<T: Elem>(
                 continue;
             }
             // `persistent_fwd`'s arguments: `LayerArgs` without W_ih, the exchange buffer
-            // after the final state, the counter last.
-            let [_w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, d0, d1, d2] =
+            // after the final state, then W_ih and the input where the recurrence makes the
+            // input projection (else null), the counter last.
+            let [w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, d0, d1, d2] =
                 args;
+            let (w_ih, folded_x) = match &folded_input {
+                Some((x, _)) => (w_ih, *x),
+                None => (0, 0),
+            };
             let ptrs = [
                 w_hh,
                 xg,
@@ -325,6 +349,8 @@ pub(super) fn forward<T: Elem>(
                 d0,
                 d1,
                 d2,
+                w_ih,
+                folded_x,
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;

@@ -154,6 +154,11 @@ pub(crate) struct Plan {
     /// barrier separates the steps, instead of exchanging it through L2: [`Tuning::push`] asks,
     /// by default [`ONE_CLUSTER_PUSHES`].
     pub push: [bool; 2],
+    /// The layer's input size where a pushed forward makes the input projection itself
+    /// (`recurrence_fwd.cu`'s XIN: W_ih's rows in shared memory beside W_hh's, x_t multiplied
+    /// while h_{t-1} is on its way), instead of a GEMM before the launch: [`Tuning::fold`] asks,
+    /// by default [`ONE_CLUSTER_FOLDS`], where the input size is a multiple of 8. 0: none.
+    pub input: usize,
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
     /// [`Plan::blocks`] blocks (the launch's second grid dimension; `common.cuh`'s GROUPS),
@@ -327,6 +332,9 @@ pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 /// themselves, twice the bytes, had been slower than the barrier.
 pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
 
+/// Whether a pushed forward makes its input projection itself ([`Plan::input`]) where it can.
+pub(super) const ONE_CLUSTER_FOLDS: bool = true;
+
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
 pub(super) const MAX_BUFFERS: usize = 8;
 
@@ -340,11 +348,14 @@ pub(super) const L1_RESERVE: usize = 16 * 1024;
 /// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
 /// each K group's stage of its input rows (or its sums), and with `multicast` clusters
 /// ([`Plan::multicast`]) the stage of all of h_{t-1} and its chunks' mbarriers, or with `push`
-/// ([`Plan::push`]) two such stages.
+/// ([`Plan::push`]) two such stages; where the input projection is folded in ([`Plan::input`]:
+/// `folded`, the input size and whether the cell splits a gate), the W_ih tile and two stages of
+/// x_t, and a split gate's input products in each row of sums.
 pub(super) fn forward_smem(
     (units, steps): (usize, usize),
     (cluster, multicast, push): (usize, usize, bool),
     (batch, gates): (usize, usize),
+    folded: Option<(usize, bool)>,
 ) -> usize {
     // The input rows' columns, whole K steps.
     let kpad = steps * 16;
@@ -363,7 +374,14 @@ pub(super) fn forward_smem(
     let k_groups = WARPS / row_groups;
     let kw = steps.div_ceil(k_groups) * 16;
     let stage = npad * (kw + 8) * 2;
-    let sums = npad * (rows + 4) * 4;
+    let split_inputs = match folded {
+        Some((_, true)) => units,
+        _ => 0,
+    };
+    let sums = npad * (rows + split_inputs + 4) * 4;
+    // The W_ih tile and x's two stages, rows of whole K steps.
+    let x_pitch = folded.map_or(0, |(input, _)| input.div_ceil(16) * 16 + 8);
+    let folded_bytes = (rows + 2 * npad) * x_pitch * 2;
     let part = match cluster {
         1 => 0,
         _ => (chunk_batch * (rows + 4) * 4).next_multiple_of(16),
@@ -384,6 +402,7 @@ pub(super) fn forward_smem(
         + part
         + stages * k_groups * stage.max(sums).next_multiple_of(16)
         + whole
+        + folded_bytes
 }
 
 /// Shared memory of a pushed backward block ([`Plan::push`]) of `units` units of a layer of
@@ -536,6 +555,7 @@ impl Plan {
             one_cluster: false,
             multicast: 1,
             push: [false; 2],
+            input: 0,
             groups: 1,
         }
     }
@@ -549,7 +569,7 @@ impl Plan {
     pub fn new(
         dev: &CudaDevice,
         (cell, hidden, batch, dtype): (Cell, usize, usize, DType),
-        (train, layers): (bool, usize),
+        (train, layers, input): (bool, usize, usize),
         tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
         let elem = match Operands::of(dtype) {
@@ -574,7 +594,7 @@ impl Plan {
             match Self::grouped(
                 dev,
                 (cell, hidden, batch, elem),
-                (train, layers),
+                (train, layers, input),
                 tuning,
                 groups,
             ) {
@@ -589,7 +609,7 @@ impl Plan {
     fn grouped(
         dev: &CudaDevice,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
-        (train, layers): (bool, usize),
+        (train, layers, input): (bool, usize, usize),
         tuning: &Tuning,
         groups: usize,
     ) -> std::result::Result<Plan, String> {
@@ -626,6 +646,7 @@ impl Plan {
             one_cluster: false,
             multicast: 1,
             push: [false; 2],
+            input: 0,
             groups,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
@@ -638,7 +659,9 @@ impl Plan {
             .unwrap_or_else(|| shape_one_cluster(layers, hidden, plan.group_batch()));
         if one_cluster && major >= 9 {
             let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
-            if let Some(one) = plan.in_one_cluster(dev, smem, passes, push) {
+            let fold = tuning.fold.unwrap_or(ONE_CLUSTER_FOLDS) && input % 8 == 0;
+            let folded = (fold && layers == 1).then_some(input);
+            if let Some(one) = plan.in_one_cluster(dev, smem, passes, (push, folded)) {
                 return Ok(one);
             }
         }
@@ -708,13 +731,15 @@ impl Plan {
     /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
     /// every group's cluster at once for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks
-    /// and a group's batch is one chunk, the forward in half elements only.
+    /// and a group's batch is one chunk, the forward in half elements only; a pushed forward
+    /// makes its input projection itself ([`Plan::input`]) where `folded` gives the input size
+    /// and its tiles fit too.
     fn in_one_cluster(
         &self,
         dev: &CudaDevice,
         smem: usize,
         passes: &[Pass],
-        push: [bool; 2],
+        (push, folded): ([bool; 2], Option<usize>),
     ) -> Option<Plan> {
         let units = self
             .hidden
@@ -733,6 +758,12 @@ impl Plan {
             ..*self
         };
         one.buffers = one.most_buffers(smem);
+        if let Some(input) = folded.filter(|_| one.push[0]) {
+            let with_input = Plan { input, ..one };
+            if with_input.smem_bytes(Pass::Forward) <= smem {
+                one = with_input;
+            }
+        }
         let fits = passes.iter().all(|&pass| {
             one.smem_bytes(pass) <= smem
                 && one.blocks(pass) <= ONE_CLUSTER_MAX_BLOCKS
@@ -902,7 +933,13 @@ impl Plan {
                 let sizes = (self.group_batch(), self.cell.gates());
                 let units = self.units[pass as usize];
                 let push = self.pass_push(pass);
-                forward_smem((units, steps), (cluster, self.multicast, push), sizes)
+                let folded = (self.input > 0).then_some((self.input, self.cell.splits()));
+                forward_smem(
+                    (units, steps),
+                    (cluster, self.multicast, push),
+                    sizes,
+                    folded,
+                )
             }
             Pass::Backward if self.pass_push(pass) => pushed_backward_smem(
                 self.units[pass as usize],
@@ -942,7 +979,7 @@ impl Plan {
     }
 
     fn defines(&self, pass: Pass) -> Vec<String> {
-        vec![
+        let mut defines = vec![
             format!("-DHID={}", self.hidden),
             format!("-DBATCH={}", self.group_batch()),
             format!("-DGROUPS={}", self.groups),
@@ -957,12 +994,21 @@ impl Plan {
             format!("-DPUSH={}", u8::from(self.pass_push(pass))),
             // Checked against the kernel's layout when it compiles.
             format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
-        ]
+        ];
+        if let Some(input) = self.pass_input(pass) {
+            defines.push(format!("-DXIN={input}"));
+        }
+        defines
+    }
+
+    /// The input size whose projection `pass` makes itself ([`Plan::input`]: the forward's).
+    pub fn pass_input(&self, pass: Pass) -> Option<usize> {
+        (pass == Pass::Forward && self.input > 0).then_some(self.input)
     }
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}_ch{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}_ch{}{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -978,6 +1024,8 @@ impl Plan {
                 (true, false) => "_one",
                 (false, _) => "",
             },
+            self.pass_input(pass)
+                .map_or(String::new(), |i| format!("_x{i}")),
             self.elem.name(),
         )
     }
@@ -1151,11 +1199,11 @@ mod tests {
         let steps = |words: usize| (1024 * words).div_ceil(16);
         for gates in [3, 4] {
             // bf16 fits alone; f32 (two words an element) does not, but does in pairs.
-            assert!(forward_smem((8, steps(1)), (1, 1, false), (32, gates)) <= H100_SMEM);
-            assert!(forward_smem((8, steps(2)), (1, 1, false), (32, gates)) > H100_SMEM);
-            assert!(forward_smem((8, steps(2)), (2, 1, false), (32, gates)) <= H100_SMEM);
+            assert!(forward_smem((8, steps(1)), (1, 1, false), (32, gates), None) <= H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (1, 1, false), (32, gates), None) > H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (2, 1, false), (32, gates), None) <= H100_SMEM);
             // Several chunks of the batch take two stages: pairs no longer fit.
-            assert!(forward_smem((8, steps(2)), (2, 1, false), (128, gates)) > H100_SMEM);
+            assert!(forward_smem((8, steps(2)), (2, 1, false), (128, gates), None) > H100_SMEM);
         }
     }
 

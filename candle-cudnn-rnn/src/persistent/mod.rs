@@ -129,8 +129,8 @@ impl PersistentRnn {
             .entry(key)
             .or_insert_with(|| {
                 let sizes = (self.cell, self.dims.hidden_size, batch, dtype);
-                let layers = self.dims.num_layers;
-                Plan::new(dev, sizes, (train, layers), &self.tuning)
+                let (layers, input) = (self.dims.num_layers, self.dims.input_size);
+                Plan::new(dev, sizes, (train, layers, input), &self.tuning)
             })
             .clone()
     }

@@ -21,7 +21,7 @@
 // row group: each warp has all rows and its own K slice, and the warps of a K group are one warp).
 //
 // The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and
-// arrives in `xg`, f32 [T, B, GATES * H], without biases. `hx` is the exchange buffer,
+// arrives in `xg`, f32 [T, B, GATES * H], without biases (but see XIN below). `hx` is the exchange buffer,
 // [2][BROWS][KPAD], zeroed before the launch (its columns past HID are never written and must
 // stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
 // what the cell saves (CELL_SAVED per unit: an LSTM's c) goes to `save`, f32
@@ -44,6 +44,15 @@
 // step (results/2026-11-27-h100-small-phases/). No block can write a stage before its reader is
 // done with it: a block makes h_{t+1}, which goes into the stage that held h_{t-1}, only from all
 // of h_t, and each block pushes its h_t only after it has read h_{t-1}.
+//
+// With XIN (the pushed exchange only) the input projection is made here instead of by a GEMM
+// before the launch: each block also keeps its units' rows of W_ih (XIN columns) in shared
+// memory, every K group copies its columns of x_{t+1} into one of two stages a step ahead
+// (16-byte asynchronous copies), and multiplies its rows of W_ih by x_t before it waits for
+// h_{t-1}, into accumulators of their own: the wait was the step's largest idle part
+// (results/2026-11-29-h200-folded-input/). The two products join in the partial sums, but a
+// split gate's input product stays apart (in UB columns behind the tile's rows), as its
+// recurrent product is scaled on its own. `xg` is then only written (training's activations).
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
@@ -86,6 +95,14 @@
 #if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1 || HID % 2)
 #error "the pushed exchange takes one layer of half elements in one cluster, one chunk of the batch, an even HID"
 #endif
+// XIN (> 0): the layer's input size, whose projection the recurrence makes itself (see above).
+#ifndef XIN
+#define XIN 0
+#endif
+#define FOLD (XIN > 0)
+#if FOLD && (!PUSH || XIN % 8)
+#error "the folded input projection takes the pushed exchange and an input size a multiple of 8"
+#endif
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
 // W_ih beside its W_hh; a split gate's two products stay apart in two groups, its W_ih rows
@@ -127,7 +144,10 @@ struct FwdTile {
     static constexpr int PITCH = KSB * 16 + 8;
     // The (unit, sample) pairs of a chunk each thread does the gate math of.
     static constexpr int ITEMS = (UB * NB + THREADS - 1) / THREADS;
-    static constexpr int RPITCH = MROWS + 4;
+    // A row of partial sums: the tile's rows, with FOLD and a split gate that gate's input
+    // products behind them (at XSPLIT), and 4 floats of padding.
+    static constexpr int XSPLIT = MROWS;
+    static constexpr int RPITCH = MROWS + (FOLD && SPLIT_GATE >= 0 ? UB : 0) + 4;
     // A K group's stage of h: NPAD rows of its KW columns, the pitch an odd number of 16-byte
     // chunks (conflict-free ldmatrix). After the products the group's partial sums, NPAD rows
     // of RPITCH floats, reuse the same bytes.
@@ -164,8 +184,14 @@ struct FwdTile {
     static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16
                                        : PUSH   ? 2 * PUSH_SLOT * 2 + 16
                                                 : 0;
-    static constexpr int SMEM =
-        MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES + WHOLE_BYTES;
+    // With FOLD, behind those: the tile of the units' rows of W_ih (XKS K steps, XKPG per
+    // K group), then two stages of x's rows, taken in turn by the step's parity (both
+    // pitches an odd number of 16-byte chunks).
+    static constexpr int XKS = (XIN + 15) / 16, XKPG = (XKS + KG - 1) / KG;
+    static constexpr int XPITCH = XKS * 16 + 8;
+    static constexpr int XTILE = FOLD ? MROWS * XPITCH : 0, XSTAGE = FOLD ? NPAD * XPITCH : 0;
+    static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES +
+                                WHOLE_BYTES + (XTILE + 2 * XSTAGE) * 2;
 };
 
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
@@ -228,7 +254,8 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem*
 // holds W_ih beside W_hh and whose input comes through the exchange buffer).
 template <int UB, int KS, bool UPPER>
 __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int layer, int bl,
-                                           u32* counter, int seq, int waves) {
+                                           u32* counter, int seq, int waves,
+                                           const elem* xin = nullptr) {
     using P = FwdTile<UB, KS, UPPER ? UPPER_GROUPS : GATES>;
     constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, MROWS = P::MROWS, KSB = P::KSB;
     // A split gate's recurrent product in a row group of its own (an upper wavefront layer's),
@@ -238,6 +265,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     constexpr int MPW = P::MPW, KPG = P::KPG, PITCH = P::PITCH, ITEMS = P::ITEMS;
     constexpr int RPITCH = P::RPITCH, KW = P::KW, HSP = P::HSP, NPARTS = P::NPARTS;
     constexpr int PKS = P::PKS, GROUP_BYTES = P::GROUP_BYTES, PART_BYTES = P::PART_BYTES;
+    constexpr int XKS = P::XKS, XKPG = P::XKPG, XPITCH = P::XPITCH;
     extern __shared__ __align__(16) unsigned char smem[];
     u16* w = (u16*)smem;                               // [MROWS][PITCH]
     const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
@@ -259,6 +287,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     u32 whole_parity = 0;
     // The pushed stages' mbarriers (PUSH).
     unsigned long long* const push_bar = (unsigned long long*)(whole + 2 * P::PUSH_SLOT);
+    // FOLD: the W_ih tile and x's two stages, behind them.
+    u16* const xw = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE + P::WHOLE_BYTES);
+    u16* const xstage = xw + P::XTILE;
     // A K group's stage pitch: its own stage's, or the multicast's (or pushed) whole rows.
     constexpr int SP = (MCAST > 1 || PUSH) ? P::WPITCH : HSP;
     const u32 rank = cluster_rank();
@@ -299,6 +330,27 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             for (int j = 0; j < FILL; ++j) {
                 int i = i0 + j * THREADS;
                 if (i < TOTAL) ((u32*)(w + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+            }
+        }
+    }
+    // FOLD: row r of the W_ih tile likewise, its XIN columns (zeros past them).
+    if (FOLD) {
+        static_assert(!FOLD || (MG == 1 && !UPPER), "the folded input takes one warp per K group");
+        constexpr int PAIRS = XPITCH / 2, TOTAL = MROWS * PAIRS;
+        for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
+            u32 v[FILL];
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS, r = i / PAIRS, k = 2 * (i % PAIRS);
+                int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
+                size_t at = (size_t)(g * HID + min(u, HID - 1)) * XIN + min(k, XIN - 2);
+                u32 x = mma_word(*(const u32*)((const u16*)a.w_ih + at));
+                v[j] = (i < TOTAL && r < ROWS && u < HID && k < XIN) ? x : 0u;
+            }
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                if (i < TOTAL) ((u32*)(xw + (i / PAIRS) * XPITCH))[i % PAIRS] = v[j];
             }
         }
     }
@@ -365,6 +417,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // the products read, are never written.
     if (PUSH)
         for (int q = tid; q < P::PUSH_SLOT; q += THREADS) ((u32*)whole)[q] = 0u;
+    // So do x's stages (FOLD; their rows past the batch and columns past XIN).
+    if (FOLD)
+        for (int q = tid; q < P::XSTAGE; q += THREADS) ((u32*)xstage)[q] = 0u;
     // Their mbarriers, each armed for its first stage (h_0's and h_1's bytes).
     if (PUSH && tid == 0)
         for (int q = 0; q < 2; ++q) {
@@ -391,7 +446,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #ifdef WAVE_LAYERS
     constexpr bool PREFETCH_X = false;
 #else
-    constexpr bool PREFETCH_X = NCH == 1;
+    constexpr bool PREFETCH_X = NCH == 1 && !FOLD;
 #endif
     float xv[NCH][ITEMS][GATES];
     auto load_x = [&](int t) {
@@ -407,6 +462,22 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             }
     };
     if (PREFETCH_X) load_x(0);
+    // FOLD: x_t's rows into x's stage t & 1, each K group (one warp) its columns of every
+    // sample, 16 bytes a copy; one group of copies a step, also when there is none to make, so
+    // that waiting for all but the last group waits for the step before's.
+    auto copy_x = [&](int t) {
+        if (t < seq) {
+            u16* const xs = xstage + (t & 1) * P::XSTAGE;
+            const u16* const src = (const u16*)xin + (size_t)t * BROWS * XIN;
+            constexpr int PIECES = XKPG > 0 ? XKPG * 2 : 1;
+            for (int q = lane; q < BATCH * PIECES; q += 32) {
+                int n = q / PIECES, col = kg * XKPG * 16 + (q % PIECES) * 8;
+                if (col < XIN) cp_async16(xs + n * XPITCH + col, src + (size_t)n * XIN + col);
+            }
+        }
+        cp_async_commit();
+    };
+    if (FOLD) copy_x(0);
 
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).
@@ -416,7 +487,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         elem hb[NCH][ITEMS], hd[NCH][ITEMS];
         if (active) {
             PHASE(0);
-            if (!PREFETCH_X) load_x(t);
+            if (!PREFETCH_X && !FOLD) load_x(t);
 
             // The group's rows times the input rows: K group kg takes KPG of the block's K
             // steps, from column kw0 of the block's (kb0 + kw0 of the row); its MG warps copy
@@ -459,6 +530,42 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // before this one left at its end), so that they land while this one is
                 // multiplied.
                 const bool ahead = exchanged && ch + 1 < NCH;
+                // FOLD: x_{t+1}'s copies go out, and the group's rows of W_ih times x_t (landed:
+                // this warp copied its columns) while h_{t-1} is still on its way.
+                float xacc[MPW][NT][4];
+                if constexpr (FOLD) {
+                    copy_x(t + 1);
+                    cp_async_wait_pending(1);
+                    __syncwarp();
+                    const u16* const xs = xstage + (t & 1) * P::XSTAGE;
+#pragma unroll
+                    for (int i = 0; i < MPW; ++i)
+#pragma unroll
+                        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                            for (int q = 0; q < 4; ++q) xacc[i][nt][q] = 0.f;
+#pragma unroll
+                    for (int j = 0; j < XKPG; ++j) {
+                        const int ks = kg * XKPG + j;
+                        if (ks < XKS) {
+                            u32 b[NT][2];
+#pragma unroll
+                            for (int nt = 0; nt < NT; ++nt)
+                                ldsm_x2(b[nt], xs + (nt * 8 + (lane & 7)) * XPITCH + ks * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                            for (int i = 0; i < MPW; ++i) {
+                                int mt = mg * MPW + i;
+                                if (mt < MT) {
+                                    u32 wt[4];
+                                    int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                                    ldsm_x4(wt, xw + row * XPITCH + ks * 16 + (lane >> 4) * 8);
+#pragma unroll
+                                    for (int nt = 0; nt < NT; ++nt) mma(xacc[i][nt], wt, b[nt]);
+                                }
+                            }
+                        }
+                    }
+                }
                 if (exchanged && MCAST > 1) {
                     // At the first chunk, rows rank, rank + MCAST, .. of h_{t-1} from this block
                     // into every block of the cluster, each onto its chunk's mbarrier; then the
@@ -502,7 +609,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 for (int p = 0; p < NPARTS; ++p) {
                     // Part p has landed (for every warp of the group) once at most NPARTS - 1 - p
                     // of this thread's groups of copies are pending, besides the next chunk's.
-                    if (exchanged) cp_async_wait_upto(NPARTS - 1 - p + (ahead ? NPARTS : 0));
+                    // (Pushed, h's stage is not copied: the only copies in flight are x's.)
+                    if (exchanged && !PUSH) cp_async_wait_upto(NPARTS - 1 - p + (ahead ? NPARTS : 0));
                     group_sync<MG>(kg);
                     if (p == 0) PHASE(1);
 #pragma unroll
@@ -544,10 +652,22 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #pragma unroll
                         for (int nt = 0; nt < NT; ++nt) {
                             int r = mt * 16 + (lane >> 2), n = nt * 8 + (lane & 3) * 2;
-                            rw[n * RPITCH + r] = acc[i][nt][0];
-                            rw[(n + 1) * RPITCH + r] = acc[i][nt][1];
-                            rw[n * RPITCH + r + 8] = acc[i][nt][2];
-                            rw[(n + 1) * RPITCH + r + 8] = acc[i][nt][3];
+                            // FOLD: the input product with the recurrent one, but a split gate's
+                            // apart, at XSPLIT.
+                            auto put = [&](int n, int r, float h, float x) {
+                                if (!FOLD) {
+                                    rw[n * RPITCH + r] = h;
+                                } else if (SPLIT_GATE >= 0 && r / CU == SPLIT_GATE) {
+                                    rw[n * RPITCH + r] = h;
+                                    rw[n * RPITCH + P::XSPLIT + r % CU] = x;
+                                } else {
+                                    rw[n * RPITCH + r] = h + x;
+                                }
+                            };
+                            put(n, r, acc[i][nt][0], xacc[i][nt][0]);
+                            put(n + 1, r, acc[i][nt][1], xacc[i][nt][1]);
+                            put(n, r + 8, acc[i][nt][2], xacc[i][nt][2]);
+                            put(n + 1, r + 8, acc[i][nt][3], xacc[i][nt][3]);
                         }
                 }
                 __syncthreads();
@@ -580,7 +700,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         float pre[GATES], rec = 0.f;
 #pragma unroll
                         for (int g = 0; g < GATES; ++g) {
-                            float sum = bias[it][g] + xv[ch][it][g];
+                            float sum = FOLD ? bias[it][g] : bias[it][g] + xv[ch][it][g];
                             if (g == SPLIT_GATE) rec = bias_split[it];
                             float& acc = (g == SPLIT_GATE) ? rec : sum;
 #if CL > 1
@@ -594,6 +714,12 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                                     sum += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
                                 for (int q = 0; q < KG; ++q)
                                     rec += red[q * (GROUP_BYTES / 4) + nl * RPITCH + GATES * UB + ul];
+                            } else if (FOLD && g == SPLIT_GATE) {
+                                // FOLD: the split gate's input products, then its recurrent ones.
+                                for (int q = 0; q < KG; ++q)
+                                    sum += red[q * (GROUP_BYTES / 4) + nl * RPITCH + P::XSPLIT + ul];
+                                for (int q = 0; q < KG; ++q)
+                                    rec += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
                             } else {
                                 for (int q = 0; q < KG; ++q)
                                     acc += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
@@ -691,10 +817,12 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
                     elem* dropped,                   // [T, B, H], or null (no dropout after)
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
+                    const elem* __restrict__ w_ih,   // [GH, XIN] (XIN), or null
+                    const elem* __restrict__ x,      // [T, B, XIN] (XIN), or null
                     u32* counter, int seq) {
     // The block's group's samples (common.cuh's GROUPS).
     const size_t b0 = first_sample();
-    const LayerArgs a = {nullptr, w_hh, xg + b0 * GATES * HID, b_ih, b_hh, from_elem(h0, b0 * HID),
+    const LayerArgs a = {w_ih, w_hh, xg + b0 * GATES * HID, b_ih, b_hh, from_elem(h0, b0 * HID),
                          from_elem(c0, b0 * HID), from_elem(y, b0 * HID), h_n + b0 * HID,
                          from_elem(c_n, b0 * HID), from_elem(save, b0 * CELL_SAVED * HID),
                          from_elem(yp, b0 * LDP), from_elem(dropped, b0 * HID), drop_offset, drop_seed,
@@ -703,7 +831,8 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     // What the host sized the launch's shared memory by (kernel.rs's `forward_smem`).
     static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");
 #endif
-    recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq);
+    recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq,
+                                     from_elem(x, b0 * XIN));
     grid_leave(group_counter(counter));
 }
 #else

@@ -40,6 +40,11 @@ pub(crate) struct Tuning {
     /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` both where they can, `0` neither, or `F,B` each
     /// (`1,0`: the forward only).
     pub push: Option<[bool; 2]>,
+    /// Whether a pushed forward makes its input projection itself where it can
+    /// ([`super::kernel::Plan::input`]). `None` (the default): the planner's
+    /// ([`super::kernel::ONE_CLUSTER_FOLDS`]); `CANDLE_RNN_PERSISTENT_FOLD` = `1` where it can,
+    /// `0` never.
+    pub fold: Option<bool>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
     /// the planner's rule for the shape ([`super::kernel::block_units`]);
     /// `CANDLE_RNN_PERSISTENT_UNITS` = `U` (both passes) or `F,B`, positive multiples of 4, sets
@@ -78,6 +83,7 @@ impl Tuning {
         wave: WaveTuning::Fitted,
         one_cluster: None,
         push: None,
+        fold: None,
         units: None,
         multicast: None,
         groups: None,
@@ -142,6 +148,7 @@ impl Tuning {
             None => None,
         }
         .or(d.push);
+        let fold = switch("CANDLE_RNN_PERSISTENT_FOLD").or(d.fold);
         let block_units = match var("CANDLE_RNN_PERSISTENT_UNITS") {
             Some(v) => match v.split_once(',') {
                 Some((f, b)) => units(f).zip(units(b)).map(|(f, b)| [f, b]),
@@ -166,6 +173,7 @@ impl Tuning {
             wave,
             one_cluster,
             push,
+            fold,
             units: block_units,
             multicast,
             groups,
@@ -196,6 +204,7 @@ mod tests {
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
                 push: None,
+                fold: None,
                 units: None,
                 multicast: None,
                 groups: None,
@@ -212,6 +221,14 @@ mod tests {
         assert_eq!(push("0,1"), Some([false, true]));
         assert_eq!(push("yes"), None);
         assert_eq!(push("1,x"), None);
+    }
+
+    #[test]
+    fn the_folded_input_projection_unless_asked_not_to() {
+        let fold = |v| with(&[("CANDLE_RNN_PERSISTENT_FOLD", v)]).fold;
+        assert_eq!(fold("1"), Some(true));
+        assert_eq!(fold(" 0 "), Some(false));
+        assert_eq!(fold("no"), None);
     }
 
     #[test]

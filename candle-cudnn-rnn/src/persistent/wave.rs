@@ -202,11 +202,17 @@ impl Wave {
                 let steps = plan.kpad() / 16;
                 let (batch, cell) = (plan.batch, plan.cell);
                 [
-                    forward_smem((self.units[0], steps), (1, 1, false), (batch, cell.gates())),
+                    forward_smem(
+                        (self.units[0], steps),
+                        (1, 1, false),
+                        (batch, cell.gates()),
+                        None,
+                    ),
                     forward_smem(
                         (self.units[1], 2 * steps),
                         (1, 1, false),
                         (batch, cell.wave_groups()),
+                        None,
                     ),
                 ]
             }

@@ -207,26 +207,30 @@ fn a_call_given_no_state_gives_a_call_given_zeros() {
 /// Views into larger buffers as the operands of the default (bf16, where the crate's kernels
 /// serve whole tensors): a weight or a given state that starts at an odd element goes to cuDNN
 /// (the kernels read them in pairs of elements), one at an even element stays on the kernels,
-/// and a call given no state takes the kernels whatever its placeholder; each call's output,
-/// final state and gradients match the f64 CPU path's.
+/// and a call given no state takes the kernels whatever its placeholder; an input anywhere stays
+/// on the kernels (whose recurrence, where it makes the input projection itself, reads x in
+/// 16-byte pieces: from element 3 off that alignment, from 8 on it); each call's output, final
+/// state and gradients match the f64 CPU path's.
 #[test]
 fn operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path() {
-    // (mode, the weight's first element, the state's (None: no state), the kernel named).
+    // (mode, the weight's first element, the state's (None: no state), the input's, the kernel
+    // named).
     let persistent = RnnAlgo::Persistent;
     let cases = [
-        (RnnMode::Lstm, 2, Some(4), persistent),
-        (RnnMode::Gru, 2, Some(0), persistent),
-        (RnnMode::Lstm, 1, Some(0), RnnAlgo::Standard),
-        (RnnMode::Gru, 1, Some(0), RnnAlgo::Standard),
-        (RnnMode::Lstm, 0, Some(3), RnnAlgo::Standard),
-        (RnnMode::Gru, 0, Some(1), RnnAlgo::Standard),
-        (RnnMode::Gru, 2, None, persistent),
-        (RnnMode::Lstm, 1, None, RnnAlgo::Standard),
+        (RnnMode::Lstm, 2, Some(4), 0, persistent),
+        (RnnMode::Gru, 2, Some(0), 3, persistent),
+        (RnnMode::Lstm, 0, Some(0), 3, persistent),
+        (RnnMode::Lstm, 1, Some(0), 0, RnnAlgo::Standard),
+        (RnnMode::Gru, 1, Some(0), 0, RnnAlgo::Standard),
+        (RnnMode::Lstm, 0, Some(3), 0, RnnAlgo::Standard),
+        (RnnMode::Gru, 0, Some(1), 0, RnnAlgo::Standard),
+        (RnnMode::Gru, 2, None, 8, persistent),
+        (RnnMode::Lstm, 1, None, 0, RnnAlgo::Standard),
     ];
     check_each(
         "operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path",
         cases,
-        |gpu, (mode, w_at, s_at, want), rng, verdicts| {
+        |gpu, (mode, w_at, s_at, x_at, want), rng, verdicts| {
             let mut shape = shape(RnnAlgo::Heuristic, (8, 9, 64));
             shape.mode = mode;
             shape.cfg.num_layers = 1;
@@ -248,16 +252,16 @@ fn operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path() {
                 (var, view.reshape(t.shape()).unwrap())
             };
             // y, the final state and [dx, dw, ds] (ds only with a state) of Σ y·gy + Σ state·gs,
-            // the operands placed at `w_at` and `s_at`, and the kernel that served.
-            let run = |inputs: &Inputs, (w_at, s_at): (usize, Option<usize>), algo| {
-                let x = Var::from_tensor(&inputs.x).unwrap();
+            // the operands placed at `x_at`, `w_at` and `s_at`, and the kernel that served.
+            let run = |inputs: &Inputs, (x_at, w_at, s_at): (usize, usize, Option<usize>), algo| {
+                let (x, x_view) = placed(&inputs.x, x_at);
                 let (w, w_view) = placed(&inputs.w, w_at);
                 let state = s_at.map(|at| placed(inputs.s.as_ref().unwrap(), at));
                 let rnn = shape.with_algo(algo).rnn(&w_view);
                 let given = state
                     .as_ref()
                     .map(|(_, v)| RnnState::from_packed(v.clone()));
-                let (y, st) = rnn.forward_t(x.as_tensor(), given.as_ref(), true).unwrap();
+                let (y, st) = rnn.forward_t(&x_view, given.as_ref(), true).unwrap();
                 let loss = ((&y * &inputs.gy).unwrap().sum_all().unwrap()
                     + (st.packed() * &inputs.gs).unwrap().sum_all().unwrap())
                 .unwrap();
@@ -265,11 +269,7 @@ fn operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path() {
                 let g = |v: &Var, at: usize, n: usize| {
                     grads.get(v.as_tensor()).unwrap().narrow(0, at, n).unwrap()
                 };
-                let mut out = vec![
-                    y,
-                    st.packed().clone(),
-                    grads.get(x.as_tensor()).unwrap().clone(),
-                ];
+                let mut out = vec![y, st.packed().clone(), g(&x, x_at, inputs.x.elem_count())];
                 out.push(g(&w, w_at, inputs.w.elem_count()));
                 if let (Some((s, _)), Some(at)) = (&state, s_at) {
                     out.push(g(s, at, inputs.s.as_ref().unwrap().elem_count()));
@@ -277,12 +277,12 @@ fn operands_at_odd_elements_go_to_cudnn_and_match_the_f64_cpu_path() {
                 (out, rnn.last_algo())
             };
             let name = format!(
-                "{} bf16, weight at element {w_at}, state at {}",
+                "{} bf16, input at element {x_at}, weight at {w_at}, state at {}",
                 shape.name(),
                 s_at.map_or("none".into(), |a| a.to_string())
             );
-            let (got, served) = run(&on_gpu, (w_at, s_at), RnnAlgo::Heuristic);
-            let (want_out, _) = run(&host, (0, s_at.map(|_| 0)), RnnAlgo::Standard);
+            let (got, served) = run(&on_gpu, (x_at, w_at, s_at), RnnAlgo::Heuristic);
+            let (want_out, _) = run(&host, (0, 0, s_at.map(|_| 0)), RnnAlgo::Standard);
             verdicts.require(served == Some(want), || {
                 format!("{name}: served by {served:?}, not {want:?}")
             });

@@ -30,15 +30,25 @@ __device__ __forceinline__ Dropout dropout_of(const unsigned long long* offset,
     return d;
 }
 
-// Element i of the layer's output [T, B, H] through the mask: x / (1 - p) or 0.
-__device__ __forceinline__ elem dropout_apply(const Dropout& d, unsigned long long i, elem x) {
+// Whether the mask keeps element i of the layer's output [T, B, H].
+__device__ __forceinline__ bool dropout_keep(const Dropout& d, unsigned long long i) {
     u32 c[4] = {(u32)(i / 4), d.layer, (u32)d.off, (u32)(d.off >> 32)};
     philox(c, d.seed_lo, d.seed_hi);
     const int j = (int)(i % 4);
     // A select, not c[j]: an indexed array would live in local memory.
     u32 r = j == 0 ? c[0] : j == 1 ? c[1] : j == 2 ? c[2] : c[3];
     float u = (float)(r >> 8) * (1.f / 16777216.f);
-    return (u >= d.p) ? from_f(to_f(x) * d.scale) : (elem)0;
+    return u >= d.p;
+}
+
+// x through the mask where `keep` (dropout_keep) says: x / (1 - p) or 0.
+__device__ __forceinline__ elem dropout_scale(const Dropout& d, bool keep, elem x) {
+    return keep ? from_f(to_f(x) * d.scale) : (elem)0;
+}
+
+// Element i of the layer's output [T, B, H] through the mask: x / (1 - p) or 0.
+__device__ __forceinline__ elem dropout_apply(const Dropout& d, unsigned long long i, elem x) {
+    return dropout_scale(d, dropout_keep(d, i), x);
 }
 
 // The offset of this call's masks into `taken`, and the module's counter moved past it

@@ -330,9 +330,11 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // loads bypass L1, which may hold a line of it from an earlier step's row.) `dy` stays in
     // its element type until the step uses it: converted (and masked) where it is loaded, its
     // load's whole latency stalled every step (the pushed backward's steps took 1.37x as long,
-    // results/2026-11-29-h200-one-block/).
+    // results/2026-11-29-h200-one-block/). Which of its elements the mask keeps (dropout after
+    // the layer) is worked out with the loads, off the step's path as before.
     float ga[NCH][ITEMS][GATES], sv[NCH][ITEMS][CELL_SAVED], cp[NCH][ITEMS];
     elem dyr[NCH][ITEMS];
+    bool keep[NCH][ITEMS];
     auto load_step = [&](int t) {
 #pragma unroll
         for (int ch = 0; ch < NCH; ++ch)
@@ -350,6 +352,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                     cp[ch][it] = t > 0 ? a.cells[(row - BROWS) * CELL_SAVED * HID + u]
                                        : (a.c0 ? to_f(a.c0[n * HID + u]) : 0.f);
                     dyr[ch][it] = __ldcg(a.dy + row * HID + u);
+                    // (The mask's elements are counted from the batch's first sample.)
+                    keep[ch][it] = !drop.offset || dropout_keep(drop, (row + first_sample()) * HID + u);
                 }
             }
     };
@@ -395,10 +399,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 for (int it = 0; it < ITEMS; ++it) {
                     int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
                     if (idx < UB * NB && IN_BATCH(n) && u < HID) {
-                        // (The mask's elements are counted from the batch's first sample.)
-                        const size_t e = ((size_t)t * BROWS + n + first_sample()) * HID + u;
                         const elem dy = dyr[ch][it];
-                        const float dyv = to_f(drop.offset ? dropout_apply(drop, e, dy) : dy);
+                        const float dyv = to_f(drop.offset ? dropout_scale(drop, keep[ch][it], dy) : dy);
                         float d[GATES], d_rec = 0.f;
                         cell_backward(ga[ch][it], sv[ch][it], cp[ch][it], dyv, dhr[ch][it],
                                       dc[ch][it], d, d_rec);

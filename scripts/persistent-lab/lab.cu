@@ -167,10 +167,17 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&save, (size_t)T * B * H * 4));
     u16* no_yp = nullptr;
     u16* no_dropped = nullptr;
-    u16* no_w_ih = nullptr;
-    u16* no_x = nullptr;
+    // With -DXIN=N the recurrence makes the input projection itself from W_ih and x (of N
+    // columns) instead of reading `xg`'s (which training then only writes).
+#if defined(XIN) && XIN
+    u16* w_ih = upload(halves((size_t)4 * H * XIN, scale));
+    u16* x_in = upload(halves((size_t)T * B * XIN, 1));
+#else
+    u16* w_ih = nullptr;
+    u16* x_in = nullptr;
+#endif
     void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &no_dropped,
-                    &no_drop, &drop_seed, &drop_p_layer, &no_w_ih, &no_x, &counter, &seq};
+                    &no_drop, &drop_seed, &drop_p_layer, &w_ih, &x_in, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_fwd;
     u16* xchg = hx;

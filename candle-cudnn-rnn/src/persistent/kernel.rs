@@ -155,9 +155,10 @@ pub(crate) struct Plan {
     /// by default [`ONE_CLUSTER_PUSHES`].
     pub push: [bool; 2],
     /// The layer's input size where a pushed forward makes the input projection itself
-    /// (`recurrence_fwd.cu`'s XIN: W_ih's rows in shared memory beside W_hh's, x_t multiplied
-    /// while h_{t-1} is on its way), instead of a GEMM before the launch: [`Tuning::fold`] asks,
-    /// by default [`ONE_CLUSTER_FOLDS`], where the input size is a multiple of 8. 0: none.
+    /// (`recurrence_fwd.cu`'s XIN: W_ih's rows in shared memory beside W_hh's, x_{t+1}
+    /// multiplied by the warps without gate math during step t), instead of a GEMM before the
+    /// launch: [`Tuning::fold`] asks, by default [`folds_input`], where the input size is a
+    /// multiple of 8. 0: none.
     pub input: usize,
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
@@ -332,8 +333,28 @@ pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 /// themselves, twice the bytes, had been slower than the barrier.
 pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
 
-/// Whether a pushed forward makes its input projection itself ([`Plan::input`]) where it can.
-pub(super) const ONE_CLUSTER_FOLDS: bool = true;
+/// Whether a pushed forward of `cell` with blocks of `units` units at `group_batch` samples
+/// makes its input projection (of `input` columns) itself ([`Plan::input`]) where the tuning
+/// leaves it to the shape: where some of its warps do no gate math (`recurrence_fwd.cu`'s
+/// ITEM_WARPS < NWARPS), they make the next step's input products while the others do the
+/// step's gate math, up to [`FOLD_MOST_PRODUCTS`] tensor-core tiles' products each a step.
+/// In the lab (`results/2026-11-29-h200-folded-input/`), a launch's time against the GEMM's
+/// kernel alone: LSTM hidden 128 at 4 and 8 samples 0.90-0.95x (8 products a warp, 6 and 4 free
+/// warps); at 256 and 4 samples 1.25x (32 a warp); where every warp has gate math, the products
+/// wait behind the step's pushes: 1.10x at hidden 128 and 16 samples, 1.35x at 256 and 8.
+pub(super) fn folds_input(cell: Cell, units: usize, group_batch: usize, input: usize) -> bool {
+    // One (unit, sample) pair a thread, while they fit: the warps with gate math.
+    let busy = (units * group_batch.min(CHUNK_SAMPLES)).div_ceil(32);
+    if busy >= WARPS {
+        return false;
+    }
+    let tiles = (cell.gates() * units).div_ceil(16);
+    let k_steps = input.div_ceil(16).div_ceil(WARPS - busy);
+    tiles * k_steps <= FOLD_MOST_PRODUCTS
+}
+
+/// See [`folds_input`].
+const FOLD_MOST_PRODUCTS: usize = 8;
 
 /// Past this many chunk buffers per warp the backward's loads no longer wait on L2.
 pub(super) const MAX_BUFFERS: usize = 8;
@@ -659,8 +680,12 @@ impl Plan {
             .unwrap_or_else(|| shape_one_cluster(layers, hidden, plan.group_batch()));
         if one_cluster && major >= 9 {
             let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
-            let fold = tuning.fold.unwrap_or(ONE_CLUSTER_FOLDS) && input % 8 == 0;
-            let folded = (fold && layers == 1).then_some(input);
+            // The input size where the forward may make the input projection itself, and
+            // whether the tuning asks for it even where the rule does not.
+            let folded = match tuning.fold {
+                Some(false) => None,
+                asked => (layers == 1 && input % 8 == 0).then_some((input, asked == Some(true))),
+            };
             if let Some(one) = plan.in_one_cluster(dev, smem, passes, (push, folded)) {
                 return Ok(one);
             }
@@ -732,14 +757,14 @@ impl Plan {
     /// every group's cluster at once for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks
     /// and a group's batch is one chunk, the forward in half elements only; a pushed forward
-    /// makes its input projection itself ([`Plan::input`]) where `folded` gives the input size
-    /// and its tiles fit too.
+    /// makes its input projection itself ([`Plan::input`]) where `folded` gives the input size,
+    /// [`folds_input`] says it pays (or `folded` asks for it anyway) and its tiles fit too.
     fn in_one_cluster(
         &self,
         dev: &CudaDevice,
         smem: usize,
         passes: &[Pass],
-        (push, folded): ([bool; 2], Option<usize>),
+        (push, folded): ([bool; 2], Option<(usize, bool)>),
     ) -> Option<Plan> {
         let units = self
             .hidden
@@ -758,9 +783,10 @@ impl Plan {
             ..*self
         };
         one.buffers = one.most_buffers(smem);
-        if let Some(input) = folded.filter(|_| one.push[0]) {
+        if let Some((input, anyway)) = folded.filter(|_| one.push[0]) {
             let with_input = Plan { input, ..one };
-            if with_input.smem_bytes(Pass::Forward) <= smem {
+            let pays = anyway || folds_input(self.cell, units, one.group_batch(), input);
+            if pays && with_input.smem_bytes(Pass::Forward) <= smem {
                 one = with_input;
             }
         }
@@ -1205,6 +1231,28 @@ mod tests {
             // Several chunks of the batch take two stages: pairs no longer fit.
             assert!(forward_smem((8, steps(2)), (2, 1, false), (128, gates), None) > H100_SMEM);
         }
+    }
+
+    /// The forward makes its input projection itself where some warps have no gate math (up
+    /// to 224 (unit, sample) pairs a block: 8 warps of 32 threads, one pair each; a batch group
+    /// counted up to one chunk) and the input's products fit them.
+    #[test]
+    fn the_input_projection_is_folded_where_warps_are_free() {
+        let (lstm, gru) = (Cell::Lstm, Cell::Gru);
+        // Hidden 128 in 8 blocks at 4 and 8 samples: 2 and 4 warps with gate math, 8 K steps
+        // of the input over the others, 4 tiles (3 a GRU's).
+        for cell in [lstm, gru] {
+            assert!(folds_input(cell, 16, 4, 128) && folds_input(cell, 16, 8, 128));
+            assert!(!folds_input(cell, 16, 16, 128), "every warp has gate math");
+            assert!(
+                !folds_input(cell, 16, 64, 128),
+                "so does a group of two chunks"
+            );
+        }
+        // Hidden 256 at 4 samples: 8 tiles (6 a GRU's) and 4 K steps a free warp.
+        assert!(!folds_input(lstm, 32, 4, 256) && !folds_input(gru, 32, 4, 256));
+        // A narrower input: 2 K steps a free warp.
+        assert!(!folds_input(lstm, 32, 4, 128) && folds_input(lstm, 32, 4, 64));
     }
 
     /// The exchange rows count 16-bit words: an f32 plan's are twice a half plan's.

@@ -47,11 +47,14 @@
 //
 // With XIN (the pushed exchange only) the input projection is made here instead of by a GEMM
 // before the launch: each block also keeps its units' rows of W_ih (XIN columns) in shared
-// memory, every K group copies its columns of x_{t+1} into one of two stages a step ahead
-// (16-byte asynchronous copies), and multiplies its rows of W_ih by x_t before it waits for
-// h_{t-1}, into accumulators of their own: the wait was the step's largest idle part
-// (results/2026-11-29-h200-folded-input/). The two products join in the partial sums, but a
-// split gate's input product stays apart (in UB columns behind the tile's rows), as its
+// memory, and the warps without gate math (every warp where each has some) split x's K steps:
+// each copies its columns of x_t XST steps ahead into one of XST stages (16-byte asynchronous
+// copies) and multiplies the block's rows of W_ih by them for step t + 1 at the end of step t,
+// once the step's partial sums are read, into accumulators of their own that step t + 1's
+// partial sums take in. Warps without gate math do that while the others do the step's gate
+// math, off the step's path; a warp with gate math makes its products after its push, where
+// they wait for the push's stores (kernel.rs's `folds_input` says where the fold pays). A split
+// gate's input product stays apart in the sums (in UB columns behind the tile's rows), as its
 // recurrent product is scaled on its own. `xg` is then only written (training's activations).
 //
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
@@ -184,14 +187,25 @@ struct FwdTile {
     static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16
                                        : PUSH   ? 2 * PUSH_SLOT * 2 + 16
                                                 : 0;
-    // With FOLD, behind those: the tile of the units' rows of W_ih (XKS K steps, XKPG per
-    // K group), then two stages of x's rows, taken in turn by the step's parity (both
-    // pitches an odd number of 16-byte chunks).
-    static constexpr int XKS = (XIN + 15) / 16, XKPG = (XKS + KG - 1) / KG;
+    // With FOLD, behind those: the tile of the units' rows of W_ih (XKS K steps), then XST
+    // stages of x's rows, step t's in stage t % XST (both pitches an odd number of 16-byte
+    // chunks). The input's products are made by the warps that do no gate math where there are
+    // such (from warp XW0, XPW K steps each), else by every warp.
+#ifndef XSTAGES
+#define XSTAGES 2
+#endif
+    static constexpr int XKS = (XIN + 15) / 16, XST = XSTAGES;
+    static constexpr int ITEM_WARPS = ITEMS > 1 ? NWARPS : (UB * NB + 31) / 32;
+#ifdef FOLD_ALL_WARPS
+    static constexpr int XW0 = 0;
+#else
+    static constexpr int XW0 = ITEM_WARPS < NWARPS ? ITEM_WARPS : 0;
+#endif
+    static constexpr int XPW = (XKS + NWARPS - XW0 - 1) / (NWARPS - XW0);
     static constexpr int XPITCH = XKS * 16 + 8;
     static constexpr int XTILE = FOLD ? MROWS * XPITCH : 0, XSTAGE = FOLD ? NPAD * XPITCH : 0;
     static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES +
-                                WHOLE_BYTES + (XTILE + 2 * XSTAGE) * 2;
+                                WHOLE_BYTES + (XTILE + XST * XSTAGE) * 2;
 };
 
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
@@ -221,6 +235,41 @@ __device__ __forceinline__ void group_sync(int kg) {
         __syncwarp();
     } else {
         asm volatile("bar.sync %0, %1;" ::"r"(1 + kg), "r"(MG * 32) : "memory");
+    }
+}
+
+// A warp's accumulators, zeros.
+template <int MPW>
+__device__ __forceinline__ void zero_acc(float (&acc)[MPW][NT][4]) {
+#pragma unroll
+    for (int i = 0; i < MPW; ++i)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
+}
+
+// The NT 8-sample tiles of `rows` (pitch `pitch`) at column `col`, one K step: the products' B.
+__device__ __forceinline__ void load_b(u32 (&b)[NT][2], const u16* rows, int pitch, int col, int lane) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) ldsm_x2(b[nt], rows + (nt * 8 + (lane & 7)) * pitch + col + ((lane >> 3) & 1) * 8);
+}
+
+// acc[i] += the 16-row tile mg * MPW + i (those below MT) of `tile` (pitch `pitch`) at column
+// `col`, one K step, times b.
+template <int MPW, int MT>
+__device__ __forceinline__ void tile_products(float (&acc)[MPW][NT][4], const u32 (&b)[NT][2], const u16* tile,
+                                              int pitch, int col, int mg, int lane) {
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        int mt = mg * MPW + i;
+        if (mt < MT) {
+            u32 wt[4];
+            int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+            ldsm_x4(wt, tile + row * pitch + col + (lane >> 4) * 8);
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wt, b[nt]);
+        }
     }
 }
 
@@ -265,12 +314,15 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     constexpr int MPW = P::MPW, KPG = P::KPG, PITCH = P::PITCH, ITEMS = P::ITEMS;
     constexpr int RPITCH = P::RPITCH, KW = P::KW, HSP = P::HSP, NPARTS = P::NPARTS;
     constexpr int PKS = P::PKS, GROUP_BYTES = P::GROUP_BYTES, PART_BYTES = P::PART_BYTES;
-    constexpr int XKS = P::XKS, XKPG = P::XKPG, XPITCH = P::XPITCH;
+    constexpr int XKS = P::XKS, XPITCH = P::XPITCH, XST = P::XST, XW0 = P::XW0, XPW = P::XPW;
     extern __shared__ __align__(16) unsigned char smem[];
     u16* w = (u16*)smem;                               // [MROWS][PITCH]
     const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int mg = warp % MG, kg = warp / MG;
+    // FOLD: this warp's K steps of x: j-th at xk0 + j * XKSTRIDE (none before warp XW0).
+    constexpr int XKSTRIDE = NWARPS - XW0;
+    const int xk0 = warp >= XW0 ? warp - XW0 : XKS;
     // The first stage: this group's region (its h, [NPAD][HSP], then its partial sums), and
     // every group's (group q's at q * GROUP_BYTES). With several chunks a second stage follows,
     // STAGE_STRIDE on.
@@ -419,7 +471,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         for (int q = tid; q < P::PUSH_SLOT; q += THREADS) ((u32*)whole)[q] = 0u;
     // So do x's stages (FOLD; their rows past the batch and columns past XIN).
     if (FOLD)
-        for (int q = tid; q < P::XSTAGE; q += THREADS) ((u32*)xstage)[q] = 0u;
+        for (int q = tid; q < XST * P::XSTAGE / 2; q += THREADS) ((u32*)xstage)[q] = 0u;
     // Their mbarriers, each armed for its first stage (h_0's and h_1's bytes).
     if (PUSH && tid == 0)
         for (int q = 0; q < 2; ++q) {
@@ -462,22 +514,46 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             }
     };
     if (PREFETCH_X) load_x(0);
-    // FOLD: x_t's rows into x's stage t & 1, each K group (one warp) its columns of every
-    // sample, 16 bytes a copy; one group of copies a step, also when there is none to make, so
-    // that waiting for all but the last group waits for the step before's.
+    // FOLD: x_t's rows into x's stage t % XST, each warp its K steps' columns of every sample,
+    // 16 bytes a copy; one group of copies a step, also when there is none to make, so that
+    // waiting for all but the last XST - 1 groups waits for step t's.
     auto copy_x = [&](int t) {
         if (t < seq) {
-            u16* const xs = xstage + (t & 1) * P::XSTAGE;
+            u16* const xs = xstage + (t % XST) * P::XSTAGE;
             const u16* const src = (const u16*)xin + (size_t)t * BROWS * XIN;
-            constexpr int PIECES = XKPG > 0 ? XKPG * 2 : 1;
+            constexpr int PIECES = XPW > 0 ? XPW * 2 : 2;
             for (int q = lane; q < BATCH * PIECES; q += 32) {
-                int n = q / PIECES, col = kg * XKPG * 16 + (q % PIECES) * 8;
+                int n = q / PIECES, col = (xk0 + (q % PIECES) / 2 * XKSTRIDE) * 16 + q % 2 * 8;
                 if (col < XIN) cp_async16(xs + n * XPITCH + col, src + (size_t)n * XIN + col);
             }
         }
         cp_async_commit();
     };
-    if (FOLD) copy_x(0);
+    // FOLD: this warp's rows of W_ih times its K steps of x_t, into `xacc` (zeros for a warp
+    // without any, which makes no copies either), once x_t's copies have landed: this warp
+    // made them.
+    const bool x_warp = xk0 < XKS;
+    float xacc[MPW][NT][4];
+    zero_acc(xacc);
+    auto x_products = [&](int t) {
+        cp_async_wait_pending(XST - 1);
+        __syncwarp();
+        const u16* const xs = xstage + (t % XST) * P::XSTAGE;
+        zero_acc(xacc);
+#pragma unroll
+        for (int j = 0; j < XPW; ++j) {
+            const int ks = xk0 + j * XKSTRIDE;
+            if (ks < XKS) {
+                u32 b[NT][2];
+                load_b(b, xs, XPITCH, ks * 16, lane);
+                tile_products<MPW, MT>(xacc, b, xw, XPITCH, ks * 16, mg, lane);
+            }
+        }
+    };
+    if (FOLD && x_warp) {
+        for (int t = 0; t < XST; ++t) copy_x(t);
+        x_products(0);
+    }
 
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).
@@ -530,42 +606,6 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // before this one left at its end), so that they land while this one is
                 // multiplied.
                 const bool ahead = exchanged && ch + 1 < NCH;
-                // FOLD: x_{t+1}'s copies go out, and the group's rows of W_ih times x_t (landed:
-                // this warp copied its columns) while h_{t-1} is still on its way.
-                float xacc[MPW][NT][4];
-                if constexpr (FOLD) {
-                    copy_x(t + 1);
-                    cp_async_wait_pending(1);
-                    __syncwarp();
-                    const u16* const xs = xstage + (t & 1) * P::XSTAGE;
-#pragma unroll
-                    for (int i = 0; i < MPW; ++i)
-#pragma unroll
-                        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                            for (int q = 0; q < 4; ++q) xacc[i][nt][q] = 0.f;
-#pragma unroll
-                    for (int j = 0; j < XKPG; ++j) {
-                        const int ks = kg * XKPG + j;
-                        if (ks < XKS) {
-                            u32 b[NT][2];
-#pragma unroll
-                            for (int nt = 0; nt < NT; ++nt)
-                                ldsm_x2(b[nt], xs + (nt * 8 + (lane & 7)) * XPITCH + ks * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-                            for (int i = 0; i < MPW; ++i) {
-                                int mt = mg * MPW + i;
-                                if (mt < MT) {
-                                    u32 wt[4];
-                                    int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                                    ldsm_x4(wt, xw + row * XPITCH + ks * 16 + (lane >> 4) * 8);
-#pragma unroll
-                                    for (int nt = 0; nt < NT; ++nt) mma(xacc[i][nt], wt, b[nt]);
-                                }
-                            }
-                        }
-                    }
-                }
                 if (exchanged && MCAST > 1) {
                     // At the first chunk, rows rank, rank + MCAST, .. of h_{t-1} from this block
                     // into every block of the cluster, each onto its chunk's mbarrier; then the
@@ -599,12 +639,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     }
                 }
                 float acc[MPW][NT][4];
-#pragma unroll
-                for (int i = 0; i < MPW; ++i)
-#pragma unroll
-                    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) acc[i][nt][q] = 0.f;
+                zero_acc(acc);
 #pragma unroll
                 for (int p = 0; p < NPARTS; ++p) {
                     // Part p has landed (for every warp of the group) once at most NPARTS - 1 - p
@@ -618,24 +653,15 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         int ks = rank * KSB + kg * KPG + j;  // K step of the input rows
                         if (kg * KPG + j < KSB && ks < KS) {
                             u32 b[NT][2];
+                            load_b(b, hs, SP, j * 16, lane);
+                            if constexpr (P::IN_REGS) {
 #pragma unroll
-                            for (int nt = 0; nt < NT; ++nt)
-                                ldsm_x2(b[nt], hs + (nt * 8 + (lane & 7)) * SP + j * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-                            for (int i = 0; i < MPW; ++i) {
-                                int mt = mg * MPW + i;
-                                if (mt < MT) {
-                                    if constexpr (P::IN_REGS) {
+                                for (int i = 0; i < MPW; ++i)
+                                    if (mg * MPW + i < MT)
 #pragma unroll
                                         for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wa[j][i], b[nt]);
-                                    } else {
-                                        u32 wt[4];
-                                        int row = mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                                        ldsm_x4(wt, w + row * PITCH + (kw0 + j * 16) + (lane >> 4) * 8);
-#pragma unroll
-                                        for (int nt = 0; nt < NT; ++nt) mma(acc[i][nt], wt, b[nt]);
-                                    }
-                                }
+                            } else {
+                                tile_products<MPW, MT>(acc, b, w, PITCH, kw0 + j * 16, mg, lane);
                             }
                         }
                     }
@@ -771,6 +797,14 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
         if (!PUSH && s + 1 < waves) grid_arrive(counter);
+        // FOLD: x_{t+XST}'s copies go out, and x_{t+1}'s products are made now: a warp without
+        // gate math comes here as soon as the partial sums are read, while others still do
+        // theirs (multiplied at the start of the step instead, they held up the products of
+        // h_{t-1}: results/2026-11-29-h200-folded-input/).
+        if (FOLD && active && x_warp) {
+            copy_x(t + XST);
+            if (t + 1 < seq) x_products(t + 1);
+        }
         if (active) {
             PHASE(5);
 #pragma unroll

@@ -40,9 +40,9 @@ pub(crate) struct Tuning {
     /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` both where they can, `0` neither, or `F,B` each
     /// (`1,0`: the forward only).
     pub push: Option<[bool; 2]>,
-    /// Whether a pushed forward makes its input projection itself where it can
-    /// ([`super::kernel::Plan::input`]). `None` (the default): the planner's
-    /// ([`super::kernel::ONE_CLUSTER_FOLDS`]); `CANDLE_RNN_PERSISTENT_FOLD` = `1` where it can,
+    /// Whether a pushed forward makes its input projection itself
+    /// ([`super::kernel::Plan::input`]). `None` (the default): the planner's rule for the shape
+    /// ([`super::kernel::folds_input`]); `CANDLE_RNN_PERSISTENT_FOLD` = `1` wherever it can,
     /// `0` never.
     pub fold: Option<bool>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):

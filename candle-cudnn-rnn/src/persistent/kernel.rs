@@ -339,9 +339,12 @@ pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
 /// ITEM_WARPS < NWARPS), they make the next step's input products while the others do the
 /// step's gate math, up to [`FOLD_MOST_PRODUCTS`] tensor-core tiles' products each a step.
 /// In the lab (`results/2026-11-29-h200-folded-input/`), a launch's time against the GEMM's
-/// kernel alone: LSTM hidden 128 at 4 and 8 samples 0.90-0.95x (8 products a warp, 6 and 4 free
+/// kernel alone: LSTM hidden 128 at 4 and 8 samples 0.90-0.97x (8 products a warp, 6 and 4 free
 /// warps); at 256 and 4 samples 1.25x (32 a warp); where every warp has gate math, the products
-/// wait behind the step's pushes: 1.10x at hidden 128 and 16 samples, 1.35x at 256 and 8.
+/// wait behind the step's pushes: 1.08-1.12x at hidden 128 and 16 samples, 1.35x at 256 and 8.
+/// Through the op, graphed f16 at hidden 128 and 4-8 samples a group, the GEMM saved too:
+/// forwards 0.89-0.90x (LSTM) and 0.96-0.99x (GRU, whose n gate's input products the gate math
+/// sums apart), training 0.95-0.96x and 0.99-1.01x.
 pub(super) fn folds_input(cell: Cell, units: usize, group_batch: usize, input: usize) -> bool {
     // One (unit, sample) pair a thread, while they fit: the warps with gate math.
     let busy = (units * group_batch.min(CHUNK_SAMPLES)).div_ceil(32);

@@ -238,6 +238,28 @@ __device__ __forceinline__ void group_sync(int kg) {
     }
 }
 
+// Fills `tile`, MROWS rows of PITCH elements, in pairs of elements, consecutive threads along
+// a row, FILL loads in flight per thread (one at a time, the fill took a large share of every
+// launch: results/2026-11-23-h100-clusters/): `pair(live, r, c)` is row r's pair at column c
+// (zeros where `live` is false: past the tile's pairs).
+template <int MROWS, int PITCH, typename Pair>
+__device__ __forceinline__ void fill_tile(u16* tile, Pair pair) {
+    constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
+    for (int i0 = threadIdx.x; i0 < TOTAL; i0 += THREADS * FILL) {
+        u32 v[FILL];
+#pragma unroll
+        for (int j = 0; j < FILL; ++j) {
+            int i = i0 + j * THREADS;
+            v[j] = pair(i < TOTAL, i / PAIRS, 2 * (i % PAIRS));
+        }
+#pragma unroll
+        for (int j = 0; j < FILL; ++j) {
+            int i = i0 + j * THREADS;
+            if (i < TOTAL) ((u32*)(tile + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+        }
+    }
+}
+
 // A warp's accumulators, zeros.
 template <int MPW>
 __device__ __forceinline__ void zero_acc(float (&acc)[MPW][NT][4]) {
@@ -356,55 +378,30 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // layer: W_ih's in the first KPAD, then W_hh's); rows of units past H, rows past ROWS and
     // columns past HID are zero. With APART, the split gate's rows hold zeros beside its W_ih,
     // and group GATES holds its W_hh rows beside zeros.
-    // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even), consecutive threads
-    // along a row, FILL loads in flight per thread (one at a time, the fill took a large share
-    // of every launch: results/2026-11-23-h100-clusters/).
-    {
-        constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
-        for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
-            u32 v[FILL];
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS, r = i / PAIRS, k = kb0 + 2 * (i % PAIRS);
-                int gr = min(r / CU, P::RG - 1), u = cu0 + r % CU;
-                int g = (APART && gr == GATES) ? SPLIT_GATE : gr;  // the gate of the row's weights
-                const bool ih = UPPER && k < KPAD;
-                const bool none = APART && (ih ? gr == GATES : gr == SPLIT_GATE);
-                const int kk = (UPPER && !ih) ? k - KPAD : k;
-                // The matrix in 16-bit words (rows of HID * EW; kk counts them too).
-                const u16* m = (const u16*)(ih ? a.w_ih : a.w_hh);
-                // Every load goes (clamped into the matrix), so that none waits behind a branch.
-                size_t at = (size_t)(g * HID + min(u, HID - 1)) * (HID * EW) + min(kk, HID * EW - 2);
-                u32 x = mma_word(*(const u32*)(m + at));
-                v[j] = (i < TOTAL && r < ROWS && u < HID && kk < HID * EW && !none) ? x : 0u;
-            }
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS;
-                if (i < TOTAL) ((u32*)(w + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
-            }
-        }
-    }
+    // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even) by `fill_tile`.
+    fill_tile<MROWS, PITCH>(w, [&](bool live, int r, int c) {
+        const int k = kb0 + c;
+        int gr = min(r / CU, P::RG - 1), u = cu0 + r % CU;
+        int g = (APART && gr == GATES) ? SPLIT_GATE : gr;  // the gate of the row's weights
+        const bool ih = UPPER && k < KPAD;
+        const bool none = APART && (ih ? gr == GATES : gr == SPLIT_GATE);
+        const int kk = (UPPER && !ih) ? k - KPAD : k;
+        // The matrix in 16-bit words (rows of HID * EW; kk counts them too).
+        const u16* m = (const u16*)(ih ? a.w_ih : a.w_hh);
+        // Every load goes (clamped into the matrix), so that none waits behind a branch.
+        size_t at = (size_t)(g * HID + min(u, HID - 1)) * (HID * EW) + min(kk, HID * EW - 2);
+        u32 x = mma_word(*(const u32*)(m + at));
+        return (live && r < ROWS && u < HID && kk < HID * EW && !none) ? x : 0u;
+    });
     // FOLD: row r of the W_ih tile likewise, its XIN columns (zeros past them).
     if (FOLD) {
         static_assert(!FOLD || (MG == 1 && !UPPER), "the folded input takes one warp per K group");
-        constexpr int PAIRS = XPITCH / 2, TOTAL = MROWS * PAIRS;
-        for (int i0 = tid; i0 < TOTAL; i0 += THREADS * FILL) {
-            u32 v[FILL];
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS, r = i / PAIRS, k = 2 * (i % PAIRS);
-                int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
-                size_t at = (size_t)(g * HID + min(u, HID - 1)) * XIN + min(k, XIN - 2);
-                u32 x = mma_word(*(const u32*)((const u16*)a.w_ih + at));
-                v[j] = (i < TOTAL && r < ROWS && u < HID && k < XIN) ? x : 0u;
-            }
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS;
-                if (i < TOTAL) ((u32*)(xw + (i / PAIRS) * XPITCH))[i % PAIRS] = v[j];
-            }
-        }
+        fill_tile<MROWS, XPITCH>(xw, [&](bool live, int r, int k) {
+            int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
+            size_t at = (size_t)(g * HID + min(u, HID - 1)) * XIN + min(k, XIN - 2);
+            u32 x = mma_word(*(const u32*)((const u16*)a.w_ih + at));
+            return (live && r < ROWS && u < HID && k < XIN) ? x : 0u;
+        });
     }
 
     // The warp's tiles of the weights, in registers for the whole sequence (IN_REGS).

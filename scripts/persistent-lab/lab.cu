@@ -1,5 +1,5 @@
 // A standalone timing harness for one persistent LSTM recurrence (recurrence_fwd.cu, or
-// recurrence_bwd.cu with -DLAB_BWD), built by build.sh with nvcc for the same -D parameters the
+// recurrence_bwd.cu with -DLAB_BWD; a GRU's forward with -DLAB_GRU), built by build.sh with nvcc for the same -D parameters the
 // library passes NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
 // events, and with -DLAB_PHASES records, for thread 0 of every block, the SM clock at each
 // PHASE(i) of every step and the global timer around the grid barrier. The output is written
@@ -38,7 +38,14 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
 #include "../../candle-cudnn-rnn/src/kernels/philox.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#ifdef LAB_GRU
+#ifdef LAB_BWD
+#error "the harness times a GRU's forward only"
+#endif
+#include "../../candle-cudnn-rnn/src/persistent/cell_gru.cuh"
+#else
 #include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
+#endif
 #include "../../candle-cudnn-rnn/src/persistent/dropout.cu"
 #ifdef LAB_BWD
 #include "../../candle-cudnn-rnn/src/persistent/recurrence_bwd.cu"
@@ -92,7 +99,8 @@ int main(int argc, char** argv) {
     const int reps = argc > 1 ? atoi(argv[1]) : 20;
     const char* out_file = argc > 2 ? argv[2] : nullptr;
     const char* cmp_file = argc > 3 ? argv[3] : nullptr;
-    const int T = LAB_T, B = BATCH, H = HID;
+    // B: every batch group's samples (-DGROUPS, each group BATCH of them on blocks of its own).
+    const int T = LAB_T, B = BROWS, H = HID;
 #if defined(ONE_CLUSTER) && ONE_CLUSTER
     // Every block in one cluster, whose hardware barrier serves each step (the library's
     // one-cluster plans: at most 8 blocks; up to 16 with the non-portable size set below).
@@ -155,7 +163,12 @@ int main(int argc, char** argv) {
     u16* b_ih = upload(halves(4 * H, scale));
     u16* b_hh = upload(halves(4 * H, scale));
     u16* h0 = upload(halves((size_t)B * H, 1));
+#ifdef LAB_GRU
+    // A cell without c carries h from `c0`, where the library passes h_0.
+    u16* c0 = h0;
+#else
     u16* c0 = upload(halves((size_t)B * H, 1));
+#endif
     u16 *y, *h_n, *c_n, *hx;
     float* save;
     // Two exchange slots, zeroed before each launch.
@@ -164,7 +177,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&h_n, B * H * 2));
     CHECK(cudaMalloc(&c_n, B * H * 2));
     CHECK(cudaMalloc(&hx, xch_bytes));
-    CHECK(cudaMalloc(&save, (size_t)T * B * H * 4));
+    CHECK(cudaMalloc(&save, (size_t)T * B * CELL_SAVED * H * 4));
     u16* no_yp = nullptr;
     u16* no_dropped = nullptr;
     // With -DXIN=N the recurrence makes the input projection itself from W_ih and x (of N
@@ -187,7 +200,7 @@ int main(int argc, char** argv) {
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (cluster > 8) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks);
+    cfg.gridDim = dim3(blocks, GROUPS);
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = smem;
     cudaLaunchAttribute attrs[2];
@@ -212,8 +225,8 @@ int main(int argc, char** argv) {
         q.numAttrs = 1;
         if (cudaOccupancyMaxActiveClusters(&resident, (const void*)kernel, &q) != cudaSuccess) resident = -1;
     }
-    printf("config HID=%d BATCH=%d UNITS=%d NWARPS=%d CL=%d MCAST=%d blocks=%d resident clusters=%d smem=%zu", H,
-           B, UNITS, NWARPS, CL, MCAST, blocks, resident, smem);
+    printf("config HID=%d BATCH=%d GROUPS=%d UNITS=%d NWARPS=%d CL=%d MCAST=%d blocks=%d resident clusters=%d smem=%zu",
+           H, BATCH, GROUPS, UNITS, NWARPS, CL, MCAST, blocks, resident, smem);
 #ifdef LAB_BWD
     printf(" NBUF=%d CH=%d (backward)\n", NBUF, CH);
 #else
@@ -317,6 +330,20 @@ int main(int argc, char** argv) {
         spread += (double)(hi - lo), len += (double)(lo_next - lo), ++n;
     }
     printf("global timer: step %.0f ns, blocks start within %.0f ns of each other\n", len / n, spread / n);
+#ifndef LAB_BWD
+    // The forward's prologue: from each block's start (its phase 7 of step 0, which the
+    // recurrence marks first) to its step 0's phase 0, and the spread of the blocks' starts.
+    double prologue = 0;
+    unsigned long long first = ~0ull, last = 0;
+    for (int b = 0; b < blocks; ++b) {
+        size_t at = (size_t)b * LAB_T * 8;
+        prologue += (double)(tim[at] - tim[at + 7]);
+        first = std::min(first, tim[at + 7]);
+        last = std::max(last, tim[at + 7]);
+    }
+    printf("prologue %.0f ns (mean over blocks), blocks entered within %llu ns\n", prologue / blocks,
+           last - first);
+#endif
 #endif
     return 0;
 }

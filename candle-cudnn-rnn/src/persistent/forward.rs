@@ -190,7 +190,15 @@ pub(super) fn forward<T: Elem>(
         Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
-    let mut exchange = stream.alloc_zeros::<T>(exchanges_len)?;
+    // A pushed forward exchanges h through shared memory and meets at no barrier in memory:
+    // its buffer goes unread, so inference leaves it unfilled (a fill is a node of its own
+    // before the launch in a graph). Training's backward reads its part zeroed.
+    let unread = !train && wave.is_none() && plan.pass_push(Pass::Forward);
+    let mut exchange = match unread {
+        // SAFETY: nothing reads it (`recurrence_fwd.cu`'s PUSH).
+        true => unsafe { stream.alloc::<T>(exchanges_len) }?,
+        false => stream.alloc_zeros::<T>(exchanges_len)?,
+    };
     let f = match wave {
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Forward)?,

@@ -915,7 +915,7 @@ impl Plan {
     }
 
     /// Whether `pass` pushes its exchange through distributed shared memory ([`Plan::push`]).
-    fn pass_push(&self, pass: Pass) -> bool {
+    pub fn pass_push(&self, pass: Pass) -> bool {
         self.push[pass as usize]
     }
 

@@ -20,15 +20,15 @@
 // units blockIdx.x * UNITS.. . Warps: MG groups along the rows times KG along K (with CL = 1, one
 // row group: each warp has all rows and its own K slice, and the warps of a K group are one warp).
 //
-// The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and
-// arrives in `xg`, f32 [T, B, GATES * H], without biases (but see XIN below). `hx` is the exchange buffer,
-// [2][BROWS][KPAD], zeroed before the launch (its columns past HID are never written and must
-// stay zero). With `save` non-null (training), the gate activations overwrite `xg` in place and
-// what the cell saves (CELL_SAVED per unit: an LSTM's c) goes to `save`, f32
-// [T, B, CELL_SAVED, H], for the backward pass. A cell without c (CELL_HAS_C 0) carries its h
-// in f32 from `c0`, where the host passes h_0, and writes no `c_n`. With `yp` non-null
-// (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the
-// GEMMs' padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
+// The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and arrives
+// in `xg`, f32 [T, B, GATES * H], without biases (but see XIN below). `hx` is the exchange buffer,
+// [2][BROWS][KPAD], zeroed before the launch (its columns past HID are never written and must stay
+// zero; a PUSH kernel does not read it). With `save` non-null (training), the gate activations
+// overwrite `xg` in place and what the cell saves (CELL_SAVED per unit: an LSTM's c) goes to
+// `save`, f32 [T, B, CELL_SAVED, H], for the backward pass. A cell without c (CELL_HAS_C 0) carries
+// its h in f32 from `c0`, where the host passes h_0, and writes no `c_n`. With `yp` non-null
+// (training, when H needs padding), h_0 and every y_t also go to `yp` in rows of LDP, the GEMMs'
+// padded width (`padded.rs`), for the recurrent weight's gradient in the backward.
 //
 // With MCAST > 1 (common.cuh; one layer, CL 1) the launch groups the blocks in clusters of
 // MCAST and all of h_{t-1} arrives at the start of a step by multicast bulk copies into one
@@ -202,6 +202,8 @@ struct FwdTile {
     static constexpr int XW0 = ITEM_WARPS < NWARPS ? ITEM_WARPS : 0;
 #endif
     static constexpr int XPW = (XKS + NWARPS - XW0 - 1) / (NWARPS - XW0);
+    // The warps with x's K steps: XW0..XW0 + XWARPS.
+    static constexpr int XWARPS = XKS < NWARPS - XW0 ? XKS : NWARPS - XW0;
     static constexpr int XPITCH = XKS * 16 + 8;
     static constexpr int XTILE = FOLD ? MROWS * XPITCH : 0, XSTAGE = FOLD ? NPAD * XPITCH : 0;
     static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES +
@@ -341,6 +343,11 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     u16* w = (u16*)smem;                               // [MROWS][PITCH]
     const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    // A timing harness's mark of the block's start (phase 7 of step 0).
+    {
+        const int t = 0;
+        PHASE(7);
+    }
     const int mg = warp % MG, kg = warp / MG;
     // FOLD: this warp's K steps of x: j-th at xk0 + j * XKSTRIDE (none before warp XW0).
     constexpr int XKSTRIDE = NWARPS - XW0;
@@ -682,7 +689,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                                     rw[n * RPITCH + r] = h;
                                 } else if (SPLIT_GATE >= 0 && r / CU == SPLIT_GATE) {
                                     rw[n * RPITCH + r] = h;
-                                    rw[n * RPITCH + P::XSPLIT + r % CU] = x;
+                                    if (x_warp) rw[n * RPITCH + P::XSPLIT + r % CU] = x;
                                 } else {
                                     rw[n * RPITCH + r] = h + x;
                                 }
@@ -738,8 +745,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                                 for (int q = 0; q < KG; ++q)
                                     rec += red[q * (GROUP_BYTES / 4) + nl * RPITCH + GATES * UB + ul];
                             } else if (FOLD && g == SPLIT_GATE) {
-                                // FOLD: the split gate's input products, then its recurrent ones.
-                                for (int q = 0; q < KG; ++q)
+                                // FOLD: the split gate's input products (the x warps' groups:
+                                // one warp a group), then its recurrent ones.
+                                for (int q = XW0; q < XW0 + P::XWARPS; ++q)
                                     sum += red[q * (GROUP_BYTES / 4) + nl * RPITCH + P::XSPLIT + ul];
                                 for (int q = 0; q < KG; ++q)
                                     rec += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
@@ -842,7 +850,8 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
                     elem* y,                         // [T, B, H]
                     elem* h_n, elem* c_n,            // [B, H]
                     u16* hx,                         // [2, B, KPAD] 16-bit words, zeroed
-                                                     // (B: every group's samples)
+                                                     // (B: every group's samples; unread
+                                                     // with PUSH, as is `counter`)
                     float* save,                     // [T, B, CELL_SAVED, H], or null
                     elem* yp,                        // [T + 1, B, LDP], zeroed, or null
                     elem* dropped,                   // [T, B, H], or null (no dropout after)
@@ -864,7 +873,8 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
 #endif
     recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq,
                                      from_elem(x, b0 * XIN));
-    grid_leave(group_counter(counter));
+    // Pushed, the blocks met at no barrier in memory (its words may hold anything: forward.rs).
+    if (!PUSH) grid_leave(group_counter(counter));
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.

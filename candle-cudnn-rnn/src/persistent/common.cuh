@@ -101,6 +101,16 @@ __device__ __forceinline__ void cp_async16(u16* dst, const u16* src) {
                  : "memory");
 }
 
+// 16 or 4 bytes global -> shared (16: cached in L2 only; 4: the smallest copy, which L1 caches).
+template <int BYTES>
+__device__ __forceinline__ void cp_async_bytes(u16* dst, const u16* src) {
+    static_assert(BYTES == 16 || BYTES == 4, "cp.async copies 4, 8 or 16 bytes");
+    if constexpr (BYTES == 16)
+        cp_async16(dst, src);
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
+}
+
 __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 }

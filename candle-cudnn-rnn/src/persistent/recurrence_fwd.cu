@@ -240,27 +240,76 @@ __device__ __forceinline__ void group_sync(int kg) {
     }
 }
 
-// Fills `tile`, MROWS rows of PITCH elements, in pairs of elements, consecutive threads along
-// a row, FILL loads in flight per thread (one at a time, the fill took a large share of every
-// launch: results/2026-11-23-h100-clusters/): `pair(live, r, c)` is row r's pair at column c
-// (zeros where `live` is false: past the tile's pairs).
-template <int MROWS, int PITCH, typename Pair>
-__device__ __forceinline__ void fill_tile(u16* tile, Pair pair) {
-    constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
-    for (int i0 = threadIdx.x; i0 < TOTAL; i0 += THREADS * FILL) {
-        u32 v[FILL];
+// Where a piece of a weight tile comes from: `src`, inside the matrix (clamped into it where the
+// piece is not `live`), and whether it is (else zeros).
+struct Piece {
+    const u16* src;
+    bool live;
+};
+
+// Whether `fill_tile` copies asynchronously: half elements (f32 ones are rounded to TF32 on the
+// way), except in the kernels that fold the input in (FOLD). There the step loop's code came out
+// different with them (the loop's source unchanged), and a GRU's step took 0.1 µs longer
+// (results/2026-11-29-h200-gru-forward/).
+#if (defined(ELEM_F32) && ELEM_F32) || FOLD
+#define ASYNC_FILL 0
+#else
+#define ASYNC_FILL 1
+#endif
+
+// `fill_tile`'s copies of half elements, V 16-bit words each.
+template <int V, int MROWS, int PITCH, typename At>
+__device__ __forceinline__ void copy_tile(u16* tile, At& at) {
+    constexpr int PIECES = PITCH / V, TOTAL = MROWS * PIECES;
+    for (int i = threadIdx.x; i < TOTAL; i += THREADS) {
+        u16* const dst = tile + (i / PIECES) * PITCH + (i % PIECES) * V;
+        const Piece p = at(i / PIECES, (i % PIECES) * V);
+        if (p.live) {
+            cp_async_bytes<V * 2>(dst, p.src);
+        } else {
 #pragma unroll
-        for (int j = 0; j < FILL; ++j) {
-            int i = i0 + j * THREADS;
-            v[j] = pair(i < TOTAL, i / PAIRS, 2 * (i % PAIRS));
-        }
-#pragma unroll
-        for (int j = 0; j < FILL; ++j) {
-            int i = i0 + j * THREADS;
-            if (i < TOTAL) ((u32*)(tile + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+            for (int q = 0; q < V / 2; ++q) ((u32*)dst)[q] = 0u;
         }
     }
 }
+
+// Fills `tile`, MROWS rows of PITCH 16-bit words, consecutive threads along a row: `at(r, c)` is
+// row r's piece from column c. With ASYNC_FILL by asynchronous copies, every one in flight at once
+// (in rounds of FILL loads a thread, the prologue of [30, 32, 128]'s LSTM forward took 4.5 µs,
+// 2.5 so: results/2026-11-29-h200-gru-forward/), 16 bytes a copy where `wide` (every row and
+// piece 16-byte aligned), else 4; the caller waits for them (cp_async_wait_all) before a barrier.
+// Else through registers, each word rounded (mma_word), in pairs, FILL loads in flight per thread
+// (one at a time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/),
+// every load clamped into the matrix, so that none waits behind a branch.
+template <int MROWS, int PITCH, typename At>
+__device__ __forceinline__ void fill_tile(u16* tile, bool wide, At at) {
+    if constexpr (ASYNC_FILL) {
+        if (wide)
+            copy_tile<8, MROWS, PITCH>(tile, at);
+        else
+            copy_tile<2, MROWS, PITCH>(tile, at);
+    } else {
+        constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
+        for (int i0 = threadIdx.x; i0 < TOTAL; i0 += THREADS * FILL) {
+            u32 v[FILL];
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                const Piece p = at(i / PAIRS, 2 * (i % PAIRS));
+                u32 x = mma_word(*(const u32*)p.src);
+                v[j] = (i < TOTAL && p.live) ? x : 0u;
+            }
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                if (i < TOTAL) ((u32*)(tile + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+            }
+        }
+    }
+}
+
+// Whether `p` is 16-byte aligned.
+__device__ __forceinline__ bool aligned16(const void* p) { return ((size_t)p & 15) == 0; }
 
 // A warp's accumulators, zeros.
 template <int MPW>
@@ -385,8 +434,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // layer: W_ih's in the first KPAD, then W_hh's); rows of units past H, rows past ROWS and
     // columns past HID are zero. With APART, the split gate's rows hold zeros beside its W_ih,
     // and group GATES holds its W_hh rows beside zeros.
-    // Pairs of elements (rows start 4-byte aligned: HID and kb0 are even) by `fill_tile`.
-    fill_tile<MROWS, PITCH>(w, [&](bool live, int r, int c) {
+    // By `fill_tile`, in pairs of elements (rows start 4-byte aligned: HID and kb0 are even),
+    // or 8 (16 bytes) where the matrices and their rows start 16-byte aligned.
+    const bool wide = HID * EW % 8 == 0 && aligned16(a.w_hh) && (!UPPER || aligned16(a.w_ih));
+    fill_tile<MROWS, PITCH>(w, wide, [&](int r, int c) {
         const int k = kb0 + c;
         int gr = min(r / CU, P::RG - 1), u = cu0 + r % CU;
         int g = (APART && gr == GATES) ? SPLIT_GATE : gr;  // the gate of the row's weights
@@ -395,25 +446,24 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         const int kk = (UPPER && !ih) ? k - KPAD : k;
         // The matrix in 16-bit words (rows of HID * EW; kk counts them too).
         const u16* m = (const u16*)(ih ? a.w_ih : a.w_hh);
-        // Every load goes (clamped into the matrix), so that none waits behind a branch.
         size_t at = (size_t)(g * HID + min(u, HID - 1)) * (HID * EW) + min(kk, HID * EW - 2);
-        u32 x = mma_word(*(const u32*)(m + at));
-        return (live && r < ROWS && u < HID && kk < HID * EW && !none) ? x : 0u;
+        return Piece{m + at, r < ROWS && u < HID && kk < HID * EW && !none};
     });
-    // FOLD: row r of the W_ih tile likewise, its XIN columns (zeros past them).
+    // FOLD: row r of the W_ih tile likewise, its XIN columns (zeros past them; XIN is a multiple
+    // of 8).
     if (FOLD) {
         static_assert(!FOLD || (MG == 1 && !UPPER), "the folded input takes one warp per K group");
-        fill_tile<MROWS, XPITCH>(xw, [&](bool live, int r, int k) {
+        fill_tile<MROWS, XPITCH>(xw, aligned16(a.w_ih), [&](int r, int k) {
             int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
             size_t at = (size_t)(g * HID + min(u, HID - 1)) * XIN + min(k, XIN - 2);
-            u32 x = mma_word(*(const u32*)((const u16*)a.w_ih + at));
-            return (live && r < ROWS && u < HID && k < XIN) ? x : 0u;
+            return Piece{(const u16*)a.w_ih + at, r < ROWS && u < HID && k < XIN};
         });
     }
 
     // The warp's tiles of the weights, in registers for the whole sequence (IN_REGS).
     u32 wa[P::IN_REGS ? KPG : 1][P::IN_REGS ? MPW : 1][4];
     if constexpr (P::IN_REGS) {
+        if (ASYNC_FILL) cp_async_wait_all();
         __syncthreads();
 #pragma unroll
         for (int j = 0; j < KPG; ++j)
@@ -482,6 +532,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             mbar_init(push_bar + q);
             mbar_expect(push_bar + q, P::PUSH_BYTES);
         }
+    // The tiles' copies have landed (every thread's, past the barrier).
+    if (ASYNC_FILL) cp_async_wait_all();
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared

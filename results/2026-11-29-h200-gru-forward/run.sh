@@ -15,7 +15,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 bin=$(cd "$D" && pwd)
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 py=/opt/torch/.venv/bin/python3

@@ -15,7 +15,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 export RNN_TEST_REQUIRE_GPU=1
 fold() { CANDLE_RNN_PERSISTENT_FOLD=$1 bench_us "" "${@:2}"; }
 case $PART in

@@ -104,7 +104,7 @@ __device__ __forceinline__ void cp_async16(u16* dst, const u16* src) {
 // 16 or 4 bytes global -> shared (16: cached in L2 only; 4: the smallest copy, which L1 caches).
 template <int BYTES>
 __device__ __forceinline__ void cp_async_bytes(u16* dst, const u16* src) {
-    static_assert(BYTES == 16 || BYTES == 4, "cp.async copies 4, 8 or 16 bytes");
+    static_assert(BYTES == 16 || BYTES == 4, "cp_async_bytes copies 16 or 4 bytes");
     if constexpr (BYTES == 16)
         cp_async16(dst, src);
     else

@@ -275,9 +275,9 @@ __device__ __forceinline__ void copy_tile(u16* tile, At& at) {
 
 // Fills `tile`, MROWS rows of PITCH 16-bit words, consecutive threads along a row: `at(r, c)` is
 // row r's piece from column c. With ASYNC_FILL by asynchronous copies, every one in flight at once
-// (in rounds of FILL loads a thread, the prologue of [30, 32, 128]'s LSTM forward took 4.5 µs,
-// 2.5 so: results/2026-11-29-h200-gru-forward/), 16 bytes a copy where `wide` (every row and
-// piece 16-byte aligned), else 4; the caller waits for them (cp_async_wait_all) before a barrier.
+// (a hidden-128 block's prologue took 2.5 µs so, 3.1-4.5 in rounds of FILL loads a thread:
+// results/2026-11-29-h200-gru-forward/), 16 bytes a copy where `wide` (every row and piece
+// 16-byte aligned), else 4; the caller waits for them (cp_async_wait_all) before a barrier.
 // Else through registers, each word rounded (mma_word), in pairs, FILL loads in flight per thread
 // (one at a time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/),
 // every load clamped into the matrix, so that none waits behind a branch.

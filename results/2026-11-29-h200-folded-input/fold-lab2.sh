@@ -7,8 +7,7 @@ set -uo pipefail
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 tree=$out/tree
-mkdir -p "$tree"
-cp -r "$here/../../candle-cudnn-rnn" "$here/../../scripts" "$tree/"
+bash "$here/../../scripts/persistent-lab/tree.sh" "$tree" || exit 1
 sed -i 's|^        cp_async_wait_pending(XST - 1);|#ifndef FOLD_NOWAIT\n        cp_async_wait_pending(XST - 1);\n#endif|' \
   "$tree/candle-cudnn-rnn/src/persistent/recurrence_fwd.cu"
 grep -q FOLD_NOWAIT "$tree/candle-cudnn-rnn/src/persistent/recurrence_fwd.cu" || { echo "no FOLD_NOWAIT"; exit 1; }

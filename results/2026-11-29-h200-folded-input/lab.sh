@@ -10,9 +10,7 @@ set -uo pipefail
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 tree=$out/tree
-mkdir -p "$tree"
-cp -r "$here/../../candle-cudnn-rnn" "$here/../../scripts" "$tree/"
-(cd "$tree" && patch -s -p1 < "$here/knobs.diff") || { echo "patch failed"; exit 1; }
+bash "$here/../../scripts/persistent-lab/tree.sh" "$tree" "$here/knobs.diff" || exit 1
 configs=()
 for hb in 128:4 128:16 256:8; do
   h=${hb%:*} b=${hb#*:} u=$((h / 8))

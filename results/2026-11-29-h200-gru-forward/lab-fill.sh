@@ -9,9 +9,7 @@ set -uo pipefail
 top=$1
 here=$(cd "$(dirname "$0")" && pwd)
 old=$top/old-tree
-mkdir -p "$old"
-cp -r "$here/../../candle-cudnn-rnn" "$here/../../scripts" "$old/"
-(cd "$old" && patch -s -R -p1 < "$here/fill.diff") || { echo "fill.diff does not reverse"; exit 1; }
+bash "$here/../../scripts/persistent-lab/tree.sh" "$old" "$here/fill.diff" -R -p1 || exit 1
 c="-DHID=128 -DBATCH=4 -DUNITS=16 -DNWARPS=8 -DXIN=128"
 configs=("fx1-h128-b4 $c" "gx1-h128-b4 $c -DLAB_GRU" "fx8-h128-b4 $c -DGROUPS=8" "gx8-h128-b4 $c -DGROUPS=8 -DLAB_GRU"
          "fx8-h128-b4-again $c -DGROUPS=8" "gx8-h128-b4-again $c -DGROUPS=8 -DLAB_GRU"

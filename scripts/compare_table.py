@@ -62,6 +62,12 @@ def collect(rows, phase):
             for k, v in acc.items()}
 
 
+def us(v):
+    """Microseconds to three significant digits (0.912, 3.45, 17.6, 136), so that a ratio near
+    a target can be read from the times beside it."""
+    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
 def geo_mean(rs):
     return math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
 
@@ -94,9 +100,9 @@ def table(d, phase, passes, title):
             label = impl[len("op-"):] + (f" ({pick})" if pick else "")
             r = v / t[0]
             ratios[name].append((r, s))
-            row += [f"{v:.1f} [{lo:.1f}, {hi:.1f}] {label}",
-                    f"{t[0]:.1f} [{t[1]:.1f}, {t[2]:.1f}] {timpl[len('torch-'):]}",
-                    f"**{r:.2f}**" if r > 1 else f"{r:.2f}"]
+            row += [f"{us(v)} [{us(lo)}, {us(hi)}] {label}",
+                    f"{us(t[0])} [{us(t[1])}, {us(t[2])}] {timpl[len('torch-'):]}",
+                    f"**{r:.3f}**" if r > 1 else f"{r:.3f}"]
         print("| " + " | ".join(row) + " |")
     print()
     print("| precision | shapes | geo-mean op/torch | op slower on | worst |")

@@ -156,7 +156,11 @@ pub(super) fn forward<T: Elem>(
     // input before its kernel overwrites it); training keeps them all.
     let kept = |n: usize| if train { n } else { n.min(1) };
     let mut out = buffers::<T>(&stream, 1, call.output_len() + call.state_len())?.remove(0);
-    let mut gates = buffers::<f32>(&stream, kept(layers), steps * gh)?;
+    // A recurrence that makes its input projection itself (`Plan::input`, one layer) reads no
+    // gate buffer, and writes one only in training.
+    let folded = plan.pass_input(Pass::Forward).is_some();
+    let n_gates = if folded && !train { 0 } else { kept(layers) };
+    let mut gates = buffers::<f32>(&stream, n_gates, steps * gh)?;
     let saved = steps * cell.saved() * hidden;
     let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, saved)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
@@ -241,7 +245,7 @@ pub(super) fn forward<T: Elem>(
                 (false, true) => 0,
                 (false, false) => pick(&below_ptrs, layer),
             };
-            let xg = pick(&gate_ptrs, layer);
+            let xg = gate_ptrs.get(if train { layer } else { 0 }).map_or(0, |p| p.0);
             let at = |o: usize| w_ptr + o as u64 * elem;
             let project = |(input, w_ih): (u64, u64), ld: usize| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`
@@ -262,7 +266,7 @@ pub(super) fn forward<T: Elem>(
             // it reads the input in 16-byte copies: an input that starts off that alignment (a
             // view into a larger buffer) is copied first.
             let mut folded_input = None;
-            if plan.pass_input(Pass::Forward).is_some() {
+            if folded {
                 folded_input = Some(match input % 16 {
                     0 => (input, None),
                     _ => {

@@ -1,11 +1,13 @@
 # Sourced by the scripts a GPU machine runs on binaries of scripts/devbin.sh: with D (the
-# binaries' folder) and OUT (where results go) set, makes OUT absolute, sources D/gpu-env.sh
+# binaries' folder) and OUT (where results go) set, makes OUT absolute, sets `bin` to D's
+# absolute path (for commands run from elsewhere), sources D/gpu-env.sh
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
 # helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+bin=$(cd "$D" && pwd)
 source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done

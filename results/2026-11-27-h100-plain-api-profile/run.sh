@@ -41,7 +41,6 @@ plain)
   done 2>&1 | tee "$OUT/plain.txt"
   ;;
 profile)
-  bin=$(cd "$D" && pwd)
   ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
   for spec in gru,1,32,30,128 lstm,1,32,30,128 gru,1,32,30,512 lstm,1,128,30,128; do
     IFS=, read -r mode l b t h <<< "$spec"

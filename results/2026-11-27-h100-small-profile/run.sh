@@ -12,7 +12,6 @@ cd "$here/../.."
 D=$1 OUT=$2
 source scripts/on-gpu.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-bin=$(cd "$D" && pwd)
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 for spec in gru,1,32,30,128,op-bf16-persistent gru,1,32,30,128,op-f16-static-small-h \
   lstm,1,32,30,128,op-bf16-persistent lstm,1,32,30,512,op-bf16-persistent; do

@@ -14,17 +14,20 @@
 #             ..., default GRU [30, 32, 512], whose forward took 2.50 or 2.67 from one variant's
 #             run to the next); MULTICAST_ROUND3= leaves out the third round, MULTICAST_MODES
 #             narrows the sizes (rule 4 2 1).
+#   lead:     an f16 LSTM's forward and training on the default (cuDNN's PersistStatic for one
+#             layer's forward from hidden 256, choose.rs's ours_lead_persist_static) against
+#             ours (op-f16-persistent), alternated twice, at hidden 256-1024 and batches 8-32
+#             (not run yet: the session's device time ran out).
 #   check:    the op's GPU tests, then gpu_check --persistent.
 #   sanitize: compute-sanitizer memcheck, synccheck and racecheck over GRU training and inference
 #             calls at small shapes that take each of the crate's GRU kernels (SANITIZE_TOOLS,
 #             SANITIZE_CELLS narrow it).
-#   results/2026-11-29-h200-gru-close/run.sh DIR OUT pair|check|sanitize
+#   results/2026-11-29-h200-gru-close/run.sh DIR OUT pair|trace|multicast|lead|check|sanitize
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
-bin=$(cd "$D" && pwd)
 py=/opt/torch/.venv/bin/python3
 SHAPES="1,32,30,128 1,32,30,512 1,32,30,1024 2,20,35,1500"
 how="--loss sum --input-grad --reps 10 --warmup 5"
@@ -76,6 +79,15 @@ multicast)
     done
   done
   unset CANDLE_RNN_PERSISTENT_MULTICAST
+  ;;
+lead)
+  for s in 1,32,30,256 1,32,30,384 1,32,30,512 1,16,30,512 1,8,30,512 1,32,30,1024 1,32,200,512; do
+    row="lstm $s"
+    for v in op-f16-default op-f16-persistent op-f16-default op-f16-persistent; do
+      row="$row | ${v#op-f16-} $(bench_us "" lstm $s $v)"
+    done
+    echo "$row"
+  done
   ;;
 check)
   stamp "GPU tests"; gpu_tests

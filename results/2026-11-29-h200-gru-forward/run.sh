@@ -15,7 +15,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
-bin=$(cd "$D" && pwd)
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 py=/opt/torch/.venv/bin/python3
 # The kernels' durations of a CSV of ncu: "name duration_us" lines.

@@ -7,7 +7,8 @@
 //! those and the
 //! gradients of the input, the weights (the biases' also alone) and the initial state, and
 //! with the input untracked (the kernels then skip its gradient) the others. A row passes only
-//! if the persistent kernels themselves served the call. f32 with TF32 products
+//! if the persistent kernels themselves served the call, in bf16 and f16 within 2e-2 and, where
+//! cuDNN's error on the same inputs stands beside it, within twice that. f32 with TF32 products
 //! (`MathMode::Tf32`) too, up to hidden 1024, within twice cuDNN's TF32 errors.
 //! `RnnAlgo::Auto`, which measures the kernels against cuDNN's algorithms, is checked on the same
 //! inputs whichever it picks (the row says which). Inter-layer dropout (`check_dropout`, both cells):
@@ -23,6 +24,11 @@ use rand::rngs::StdRng;
 /// Relative L2 error allowed in bf16/f16 (the issue's bound for half precision).
 const TOL: f64 = 2e-2;
 
+/// In bf16/f16 the persistent kernels' errors are also at most this many times cuDNN's standard
+/// algorithm's on the same inputs and dtype (issue 33's bound for the cells' kernels; the
+/// largest ratio in `results/2026-11-29-h200-one-block/logs/gpu_check.log` was 1.10).
+const HALF_MOST_OVER_CUDNN: f64 = 2.0;
+
 /// f32 with TF32 products (`MathMode::Tf32`): errors at most twice cuDNN's with TF32 math on the
 /// same inputs, or this (TF32 rounds to 10 mantissa bits, about 5e-4 relative).
 const TF32_FLOOR: f64 = 1e-3;
@@ -37,13 +43,13 @@ const TF32_MAX_HIDDEN: usize = 1024;
 /// clusters of 4 that fit (`results/2026-11-27-h100-tf32-train/`: cuDNN served [30, 128, 1024]).
 const TF32_CHUNKED_MAX_HIDDEN: usize = 512;
 
-/// Whether an error `e` passes: within [`TOL`] in bf16 and f16, and in TF32 (`tf32`) within twice
-/// cuDNN's error on the same inputs (`theirs`) or [`TF32_FLOOR`].
+/// Whether an error `e` passes against cuDNN's on the same inputs (`theirs`): in bf16 and f16
+/// within [`TOL`] and [`HALF_MOST_OVER_CUDNN`] times `theirs`, in TF32 (`tf32`) within twice
+/// `theirs` or [`TF32_FLOOR`].
 fn passes(e: f64, theirs: f64, tf32: bool) -> bool {
-    e <= if tf32 {
-        (2.0 * theirs).max(TF32_FLOOR)
-    } else {
-        TOL
+    match tf32 {
+        true => e <= (2.0 * theirs).max(TF32_FLOOR),
+        false => e <= TOL && e <= HALF_MOST_OVER_CUDNN * theirs,
     }
 }
 
@@ -108,21 +114,33 @@ fn worst_ratio(ours: &[f64], cudnn: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// One row per (cell, shape, dtype, mode): name, result, ok.
-pub fn check_persistent(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
-    let mut rows = Vec::new();
-    for mode in [RnnMode::Lstm, RnnMode::Gru] {
-        rows.extend(check_cell(gpu, rng, mode)?);
+/// The checks' rows (name, result, ok), each printed as a table row as soon as it is added, so
+/// that a run cut short (by a time limit, or an error) keeps the rows done so far.
+#[derive(Default)]
+pub struct Rows(Vec<(String, String, bool)>);
+
+impl Rows {
+    fn push(&mut self, (case, result, ok): (String, String, bool)) {
+        println!("| {case} | {result} | {} |", if ok { "ok" } else { "FAIL" });
+        self.0.push((case, result, ok));
     }
-    Ok(rows)
+
+    /// The rows added, in order.
+    pub fn into_rows(self) -> Vec<(String, String, bool)> {
+        self.0
+    }
+}
+
+/// One row per (cell, shape, dtype, mode) into `rows`.
+pub fn check_persistent(gpu: &Device, rng: &mut StdRng, rows: &mut Rows) -> Result<()> {
+    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+        check_cell(gpu, rng, mode, rows)?;
+    }
+    Ok(())
 }
 
 /// The rows of one cell.
-fn check_cell(
-    gpu: &Device,
-    rng: &mut StdRng,
-    mode: RnnMode,
-) -> Result<Vec<(String, String, bool)>> {
+fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) -> Result<()> {
     // (layers, batch, seq, input, hidden)
     let shapes = [
         (1, 5, 7, 32, 64),
@@ -151,7 +169,6 @@ fn check_cell(
         // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).
         (3, 96, 6, 64, 128),
     ];
-    let mut rows = Vec::new();
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
         for dtype in [DType::BF16, DType::F16, DType::F32] {
             // f32 in TF32.
@@ -296,7 +313,7 @@ fn check_cell(
             }
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// The largest absolute difference between `p` and `q`, in f64.
@@ -317,14 +334,13 @@ fn loss(rnn: &Rnn, x: &Tensor, s: &Tensor, gy: &Tensor, gs: &Tensor) -> Result<f
     Ok(f(&y, gy)? + f(st.packed(), gs)?)
 }
 
-/// Rows: name, result, ok.
-pub fn check_dropout(gpu: &Device, rng: &mut StdRng) -> Result<Vec<(String, String, bool)>> {
-    let mut rows = Vec::new();
+/// The dropout checks' rows into `rows`.
+pub fn check_dropout(gpu: &Device, rng: &mut StdRng, rows: &mut Rows) -> Result<()> {
     for mode in [RnnMode::Lstm, RnnMode::Gru] {
-        rows.extend(check_cell_dropout(gpu, rng, mode)?);
+        check_cell_dropout(gpu, rng, mode, rows)?;
     }
     rows.push(check_ptb_large_repeats(gpu, rng)?);
-    Ok(rows)
+    Ok(())
 }
 
 /// Masks and gradients through them on the cell of `mode`.
@@ -332,7 +348,8 @@ fn check_cell_dropout(
     gpu: &Device,
     rng: &mut StdRng,
     mode: RnnMode,
-) -> Result<Vec<(String, String, bool)>> {
+    rows: &mut Rows,
+) -> Result<()> {
     let (layers, batch, seq, input, hidden) = (3, 4, 5, 32, 64);
     let dtype = DType::F16;
     let cfg = RnnConfig {
@@ -350,7 +367,6 @@ fn check_cell_dropout(
     let gy = on(uniform(rng, &[seq, batch, hidden], 1.0)?)?;
     let gs = on(uniform(rng, &dims.state_shape(batch), 1.0)?)?;
     let sizes = (input, hidden);
-    let mut rows = Vec::new();
     let cell = format!("{mode:?}").to_uppercase();
     let name = format!("{cell} L{layers} B{batch} T{seq} H{hidden} f16 p=0.5");
 
@@ -411,7 +427,7 @@ fn check_cell_dropout(
         format!("directional derivative {analytic:.4e}, differences {fd:.4e}, rel err {e:.1e}"),
         e <= 1e-2,
     ));
-    Ok(rows)
+    Ok(())
 }
 
 /// PTB large's LSTM as ptb-lm trains it (single bias, p = 0.65, bf16): two identical training

@@ -18,11 +18,14 @@
 #             layer's forward from hidden 256, choose.rs's ours_lead_persist_static) against
 #             ours (op-f16-persistent), alternated twice, at hidden 256-1024 and batches 8-32
 #             (not run yet: the session's device time ran out).
+#   groups:   f16 graphed training | forward with batch groups of the rule's, 1 and 2
+#             (CANDLE_RNN_PERSISTENT_GROUPS) at GRU and LSTM [30, 32, 1024] and [30, 32, 512],
+#             alternated twice (not run yet).
 #   check:    the op's GPU tests, then gpu_check --persistent.
 #   sanitize: compute-sanitizer memcheck, synccheck and racecheck over GRU training and inference
 #             calls at small shapes that take each of the crate's GRU kernels (SANITIZE_TOOLS,
 #             SANITIZE_CELLS narrow it).
-#   results/2026-11-29-h200-gru-close/run.sh DIR OUT pair|trace|multicast|lead|check|sanitize
+#   results/2026-11-29-h200-gru-close/run.sh DIR OUT pair|trace|multicast|lead|groups|check|sanitize
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -87,6 +90,17 @@ lead)
       row="$row | ${v#op-f16-} $(bench_us "" lstm $s $v)"
     done
     echo "$row"
+  done
+  ;;
+groups)
+  for c in gru lstm; do
+    for s in 1,32,30,1024 1,32,30,512; do
+      row="$c $s"
+      for round in 1 2; do
+        for g in "" 1 2; do row="$row | ${g:-rule}: $(bench_us "$g" $c $s op-f16-default)"; done
+      done
+      echo "$row"
+    done
   done
   ;;
 check)

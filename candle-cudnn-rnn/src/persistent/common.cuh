@@ -226,7 +226,7 @@ __device__ __forceinline__ void grid_wait(const u32* counter, u32 target) {
 }
 #endif
 
-// The barrier words of the block's group (kernel.rs's `GROUP_WORDS` apart: a 32-byte sector
+// The barrier words of the block's group (launch.rs's `GROUP_WORDS` apart: a 32-byte sector
 // each, so that one group's polls do not wait on another's arrivals) from the launch's
 // `counter`; after the last group's, the words that join the groups at a launch's end.
 #define GROUP_WORDS 8

@@ -3,7 +3,8 @@
 //! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
 
 use super::gemm::{matmul, Mat, Out};
-use super::kernel::{Pass, Plan, GROUP_WORDS, MAX_GROUPS};
+use super::kernel::{Pass, Plan};
+use super::launch::{GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
 use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
 use super::tuning::WaveTuning;

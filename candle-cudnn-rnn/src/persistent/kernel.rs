@@ -4,7 +4,7 @@
 //! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
 use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
-use super::launch::Launch;
+use super::launch::{Launch, MAX_GROUPS};
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -169,14 +169,6 @@ pub(crate) struct Plan {
     /// per multiprocessor.
     pub groups: usize,
 }
-
-/// The most batch groups of a plan: the grid barrier's words of each group, [`GROUP_WORDS`]
-/// apart, and the words that join them fill at most `forward.rs`'s barrier line.
-pub(crate) const MAX_GROUPS: usize = 8;
-
-/// 32-bit words between two groups' barrier words (`common.cuh`'s GROUP_WORDS): a 32-byte
-/// sector each.
-pub(super) const GROUP_WORDS: usize = 8;
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
 /// training call), where the tuning leaves it to the shape; the planner takes fewer where they

@@ -4,7 +4,7 @@
 //! exist to measure the alternatives again.
 
 use super::cell::UNIT_STEP;
-use super::kernel::MAX_GROUPS;
+use super::launch::MAX_GROUPS;
 use std::sync::OnceLock;
 
 /// How the persistent kernels are tuned.
@@ -60,7 +60,7 @@ pub(crate) struct Tuning {
     /// equal slices, each an independent recurrence on blocks of its own (`common.cuh`'s
     /// GROUPS; [`super::kernel::Plan::groups`]). `None` (the default): the planner's rule for
     /// the shape ([`super::kernel::shape_groups`]); `CANDLE_RNN_PERSISTENT_GROUPS` = `G`
-    /// (1 to [`super::kernel::MAX_GROUPS`]) asks for G where they divide the batch and fit.
+    /// (1 to [`MAX_GROUPS`]) asks for G where they divide the batch and fit.
     pub groups: Option<usize>,
 }
 

@@ -249,8 +249,8 @@ struct Piece {
 
 // Whether `fill_tile` copies asynchronously: half elements (f32 ones are rounded to TF32 on the
 // way), except in a GRU's kernels that fold the input in (FOLD). There the step loop's code came
-// out different with them (the loop's source unchanged), and a step took 0.1-0.15 µs longer,
-// also with the split gate's stores made by every warp; an LSTM's folded forward gained 5%
+// out different with them (the loop's source unchanged), and a step took 0.1 µs longer (0.05
+// with the split gate's stores made by every warp); an LSTM's folded forward gained 5%
 // (results/2026-11-29-h200-gru-forward/, results/2026-11-29-h200-gru-close/).
 #if (defined(ELEM_F32) && ELEM_F32) || (FOLD && SPLIT_GATE >= 0)
 #define ASYNC_FILL 0

@@ -246,9 +246,10 @@ pub(super) fn forward<T: Elem>(
                 (false, true) => 0,
                 (false, false) => pick(&below_ptrs, layer),
             };
-            let xg = gate_ptrs
-                .get(if train { layer } else { 0 })
-                .map_or(0, |p| p.0);
+            let xg = match n_gates {
+                0 => 0,
+                _ => pick(&gate_ptrs, layer),
+            };
             let at = |o: usize| w_ptr + o as u64 * elem;
             let project = |(input, w_ih): (u64, u64), ld: usize| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`

@@ -473,21 +473,29 @@ pub(super) fn block_units(cell: Cell, hidden: usize, batch: usize, sms: usize) -
 pub(super) const FEWEST_UNITS: usize = 8;
 
 /// Blocks per cluster of the forward's multicast exchange ([`Plan::multicast`]) of a forward of
-/// `blocks` blocks, where the tuning leaves it to the shape: none below [`MULTICAST_FROM`]
-/// blocks, else the largest of 8, 4 and 2 that divides them (the planner halves it where its
-/// clusters are not all resident). Each step's copies of h_{t-1} out of L2 grow with the
-/// blocks that read it: forwards of 64 blocks (hidden 512) ran fastest in clusters of 8, of
-/// 128 (hidden 1024, where only clusters of 2 are all resident) in clusters of 2, and of 32
-/// (hidden 256) no faster in any; `results/2026-11-27-h100-multicast/`.
-pub(super) fn shape_multicast(blocks: usize) -> usize {
+/// `blocks` blocks (a batch group's, of `groups`), where the tuning leaves it to the shape: none
+/// below [`MULTICAST_FROM`] blocks, else the largest of 8, 4 and 2 that divides them (the
+/// planner halves it where its clusters are not all resident). Each step's copies of h_{t-1}
+/// out of L2 grow with the blocks that read it: forwards of 64 blocks (hidden 512) ran fastest
+/// in clusters of 8, of 128 (hidden 1024, where only clusters of 2 are all resident) in
+/// clusters of 2, and of 32 (hidden 256, one group) no faster in any;
+/// `results/2026-11-27-h100-multicast/`. In batch groups, from [`GROUPED_MULTICAST_FROM`]
+/// blocks a group, clusters of 2: hidden 512 at 8 samples a group (4 groups of 32 blocks at
+/// batch 32) ran GRU forwards 0.89-0.97x and LSTM training 0.93-0.97x the time without
+/// (`results/2026-11-29-h200-forward-2x/`); groups of 16 blocks ([30, 64, 512]) were slower.
+pub(super) fn shape_multicast(blocks: usize, groups: usize) -> usize {
     match blocks {
-        b if b < MULTICAST_FROM => 1,
-        b => [8, 4, 2].into_iter().find(|m| b % m == 0).unwrap_or(1),
+        b if b >= MULTICAST_FROM => [8, 4, 2].into_iter().find(|m| b % m == 0).unwrap_or(1),
+        b if groups > 1 && b >= GROUPED_MULTICAST_FROM && b % 2 == 0 => 2,
+        _ => 1,
     }
 }
 
 /// See [`shape_multicast`].
 const MULTICAST_FROM: usize = 64;
+
+/// See [`shape_multicast`]: a batch group's fewest blocks for clusters of 2.
+const GROUPED_MULTICAST_FROM: usize = 32;
 
 /// Blocks per cluster of the forward and of the backward for a layer of `hidden` units of
 /// `cell` at `batch`, where the tuning leaves it to the shape. The forward runs without: its
@@ -711,7 +719,9 @@ impl Plan {
         }
         if major >= 9 && plan.cluster(Pass::Forward) == 1 {
             let blocks = plan.blocks(Pass::Forward);
-            let mut multicast = tuning.multicast.unwrap_or_else(|| shape_multicast(blocks));
+            let mut multicast = tuning
+                .multicast
+                .unwrap_or_else(|| shape_multicast(blocks, groups));
             while multicast > 1 {
                 let asked = Plan { multicast, ..plan };
                 let fits = blocks % multicast == 0
@@ -1180,7 +1190,7 @@ mod tests {
     }
 
     #[test]
-    fn multicast_from_64_blocks_in_the_largest_cluster_that_divides_them() {
+    fn multicast_from_64_blocks_or_32_a_batch_group() {
         // (forward blocks, blocks per multicast cluster).
         for (blocks, multicast) in [
             (32, 1),
@@ -1191,7 +1201,15 @@ mod tests {
             (100, 4),
             (65, 1),
         ] {
-            assert_eq!(shape_multicast(blocks), multicast, "{blocks} blocks");
+            assert_eq!(shape_multicast(blocks, 1), multicast, "{blocks} blocks");
+        }
+        // In batch groups, clusters of 2 from 32 blocks a group.
+        for (blocks, multicast) in [(16, 1), (31, 1), (32, 2), (33, 1), (48, 2), (64, 8)] {
+            assert_eq!(
+                shape_multicast(blocks, 4),
+                multicast,
+                "{blocks} blocks a group"
+            );
         }
     }
 

@@ -533,8 +533,14 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             mbar_init(push_bar + q);
             mbar_expect(push_bar + q, P::PUSH_BYTES);
         }
+    // With h_0 zeros (null), the lowest layer's first step has no recurrent product: its blocks
+    // skip that step's products and wait for their weight tiles' copies only at the step's end,
+    // before the barrier (whose wait publishes them to every thread), so that the copies land
+    // while the step's gate math and exchange run. (Pushed and folded kernels, and tiles in
+    // registers, wait here: their first products come before any barrier.)
+    const bool first_unmultiplied = !UPPER && !PUSH && !FOLD && !P::IN_REGS && ASYNC_FILL && !a.h0;
     // The tiles' copies have landed (every thread's, past the barrier).
-    if (ASYNC_FILL) cp_async_wait_all();
+    if (ASYNC_FILL && !first_unmultiplied) cp_async_wait_all();
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared
@@ -685,7 +691,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 } else if (exchanged) {
                     if (ch == 0) copy_chunk(0, hs);
                     if (ahead) copy_chunk(ch + 1, (u16*)(group_first + there));
-                } else if (!exchanged) {
+                } else if (!exchanged && !first_unmultiplied) {
                     // h_0 (rows of HID * EW 16-bit words, 4-byte aligned) or zeros; columns past
                     // HID are zero.
                     for (int q = gl; q < nb * (KW / 2); q += MG * 32) {
@@ -708,7 +714,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #pragma unroll
                     for (int j = p * PKS; j < min(KPG, (p + 1) * PKS); ++j) {
                         int ks = rank * KSB + kg * KPG + j;  // K step of the input rows
-                        if (kg * KPG + j < KSB && ks < KS) {
+                        if (kg * KPG + j < KSB && ks < KS && (exchanged || !first_unmultiplied)) {
                             u32 b[NT][2];
                             load_b(b, hs, SP, j * 16, lane);
                             if constexpr (P::IN_REGS) {
@@ -854,6 +860,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // wait (faster for PTB large, results/2026-11-23-h100-chunk-jit/lab/). A block writes into its cluster's
         // `part`s again only after the next barrier, which every block reaches after reading
         // its own.
+        // (The weight tiles' copies, where the first step had no products: see above.)
+        if (first_unmultiplied && s == 0) cp_async_wait_all();
         if (!PUSH && s + 1 < waves) grid_arrive(counter);
         // FOLD: x_{t+XST}'s copies go out, and x_{t+1}'s products are made now: a warp without
         // gate math comes here as soon as the partial sums are read, while others still do

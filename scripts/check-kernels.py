@@ -302,6 +302,18 @@ def variants():
                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}"]
             yield (f"{cell} forward h{hid} b{batch} bf16 multicast {mcast}", "persistent_fwd", mc,
                    "compute_90", cell)
+    # An inference forward's input projection in half elements (XG_HALF, kernel.rs's
+    # Plan::half_projection): hidden 1024 at batch 32 in 2 groups of 16 (16 units a block, the
+    # multicast in clusters of 4), bf16 and f16, and a batch of several chunks (77) at 200.
+    for cell in ("lstm", "gru"):
+        for hid, batch, groups, units, mcast, elem in ((1024, 32, 2, 16, 4, "-DELEM_BF16=1"),
+                                                       (1024, 32, 2, 16, 4, "-DELEM_BF16=0"),
+                                                       (200, 77, 1, 4, 2, "-DELEM_BF16=1")):
+            half = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+                    f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}",
+                    "-DXG_HALF=1"]
+            yield (f"{cell} forward h{hid} b{batch} groups {groups} {elem[2:]} half projection",
+                   "persistent_fwd", half, "compute_90", cell)
     # Batch groups (GROUPS, kernel.rs's shape_groups): batch 128 at hidden 512 in 4 groups of 32
     # (16 units a block, the forward multicast in clusters of 8), and TF32 in 2 groups of 64 (two
     # chunks each) at hidden 200.

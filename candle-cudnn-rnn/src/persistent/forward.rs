@@ -157,11 +157,22 @@ pub(super) fn forward<T: Elem>(
     // input before its kernel overwrites it); training keeps them all.
     let kept = |n: usize| if train { n } else { n.min(1) };
     let mut out = buffers::<T>(&stream, 1, call.output_len() + call.state_len())?.remove(0);
+    // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
+    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
     // A recurrence that makes its input projection itself (`Plan::input`, one layer) reads no
-    // gate buffer, and writes one only in training.
+    // gate buffer, and writes one only in training. An inference forward layer by layer reads
+    // its projection in half elements (`Plan::half_projection`; the wavefront's is f32), from
+    // one buffer that every layer's GEMM writes in turn.
     let folded = plan.pass_input(Pass::Forward).is_some();
-    let n_gates = if folded && !train { 0 } else { kept(layers) };
+    let half_xg = plan.half_projection && wave.is_none();
+    let n_gates = if (folded || half_xg) && !train {
+        0
+    } else {
+        kept(layers)
+    };
     let mut gates = buffers::<f32>(&stream, n_gates, steps * gh)?;
+    let n_projections = usize::from(half_xg && !folded);
+    let mut projection = buffers::<T>(&stream, n_projections, steps * gh)?;
     let saved = steps * cell.saved() * hidden;
     let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, saved)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
@@ -175,8 +186,6 @@ pub(super) fn forward<T: Elem>(
     let mut h_prev = (0..n_h_prev)
         .map(|_| Ok(stream.alloc_zeros::<T>((seq + 1) * batch * padded(hidden))?))
         .collect::<Result<Vec<_>>>()?;
-    // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
-    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
     // padding stays zero. The grid barrier behind it. (The kernels count its columns in 16-bit
     // words: `Operands::words` a `T`.)
@@ -223,6 +232,7 @@ pub(super) fn forward<T: Elem>(
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
         let counter_ptr = barrier_at::<T>(hx, exchange_len);
         let gate_ptrs = addresses(&mut gates, &stream);
+        let projection_ptr = addresses(&mut projection, &stream);
         let cell_ptrs = addresses(&mut cells, &stream);
         let below_ptrs = addresses(&mut below, &stream);
         let dropped_ptrs = addresses(&mut dropped, &stream);
@@ -246,10 +256,12 @@ pub(super) fn forward<T: Elem>(
                 (false, true) => 0,
                 (false, false) => pick(&below_ptrs, layer),
             };
-            let xg = match n_gates {
-                0 => 0,
-                _ => pick(&gate_ptrs, layer),
+            let xg = match (projection_ptr.first(), n_gates) {
+                (Some(p), _) => p.0,
+                (None, 0) => 0,
+                (None, _) => pick(&gate_ptrs, layer),
             };
+            let xg_type = if half_xg { Out::Elem } else { Out::F32 };
             let at = |o: usize| w_ptr + o as u64 * elem;
             let project = |(input, w_ih): (u64, u64), ld: usize| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`
@@ -262,7 +274,7 @@ pub(super) fn forward<T: Elem>(
                         Mat::new(input, ld),
                         Mat::new(w_ih, ld).t(),
                         xg,
-                        Out::F32,
+                        xg_type,
                     )
                 }
             };

@@ -160,6 +160,12 @@ pub(crate) struct Plan {
     /// launch: [`Tuning::fold`] asks, by default [`folds_input`], where the input size is a
     /// multiple of 8. 0: none.
     pub input: usize,
+    /// Whether the forward's input projection (`recurrence_fwd.cu`'s `xg`) comes from the GEMM
+    /// in the operands' half type instead of f32 (XG_HALF): an inference forward's in half
+    /// precision, which nothing overwrites with the gate activations that training keeps in
+    /// f32, where [`Tuning::half_projection`] asks (by default [`cell_half_projection`]). The
+    /// pre-activations are rounded once more, as the outputs are at every step.
+    pub half_projection: bool,
     /// Batch groups (1: none): the batch split into this many equal slices of
     /// [`Plan::group_batch`] samples, each an independent recurrence on its own
     /// [`Plan::blocks`] blocks (the launch's second grid dimension; `common.cuh`'s GROUPS),
@@ -497,6 +503,17 @@ const MULTICAST_FROM: usize = 64;
 /// See [`shape_multicast`]: a batch group's fewest blocks for clusters of 2.
 const GROUPED_MULTICAST_FROM: usize = 32;
 
+/// Whether an inference forward of `cell` in half precision takes its input projection in half
+/// elements ([`Plan::half_projection`]) where the tuning leaves it to the planner: a GRU's. Its
+/// GEMM writes half the bytes (11.0 against 12.3 µs at [30, 32, 1024],
+/// `results/2026-11-29-h200-gru-forward/logs/gemm.log`): GRU forwards took 0.98-0.99x of their
+/// time with it in f32 ([30, 32, 512 | 1024], [35, 20, 2 x 1500]); LSTM forwards as long at
+/// [30, 32, 1024] and 1.035x at [35, 20, 2 x 1500] (not found why: neither kernel spills),
+/// `results/2026-11-29-h200-forward-2x/`.
+pub(super) fn cell_half_projection(cell: Cell) -> bool {
+    cell == Cell::Gru
+}
+
 /// Blocks per cluster of the forward and of the backward for a layer of `hidden` units of
 /// `cell` at `batch`, where the tuning leaves it to the shape. The forward runs without: its
 /// per-step input, h, is small, and clusters of 2 or 4 were slower on every shape measured. The
@@ -580,6 +597,7 @@ impl Plan {
             multicast: 1,
             push: [false; 2],
             input: 0,
+            half_projection: false,
             groups: 1,
         }
     }
@@ -671,6 +689,11 @@ impl Plan {
             multicast: 1,
             push: [false; 2],
             input: 0,
+            half_projection: !train
+                && elem != Operands::Tf32
+                && tuning
+                    .half_projection
+                    .unwrap_or_else(|| cell_half_projection(cell)),
             groups,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
@@ -1029,6 +1052,9 @@ impl Plan {
         if let Some(input) = self.pass_input(pass) {
             defines.push(format!("-DXIN={input}"));
         }
+        if pass == Pass::Forward && self.half_projection {
+            defines.push("-DXG_HALF=1".into());
+        }
         defines
     }
 
@@ -1039,7 +1065,7 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}_ch{}{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}_ch{}{}{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -1057,6 +1083,10 @@ impl Plan {
             },
             self.pass_input(pass)
                 .map_or(String::new(), |i| format!("_x{i}")),
+            match pass == Pass::Forward && self.half_projection {
+                true => "_xh",
+                false => "",
+            },
             self.elem.name(),
         )
     }

@@ -21,7 +21,9 @@
 // row group: each warp has all rows and its own K slice, and the warps of a K group are one warp).
 //
 // The input projection W_ih x_t is computed before the kernel (one GEMM over all steps) and arrives
-// in `xg`, f32 [T, B, GATES * H], without biases (but see XIN below). `hx` is the exchange buffer,
+// in `xg`, f32 [T, B, GATES * H], without biases (but see XIN below), or with XG_HALF (1; an
+// inference forward in half elements) in elem: the GEMM then writes half the bytes, and nothing
+// writes activations over it. `hx` is the exchange buffer,
 // [2][BROWS][KPAD], zeroed before the launch (its columns past HID are never written and must stay
 // zero; a PUSH kernel does not read it). With `save` non-null (training), the gate activations
 // overwrite `xg` in place and what the cell saves (CELL_SAVED per unit: an LSTM's c) goes to
@@ -210,12 +212,24 @@ struct FwdTile {
                                 WHOLE_BYTES + (XTILE + XST * XSTAGE) * 2;
 };
 
+// The input projection's element (XG_HALF, see above), and its value as f32.
+#ifndef XG_HALF
+#define XG_HALF 0
+#endif
+#if XG_HALF && !ELEM_F32
+typedef elem xg_t;
+__device__ __forceinline__ float xg_f(xg_t v) { return to_f(v); }
+#else
+typedef float xg_t;
+__device__ __forceinline__ float xg_f(float v) { return v; }
+#endif
+
 // One layer's buffers (GH: GATES * H; see above; the wavefront's upper layers also read
 // `w_ih`, and their `xg` is only written, in training). Null `y`: the output is not kept.
 struct LayerArgs {
     const elem* w_ih;                       // [GH, H] (upper wavefront layers)
     const elem* w_hh;                       // [GH, H]
-    float* xg;                              // [T, B, GH]
+    xg_t* xg;                               // [T, B, GH]
     const elem* b_ih;                       // [GH] or null
     const elem* b_hh;                       // [GH] or null
     const elem* h0;                         // [B, H] or null (zeros)
@@ -364,7 +378,8 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem*
     if (a.dropped)
         a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, (row + first_sample()) * HID + u, hb[it]);
     if (a.save) {
-        float* gs = a.xg + row * GATES * HID + u;
+        // (Training's projection is f32: the host sets XG_HALF only for inference.)
+        float* gs = (float*)a.xg + row * GATES * HID + u;
 #pragma unroll
         for (int g = 0; g < GATES; ++g) gs[g * HID] = gate[it][g];
 #pragma unroll
@@ -573,7 +588,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 bool live = !UPPER && idx < UB * NB && IN_BATCH(n) && u < HID;
 #pragma unroll
                 for (int g = 0; g < GATES; ++g)
-                    xv[ch][it][g] = live ? a.xg[((size_t)t * BROWS + n) * GATES * HID + g * HID + u] : 0.f;
+                    xv[ch][it][g] = live ? xg_f(a.xg[((size_t)t * BROWS + n) * GATES * HID + g * HID + u]) : 0.f;
             }
     };
     if (PREFETCH_X) load_x(0);
@@ -903,7 +918,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
-                    float* xg,                       // [T, B, GH]
+                    xg_t* xg,                        // [T, B, GH]
                     const elem* __restrict__ b_ih,   // [GH] or null
                     const elem* __restrict__ b_hh,   // [GH] or null
                     const elem* h0,                  // [B, H] or null (zeros)

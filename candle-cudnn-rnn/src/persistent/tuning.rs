@@ -62,6 +62,12 @@ pub(crate) struct Tuning {
     /// the shape ([`super::kernel::shape_groups`]); `CANDLE_RNN_PERSISTENT_GROUPS` = `G`
     /// (1 to [`MAX_GROUPS`]) asks for G where they divide the batch and fit.
     pub groups: Option<usize>,
+    /// Whether an inference forward in half precision takes its input projection from the GEMM
+    /// in the operands' type instead of f32 ([`super::kernel::Plan::half_projection`]). `None`
+    /// (the default): the planner's rule for the cell
+    /// ([`super::kernel::cell_half_projection`]); `CANDLE_RNN_PERSISTENT_HALF_PROJECTION` = `1`
+    /// for every cell, `0` never.
+    pub half_projection: Option<bool>,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -87,6 +93,7 @@ impl Tuning {
         units: None,
         multicast: None,
         groups: None,
+        half_projection: None,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -167,6 +174,7 @@ impl Tuning {
             .and_then(|v| v.trim().parse().ok())
             .filter(|g: &usize| (1..=MAX_GROUPS).contains(g))
             .or(d.groups);
+        let half_projection = switch("CANDLE_RNN_PERSISTENT_HALF_PROJECTION").or(d.half_projection);
         Tuning {
             clusters,
             chunk,
@@ -177,6 +185,7 @@ impl Tuning {
             units: block_units,
             multicast,
             groups,
+            half_projection,
         }
     }
 }
@@ -208,6 +217,7 @@ mod tests {
                 units: None,
                 multicast: None,
                 groups: None,
+                half_projection: None,
             }
         );
     }
@@ -221,6 +231,14 @@ mod tests {
         assert_eq!(push("0,1"), Some([false, true]));
         assert_eq!(push("yes"), None);
         assert_eq!(push("1,x"), None);
+    }
+
+    #[test]
+    fn the_half_input_projection_by_the_cell_unless_asked() {
+        let half = |v| with(&[("CANDLE_RNN_PERSISTENT_HALF_PROJECTION", v)]).half_projection;
+        assert_eq!(half("1"), Some(true));
+        assert_eq!(half(" 0 "), Some(false));
+        assert_eq!(half("no"), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The op against PyTorch on the grid, from one comparison run (stdlib only).
 
-Usage: scripts/compare_table.py DIR
+Usage: scripts/compare_table.py [--op VARIANT,...] DIR
 DIR holds op_?.json (bench_grid --json) and torch_?.json (scripts/torch_reference.py --grid
 --json) from passes run in alternating order in one command (scripts/compare-grid.sh), and
 optionally op_eager.json and torch_eager.json (training not captured as a graph). For every shape
@@ -9,7 +9,8 @@ and precision class it prints the op's time (the fastest of its variants that ra
 standard, Auto, ...; the kernel that served in brackets), PyTorch's fastest in the same class,
 both as the mean of the passes' medians with the min and max over all repetitions, and their
 ratio; then per class the geometric mean of the ratios, how many shapes the op loses, and the
-worst. Classes: fp32 (strict), TF32, and half precision (the op's bf16 and f16 against
+worst (with --op, only those of the op's variants count: `--op op-bf16-default` gives the bf16
+default's ratios). Classes: fp32 (strict), TF32, and half precision (the op's bf16 and f16 against
 PyTorch's fp16 module, AMP fp16 and AMP bf16, whose RNN runs in fp16). Tables: training and
 forward as the passes ran them (graphed with compare-grid.sh; its forwards were eager before
 2026-11-26), then both eager, then one summary of every table's geo-means.
@@ -31,6 +32,10 @@ PRECISIONS = [
     ("half", [f"op-{p}{k}" for p in ("bf16", "f16") for k in KERNELS],
      ["torch-fp16", "torch-amp-fp16", "torch-amp-bf16"]),
 ]
+
+
+# The op's variants that count (`--op`; None: all).
+ONLY_OP = None
 
 
 def load_rows(pattern):
@@ -90,6 +95,7 @@ def table(d, phase, passes, title):
     for s in shapes:
         row = [str(v) for v in s]
         for name, impls, timpls in PRECISIONS:
+            impls = [i for i in impls if ONLY_OP is None or i in ONLY_OP]
             cands = [(ours[(s, i)], i) for i in impls if (s, i) in ours and ours[(s, i)][0] == ours[(s, i)][0]]
             ts = [(theirs[(s, t)], t) for t in timpls if (s, t) in theirs]
             if not cands or not ts:
@@ -138,7 +144,11 @@ def summary(columns):
 
 
 if __name__ == "__main__":
-    d = sys.argv[1] if len(sys.argv) > 1 else "."
+    args = sys.argv[1:]
+    if args[:1] == ["--op"] and len(args) > 1:
+        ONLY_OP = args[1].split(",")
+        args = args[2:]
+    d = args[0] if args else "."
     summary([
         ("training", table(d, "train", "?", "training (graphed where the passes ran with --graph)")),
         ("training, eager", table(d, "train", "eager", "training, eager")),

@@ -5,7 +5,7 @@
 #             forward as the grid times them (bench_grid | torch_reference.py --graph --loss sum
 #             --input-grad), ours (bf16 and f16, the default algorithm; cuDNN's Standard in bf16)
 #             / PyTorch's fp16 module / ours, into OUT/pair; the table (scripts/compare_table.py)
-#             follows. BENCH_GRID names another bench_grid than DIR's.
+#             follows, then the bf16 and the f16 default's alone (OUT/pair/table-VARIANT.md). BENCH_GRID names another bench_grid than DIR's.
 #   trace:    every node of replayed graphed calls of ours (f16 default) at GRU [30, 32, 128] and
 #             [30, 32, 1024], with its device start and end (DIR/cupti: the CUPTI injection
 #             library of results/2026-11-26-h200-graph-kernels/ with CUPTI's own), into OUT/trace_*.txt.
@@ -54,6 +54,11 @@ pair)
   stamp "ours, PyTorch, PyTorch, ours (graphed)"
   op a; torch a; torch b; op b
   $py scripts/compare_table.py "$dir" | tee "$dir/table.md" | grep -E "^\| (gru|half|precision)"
+  # Each half type's default alone (the issue's targets are bf16's).
+  for v in op-bf16-default op-f16-default; do
+    echo "$v:"
+    $py scripts/compare_table.py --op $v "$dir" | tee "$dir/table-$v.md" | grep -E "^\| (gru|half)" | cut -d'|' -f2-6,13-16
+  done
   ;;
 trace)
   [ -f "$D/cupti/libcupti.so.13" ] || xz -dk "$D/cupti/libcupti.so.13.xz"

@@ -164,15 +164,14 @@ pub(super) fn forward<T: Elem>(
     // its projection in half elements (`Plan::half_projection`; the wavefront's is f32), from
     // one buffer that every layer's GEMM writes in turn.
     let folded = plan.pass_input(Pass::Forward).is_some();
-    let half_xg = plan.half_projection && wave.is_none();
+    let half_xg = plan.half_projection && wave.is_none() && !folded;
     let n_gates = if (folded || half_xg) && !train {
         0
     } else {
         kept(layers)
     };
     let mut gates = buffers::<f32>(&stream, n_gates, steps * gh)?;
-    let n_projections = usize::from(half_xg && !folded);
-    let mut projection = buffers::<T>(&stream, n_projections, steps * gh)?;
+    let mut projection = buffers::<T>(&stream, usize::from(half_xg), steps * gh)?;
     let saved = steps * cell.saved() * hidden;
     let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, saved)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;

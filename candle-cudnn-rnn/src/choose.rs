@@ -415,35 +415,36 @@ fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
 }
 
 /// Where ours lead cuDNN's f16 `PersistStatic` where both serve (an f16 LSTM whose sizes are
-/// multiples of 128): up to hidden [`OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN`]; up to
-/// [`OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN`] in stacks, and in one layer's training from
-/// batch [`OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH`]. Graphed, through `loss.backward()`, µs
-/// an example, ours against `PersistStatic` (H100,
-/// `results/2026-11-26-h100-h200-f16-persist-static/`): training [30, 32, 256] 6.0 against 7.5,
-/// [30, 24, 256] 7.4 against 8.6, [30, 32, 384] 6.8 against 7.3, [30, 32, 512] 7.7 against 8.0,
-/// [200, 32, 512] 46.5 against 58.2; stacks, training and inference, [30, 32, 2 x 256] 7.5 | 3.0
-/// against 14.4 | 5.2, [30, 8-32, 2 x 512] 0.63-0.72x in training and 0.81-1.0x forward.
-/// `PersistStatic` leads one layer's forward from 256 ([30, 32, 512] 2.7 against 3.1), its
-/// training at [30, 8-16, 512] (0.89-0.97x of ours) and at 1024 (12.9 against 13.6), and
-/// [30, 32, 2 x 1024] (26.1 against 26.9).
+/// multiples of 128): up to hidden [`OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN`]; in stacks up to
+/// [`OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN`]; one layer's training at every hidden size and
+/// batch, and its inference at batch [`OURS_LEAD_PERSIST_STATIC_INFERENCE_BATCH`]. Graphed, µs an
+/// example, ours against `PersistStatic` (H200, `results/2026-11-29-h200-prologue/` section 4):
+/// forwards [30, 32, 256] 1.67 against 2.73, [30, 32, 384] 2.28 against 2.55, [30, 32, 512] 2.33
+/// against 2.73, [30, 32, 1024] 3.84-3.87 against 3.97-3.99, [200, 32, 512] 15.1 against 18.6;
+/// training [30, 8, 512] 19.2 against 22.5, [30, 16, 512] 10.4 against 11.6, [30, 32, 1024] 9.3
+/// against 10.1. `PersistStatic` leads one layer's forward at [30, 8-16, 512] (7.1 against 8.3,
+/// 3.3 against 4.6). Stacks (H100, `results/2026-11-26-h100-h200-f16-persist-static/`, through
+/// `loss.backward()`, before the pushed and multicast forwards): [30, 32, 2 x 256] 7.5 | 3.0
+/// against 14.4 | 5.2 in training | inference, [30, 8-32, 2 x 512] 0.63-0.72x in training and
+/// 0.81-1.0x forward; `PersistStatic` led [30, 32, 2 x 1024] (26.1 against 26.9).
 fn ours_lead_persist_static(dims: &RnnDims, call: &Call, train: bool) -> bool {
     let hidden = dims.hidden_size;
     let stacked = dims.num_layers > 1;
-    let training = train && call.batch >= OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH;
     hidden <= OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN
-        || (hidden <= OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN && (stacked || training))
+        || (stacked && hidden <= OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN)
+        || (!stacked && (train || call.batch == OURS_LEAD_PERSIST_STATIC_INFERENCE_BATCH))
 }
 
 /// See [`ours_lead_persist_static`]: ours lead every call up to this hidden size (LSTM
 /// [30, 32, 128]: 6.1 against 6.9 µs an example, though `PersistStaticSmallH` leads both there).
 const OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
 
-/// See [`ours_lead_persist_static`]: ours lead stacks, and one layer's training from
-/// [`OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH`], up to this hidden size.
+/// See [`ours_lead_persist_static`]: ours lead stacks up to this hidden size.
 const OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN: usize = 512;
 
-/// See [`ours_lead_persist_static`].
-const OURS_LEAD_PERSIST_STATIC_TRAINING_MIN_BATCH: usize = 24;
+/// See [`ours_lead_persist_static`]: the batch at which ours lead one layer's inference (the
+/// one measured ahead; 8 and 16 behind).
+const OURS_LEAD_PERSIST_STATIC_INFERENCE_BATCH: usize = 32;
 
 /// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
 /// per-sample lengths or a projection, input and hidden sizes multiples of 128 (at 200, 650 or
@@ -1265,12 +1266,13 @@ mod tests {
         // only for stacks and one GRU's training at batches that are not multiples of 8).
         assert_eq!(train(lstm(1, 128), 32, DType::F16), (true, psh));
         assert_eq!(train(lstm(2, 128), 32, DType::F16), (false, psh));
-        assert_eq!(train(lstm(1, 1024), 32, DType::F16), (false, ps));
-        // Ours lead PersistStatic in one layer's training up to 512 from batch 24, in stacks up
-        // to 512 (`f16-persist-static`).
+        // Ours lead PersistStatic in one layer's training (`prologue`), in stacks up to 512
+        // (`f16-persist-static`).
+        assert_eq!(train(lstm(1, 1024), 32, DType::F16), (true, ps));
         assert_eq!(train(lstm(1, 512), 32, DType::F16), (true, ps));
         assert_eq!(train(lstm(1, 256), 24, DType::F16), (true, ps));
-        assert_eq!(train(lstm(1, 512), 16, DType::F16), (false, ps));
+        assert_eq!(train(lstm(1, 512), 16, DType::F16), (true, ps));
+        assert_eq!(train(lstm(1, 512), 8, DType::F16), (true, ps));
         assert_eq!(train(lstm(2, 512), 8, DType::F16), (true, ps));
         assert_eq!(train(lstm(2, 1024), 32, DType::F16), (false, ps));
         // cuDNN's persistent kernels at batches past 8 that are not multiples of 8: never
@@ -1441,9 +1443,15 @@ mod tests {
         assert!(infer(lstm(3, 512), 128, DType::BF16));
         assert!(!infer(lstm(3, 1024), 128, DType::BF16));
         assert!(!infer(lstm(1, 512), 256, DType::BF16));
-        // f16 LSTM inference at batch 32: PersistStatic in one layer from 256, ours in stacks
-        // up to 512.
-        assert_eq!(infer_cudnn(lstm(1, 512), 32, DType::F16), (false, ps));
+        // f16 LSTM inference: PersistStatic in one layer from 256 at batches 8-16, ours at 32
+        // (`prologue`) and in stacks up to 512.
+        assert_eq!(infer_cudnn(lstm(1, 512), 32, DType::F16), (true, ps));
+        assert_eq!(infer_cudnn(lstm(1, 1024), 32, DType::F16), (true, ps));
+        assert_eq!(infer_cudnn(lstm(1, 512), 16, DType::F16), (false, ps));
+        assert_eq!(infer_cudnn(lstm(1, 256), 8, DType::F16), (false, ps));
+        // (The GPU tests' default case: inference on PersistStatic, training on ours.)
+        assert_eq!(infer_cudnn(lstm(1, 256), 16, DType::F16), (false, ps));
+        assert_eq!(train(lstm(1, 256), 16, DType::F16), (true, ps));
         assert_eq!(infer_cudnn(lstm(2, 512), 32, DType::F16), (true, ps));
         assert_eq!(infer_cudnn(lstm(2, 1024), 32, DType::F16), (false, ps));
         // Lengths and two directions: Standard.
@@ -1572,7 +1580,8 @@ mod tests {
         assert_eq!(both(l3, 127, (bf16, true), backward_only), (p, s));
         // At batch 32 and below the two agree.
         assert_eq!(both(dims(gru, 1, 512), 32, (bf16, true), one), (p, p));
-        assert_eq!(both(dims(lstm, 1, 1024), 32, (f16, false), one), (ps, ps));
+        assert_eq!(both(dims(lstm, 1, 1024), 32, (f16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 1024), 16, (f16, false), one), (ps, ps));
     }
 
     fn timing(median: f64) -> Timing {

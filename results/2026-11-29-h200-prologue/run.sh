@@ -12,7 +12,10 @@
 #              finding of ../2026-11-29-h200-forward-2x/ section 5: our recurrence's reads of the
 #              input projection that a cuBLAS GEMM wrote); then our GRU [5, 8, 512] bf16 forward
 #              with the first reports' addresses.
-#   results/2026-11-29-h200-prologue/run.sh DIR OUT ab|initcheck
+#   plain:     issue 33's GRU shapes as a candle user trains them: ours (bf16 on the default, the
+#              plain API: loss.backward()) graphed and eager, beside PyTorch's fp16 module graphed
+#              and eager (torch_reference.py), ours / PyTorch / ours; rows into OUT/plain.log.
+#   results/2026-11-29-h200-prologue/run.sh DIR OUT ab|initcheck|plain
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -37,6 +40,25 @@ ab)
     done
     echo "$row"
   done
+  ;;
+plain)
+  shapes="1,32,30,128 1,32,30,512 1,32,30,1024 2,20,35,1500"
+  how="--loss sum --input-grad --reps 10 --warmup 5"
+  ours() {
+    for g in --graph ""; do
+      for s in $shapes; do
+        timeout 60 "$D/bench_grid" --no-loop $g $how --api plain --mode gru --shape $s --variants op-bf16-default \
+          2>>"$OUT/stderr.txt" | grep -E '^\| Gru ' | sed "s/^/ours ${g:-eager} /"
+      done
+    done
+  }
+  torch() {
+    for g in --graph ""; do
+      PYTHONUNBUFFERED=1 timeout 120 $py scripts/torch_reference.py --grid $g $how --impls torch-fp16 \
+        $(for s in $shapes; do echo --only gru,$s; done) 2>&1 | grep -E '^grid ' | sed "s/^/torch ${g:-eager} /"
+    done
+  }
+  { ours; torch; ours; } | tee "$OUT/plain.log"
   ;;
 initcheck)
   cat > "$OUT/gemm_read.py" <<'PY'

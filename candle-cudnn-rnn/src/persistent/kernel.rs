@@ -1052,7 +1052,7 @@ impl Plan {
         if let Some(input) = self.pass_input(pass) {
             defines.push(format!("-DXIN={input}"));
         }
-        if pass == Pass::Forward && self.half_projection {
+        if self.pass_half_projection(pass) {
             defines.push("-DXG_HALF=1".into());
         }
         defines
@@ -1061,6 +1061,12 @@ impl Plan {
     /// The input size whose projection `pass` makes itself ([`Plan::input`]: the forward's).
     pub fn pass_input(&self, pass: Pass) -> Option<usize> {
         (pass == Pass::Forward && self.input > 0).then_some(self.input)
+    }
+
+    /// Whether `pass` reads its input projection in half elements ([`Plan::half_projection`]:
+    /// the forward's).
+    fn pass_half_projection(&self, pass: Pass) -> bool {
+        pass == Pass::Forward && self.half_projection
     }
 
     fn module_name(&self, pass: Pass) -> String {
@@ -1083,7 +1089,7 @@ impl Plan {
             },
             self.pass_input(pass)
                 .map_or(String::new(), |i| format!("_x{i}")),
-            match pass == Pass::Forward && self.half_projection {
+            match self.pass_half_projection(pass) {
                 true => "_xh",
                 false => "",
             },

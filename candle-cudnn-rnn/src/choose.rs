@@ -192,14 +192,24 @@ fn ours_lead(
 /// [30, 128, 512], whose forward alone is slower: so training past batch 32 goes to ours too,
 /// up to [`TF32_CHUNKED_TRAIN_MAX_BATCH`] at hidden sizes up to
 /// [`TF32_CHUNKED_TRAIN_MAX_HIDDEN`] (at [30, 128, 512] 0.91x `Standard`'s time for a GRU, 0.97x
-/// for an LSTM), inference does not. Stacks (layer by layer: the wavefront multiplies half
-/// elements only) were not measured. At hidden 1024 a TF32 forward splits K over clusters of
+/// for an LSTM), inference does not. Stacks run layer by layer (the wavefront multiplies half
+/// elements only; see below). At hidden 1024 a TF32 forward splits K over clusters of
 /// 2; at several chunks of the batch it does not fit (cuDNN serves). Since ours run each batch
 /// group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
 /// training took 0.83-0.89x of `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there
 /// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`);
 /// with the pushed backward, 1.0x at [30, 32, 128], 1.1-1.23x at batches 20 and 48 and
 /// seq 200 (`results/2026-11-27-h100-pushed-backward/`).
+///
+/// Stacks (layer by layer, past batch 32 in batch groups) lead up to
+/// [`TF32_STACK_MAX_LAYERS`] layers, hidden [`TF32_STACK_MAX_HIDDEN`] up to batch
+/// [`CHUNK_SAMPLES`] and [`TF32_CHUNKED_TRAIN_MAX_HIDDEN`] past it, up to batch
+/// [`TF32_CHUNKED_TRAIN_MAX_BATCH`], in training and inference, graphed and eager: graphed,
+/// ours took 0.44-0.82x of cuDNN's TF32 `Standard`'s training time and 0.46-0.95x of its
+/// forwards' on LSTM and GRU [30, 128, 3 x 512], [200, 128, 3 x 512], [30, 128, 2 x 512],
+/// [30, 128, 3 x 256], [30, 64, 3 x 512], [30, 32, 2 x 512], [30, 32, 3 x 512] and
+/// [35, 20, 2 x 650]; eagerly 0.17-0.32x and 0.16-0.28x (H200,
+/// `results/2026-11-29-h200-tf32-stacks/`).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
@@ -211,8 +221,22 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
     let small_gru = dims.mode == RnnMode::Gru && small_h;
-    dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked) && !small_gru
+    let layer = dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked);
+    let stack_hidden = match call.batch <= CHUNK_SAMPLES {
+        true => TF32_STACK_MAX_HIDDEN,
+        false => TF32_CHUNKED_TRAIN_MAX_HIDDEN,
+    };
+    let stack = (2..=TF32_STACK_MAX_LAYERS).contains(&dims.num_layers)
+        && dims.hidden_size <= stack_hidden
+        && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
+    (layer || stack) && !small_gru
 }
+
+/// See [`ours_lead_tf32`]: the deepest TF32 stack measured.
+const TF32_STACK_MAX_LAYERS: usize = 3;
+
+/// See [`ours_lead_tf32`]: the widest TF32 stack measured (PTB medium's, at batch 20).
+const TF32_STACK_MAX_HIDDEN: usize = 650;
 
 /// See [`ours_lead_tf32`].
 const TF32_CHUNKED_TRAIN_MAX_BATCH: usize = 128;
@@ -1148,7 +1172,7 @@ mod tests {
     /// at hidden 512
     /// (`results/2026-11-27-h100-tf32-forward/`, `results/2026-11-27-h100-tf32-train/`).
     #[test]
-    fn ours_take_tf32_and_lead_one_layer_at_small_batches() {
+    fn ours_take_tf32_and_lead_layers_and_small_stacks() {
         use MathMode::{Fp32, Tf32};
         assert!(ours_take_dtype(DType::F32, Tf32));
         assert!(!ours_take_dtype(DType::F32, Fp32));
@@ -1202,10 +1226,32 @@ mod tests {
                     !lead(cell(mode, 1, 512), 256),
                     "{mode:?} [30, 256, 512] {train}"
                 );
-                assert!(
-                    !lead(cell(mode, 2, 512), 32),
-                    "{mode:?} [30, 32, 2 x 512] {train}"
-                );
+                // Stacks, layer by layer: up to three layers, hidden 650 up to batch 32 and 512
+                // past it, up to batch 128.
+                for (layers, hidden, batch) in [
+                    (2, 512, 32),
+                    (3, 512, 128),
+                    (2, 650, 20),
+                    (3, 256, 64),
+                    (2, 512, 8),
+                ] {
+                    assert!(
+                        lead(cell(mode, layers, hidden), batch),
+                        "{mode:?} [30, {batch}, {layers} x {hidden}] {train}"
+                    );
+                }
+                for (layers, hidden, batch) in [
+                    (4, 512, 32),
+                    (2, 650, 64),
+                    (3, 1024, 32),
+                    (3, 512, 256),
+                    (2, 1500, 20),
+                ] {
+                    assert!(
+                        !lead(cell(mode, layers, hidden), batch),
+                        "{mode:?} [30, {batch}, {layers} x {hidden}] {train}"
+                    );
+                }
             }
             assert!(
                 lead(cell(RnnMode::Lstm, 1, 128), 32),

@@ -197,20 +197,23 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
 /// kernels, LSTM and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled),
 /// at hidden 512 and batch 8 (64 blocks: on an H100, in multicast clusters of 8) and 32 (in 4
 /// batch groups), and a batch of several chunks whose last ends early (77 at 200, in one
-/// group), each by [`check_tf32`].
+/// group); and on the default (`RnnAlgo::Heuristic`, whose rule gives them to the kernels), a
+/// stack of two layers at batch 64 (layer by layer, in batch groups); each by [`check_tf32`].
 #[test]
 fn persistent_tf32_matches_the_f64_cpu_path() {
     let test = "persistent_tf32_matches_the_f64_cpu_path";
     let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
         [
-            (1, 3, 5, 40, 66),
-            (1, 8, 4, 32, 512),
-            (1, 32, 12, 64, 512),
-            (1, 77, 4, 32, 200),
+            (1, 3, 5, 40, 66, RnnAlgo::Persistent),
+            (1, 8, 4, 32, 512, RnnAlgo::Persistent),
+            (1, 32, 12, 64, 512, RnnAlgo::Persistent),
+            (1, 77, 4, 32, 200, RnnAlgo::Persistent),
+            (2, 64, 5, 48, 256, RnnAlgo::Heuristic),
         ]
-        .map(move |s| {
-            let mut shape = shape((mode, Biases::Both), s);
+        .map(move |(layers, batch, seq, input, hidden, algo)| {
+            let mut shape = shape((mode, Biases::Both), (layers, batch, seq, input, hidden));
             shape.cfg.math = MathMode::Tf32;
+            shape.cfg.algo = algo;
             shape
         })
     });
@@ -222,8 +225,9 @@ fn persistent_tf32_matches_the_f64_cpu_path() {
     });
 }
 
-/// One call of `shape` in TF32 on the kernels against the CPU path in f64, each quantity's error
-/// bounded by twice cuDNN's TF32 `Standard`'s on the same inputs (or [`TF32_FLOOR`]).
+/// One call of `shape` in TF32, which must be served by the kernels, against the CPU path in
+/// f64, each quantity's error bounded by twice cuDNN's TF32 `Standard`'s on the same inputs (or
+/// [`TF32_FLOOR`]).
 fn check_tf32(
     gpu: &Gpu,
     shape: &Shape,
@@ -231,12 +235,10 @@ fn check_tf32(
     rng: &mut StdRng,
     verdicts: &mut Verdicts,
 ) {
+    let (name, algo) = (shape.name(), shape.cfg.algo);
     let what = match train {
-        true => format!("{} Persistent tf32 training", shape.name()),
-        false => format!(
-            "{} Persistent tf32 inference, h0 {with_state}",
-            shape.name()
-        ),
+        true => format!("{name} {algo:?} tf32 training"),
+        false => format!("{name} {algo:?} tf32 inference, h0 {with_state}"),
     };
     let inputs = Inputs::random(shape, with_state, DType::F32, rng);
     let reference = shape.with_algo(RnnAlgo::Standard);

@@ -14,9 +14,13 @@
 #           PersistStatic (op-f16-static), in both orders (choose.rs's ours_lead_persist_static).
 #   pair:   the grid's TF32 stacks at batch 128 on the default (op-tf32-default), PyTorch's TF32
 #           module between two passes of ours, graphed then eager (OUT/pair.log).
+#   ab:     folded forwards (GRU and LSTM at hidden 128) graphed, DIR/old/bench_grid against DIR's,
+#           alternated twice (OUT/ab.log): DIR's built with half-projection.diff (kernel.rs's half
+#           projection no longer asked of a forward that reads none), DIR/old's without.
+#   check:  the op's GPU tests, then gpu_check --persistent.
 #   wide:   bf16 GRU and LSTM [30, 128, 1024] graphed on ours (op-bf16-persistent) with the rule's
 #           knobs and some of tuning.rs's others, beside cuDNN's bf16 `Standard` (OUT/wide.log).
-#   results/2026-11-29-h200-tf32-stacks/run.sh DIR OUT tests|tf32|torch|eager|pair|wide
+#   results/2026-11-29-h200-tf32-stacks/run.sh DIR OUT tests|tf32|torch|eager|pair|ab|check|wide
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -76,6 +80,28 @@ pair)
       done
     done
   done | tee "$OUT/pair.log"
+  ;;
+ab)
+  # Folded forwards (the one-cluster kernels that make their input projection themselves), graphed
+  # training | forward, the old build's bench_grid (DIR/old: its inference modules compiled with
+  # XG_HALF=1) and this one's, alternated twice.
+  for spec in gru:1,32,30,128:op-bf16-default gru:1,32,30,128:op-f16-default gru:1,8,30,128:op-bf16-default \
+    gru:1,32,200,128:op-bf16-default lstm:1,32,30,128:op-bf16-default lstm:1,8,30,128:op-f16-default; do
+    IFS=: read -r c s v <<< "$spec"
+    row="$c $s $v"
+    for round in 1 2; do
+      for b in old new; do
+        bg=$D/bench_grid; [ $b = old ] && bg=$D/old/bench_grid
+        [ -x "$bg" ] || xz -dkf "$bg.xz"
+        row="$row | $b $(BENCH_GRID=$bg bench_us "" $c $s $v)"
+      done
+    done
+    echo "$row"
+  done | tee "$OUT/ab.log"
+  ;;
+check)
+  stamp "GPU tests"; gpu_tests
+  stamp "gpu_check --persistent"; gpu_check_persistent
   ;;
 wide)
   for c in gru lstm; do

@@ -11,9 +11,9 @@
 //! cuDNN's error on the same inputs stands beside it, within twice that. f32 with TF32 products
 //! (`MathMode::Tf32`) too, up to hidden 1024, within twice cuDNN's TF32 errors.
 //! `RnnAlgo::Auto`, which measures the kernels against cuDNN's algorithms, is checked on the same
-//! inputs whichever it picks (the row says which). Inter-layer dropout (`check_dropout`, both cells):
-//! masks that repeat after the seed is set again and change from call to call, and gradients
-//! through them against central finite differences.
+//! inputs whichever it picks (the row says which). Inter-layer dropout (`check_dropout`, both
+//! cells, f16 and TF32): masks that repeat after the seed is set again and change from call to
+//! call, and gradients through them against central finite differences.
 
 use crate::{rel_err, uniform};
 use anyhow::Result;
@@ -337,25 +337,28 @@ fn loss(rnn: &Rnn, x: &Tensor, s: &Tensor, gy: &Tensor, gs: &Tensor) -> Result<f
 /// The dropout checks' rows into `rows`.
 pub fn check_dropout(gpu: &Device, rng: &mut StdRng, rows: &mut Rows) -> Result<()> {
     for mode in [RnnMode::Lstm, RnnMode::Gru] {
-        check_cell_dropout(gpu, rng, mode, rows)?;
+        // f16, and f32 with TF32 products (stacks that the default gives the kernels).
+        for (dtype, math) in [(DType::F16, MathMode::Fp32), (DType::F32, MathMode::Tf32)] {
+            check_cell_dropout(gpu, rng, (mode, dtype, math), rows)?;
+        }
     }
     rows.push(check_ptb_large_repeats(gpu, rng)?);
     Ok(())
 }
 
-/// Masks and gradients through them on the cell of `mode`.
+/// Masks and gradients through them on the cell of `mode`, in `dtype` with `math`.
 fn check_cell_dropout(
     gpu: &Device,
     rng: &mut StdRng,
-    mode: RnnMode,
+    (mode, dtype, math): (RnnMode, DType, MathMode),
     rows: &mut Rows,
 ) -> Result<()> {
     let (layers, batch, seq, input, hidden) = (3, 4, 5, 32, 64);
-    let dtype = DType::F16;
     let cfg = RnnConfig {
         num_layers: layers,
         dropout: 0.5,
         algo: RnnAlgo::Persistent,
+        math,
         ..Default::default()
     };
     let dims = candle_cudnn_rnn::RnnDims::new(mode, input, hidden, &cfg);
@@ -368,7 +371,11 @@ fn check_cell_dropout(
     let gs = on(uniform(rng, &dims.state_shape(batch), 1.0)?)?;
     let sizes = (input, hidden);
     let cell = format!("{mode:?}").to_uppercase();
-    let name = format!("{cell} L{layers} B{batch} T{seq} H{hidden} f16 p=0.5");
+    let precision = match math {
+        MathMode::Tf32 => "tf32",
+        _ => dtype.as_str(),
+    };
+    let name = format!("{cell} L{layers} B{batch} T{seq} H{hidden} {precision} p=0.5");
 
     // The same seed draws the same masks; the next call draws others.
     let rnn = Rnn::from_weight(mode, input, hidden, cfg, w.clone())?;
@@ -401,8 +408,8 @@ fn check_cell_dropout(
     ));
 
     // Gradients through the masks: the weight's along a direction, against central
-    // differences of the loss (the perturbed weights rounded to f16, their real difference
-    // used). The direction is half random, half along dw: a random one alone can be nearly
+    // differences of the loss (the perturbed weights rounded to the dtype, their real
+    // difference used). The direction is half random, half along dw: a random one alone can be nearly
     // orthogonal to dw, and the relative error of a tiny derivative says nothing (seen: 3.7e-2
     // at a derivative of 7e-3).
     let (_, got) = train((mode, cfg), sizes, [&w, &x, &s, &gy, &gs], true)?;

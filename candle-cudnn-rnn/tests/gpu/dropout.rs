@@ -5,6 +5,7 @@
 //! loss along a direction, as gpu_check's persistent dropout check does.
 
 use super::*;
+use candle_cudnn_rnn::MathMode;
 
 /// The dropout of every case here.
 const P: f32 = 0.5;
@@ -31,14 +32,20 @@ fn shape(
     }
 }
 
+/// `shape` in a module built for TF32 products (`MathMode::Tf32`): its f32 calls on the
+/// persistent kernels.
+fn tf32(mut shape: Shape) -> Shape {
+    shape.cfg.math = MathMode::Tf32;
+    shape
+}
+
 /// The case's name in the printed lines.
 fn name(shape: &Shape, dtype: DType) -> String {
-    format!(
-        "{} {:?} {} p={P}",
-        shape.name(),
-        shape.cfg.algo,
-        dtype.as_str()
-    )
+    let dtype = match (dtype, shape.cfg.math) {
+        (DType::F32, MathMode::Tf32) => "tf32",
+        _ => dtype.as_str(),
+    };
+    format!("{} {:?} {dtype} p={P}", shape.name(), shape.cfg.algo)
 }
 
 /// y of a call in training mode (dropout on) or inference, nothing tracked.
@@ -110,7 +117,8 @@ fn check_replay(gpu: &Gpu, shape: &Shape, dtype: DType, rng: &mut StdRng, v: &mu
 }
 
 /// gpu_check's bound for a directional derivative against central differences through
-/// dropout (f16 on the persistent kernels; f32 on cuDNN is well inside it): a gradient under
+/// dropout (f16 on the persistent kernels, whose TF32 products keep as many mantissa bits; f32
+/// on cuDNN is well inside it): a gradient under
 /// other masks than the forward's is off by 4e-2 or more along w (see `check_gradients`).
 const FD_BOUND: f64 = 1e-2;
 
@@ -274,6 +282,14 @@ fn dropout_masks_replay_from_the_seed_on_the_persistent_kernels() {
                 shape(GRU, (2, false), (6, 7, 32, 80), persistent),
                 DType::BF16,
             ),
+            (
+                tf32(shape(LSTM, (2, false), (20, 12, 96, 96), persistent)),
+                DType::F32,
+            ),
+            (
+                tf32(shape(GRU, (3, false), (6, 7, 32, 80), persistent)),
+                DType::F32,
+            ),
         ],
     );
 }
@@ -310,6 +326,14 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
             (
                 shape(GRU, (3, false), (4, 5, 32, 64), persistent),
                 DType::F16,
+            ),
+            (
+                tf32(shape(LSTM, (2, false), (8, 6, 48, 96), persistent)),
+                DType::F32,
+            ),
+            (
+                tf32(shape(GRU, (3, false), (4, 5, 32, 64), persistent)),
+                DType::F32,
             ),
         ],
     );

@@ -255,7 +255,7 @@ def variants():
                    "compute_90", cell)
     # The pushed backward at odd sizes: hidden 46 in 6 blocks of 8 units (48 rows, 3 tiles), an
     # odd batch (a padded pair of samples), and hidden 256 at batch 8 (2 tiles a warp); and on
-    # f32 operands with TF32 products (hidden 128 in 4 groups of 8, hidden 46).
+    # f32 operands with TF32 products (hidden 128 in 4 groups of 8, hidden 46), forward too.
     for cell in ("lstm", "gru"):
         for hid, batch, units, elem, groups in ((46, 5, 8, "-DELEM_BF16=1", 1),
                                                 (256, 8, 32, "-DELEM_BF16=1", 1),
@@ -266,6 +266,9 @@ def variants():
             tag = "tf32" if "F32" in elem else "bf16"
             yield (f"{cell} backward h{hid} b{batch} g{groups} {tag} one cluster pushed", "persistent_bwd",
                    push, "compute_90", cell)
+            if tag == "tf32":
+                yield (f"{cell} forward h{hid} b{batch} g{groups} {tag} one cluster pushed",
+                       "persistent_fwd", push, "compute_90", cell)
     # One cluster per batch group (8 groups of 4 samples at hidden 128), pushed forward.
     for cell in ("lstm", "gru"):
         grouped = ["-DHID=128", "-DBATCH=4", "-DGROUPS=8", "-DNWARPS=8", "-DELEM_BF16=1",

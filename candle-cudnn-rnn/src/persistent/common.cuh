@@ -295,25 +295,38 @@ __device__ __forceinline__ void push_pair(const void* p, unsigned long long* bar
                  ::"r"(cluster_address(p, rank)), "r"(w0), "r"(w1), "r"(cluster_address(bar, rank)) : "memory");
 }
 
-// The forward's pushed exchange (recurrence_fwd.cu's PUSH): each lane holds one unit's 16-bit
-// value (`bits`, in the low half), consecutive lanes consecutive units of a sample. Lanes `lead`
-// (VEC-aligned units: 8 or 4) store their VEC lanes' values, gathered by shuffles (every lane of
-// the warp calls this), at `p`'s address in the shared memory of every block of the cluster
-// (`blocks`), each store completing its bytes of the transaction that the block's mbarrier at
-// `bar`'s address counts. st.async: nothing waits for it here, and the receiver's acquire on the
+// The forward's pushed exchange (recurrence_fwd.cu's PUSH): each lane holds one unit's value
+// (`bits`: a 16-bit element in the low half, or with WORDS 2 an f32 element's 32 bits),
+// consecutive lanes consecutive units of a sample. Lanes `lead` (VEC-aligned units: 8 or 4 of
+// 16 bits, 4 of 32) store their VEC lanes' values, gathered by shuffles (every lane of the warp
+// calls this), at `p`'s address in the shared memory of every block of the cluster (`blocks`),
+// each store completing its bytes of the transaction that the block's mbarrier at `bar`'s
+// address counts. st.async: nothing waits for it here, and the receiver's acquire on the
 // mbarrier sees it. (The stores' bytes, not their count, take the time: the backward's gate
 // gradients, four times h's bytes, pushed so took longer than the barrier they replace,
 // results/2026-11-27-h100-small-phases/.)
-template <int VEC>
+template <int VEC, int WORDS = 1>
 __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32 blocks, u32 bits, bool lead) {
-    static_assert(VEC == 4 || VEC == 8, "4 or 8 units a store");
-    const u32 w0 = bits | __shfl_down_sync(0xffffffffu, bits, 1) << 16;
-    const u32 w1 = __shfl_down_sync(0xffffffffu, w0, 2);
-    const u32 w2 = VEC > 4 ? __shfl_down_sync(0xffffffffu, w0, 4) : 0u;
-    const u32 w3 = VEC > 4 ? __shfl_down_sync(0xffffffffu, w0, 6) : 0u;
+    static_assert((WORDS == 1 && (VEC == 4 || VEC == 8)) || (WORDS == 2 && VEC == 4),
+                  "4 or 8 units of 16 bits a store, or 4 of 32");
+    // The store's 32-bit words: pairs of 16-bit units, or one unit each.
+    u32 w0, w1, w2 = 0u, w3 = 0u;
+    if (WORDS == 1) {
+        w0 = bits | __shfl_down_sync(0xffffffffu, bits, 1) << 16;
+        w1 = __shfl_down_sync(0xffffffffu, w0, 2);
+        if (VEC > 4) {
+            w2 = __shfl_down_sync(0xffffffffu, w0, 4);
+            w3 = __shfl_down_sync(0xffffffffu, w0, 6);
+        }
+    } else {
+        w0 = bits;
+        w1 = __shfl_down_sync(0xffffffffu, bits, 1);
+        w2 = __shfl_down_sync(0xffffffffu, bits, 2);
+        w3 = __shfl_down_sync(0xffffffffu, bits, 3);
+    }
     if (!lead) return;
     for (u32 q = 0; q < blocks; ++q) {
-        if (VEC == 8)
+        if (VEC * WORDS == 8)
             asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
                          ::"r"(cluster_address(p, q)), "r"(w0), "r"(w1), "r"(w2), "r"(w3),
                          "r"(cluster_address(bar, q)) : "memory");

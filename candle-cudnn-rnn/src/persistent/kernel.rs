@@ -316,8 +316,8 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 
 /// Whether a one-cluster plan's forward and backward push what a step exchanges through
-/// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch, the
-/// forward in half elements), with no barrier between the steps. Forward: graphed bf16
+/// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch), with no
+/// barrier between the steps. Forward: graphed bf16
 /// forwards took 0.60-0.93x the time of the exchange through L2 behind the cluster's barrier
 /// ([30, 8, 256] 6.84 µs an example against 8.18, [30, 32, 128] in 8 groups 1.03-1.19 against
 /// 1.52-1.62; training 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The barrier's
@@ -328,7 +328,10 @@ pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
 /// [200, 32, 128] 0.72-0.74x; hidden 256 0.92-0.94x), the harness's launch at hidden 128 and
 /// batch 4 37.6 µs against 64.0, bit-identical (`results/2026-11-27-h100-pushed-backward/`);
 /// TF32 training 0.78-0.95x ([30, 32, 128] GRU 3.68 against 4.43). Pushing the gate gradients
-/// themselves, twice the bytes, had been slower than the barrier.
+/// themselves, twice the bytes, had been slower than the barrier. The TF32 forward pushed
+/// (H200, `results/2026-11-29-h200-tf32-push/`): forwards 0.69-0.84x ([30, 32, 128] LSTM 1.40
+/// against 1.85, GRU 1.28 against 1.70; [200, 32, 128] GRU 6.7 against 9.7; [30, 8, 256] LSTM
+/// 8.2 against 9.8), training 0.81-0.93x.
 pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
 
 /// Whether a pushed forward of `cell` with blocks of `units` units at `group_batch` samples
@@ -784,8 +787,8 @@ impl Plan {
     /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
     /// every group's cluster at once for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks
-    /// and a group's batch is one chunk, the forward in half elements only; a pushed forward
-    /// makes its input projection itself ([`Plan::input`]) where `folded` gives the input size,
+    /// and a group's batch is one chunk; a pushed forward in half elements makes its input
+    /// projection itself ([`Plan::input`]) where `folded` gives the input size,
     /// [`folds_input`] says it pays (or `folded` asks for it anyway) and its tiles fit too.
     fn in_one_cluster(
         &self,
@@ -804,14 +807,12 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
-            push: [
-                push[0] && one_chunk && self.elem != Operands::Tf32,
-                push[1] && one_chunk,
-            ],
+            push: [push[0] && one_chunk, push[1] && one_chunk],
             ..*self
         };
         one.buffers = one.most_buffers(smem);
-        if let Some((input, anyway)) = folded.filter(|_| one.push[0]) {
+        let half = self.elem != Operands::Tf32;
+        if let Some((input, anyway)) = folded.filter(|_| one.push[0] && half) {
             let with_input = Plan { input, ..one };
             let pays = anyway || folds_input(self.cell, units, one.group_batch(), input);
             if pays && with_input.smem_bytes(Pass::Forward) <= smem {

@@ -37,8 +37,8 @@
 // stage of all of its rows and columns (each chunk's rows counted by an mbarrier of their own),
 // which every K group reads its columns of, instead of each group's own copies.
 //
-// With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of half
-// elements) h_t goes straight from the block that makes it into the shared memory of every block
+// With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of the batch)
+// h_t goes straight from the block that makes it into the shared memory of every block
 // of the cluster (distributed shared memory, st.async), into the stage of all of h that the next
 // step reads, one of two taken in turn by the step's parity, each with an mbarrier that counts
 // the stage's bytes in. A block starts a step once its stage has landed: there is no barrier
@@ -97,8 +97,8 @@
 #ifndef PUSH
 #define PUSH 0
 #endif
-#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || EW != 1 || NCH != 1 || MCAST > 1 || HID % 2)
-#error "the pushed exchange takes one layer of half elements in one cluster, one chunk of the batch, an even HID"
+#if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || NCH != 1 || MCAST > 1 || (EW == 1 && HID % 2))
+#error "the pushed exchange takes one layer in one cluster, one chunk of the batch, an even HID in half elements"
 #endif
 // XIN (> 0): the layer's input size, whose projection the recurrence makes itself (see above).
 #ifndef XIN
@@ -180,12 +180,13 @@ struct FwdTile {
     // With MCAST: the stage of all of h_{t-1} that the multicast fills, NPAD rows a chunk of
     // KPAD columns (the pitch an odd number of 16-byte chunks), then an mbarrier per chunk.
     // With PUSH: two such stages, the step's parity choosing, then an mbarrier for each; a
-    // stage takes PUSH_BYTES a step, every sample's h in stores of VEC units (UB is a multiple of
-    // 4; the last block's last store may reach past HID).
+    // stage takes PUSH_BYTES a step, every sample's h in stores of VEC units (8 or 4 in half
+    // elements, 4 in f32; UB is a multiple of 4; the last block's last store may reach past
+    // HID).
     static constexpr int WPITCH = KPAD + 8;
     static constexpr int PUSH_SLOT = NCH * NPAD * WPITCH;
-    static constexpr int VEC = UB % 8 == 0 ? 8 : 4;
-    static constexpr int PUSH_BYTES = BATCH * ((HID + VEC - 1) / VEC * VEC) * 2;
+    static constexpr int VEC = (EW == 1 && UB % 8 == 0) ? 8 : 4;
+    static constexpr int PUSH_BYTES = BATCH * ((HID + VEC - 1) / VEC * VEC) * 2 * EW;
     static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16
                                        : PUSH   ? 2 * PUSH_SLOT * 2 + 16
                                                 : 0;
@@ -796,7 +797,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     // Sample n of the batch, row nl of the chunk's partial sums.
                     int idx = tid + it * THREADS, ul = idx % UB, u = u0 + ul, nl = idx / UB, n = n0 + nl;
 #if PUSH
-                    u32 pushed_bits = 0;  // this (unit, sample)'s h_t, for the push below
+                    u32 pushed_bits = 0;  // this (unit, sample)'s h_t (its EW words), for the push below
 #endif
                     if (idx < UB * NB && IN_BATCH(n) && u < HID) {
                         // Each gate's bias, input and recurrent products, summed in this order (a
@@ -836,7 +837,11 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                         u16* row = hx + XSLOT(s) + n * XP;
 #if PUSH
                         const elem e = mma_elem(hb[ch][it]);
+#if EW == 1
                         pushed_bits = *(const u16*)&e;
+#else
+                        pushed_bits = __float_as_uint(e);
+#endif
 #else
                         *(elem*)&row[x_h + u * EW] = mma_elem(hb[ch][it]);
 #endif
@@ -858,9 +863,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     // it (none after the last step), VEC units a store (units past HID zeros, as
                     // the stage's columns there).
                     constexpr int VEC = P::VEC;
-                    push_units<VEC>(whole + (t & 1) * P::PUSH_SLOT + (ch * NPAD + nl) * P::WPITCH + u,
-                                    push_bar + (t & 1), gridDim.x, pushed_bits,
-                                    idx < UB * NB && ul % VEC == 0 && u < HID && t + 1 < seq);
+                    push_units<VEC, EW>(whole + (t & 1) * P::PUSH_SLOT + (ch * NPAD + nl) * P::WPITCH + u * EW,
+                                        push_bar + (t & 1), gridDim.x, pushed_bits,
+                                        idx < UB * NB && ul % VEC == 0 && u < HID && t + 1 < seq);
 #endif
                 }
                 // The next chunk's stage takes the bytes of these partial sums: every thread has

@@ -34,8 +34,7 @@ pub(crate) struct Tuning {
     /// Whether a one-cluster layer's forward and backward push what a step exchanges into the
     /// shared memory of the cluster's blocks, with no barrier between steps
     /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH), instead of exchanging it through
-    /// L2 behind the cluster's barrier, where they can (a batch of one chunk; the forward in half
-    /// elements).
+    /// L2 behind the cluster's barrier, where they can (a batch of one chunk).
     /// `None` (the default): the planner's ([`super::kernel::ONE_CLUSTER_PUSHES`]);
     /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` both where they can, `0` neither, or `F,B` each
     /// (`1,0`: the forward only).

@@ -210,6 +210,14 @@ fn ours_lead(
 /// [30, 128, 3 x 256], [30, 64, 3 x 512], [30, 32, 2 x 512], [30, 32, 3 x 512] and
 /// [35, 20, 2 x 650]; eagerly 0.17-0.32x and 0.16-0.28x (H200,
 /// `results/2026-11-29-h200-tf32-stacks/`).
+///
+/// Since the one-cluster forward pushes h in f32 too (`results/2026-11-29-h200-tf32-push/`,
+/// graphed, H200), one GRU layer at hidden up to [`TF32_SMALL_H_UP_TO`] leads
+/// `PersistStaticSmallH` at batches up to [`CHUNK_SAMPLES`] in training (GRU [30, 32, 128] 2.89
+/// against 3.67 µs an example, [200, 32, 128] 13.2 against 15.4) and in inference up to seq
+/// [`TF32_SMALL_GRU_INFERENCE_MAX_SEQ`] ([30, 32, 128] 1.28 against 1.70, but [200, 32, 128]
+/// 6.7 against 5.4); at batch 128 `PersistStaticSmallH` keeps both (1.48 | 0.65 against
+/// 1.42 | 0.47).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
@@ -220,7 +228,10 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let chunked = (train || grouped)
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
-    let small_gru = dims.mode == RnnMode::Gru && small_h;
+    let pushed_leads = dims.num_layers == 1
+        && call.batch <= CHUNK_SAMPLES
+        && (train || call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ);
+    let small_gru = dims.mode == RnnMode::Gru && small_h && !pushed_leads;
     let layer = dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked);
     let stack_hidden = match call.batch <= CHUNK_SAMPLES {
         true => TF32_STACK_MAX_HIDDEN,
@@ -231,6 +242,12 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
     (layer || stack) && !small_gru
 }
+
+/// See [`ours_lead_tf32`]: below where a small GRU's inference on ours and on
+/// `PersistStaticSmallH` take the same time by the two seqs measured (30 and 200, each a fixed
+/// cost and a cost a step: 10 + 1.02 T µs a call against 33 + 0.70 T at [T, 32, 128], even near
+/// seq 71).
+const TF32_SMALL_GRU_INFERENCE_MAX_SEQ: usize = 64;
 
 /// See [`ours_lead_tf32`]: the deepest TF32 stack measured.
 const TF32_STACK_MAX_LAYERS: usize = 3;
@@ -1168,9 +1185,8 @@ mod tests {
     }
 
     /// Ours take f32 only with TF32 allowed, and `Heuristic` gives them one layer at batches up
-    /// to 32 but GRUs at hidden 128, inference and training alike, and training up to batch 128
-    /// at hidden 512
-    /// (`results/2026-11-27-h100-tf32-forward/`, `results/2026-11-27-h100-tf32-train/`).
+    /// to 32 (GRUs at hidden 128 in inference up to seq 64), inference and training alike, and
+    /// training up to batch 128 at hidden 512, and stacks of up to three layers ([`ours_lead_tf32`]).
     #[test]
     fn ours_take_tf32_and_lead_layers_and_small_stacks() {
         use MathMode::{Fp32, Tf32};
@@ -1257,9 +1273,28 @@ mod tests {
                 lead(cell(RnnMode::Lstm, 1, 128), 32),
                 "LSTM [30, 32, 128] {train}"
             );
+            // A small GRU at batch 32 on ours (its forward pushed); at seq 200 its inference on
+            // `PersistStaticSmallH`.
             assert!(
-                !lead(cell(RnnMode::Gru, 1, 128), 32),
+                lead(cell(RnnMode::Gru, 1, 128), 32),
                 "GRU [30, 32, 128] {train}"
+            );
+            let long = Call {
+                dims: cell(RnnMode::Gru, 1, 128),
+                seq: 200,
+                batch: 32,
+                lengths: None,
+                zero_state: true,
+            };
+            let launch = (OneLaunch::default(), GRAPHED);
+            assert_eq!(
+                ours_lead(&long, &long.dims, (DType::F32, train), launch),
+                train,
+                "GRU [200, 32, 128] {train}"
+            );
+            assert!(
+                !lead(cell(RnnMode::Gru, 2, 128), 32),
+                "GRU [30, 32, 2 x 128] {train}"
             );
             // At hidden 128 in batch groups, LSTMs up to batch 128, GRUs not.
             for batch in [48, 128] {

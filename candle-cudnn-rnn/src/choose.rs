@@ -1244,27 +1244,21 @@ mod tests {
                 );
                 // Stacks, layer by layer: up to three layers, hidden 650 up to batch 32 and 512
                 // past it, up to batch 128.
-                for (layers, hidden, batch) in [
-                    (2, 512, 32),
-                    (3, 512, 128),
-                    (2, 650, 20),
-                    (3, 256, 64),
-                    (2, 512, 8),
+                for (layers, hidden, batch, leads) in [
+                    (2, 512, 32, true),
+                    (3, 512, 128, true),
+                    (2, 650, 20, true),
+                    (3, 256, 64, true),
+                    (2, 512, 8, true),
+                    (4, 512, 32, false),
+                    (2, 650, 64, false),
+                    (3, 1024, 32, false),
+                    (3, 512, 256, false),
+                    (2, 1500, 20, false),
                 ] {
-                    assert!(
+                    assert_eq!(
                         lead(cell(mode, layers, hidden), batch),
-                        "{mode:?} [30, {batch}, {layers} x {hidden}] {train}"
-                    );
-                }
-                for (layers, hidden, batch) in [
-                    (4, 512, 32),
-                    (2, 650, 64),
-                    (3, 1024, 32),
-                    (3, 512, 256),
-                    (2, 1500, 20),
-                ] {
-                    assert!(
-                        !lead(cell(mode, layers, hidden), batch),
+                        leads,
                         "{mode:?} [30, {batch}, {layers} x {hidden}] {train}"
                     );
                 }

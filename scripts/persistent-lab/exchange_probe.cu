@@ -21,11 +21,23 @@
 //      mbarrier for all of h_t (L2 read once per cluster instead of once per block);
 //  12  1, then every block issues bulk copies of all of h_t's rows into its own shared memory
 //      (11's copies without multicast: the bulk copy against mode 2's 16-byte copies).
+// Batches of several chunks (BATCH past NB = 32, whose whole h does not fit in shared memory at
+// hidden 1024 and batch 128), the stage a ring of two chunk slots:
+//  13  1, then h_t chunk by chunk, each chunk's rows split over the cluster's CLUSTER blocks and
+//      multicast into every block's slot (11's copies a chunk at a time); each block reads the
+//      slot's bytes, then the cluster's barrier frees the slot for the chunk after next;
+//  14  1, then each block of a cluster of CLUSTER copies (16-byte asynchronous copies, the next
+//      chunk's while one is read) only its CLUSTER-th of the columns of each chunk, reads them,
+//      and stores a partial sum per row of every other block's units (4 * UNITS f32 rows of NB
+//      samples) into that block's shared memory, then the cluster's barrier (K split over the
+//      cluster, as recurrence_fwd.cu's CL), and each block reads the parts it got.
 // Modes 4 and 5 load every word of a thread at once, then poll again only the words whose
 // flag is behind.
 // Built by build.sh-like nvcc lines: nvcc -O3 -arch=sm_90a -DHID=512 -DBATCH=32 -DUNITS=4 ...
 //
 //   exchange_probe [steps] [cluster] [first mode] [last mode]
+// (at hidden 1024 and batch 128: -DHID=1024 -DBATCH=128 -DUNITS=8, modes 13 and 14 with a
+// cluster of 2 or 4; modes whose stage does not fit in shared memory are skipped, said so.)
 
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -49,6 +61,11 @@
 #define THREADS 256
 #define KPAD ((HID + 15) / 16 * 16)
 #define PAIRS (KPAD / 2)
+// Modes 13 and 14 (common.cuh's NB samples a chunk, NCH chunks): a ring row's pitch (16-bit
+// words), and the f32 rows of one block's partial sums for another's units (an LSTM's gates).
+#define RP (KPAD + 8)
+#define PR (4 * UNITS)
+#define MAX_CLUSTER 8
 
 #include "check.cuh"
 
@@ -117,27 +134,43 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes,
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsigned long long* spins) {
-    extern __shared__ __align__(16) u16 stage[];  // [2][BATCH][KPAD + 8], then 2 mbarriers
+    // [2][BATCH][KPAD + 8] (modes 13 and 14: [2][NB][RP]), then 2 mbarriers (mode 14: then the
+    // partial sums' slots, [2][MAX_CLUSTER][NB][PR] f32).
+    extern __shared__ __align__(16) u16 stage[];
     const int tid = threadIdx.x, u0 = blockIdx.x * UNITS;
     unsigned long long spun = 0;
-    unsigned long long* bars = (unsigned long long*)(stage + 2 * BATCH * (KPAD + 8));
+    const bool chunked = mode == 13 || mode == 14;
+    unsigned long long* bars = (unsigned long long*)(stage + 2 * (chunked ? NB : BATCH) * (KPAD + 8));
+    float* const part = (float*)(bars + 2);
     const bool bulk = mode == 11 || mode == 12;
-    if (bulk) {
+    if (bulk || chunked) {
         if (tid == 0) {
             mbar_init(bars);
             mbar_init(bars + 1);
         }
         cluster_barrier();
     }
+    // Modes 13 and 14: the ring slots' mbarrier phases, and what the reads of the stage saw (kept
+    // in `spins`, so that the reads stay).
+    u32 phase[2] = {0u, 0u};
+    u32 seen = 0;
+    // Every thread reads rows 0..nb of `slot`, columns c0..c1 (16-bit words), 16 bytes a load.
+    auto read_slot = [&](const u16* slot, int nb, int c0, int c1) {
+        const int w = (c1 - c0) / 8;
+        for (int q = tid; q < nb * w; q += THREADS) {
+            uint4 v = *(const uint4*)(slot + (q / w) * RP + c0 + (q % w) * 8);
+            seen ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
+    };
     for (int s = 0; s < steps; ++s) {
         const int slot = s & 1, prev = (s + 1) & 1;
-        if (mode == 1 || mode == 2 || mode == 6 || mode == 8 || bulk) {
+        if (mode == 1 || mode == 2 || mode == 6 || mode == 8 || bulk || chunked) {
             for (int i = tid; i < UNITS * BATCH; i += THREADS) {
                 int u = u0 + i % UNITS, n = i / UNITS;
                 if (u < HID) hx[(size_t)slot * BATCH * KPAD + n * KPAD + u] = (u16)(s + n);
             }
         }
-        if (mode <= 2 || mode == 6 || bulk) {
+        if (mode <= 2 || mode == 6 || bulk || chunked) {
             grid_arrive(counter);
             grid_wait(counter, (u32)(s + 1) * gridDim.x);
         }
@@ -195,6 +228,73 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
             }
             mbar_wait(bar, (u32)(s >> 1) & 1);
         }
+        if (mode == 13) {
+            const u32 cl = cl_size(), rank = ctarank();
+            const u16* src = hx + (size_t)slot * BATCH * KPAD;
+            // Chunk ch's rows into ring slot ch & 1 of every block of the cluster, row r by block
+            // r % cl; each block's mbarrier counts all of the chunk's bytes.
+            auto issue = [&](int ch) {
+                const int n0 = ch * NB, nb = min(NB, BATCH - n0);
+                u16* dst = stage + (ch & 1) * NB * RP;
+                unsigned long long* bar = bars + (ch & 1);
+                if (tid == 0) mbar_expect(bar, nb * KPAD * 2);
+                if (tid < nb && (u32)tid % cl == rank)
+                    bulk_multicast(dst + tid * RP, src + (size_t)(n0 + tid) * KPAD, KPAD * 2, bar,
+                                   (unsigned short)((1u << cl) - 1));
+            };
+            issue(0);
+            if (NCH > 1) issue(1);
+            for (int ch = 0; ch < NCH; ++ch) {
+                mbar_wait(bars + (ch & 1), phase[ch & 1]);
+                phase[ch & 1] ^= 1;
+                read_slot(stage + (ch & 1) * NB * RP, min(NB, BATCH - ch * NB), 0, KPAD);
+                // Every block of the cluster is past its reads of the slot: the chunk after next.
+                if (ch + 2 < NCH) {
+                    cluster_barrier();
+                    issue(ch + 2);
+                }
+            }
+        }
+        if (mode == 14) {
+            const u32 cl = cl_size(), rank = ctarank();
+            const int cw = KPAD / cl, c0 = rank * cw;
+            const u16* src = hx + (size_t)slot * BATCH * KPAD;
+            // This block's columns of chunk ch's rows into ring slot ch & 1.
+            auto copy = [&](int ch) {
+                const int n0 = ch * NB, nb = min(NB, BATCH - n0);
+                u16* dst = stage + (ch & 1) * NB * RP;
+                for (int q = tid; q < nb * (cw / 8); q += THREADS) {
+                    int n = q / (cw / 8), j = c0 + (q % (cw / 8)) * 8;
+                    cp_async16(dst + n * RP + j, src + (size_t)(n0 + n) * KPAD + j);
+                }
+                cp_async_commit();
+            };
+            copy(0);
+            for (int ch = 0; ch < NCH; ++ch) {
+                if (ch + 1 < NCH) {
+                    copy(ch + 1);
+                    cp_async_wait_pending(1);
+                } else {
+                    cp_async_wait_pending(0);
+                }
+                __syncthreads();
+                const int nb = min(NB, BATCH - ch * NB);
+                read_slot(stage + (ch & 1) * NB * RP, nb, c0, c0 + cw);
+                // A partial sum per row of each other block's units, into its slot [ch & 1][rank].
+                for (u32 peer = 1; peer < cl; ++peer) {
+                    const u32 to = (rank + peer) % cl;
+                    float* dst = part + ((ch & 1) * MAX_CLUSTER + rank) * NB * PR;
+                    for (int q = tid; q < NB * PR / 4; q += THREADS)
+                        st_peer16((const u16*)(dst + q * 4), to, make_uint4(seen, q, ch, peer));
+                }
+                cluster_barrier();
+                // The parts this block got from the others.
+                for (u32 peer = 1; peer < cl; ++peer) {
+                    const float* got = part + ((ch & 1) * MAX_CLUSTER + (rank + peer) % cl) * NB * PR;
+                    for (int q = tid; q < NB * PR / 4; q += THREADS) seen ^= ((const u32*)got)[q * 4];
+                }
+            }
+        }
         if (mode == 2 || mode == 3) {
             const u16* src = hx + (size_t)slot * BATCH * KPAD;  // what the step just stored
             for (int q = tid; q < BATCH * (KPAD / 8); q += THREADS) {
@@ -245,9 +345,9 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
             }
         }
     }
-    if (tid == 0) spins[blockIdx.x] = spun;
+    if (tid == 0) spins[blockIdx.x] = spun + (seen == 0xdeadbeefu);
     if (mode <= 2 || mode >= 6) {
-        if (mode == 7 || mode == 8 || bulk) cluster_barrier();
+        if (mode == 7 || mode == 8 || bulk || chunked) cluster_barrier();
         grid_leave(counter);
     }
 }
@@ -263,14 +363,24 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ll, (size_t)2 * BATCH * PAIRS * 8));
     CHECK(cudaMalloc(&counter, 256));
     CHECK(cudaMalloc(&spins, blocks * 8));
-    const size_t smem = (size_t)2 * BATCH * (KPAD + 8) * 2 + 16;
-    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    // Modes 0-12 hold all of h twice; 13 and 14 two chunks, and 14 the partial sums.
+    const size_t whole_smem = (size_t)2 * BATCH * (KPAD + 8) * 2 + 16;
+    const size_t ring_smem = (size_t)2 * NB * RP * 2 + 16 + (size_t)2 * MAX_CLUSTER * NB * PR * 4;
+    int most_smem = 0;
+    CHECK(cudaDeviceGetAttribute(&most_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    printf("HID=%d BATCH=%d UNITS=%d blocks=%d steps=%d cluster=%d (modes 6-8, 11)\n", HID, BATCH, UNITS, blocks, steps, cluster);
-    const int first = argc > 3 ? atoi(argv[3]) : 0, last = argc > 4 ? atoi(argv[4]) : 12;
+    printf("HID=%d BATCH=%d UNITS=%d blocks=%d steps=%d cluster=%d (modes 6-8, 11, 13, 14)\n", HID, BATCH, UNITS,
+           blocks, steps, cluster);
+    const int first = argc > 3 ? atoi(argv[3]) : 0, last = argc > 4 ? atoi(argv[4]) : 14;
     for (int mode = first; mode <= last; ++mode) {
+        const size_t smem = (mode == 13 || mode == 14) ? ring_smem : whole_smem;
+        if (smem > (size_t)most_smem || (mode == 14 && cluster > MAX_CLUSTER)) {
+            printf("mode %d: does not fit (%zu bytes of shared memory, at most %d)\n", mode, smem, most_smem);
+            continue;
+        }
+        CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         std::vector<float> ns;
         double spun_per = 0;
         for (int r = 0; r < 7; ++r) {
@@ -287,7 +397,7 @@ int main(int argc, char** argv) {
             attrs[0].id = cudaLaunchAttributeCooperative;
             attrs[0].val.cooperative = 1;
             attrs[1].id = cudaLaunchAttributeClusterDimension;
-            attrs[1].val.clusterDim.x = ((mode >= 6 && mode <= 8) || mode == 11) ? cluster : 1;
+            attrs[1].val.clusterDim.x = ((mode >= 6 && mode <= 8) || mode == 11 || mode >= 13) ? cluster : 1;
             attrs[1].val.clusterDim.y = 1;
             attrs[1].val.clusterDim.z = 1;
             cfg.attrs = attrs;

@@ -363,7 +363,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ll, (size_t)2 * BATCH * PAIRS * 8));
     CHECK(cudaMalloc(&counter, 256));
     CHECK(cudaMalloc(&spins, blocks * 8));
-    // Modes 0-12 hold all of h twice; 13 and 14 two chunks, and 14 the partial sums.
+    // Modes 2-6, 8, 11 and 12 hold all of h twice; 13 and 14 two chunks and the partial sums;
+    // the others read no shared memory.
     const size_t whole_smem = (size_t)2 * BATCH * (KPAD + 8) * 2 + 16;
     const size_t ring_smem = (size_t)2 * NB * RP * 2 + 16 + (size_t)2 * MAX_CLUSTER * NB * PR * 4;
     int most_smem = 0;
@@ -375,7 +376,8 @@ int main(int argc, char** argv) {
            blocks, steps, cluster);
     const int first = argc > 3 ? atoi(argv[3]) : 0, last = argc > 4 ? atoi(argv[4]) : 14;
     for (int mode = first; mode <= last; ++mode) {
-        const size_t smem = (mode == 13 || mode == 14) ? ring_smem : whole_smem;
+        const bool stageless = mode == 0 || mode == 1 || mode == 7 || mode == 9 || mode == 10;
+        const size_t smem = (mode == 13 || mode == 14) ? ring_smem : stageless ? 16 : whole_smem;
         if (smem > (size_t)most_smem || (mode == 14 && cluster > MAX_CLUSTER)) {
             printf("mode %d: does not fit (%zu bytes of shared memory, at most %d)\n", mode, smem, most_smem);
             continue;

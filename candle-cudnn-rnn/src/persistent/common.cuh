@@ -325,8 +325,10 @@ __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32
         w3 = __shfl_down_sync(0xffffffffu, bits, 3);
     }
     if (!lead) return;
+    // 16 bytes a store (one v4), or 8 (a pair: 4 units of 16 bits).
+    constexpr u32 BYTES = VEC * WORDS * 2;
     for (u32 q = 0; q < blocks; ++q) {
-        if (VEC * WORDS == 8)
+        if (BYTES == 16)
             asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
                          ::"r"(cluster_address(p, q)), "r"(w0), "r"(w1), "r"(w2), "r"(w3),
                          "r"(cluster_address(bar, q)) : "memory");

@@ -217,7 +217,11 @@ fn ours_lead(
 /// against 3.67 µs an example, [200, 32, 128] 13.2 against 15.4) and in inference up to seq
 /// [`TF32_SMALL_GRU_INFERENCE_MAX_SEQ`] ([30, 32, 128] 1.28 against 1.70, but [200, 32, 128]
 /// 6.7 against 5.4); at batch 128 `PersistStaticSmallH` keeps both (1.48 | 0.65 against
-/// 1.42 | 0.47).
+/// 1.42 | 0.47). With batches 16-24 in groups of 4 (`persistent::batch_groups`) ours lead there
+/// too (GRU [30, 16, 128] 5.25 | 2.33 against 6.53 | 3.35, [100, 16, 128]'s training 12.7 against
+/// 14.4); at hidden up to [`TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN`] `PersistStaticSmallH` keeps
+/// inference (forwards at [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the
+/// training the same or faster on ours: `results/2026-11-29-h200-batch128-exchange/`).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
@@ -230,7 +234,9 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
     let pushed_leads = dims.num_layers == 1
         && call.batch <= CHUNK_SAMPLES
-        && (train || call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ);
+        && (train
+            || (call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
+                && dims.hidden_size > TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN));
     let small_gru = dims.mode == RnnMode::Gru && small_h && !pushed_leads;
     let layer = dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked);
     let stack_hidden = match call.batch <= CHUNK_SAMPLES {
@@ -248,6 +254,10 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
 /// cost and a cost a step: 10 + 1.02 T µs a call against 33 + 0.70 T at [T, 32, 128], even near
 /// seq 71).
 const TF32_SMALL_GRU_INFERENCE_MAX_SEQ: usize = 64;
+
+/// See [`ours_lead_tf32`]: up to this hidden size a small GRU's inference stays on
+/// `PersistStaticSmallH`.
+const TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN: usize = 64;
 
 /// See [`ours_lead_tf32`]: the deepest TF32 stack measured.
 const TF32_STACK_MAX_LAYERS: usize = 3;
@@ -1289,6 +1299,16 @@ mod tests {
             assert!(
                 !lead(cell(RnnMode::Gru, 2, 128), 32),
                 "GRU [30, 32, 2 x 128] {train}"
+            );
+            // In batch groups from batch 16 too; at hidden 64 training only.
+            assert!(
+                lead(cell(RnnMode::Gru, 1, 128), 16),
+                "GRU [30, 16, 128] {train}"
+            );
+            assert_eq!(
+                lead(cell(RnnMode::Gru, 1, 64), 16),
+                train,
+                "GRU [30, 16, 64] {train}"
             );
             // At hidden 128 in batch groups, LSTMs up to batch 128, GRUs not.
             for batch in [48, 128] {

@@ -192,7 +192,12 @@ pub(crate) struct Plan {
 ///   in one cluster: bf16 training at hidden 128 took 0.79-0.85x of the previous rule's time at
 ///   batches 16 and 20 (LSTM [30, 20, 128] 5.0 against 5.9 µs an example in 5 groups against
 ///   2, [200, 20, 128] 26.2 against 31.4), 0.93-0.95x at 8 and 24
-///   (`results/2026-11-27-h100-small-h-default/`);
+///   (`results/2026-11-27-h100-small-h-default/`); in TF32 from batch
+///   [`TF32_SMALL_GROUPS_FROM_BATCH`], since its one-cluster forward pushes h too: 4 groups
+///   trained GRU and LSTM [30, 16-24, 128] in 0.56-0.96x of one group's time and [100, 16, 128]
+///   in 0.63x (GRU [30, 16, 128] 5.25 | 2.33 µs an example, training | forward, against
+///   7.38 | 3.37), [30, 16, 64] in 0.84-0.88x; at batch 8 two or four groups took 1.0-1.07x
+///   (H200, `results/2026-11-29-h200-batch128-exchange/`);
 /// - past it, one per [`WIDE_GROUP_SAMPLES`], up to [`WIDE_MAX_GROUPS`], at batches up to
 ///   [`WIDE_GROUPS_MAX_BATCH`]: [30, 64, 1024] 0.73-0.77x of one group's time, but [30, 128,
 ///   1024] 1.05-1.09x;
@@ -224,7 +229,7 @@ pub(super) fn shape_groups(
     let half = elem != Operands::Tf32;
     let small_from = match half {
         true => HALF_SMALL_GROUPS_FROM_BATCH,
-        false => CHUNK_SAMPLES,
+        false => TF32_SMALL_GROUPS_FROM_BATCH,
     };
     let small = hidden <= SMALL_GROUPS_MAX_HIDDEN && batch >= small_from;
     if wavefront || (shape_one_cluster(layers, hidden, batch) && !small) {
@@ -275,11 +280,15 @@ const GROUP_SAMPLES: usize = 8;
 const SMALL_GROUPS_MAX_HIDDEN: usize = 128;
 
 /// See [`shape_groups`]: the samples of a group up to hidden [`SMALL_GROUPS_MAX_HIDDEN`] from
-/// batch [`CHUNK_SAMPLES`] (in half precision from [`HALF_SMALL_GROUPS_FROM_BATCH`]).
+/// batch [`TF32_SMALL_GROUPS_FROM_BATCH`] (in half precision from
+/// [`HALF_SMALL_GROUPS_FROM_BATCH`]).
 const SMALL_GROUP_SAMPLES: usize = 4;
 
 /// See [`shape_groups`].
 const HALF_SMALL_GROUPS_FROM_BATCH: usize = 8;
+
+/// See [`shape_groups`].
+const TF32_SMALL_GROUPS_FROM_BATCH: usize = 16;
 
 /// See [`shape_groups`]: the most groups in TF32.
 const TF32_MAX_GROUPS: usize = 4;
@@ -1330,7 +1339,10 @@ mod tests {
             (1, 128, 20, Bf16, true, 5),
             (1, 128, 8, Bf16, true, 2),
             (1, 128, 4, Bf16, true, 1),
-            (1, 128, 16, Tf32, true, 1),
+            (1, 128, 8, Tf32, true, 1),
+            (1, 128, 16, Tf32, true, 4),
+            (1, 64, 16, Tf32, false, 4),
+            (1, 128, 24, Tf32, true, 4),
             (1, 256, 16, Bf16, true, 2),
             (1, 128, 32, Bf16, true, 8),
             (1, 128, 48, Bf16, false, 8),

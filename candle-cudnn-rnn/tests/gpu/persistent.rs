@@ -198,7 +198,8 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
 /// at hidden 512 and batch 8 (64 blocks: on an H100, in multicast clusters of 8) and 32 (in 4
 /// batch groups), and a batch of several chunks whose last ends early (77 at 200, in one
 /// group); and on the default (`RnnAlgo::Heuristic`, whose rule gives them to the kernels), a
-/// stack of two layers at batch 64 (layer by layer, in batch groups); each by [`check_tf32`].
+/// stack of two layers at batch 64 (layer by layer, in batch groups) and one layer at hidden 128
+/// and batch 16 (4 groups, each in one cluster, h pushed); each by [`check_tf32`].
 #[test]
 fn persistent_tf32_matches_the_f64_cpu_path() {
     let test = "persistent_tf32_matches_the_f64_cpu_path";
@@ -209,6 +210,7 @@ fn persistent_tf32_matches_the_f64_cpu_path() {
             (1, 32, 12, 64, 512, RnnAlgo::Persistent),
             (1, 77, 4, 32, 200, RnnAlgo::Persistent),
             (2, 64, 5, 48, 256, RnnAlgo::Heuristic),
+            (1, 16, 6, 32, 128, RnnAlgo::Heuristic),
         ]
         .map(move |(layers, batch, seq, input, hidden, algo)| {
             let mut shape = shape((mode, Biases::Both), (layers, batch, seq, input, hidden));

@@ -305,6 +305,14 @@ def variants():
                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}"]
             yield (f"{cell} forward h{hid} b{batch} bf16 multicast {mcast}", "persistent_fwd", mc,
                    "compute_90", cell)
+    # The multicast's ring of two chunk slots (MRING, kernel.rs's Plan::ring): hidden 1024 at
+    # batch 128 (four chunks) and 100 (the last ending early), bf16 and f16.
+    for cell in ("lstm", "gru"):
+        for batch, elem in ((128, "-DELEM_BF16=1"), (100, "-DELEM_BF16=0")):
+            ring = ["-DHID=1024", f"-DBATCH={batch}", "-DNWARPS=8", elem, "-DUNITS=8", "-DCL=1",
+                    "-DNBUF=2", "-DCH=64", "-DMCAST=2", "-DMRING=1"]
+            yield (f"{cell} forward h1024 b{batch} {elem[2:]} multicast 2 ring", "persistent_fwd",
+                   ring, "compute_90", cell)
     # An inference forward's input projection in half elements (XG_HALF, kernel.rs's
     # Plan::half_projection): hidden 1024 at batch 32 in 2 groups of 16 (16 units a block, the
     # multicast in clusters of 4), bf16 and f16, and a batch of several chunks (77) at 200.

@@ -263,6 +263,14 @@ __device__ __forceinline__ void cluster_barrier() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The cluster's barrier in two halves, work between them (every thread of every block calls both).
+__device__ __forceinline__ void cluster_arrive() {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 // The address in block `rank`'s shared memory (of the cluster's shared window) of what `p` points
 // at in this block's.
 __device__ __forceinline__ u32 cluster_address(const void* p, u32 rank) {

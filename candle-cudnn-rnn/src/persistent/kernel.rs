@@ -147,6 +147,12 @@ pub(crate) struct Plan {
     /// [`shape_multicast`]; taken only where the forward runs one layer without clusters of its
     /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
+    /// With `multicast`, whether its stage is a ring of two chunk slots (`recurrence_fwd.cu`'s
+    /// MRING) instead of all of h_{t-1}: where the batch takes three chunks or more, the stage
+    /// of all of them does not fit, and the forward's weights are in registers (its tile's
+    /// bytes then hold the ring). bf16 [30, 96-128, 1024] forwards took 0.90-0.94x of the time
+    /// a step without multicast (`results/2026-11-29-h200-batch128-exchange/`).
+    pub ring: bool,
     /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward and the backward
     /// push what a step exchanges into the shared memory of the blocks of the cluster
     /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH: each step's h to every block; the
@@ -381,13 +387,14 @@ pub(super) const L1_RESERVE: usize = 16 * 1024;
 /// in clusters of `cluster` blocks, as `recurrence_fwd.cu`'s `FwdTile` lays it out: the weight tile
 /// (the cluster's gate rows, the block's columns), the block's partial sums (with clusters),
 /// each K group's stage of its input rows (or its sums), and with `multicast` clusters
-/// ([`Plan::multicast`]) the stage of all of h_{t-1} and its chunks' mbarriers, or with `push`
-/// ([`Plan::push`]) two such stages; where the input projection is folded in ([`Plan::input`]:
+/// ([`Plan::multicast`]) the stage of all of h_{t-1} and its chunks' mbarriers (with `ring`,
+/// [`Plan::ring`], two chunks' and their mbarriers, in the tile's place, and the K groups'
+/// regions hold only their sums), or with `push` ([`Plan::push`]) two stages of all of h; where the input projection is folded in ([`Plan::input`]:
 /// `folded`, the input size and whether the cell splits a gate), the W_ih tile and two stages of
 /// x_t, and a split gate's input products in each row of sums.
 pub(super) fn forward_smem(
     (units, steps): (usize, usize),
-    (cluster, multicast, push): (usize, usize, bool),
+    (cluster, multicast, ring, push): (usize, usize, bool, bool),
     (batch, gates): (usize, usize),
     folded: Option<(usize, bool)>,
 ) -> usize {
@@ -426,17 +433,23 @@ pub(super) fn forward_smem(
     // The multicast's stage: every chunk's rows, padded to whole tensor-core tiles, of all
     // the columns.
     let chunks = batch.div_ceil(CHUNK_SAMPLES);
+    let slots = if ring { 2 } else { chunks };
     let stage_of_all = chunks * npad * (kpad + 8) * 2;
     let whole = match (multicast, push) {
         (1, false) => 0,
         (1, true) => 2 * stage_of_all + 16,
-        _ => stage_of_all + (chunks * 8).next_multiple_of(16),
+        _ => slots * npad * (kpad + 8) * 2 + (slots * 8).next_multiple_of(16),
     };
-    rows * (steps * 16 + 8) * 2
-        + part
-        + stages * k_groups * stage.max(sums).next_multiple_of(16)
-        + whole
-        + folded_bytes
+    let tile = rows * (steps * 16 + 8) * 2;
+    let group = match ring {
+        true => sums,
+        false => stage.max(sums),
+    };
+    let (head, behind) = match ring {
+        true => (tile.max(whole), 0),
+        false => (tile, whole),
+    };
+    head + part + stages * k_groups * group.next_multiple_of(16) + behind + folded_bytes
 }
 
 /// Shared memory of a pushed backward block ([`Plan::push`]) of `units` units of a layer of
@@ -607,6 +620,7 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: false,
             multicast: 1,
+            ring: false,
             push: [false; 2],
             input: 0,
             half_projection: false,
@@ -699,6 +713,7 @@ impl Plan {
                 .unwrap_or_else(|| shape_clusters(cell, hidden, (group_batch, groups > 1))),
             one_cluster: false,
             multicast: 1,
+            ring: false,
             push: [false; 2],
             input: 0,
             half_projection: !train
@@ -757,19 +772,30 @@ impl Plan {
             let mut multicast = tuning
                 .multicast
                 .unwrap_or_else(|| shape_multicast(blocks, groups));
-            while multicast > 1 {
-                let asked = Plan { multicast, ..plan };
-                let fits = blocks % multicast == 0
+            let fits = |asked: &Plan| {
+                blocks % asked.multicast == 0
                     && asked.smem_bytes(Pass::Forward) <= smem
                     && asked
                         .resident_clusters(dev, Pass::Forward)
-                        .is_some_and(|r| r >= groups * blocks / multicast);
-                if fits {
-                    break;
+                        .is_some_and(|r| r >= groups * blocks / asked.multicast)
+            };
+            plan = loop {
+                if multicast == 1 {
+                    break plan;
+                }
+                let whole = Plan { multicast, ..plan };
+                let ring = Plan {
+                    ring: true,
+                    ..whole
+                };
+                if fits(&whole) {
+                    break whole;
+                }
+                if ring.ring_applies() && fits(&ring) {
+                    break ring;
                 }
                 multicast /= 2;
-            }
-            plan.multicast = multicast;
+            };
         }
         for &pass in passes {
             if groups * plan.blocks(pass) > sms {
@@ -816,6 +842,7 @@ impl Plan {
             clusters: [1, 1],
             one_cluster: true,
             multicast: 1,
+            ring: false,
             push: [push[0] && one_chunk, push[1] && one_chunk],
             ..*self
         };
@@ -949,6 +976,22 @@ impl Plan {
         }
     }
 
+    /// Whether `pass`'s multicast stage is a ring ([`Plan::ring`]).
+    fn pass_ring(&self, pass: Pass) -> bool {
+        self.ring && self.pass_multicast(pass) > 1
+    }
+
+    /// Whether the forward's multicast stage can be a ring ([`Plan::ring`]): three chunks of a
+    /// group's batch or more, and the warps' tiles of the weights in registers
+    /// (`recurrence_fwd.cu`'s `FwdTile::IN_REGS`, without clusters: each warp a K group of
+    /// the block's rows, at most 160 registers of tiles).
+    fn ring_applies(&self) -> bool {
+        let steps = self.kpad() / 16;
+        let tiles = (self.cell.gates() * self.units[Pass::Forward as usize]).div_ceil(16);
+        let chunks = self.group_batch().div_ceil(CHUNK_SAMPLES);
+        chunks >= 3 && self.cluster(Pass::Forward) == 1 && steps.div_ceil(WARPS) * tiles * 4 <= 160
+    }
+
     /// Whether `pass` pushes its exchange through distributed shared memory ([`Plan::push`]).
     pub fn pass_push(&self, pass: Pass) -> bool {
         self.push[pass as usize]
@@ -1000,7 +1043,7 @@ impl Plan {
                 let folded = (self.input > 0).then_some((self.input, self.cell.splits()));
                 forward_smem(
                     (units, steps),
-                    (cluster, self.multicast, push),
+                    (cluster, self.multicast, self.ring, push),
                     sizes,
                     folded,
                 )
@@ -1065,6 +1108,9 @@ impl Plan {
         if self.pass_half_projection(pass) {
             defines.push("-DXG_HALF=1".into());
         }
+        if self.pass_ring(pass) {
+            defines.push("-DMRING=1".into());
+        }
         defines
     }
 
@@ -1081,7 +1127,7 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}_ch{}{}{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -1091,6 +1137,10 @@ impl Plan {
             self.buffers,
             self.cluster(pass),
             self.pass_multicast(pass),
+            match self.pass_ring(pass) {
+                true => "_ring",
+                false => "",
+            },
             self.chunk,
             match (self.one_cluster, self.pass_push(pass)) {
                 (true, true) => "_one_push",
@@ -1276,6 +1326,29 @@ mod tests {
     /// An H100's shared memory per block (227 KiB).
     const H100_SMEM: usize = 232_448;
 
+    /// bf16 at hidden 1024 and batch 128, 8 units a block (weights in registers): the multicast
+    /// stage of all four chunks overflows shared memory, a ring of two fits; at batch 64 (two
+    /// chunks) and with 32 units a block (tiles past registers) no ring applies.
+    #[test]
+    fn a_multicast_ring_where_the_whole_stage_does_not_fit() {
+        let steps = 1024 / 16;
+        for (cell, gates) in [(Cell::Lstm, 4), (Cell::Gru, 3)] {
+            let smem = |multicast, ring| {
+                forward_smem((8, steps), (1, multicast, ring, false), (128, gates), None)
+            };
+            assert!(smem(2, false) > H100_SMEM, "{cell:?}");
+            assert!(smem(2, true) <= H100_SMEM, "{cell:?}");
+            let plan = Plan::example(cell, 1024, 128);
+            assert!(plan.ring_applies(), "{cell:?}");
+            assert!(!Plan::example(cell, 1024, 64).ring_applies(), "{cell:?}");
+            let wide = Plan {
+                units: [32; 2],
+                ..plan
+            };
+            assert!(!wide.ring_applies(), "{cell:?}");
+        }
+    }
+
     /// f32 tiles (TF32) at hidden 1024 and batch 32, 8 units a block: alone a forward block
     /// overflows shared memory (the GPU handed such calls to cuDNN,
     /// `results/2026-11-27-h100-tf32-forward/`); in clusters of 2 that split K it fits.
@@ -1284,11 +1357,19 @@ mod tests {
         let steps = |words: usize| (1024 * words).div_ceil(16);
         for gates in [3, 4] {
             // bf16 fits alone; f32 (two words an element) does not, but does in pairs.
-            assert!(forward_smem((8, steps(1)), (1, 1, false), (32, gates), None) <= H100_SMEM);
-            assert!(forward_smem((8, steps(2)), (1, 1, false), (32, gates), None) > H100_SMEM);
-            assert!(forward_smem((8, steps(2)), (2, 1, false), (32, gates), None) <= H100_SMEM);
+            assert!(
+                forward_smem((8, steps(1)), (1, 1, false, false), (32, gates), None) <= H100_SMEM
+            );
+            assert!(
+                forward_smem((8, steps(2)), (1, 1, false, false), (32, gates), None) > H100_SMEM
+            );
+            assert!(
+                forward_smem((8, steps(2)), (2, 1, false, false), (32, gates), None) <= H100_SMEM
+            );
             // Several chunks of the batch take two stages: pairs no longer fit.
-            assert!(forward_smem((8, steps(2)), (2, 1, false), (128, gates), None) > H100_SMEM);
+            assert!(
+                forward_smem((8, steps(2)), (2, 1, false, false), (128, gates), None) > H100_SMEM
+            );
         }
     }
 

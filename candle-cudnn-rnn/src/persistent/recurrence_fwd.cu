@@ -35,7 +35,13 @@
 // With MCAST > 1 (common.cuh; one layer, CL 1) the launch groups the blocks in clusters of
 // MCAST and all of h_{t-1} arrives at the start of a step by multicast bulk copies into one
 // stage of all of its rows and columns (each chunk's rows counted by an mbarrier of their own),
-// which every K group reads its columns of, instead of each group's own copies.
+// which every K group reads its columns of, instead of each group's own copies. With MRING (1;
+// several chunks, whose whole stage does not fit beside the tile: hidden 1024 at batch 128) the
+// stage is a ring of two chunk slots instead: chunks 0 and 1 go out at the start of a step, and
+// chunk ch + 2 into chunk ch's slot once every block of the cluster has multiplied chunk ch (the
+// cluster's barrier, arrived at after the products and waited on after the gate math), so that
+// the next chunk lands while one is multiplied. The ring takes the weight tile's bytes: its
+// weights are in registers (IN_REGS) before the ring is first written.
 //
 // With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of the batch)
 // h_t goes straight from the block that makes it into the shared memory of every block
@@ -93,6 +99,12 @@
 #endif
 #if MCAST > 1 && (CL != 1 || defined(WAVE_LAYERS))
 #error "the multicast exchange takes one layer, without clusters of its own"
+#endif
+#ifndef MRING
+#define MRING 0
+#endif
+#if MRING && (MCAST < 2 || NCH < 3)
+#error "the multicast ring takes the multicast exchange and at least three chunks of the batch"
 #endif
 #ifndef PUSH
 #define PUSH 0
@@ -168,8 +180,9 @@ struct FwdTile {
 #endif
     static constexpr int PKS = (KPG + NPARTS - 1) / NPARTS;
     static constexpr int STAGE_BYTES = NPAD * HSP * 2, RED_BYTES = NPAD * RPITCH * 4;
+    // (With MRING the groups copy no h of their own: their regions hold the partial sums only.)
     static constexpr int GROUP_BYTES =
-        ((STAGE_BYTES > RED_BYTES ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16;
+        ((STAGE_BYTES > RED_BYTES && !MRING ? STAGE_BYTES : RED_BYTES) + 15) / 16 * 16;
     // The cluster's partial products of this block's units' gate rows for a chunk,
     // [CL][NB][GATES * UB] f32, slot q written by block q of the cluster (CL > 1 only; RPITCH
     // sizes the region).
@@ -187,9 +200,13 @@ struct FwdTile {
     static constexpr int PUSH_SLOT = NCH * NPAD * WPITCH;
     static constexpr int VEC = (EW == 1 && UB % 8 == 0) ? 8 : 4;
     static constexpr int PUSH_BYTES = BATCH * ((HID + VEC - 1) / VEC * VEC) * 2 * EW;
-    static constexpr int WHOLE_BYTES = MCAST > 1 ? NCH * NPAD * WPITCH * 2 + (NCH * 8 + 15) / 16 * 16
+    // With MRING two chunk slots (RSLOTS) of NPAD rows and their mbarriers, in the tile's place.
+    static constexpr int RSLOTS = MRING ? 2 : NCH;
+    static constexpr int WHOLE_BYTES = MCAST > 1 ? RSLOTS * NPAD * WPITCH * 2 + (RSLOTS * 8 + 15) / 16 * 16
                                        : PUSH   ? 2 * PUSH_SLOT * 2 + 16
                                                 : 0;
+    static constexpr int TILE_BYTES = MROWS * PITCH * 2;
+    static constexpr int HEAD = !MRING ? TILE_BYTES : WHOLE_BYTES > TILE_BYTES ? WHOLE_BYTES : TILE_BYTES;
     // With FOLD, behind those: the tile of the units' rows of W_ih (XKS K steps), then XST
     // stages of x's rows, step t's in stage t % XST (both pitches an odd number of 16-byte
     // chunks). The input's products are made by the warps that do no gate math where there are
@@ -209,8 +226,8 @@ struct FwdTile {
     static constexpr int XWARPS = XKS < NWARPS - XW0 ? XKS : NWARPS - XW0;
     static constexpr int XPITCH = XKS * 16 + 8;
     static constexpr int XTILE = FOLD ? MROWS * XPITCH : 0, XSTAGE = FOLD ? NPAD * XPITCH : 0;
-    static constexpr int SMEM = MROWS * PITCH * 2 + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES +
-                                WHOLE_BYTES + (XTILE + XST * XSTAGE) * 2;
+    static constexpr int SMEM = HEAD + PART_BYTES + (NCH > 1 ? 2 : 1) * KG * GROUP_BYTES +
+                                (MRING ? 0 : WHOLE_BYTES) + (XTILE + XST * XSTAGE) * 2;
 };
 
 // The input projection's element (XG_HALF, see above), and its value as f32.
@@ -421,21 +438,22 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // The first stage: this group's region (its h, [NPAD][HSP], then its partial sums), and
     // every group's (group q's at q * GROUP_BYTES). With several chunks a second stage follows,
     // STAGE_STRIDE on.
-    unsigned char* const group_first = smem + MROWS * PITCH * 2 + PART_BYTES + kg * GROUP_BYTES;
-    unsigned char* const stage_first = smem + MROWS * PITCH * 2 + PART_BYTES;
+    unsigned char* const group_first = smem + P::HEAD + PART_BYTES + kg * GROUP_BYTES;
+    unsigned char* const stage_first = smem + P::HEAD + PART_BYTES;
     constexpr int STAGE_STRIDE = KG * GROUP_BYTES;
 #if CL > 1
-    float* part = (float*)(smem + MROWS * PITCH * 2);
+    float* part = (float*)(smem + P::HEAD);
 #endif
-    // The multicast's stage and its chunks' mbarriers (MCAST), behind the groups' regions, and
-    // the parity of the mbarriers' phase that the next exchange completes.
-    u16* const whole = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE);
-    unsigned long long* const whole_bar = (unsigned long long*)(whole + NCH * NPAD * P::WPITCH);
+    // The multicast's stage and its chunks' mbarriers (MCAST), behind the groups' regions (with
+    // MRING the ring's slots, in the tile's place), and the parity of the mbarriers' phase that
+    // the next exchange completes (with MRING, bit q for slot q).
+    u16* const whole = MRING ? (u16*)smem : (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE);
+    unsigned long long* const whole_bar = (unsigned long long*)(whole + P::RSLOTS * NPAD * P::WPITCH);
     u32 whole_parity = 0;
     // The pushed stages' mbarriers (PUSH).
     unsigned long long* const push_bar = (unsigned long long*)(whole + 2 * P::PUSH_SLOT);
     // FOLD: the W_ih tile and x's two stages, behind them.
-    u16* const xw = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE + P::WHOLE_BYTES);
+    u16* const xw = (u16*)(stage_first + (NCH > 1 ? 2 : 1) * STAGE_STRIDE + (MRING ? 0 : P::WHOLE_BYTES));
     u16* const xstage = xw + P::XTILE;
     // A K group's stage pitch: its own stage's, or the multicast's (or pushed) whole rows.
     constexpr int SP = (MCAST > 1 || PUSH) ? P::WPITCH : HSP;
@@ -490,7 +508,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 int row = min(mt, MT - 1) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
                 ldsm_x4(wa[j][i], w + row * PITCH + (kg * KW + j * 16) + (lane >> 4) * 8);
             }
+        // With MRING the ring takes the tile's bytes from here: every warp has its tiles.
+        if (MRING) __syncthreads();
     }
+    static_assert(!MRING || P::IN_REGS, "the multicast ring takes the tile's bytes: the weights in registers");
     // The carried state (the cell's: an LSTM's c, a GRU's h in f32), from `c0` (for a cell
     // without c, the host passes h_0 there); the bias of each gate, and a split gate's
     // recurrent bias apart (SPLIT_GATE).
@@ -523,7 +544,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // read (their columns of the sums are dropped) and no copy writes, are zeros: written once,
     // before any block of the cluster may multicast into this one, so that no step reads
     // shared memory nothing wrote.
-    if (MCAST > 1)
+    if (MRING)
+        for (int q = tid; q < P::RSLOTS * NPAD * P::WPITCH / 2; q += THREADS) ((u32*)whole)[q] = 0u;
+    else if (MCAST > 1)
 #pragma unroll
         for (int ch = 0; ch < NCH; ++ch) {
             const int nb = min(NB, BATCH - ch * NB);
@@ -535,7 +558,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // the warps without one as a write at a stale address in the weight tile
     // (results/2026-11-27-h100-mcast-racecheck/).
     if (MCAST > 1 && tid == 0)
-        for (int ch = 0; ch < NCH; ++ch) mbar_init(whole_bar + ch);
+        for (int q = 0; q < P::RSLOTS; ++q) mbar_init(whole_bar + q);
     // The pushed stages start as zeros: their rows past the batch and columns past HID, which
     // the products read, are never written.
     if (PUSH)
@@ -654,6 +677,18 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             // layer's h_0 comes from `h0` instead).
             const bool exchanged = UPPER || t > 0;
             // Chunk ch's h into `hs` (its group's stage), in NPARTS groups of copies.
+            // MRING: chunk c of h_{t-1} into ring slot c & 1 of every block of the cluster, rows
+            // rank, rank + MCAST, .. of it from this block, onto the slot's mbarrier (armed here
+            // for this block's own slot: its previous phase, the chunk two before, has
+            // completed, and a peer's bytes that come first only run its count ahead).
+            auto ring_issue = [&](int c) {
+                const int nb = min(NB, BATCH - c * NB);
+                if (tid == 0) mbar_expect(whole_bar + (c & 1), nb * KPAD * 2);
+                for (int n = ctarank() + MCAST * tid; n < nb; n += MCAST * THREADS)
+                    bulk_multicast(whole + ((c & 1) * NPAD + n) * P::WPITCH,
+                                   hx + XSLOT(s - 1) + (size_t)(c * NB + n) * XP, KPAD * 2, whole_bar + (c & 1),
+                                   (unsigned short)((1u << MCAST) - 1));
+            };
             auto copy_chunk = [&](int ch, u16* hs) {
                 const int n0 = ch * NB, nb = min(NB, BATCH - n0);
                 const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + (size_t)n0 * XP + x_in + kb0;
@@ -677,7 +712,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 unsigned char* const group_region = group_first + here;
                 // The pushed stage of h_{t-1}: the one wave step s - 1 wrote (at step 0, h_0's).
                 u16* const pushed = whole + ((s + 1) & 1) * P::PUSH_SLOT;
-                u16* const hs = MCAST > 1 ? whole + ch * NPAD * P::WPITCH + kw0
+                u16* const hs = MCAST > 1 ? whole + (MRING ? ch & 1 : ch) * NPAD * P::WPITCH + kw0
                                 : PUSH    ? pushed + ch * NPAD * P::WPITCH + kw0
                                           : (u16*)group_region;
                 float* const red = (float*)(stage_first + here);
@@ -685,7 +720,16 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // before this one left at its end), so that they land while this one is
                 // multiplied.
                 const bool ahead = exchanged && ch + 1 < NCH;
-                if (exchanged && MCAST > 1) {
+                if (exchanged && MRING) {
+                    // Chunks 0 and 1 at the first (chunk ch + 2 goes out below), then this
+                    // chunk's slot has landed.
+                    if (ch == 0) {
+                        ring_issue(0);
+                        ring_issue(1);
+                    }
+                    mbar_wait(whole_bar + (ch & 1), (whole_parity >> (ch & 1)) & 1);
+                    whole_parity ^= 1u << (ch & 1);
+                } else if (exchanged && MCAST > 1) {
                     // At the first chunk, rows rank, rank + MCAST, .. of h_{t-1} from this block
                     // into every block of the cluster, each onto its chunk's mbarrier; then the
                     // chunk's rows here.
@@ -777,6 +821,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 }
                 __syncthreads();
                 PHASE(3);
+                // MRING: this block has read the chunk's slot; once every block of the cluster
+                // has (waited on after the gate math), chunk ch + 2 goes into it.
+                const bool refill = MRING && exchanged && ch + 2 < NCH;
+                if (refill) cluster_arrive();
 #if CL > 1
                 // The block's partial products of the cluster's rows, stored into the shared memory
                 // of the block that owns each row's unit, in this block's slot (remote stores need
@@ -871,6 +919,10 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // The next chunk's stage takes the bytes of these partial sums: every thread has
                 // read them first (with clusters, every block of the cluster has read the parts
                 // that the next chunk's stores overwrite).
+                if (refill) {
+                    cluster_wait();
+                    ring_issue(ch + 2);
+                }
                 if (ch + 1 < NCH) chunk_sync();
             }
             PHASE(4);

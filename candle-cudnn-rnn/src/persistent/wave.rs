@@ -204,13 +204,13 @@ impl Wave {
                 [
                     forward_smem(
                         (self.units[0], steps),
-                        (1, 1, false),
+                        (1, 1, false, false),
                         (batch, cell.gates()),
                         None,
                     ),
                     forward_smem(
                         (self.units[1], 2 * steps),
-                        (1, 1, false),
+                        (1, 1, false, false),
                         (batch, cell.wave_groups()),
                         None,
                     ),

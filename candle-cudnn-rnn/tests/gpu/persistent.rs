@@ -182,14 +182,15 @@ fn persistent_gru_matches_the_f64_cpu_path() {
 /// One layer at hidden 512, whose forward on an sm_90 GPU shares each step's h_{t-1} by
 /// multicast within clusters (`kernel.rs`'s `shape_multicast`): at batch 20, in two batch groups
 /// of 10 rows, which the blocks of a cluster of 8 copy unevenly; at batch 37 (no batch groups
-/// divide it), two chunks of the batch (the second ends early), 128 blocks in clusters of 2.
-/// LSTM and GRU.
+/// divide it), two chunks of the batch (the second ends early), 128 blocks in clusters of 2;
+/// and at hidden 1024 and batch 100 (one group of four chunks, the last ending early), whose
+/// stage of all of h does not fit: a ring of two chunk slots. LSTM and GRU.
 #[test]
 fn persistent_multicast_forward_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_multicast_forward_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 20, 6, 64, 512), (1, 37, 4, 32, 512)],
+        &[(1, 20, 6, 64, 512), (1, 37, 4, 32, 512), (1, 100, 3, 32, 1024)],
     );
 }
 

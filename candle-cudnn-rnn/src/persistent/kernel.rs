@@ -4,7 +4,7 @@
 //! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
 use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
-use super::launch::{Launch, MAX_GROUPS};
+use super::launch::Launch;
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -188,7 +188,7 @@ pub(crate) struct Plan {
 /// on every block, which takes in all of h_{t-1}; in groups each block takes only its group's.
 /// Graphed on an H100 (`results/2026-11-27-h100-groups-sanitize/`), the best was:
 /// - up to hidden [`GROUPS_MAX_HIDDEN`], one group per [`GROUP_SAMPLES`] samples, up to
-///   [`MAX_GROUPS`] ([`TF32_MAX_GROUPS`] in TF32, whose tiles are twice the size): bf16 GRU
+///   [`HALF_MAX_GROUPS`] ([`TF32_MAX_GROUPS`] in TF32, whose tiles are twice the size): bf16 GRU
 ///   [30, 32, 512] trained in 5.8 µs an example in 4 groups against 6.4 in one, LSTM
 ///   [30, 128, 512] in 2.5 in 8 against 2.8 in 4; batch 8 was faster in one; up to hidden
 ///   [`SMALL_GROUPS_MAX_HIDDEN`] from batch [`CHUNK_SAMPLES`], one per [`SMALL_GROUP_SAMPLES`]
@@ -203,7 +203,12 @@ pub(crate) struct Plan {
 ///   trained GRU and LSTM [30, 16-24, 128] in 0.56-0.96x of one group's time and [100, 16, 128]
 ///   in 0.63x (GRU [30, 16, 128] 5.25 | 2.33 µs an example, training | forward, against
 ///   7.38 | 3.37), [30, 16, 64] in 0.84-0.88x; at batch 8 two or four groups took 1.0-1.07x
-///   (H200, `results/2026-11-29-h200-batch128-exchange/`);
+///   (H200, `results/2026-11-29-h200-batch128-exchange/`); one half-precision layer past batch
+///   [`HALF_MANY_GROUPS_PAST_BATCH`] in groups of [`GROUP_SAMPLES`], up to
+///   [`HALF_MANY_GROUPS`]: at [30, 128, 128] 16 groups took 0.79-0.83x the time of 8 (LSTM
+///   0.76 | 0.34 µs an example against 0.93 | 0.43, GRU 0.73 | 0.32 against 0.88 | 0.39, bf16
+///   and f16), at [30, 128, 64] 0.94-0.96x; at batch 64 groups of 4 took 1.12-1.18x groups of
+///   8 (the same results);
 /// - past it, one per [`WIDE_GROUP_SAMPLES`], up to [`WIDE_MAX_GROUPS`], at batches up to
 ///   [`WIDE_GROUPS_MAX_BATCH`]: [30, 64, 1024] 0.73-0.77x of one group's time, but [30, 128,
 ///   1024] 1.05-1.09x;
@@ -242,12 +247,15 @@ pub(super) fn shape_groups(
         return 1;
     }
     let most = match half {
-        true => MAX_GROUPS,
+        true => HALF_MAX_GROUPS,
         false => TF32_MAX_GROUPS,
     };
-    let samples = match small {
-        true => SMALL_GROUP_SAMPLES,
-        false => GROUP_SAMPLES,
+    let (samples, most) = match small {
+        true if half && !stacked && batch > HALF_MANY_GROUPS_PAST_BATCH => {
+            (GROUP_SAMPLES, HALF_MANY_GROUPS)
+        }
+        true => (SMALL_GROUP_SAMPLES, most),
+        false => (GROUP_SAMPLES, most),
     };
     match hidden <= GROUPS_MAX_HIDDEN {
         true => (batch / samples).clamp(1, most),
@@ -295,6 +303,16 @@ const HALF_SMALL_GROUPS_FROM_BATCH: usize = 8;
 
 /// See [`shape_groups`].
 const TF32_SMALL_GROUPS_FROM_BATCH: usize = 16;
+
+/// See [`shape_groups`]: the most groups in half precision.
+const HALF_MAX_GROUPS: usize = 8;
+
+/// See [`shape_groups`].
+const HALF_MANY_GROUPS_PAST_BATCH: usize = 64;
+
+/// See [`shape_groups`]: at most the launch's [`super::launch::MAX_GROUPS`].
+const HALF_MANY_GROUPS: usize = 16;
+const _: () = assert!(HALF_MANY_GROUPS <= super::launch::MAX_GROUPS);
 
 /// See [`shape_groups`]: the most groups in TF32.
 const TF32_MAX_GROUPS: usize = 4;
@@ -1432,7 +1450,11 @@ mod tests {
             (1, 512, 32, Bf16, true, 4),
             (1, 200, 77, Bf16, true, 8),
             (1, 512, 128, Bf16, false, 8),
-            (1, 128, 256, Bf16, true, 8),
+            (1, 128, 256, Bf16, true, 16),
+            (1, 128, 128, Bf16, true, 16),
+            (1, 64, 128, Bf16, false, 16),
+            (1, 128, 64, Bf16, true, 8),
+            (1, 128, 128, Tf32, true, 4),
             (1, 512, 32, Tf32, true, 4),
             (1, 512, 128, Tf32, true, 4),
             (1, 1024, 32, Bf16, true, 2),
@@ -1468,7 +1490,7 @@ mod tests {
         assert_eq!(batch_groups((1, 512, 96), train(DType::F16)), 8);
         assert_eq!(batch_groups((1, 512, 100), train(DType::BF16)), 5);
         assert_eq!(batch_groups((1, 512, 100), train(DType::F32)), 4);
-        assert_eq!(batch_groups((1, 128, 250), train(DType::BF16)), 5);
+        assert_eq!(batch_groups((1, 128, 250), train(DType::BF16)), 10);
         assert_eq!(batch_groups((1, 512, 64), train(DType::F64)), 1);
     }
 

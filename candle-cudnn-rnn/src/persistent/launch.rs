@@ -10,7 +10,7 @@ use candle_core::Result;
 /// The most batch groups of a launch (its grid's second dimension, `common.cuh`'s GROUPS): the
 /// grid barrier's words of each group, [`GROUP_WORDS`] apart, and the words that join them fill
 /// at most `forward.rs`'s barrier line.
-pub(super) const MAX_GROUPS: usize = 8;
+pub(super) const MAX_GROUPS: usize = 16;
 
 /// 32-bit words between two groups' barrier words (`common.cuh`'s GROUP_WORDS): a 32-byte
 /// sector each.

@@ -129,14 +129,20 @@ fn run_cells(
 }
 
 /// One layer: batch 1 and a hidden size of 200 (neither fills a tensor-core tile), batch 32
-/// (the largest the kernels take), and a small odd batch.
+/// (one chunk), a small odd batch, and batch 128 at hidden 128 (16 batch groups of 8, each in
+/// one cluster).
 #[test]
 fn persistent_lstm_one_layer_matches_the_f64_cpu_path() {
     // (layers, batch, seq, input, hidden)
     run(
         "persistent_lstm_one_layer_matches_the_f64_cpu_path",
         RnnMode::Lstm,
-        &[(1, 1, 3, 100, 200), (1, 32, 20, 64, 128), (1, 5, 7, 32, 64)],
+        &[
+            (1, 1, 3, 100, 200),
+            (1, 32, 20, 64, 128),
+            (1, 5, 7, 32, 64),
+            (1, 128, 6, 32, 128),
+        ],
     );
 }
 
@@ -190,7 +196,11 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
     run_cells(
         "persistent_multicast_forward_matches_the_f64_cpu_path",
         &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
-        &[(1, 20, 6, 64, 512), (1, 37, 4, 32, 512), (1, 100, 3, 32, 1024)],
+        &[
+            (1, 20, 6, 64, 512),
+            (1, 37, 4, 32, 512),
+            (1, 100, 3, 32, 1024),
+        ],
     );
 }
 

@@ -4,7 +4,7 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`).
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_rows`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -35,4 +35,14 @@ bench_us() {
     --input-grad --reps 10 --warmup 5 --api direct --mode "$2" --shape "$3" --variants "$4" \
     2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+}
+
+# One bench_grid call of several variants: "variant (kernel) train forward |" per variant
+# (training with the input's gradient, then the forward, µs an example), graphed where $1 is
+# --graph (empty: eager), at CELL $2, SHAPE $3 (L,B,T,H), VARIANTS $4 (comma-joined), through
+# API (bench_grid's --api; direct unless set).
+bench_rows() {
+  timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --input-grad --reps 10 --warmup 5 --api "${API:-direct}" \
+    --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
 }

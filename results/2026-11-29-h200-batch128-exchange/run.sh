@@ -51,13 +51,8 @@ D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
 py=/opt/torch/.venv/bin/python3
 how="--loss sum --input-grad --reps 10 --warmup 5"
-# One bench_grid call of VARIANTS (comma-joined) at CELL SHAPE through API, graphed where $1 is
-# --graph: "variant (kernel) train forward |" per variant.
-rows() {
-  timeout 150 "$D/bench_grid" --no-loop $1 $how --api "${API:-direct}" --mode "$2" --shape "$3" --variants "$4" \
-    2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
-}
+# on-gpu.sh's bench_rows.
+rows() { bench_rows "$@"; }
 case $PART in
 probe)
   {

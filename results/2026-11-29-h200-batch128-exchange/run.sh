@@ -43,7 +43,14 @@
 #   default16: after the rule of 16 groups: half precision at batch 128, hidden 64-128, on the
 #             default, graphed (OUT/default16.log); the GPU tests of one LSTM layer (a case at
 #             batch 128, hidden 128) and of the default's rules.
-#   results/2026-11-29-h200-batch128-exchange/run.sh DIR OUT probe|tests|ptb|smallgru|plain|wide|lab|groups|ring|default|grid|libring|groups16|default16
+#   chunks:   the lab's forwards at [30, 128, 1024] with chunk-phases.diff (each chunk's products'
+#             start a phase of its own: p1..p4) without clusters and with the ring, and with
+#             early-refill.diff on top (the ring's next chunk issued before the gate math instead
+#             of after), outputs compared (OUT/chunks.log; README.md says how they were built).
+#   early:    the library with early-refill.diff's change applied to recurrence_fwd.cu (not run:
+#             no device time was left): the GPU test of the multicast forwards; bf16
+#             [30, 128, 1024] on ours with the ring and without multicast (OUT/early.log).
+#   results/2026-11-29-h200-batch128-exchange/run.sh DIR OUT probe|tests|ptb|smallgru|plain|wide|lab|groups|ring|default|grid|libring|groups16|default16|chunks|early
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -117,6 +124,23 @@ grid)
   cp "$OUT/grid/table.md" "$OUT/table.md" 2>/dev/null
   (cd "$OUT" && tar czf grid.tgz grid && rm -rf grid)
   grep -E "^\| (tf32|half) " "$OUT/table.md"
+  ;;
+early)
+  for c in gru lstm; do
+    echo "$c 1,128,30,1024 bf16 | ring $(bench_us "" $c 1,128,30,1024 op-bf16-persistent) | none $(CANDLE_RNN_PERSISTENT_MULTICAST=1 bench_us "" $c 1,128,30,1024 op-bf16-persistent)"
+  done | tee "$OUT/early.log"
+  gpu_tests persistent_multicast
+  ;;
+chunks)
+  {
+    for pair in lstm-cl1-chunks:lstm-ring2-chunks lstm-cl1-chunks:lstm-ring2-early gru-ring2-chunks:gru-ring2-early \
+      lstm-ring2-chunks:lstm-cl1-chunks; do
+      ref=${pair%%:*} new=${pair#*:}
+      [ -f "$OUT/$ref.out" ] || { echo "== $ref"; timeout 60 "$D/lab-$ref" 20 "$OUT/$ref.out"; }
+      echo "== $new"; timeout 60 "$D/lab-$new" 20 "$OUT/$new.out" "$OUT/$ref.out"
+    done
+  } 2>&1 | grep -v '^config' | tee "$OUT/chunks.log"
+  rm -f "$OUT"/*.out
   ;;
 default16)
   for spec in lstm:1,128,30,128:bf16 gru:1,128,30,128:bf16 lstm:1,128,30,128:f16 gru:1,128,30,128:f16 \

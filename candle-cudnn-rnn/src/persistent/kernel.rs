@@ -148,9 +148,9 @@ pub(crate) struct Plan {
     /// own, fits in shared memory, and its clusters are all resident.
     pub multicast: usize,
     /// With `multicast`, whether its stage is a ring of two chunk slots (`recurrence_fwd.cu`'s
-    /// MRING) instead of all of h_{t-1}: where the batch takes three chunks or more, the stage
-    /// of all of them does not fit, and the forward's weights are in registers (its tile's
-    /// bytes then hold the ring). bf16 [30, 96-128, 1024] forwards took 0.90-0.94x of the time
+    /// MRING) instead of all of h_{t-1}: in half precision, where the batch takes three chunks
+    /// or more, the stage of all of them does not fit, and the forward's weights are in
+    /// registers (its tile's bytes then hold the ring; [`Plan::ring_applies`]). bf16 [30, 96-128, 1024] forwards took 0.90-0.94x of the time
     /// a step without multicast (`results/2026-11-29-h200-batch128-exchange/`).
     pub ring: bool,
     /// In a one-cluster plan ([`Plan::one_cluster`]), whether the forward and the backward
@@ -999,15 +999,20 @@ impl Plan {
         self.ring && self.pass_multicast(pass) > 1
     }
 
-    /// Whether the forward's multicast stage can be a ring ([`Plan::ring`]): three chunks of a
-    /// group's batch or more, and the warps' tiles of the weights in registers
-    /// (`recurrence_fwd.cu`'s `FwdTile::IN_REGS`, without clusters: each warp a K group of
-    /// the block's rows, at most 160 registers of tiles).
+    /// Whether the forward's multicast stage can be a ring ([`Plan::ring`]): half elements (in
+    /// f32 it was neither measured nor checked), three chunks of a group's batch or more, and
+    /// the warps' tiles of the weights in registers (`recurrence_fwd.cu`'s `FwdTile::IN_REGS`,
+    /// without clusters: each warp a K group of the block's rows, at most 160 registers of
+    /// tiles).
     fn ring_applies(&self) -> bool {
         let steps = self.kpad() / 16;
         let tiles = (self.cell.gates() * self.units[Pass::Forward as usize]).div_ceil(16);
         let chunks = self.group_batch().div_ceil(CHUNK_SAMPLES);
-        chunks >= 3 && self.cluster(Pass::Forward) == 1 && steps.div_ceil(WARPS) * tiles * 4 <= 160
+        let in_registers = steps.div_ceil(WARPS) * tiles * 4 <= 160;
+        self.elem != Operands::Tf32
+            && chunks >= 3
+            && self.cluster(Pass::Forward) == 1
+            && in_registers
     }
 
     /// Whether `pass` pushes its exchange through distributed shared memory ([`Plan::push`]).
@@ -1346,7 +1351,7 @@ mod tests {
 
     /// bf16 at hidden 1024 and batch 128, 8 units a block (weights in registers): the multicast
     /// stage of all four chunks overflows shared memory, a ring of two fits; at batch 64 (two
-    /// chunks) and with 32 units a block (tiles past registers) no ring applies.
+    /// chunks), with 32 units a block (tiles past registers) and in TF32 no ring applies.
     #[test]
     fn a_multicast_ring_where_the_whole_stage_does_not_fit() {
         let steps = 1024 / 16;
@@ -1364,6 +1369,12 @@ mod tests {
                 ..plan
             };
             assert!(!wide.ring_applies(), "{cell:?}");
+            let tf32 = Plan {
+                elem: Operands::Tf32,
+                hidden: 512,
+                ..plan
+            };
+            assert!(!tf32.ring_applies(), "{cell:?}");
         }
     }
 

@@ -1273,16 +1273,23 @@ mod tests {
                     );
                 }
             }
-            assert!(
-                lead(cell(RnnMode::Lstm, 1, 128), 32),
-                "LSTM [30, 32, 128] {train}"
-            );
-            // A small GRU at batch 32 on ours (its forward pushed); at seq 200 its inference on
-            // `PersistStaticSmallH`.
-            assert!(
-                lead(cell(RnnMode::Gru, 1, 128), 32),
-                "GRU [30, 32, 128] {train}"
-            );
+            // Small layers at hidden 128 (a GRU's forward pushed; in batch groups from batch
+            // 16); a GRU's inference at hidden 64 on `PersistStaticSmallH`; a small GRU stack
+            // on cuDNN.
+            for (mode, layers, hidden, batch, leads) in [
+                (RnnMode::Lstm, 1, 128, 32, true),
+                (RnnMode::Gru, 1, 128, 32, true),
+                (RnnMode::Gru, 1, 128, 16, true),
+                (RnnMode::Gru, 1, 64, 16, train),
+                (RnnMode::Gru, 2, 128, 32, false),
+            ] {
+                assert_eq!(
+                    lead(cell(mode, layers, hidden), batch),
+                    leads,
+                    "{mode:?} [30, {batch}, {layers} x {hidden}] {train}"
+                );
+            }
+            // At seq 200 a small GRU's inference on `PersistStaticSmallH`.
             let long = Call {
                 dims: cell(RnnMode::Gru, 1, 128),
                 seq: 200,
@@ -1295,20 +1302,6 @@ mod tests {
                 ours_lead(&long, &long.dims, (DType::F32, train), launch),
                 train,
                 "GRU [200, 32, 128] {train}"
-            );
-            assert!(
-                !lead(cell(RnnMode::Gru, 2, 128), 32),
-                "GRU [30, 32, 2 x 128] {train}"
-            );
-            // In batch groups from batch 16 too; at hidden 64 training only.
-            assert!(
-                lead(cell(RnnMode::Gru, 1, 128), 16),
-                "GRU [30, 16, 128] {train}"
-            );
-            assert_eq!(
-                lead(cell(RnnMode::Gru, 1, 64), 16),
-                train,
-                "GRU [30, 16, 64] {train}"
             );
             // At hidden 128 in batch groups, LSTMs up to batch 128, GRUs not.
             for batch in [48, 128] {

@@ -676,7 +676,6 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             // The input rows in the exchange buffer, from the block's first column (the lowest
             // layer's h_0 comes from `h0` instead).
             const bool exchanged = UPPER || t > 0;
-            // Chunk ch's h into `hs` (its group's stage), in NPARTS groups of copies.
             // MRING: chunk c of h_{t-1} into ring slot c & 1 of every block of the cluster, rows
             // rank, rank + MCAST, .. of it from this block, onto the slot's mbarrier (armed here
             // for this block's own slot: its previous phase, the chunk two before, has
@@ -689,6 +688,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                                    hx + XSLOT(s - 1) + (size_t)(c * NB + n) * XP, KPAD * 2, whole_bar + (c & 1),
                                    (unsigned short)((1u << MCAST) - 1));
             };
+            // Chunk ch's h into `hs` (its group's stage), in NPARTS groups of copies.
             auto copy_chunk = [&](int ch, u16* hs) {
                 const int n0 = ch * NB, nb = min(NB, BATCH - n0);
                 const u16* src = hx + XSLOT(s > 0 ? s - 1 : 0) + (size_t)n0 * XP + x_in + kb0;

@@ -73,6 +73,17 @@ __device__ __forceinline__ void products(float (&acc)[MT][NT][4], const u32 (&wa
     }
 }
 
+// The warp's register tiles of the weights: fixed values that differ by K step, tile and warp.
+template <int KS>
+__device__ __forceinline__ void fill_weights(u32 (&wa)[KS][MT][4], u32 w_bits, int warp) {
+#pragma unroll
+    for (int j = 0; j < KS; ++j)
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) wa[j][i][q] = w_bits + j + i + q + warp;
+}
+
 // The warp's accumulators into its K group's partial sums `red` ([NB][RP]).
 __device__ __forceinline__ void put(float* red, const float (&acc)[MT][NT][4], int lane) {
 #pragma unroll
@@ -118,12 +129,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(int mode, int steps, u32 see
     long long t0 = clock64();
     if (mode == 0) {
         u32 wa[KSTEPS / 8][MT][4];
-#pragma unroll
-        for (int j = 0; j < KSTEPS / 8; ++j)
-#pragma unroll
-            for (int i = 0; i < MT; ++i)
-#pragma unroll
-                for (int q = 0; q < 4; ++q) wa[j][i][q] = w_bits + j + i + q + warp;
+        fill_weights(wa, w_bits, warp);
         for (int s = 0; s < steps; ++s)
             for (int ch = 0; ch < CHUNKS; ++ch) {
                 float acc[MT][NT][4];
@@ -135,12 +141,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(int mode, int steps, u32 see
             }
     } else if (warp < 4) {
         u32 wa[KSTEPS / 4][MT][4];
-#pragma unroll
-        for (int j = 0; j < KSTEPS / 4; ++j)
-#pragma unroll
-            for (int i = 0; i < MT; ++i)
-#pragma unroll
-                for (int q = 0; q < 4; ++q) wa[j][i][q] = w_bits + j + i + q + warp;
+        fill_weights(wa, w_bits, warp);
         const int total = steps * CHUNKS;
         for (int k = 0; k < total; ++k) {
             float acc[MT][NT][4];

@@ -167,7 +167,7 @@ fn ours_lead(
         && (call.batch <= CHUNK_SAMPLES
             || ours_lead_in_chunks(call, dims, train, launch)
             || ours_lead_stack_in_chunks(call, dims, (one_launch, train))))
-        || ours_lead_in_groups(call, dims, (dtype, train));
+        || ours_lead_in_groups(call, dims, (dtype, train), launch);
     // Eagerly, where f16 `PersistStatic` leads a stack that ours run in one group (its forward
     // at [30, 128, 3 x 512] ran beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps
     // it; in batch groups ours ran that forward 1.7x faster than in one (graphed,
@@ -339,12 +339,31 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// 0.41-0.53x; forwards of two layers 0.45-0.91x; at [30, 64, 1024] 7.5 against 10.6. Forwards
 /// of three layers in 8 groups (`results/2026-11-27-h100-deep-stacks/`): [30, 128, 3 x 512]
 /// 2.6-3.1 against 3.2-3.4, [200, 128, 3 x 512] 16.5-18.8 against 18.9-20.1, [30, 128, 3 x 256]
-/// 1.9 against 2.3-2.5, [30, 96, 3 x 512] 3.7 against 4.6.
-fn ours_lead_in_groups(call: &Call, dims: &RnnDims, (dtype, train): (DType, bool)) -> bool {
+/// 1.9 against 2.3-2.5, [30, 96, 3 x 512] 3.7 against 4.6. Past batch
+/// [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`], one layer's inference up to hidden
+/// [`OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN`] graphed, [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`]
+/// eagerly: graphed bf16 forwards at batches 200-256 took 0.27-0.69x of `Standard`'s time at
+/// hidden 64-256 (LSTM [30, 256, 128] 0.29 against 0.60 µs an example, [200, 256, 128] 1.82
+/// against 4.52), but LSTM [30, 256, 512] 1.09x (GRU 0.88x) and [30, 256, 3 x 128] 1.07-1.12x;
+/// eager ones 0.22-0.37x at hidden 128-256 and 0.57-0.78x at [30, 256, 512] (H200,
+/// `results/2026-11-29-h200-refill-profiles/`).
+fn ours_lead_in_groups(
+    call: &Call,
+    dims: &RnnDims,
+    (dtype, train): (DType, bool),
+    launch: Launch,
+) -> bool {
     let shape = (dims.num_layers, dims.hidden_size, call.batch);
     let grouped = call.batch > CHUNK_SAMPLES && batch_groups(shape, (dtype, train)) > 1;
-    let stack_batch = dims.num_layers == 1 || call.batch <= OURS_LEAD_GROUPED_STACK_MAX_BATCH;
-    grouped && stack_batch && (train || call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH)
+    let one_layer = dims.num_layers == 1;
+    let stack_batch = one_layer || call.batch <= OURS_LEAD_GROUPED_STACK_MAX_BATCH;
+    let wide_batch_max_hidden = match launch {
+        Launch::Graphed => OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN,
+        Launch::Eager => OURS_LEAD_IN_CHUNKS_MAX_HIDDEN,
+    };
+    let inference = call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH
+        || (one_layer && dims.hidden_size <= wide_batch_max_hidden);
+    grouped && stack_batch && (train || inference)
 }
 
 /// See [`ours_lead_in_groups`]: the largest batch of a stack measured.
@@ -352,6 +371,9 @@ const OURS_LEAD_GROUPED_STACK_MAX_BATCH: usize = 128;
 
 /// See [`ours_lead_in_groups`].
 const OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH: usize = 128;
+
+/// See [`ours_lead_in_groups`].
+const OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN: usize = 256;
 
 /// See [`ours_lead_in_chunks`]: past batch 64, ours lead one layer up to this hidden size in
 /// graphed inference and eager training, up to batch [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH`].
@@ -1524,13 +1546,15 @@ mod tests {
         // But a stack in batch groups is ours (`deep-stacks`).
         assert_eq!(infer_cudnn(lstm(3, 512), 128, DType::F16), (true, ps));
         assert_eq!(infer_cudnn(lstm(1, 1024), 128, DType::F16), (false, s));
-        assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (false, s));
+        // Past batch 128, eagerly ours up to hidden 512 (`refill-profiles`).
+        assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (true, s));
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::BF16), (true, s));
         assert!(!infer(lstm(1, 1024), 128, DType::BF16));
         // Eagerly ours infer a stack of up to 3 x 512 at batch 128 (`eager-graphed`).
         assert!(infer(lstm(3, 512), 128, DType::BF16));
         assert!(!infer(lstm(3, 1024), 128, DType::BF16));
-        assert!(!infer(lstm(1, 512), 256, DType::BF16));
+        assert!(infer(lstm(1, 512), 256, DType::BF16));
+        assert!(!infer(lstm(3, 512), 256, DType::BF16));
         // f16 LSTM inference: PersistStatic in one layer from 256 at batches 8-16, ours at 32
         // (`prologue`) and in stacks up to 512.
         assert_eq!(infer_cudnn(lstm(1, 512), 32, DType::F16), (true, ps));
@@ -1625,7 +1649,13 @@ mod tests {
         assert_eq!(both(dims(gru, 1, 256), 128, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (ps, ps));
         assert_eq!(both(dims(gru, 1, 512), 64, (bf16, false), one), (p, p));
-        assert_eq!(both(dims(gru, 1, 512), 256, (bf16, false), one), (s, s));
+        assert_eq!(both(dims(gru, 1, 512), 256, (bf16, false), one), (p, s));
+        // Past batch 128 ours infer one layer up to hidden 256, eagerly 512 (`refill-profiles`).
+        assert_eq!(both(dims(lstm, 1, 128), 256, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 256), 256, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 64), 200, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 512), 256, (bf16, false), one), (p, s));
+        assert_eq!(both(dims(lstm, 3, 128), 256, (bf16, false), one), (s, s));
         assert_eq!(both(dims(gru, 1, 1024), 128, (bf16, false), one), (s, s));
         // Training, one layer: in batch groups ours at every batch; not in groups up to batch
         // 64, eagerly also up to 128 at hidden 256.

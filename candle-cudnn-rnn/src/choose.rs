@@ -346,7 +346,7 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// hidden 64-256 (LSTM [30, 256, 128] 0.29 against 0.60 µs an example, [200, 256, 128] 1.82
 /// against 4.52), but LSTM [30, 256, 512] 1.09x (GRU 0.88x) and [30, 256, 3 x 128] 1.07-1.12x;
 /// eager ones 0.22-0.37x at hidden 128-256 and 0.57-0.78x at [30, 256, 512] (H200,
-/// `results/2026-11-29-h200-refill-profiles/`).
+/// `results/2026-11-29-h200-refill-batch256/`).
 fn ours_lead_in_groups(
     call: &Call,
     dims: &RnnDims,
@@ -1546,7 +1546,7 @@ mod tests {
         // But a stack in batch groups is ours (`deep-stacks`).
         assert_eq!(infer_cudnn(lstm(3, 512), 128, DType::F16), (true, ps));
         assert_eq!(infer_cudnn(lstm(1, 1024), 128, DType::F16), (false, s));
-        // Past batch 128, eagerly ours up to hidden 512 (`refill-profiles`).
+        // Past batch 128, eagerly ours up to hidden 512 (`refill-batch256`).
         assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (true, s));
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::BF16), (true, s));
         assert!(!infer(lstm(1, 1024), 128, DType::BF16));
@@ -1650,7 +1650,7 @@ mod tests {
         assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (ps, ps));
         assert_eq!(both(dims(gru, 1, 512), 64, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 512), 256, (bf16, false), one), (p, s));
-        // Past batch 128 ours infer one layer up to hidden 256, eagerly 512 (`refill-profiles`).
+        // Past batch 128 ours infer one layer up to hidden 256, eagerly 512 (`refill-batch256`).
         assert_eq!(both(dims(lstm, 1, 128), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 256), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 64), 200, (bf16, false), one), (p, p));

@@ -1,0 +1,437 @@
+// Whether a batch-128, hidden-1024 LSTM forward step can run in about half of cuDNN's `Standard`
+// time on fewer, busier multiprocessors: 64 blocks of 16 units (64 gate rows each) instead of the
+// library's 128 of 8, the products on the warpgroup tensor-core instruction (wgmma, sm_90a)
+// instead of mma.sync, and h_{t-1} multicast over clusters of CS blocks (fewer blocks and wider
+// multicast read less of L2 a step, which set the pace at batch 128:
+// results/2026-11-29-h200-batch128-exchange/ §1, results/2026-11-29-h200-refill-batch256/ §2).
+//
+// A block holds its 64 rows of W_hh (K = 1024) in shared memory as wgmma's B operand; h_{t-1}
+// streams through a ring of NSLOT chunk slots (KC columns of all 128 samples each) as its A
+// operand. Warpgroup g (threads 128 g ..) multiplies samples 64 g .. 64 g + 63 by the block's rows,
+// m64n64k16, whose accumulators hold every gate of 4 units for 2 samples in each thread, so the
+// cell's gate math runs on them in registers (no reduction through shared memory). A ninth warp
+// loads the chunks: after the grid barrier of the step, each block of a cluster issues a CS-th of
+// every chunk as a bulk copy multicast into the cluster's slots; a slot is refilled once every
+// warp of the cluster has multiplied it (an mbarrier per slot that each warp's lane 0 arrives at
+// in every block of the cluster).
+//
+// h_t goes to global memory in the chunks' layout (wgmma's no-swizzle core matrices: 8 samples x
+// 8 columns, 128 bytes each), two 4-byte stores per (sample, unit pair), then the grid barrier.
+// The input projection is a fixed bias per gate row (the probe times the recurrence only).
+//
+// Modes (argument 2): 0 products and gate math only (no loads, no barrier: the slots' stale
+// bytes), 1 the whole step. With CHECK_STEPS (argument 4, default 3) steps the outputs of mode 1
+// are compared with a CPU reference in f64 from the same bf16 operands (h rounded to bf16 each
+// step, as the kernel stores it). Argument 5 swaps the descriptors' two byte offsets (a check of
+// which is which, should the comparison fail).
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_probe.cu -o wgmma_probe
+//   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
+
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "check.cuh"
+
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned long long u64;
+
+#define HID 1024
+#define BATCH 128
+#define GATES 4
+#define UNITS 16                      // units a block
+#define ROWS (GATES * UNITS)          // 64 gate rows a block: wgmma's N
+#define BLOCKS (HID / UNITS)          // 64
+#ifndef KC
+#define KC 64                         // columns of h a chunk
+#endif
+#define CHUNKS (HID / KC)             // chunks a step
+#define KSTEPS_CHUNK (KC / 16)
+#ifndef NSLOT
+#define NSLOT 6
+#endif
+#define CONSUMERS 256                 // two warpgroups
+#define THREADS (CONSUMERS + 32)      // and the loading warp
+#define CHUNK_BYTES (BATCH * KC * 2)
+#define W_BYTES (ROWS * HID * 2)
+// The A operand's (h's) core matrices: LBO along K, SBO along the samples.
+#define H_LBO 128
+#define H_SBO ((KC / 8) * 128)
+// The B operand's (W's): LBO along K, SBO along the rows.
+#define W_LBO 128
+#define W_SBO ((HID / 8) * 128)
+
+// Byte offset of (sample m, column k) in a chunk of h, and of (row n, column k) in W's tile.
+__host__ __device__ inline u32 h_offset(int m, int k) {
+    return (u32)((k / 8) * H_LBO + (m / 8) * H_SBO + (m % 8) * 16 + (k % 8) * 2);
+}
+__host__ __device__ inline u32 w_offset(int n, int k) {
+    return (u32)((k / 8) * W_LBO + (n / 8) * W_SBO + (n % 8) * 16 + (k % 8) * 2);
+}
+// The gate and block-local unit of the block's row n: the accumulators' column 8 j + 2 q + e
+// holds gate j % 4 of unit (j / 4) * 8 + 2 q + e.
+__host__ __device__ inline int row_gate(int n) { return (n / 8) % 4; }
+__host__ __device__ inline int row_unit(int n) { return (n / 32) * 8 + n % 8; }
+
+__device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
+    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32);
+}
+
+__device__ __forceinline__ void mbar_init(u64* bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(u64* bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(u64* bar, u32 parity) {
+    asm volatile("{\n\t.reg .pred p;\nW_%=:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+                 "@!p bra W_%=;\n\t}" ::"r"(smem_u32(bar)), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_wait_cluster(u64* bar, u32 parity) {
+    asm volatile("{\n\t.reg .pred p;\nW_%=:\n\t"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
+                 "@!p bra W_%=;\n\t}" ::"r"(smem_u32(bar)), "r"(parity) : "memory");
+}
+// An arrival at the mbarrier at `bar`'s offset in block `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_remote(u64* bar, u32 rank) {
+    asm volatile("{\n\t.reg .b32 r;\n\tmapa.shared::cluster.u32 r, %0, %1;\n\t"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n\t}" ::"r"(smem_u32(bar)),
+                 "r"(rank) : "memory");
+}
+__device__ __forceinline__ u32 cluster_ctarank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ u32 cluster_nctarank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync_all() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void bulk_multicast(void* dst, const void* src, u32 bytes, u64* bar, unsigned short mask) {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[%0], [%1], %2, [%3], %4;" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(bar)), "h"(mask)
+        : "memory");
+}
+__device__ __forceinline__ void named_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// d (+)= A (64 x 16, descriptor a) x B (16 x 64, descriptor b); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], u64 a, u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+__device__ __forceinline__ float bf16_to_f(u16 v) { return __uint_as_float((u32)v << 16); }
+__device__ __forceinline__ u16 f_to_bf16(float f) {
+    u32 u = __float_as_uint(f);
+    return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float sigm(float x) { return 1.f / (1.f + __expf(-x)); }
+
+struct Args {
+    const unsigned char* w;   // [BLOCKS][W_BYTES]: each block's tile in its shared-memory layout
+    const float* bias;        // [BLOCKS][ROWS]
+    unsigned char* h;         // [2][CHUNKS][CHUNK_BYTES]: h_{t-1} of step t at parity t & 1
+    u32* counter;             // the grid barrier's count (0 at launch)
+    int steps, mode, swap;
+};
+
+__global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    unsigned char* w_tile = smem;
+    unsigned char* slots = smem + W_BYTES;
+    u64* full = (u64*)(slots + NSLOT * CHUNK_BYTES);
+    u64* empty = full + NSLOT;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const u32 rank = cluster_ctarank(), cs = cluster_nctarank();
+    const int blk = blockIdx.x;
+
+    // The weight tile, 16 bytes a thread at a time.
+    {
+        const uint4* src = (const uint4*)(a.w + (size_t)blk * W_BYTES);
+        uint4* dst = (uint4*)w_tile;
+        for (int i = tid; i < W_BYTES / 16; i += THREADS) dst[i] = src[i];
+    }
+    if (tid == 0) {
+        for (int s = 0; s < NSLOT; ++s) {
+            mbar_init(full + s, 1);
+            mbar_init(empty + s, 8 * cs);  // every consumer warp of the cluster
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    cluster_sync_all();
+
+    const int total = a.steps * CHUNKS;
+    if (warp == 8) {
+        // The loading warp: lane 0 issues this block's CS-th of every chunk into the cluster.
+        if (lane == 0 && a.mode == 1) {
+            const u32 piece = CHUNK_BYTES / cs;
+            const unsigned short mask = (unsigned short)((1u << cs) - 1);
+            for (int c = 0; c < total; ++c) {
+                const int t = c / CHUNKS, i = c % CHUNKS, s = c % NSLOT;
+                if (i == 0 && t > 0) {
+                    u32 v;
+                    do {
+                        asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(a.counter) : "memory");
+                    } while (v < (u32)(BLOCKS * t));
+                }
+                if (c >= NSLOT) mbar_wait_cluster(empty + s, ((c / NSLOT) + 1) & 1);
+                mbar_expect(full + s, CHUNK_BYTES);
+                const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + i) * CHUNK_BYTES + rank * piece;
+                bulk_multicast(slots + (size_t)s * CHUNK_BYTES + rank * piece, src, piece, full + s, mask);
+            }
+        }
+    } else {
+        const int g = warp / 4;           // warpgroup: samples 64 g ..
+        const int wq = warp % 4;          // its warp: rows 16 wq .. of the 64 samples
+        const int q = lane % 4, r0 = lane / 4;
+        const u32 hl = a.swap ? H_SBO : H_LBO, hs = a.swap ? H_LBO : H_SBO;
+        const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
+        const u32 w_base = smem_u32(w_tile);
+        float bias[GATES][2][2];          // [gate][unit half][e]
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) bias[j % 4][j / 4][e] = a.bias[blk * ROWS + 8 * j + 2 * q + e];
+        float c_state[2][2][2] = {};      // [sample half][unit half][e]
+        float d[32];
+        for (int t = 0; t < a.steps; ++t) {
+            for (int i = 0; i < CHUNKS; ++i) {
+                const int c = t * CHUNKS + i, s = c % NSLOT;
+                if (a.mode == 1) mbar_wait(full + s, (c / NSLOT) & 1);
+                wgmma_fence();
+                const u32 slot = smem_u32(slots + (size_t)s * CHUNK_BYTES) + g * 8 * H_SBO;
+#pragma unroll
+                for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                    const u64 da = desc(slot + kk * 2 * H_LBO, hl, hs);
+                    const u64 db = desc(w_base + (i * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                    wgmma_m64n64k16(d, da, db, (i | kk) != 0);
+                }
+                wgmma_commit();
+                // The chunk before is multiplied: its slot is free in this block for this warp.
+                wgmma_wait<1>();
+                if (a.mode == 1 && i > 0 && lane == 0) {
+                    const int sp = (c - 1) % NSLOT;
+                    for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + sp, rk);
+                }
+            }
+            wgmma_wait<0>();
+            if (a.mode == 1 && lane == 0) {
+                const int sp = (t * CHUNKS + CHUNKS - 1) % NSLOT;
+                for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + sp, rk);
+            }
+            // Gate math: accumulator 4 j + 2 h + e is (sample 64 g + 16 wq + r0 + 8 h, column
+            // 8 j + 2 q + e): gate j % 4 of unit (j / 4) * 8 + 2 q + e.
+            unsigned char* out = a.h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                const int m = 64 * g + 16 * wq + r0 + 8 * hh;
+#pragma unroll
+                for (int uh = 0; uh < 2; ++uh) {
+                    u16 hv[2];
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        float pre[GATES];
+#pragma unroll
+                        for (int gt = 0; gt < GATES; ++gt) pre[gt] = d[4 * (4 * uh + gt) + 2 * hh + e] + bias[gt][uh][e];
+                        const float ig = sigm(pre[0]), fg = sigm(pre[1]), gg = tanhf(pre[2]), og = sigm(pre[3]);
+                        float& cc = c_state[hh][uh][e];
+                        cc = fg * cc + ig * gg;
+                        hv[e] = f_to_bf16(og * tanhf(cc));
+                    }
+                    // Units 16 blk + 8 uh + 2 q, + 1: one 4-byte store.
+                    const int k = UNITS * blk + 8 * uh + 2 * q;
+                    *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
+                }
+            }
+            if (a.mode == 1) {
+                named_sync(1, CONSUMERS);
+                if (tid == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
+            }
+        }
+    }
+    // No block leaves while others of its cluster may still arrive at its barriers.
+    __syncthreads();
+    cluster_sync_all();
+}
+
+static u64 rng = 0x9e3779b97f4a7c15ull;
+static float uniform(float lo, float hi) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)((rng >> 40) & 0xffffff) / 16777216.f;
+}
+static u16 to_bits(float v) {
+    u32 u;
+    memcpy(&u, &v, 4);
+    return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float from_bits(u16 v) {
+    u32 u = (u32)v << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+int main(int argc, char** argv) {
+    const int steps = argc > 1 ? atoi(argv[1]) : 300;
+    const int mode = argc > 2 ? atoi(argv[2]) : 1;
+    const int cs = argc > 3 ? atoi(argv[3]) : 2;
+    const int check_steps = argc > 4 ? atoi(argv[4]) : 3;
+    const int swap = argc > 5 ? atoi(argv[5]) : 0;
+    if (cs != 1 && cs != 2 && cs != 4) {
+        fprintf(stderr, "cluster size 1, 2 or 4, not %d\n", cs);
+        return 2;
+    }
+    // Operands: W_hh [4 H, H] (gate-major rows, as PyTorch's), a bias per row, h_0, all bf16
+    // values (the bias f32).
+    const float scale = 1.f / sqrtf((float)HID);
+    std::vector<u16> w((size_t)GATES * HID * HID), h0((size_t)BATCH * HID);
+    std::vector<float> bias((size_t)GATES * HID);
+    for (auto& v : w) v = to_bits(uniform(-scale, scale));
+    for (auto& v : bias) v = uniform(-0.2f, 0.2f);
+    for (auto& v : h0) v = to_bits(uniform(-0.8f, 0.8f));
+    // Each block's tile and bias in the kernel's order.
+    std::vector<unsigned char> tiles((size_t)BLOCKS * W_BYTES);
+    std::vector<float> bias_blk((size_t)BLOCKS * ROWS);
+    for (int b = 0; b < BLOCKS; ++b)
+        for (int n = 0; n < ROWS; ++n) {
+            const size_t row = (size_t)row_gate(n) * HID + UNITS * b + row_unit(n);
+            bias_blk[(size_t)b * ROWS + n] = bias[row];
+            for (int k = 0; k < HID; ++k)
+                memcpy(&tiles[(size_t)b * W_BYTES + w_offset(n, k)], &w[row * HID + k], 2);
+        }
+    std::vector<unsigned char> hbuf((size_t)2 * CHUNKS * CHUNK_BYTES, 0);
+    for (int m = 0; m < BATCH; ++m)
+        for (int k = 0; k < HID; ++k)
+            memcpy(&hbuf[(size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)], &h0[(size_t)m * HID + k], 2);
+
+    unsigned char *d_w, *d_h;
+    float* d_bias;
+    u32* d_counter;
+    CHECK(cudaMalloc(&d_w, tiles.size()));
+    CHECK(cudaMalloc(&d_h, hbuf.size()));
+    CHECK(cudaMalloc(&d_bias, bias_blk.size() * 4));
+    CHECK(cudaMalloc(&d_counter, 4));
+    CHECK(cudaMemcpy(d_w, tiles.data(), tiles.size(), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_bias, bias_blk.data(), bias_blk.size() * 4, cudaMemcpyHostToDevice));
+    const size_t smem = (size_t)W_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8;
+    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(BLOCKS);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cs;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    CHECK(cudaOccupancyMaxActiveClusters(&clusters, probe, &cfg));
+    printf("HID=%d BATCH=%d UNITS=%d blocks=%d KC=%d NSLOT=%d cluster=%d (resident clusters %d) smem=%zu mode=%d swap=%d\n",
+           HID, BATCH, UNITS, BLOCKS, KC, NSLOT, cs, clusters, smem, mode, swap);
+    if (clusters * cs < BLOCKS) {
+        fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
+        return 1;
+    }
+    auto run = [&](int n) -> float {
+        CHECK(cudaMemcpy(d_h, hbuf.data(), hbuf.size(), cudaMemcpyHostToDevice));
+        CHECK(cudaMemset(d_counter, 0, 4));
+        Args args{d_w, d_bias, d_h, d_counter, n, mode, swap};
+        cudaEvent_t e0, e1;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        CHECK(cudaEventRecord(e0));
+        CHECK(cudaLaunchKernelEx(&cfg, probe, args));
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        CHECK(cudaGetLastError());
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        return ms;
+    };
+    if (mode == 1 && check_steps > 0) {
+        run(check_steps);
+        std::vector<unsigned char> got(hbuf.size());
+        CHECK(cudaMemcpy(got.data(), d_h, got.size(), cudaMemcpyDeviceToHost));
+        // The reference: the same steps in f64 from the bf16 operands, h rounded to bf16.
+        std::vector<double> wd(w.size()), hd((size_t)BATCH * HID), cd((size_t)BATCH * HID, 0.0);
+        for (size_t i = 0; i < w.size(); ++i) wd[i] = from_bits(w[i]);
+        for (size_t i = 0; i < hd.size(); ++i) hd[i] = from_bits(h0[i]);
+        std::vector<double> pre((size_t)GATES * HID), hn(hd.size());
+        auto sg = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+        for (int t = 0; t < check_steps; ++t) {
+            for (int m = 0; m < BATCH; ++m) {
+                const double* hm = &hd[(size_t)m * HID];
+                for (int r = 0; r < GATES * HID; ++r) {
+                    const double* wr = &wd[(size_t)r * HID];
+                    double s = bias[r];
+                    for (int k = 0; k < HID; ++k) s += wr[k] * hm[k];
+                    pre[r] = s;
+                }
+                for (int u = 0; u < HID; ++u) {
+                    double& c = cd[(size_t)m * HID + u];
+                    c = sg(pre[HID + u]) * c + sg(pre[u]) * std::tanh(pre[2 * HID + u]);
+                    hn[(size_t)m * HID + u] = from_bits(to_bits((float)(sg(pre[3 * HID + u]) * std::tanh(c))));
+                }
+            }
+            hd.swap(hn);
+        }
+        const unsigned char* last = got.data() + (size_t)(check_steps & 1) * CHUNKS * CHUNK_BYTES;
+        double worst = 0, mean = 0;
+        int off = 0;
+        for (int m = 0; m < BATCH; ++m)
+            for (int k = 0; k < HID; ++k) {
+                u16 v;
+                memcpy(&v, last + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC), 2);
+                const double diff = std::fabs(from_bits(v) - hd[(size_t)m * HID + k]);
+                worst = std::max(worst, diff);
+                mean += diff;
+                off += diff > 1.5e-2;
+            }
+        printf("check after %d steps: max |diff| %.3e, mean %.3e, %d of %d past 1.5e-2 -> %s\n", check_steps, worst,
+               mean / (BATCH * HID), off, BATCH * HID, worst < 3e-2 ? "ok" : "MISMATCH");
+    }
+    std::vector<float> times;
+    for (int rep = 0; rep < 6; ++rep) times.push_back(run(steps));
+    std::sort(times.begin() + 1, times.end());
+    printf("mode %d cluster %d: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", mode, cs,
+           1e6 * times[3] / steps, steps, 1e6 * times[1] / steps, 1e6 * times.back() / steps);
+    return 0;
+}

@@ -16,14 +16,15 @@
 // in every block of the cluster).
 //
 // h_t goes to global memory in the chunks' layout (wgmma's no-swizzle core matrices: 8 samples x
-// 8 columns, 128 bytes each), two 4-byte stores per (sample, unit pair), then the grid barrier.
+// 8 columns, 128 bytes each), a 4-byte store a (sample, pair of units), then the grid barrier.
 // The input projection is a fixed bias per gate row (the probe times the recurrence only).
 //
 // Modes (argument 2): 0 products and gate math only (no loads, no barrier: the slots' stale
-// bytes), 1 the whole step. With CHECK_STEPS (argument 4, default 3) steps the outputs of mode 1
-// are compared with a CPU reference in f64 from the same bf16 operands (h rounded to bf16 each
-// step, as the kernel stores it). Argument 5 swaps the descriptors' two byte offsets (a check of
-// which is which, should the comparison fail).
+// bytes), 1 the whole step, 2 the exchange only (1 without the products and the gate math: the
+// loads, the slots' release, h_t's stores and the barrier). With CHECK_STEPS (argument 4,
+// default 3) steps, mode 1's outputs are compared with a CPU reference in f64 from the same bf16
+// operands (h rounded to bf16 each step, as the kernel stores it). Argument 5 swaps the
+// descriptors' two byte offsets (a check of which is which, should the comparison fail).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_probe.cu -o wgmma_probe
 //   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
@@ -36,14 +37,13 @@
 #include <cstring>
 #include <vector>
 
-#include "check.cuh"
-
-typedef unsigned int u32;
-typedef unsigned short u16;
-typedef unsigned long long u64;
-
 #define HID 1024
 #define BATCH 128
+#define ELEM_BF16 1
+#include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#include "check.cuh"
+
 #define GATES 4
 #define UNITS 16                      // units a block
 #define ROWS (GATES * UNITS)          // 64 gate rows a block: wgmma's N
@@ -79,54 +79,25 @@ __host__ __device__ inline u32 w_offset(int n, int k) {
 __host__ __device__ inline int row_gate(int n) { return (n / 8) % 4; }
 __host__ __device__ inline int row_unit(int n) { return (n / 32) * 8 + n % 8; }
 
-__device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
-
+// A shared-memory matrix descriptor (no swizzle): the start address and the two byte offsets.
 __device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
     return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32);
 }
 
-__device__ __forceinline__ void mbar_init(u64* bar, u32 count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+// An mbarrier of `count` arrivals (common.cuh's mbar_init takes one).
+__device__ __forceinline__ void mbar_init_count(u64* bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
-__device__ __forceinline__ void mbar_expect(u64* bar, u32 bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_wait(u64* bar, u32 parity) {
-    asm volatile("{\n\t.reg .pred p;\nW_%=:\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-                 "@!p bra W_%=;\n\t}" ::"r"(smem_u32(bar)), "r"(parity) : "memory");
-}
-__device__ __forceinline__ void mbar_wait_cluster(u64* bar, u32 parity) {
-    asm volatile("{\n\t.reg .pred p;\nW_%=:\n\t"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
-                 "@!p bra W_%=;\n\t}" ::"r"(smem_u32(bar)), "r"(parity) : "memory");
-}
-// An arrival at the mbarrier at `bar`'s offset in block `rank` of the cluster.
+// An arrival, with release at the cluster's scope, at the mbarrier at `bar`'s offset in block
+// `rank` of the cluster.
 __device__ __forceinline__ void mbar_arrive_remote(u64* bar, u32 rank) {
-    asm volatile("{\n\t.reg .b32 r;\n\tmapa.shared::cluster.u32 r, %0, %1;\n\t"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n\t}" ::"r"(smem_u32(bar)),
-                 "r"(rank) : "memory");
-}
-__device__ __forceinline__ u32 cluster_ctarank() {
-    u32 r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_address(bar, rank))
+                 : "memory");
 }
 __device__ __forceinline__ u32 cluster_nctarank() {
     u32 r;
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
     return r;
-}
-__device__ __forceinline__ void cluster_sync_all() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void bulk_multicast(void* dst, const void* src, u32 bytes, u64* bar, unsigned short mask) {
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-        "[%0], [%1], %2, [%3], %4;" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(bar)), "h"(mask)
-        : "memory");
 }
 __device__ __forceinline__ void named_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
@@ -154,13 +125,6 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], u64 a, u64 b, in
         : "l"(a), "l"(b), "r"(scale_d));
 }
 
-__device__ __forceinline__ float bf16_to_f(u16 v) { return __uint_as_float((u32)v << 16); }
-__device__ __forceinline__ u16 f_to_bf16(float f) {
-    u32 u = __float_as_uint(f);
-    return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ float sigm(float x) { return 1.f / (1.f + __expf(-x)); }
-
 struct Args {
     const unsigned char* w;   // [BLOCKS][W_BYTES]: each block's tile in its shared-memory layout
     const float* bias;        // [BLOCKS][ROWS]
@@ -176,7 +140,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     u64* full = (u64*)(slots + NSLOT * CHUNK_BYTES);
     u64* empty = full + NSLOT;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const u32 rank = cluster_ctarank(), cs = cluster_nctarank();
+    const u32 rank = ctarank(), cs = cluster_nctarank();
     const int blk = blockIdx.x;
 
     // The weight tile, 16 bytes a thread at a time.
@@ -187,19 +151,19 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     }
     if (tid == 0) {
         for (int s = 0; s < NSLOT; ++s) {
-            mbar_init(full + s, 1);
-            mbar_init(empty + s, 8 * cs);  // every consumer warp of the cluster
+            mbar_init_count(full + s, 1);
+            mbar_init_count(empty + s, 8 * cs);  // every consumer warp of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    cluster_sync_all();
+    cluster_barrier();
 
     const int total = a.steps * CHUNKS;
     if (warp == 8) {
         // The loading warp: lane 0 issues this block's CS-th of every chunk into the cluster.
-        if (lane == 0 && a.mode == 1) {
+        if (lane == 0 && a.mode != 0) {
             const u32 piece = CHUNK_BYTES / cs;
             const unsigned short mask = (unsigned short)((1u << cs) - 1);
             for (int c = 0; c < total; ++c) {
@@ -210,7 +174,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                         asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(a.counter) : "memory");
                     } while (v < (u32)(BLOCKS * t));
                 }
-                if (c >= NSLOT) mbar_wait_cluster(empty + s, ((c / NSLOT) + 1) & 1);
+                if (c >= NSLOT) mbar_wait<true>(empty + s, ((c / NSLOT) + 1) & 1);
                 mbar_expect(full + s, CHUNK_BYTES);
                 const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + i) * CHUNK_BYTES + rank * piece;
                 bulk_multicast(slots + (size_t)s * CHUNK_BYTES + rank * piece, src, piece, full + s, mask);
@@ -222,7 +186,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         const int q = lane % 4, r0 = lane / 4;
         const u32 hl = a.swap ? H_SBO : H_LBO, hs = a.swap ? H_LBO : H_SBO;
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
-        const u32 w_base = smem_u32(w_tile);
+        const u32 w_base = smem_addr(w_tile);
         float bias[GATES][2][2];          // [gate][unit half][e]
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -233,9 +197,15 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         for (int t = 0; t < a.steps; ++t) {
             for (int i = 0; i < CHUNKS; ++i) {
                 const int c = t * CHUNKS + i, s = c % NSLOT;
-                if (a.mode == 1) mbar_wait(full + s, (c / NSLOT) & 1);
+                const bool loads = a.mode != 0, products = a.mode != 2;
+                if (loads) mbar_wait(full + s, (c / NSLOT) & 1);
+                if (!products) {
+                    if (lane == 0)
+                        for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + s, rk);
+                    continue;
+                }
                 wgmma_fence();
-                const u32 slot = smem_u32(slots + (size_t)s * CHUNK_BYTES) + g * 8 * H_SBO;
+                const u32 slot = smem_addr(slots + (size_t)s * CHUNK_BYTES) + g * 8 * H_SBO;
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
                     const u64 da = desc(slot + kk * 2 * H_LBO, hl, hs);
@@ -245,7 +215,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 wgmma_commit();
                 // The chunk before is multiplied: its slot is free in this block for this warp.
                 wgmma_wait<1>();
-                if (a.mode == 1 && i > 0 && lane == 0) {
+                if (loads && i > 0 && lane == 0) {
                     const int sp = (c - 1) % NSLOT;
                     for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + sp, rk);
                 }
@@ -268,18 +238,19 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     for (int e = 0; e < 2; ++e) {
                         float pre[GATES];
 #pragma unroll
-                        for (int gt = 0; gt < GATES; ++gt) pre[gt] = d[4 * (4 * uh + gt) + 2 * hh + e] + bias[gt][uh][e];
-                        const float ig = sigm(pre[0]), fg = sigm(pre[1]), gg = tanhf(pre[2]), og = sigm(pre[3]);
+                        for (int gt = 0; gt < GATES; ++gt)
+                            pre[gt] = (a.mode == 2 ? 0.f : d[4 * (4 * uh + gt) + 2 * hh + e]) + bias[gt][uh][e];
+                        const float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = gate_tanh(pre[2]), og = sigmoid(pre[3]);
                         float& cc = c_state[hh][uh][e];
                         cc = fg * cc + ig * gg;
-                        hv[e] = f_to_bf16(og * tanhf(cc));
+                        hv[e] = from_f(og * gate_tanh(cc));
                     }
                     // Units 16 blk + 8 uh + 2 q, + 1: one 4-byte store.
                     const int k = UNITS * blk + 8 * uh + 2 * q;
                     *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
                 }
             }
-            if (a.mode == 1) {
+            if (a.mode != 0) {
                 named_sync(1, CONSUMERS);
                 if (tid == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
             }
@@ -287,7 +258,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     }
     // No block leaves while others of its cluster may still arrive at its barriers.
     __syncthreads();
-    cluster_sync_all();
+    cluster_barrier();
 }
 
 static u64 rng = 0x9e3779b97f4a7c15ull;

@@ -55,25 +55,10 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 
 #include "check.cuh"
 
-static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
-static float uniform(float lo, float hi) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + (hi - lo) * (float)((rng_state >> 40) & 0xffffff) / 16777216.f;
-}
 #if !ELEM_BF16
 #error "the harness builds bf16 kernels only (ELEM_BF16=1)"
 #endif
-static u16 to_bits(float v) {
-    u32 u;
-    memcpy(&u, &v, 4);
-    return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-static float to_f_host(u16 v) {
-    u32 u = (u32)v << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+#include "host.cuh"
 
 template <class T>
 static T* upload(const std::vector<T>& v) {
@@ -255,7 +240,7 @@ int main(int argc, char** argv) {
     std::vector<u16> host(out_elems);
     CHECK(cudaMemcpy(host.data(), out, out_elems * 2, cudaMemcpyDeviceToHost));
     double sum = 0;
-    for (u16 v : host) sum += fabs(to_f_host(v));
+    for (u16 v : host) sum += fabs(from_bits(v));
     printf("output mean |x| %.6e\n", sum / out_elems);
     if (out_file) {
         FILE* f = fopen(out_file, "wb");
@@ -273,7 +258,7 @@ int main(int argc, char** argv) {
             double worst = 0, scale_ref = 0;
             size_t differ = 0;
             for (size_t i = 0; i < ref.size(); ++i) {
-                double a = to_f_host(host[i]), b = to_f_host(ref[i]);
+                double a = from_bits(host[i]), b = from_bits(ref[i]);
                 worst = std::max(worst, fabs(a - b));
                 scale_ref = std::max(scale_ref, fabs(b));
                 differ += host[i] != ref[i];

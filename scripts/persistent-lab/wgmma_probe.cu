@@ -43,6 +43,7 @@
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
 #include "check.cuh"
+#include "host.cuh"
 
 #define GATES 4
 #define UNITS 16                      // units a block
@@ -259,23 +260,6 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     // No block leaves while others of its cluster may still arrive at its barriers.
     __syncthreads();
     cluster_barrier();
-}
-
-static u64 rng = 0x9e3779b97f4a7c15ull;
-static float uniform(float lo, float hi) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + (hi - lo) * (float)((rng >> 40) & 0xffffff) / 16777216.f;
-}
-static u16 to_bits(float v) {
-    u32 u;
-    memcpy(&u, &v, 4);
-    return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-static float from_bits(u16 v) {
-    u32 u = (u32)v << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 int main(int argc, char** argv) {

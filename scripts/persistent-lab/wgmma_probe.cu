@@ -9,7 +9,9 @@
 // streams through a ring of NSLOT chunk slots (KC columns of all 128 samples each) as its A
 // operand. Warpgroup g (threads 128 g ..) multiplies samples 64 g .. 64 g + 63 by the block's rows,
 // m64n64k16, whose accumulators hold every gate of 4 units for 2 samples in each thread, so the
-// cell's gate math runs on them in registers (no reduction through shared memory). A ninth warp
+// cell's gate math runs on them in registers (no reduction through shared memory). -DUNITS=8
+// takes the library's 128 blocks of 8 units instead (m64n32k16, 2 units a thread): wgmma's
+// products with the library's count of blocks. A ninth warp
 // loads the chunks: after the grid barrier of the step, each block of a cluster issues a CS-th of
 // every chunk as a bulk copy multicast into the cluster's slots; a slot is refilled once every
 // warp of the cluster has multiplied it (an mbarrier per slot that each warp's lane 0 arrives at
@@ -26,7 +28,8 @@
 // operands (h rounded to bf16 each step, as the kernel stores it). Argument 5 swaps the
 // descriptors' two byte offsets (a check of which is which, should the comparison fail).
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_probe.cu -o wgmma_probe
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DUNITS=8] [-DKC=128 -DNSLOT=3]
+//     wgmma_probe.cu -o wgmma_probe
 //   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
 
 #include <cuda_runtime.h>
@@ -46,9 +49,15 @@
 #include "host.cuh"
 
 #define GATES 4
-#define UNITS 16                      // units a block
-#define ROWS (GATES * UNITS)          // 64 gate rows a block: wgmma's N
-#define BLOCKS (HID / UNITS)          // 64
+#ifndef UNITS
+#define UNITS 16                      // units a block: 16 (64 blocks) or 8 (128, the library's)
+#endif
+#if UNITS != 16 && UNITS != 8
+#error "UNITS 16 or 8"
+#endif
+#define ROWS (GATES * UNITS)          // gate rows a block: wgmma's N
+#define UH (UNITS / 8)                // the accumulators' unit halves (see row_unit)
+#define BLOCKS (HID / UNITS)
 #ifndef KC
 #define KC 64                         // columns of h a chunk
 #endif
@@ -111,8 +120,18 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-// d (+)= A (64 x 16, descriptor a) x B (16 x 64, descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], u64 a, u64 b, int scale_d) {
+// d (+)= A (64 x 16, descriptor a) x B (16 x ROWS, descriptor b); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_rows(float (&d)[32], u64 a, u64 b, int scale_d) {
+#if UNITS == 8
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(scale_d));
+#else
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
@@ -124,6 +143,7 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], u64 a, u64 b, in
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
         : "l"(a), "l"(b), "r"(scale_d));
+#endif
 }
 
 struct Args {
@@ -188,12 +208,12 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         const u32 hl = a.swap ? H_SBO : H_LBO, hs = a.swap ? H_LBO : H_SBO;
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
         const u32 w_base = smem_addr(w_tile);
-        float bias[GATES][2][2];          // [gate][unit half][e]
+        float bias[GATES][UH][2];         // [gate][unit half][e]
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < 4 * UH; ++j)
 #pragma unroll
             for (int e = 0; e < 2; ++e) bias[j % 4][j / 4][e] = a.bias[blk * ROWS + 8 * j + 2 * q + e];
-        float c_state[2][2][2] = {};      // [sample half][unit half][e]
+        float c_state[2][UH][2] = {};     // [sample half][unit half][e]
         float d[32];
         for (int t = 0; t < a.steps; ++t) {
             for (int i = 0; i < CHUNKS; ++i) {
@@ -211,7 +231,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
                     const u64 da = desc(slot + kk * 2 * H_LBO, hl, hs);
                     const u64 db = desc(w_base + (i * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
-                    wgmma_m64n64k16(d, da, db, (i | kk) != 0);
+                    wgmma_rows(d, da, db, (i | kk) != 0);
                 }
                 wgmma_commit();
                 // The chunk before is multiplied: its slot is free in this block for this warp.
@@ -233,7 +253,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             for (int hh = 0; hh < 2; ++hh) {
                 const int m = 64 * g + 16 * wq + r0 + 8 * hh;
 #pragma unroll
-                for (int uh = 0; uh < 2; ++uh) {
+                for (int uh = 0; uh < UH; ++uh) {
                     u16 hv[2];
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {

@@ -28,8 +28,15 @@
 // operands (h rounded to bf16 each step, as the kernel stores it). Argument 5 swaps the
 // descriptors' two byte offsets (a check of which is which, should the comparison fail).
 //
+// -DWREG=1 keeps the weights in registers instead, as wgmma's A operand (mma.sync's fragments,
+// 128 registers a thread), h as its B (m64n128k16, all 128 samples), each warpgroup half of K
+// (its own ring of NSLOT / 2 slots), the halves summed through shared memory before the gate
+// math: half the shared-memory reads of the products, two passes over 32 KB of sums. Its
+// consumers take 232 registers by setmaxnreg from a loading warpgroup of 40 (ptxas reports the
+// launch's cap of 168, and spills of 32-164 bytes).
+//
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DUNITS=8] [-DKC=128 -DNSLOT=3]
-//     wgmma_probe.cu -o wgmma_probe
+//     [-DWREG=1 -DNSLOT=8] wgmma_probe.cu -o wgmma_probe
 //   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
 
 #include <cuda_runtime.h>
@@ -58,6 +65,12 @@
 #define ROWS (GATES * UNITS)          // gate rows a block: wgmma's N
 #define UH (UNITS / 8)                // the accumulators' unit halves (see row_unit)
 #define BLOCKS (HID / UNITS)
+#ifndef WREG
+#define WREG 0
+#endif
+#if WREG && UNITS != 16
+#error "WREG takes 16 units a block (wgmma's M of 64 rows)"
+#endif
 #ifndef KC
 #define KC 64                         // columns of h a chunk
 #endif
@@ -67,9 +80,23 @@
 #define NSLOT 6
 #endif
 #define CONSUMERS 256                 // two warpgroups
-#define THREADS (CONSUMERS + 32)      // and the loading warp
+// And the loading warp; with WREG a warpgroup of its own, whose registers setmaxnreg gives to
+// the consumers' weights (288 threads would cap every thread at 168).
+#if WREG
+#define THREADS (CONSUMERS + 128)
+#else
+#define THREADS (CONSUMERS + 32)
+#endif
 #define CHUNK_BYTES (BATCH * KC * 2)
+#if WREG
+#define W_BYTES 0                     // the weights are in registers
+#define RP (BATCH + 4)                // a row of the reduction's f32 sums (floats)
+#define RED_BYTES (ROWS * RP * 4)
+#define KSTEPS_HALF (HID / 32)        // k-steps of a warpgroup's half of K
+#else
 #define W_BYTES (ROWS * HID * 2)
+#define RED_BYTES 0
+#endif
 // The A operand's (h's) core matrices: LBO along K, SBO along the samples.
 #define H_LBO 128
 #define H_SBO ((KC / 8) * 128)
@@ -146,34 +173,86 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[32], u64 a, u64 b, int sca
 #endif
 }
 
+#if WREG
+// d (+)= A (64 x 16, registers a: mma.sync's A fragment in each warp's 16 rows) x B (16 x 128,
+// descriptor b); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_areg_n128(float (&d)[64], const u32 (&a)[4], u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %69, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+#endif
+
+// Where chunk `i` of step t's issue order goes: its columns (K chunk `kc`), its slot, and which
+// fill of that slot it is. Without WREG every warp multiplies every chunk, in K's order, through
+// one ring of NSLOT slots; with WREG warpgroup g multiplies only its half of K, chunks in turn
+// with the other's (i = 2 ii + g), through a ring of its own of NSLOT / 2 slots.
+struct Fill {
+    int kc, slot;
+    u32 number;
+};
+__device__ __forceinline__ Fill fill_of(int t, int i) {
+#if WREG
+    constexpr int RING = NSLOT / 2, HALF = CHUNKS / 2;
+    const int g = i % 2, ii = i / 2, seq = t * HALF + ii;
+    return Fill{g * HALF + ii, g * RING + seq % RING, (u32)(seq / RING)};
+#else
+    const int seq = t * CHUNKS + i;
+    return Fill{i, seq % NSLOT, (u32)(seq / NSLOT)};
+#endif
+}
+
 struct Args {
     const unsigned char* w;   // [BLOCKS][W_BYTES]: each block's tile in its shared-memory layout
     const float* bias;        // [BLOCKS][ROWS]
     unsigned char* h;         // [2][CHUNKS][CHUNK_BYTES]: h_{t-1} of step t at parity t & 1
     u32* counter;             // the grid barrier's count (0 at launch)
-    int steps, mode, swap;
+    int steps, swap;
 };
 
+template <int MODE>
 __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    unsigned char* w_tile = smem;
-    unsigned char* slots = smem + W_BYTES;
+#if WREG
+    float* red = (float*)smem;        // the two halves of K's sums
+#else
+    unsigned char* w_tile = smem;     // the weights, wgmma's B
+#endif
+    unsigned char* slots = smem + W_BYTES + RED_BYTES;
     u64* full = (u64*)(slots + NSLOT * CHUNK_BYTES);
     u64* empty = full + NSLOT;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const u32 rank = ctarank(), cs = cluster_nctarank();
     const int blk = blockIdx.x;
+    // The consumer warps of the cluster that multiply each slot's bytes.
+    constexpr u32 readers = WREG ? 4 : 8;
 
+#if !WREG
     // The weight tile, 16 bytes a thread at a time.
     {
         const uint4* src = (const uint4*)(a.w + (size_t)blk * W_BYTES);
         uint4* dst = (uint4*)w_tile;
         for (int i = tid; i < W_BYTES / 16; i += THREADS) dst[i] = src[i];
     }
+#endif
     if (tid == 0) {
         for (int s = 0; s < NSLOT; ++s) {
             mbar_init_count(full + s, 1);
-            mbar_init_count(empty + s, 8 * cs);  // every consumer warp of the cluster
+            mbar_init_count(empty + s, readers * cs);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -181,31 +260,136 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     __syncthreads();
     cluster_barrier();
 
-    const int total = a.steps * CHUNKS;
-    if (warp == 8) {
+    constexpr bool loads = MODE != 0, products = MODE != 2;
+    if (warp >= 8) {
+#if WREG
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+#endif
         // The loading warp: lane 0 issues this block's CS-th of every chunk into the cluster.
-        if (lane == 0 && a.mode != 0) {
+        if (warp == 8 && lane == 0 && loads) {
             const u32 piece = CHUNK_BYTES / cs;
             const unsigned short mask = (unsigned short)((1u << cs) - 1);
-            for (int c = 0; c < total; ++c) {
-                const int t = c / CHUNKS, i = c % CHUNKS, s = c % NSLOT;
-                if (i == 0 && t > 0) {
-                    u32 v;
-                    do {
-                        asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(a.counter) : "memory");
-                    } while (v < (u32)(BLOCKS * t));
+            for (int t = 0; t < a.steps; ++t)
+                for (int i = 0; i < CHUNKS; ++i) {
+                    if (i == 0 && t > 0) {
+                        u32 v;
+                        do {
+                            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(a.counter) : "memory");
+                        } while (v < (u32)(BLOCKS * t));
+                    }
+                    const Fill f = fill_of(t, i);
+                    if (f.number > 0) mbar_wait<true>(empty + f.slot, (f.number + 1) & 1);
+                    mbar_expect(full + f.slot, CHUNK_BYTES);
+                    const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES + rank * piece;
+                    bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES + rank * piece, src, piece, full + f.slot, mask);
                 }
-                if (c >= NSLOT) mbar_wait<true>(empty + s, ((c / NSLOT) + 1) & 1);
-                mbar_expect(full + s, CHUNK_BYTES);
-                const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + i) * CHUNK_BYTES + rank * piece;
-                bulk_multicast(slots + (size_t)s * CHUNK_BYTES + rank * piece, src, piece, full + s, mask);
-            }
         }
     } else {
-        const int g = warp / 4;           // warpgroup: samples 64 g ..
-        const int wq = warp % 4;          // its warp: rows 16 wq .. of the 64 samples
+#if WREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#endif
+        const int g = warp / 4;           // warpgroup
+        const int wq = warp % 4;          // its warp
         const int q = lane % 4, r0 = lane / 4;
         const u32 hl = a.swap ? H_SBO : H_LBO, hs = a.swap ? H_LBO : H_SBO;
+        // This warp is done with fill f's slot: an arrival at that slot's mbarrier in every block.
+        auto release = [&](const Fill& f) {
+            if (loads && lane == 0)
+                for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + f.slot, rk);
+        };
+#if WREG
+        // Warpgroup g: rows 16 wq + r0 (+ 8) of its half of K, mma.sync's A fragments; the
+        // accumulators' row 16 wq + r0 + 8 h, column (sample) 8 j + 2 q + e in d[4 j + 2 h + e].
+        u32 wa[KSTEPS_HALF][4];
+        {
+            const u16* wr = (const u16*)a.w + (size_t)blk * ROWS * HID;
+#pragma unroll
+            for (int j = 0; j < KSTEPS_HALF; ++j) {
+                const int k = (HID / 2) * g + 16 * j + 2 * q;
+#pragma unroll
+                for (int x = 0; x < 4; ++x) {
+                    const int row = 16 * wq + r0 + 8 * (x & 1), col = k + 8 * (x >> 1);
+                    wa[j][x] = *(const u32*)(wr + (size_t)row * HID + col);
+                }
+            }
+        }
+        // Gate math: thread tid the unit pair tid % 8 of samples tid / 8 + 32 p.
+        const int up = tid % 8;
+        float bias[GATES][2], c_state[BATCH / 32][2] = {};
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) bias[gt][e] = a.bias[blk * ROWS + UNITS * gt + 2 * up + e];
+        float d[64];
+        for (int t = 0; t < a.steps; ++t) {
+#pragma unroll
+            for (int ii = 0; ii < CHUNKS / 2; ++ii) {
+                const Fill f = fill_of(t, 2 * ii + g);
+                if (loads) mbar_wait(full + f.slot, f.number & 1);
+                if (!products) {
+                    release(f);
+                    continue;
+                }
+                wgmma_fence();
+                const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
+#pragma unroll
+                for (int kk = 0; kk < KSTEPS_CHUNK; ++kk)
+                    wgmma_areg_n128(d, wa[ii * KSTEPS_CHUNK + kk], desc(slot + kk * 2 * H_LBO, hl, hs), (ii | kk) != 0);
+                wgmma_commit();
+                wgmma_wait<1>();
+                if (ii > 0) release(fill_of(t, 2 * ii - 2 + g));
+            }
+            if (products) {
+                wgmma_wait<0>();
+                release(fill_of(t, CHUNKS - 2 + g));
+            }
+            // The two halves of K summed through shared memory, then the gate math from there.
+            if (products && g == 1)
+#pragma unroll
+                for (int j = 0; j < 16; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        *(float2*)(red + (16 * wq + r0 + 8 * h) * RP + 8 * j + 2 * q) =
+                            make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            named_sync(2, CONSUMERS);
+            if (products && g == 0)
+#pragma unroll
+                for (int j = 0; j < 16; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        float2* at = (float2*)(red + (16 * wq + r0 + 8 * h) * RP + 8 * j + 2 * q);
+                        const float2 o = *at;
+                        *at = make_float2(o.x + d[4 * j + 2 * h], o.y + d[4 * j + 2 * h + 1]);
+                    }
+            named_sync(2, CONSUMERS);
+            unsigned char* out = a.h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
+#pragma unroll
+            for (int p = 0; p < BATCH / 32; ++p) {
+                const int m = tid / 8 + 32 * p;
+                u16 hv[2];
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    float pre[GATES];
+#pragma unroll
+                    for (int gt = 0; gt < GATES; ++gt)
+                        pre[gt] = (products ? red[(UNITS * gt + 2 * up + e) * RP + m] : 0.f) + bias[gt][e];
+                    const float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = gate_tanh(pre[2]), og = sigmoid(pre[3]);
+                    float& cc = c_state[p][e];
+                    cc = fg * cc + ig * gg;
+                    hv[e] = from_f(og * gate_tanh(cc));
+                }
+                const int k = UNITS * blk + 2 * up;
+                *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
+            }
+            // Every thread has read the sums before the next step's overwrite them.
+            named_sync(1, CONSUMERS);
+            if (loads && tid == 0)
+                asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
+        }
+#else
+        // Warpgroup g: samples 64 g .. 64 g + 63 of every chunk; the accumulators' row (sample)
+        // 64 g + 16 wq + r0 + 8 h, column 8 j + 2 q + e in d[4 j + 2 h + e]: gate j % 4 of unit
+        // (j / 4) * 8 + 2 q + e.
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
         const u32 w_base = smem_addr(w_tile);
         float bias[GATES][UH][2];         // [gate][unit half][e]
@@ -217,37 +401,29 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         float d[32];
         for (int t = 0; t < a.steps; ++t) {
             for (int i = 0; i < CHUNKS; ++i) {
-                const int c = t * CHUNKS + i, s = c % NSLOT;
-                const bool loads = a.mode != 0, products = a.mode != 2;
-                if (loads) mbar_wait(full + s, (c / NSLOT) & 1);
+                const Fill f = fill_of(t, i);
+                if (loads) mbar_wait(full + f.slot, f.number & 1);
                 if (!products) {
-                    if (lane == 0)
-                        for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + s, rk);
+                    release(f);
                     continue;
                 }
                 wgmma_fence();
-                const u32 slot = smem_addr(slots + (size_t)s * CHUNK_BYTES) + g * 8 * H_SBO;
+                const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES) + g * 8 * H_SBO;
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
                     const u64 da = desc(slot + kk * 2 * H_LBO, hl, hs);
-                    const u64 db = desc(w_base + (i * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                    const u64 db = desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
                     wgmma_rows(d, da, db, (i | kk) != 0);
                 }
                 wgmma_commit();
                 // The chunk before is multiplied: its slot is free in this block for this warp.
                 wgmma_wait<1>();
-                if (loads && i > 0 && lane == 0) {
-                    const int sp = (c - 1) % NSLOT;
-                    for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + sp, rk);
-                }
+                if (i > 0) release(fill_of(t, i - 1));
             }
-            wgmma_wait<0>();
-            if (a.mode == 1 && lane == 0) {
-                const int sp = (t * CHUNKS + CHUNKS - 1) % NSLOT;
-                for (u32 rk = 0; rk < cs; ++rk) mbar_arrive_remote(empty + sp, rk);
+            if (products) {
+                wgmma_wait<0>();
+                release(fill_of(t, CHUNKS - 1));
             }
-            // Gate math: accumulator 4 j + 2 h + e is (sample 64 g + 16 wq + r0 + 8 h, column
-            // 8 j + 2 q + e): gate j % 4 of unit (j / 4) * 8 + 2 q + e.
             unsigned char* out = a.h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
@@ -260,7 +436,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                         float pre[GATES];
 #pragma unroll
                         for (int gt = 0; gt < GATES; ++gt)
-                            pre[gt] = (a.mode == 2 ? 0.f : d[4 * (4 * uh + gt) + 2 * hh + e]) + bias[gt][uh][e];
+                            pre[gt] = (products ? d[4 * (4 * uh + gt) + 2 * hh + e] : 0.f) + bias[gt][uh][e];
                         const float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = gate_tanh(pre[2]), og = sigmoid(pre[3]);
                         float& cc = c_state[hh][uh][e];
                         cc = fg * cc + ig * gg;
@@ -271,11 +447,12 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
                 }
             }
-            if (a.mode != 0) {
+            if (loads) {
                 named_sync(1, CONSUMERS);
                 if (tid == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
             }
         }
+#endif
     }
     // No block leaves while others of its cluster may still arrive at its barriers.
     __syncthreads();
@@ -292,6 +469,10 @@ int main(int argc, char** argv) {
         fprintf(stderr, "cluster size 1, 2 or 4, not %d\n", cs);
         return 2;
     }
+    if (mode < 0 || mode > 2) {
+        fprintf(stderr, "mode 0, 1 or 2, not %d\n", mode);
+        return 2;
+    }
     // Operands: W_hh [4 H, H] (gate-major rows, as PyTorch's), a bias per row, h_0, all bf16
     // values (the bias f32).
     const float scale = 1.f / sqrtf((float)HID);
@@ -300,15 +481,21 @@ int main(int argc, char** argv) {
     for (auto& v : w) v = to_bits(uniform(-scale, scale));
     for (auto& v : bias) v = uniform(-0.2f, 0.2f);
     for (auto& v : h0) v = to_bits(uniform(-0.8f, 0.8f));
-    // Each block's tile and bias in the kernel's order.
-    std::vector<unsigned char> tiles((size_t)BLOCKS * W_BYTES);
+    // Each block's rows and bias in the kernel's order: without WREG its shared-memory tile
+    // (row n gate row_gate(n) of unit row_unit(n)); with WREG whole rows, row n gate n / UNITS
+    // of unit n % UNITS.
+    const size_t tile_bytes = (size_t)ROWS * HID * 2;
+    std::vector<unsigned char> tiles((size_t)BLOCKS * tile_bytes);
     std::vector<float> bias_blk((size_t)BLOCKS * ROWS);
     for (int b = 0; b < BLOCKS; ++b)
         for (int n = 0; n < ROWS; ++n) {
-            const size_t row = (size_t)row_gate(n) * HID + UNITS * b + row_unit(n);
+            const int gate = WREG ? n / UNITS : row_gate(n), unit = WREG ? n % UNITS : row_unit(n);
+            const size_t row = (size_t)gate * HID + UNITS * b + unit;
             bias_blk[(size_t)b * ROWS + n] = bias[row];
-            for (int k = 0; k < HID; ++k)
-                memcpy(&tiles[(size_t)b * W_BYTES + w_offset(n, k)], &w[row * HID + k], 2);
+            for (int k = 0; k < HID; ++k) {
+                const size_t at = WREG ? ((size_t)n * HID + k) * 2 : w_offset(n, k);
+                memcpy(&tiles[(size_t)b * tile_bytes + at], &w[row * HID + k], 2);
+            }
         }
     std::vector<unsigned char> hbuf((size_t)2 * CHUNKS * CHUNK_BYTES, 0);
     for (int m = 0; m < BATCH; ++m)
@@ -324,8 +511,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&d_counter, 4));
     CHECK(cudaMemcpy(d_w, tiles.data(), tiles.size(), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_bias, bias_blk.data(), bias_blk.size() * 4, cudaMemcpyHostToDevice));
-    const size_t smem = (size_t)W_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8;
-    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const size_t smem = (size_t)W_BYTES + RED_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8;
+    void (*kernel)(Args) = mode == 0 ? probe<0> : mode == 1 ? probe<1> : probe<2>;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(BLOCKS);
     cfg.blockDim = dim3(THREADS);
@@ -338,9 +526,10 @@ int main(int argc, char** argv) {
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     int clusters = 0;
-    CHECK(cudaOccupancyMaxActiveClusters(&clusters, probe, &cfg));
-    printf("HID=%d BATCH=%d UNITS=%d blocks=%d KC=%d NSLOT=%d cluster=%d (resident clusters %d) smem=%zu mode=%d swap=%d\n",
-           HID, BATCH, UNITS, BLOCKS, KC, NSLOT, cs, clusters, smem, mode, swap);
+    CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+    printf("HID=%d BATCH=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d cluster=%d (resident clusters %d) smem=%zu "
+           "mode=%d swap=%d\n",
+           HID, BATCH, UNITS, BLOCKS, KC, NSLOT, WREG, cs, clusters, smem, mode, swap);
     if (clusters * cs < BLOCKS) {
         fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
         return 1;
@@ -348,12 +537,12 @@ int main(int argc, char** argv) {
     auto run = [&](int n) -> float {
         CHECK(cudaMemcpy(d_h, hbuf.data(), hbuf.size(), cudaMemcpyHostToDevice));
         CHECK(cudaMemset(d_counter, 0, 4));
-        Args args{d_w, d_bias, d_h, d_counter, n, mode, swap};
+        Args args{d_w, d_bias, d_h, d_counter, n, swap};
         cudaEvent_t e0, e1;
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
         CHECK(cudaEventRecord(e0));
-        CHECK(cudaLaunchKernelEx(&cfg, probe, args));
+        CHECK(cudaLaunchKernelEx(&cfg, kernel, args));
         CHECK(cudaEventRecord(e1));
         CHECK(cudaEventSynchronize(e1));
         CHECK(cudaGetLastError());
@@ -406,7 +595,7 @@ int main(int argc, char** argv) {
     std::vector<float> times;
     for (int rep = 0; rep < 6; ++rep) times.push_back(run(steps));
     std::sort(times.begin() + 1, times.end());
-    printf("mode %d cluster %d: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", mode, cs,
+    printf("WREG %d mode %d cluster %d: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", WREG, mode, cs,
            1e6 * times[3] / steps, steps, 1e6 * times[1] / steps, 1e6 * times.back() / steps);
     return 0;
 }

@@ -11,11 +11,11 @@
 // m64n64k16, whose accumulators hold every gate of 4 units for 2 samples in each thread, so the
 // cell's gate math runs on them in registers (no reduction through shared memory). -DUNITS=8
 // takes the library's 128 blocks of 8 units instead (m64n32k16, 2 units a thread): wgmma's
-// products with the library's count of blocks. A ninth warp
-// loads the chunks: after the grid barrier of the step, each block of a cluster issues a CS-th of
-// every chunk as a bulk copy multicast into the cluster's slots; a slot is refilled once every
-// warp of the cluster has multiplied it (an mbarrier per slot that each warp's lane 0 arrives at
-// in every block of the cluster).
+// products with the library's count of blocks. A ninth warp loads the chunks: after the grid
+// barrier of the step, each block of a cluster issues a CS-th of every chunk as a bulk copy
+// multicast into the cluster's slots; a slot is refilled once every warp of the cluster that
+// multiplies it has (an mbarrier per slot that each such warp's lane 0 arrives at in every block
+// of the cluster).
 //
 // h_t goes to global memory in the chunks' layout (wgmma's no-swizzle core matrices: 8 samples x
 // 8 columns, 128 bytes each), a 4-byte store a (sample, pair of units), then the grid barrier.

@@ -26,7 +26,9 @@
 // loads, the slots' release, h_t's stores and the barrier). With CHECK_STEPS (argument 4,
 // default 3) steps, mode 1's outputs are compared with a CPU reference in f64 from the same bf16
 // operands (h rounded to bf16 each step, as the kernel stores it). Argument 5 swaps the
-// descriptors' two byte offsets (a check of which is which, should the comparison fail).
+// descriptors' two byte offsets (a check of which is which, should the comparison fail). Prints
+// ns a step (the median of 5 launches) and the last launch's phases by the global timer (see
+// `stamp`): where a step waits for its first chunk, multiplies, does its gate math.
 //
 // -DWREG=1 keeps the weights in registers instead, as wgmma's A operand (mma.sync's fragments,
 // 128 registers a thread), h as its B (m64n128k16, all 128 samples), each warpgroup half of K
@@ -216,6 +218,21 @@ __device__ __forceinline__ Fill fill_of(int t, int i) {
 #endif
 }
 
+// The global timer at each step's phases, for the first STAMP_STEPS steps of every block: 0 the
+// step's start (thread 0, after its previous arrival), 1 its first chunk in (thread 0), 2 its
+// products done (thread 0), 3 its gate math and stores done (thread 0), 4 the loader past the
+// grid barrier.
+#define STAMP_STEPS 64
+#define STAMPS 5
+__device__ unsigned long long stamps[BLOCKS * STAMP_STEPS * STAMPS];
+__device__ __forceinline__ void stamp(int t, int i) {
+    if (t < STAMP_STEPS) {
+        unsigned long long g;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+        stamps[((size_t)blockIdx.x * STAMP_STEPS + t) * STAMPS + i] = g;
+    }
+}
+
 struct Args {
     const unsigned char* w;   // [BLOCKS][W_BYTES]: each block's tile in its shared-memory layout
     const float* bias;        // [BLOCKS][ROWS]
@@ -277,6 +294,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                             asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(a.counter) : "memory");
                         } while (v < (u32)(BLOCKS * t));
                     }
+                    if (i == 0) stamp(t, 4);
                     const Fill f = fill_of(t, i);
                     if (f.number > 0) mbar_wait<true>(empty + f.slot, (f.number + 1) & 1);
                     mbar_expect(full + f.slot, CHUNK_BYTES);
@@ -322,10 +340,12 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             for (int e = 0; e < 2; ++e) bias[gt][e] = a.bias[blk * ROWS + UNITS * gt + 2 * up + e];
         float d[64];
         for (int t = 0; t < a.steps; ++t) {
+            if (tid == 0) stamp(t, 0);
 #pragma unroll
             for (int ii = 0; ii < CHUNKS / 2; ++ii) {
                 const Fill f = fill_of(t, 2 * ii + g);
                 if (loads) mbar_wait(full + f.slot, f.number & 1);
+                if (ii == 0 && tid == 0) stamp(t, 1);
                 if (!products) {
                     release(f);
                     continue;
@@ -343,6 +363,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 wgmma_wait<0>();
                 release(fill_of(t, CHUNKS - 2 + g));
             }
+            if (tid == 0) stamp(t, 2);
             // The two halves of K summed through shared memory, then the gate math from there.
             if (products && g == 1)
 #pragma unroll
@@ -381,6 +402,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 const int k = UNITS * blk + 2 * up;
                 *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
             }
+            if (tid == 0) stamp(t, 3);
             // Every thread has read the sums before the next step's overwrite them.
             named_sync(1, CONSUMERS);
             if (loads && tid == 0)
@@ -400,9 +422,11 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         float c_state[2][UH][2] = {};     // [sample half][unit half][e]
         float d[32];
         for (int t = 0; t < a.steps; ++t) {
+            if (tid == 0) stamp(t, 0);
             for (int i = 0; i < CHUNKS; ++i) {
                 const Fill f = fill_of(t, i);
                 if (loads) mbar_wait(full + f.slot, f.number & 1);
+                if (i == 0 && tid == 0) stamp(t, 1);
                 if (!products) {
                     release(f);
                     continue;
@@ -424,6 +448,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 wgmma_wait<0>();
                 release(fill_of(t, CHUNKS - 1));
             }
+            if (tid == 0) stamp(t, 2);
             unsigned char* out = a.h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
@@ -447,6 +472,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
                 }
             }
+            if (tid == 0) stamp(t, 3);
             if (loads) {
                 named_sync(1, CONSUMERS);
                 if (tid == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
@@ -594,6 +620,32 @@ int main(int argc, char** argv) {
     }
     std::vector<float> times;
     for (int rep = 0; rep < 6; ++rep) times.push_back(run(steps));
+    // The last launch's phases: medians over blocks and steps 2 .. of the intervals, ns.
+    {
+        std::vector<unsigned long long> st((size_t)BLOCKS * STAMP_STEPS * STAMPS);
+        CHECK(cudaMemcpyFromSymbol(st.data(), stamps, st.size() * 8));
+        const char* names[] = {"start -> first chunk in", "first chunk in -> products done",
+                               "products done -> gate math and stores done", "gate math done -> next step's start",
+                               "loader past the barrier -> first chunk in"};
+        std::vector<std::vector<double>> iv(5);
+        const int last = std::min(steps, STAMP_STEPS);
+        for (int b = 0; b < BLOCKS; ++b)
+            for (int t = 2; t + 1 < last; ++t) {
+                const unsigned long long* x = &st[((size_t)b * STAMP_STEPS + t) * STAMPS];
+                const unsigned long long* y = x + STAMPS;
+                iv[0].push_back((double)(x[1] - x[0]));
+                iv[1].push_back((double)(x[2] - x[1]));
+                iv[2].push_back((double)(x[3] - x[2]));
+                iv[3].push_back((double)(y[0] - x[3]));
+                if (mode != 0) iv[4].push_back((double)x[1] - (double)x[4]);
+            }
+        for (int k = 0; k < 5; ++k) {
+            if (iv[k].empty()) continue;
+            std::sort(iv[k].begin(), iv[k].end());
+            printf("  %-45s median %6.0f ns (p10 %6.0f, p90 %6.0f)\n", names[k], iv[k][iv[k].size() / 2],
+                   iv[k][iv[k].size() / 10], iv[k][iv[k].size() * 9 / 10]);
+        }
+    }
     std::sort(times.begin() + 1, times.end());
     printf("WREG %d mode %d cluster %d: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", WREG, mode, cs,
            1e6 * times[3] / steps, steps, 1e6 * times[1] / steps, 1e6 * times.back() / steps);

@@ -1,4 +1,4 @@
-// Whether a batch-128, hidden-1024 LSTM forward step can run in about half of cuDNN's `Standard`
+// Whether a batch-128, hidden-1024 LSTM (or GRU) forward step can run in about half of cuDNN's `Standard`
 // time on fewer, busier multiprocessors: 64 blocks of 16 units (64 gate rows each) instead of the
 // library's 128 of 8, the products on the warpgroup tensor-core instruction (wgmma, sm_90a)
 // instead of mma.sync, and h_{t-1} multicast over clusters of CS blocks (fewer blocks and wider
@@ -37,8 +37,10 @@
 // consumers take 232 registers by setmaxnreg from a loading warpgroup of 40 (ptxas reports the
 // launch's cap of 168, and spills of 32-164 bytes).
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DUNITS=8] [-DKC=128 -DNSLOT=3]
-//     [-DWREG=1 -DNSLOT=8] wgmma_probe.cu -o wgmma_probe
+// -DCELL_GRU makes the step a GRU's (48 rows a block of 16 units; not with WREG).
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DCELL_GRU] [-DUNITS=8]
+//     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] wgmma_probe.cu -o wgmma_probe
 //   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
 
 #include <cuda_runtime.h>
@@ -57,7 +59,13 @@
 #include "check.cuh"
 #include "host.cuh"
 
+// The cell: an LSTM's 4 gates (i, f, g, o), or with -DCELL_GRU a GRU's 3 (r, z, n; the probe's
+// input projection is the fixed bias, b_hn 0: n = tanh(bias_n + r * (W_hn h)).
+#ifdef CELL_GRU
+#define GATES 3
+#else
 #define GATES 4
+#endif
 #ifndef UNITS
 #define UNITS 16                      // units a block: 16 (64 blocks) or 8 (128, the library's)
 #endif
@@ -70,8 +78,8 @@
 #ifndef WREG
 #define WREG 0
 #endif
-#if WREG && UNITS != 16
-#error "WREG takes 16 units a block (wgmma's M of 64 rows)"
+#if WREG && (UNITS != 16 || GATES != 4)
+#error "WREG takes an LSTM's 16 units a block (wgmma's M of 64 rows)"
 #endif
 #ifndef KC
 #define KC 64                         // columns of h a chunk
@@ -114,9 +122,9 @@ __host__ __device__ inline u32 w_offset(int n, int k) {
     return (u32)((k / 8) * W_LBO + (n / 8) * W_SBO + (n % 8) * 16 + (k % 8) * 2);
 }
 // The gate and block-local unit of the block's row n: the accumulators' column 8 j + 2 q + e
-// holds gate j % 4 of unit (j / 4) * 8 + 2 q + e.
-__host__ __device__ inline int row_gate(int n) { return (n / 8) % 4; }
-__host__ __device__ inline int row_unit(int n) { return (n / 32) * 8 + n % 8; }
+// holds gate j % GATES of unit (j / GATES) * 8 + 2 q + e.
+__host__ __device__ inline int row_gate(int n) { return (n / 8) % GATES; }
+__host__ __device__ inline int row_unit(int n) { return (n / (8 * GATES)) * 8 + n % 8; }
 
 // A shared-memory matrix descriptor (no swizzle): the start address and the two byte offsets.
 __device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
@@ -150,8 +158,17 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 
 // d (+)= A (64 x 16, descriptor a) x B (16 x ROWS, descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_rows(float (&d)[32], u64 a, u64 b, int scale_d) {
-#if UNITS == 8
+__device__ __forceinline__ void wgmma_rows(float (&d)[ROWS / 2], u64 a, u64 b, int scale_d) {
+#if ROWS == 24
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %14, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
+        "%12, %13, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+        : "l"(a), "l"(b), "r"(scale_d));
+#elif ROWS == 32
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
@@ -160,12 +177,21 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[32], u64 a, u64 b, int sca
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         : "l"(a), "l"(b), "r"(scale_d));
+#elif ROWS == 48
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %26, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, "
+        "%24, %25, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        : "l"(a), "l"(b), "r"(scale_d));
 #else
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
         "%32, %33, p, 1, 1, 0, 0;\n\t}"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -410,17 +436,29 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         }
 #else
         // Warpgroup g: samples 64 g .. 64 g + 63 of every chunk; the accumulators' row (sample)
-        // 64 g + 16 wq + r0 + 8 h, column 8 j + 2 q + e in d[4 j + 2 h + e]: gate j % 4 of unit
-        // (j / 4) * 8 + 2 q + e.
+        // 64 g + 16 wq + r0 + 8 h, column 8 j + 2 q + e in d[4 j + 2 h + e]: gate j % GATES of
+        // unit (j / GATES) * 8 + 2 q + e.
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
         const u32 w_base = smem_addr(w_tile);
         float bias[GATES][UH][2];         // [gate][unit half][e]
 #pragma unroll
-        for (int j = 0; j < 4 * UH; ++j)
+        for (int j = 0; j < GATES * UH; ++j)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) bias[j % 4][j / 4][e] = a.bias[blk * ROWS + 8 * j + 2 * q + e];
-        float c_state[2][UH][2] = {};     // [sample half][unit half][e]
-        float d[32];
+            for (int e = 0; e < 2; ++e) bias[j % GATES][j / GATES][e] = a.bias[blk * ROWS + 8 * j + 2 * q + e];
+        // [sample half][unit half][e]: an LSTM's c; a GRU's h_{t-1} (as stored, in bf16), from h_0.
+        float state[2][UH][2] = {};
+#ifdef CELL_GRU
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+            for (int uh = 0; uh < UH; ++uh) {
+                const int m = 64 * g + 16 * wq + r0 + 8 * hh, k = UNITS * blk + 8 * uh + 2 * q;
+                const u32 two = *(const u32*)(a.h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC));
+                state[hh][uh][0] = to_f((u16)(two & 0xffff));
+                state[hh][uh][1] = to_f((u16)(two >> 16));
+            }
+#endif
+        float d[ROWS / 2];
         for (int t = 0; t < a.steps; ++t) {
             if (tid == 0) stamp(t, 0);
             for (int i = 0; i < CHUNKS; ++i) {
@@ -458,14 +496,21 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     u16 hv[2];
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        float pre[GATES];
+                        float acc[GATES];
 #pragma unroll
-                        for (int gt = 0; gt < GATES; ++gt)
-                            pre[gt] = (products ? d[4 * (4 * uh + gt) + 2 * hh + e] : 0.f) + bias[gt][uh][e];
-                        const float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = gate_tanh(pre[2]), og = sigmoid(pre[3]);
-                        float& cc = c_state[hh][uh][e];
-                        cc = fg * cc + ig * gg;
-                        hv[e] = from_f(og * gate_tanh(cc));
+                        for (int gt = 0; gt < GATES; ++gt) acc[gt] = products ? d[4 * (GATES * uh + gt) + 2 * hh + e] : 0.f;
+                        float& st = state[hh][uh][e];
+#ifdef CELL_GRU
+                        const float r = sigmoid(acc[0] + bias[0][uh][e]), z = sigmoid(acc[1] + bias[1][uh][e]);
+                        const float n = gate_tanh(bias[2][uh][e] + r * acc[2]);
+                        hv[e] = from_f((1.f - z) * n + z * st);
+                        st = to_f(hv[e]);
+#else
+                        const float ig = sigmoid(acc[0] + bias[0][uh][e]), fg = sigmoid(acc[1] + bias[1][uh][e]);
+                        const float gg = gate_tanh(acc[2] + bias[2][uh][e]), og = sigmoid(acc[3] + bias[3][uh][e]);
+                        st = fg * st + ig * gg;
+                        hv[e] = from_f(og * gate_tanh(st));
+#endif
                     }
                     // Units 16 blk + 8 uh + 2 q, + 1: one 4-byte store.
                     const int k = UNITS * blk + 8 * uh + 2 * q;
@@ -596,9 +641,19 @@ int main(int argc, char** argv) {
                     pre[r] = s;
                 }
                 for (int u = 0; u < HID; ++u) {
-                    double& c = cd[(size_t)m * HID + u];
-                    c = sg(pre[HID + u]) * c + sg(pre[u]) * std::tanh(pre[2 * HID + u]);
-                    hn[(size_t)m * HID + u] = from_bits(to_bits((float)(sg(pre[3 * HID + u]) * std::tanh(c))));
+                    double out;
+                    if (GATES == 3) {
+                        // pre holds bias + W h for r and z, and bias_n + W_hn h for n: split the two.
+                        double whn = pre[2 * HID + u] - bias[2 * HID + u];
+                        const double r = sg(pre[u]), z = sg(pre[HID + u]);
+                        const double n = std::tanh(bias[2 * HID + u] + r * whn);
+                        out = (1 - z) * n + z * hm[u];
+                    } else {
+                        double& c = cd[(size_t)m * HID + u];
+                        c = sg(pre[HID + u]) * c + sg(pre[u]) * std::tanh(pre[2 * HID + u]);
+                        out = sg(pre[3 * HID + u]) * std::tanh(c);
+                    }
+                    hn[(size_t)m * HID + u] = from_bits(to_bits((float)out));
                 }
             }
             hd.swap(hn);

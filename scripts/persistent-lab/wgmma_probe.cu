@@ -1,8 +1,8 @@
-// Whether a batch-128, hidden-1024 LSTM (or GRU) forward step can run in about half of cuDNN's `Standard`
-// time on fewer, busier multiprocessors: 64 blocks of 16 units (64 gate rows each) instead of the
-// library's 128 of 8, the products on the warpgroup tensor-core instruction (wgmma, sm_90a)
-// instead of mma.sync, and h_{t-1} multicast over clusters of CS blocks (fewer blocks and wider
-// multicast read less of L2 a step, which set the pace at batch 128:
+// Whether a batch-128, hidden-1024 LSTM (or GRU) forward step can run in about half of cuDNN's
+// `Standard` time on fewer, busier multiprocessors: 64 blocks of 16 units (64 gate rows each)
+// instead of the library's 128 of 8, the products on the warpgroup tensor-core instruction
+// (wgmma, sm_90a) instead of mma.sync, and h_{t-1} multicast over clusters of CS blocks (fewer
+// blocks and wider multicast read less of L2 a step, which set the pace at batch 128:
 // results/2026-11-29-h200-batch128-exchange/ §1, results/2026-11-29-h200-refill-batch256/ §2).
 //
 // A block holds its 64 rows of W_hh (K = 1024) in shared memory as wgmma's B operand; h_{t-1}

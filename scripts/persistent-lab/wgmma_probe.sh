@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# wgmma_probe.cu's variants: `wgmma_probe.sh build DIR` compiles them here (nvcc, the sm_90a
+# target) into DIR/wp-NAME; `wgmma_probe.sh run DIR` on the GPU machine runs each: mode 1 (the
+# whole step, checked against the f64 reference) in clusters of 1, 2 and 4, then mode 0 (products
+# and gate math alone) and mode 2 (the exchange alone).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+what=$1 dir=$2
+variants=(
+  "lstm:"
+  "lstm-kc128:-DKC=128 -DNSLOT=3"
+  "lstm-u8:-DUNITS=8"
+  "lstm-wreg:-DWREG=1 -DNSLOT=8"
+  "gru:-DCELL_GRU"
+  "gru-u8:-DCELL_GRU -DUNITS=8"
+)
+case $what in
+build)
+  set -e
+  mkdir -p "$dir"
+  for v in "${variants[@]}"; do
+    name=${v%%:*} flags=${v#*:}
+    # shellcheck disable=SC2086
+    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a $flags "$here/wgmma_probe.cu" -o "$dir/wp-$name"
+  done
+  ;;
+run)
+  for v in "${variants[@]}"; do
+    name=${v%%:*}
+    echo "== $name"
+    for cs in 1 2 4; do timeout 60 "$dir/wp-$name" 300 1 $cs 3; done
+    timeout 60 "$dir/wp-$name" 300 0 1 0
+    timeout 60 "$dir/wp-$name" 300 2 4 0
+  done
+  ;;
+*)
+  echo "usage: wgmma_probe.sh build|run DIR" >&2
+  exit 2
+  ;;
+esac

@@ -167,6 +167,9 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         // Batch 128 at hidden 128: 16 batch groups of 8 in half precision (4 in TF32), each in
         // one cluster (`kernel.rs`'s `shape_groups`).
         (1, 128, 8, 64, 128),
+        // Batch 256 at hidden 128: 16 groups of 16, where the default infers on ours past batch
+        // 128 (`choose.rs`'s `ours_lead_in_groups`).
+        (1, 256, 6, 64, 128),
         (2, 77, 12, 96, 200),
         // A training stack of three layers past batch 64: in batch groups, layer by layer
         // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).

@@ -827,8 +827,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 // results/2026-11-29-h200-batch128-exchange/ §7).
                 const bool refill = MRING && exchanged && ch + 2 < NCH;
                 if (refill) {
-                    cluster_arrive();
-                    cluster_wait();
+                    cluster_barrier();
                     ring_issue(ch + 2);
                 }
 #if CL > 1

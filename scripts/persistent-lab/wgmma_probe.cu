@@ -56,16 +56,15 @@
 #define ELEM_BF16 1
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+// The cell (GATES, SPLIT_GATE, cell_forward): an LSTM's, or with -DCELL_GRU a GRU's (the
+// probe's input projection is the fixed bias, b_hn 0: n = tanh(bias_n + r * (W_hn h))).
+#ifdef CELL_GRU
+#include "../../candle-cudnn-rnn/src/persistent/cell_gru.cuh"
+#else
+#include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
+#endif
 #include "check.cuh"
 #include "host.cuh"
-
-// The cell: an LSTM's 4 gates (i, f, g, o), or with -DCELL_GRU a GRU's 3 (r, z, n; the probe's
-// input projection is the fixed bias, b_hn 0: n = tanh(bias_n + r * (W_hn h)).
-#ifdef CELL_GRU
-#define GATES 3
-#else
-#define GATES 4
-#endif
 #ifndef UNITS
 #define UNITS 16                      // units a block: 16 (64 blocks) or 8 (128, the library's)
 #endif
@@ -416,14 +415,11 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 u16 hv[2];
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    float pre[GATES];
+                    float pre[GATES], gate[GATES], saved[CELL_SAVED];
 #pragma unroll
                     for (int gt = 0; gt < GATES; ++gt)
                         pre[gt] = (products ? red[(UNITS * gt + 2 * up + e) * RP + m] : 0.f) + bias[gt][e];
-                    const float ig = sigmoid(pre[0]), fg = sigmoid(pre[1]), gg = gate_tanh(pre[2]), og = sigmoid(pre[3]);
-                    float& cc = c_state[p][e];
-                    cc = fg * cc + ig * gg;
-                    hv[e] = from_f(og * gate_tanh(cc));
+                    hv[e] = from_f(cell_forward(pre, 0.f, gate, c_state[p][e], saved));
                 }
                 const int k = UNITS * blk + 2 * up;
                 *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
@@ -445,7 +441,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         for (int j = 0; j < GATES * UH; ++j)
 #pragma unroll
             for (int e = 0; e < 2; ++e) bias[j % GATES][j / GATES][e] = a.bias[blk * ROWS + 8 * j + 2 * q + e];
-        // [sample half][unit half][e]: an LSTM's c; a GRU's h_{t-1} (as stored, in bf16), from h_0.
+        // [sample half][unit half][e]: an LSTM's c; a GRU's h_{t-1} in f32, from h_0.
         float state[2][UH][2] = {};
 #ifdef CELL_GRU
 #pragma unroll
@@ -496,21 +492,15 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     u16 hv[2];
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        float acc[GATES];
+                        // A split gate's recurrent product goes to the cell apart (`rec`).
+                        float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
 #pragma unroll
-                        for (int gt = 0; gt < GATES; ++gt) acc[gt] = products ? d[4 * (GATES * uh + gt) + 2 * hh + e] : 0.f;
-                        float& st = state[hh][uh][e];
-#ifdef CELL_GRU
-                        const float r = sigmoid(acc[0] + bias[0][uh][e]), z = sigmoid(acc[1] + bias[1][uh][e]);
-                        const float n = gate_tanh(bias[2][uh][e] + r * acc[2]);
-                        hv[e] = from_f((1.f - z) * n + z * st);
-                        st = to_f(hv[e]);
-#else
-                        const float ig = sigmoid(acc[0] + bias[0][uh][e]), fg = sigmoid(acc[1] + bias[1][uh][e]);
-                        const float gg = gate_tanh(acc[2] + bias[2][uh][e]), og = sigmoid(acc[3] + bias[3][uh][e]);
-                        st = fg * st + ig * gg;
-                        hv[e] = from_f(og * gate_tanh(st));
-#endif
+                        for (int gt = 0; gt < GATES; ++gt) {
+                            const float acc = products ? d[4 * (GATES * uh + gt) + 2 * hh + e] : 0.f;
+                            pre[gt] = bias[gt][uh][e] + (gt == SPLIT_GATE ? 0.f : acc);
+                            if (gt == SPLIT_GATE) rec = acc;
+                        }
+                        hv[e] = from_f(cell_forward(pre, rec, gate, state[hh][uh][e], saved));
                     }
                     // Units 16 blk + 8 uh + 2 q, + 1: one 4-byte store.
                     const int k = UNITS * blk + 8 * uh + 2 * q;
@@ -625,10 +615,13 @@ int main(int argc, char** argv) {
         run(check_steps);
         std::vector<unsigned char> got(hbuf.size());
         CHECK(cudaMemcpy(got.data(), d_h, got.size(), cudaMemcpyDeviceToHost));
-        // The reference: the same steps in f64 from the bf16 operands, h rounded to bf16.
+        // The reference: the same steps in f64 from the bf16 operands, h rounded to bf16 for the
+        // products and the outputs (as the kernel stores it); the carried state (an LSTM's c, a
+        // GRU's h) unrounded.
         std::vector<double> wd(w.size()), hd((size_t)BATCH * HID), cd((size_t)BATCH * HID, 0.0);
         for (size_t i = 0; i < w.size(); ++i) wd[i] = from_bits(w[i]);
         for (size_t i = 0; i < hd.size(); ++i) hd[i] = from_bits(h0[i]);
+        if (GATES == 3) cd = hd;
         std::vector<double> pre((size_t)GATES * HID), hn(hd.size());
         auto sg = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
         for (int t = 0; t < check_steps; ++t) {
@@ -647,7 +640,9 @@ int main(int argc, char** argv) {
                         double whn = pre[2 * HID + u] - bias[2 * HID + u];
                         const double r = sg(pre[u]), z = sg(pre[HID + u]);
                         const double n = std::tanh(bias[2 * HID + u] + r * whn);
-                        out = (1 - z) * n + z * hm[u];
+                        double& h = cd[(size_t)m * HID + u];
+                        h = (1 - z) * n + z * h;
+                        out = h;
                     } else {
                         double& c = cd[(size_t)m * HID + u];
                         c = sg(pre[HID + u]) * c + sg(pre[u]) * std::tanh(pre[2 * HID + u]);

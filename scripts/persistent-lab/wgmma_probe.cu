@@ -313,12 +313,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             const unsigned short mask = (unsigned short)((1u << cs) - 1);
             for (int t = 0; t < a.steps; ++t)
                 for (int i = 0; i < CHUNKS; ++i) {
-                    if (i == 0 && t > 0) {
-                        u32 v;
-                        do {
-                            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(a.counter) : "memory");
-                        } while (v < (u32)(BLOCKS * t));
-                    }
+                    if (i == 0 && t > 0) wait_acquire(a.counter, (u32)(BLOCKS * t));
                     if (i == 0) stamp(t, 4);
                     const Fill f = fill_of(t, i);
                     if (f.number > 0) mbar_wait<true>(empty + f.slot, (f.number + 1) & 1);
@@ -428,7 +423,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             // Every thread has read the sums before the next step's overwrite them.
             named_sync(1, CONSUMERS);
             if (loads && tid == 0)
-                asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
+                arrive_release(a.counter);
         }
 #else
         // Warpgroup g: samples 64 g .. 64 g + 63 of every chunk; the accumulators' row (sample)
@@ -510,7 +505,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             if (tid == 0) stamp(t, 3);
             if (loads) {
                 named_sync(1, CONSUMERS);
-                if (tid == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(a.counter), "r"(1u) : "memory");
+                if (tid == 0) arrive_release(a.counter);
             }
         }
 #endif

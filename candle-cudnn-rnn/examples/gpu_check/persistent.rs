@@ -131,9 +131,14 @@ impl Rows {
     }
 }
 
-/// One row per (cell, shape, dtype, mode) into `rows`.
-pub fn check_persistent(gpu: &Device, rng: &mut StdRng, rows: &mut Rows) -> Result<()> {
-    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+/// One row per (cell of `cells`, shape, dtype, mode) into `rows`.
+pub fn check_persistent(
+    gpu: &Device,
+    rng: &mut StdRng,
+    cells: &[RnnMode],
+    rows: &mut Rows,
+) -> Result<()> {
+    for &mode in cells {
         check_cell(gpu, rng, mode, rows)?;
     }
     Ok(())
@@ -341,14 +346,21 @@ fn loss(rnn: &Rnn, x: &Tensor, s: &Tensor, gy: &Tensor, gs: &Tensor) -> Result<f
 }
 
 /// The dropout checks' rows into `rows`.
-pub fn check_dropout(gpu: &Device, rng: &mut StdRng, rows: &mut Rows) -> Result<()> {
-    for mode in [RnnMode::Lstm, RnnMode::Gru] {
+pub fn check_dropout(
+    gpu: &Device,
+    rng: &mut StdRng,
+    cells: &[RnnMode],
+    rows: &mut Rows,
+) -> Result<()> {
+    for &mode in cells {
         // f16, and f32 with TF32 products (stacks that the default gives the kernels).
         for (dtype, math) in [(DType::F16, MathMode::Fp32), (DType::F32, MathMode::Tf32)] {
             check_cell_dropout(gpu, rng, (mode, dtype, math), rows)?;
         }
     }
-    rows.push(check_ptb_large_repeats(gpu, rng)?);
+    if cells.contains(&RnnMode::Lstm) {
+        rows.push(check_ptb_large_repeats(gpu, rng)?);
+    }
     Ok(())
 }
 

@@ -80,6 +80,12 @@
 #if WREG && (UNITS != 16 || GATES != 4)
 #error "WREG takes an LSTM's 16 units a block (wgmma's M of 64 rows)"
 #endif
+#ifndef FENCE_ONCE
+#define FENCE_ONCE 0                  // 1: one proxy fence a step instead of one a copy
+#endif
+#ifndef WHOLE_CHUNKS
+#define WHOLE_CHUNKS 0                // 1: whole chunks, each from one block of the cluster
+#endif
 #ifndef KC
 #define KC 64                         // columns of h a chunk
 #endif
@@ -315,11 +321,32 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 for (int i = 0; i < CHUNKS; ++i) {
                     if (i == 0 && t > 0) wait_acquire(a.counter, (u32)(BLOCKS * t));
                     if (i == 0) stamp(t, 4);
+                    // The step's one proxy fence (after the barrier's acquire) orders h_t's
+                    // stores before every copy of the step.
+                    if (FENCE_ONCE && i == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
                     const Fill f = fill_of(t, i);
                     if (f.number > 0) mbar_wait<true>(empty + f.slot, (f.number + 1) & 1);
                     mbar_expect(full + f.slot, CHUNK_BYTES);
+#if WHOLE_CHUNKS
+                    // Block `rank` issues every cs-th chunk whole, to the cluster.
+                    if (i % (int)cs != (int)rank) continue;
+                    const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES;
+                    unsigned char* dst = slots + (size_t)f.slot * CHUNK_BYTES;
+                    const u32 bytes = CHUNK_BYTES;
+#else
                     const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES + rank * piece;
-                    bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES + rank * piece, src, piece, full + f.slot, mask);
+                    unsigned char* dst = slots + (size_t)f.slot * CHUNK_BYTES + rank * piece;
+                    const u32 bytes = piece;
+#endif
+#if FENCE_ONCE
+                    asm volatile(
+                        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                        "[%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes),
+                        "r"(smem_addr(full + f.slot)), "h"(mask)
+                        : "memory");
+#else
+                    bulk_multicast(dst, src, bytes, full + f.slot, mask);
+#endif
                 }
         }
     } else {

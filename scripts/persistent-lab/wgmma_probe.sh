@@ -2,7 +2,7 @@
 # wgmma_probe.cu's variants: `wgmma_probe.sh build DIR` compiles them here (nvcc, the sm_90a
 # target) into DIR/wp-NAME; `wgmma_probe.sh run DIR` on the GPU machine runs each: mode 1 (the
 # whole step, checked against the f64 reference) in clusters of 1, 2 and 4, then mode 0 (products
-# and gate math alone) and mode 2 (the exchange alone).
+# and gate math alone) and mode 2 (the exchange alone) in clusters of 1, 2 and 4.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -11,6 +11,10 @@ variants=(
   "lstm-kc128:-DKC=128 -DNSLOT=3"
   "lstm-u8:-DUNITS=8"
   "lstm-wreg:-DWREG=1 -DNSLOT=8"
+  "lstm-f1:-DFENCE_ONCE=1"
+  "lstm-whole:-DFENCE_ONCE=1 -DWHOLE_CHUNKS=1"
+  "lstm-kc128-whole:-DKC=128 -DNSLOT=3 -DFENCE_ONCE=1 -DWHOLE_CHUNKS=1"
+  "lstm-wreg-whole:-DWREG=1 -DNSLOT=8 -DFENCE_ONCE=1 -DWHOLE_CHUNKS=1"
   "gru:-DCELL_GRU"
   "gru-u8:-DCELL_GRU -DUNITS=8"
 )
@@ -25,12 +29,14 @@ build)
   done
   ;;
 run)
+  # Optional third argument: the variants to run (a regular expression on their names).
   for v in "${variants[@]}"; do
     name=${v%%:*}
+    [[ $name =~ ^(${3:-.*})$ ]] || continue
     echo "== $name"
-    for cs in 1 2 4; do timeout 60 "$dir/wp-$name" 300 1 $cs 3; done
-    timeout 60 "$dir/wp-$name" 300 0 1 0
-    timeout 60 "$dir/wp-$name" 300 2 4 0
+    for cs in 1 2 4; do timeout 20 "$dir/wp-$name" 300 1 $cs 3; done
+    timeout 20 "$dir/wp-$name" 300 0 1 0
+    for cs in 1 2 4; do timeout 20 "$dir/wp-$name" 300 2 $cs 0; done
   done
   ;;
 *)

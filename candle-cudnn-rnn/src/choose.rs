@@ -167,7 +167,8 @@ fn ours_lead(
         && (call.batch <= CHUNK_SAMPLES
             || ours_lead_in_chunks(call, dims, train, launch)
             || ours_lead_stack_in_chunks(call, dims, (one_launch, train))))
-        || ours_lead_in_groups(call, dims, (dtype, train), launch);
+        || ours_lead_in_groups(call, dims, (dtype, train), launch)
+        || ours_lead_wide_batch_stack(call, dims, train, launch);
     // Eagerly, where f16 `PersistStatic` leads a stack that ours run in one group (its forward
     // at [30, 128, 3 x 512] ran beside ours: 6.2-8.5 against 7.0-7.1 µs an example), it keeps
     // it; in batch groups ours ran that forward 1.7x faster than in one (graphed,
@@ -366,8 +367,39 @@ fn ours_lead_in_groups(
     grouped && stack_batch && (train || inference)
 }
 
-/// See [`ours_lead_in_groups`]: the largest batch of a stack measured.
+/// See [`ours_lead_in_groups`]: the largest batch of a stack measured there (past it,
+/// [`ours_lead_wide_batch_stack`]).
 const OURS_LEAD_GROUPED_STACK_MAX_BATCH: usize = 128;
+
+/// Stacks past batch [`OURS_LEAD_GROUPED_STACK_MAX_BATCH`] (up to the kernels' largest,
+/// [`MAX_KERNEL_BATCH`]): graphed, ours lead training up to hidden
+/// [`OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN`]; eagerly, where cuDNN's `Standard` waits on
+/// the host's launches, training and inference up to
+/// [`OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN`]. µs an example, bf16, ours against
+/// `Standard` at batch 256 (H200, `results/2026-11-29-h200-wgmma-eager1024/` §3): graphed
+/// training [30, 256, 2 x 128] 1.37-1.47 against 2.33-2.43, [200, 256, 3 x 128] 12.8-13.7
+/// against 19.5-20.2, [30, 256, 3 x 256] 2.8-3.0 against 4.2, [30, 256, 4 x 256] 3.7-4.0
+/// against 5.3; but at hidden 512 LSTMs 1.05-1.09x (GRUs 0.86-0.94x); graphed forwards 0.65x at
+/// 2 x 128 but 1.07-1.14x at [30, 256, 3 x 128] and 1.11-1.27x at hidden 512 (`Standard`
+/// keeps them). Eagerly ours took 0.21-0.65x of `Standard`'s time in training and 0.23-0.62x in
+/// the forward on all of those and [30, 256, 3 x 512].
+fn ours_lead_wide_batch_stack(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
+    let max_hidden = match (launch, train) {
+        (Launch::Graphed, true) => OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN,
+        (Launch::Graphed, false) => 0,
+        (Launch::Eager, _) => OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN,
+    };
+    dims.num_layers > 1
+        && call.batch > OURS_LEAD_GROUPED_STACK_MAX_BATCH
+        && call.batch <= MAX_KERNEL_BATCH
+        && dims.hidden_size <= max_hidden
+}
+
+/// See [`ours_lead_wide_batch_stack`].
+const OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN: usize = 256;
+
+/// See [`ours_lead_wide_batch_stack`]: the largest hidden size measured.
+const OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_in_groups`].
 const OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH: usize = 128;
@@ -434,22 +466,37 @@ const OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH: usize = 128;
 /// training | forward (H100, `results/2026-11-26-h100-eager-graphed/`): LSTM
 /// [30, 128, 3 x 512] 16.9 | 7.1 against 22.7-27.2 | 10.8, GRU 16.3 | 7.0 against 22.8 |
 /// 9.9-13.1; [200, 128, 3 x 512] 96-98 | 43-47 against 129-133 | 61-84; [30, 64, 3 x 512] 17.0
-/// | 8.6-9.3 against 40-57 | 17-23. At [30, 128, 3 x 1024] ours took 30.3 against 26.1.
-/// Graphed, `Standard` led all of these (15.9 against 9.2 at [30, 128, 3 x 512]).
+/// | 8.6-9.3 against 40-57 | 17-23. Graphed, `Standard` led all of these (15.9 against 9.2 at
+/// [30, 128, 3 x 512]).
+///
+/// Training also leads in stacks of up to [`OURS_LEAD_EAGER_STACK_TRAINING_MAX_UNITS`] units
+/// whatever runs in one launch (layer by layer at hidden 1024; on an H100 before the forward's
+/// multicast [30, 128, 3 x 1024] took 30.3 against 26.1). Eager training, µs an example, ours
+/// (bf16 and f16) against bf16 `Standard` (H200, `results/2026-11-29-h200-wgmma-eager1024/`
+/// §2-3): [30, 128, 3 x 1024] 22.6-24.9 against 27.8-28.5, [30, 128, 2 x 1024] 15.2-17.0
+/// against 18.5-25.0, [200, 128, 3 x 1024] 142-154 against 151-153 (graphed `Standard` leads:
+/// 0.6-0.75x of ours' time). Their forwards stay: 0.99-1.07x at 3 x 1024, GRU [30, 128,
+/// 2 x 1024] 0.99x.
 fn ours_lead_stack_eagerly(
     call: &Call,
     dims: &RnnDims,
     (one_launch, train): (OneLaunch, bool),
 ) -> bool {
+    let units = dims.num_layers * dims.hidden_size;
+    let one_launch_where_slower =
+        units <= OURS_LEAD_EAGER_STACK_MAX_UNITS && (one_launch.backward || !train);
+    let training = train && units <= OURS_LEAD_EAGER_STACK_TRAINING_MAX_UNITS;
     dims.num_layers > 1
         && call.batch > CHUNK_SAMPLES
         && call.batch <= OURS_LEAD_EAGER_STACK_MAX_BATCH
-        && dims.num_layers * dims.hidden_size <= OURS_LEAD_EAGER_STACK_MAX_UNITS
-        && (one_launch.backward || !train)
+        && (one_launch_where_slower || training)
 }
 
-/// See [`ours_lead_stack_eagerly`]: 3 x 512 led, 3 x 1024 did not.
+/// See [`ours_lead_stack_eagerly`]: 3 x 512 led.
 const OURS_LEAD_EAGER_STACK_MAX_UNITS: usize = 1536;
+
+/// See [`ours_lead_stack_eagerly`]: 3 x 1024 led in training.
+const OURS_LEAD_EAGER_STACK_TRAINING_MAX_UNITS: usize = 3072;
 
 /// See [`ours_lead_stack_eagerly`]: the largest batch measured.
 const OURS_LEAD_EAGER_STACK_MAX_BATCH: usize = 128;
@@ -1554,7 +1601,9 @@ mod tests {
         assert!(infer(lstm(3, 512), 128, DType::BF16));
         assert!(!infer(lstm(3, 1024), 128, DType::BF16));
         assert!(infer(lstm(1, 512), 256, DType::BF16));
-        assert!(!infer(lstm(3, 512), 256, DType::BF16));
+        // And a stack's up to 512 too (`wgmma-eager1024` §3).
+        assert!(infer(lstm(3, 512), 256, DType::BF16));
+        assert!(!infer(lstm(3, 1024), 256, DType::BF16));
         // f16 LSTM inference: PersistStatic in one layer from 256 at batches 8-16, ours at 32
         // (`prologue`) and in stacks up to 512.
         assert_eq!(infer_cudnn(lstm(1, 512), 32, DType::F16), (true, ps));
@@ -1655,7 +1704,10 @@ mod tests {
         assert_eq!(both(dims(gru, 1, 256), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 64), 200, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 256, (bf16, false), one), (p, s));
-        assert_eq!(both(dims(lstm, 3, 128), 256, (bf16, false), one), (s, s));
+        // A stack's, eagerly (`wgmma-eager1024` §3).
+        assert_eq!(both(dims(lstm, 3, 128), 256, (bf16, false), one), (p, s));
+        assert_eq!(both(dims(gru, 3, 512), 256, (bf16, false), one), (p, s));
+        assert_eq!(both(dims(gru, 3, 1024), 256, (bf16, false), one), (s, s));
         assert_eq!(both(dims(gru, 1, 1024), 128, (bf16, false), one), (s, s));
         // Training, one layer: in batch groups ours at every batch; not in groups up to batch
         // 64, eagerly also up to 128 at hidden 256.
@@ -1690,11 +1742,31 @@ mod tests {
             (p, s)
         );
         assert_eq!(both(l3, 96, (bf16, true), one), (p, p));
-        assert_eq!(both(dims(lstm, 3, 1024), 128, (bf16, true), one), (s, s));
-        assert_eq!(both(l3, 256, (bf16, true), backward_only), (s, s));
-        // Neither in groups (a prime batch) nor with the backward in one launch, training
-        // stays on cuDNN.
-        assert_eq!(both(l3, 127, (bf16, true), one), (s, s));
+        // Eagerly, stacks of up to 3 x 1024 train on ours layer by layer
+        // (`wgmma-eager1024` §2), also neither in groups (a prime batch) nor with the backward
+        // in one launch; graphed those stay on cuDNN.
+        assert_eq!(both(dims(lstm, 3, 1024), 128, (bf16, true), one), (p, s));
+        assert_eq!(both(dims(gru, 2, 1024), 128, (f16, true), one), (p, s));
+        assert_eq!(both(dims(gru, 4, 1024), 128, (bf16, true), one), (s, s));
+        assert_eq!(both(dims(gru, 3, 1024), 128, (bf16, false), one), (s, s));
+        assert_eq!(both(dims(lstm, 2, 1024), 128, (bf16, false), one), (s, s));
+        assert_eq!(both(l3, 127, (bf16, true), one), (p, s));
+        // Past batch 128 stacks train on ours up to hidden 256 graphed, 512 eagerly
+        // (`wgmma-eager1024` §3), but f16 `PersistStaticSmallH` keeps hidden 128.
+        assert_eq!(both(l3, 256, (bf16, true), backward_only), (p, s));
+        assert_eq!(both(dims(gru, 2, 128), 256, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 4, 256), 256, (f16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 3, 256), 200, (bf16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 2, 128), 200, (bf16, false), one), (p, s));
+        let pssh = RnnAlgo::PersistStaticSmallH;
+        assert_eq!(
+            both(dims(lstm, 2, 128), 256, (f16, true), one),
+            (pssh, pssh)
+        );
+        assert_eq!(
+            both(dims(gru, 3, 128), 256, (f16, false), one),
+            (pssh, pssh)
+        );
         assert_eq!(both(l3, 127, (bf16, true), backward_only), (p, s));
         // At batch 32 and below the two agree.
         assert_eq!(both(dims(gru, 1, 512), 32, (bf16, true), one), (p, p));

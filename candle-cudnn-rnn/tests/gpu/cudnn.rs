@@ -275,6 +275,22 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             graphed(case(LSTM, (2, UNI), (64, 3, 32, 650), default, BF16, H0)),
             [RnnAlgo::Persistent; 2],
         ),
+        // Eagerly, a stack at hidden 1024 past batch 32 trains on ours (layer by layer) and
+        // infers on cuDNN (`choose.rs`'s `ours_lead_stack_eagerly`).
+        (
+            case(LSTM, (2, UNI), (128, 2, 16, 1024), default, BF16, H0),
+            [RnnAlgo::Standard, RnnAlgo::Persistent],
+        ),
+        // Past batch 128, a stack at hidden 128: ours eagerly; graphed its training only
+        // (`ours_lead_wide_batch_stack`).
+        (
+            case(GRU, (2, UNI), (200, 3, 32, 128), default, BF16, ZEROS),
+            [RnnAlgo::Persistent; 2],
+        ),
+        (
+            graphed(case(GRU, (2, UNI), (200, 3, 32, 128), default, BF16, ZEROS)),
+            [RnnAlgo::Standard, RnnAlgo::Persistent],
+        ),
         (
             case(LSTM, (1, UNI), (6, 9, 12, 20), default, F32, H0_LENGTHS),
             [RnnAlgo::Standard; 2],

@@ -620,11 +620,17 @@ const CUDNN_PERSISTENT_BATCH_STEP: usize = 8;
 /// (H100, `results/2026-11-27-h100-small-h-default/`). A stack keeps the rule that one layer
 /// measured before the clusters: a GRU at any batch (f16 [30, 20, 128] 5.4 against 7.4), an
 /// LSTM at batches that [`cudnn_persistent_batch_fits`] (f16 [30, 20, 128] 9.5 against ours'
-/// 7.7, [35, 20, 128] 10.5 against 8.6).
+/// 7.7, [35, 20, 128] 10.5 against 8.6). Past batch [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]
+/// it leads one layer's inference too, graphed and eager: LSTM [30, 256, 128] 0.24 against
+/// ours' 0.28-0.29 µs an example graphed, GRU 0.24 against 0.25, [200, 200, 128] 1.72-1.73
+/// against 2.22-2.44; eagerly 0.36-0.38 against 0.39-0.42 and 1.95-2.09 against 2.32-2.70
+/// (H200, `results/2026-11-29-h200-wgmma-eager1024/` §4; ours lead its training there, 0.57-0.62
+/// against 0.71-0.89 graphed).
 fn small_h_leads_ours(dims: &RnnDims, call: &Call, train: bool) -> bool {
     let batch_fits = cudnn_persistent_batch_fits(call.batch);
+    let wide_inference = !train && call.batch > OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH;
     match dims.num_layers {
-        1 => train && dims.mode == RnnMode::Gru && !batch_fits,
+        1 => (train && dims.mode == RnnMode::Gru && !batch_fits) || wide_inference,
         _ => dims.mode == RnnMode::Gru || batch_fits,
     }
 }
@@ -1703,6 +1709,19 @@ mod tests {
         assert_eq!(both(dims(lstm, 1, 128), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 256), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 64), 200, (bf16, false), one), (p, p));
+        // But f16 `PersistStaticSmallH` at hidden 128 (`wgmma-eager1024` §4).
+        let small_h = RnnAlgo::PersistStaticSmallH;
+        assert_eq!(
+            both(dims(lstm, 1, 128), 256, (f16, false), one),
+            (small_h, small_h)
+        );
+        assert_eq!(
+            both(dims(gru, 1, 128), 200, (f16, false), one),
+            (small_h, small_h)
+        );
+        assert_eq!(both(dims(gru, 1, 128), 128, (f16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 128), 256, (f16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 256), 256, (f16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 256, (bf16, false), one), (p, s));
         // A stack's, eagerly (`wgmma-eager1024` §3).
         assert_eq!(both(dims(lstm, 3, 128), 256, (bf16, false), one), (p, s));

@@ -379,10 +379,11 @@ const OURS_LEAD_GROUPED_STACK_MAX_BATCH: usize = 128;
 /// `Standard` at batch 256 (H200, `results/2026-11-29-h200-wgmma-eager1024/` §3): graphed
 /// training [30, 256, 2 x 128] 1.37-1.47 against 2.33-2.43, [200, 256, 3 x 128] 12.8-13.7
 /// against 19.5-20.2, [30, 256, 3 x 256] 2.8-3.0 against 4.2, [30, 256, 4 x 256] 3.7-4.0
-/// against 5.3; but at hidden 512 LSTMs 1.05-1.09x (GRUs 0.86-0.94x); graphed forwards 0.65x at
-/// 2 x 128 but 1.07-1.14x at [30, 256, 3 x 128] and 1.11-1.27x at hidden 512 (`Standard`
-/// keeps them). Eagerly ours took 0.21-0.65x of `Standard`'s time in training and 0.23-0.62x in
-/// the forward on all of those and [30, 256, 3 x 512].
+/// against 5.3; but at hidden 512 LSTMs 1.05-1.09x (GRUs 0.86-0.94x). Graphed forwards took
+/// 0.64-0.65x at 2 x 128 and 0.90-0.93x at 3-4 x 256, but 1.07-1.14x at [30, 256, 3 x 128],
+/// 1.11x for GRU [200, 256, 3 x 128] and 1.04-1.27x at hidden 512: `Standard` keeps them (too
+/// few measurements for a rule by shape). Eagerly ours took 0.19-0.61x of `Standard`'s time in
+/// training and 0.17-0.63x in the forward on all of those and [30, 256, 3 x 512].
 fn ours_lead_wide_batch_stack(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let max_hidden = match (launch, train) {
         (Launch::Graphed, true) => OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN,
@@ -475,8 +476,8 @@ const OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH: usize = 128;
 /// (bf16 and f16) against bf16 `Standard` (H200, `results/2026-11-29-h200-wgmma-eager1024/`
 /// §2-3): [30, 128, 3 x 1024] 22.6-24.9 against 27.8-28.5, [30, 128, 2 x 1024] 15.2-17.0
 /// against 18.5-25.0, [200, 128, 3 x 1024] 142-154 against 151-153 (graphed `Standard` leads:
-/// 0.6-0.75x of ours' time). Their forwards stay: 0.99-1.07x at 3 x 1024, GRU [30, 128,
-/// 2 x 1024] 0.99x.
+/// 0.61-0.76x of ours' time). Their forwards stay on cuDNN: ours took 0.95-1.07x of its time at
+/// 3 x 1024 (0.75-0.99x at [30, 128, 2 x 1024]).
 fn ours_lead_stack_eagerly(
     call: &Call,
     dims: &RnnDims,
@@ -625,13 +626,17 @@ const CUDNN_PERSISTENT_BATCH_STEP: usize = 8;
 /// ours' 0.28-0.29 µs an example graphed, GRU 0.24 against 0.25, [200, 200, 128] 1.72-1.73
 /// against 2.22-2.44; eagerly 0.36-0.38 against 0.39-0.42 and 1.95-2.09 against 2.32-2.70
 /// (H200, `results/2026-11-29-h200-wgmma-eager1024/` §4; ours lead its training there, 0.57-0.62
-/// against 0.71-0.89 graphed).
+/// against 0.71-0.89 graphed). There GRU stacks train faster on ours (graphed [30, 256, 2 x 128]
+/// 1.37 against 1.50, [200, 256, 3 x 128] 12.8 against 14.8; eagerly 1.56-1.69 against 1.73 and
+/// 13.1 against 15.1), LSTM stacks not throughout ([30, 256, 2 x 128] 1.47 against 1.28 graphed,
+/// §3).
 fn small_h_leads_ours(dims: &RnnDims, call: &Call, train: bool) -> bool {
     let batch_fits = cudnn_persistent_batch_fits(call.batch);
-    let wide_inference = !train && call.batch > OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH;
+    let wide = call.batch > OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH;
+    let gru = dims.mode == RnnMode::Gru;
     match dims.num_layers {
-        1 => (train && dims.mode == RnnMode::Gru && !batch_fits) || wide_inference,
-        _ => dims.mode == RnnMode::Gru || batch_fits,
+        1 => (train && gru && !batch_fits) || (!train && wide),
+        _ => !(train && gru && wide) && (gru || batch_fits),
     }
 }
 
@@ -1680,6 +1685,7 @@ mod tests {
             RnnAlgo::Standard,
             RnnAlgo::PersistStatic,
         );
+        let pssh = RnnAlgo::PersistStaticSmallH;
         let one = OneLaunch::default();
         // [30, 128, 3 x 512] runs its backward in one launch, its forward layer by layer.
         let backward_only = OneLaunch {
@@ -1710,14 +1716,13 @@ mod tests {
         assert_eq!(both(dims(gru, 1, 256), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 64), 200, (bf16, false), one), (p, p));
         // But f16 `PersistStaticSmallH` at hidden 128 (`wgmma-eager1024` §4).
-        let small_h = RnnAlgo::PersistStaticSmallH;
         assert_eq!(
             both(dims(lstm, 1, 128), 256, (f16, false), one),
-            (small_h, small_h)
+            (pssh, pssh)
         );
         assert_eq!(
             both(dims(gru, 1, 128), 200, (f16, false), one),
-            (small_h, small_h)
+            (pssh, pssh)
         );
         assert_eq!(both(dims(gru, 1, 128), 128, (f16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 128), 256, (f16, true), one), (p, p));
@@ -1777,11 +1782,13 @@ mod tests {
         assert_eq!(both(dims(lstm, 4, 256), 256, (f16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 3, 256), 200, (bf16, true), one), (p, p));
         assert_eq!(both(dims(gru, 2, 128), 200, (bf16, false), one), (p, s));
-        let pssh = RnnAlgo::PersistStaticSmallH;
         assert_eq!(
             both(dims(lstm, 2, 128), 256, (f16, true), one),
             (pssh, pssh)
         );
+        // f16 GRU stacks there train on ours; below it on `PersistStaticSmallH`.
+        assert_eq!(both(dims(gru, 2, 128), 256, (f16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 128), 128, (f16, true), one), (pssh, pssh));
         assert_eq!(
             both(dims(gru, 3, 128), 256, (f16, false), one),
             (pssh, pssh)

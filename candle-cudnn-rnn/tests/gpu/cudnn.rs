@@ -291,10 +291,14 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             graphed(case(GRU, (2, UNI), (200, 3, 32, 128), default, BF16, ZEROS)),
             [RnnAlgo::Standard, RnnAlgo::Persistent],
         ),
-        // One f16 layer at hidden 128 past batch 128: cuDNN's SmallH infers, ours train
-        // (`small_h_leads_ours`).
+        // f16 at hidden 128 past batch 128: cuDNN's SmallH infers, ours train one layer and
+        // a GRU stack (`small_h_leads_ours`).
         (
             case(GRU, (1, UNI), (200, 3, 32, 128), default, F16, H0),
+            [RnnAlgo::PersistStaticSmallH, RnnAlgo::Persistent],
+        ),
+        (
+            case(GRU, (2, UNI), (200, 3, 32, 128), default, F16, ZEROS),
             [RnnAlgo::PersistStaticSmallH, RnnAlgo::Persistent],
         ),
         (

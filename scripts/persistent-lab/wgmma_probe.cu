@@ -4,6 +4,8 @@
 // (wgmma, sm_90a) instead of mma.sync, and h_{t-1} multicast over clusters of CS blocks (fewer
 // blocks and wider multicast read less of L2 a step, which set the pace at batch 128:
 // results/2026-11-29-h200-batch128-exchange/ §1, results/2026-11-29-h200-refill-batch256/ §2).
+// Measured (results/2026-11-29-h200-wgmma-eager1024/ §1): the products are fast, but the
+// exchange alone takes 7.6-11.8 µs on 64 blocks and multicast slows it, so the premise fails.
 //
 // A block holds its 64 rows of W_hh (K = 1024) in shared memory as wgmma's B operand; h_{t-1}
 // streams through a ring of NSLOT chunk slots (KC columns of all 128 samples each) as its A

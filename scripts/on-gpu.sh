@@ -4,7 +4,7 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_rows`).
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_rows`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -45,4 +45,16 @@ bench_rows() {
   timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --input-grad --reps 10 --warmup 5 --api "${API:-direct}" \
     --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
+}
+
+# scripts/compare-grid.sh in half precision (the op's bf16 and f16 defaults against PyTorch's fp16
+# module, all six passes, 10 repetitions after 3 of warm-up): OUT/grid.log, its table in
+# OUT/table.md, its JSON and table in OUT/grid.tgz; prints the geo-mean rows.
+half_grid() {
+  COMPARE_IMPLS=torch-fp16 timeout 420 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
+    --variants op-bf16-default,op-f16-default > "$OUT/grid.log" 2>&1
+  echo "compare-grid rc=$?"
+  cp "$OUT/grid/table.md" "$OUT/table.md" 2>/dev/null
+  (cd "$OUT" && tar czf grid.tgz grid && rm -rf grid)
+  grep -E "^\| (tf32|half) " "$OUT/table.md"
 }

@@ -69,12 +69,7 @@ rules)
   done 2>&1 | tee "$OUT/rules.log"
   ;;
 grid)
-  COMPARE_IMPLS=torch-fp16 timeout 420 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
-    --variants op-bf16-default,op-f16-default > "$OUT/grid.log" 2>&1
-  echo "compare-grid rc=$?"
-  cp "$OUT/grid/table.md" "$OUT/table.md" 2>/dev/null
-  (cd "$OUT" && tar czf grid.tgz grid && rm -rf grid)
-  grep -E "^\| (tf32|half) " "$OUT/table.md"
+  half_grid
   ;;
 wide)
   for g in eager --graph; do

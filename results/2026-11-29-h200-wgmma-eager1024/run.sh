@@ -23,9 +23,12 @@
 #   (after that, the rule that gives ours f16 GRU stacks' training there: the same GPU test, then
 #   the f16 default against `PersistStaticSmallH` on GRU [30, 256, 2 x 128] and [200, 256,
 #   3 x 128]: OUT/gru-stack-rule.log, one command.)
+#   profile: ncu's device time per kernel (gpu__time_duration.sum) of a training call (1 warm-up,
+#           2 timed, bf16, --api direct): LSTM [30, 128, 3 x 512] and [30, 128, 512] on the
+#           default (ours), [30, 128, 3 x 512] on `Standard` (OUT/ncu.tgz).
 #   check:  gpu_check --persistent --mode gru (OUT/gpu_check.log).
 #   tests:  all of the op's GPU tests (OUT/tests.log).
-#   results/2026-11-29-h200-wgmma-eager1024/run.sh DIR OUT probe|eager|stacks|rules|grid|wide|check|tests
+#   results/2026-11-29-h200-wgmma-eager1024/run.sh DIR OUT probe|eager|stacks|rules|grid|wide|profile|check|tests
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -81,6 +84,18 @@ wide)
     done
   done 2>&1 | tee "$OUT/wide.log"
   ;;
+profile)
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+  for spec in 3,128,30,512:default 1,128,30,512:default 3,128,30,512:standard; do
+    shape=${spec%%:*} v=${spec#*:}
+    name=lstm_${shape//,/x}_$v
+    timeout 100 "$ncu" --replay-mode application --clock-control none --metrics gpu__time_duration.sum --csv \
+      "$bin/bench_grid" --no-loop --loss sum --input-grad --warmup 1 --reps 2 --api direct --phase train \
+      --mode lstm --shape $shape --variants op-bf16-$v > "$OUT/$name.csv" 2> "$OUT/$name.log"
+    echo "$name rc=$?"
+  done
+  (cd "$OUT" && tar czf ncu.tgz *.csv *.log && rm -f *.csv *.log)
+  ;;
 check)
   stamp "gpu_check --persistent --mode gru"
   timeout ${CHECK_TIMEOUT:-560} "$D/gpu_check" --persistent --mode gru --seed 2711 > "$OUT/gpu_check.log" 2>&1
@@ -91,7 +106,7 @@ tests)
   stamp "GPU tests"; gpu_tests
   ;;
 *)
-  echo "usage: run.sh DIR OUT probe|eager|stacks|rules|grid|wide|check|tests" >&2
+  echo "usage: run.sh DIR OUT probe|eager|stacks|rules|grid|wide|profile|check|tests" >&2
   exit 2
   ;;
 esac

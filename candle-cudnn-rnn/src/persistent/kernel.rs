@@ -344,9 +344,16 @@ const DEEP_STACK_ONE_GROUP_MAX_HIDDEN: usize = 256;
 /// [`DEEP_STACK_ONE_GROUP_MAX_BATCH`].
 const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 
-/// The most blocks of a one-cluster plan: the portable cluster size (16 would need the
-/// non-portable attribute).
-pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = 8;
+/// The portable cluster size: a launch in larger clusters (up to 16 on sm_90) needs its
+/// kernel's non-portable attribute ([`Plan::kernel`]).
+const PORTABLE_CLUSTER_BLOCKS: usize = 8;
+
+/// The most blocks of a one-cluster plan unless the tuning asks for up to 16
+/// ([`Tuning::one_cluster_blocks`]): the portable cluster size. On one H100 a single group in 16
+/// blocks took -3 to +20% of 8 blocks' time (the grid's barrier, not pushed;
+/// `results/2026-11-27-h100-one-cluster-16/`); pushed batch groups at hidden 512, which 8 blocks
+/// do not hold, are unmeasured.
+pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = PORTABLE_CLUSTER_BLOCKS;
 
 /// Whether a one-cluster plan's forward and backward push what a step exchanges through
 /// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch), with no
@@ -757,7 +764,9 @@ impl Plan {
                 Some(false) => None,
                 asked => (layers == 1 && input % 8 == 0).then_some((input, asked == Some(true))),
             };
-            if let Some(one) = plan.in_one_cluster(dev, smem, passes, (push, folded)) {
+            let most_blocks = tuning.one_cluster_blocks;
+            if let Some(one) = plan.in_one_cluster(dev, (smem, most_blocks), passes, (push, folded))
+            {
                 return Ok(one);
             }
         }
@@ -836,9 +845,10 @@ impl Plan {
         Ok(plan)
     }
 
-    /// This plan's layer in one cluster of at most [`ONE_CLUSTER_MAX_BLOCKS`] blocks per batch
-    /// group, each reading all of K, where its blocks fit in `smem` bytes each and the GPU holds
-    /// every group's cluster at once for every pass of `passes`; `None` otherwise. Each pass
+    /// This plan's layer in one cluster of at most `most_blocks` blocks per batch group
+    /// ([`ONE_CLUSTER_MAX_BLOCKS`] unless the tuning asks for more), each reading all of K,
+    /// where its blocks fit in `smem` bytes each and the GPU holds every group's cluster at once
+    /// for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks
     /// and a group's batch is one chunk; a pushed forward in half elements makes its input
     /// projection itself ([`Plan::input`]) where `folded` gives the input size,
@@ -846,13 +856,13 @@ impl Plan {
     fn in_one_cluster(
         &self,
         dev: &CudaDevice,
-        smem: usize,
+        (smem, most_blocks): (usize, usize),
         passes: &[Pass],
         (push, folded): ([bool; 2], Option<(usize, bool)>),
     ) -> Option<Plan> {
         let units = self
             .hidden
-            .div_ceil(ONE_CLUSTER_MAX_BLOCKS)
+            .div_ceil(most_blocks)
             .next_multiple_of(UNIT_STEP);
         let one_chunk = self.group_batch() <= CHUNK_SAMPLES;
         let mut one = Plan {
@@ -875,7 +885,7 @@ impl Plan {
         }
         let fits = passes.iter().all(|&pass| {
             one.smem_bytes(pass) <= smem
-                && one.blocks(pass) <= ONE_CLUSTER_MAX_BLOCKS
+                && one.blocks(pass) <= most_blocks
                 && one
                     .resident_clusters(dev, pass)
                     .is_some_and(|r| r >= self.groups)
@@ -1184,6 +1194,13 @@ impl Plan {
     pub fn kernel(&self, dev: &CudaDevice, pass: Pass) -> Result<CudaFunction> {
         let f = self.function(dev, pass, pass.name())?;
         allow_smem(&f, self.smem_bytes(pass))?;
+        if self.launch_cluster(pass) > PORTABLE_CLUSTER_BLOCKS {
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                1,
+            )
+            .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent kernel: {e}")))?;
+        }
         Ok(f)
     }
 

@@ -4,6 +4,7 @@
 //! exist to measure the alternatives again.
 
 use super::cell::UNIT_STEP;
+use super::kernel::ONE_CLUSTER_MAX_BLOCKS;
 use super::launch::MAX_GROUPS;
 use std::sync::OnceLock;
 
@@ -24,13 +25,18 @@ pub(crate) struct Tuning {
     /// Whether stacked layers run as one wavefront launch per pass (`wave`).
     pub wave: WaveTuning,
     /// Whether a layer whose blocks fit in one thread-block cluster of
-    /// [`super::kernel::ONE_CLUSTER_MAX_BLOCKS`] (sm_90; hidden sizes up to about 256) runs in
+    /// [`Tuning::one_cluster_blocks`] (sm_90; hidden sizes up to about 256) runs in
     /// one, each step's barrier the cluster's hardware barrier instead of the grid-wide one in
     /// memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units each. `None` (the
     /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits (in batch groups, one cluster
     /// per group), `0` never.
     pub one_cluster: Option<bool>,
+    /// The most blocks of a one-cluster plan's cluster: [`ONE_CLUSTER_MAX_BLOCKS`] (8, the
+    /// portable cluster size) by default; `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=16` allows
+    /// 16, the non-portable size that sm_90 gives a kernel that asks (a layer of hidden 512 in
+    /// one cluster per batch group, say).
+    pub one_cluster_blocks: usize,
     /// Whether a one-cluster layer's forward and backward push what a step exchanges into the
     /// shared memory of the cluster's blocks, with no barrier between steps
     /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH), instead of exchanging it through
@@ -87,6 +93,7 @@ impl Tuning {
         chunk: 64,
         wave: WaveTuning::Fitted,
         one_cluster: None,
+        one_cluster_blocks: ONE_CLUSTER_MAX_BLOCKS,
         push: None,
         fold: None,
         units: None,
@@ -146,6 +153,13 @@ impl Tuning {
         };
         let switch = |name| var(name).as_deref().and_then(on);
         let one_cluster = switch("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").or(d.one_cluster);
+        let one_cluster_blocks = match var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS")
+            .as_deref()
+            .map(str::trim)
+        {
+            Some("16") => 16,
+            _ => d.one_cluster_blocks,
+        };
         let push = match var("CANDLE_RNN_PERSISTENT_PUSH") {
             Some(v) => match v.split_once(',') {
                 Some((f, b)) => on(f).zip(on(b)).map(|(f, b)| [f, b]),
@@ -179,6 +193,7 @@ impl Tuning {
             chunk,
             wave,
             one_cluster,
+            one_cluster_blocks,
             push,
             fold,
             units: block_units,
@@ -211,6 +226,7 @@ mod tests {
                 chunk: 64,
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
+                one_cluster_blocks: 8,
                 push: None,
                 fold: None,
                 units: None,
@@ -219,6 +235,17 @@ mod tests {
                 half_projection: None,
             }
         );
+    }
+
+    #[test]
+    fn one_cluster_of_16_blocks_only_when_asked() {
+        let most = |v| with(&[("CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS", v)]).one_cluster_blocks;
+        assert_eq!(most("16"), 16);
+        assert_eq!(most(" 16 "), 16);
+        // Anything else: the portable size.
+        assert_eq!(most("8"), 8);
+        assert_eq!(most("32"), 8);
+        assert_eq!(most("x"), 8);
     }
 
     #[test]

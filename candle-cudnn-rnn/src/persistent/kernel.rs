@@ -4,7 +4,7 @@
 //! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
 use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
-use super::launch::Launch;
+use super::launch::{Launch, PORTABLE_CLUSTER_BLOCKS};
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -343,17 +343,6 @@ const DEEP_STACK_ONE_GROUP_MAX_HIDDEN: usize = 256;
 /// See [`shape_groups`]: the widest deep stack that infers in one group past batch
 /// [`DEEP_STACK_ONE_GROUP_MAX_BATCH`].
 const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
-
-/// The portable cluster size: a launch in larger clusters (up to 16 on sm_90) needs its
-/// kernel's non-portable attribute ([`Plan::kernel`]).
-const PORTABLE_CLUSTER_BLOCKS: usize = 8;
-
-/// The most blocks of a one-cluster plan unless the tuning asks for up to 16
-/// ([`Tuning::one_cluster_blocks`]): the portable cluster size. On one H100 a single group in 16
-/// blocks took -3 to +20% of 8 blocks' time (the grid's barrier, not pushed;
-/// `results/2026-11-27-h100-one-cluster-16/`); pushed batch groups at hidden 512, which 8 blocks
-/// do not hold, are unmeasured.
-pub(crate) const ONE_CLUSTER_MAX_BLOCKS: usize = PORTABLE_CLUSTER_BLOCKS;
 
 /// Whether a one-cluster plan's forward and backward push what a step exchanges through
 /// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch), with no
@@ -846,7 +835,7 @@ impl Plan {
     }
 
     /// This plan's layer in one cluster of at most `most_blocks` blocks per batch group
-    /// ([`ONE_CLUSTER_MAX_BLOCKS`] unless the tuning asks for more), each reading all of K,
+    /// ([`Tuning::one_cluster_blocks`]), each reading all of K,
     /// where its blocks fit in `smem` bytes each and the GPU holds every group's cluster at once
     /// for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks

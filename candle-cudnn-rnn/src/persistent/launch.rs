@@ -12,6 +12,10 @@ use candle_core::Result;
 /// at most `forward.rs`'s barrier line.
 pub(super) const MAX_GROUPS: usize = 16;
 
+/// The portable cluster size: a launch in larger clusters (up to 16 on sm_90) needs its
+/// kernel's non-portable attribute (`kernel.rs`'s `Plan::kernel`).
+pub(super) const PORTABLE_CLUSTER_BLOCKS: usize = 8;
+
 /// 32-bit words between two groups' barrier words (`common.cuh`'s GROUP_WORDS): a 32-byte
 /// sector each.
 pub(super) const GROUP_WORDS: usize = 8;

@@ -4,8 +4,7 @@
 //! exist to measure the alternatives again.
 
 use super::cell::UNIT_STEP;
-use super::kernel::ONE_CLUSTER_MAX_BLOCKS;
-use super::launch::MAX_GROUPS;
+use super::launch::{MAX_GROUPS, PORTABLE_CLUSTER_BLOCKS};
 use std::sync::OnceLock;
 
 /// How the persistent kernels are tuned.
@@ -32,10 +31,12 @@ pub(crate) struct Tuning {
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits (in batch groups, one cluster
     /// per group), `0` never.
     pub one_cluster: Option<bool>,
-    /// The most blocks of a one-cluster plan's cluster: [`ONE_CLUSTER_MAX_BLOCKS`] (8, the
-    /// portable cluster size) by default; `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=16` allows
-    /// 16, the non-portable size that sm_90 gives a kernel that asks (a layer of hidden 512 in
-    /// one cluster per batch group, say).
+    /// The most blocks of a one-cluster plan's cluster: 8, the portable cluster size, by
+    /// default; `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=16` allows 16, the non-portable size
+    /// that sm_90 gives a kernel that asks (a layer of hidden 512 in one cluster per batch
+    /// group, say). On one H100 a single group in 16 blocks took -3 to +20% of 8 blocks' time
+    /// (the cluster's barrier, not pushed; `results/2026-11-27-h100-one-cluster-16/`); pushed
+    /// batch groups at hidden 512, which 8 blocks do not hold, are unmeasured.
     pub one_cluster_blocks: usize,
     /// Whether a one-cluster layer's forward and backward push what a step exchanges into the
     /// shared memory of the cluster's blocks, with no barrier between steps
@@ -93,7 +94,7 @@ impl Tuning {
         chunk: 64,
         wave: WaveTuning::Fitted,
         one_cluster: None,
-        one_cluster_blocks: ONE_CLUSTER_MAX_BLOCKS,
+        one_cluster_blocks: PORTABLE_CLUSTER_BLOCKS,
         push: None,
         fold: None,
         units: None,

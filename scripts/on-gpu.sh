@@ -4,7 +4,8 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_rows`, `half_grid`).
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_rows`, `compare_grid`,
+# `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -47,14 +48,18 @@ bench_rows() {
     | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
 }
 
-# scripts/compare-grid.sh in half precision (the op's bf16 and f16 defaults against PyTorch's fp16
-# module, all six passes, 10 repetitions after 3 of warm-up): OUT/grid.log, its table in
-# OUT/table.md, its JSON and table in OUT/grid.tgz; prints the geo-mean rows.
-half_grid() {
-  COMPARE_IMPLS=torch-fp16 timeout 420 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
-    --variants op-bf16-default,op-f16-default > "$OUT/grid.log" 2>&1
+# scripts/compare-grid.sh against PyTorch's module IMPL ($1: torch-fp16, torch-tf32) for the op's
+# VARIANTS ($2, comma-joined), all six passes, 10 repetitions after 3 of warm-up, under a
+# TIMEOUT ($3, seconds): OUT/grid.log, its table in OUT/table.md, its JSON and table in
+# OUT/grid.tgz; prints the geo-mean rows.
+compare_grid() {
+  COMPARE_IMPLS=$1 timeout "$3" scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
+    --variants "$2" > "$OUT/grid.log" 2>&1
   echo "compare-grid rc=$?"
   cp "$OUT/grid/table.md" "$OUT/table.md" 2>/dev/null
   (cd "$OUT" && tar czf grid.tgz grid && rm -rf grid)
   grep -E "^\| (tf32|half) " "$OUT/table.md"
 }
+
+# compare_grid in half precision: the op's bf16 and f16 defaults against PyTorch's fp16 module.
+half_grid() { compare_grid torch-fp16 op-bf16-default,op-f16-default 420; }

@@ -118,12 +118,7 @@ default)
   done | tee "$OUT/default.log"
   ;;
 grid)
-  COMPARE_IMPLS=torch-tf32 timeout 590 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
-    --variants op-tf32-default > "$OUT/grid.log" 2>&1
-  echo "compare-grid rc=$?"
-  cp "$OUT/grid/table.md" "$OUT/table.md" 2>/dev/null
-  (cd "$OUT" && tar czf grid.tgz grid && rm -rf grid)
-  grep -E "^\| (tf32|half) " "$OUT/table.md"
+  compare_grid torch-tf32 op-tf32-default 590
   ;;
 early)
   for c in gru lstm; do

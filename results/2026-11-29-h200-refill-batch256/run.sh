@@ -63,12 +63,7 @@ overlap)
   timeout 120 "$D/overlap_probe" 1000 2>&1 | tee "$OUT/overlap.log"
   ;;
 grid)
-  COMPARE_IMPLS=torch-fp16 timeout 420 scripts/compare-grid.sh "$D/bench_grid" "$OUT/grid" 10 3 \
-    --variants op-bf16-default,op-f16-default > "$OUT/grid.log" 2>&1
-  echo "compare-grid rc=$?"
-  cp "$OUT/grid/table.md" "$OUT/table.md" 2>/dev/null
-  (cd "$OUT" && tar czf grid.tgz grid && rm -rf grid)
-  grep -E "^\| (tf32|half) " "$OUT/table.md"
+  half_grid
   ;;
 b256)
   for c in lstm gru; do

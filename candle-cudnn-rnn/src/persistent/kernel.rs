@@ -4,7 +4,7 @@
 //! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
 use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
-use super::launch::{Launch, PORTABLE_CLUSTER_BLOCKS};
+use super::launch::{Launch, MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -139,7 +139,7 @@ pub(crate) struct Plan {
     /// Each batch group's blocks (the whole grid of each pass, in one group) are one
     /// thread-block cluster whose hardware barrier serves each step (`common.cuh`'s
     /// ONE_CLUSTER; [`Tuning::one_cluster`], by default [`shape_one_cluster`] of a group's
-    /// batch); `clusters` are then 1.
+    /// batch, in clusters of up to [`Tuning::one_cluster_blocks`]); `clusters` are then 1.
     pub one_cluster: bool,
     /// Blocks per thread-block cluster of the forward's multicast exchange (1: none): each
     /// block copies a share of h_{t-1} from L2 into the shared memory of every block of its
@@ -224,7 +224,8 @@ pub(crate) struct Plan {
 ///   3 x 128] forwards 1.3-1.4 against 1.5-1.6; but [30, 64, 3 x 512] 13.5-13.9 | 6.0-6.1
 ///   against 9.6-10.6 | 3.8-4.4, and [30, 128, 3 x 256] forwards 2.2-2.3 against 1.9.
 ///
-/// A layer whose whole batch [`shape_one_cluster`] runs in one cluster keeps one group, unless
+/// A layer whose whole batch is a small one-cluster step ([`small_one_cluster_step`]) keeps one
+/// group, unless
 /// groups of [`SMALL_GROUP_SAMPLES`] apply (each then runs in a cluster of its own).
 pub(super) fn shape_groups(
     (layers, hidden, batch): (usize, usize, usize),
@@ -243,7 +244,7 @@ pub(super) fn shape_groups(
         false => TF32_SMALL_GROUPS_FROM_BATCH,
     };
     let small = hidden <= SMALL_GROUPS_MAX_HIDDEN && batch >= small_from;
-    if wavefront || (shape_one_cluster(layers, hidden, batch) && !small) {
+    if wavefront || (small_one_cluster_step(layers, hidden, batch) && !small) {
         return 1;
     }
     let most = match half {
@@ -597,13 +598,15 @@ const UNCLUSTERED_UP_TO: usize = 512;
 /// See [`shape_clusters`]: hidden sizes past this run the backward in clusters of 4.
 const WIDE: usize = 1024;
 
-/// Whether each batch group of `group_batch` samples of a layer of `hidden` units, of a stack of
-/// `layers`, runs in one cluster where they fit ([`Plan::one_cluster`]), where the tuning leaves
-/// it to the shape: where a group's step is small (group_batch x hidden up to
-/// [`ONE_CLUSTER_MOST_WORK`]: hidden 64 at 32 samples, 128 at 16, 256 at 8), the cluster's
-/// barrier (and in half precision the forward's pushed h, without a barrier) saves more than its
-/// fewer blocks cost. One group: training 5-22% faster, LSTM and GRU, batches 1-32, hidden
-/// 64-256; at 128 x 32 and 256 x 16 the grid barrier's blocks won by 8-11%
+/// The cluster sizes, largest first, that a one-cluster plan ([`Plan::one_cluster`]) of each
+/// batch group of `group_batch` samples of a layer of `hidden` units of `cell` in `elem`, of a
+/// stack of `layers`, tries where the tuning leaves it to the shape (the planner takes the
+/// first whose clusters all fit at once); none: the grid barrier.
+///
+/// Where a group's step is small ([`small_one_cluster_step`]), the cluster's barrier (and in
+/// half precision the forward's pushed h, without a barrier) saves more than its fewer blocks
+/// cost. One group: training 5-22% faster, LSTM and GRU, batches 1-32, hidden 64-256; at
+/// 128 x 32 and 256 x 16 the grid barrier's blocks won by 8-11%
 /// (`results/2026-11-25-h200-cluster-rule/`, `results/2026-11-25-h100-one-cluster/`). Batch
 /// groups, graphed bf16, training | forward against the grid barrier's groups
 /// (`results/2026-11-27-h100-async-push/`): [30, 32, 128] (8 groups of 4) 0.78-0.80x |
@@ -611,12 +614,52 @@ const WIDE: usize = 1024;
 /// 0.93-0.94x | 0.83-0.84x, [200, 32, 128] 0.72-0.74x | 0.51-0.57x. A stack keeps its
 /// wavefront, one barrier per wave step for all its layers; groups of several chunks were not
 /// measured in one cluster.
-pub(super) fn shape_one_cluster(layers: usize, hidden: usize, group_batch: usize) -> bool {
+///
+/// In half precision such a cluster takes 16 blocks ([`MOST_CLUSTER_BLOCKS`], half the units
+/// each) where every group's fits, else 8: graphed, against 8 blocks, training 0.82-0.99x and
+/// forwards 0.89-1.03x at [30, 1-16, 128-256] and [200, 16, 128], LSTM and GRU, bf16 and f16
+/// (`results/2026-11-29-h200-cluster16/`, small). Past a small step, up to
+/// [`WIDE_ONE_CLUSTER_MOST_WORK`] (hidden 512 at 8 samples; [`LSTM_TRAINING_ONE_CLUSTER_MOST_WORK`]
+/// in LSTM training), it runs in 16 blocks only (8 do not hold hidden 512's weights): against
+/// the grid barrier's groups at batch 32, graphed training | forward, hidden 384 0.79-0.87x |
+/// 0.81-0.85x, hidden 512 GRU 0.91-1.01x | 0.85-0.86x, LSTM forwards 0.92-0.94x, but LSTM
+/// training 1.06x at seq 30 (0.96x at 200) (same folder, wider and speed).
+pub(super) fn shape_one_cluster(
+    (cell, elem, train): (Cell, Operands, bool),
+    (layers, hidden, group_batch): (usize, usize, usize),
+) -> &'static [usize] {
+    const EITHER: &[usize] = &[MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS];
+    const LARGEST: &[usize] = &[MOST_CLUSTER_BLOCKS];
+    const PORTABLE: &[usize] = &[PORTABLE_CLUSTER_BLOCKS];
+    let half = elem != Operands::Tf32;
+    let most_work = match (cell, train) {
+        (Cell::Lstm, true) => LSTM_TRAINING_ONE_CLUSTER_MOST_WORK,
+        _ => WIDE_ONE_CLUSTER_MOST_WORK,
+    };
+    let one_layer_chunk = layers == 1 && group_batch <= CHUNK_SAMPLES;
+    match (small_one_cluster_step(layers, hidden, group_batch), half) {
+        (true, true) => EITHER,
+        (true, false) => PORTABLE,
+        (false, true) if one_layer_chunk && group_batch * hidden <= most_work => LARGEST,
+        (false, _) => &[],
+    }
+}
+
+/// Whether a group's step is small enough for one cluster of either size
+/// ([`shape_one_cluster`]): one layer, group_batch x hidden up to [`ONE_CLUSTER_MOST_WORK`]
+/// (hidden 64 at 32 samples, 128 at 16, 256 at 8).
+fn small_one_cluster_step(layers: usize, hidden: usize, group_batch: usize) -> bool {
     layers == 1 && group_batch <= CHUNK_SAMPLES && group_batch * hidden <= ONE_CLUSTER_MOST_WORK
 }
 
-/// See [`shape_one_cluster`].
+/// See [`small_one_cluster_step`].
 const ONE_CLUSTER_MOST_WORK: usize = 2048;
+
+/// See [`shape_one_cluster`]: in 16 blocks.
+const WIDE_ONE_CLUSTER_MOST_WORK: usize = 4096;
+
+/// See [`shape_one_cluster`]: in 16 blocks, LSTM training (hidden 384 at 8 samples).
+const LSTM_TRAINING_ONE_CLUSTER_MOST_WORK: usize = 3072;
 
 #[cfg(test)]
 impl Plan {
@@ -742,10 +785,14 @@ impl Plan {
             true => &[Pass::Forward, Pass::Backward],
             false => &[Pass::Forward],
         };
-        let one_cluster = tuning
-            .one_cluster
-            .unwrap_or_else(|| shape_one_cluster(layers, hidden, plan.group_batch()));
-        if one_cluster && major >= 9 {
+        // The cluster sizes to try, largest first: the tuning's (`Some(true)`: wherever one
+        // fits) or the rule's, none larger than the tuning allows.
+        let sizes: &[usize] = match tuning.one_cluster {
+            Some(true) => &[MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS],
+            Some(false) => &[],
+            None => shape_one_cluster((cell, elem, train), (layers, hidden, plan.group_batch())),
+        };
+        if major >= 9 {
             let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
             // The input size where the forward may make the input projection itself, and
             // whether the tuning asks for it even where the rule does not.
@@ -753,10 +800,11 @@ impl Plan {
                 Some(false) => None,
                 asked => (layers == 1 && input % 8 == 0).then_some((input, asked == Some(true))),
             };
-            let most_blocks = tuning.one_cluster_blocks;
-            if let Some(one) = plan.in_one_cluster(dev, (smem, most_blocks), passes, (push, folded))
-            {
-                return Ok(one);
+            for &most_blocks in sizes.iter().filter(|&&b| b <= tuning.one_cluster_blocks) {
+                let fit = plan.in_one_cluster(dev, (smem, most_blocks), passes, (push, folded));
+                if let Some(one) = fit {
+                    return Ok(one);
+                }
             }
         }
         // A pass whose clusters do not fit runs in clusters half as large, down to none.
@@ -1341,15 +1389,39 @@ mod tests {
     /// A group's samples decide: [30, 32, 128] runs in 8 groups of 4, each one cluster.
     #[test]
     fn one_cluster_for_a_single_layer_of_small_steps() {
-        assert!(shape_one_cluster(1, 128, 4));
-        assert!(shape_one_cluster(1, 64, 32));
-        assert!(shape_one_cluster(1, 128, 16));
-        assert!(shape_one_cluster(1, 256, 8));
-        assert!(shape_one_cluster(1, 256, 1));
-        assert!(!shape_one_cluster(1, 128, 32));
-        assert!(!shape_one_cluster(1, 256, 16));
-        assert!(!shape_one_cluster(2, 128, 8));
-        assert!(!shape_one_cluster(1, 16, 64));
+        let bf16 = |cell, layers, hidden, group_batch| {
+            shape_one_cluster((cell, Operands::Bf16, true), (layers, hidden, group_batch))
+        };
+        for cell in [Cell::Lstm, Cell::Gru] {
+            for (hidden, group_batch) in [(128, 4), (64, 32), (128, 16), (256, 8), (256, 1)] {
+                assert_eq!(bf16(cell, 1, hidden, group_batch), [16, 8]);
+                let tf32 = (cell, Operands::Tf32, true);
+                assert_eq!(shape_one_cluster(tf32, (1, hidden, group_batch)), [8]);
+            }
+            for (layers, hidden, group_batch) in [(2, 128, 8), (1, 16, 64), (1, 1024, 8)] {
+                assert!(bf16(cell, layers, hidden, group_batch).is_empty());
+            }
+        }
+    }
+
+    /// Past a small step, half precision takes 16 blocks only, up to hidden 512 at 8 samples
+    /// (384 in LSTM training).
+    #[test]
+    fn one_cluster_of_16_blocks_for_wider_steps() {
+        const NONE: [usize; 0] = [];
+        let sizes = |cell, elem, train, hidden, group_batch| {
+            shape_one_cluster((cell, elem, train), (1, hidden, group_batch))
+        };
+        for elem in [Operands::Bf16, Operands::F16] {
+            assert_eq!(sizes(Cell::Gru, elem, true, 512, 8), [16]);
+            assert_eq!(sizes(Cell::Lstm, elem, false, 512, 8), [16]);
+            assert_eq!(sizes(Cell::Lstm, elem, true, 384, 8), [16]);
+            assert_eq!(sizes(Cell::Lstm, elem, true, 256, 16), NONE);
+            assert_eq!(sizes(Cell::Lstm, elem, true, 512, 8), NONE);
+            assert_eq!(sizes(Cell::Gru, elem, false, 512, 16), NONE);
+            assert_eq!(sizes(Cell::Gru, elem, false, 128, 64), NONE);
+        }
+        assert_eq!(sizes(Cell::Gru, Operands::Tf32, true, 512, 8), NONE);
     }
 
     /// An H100's shared memory per block (227 KiB).

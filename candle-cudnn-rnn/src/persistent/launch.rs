@@ -16,6 +16,9 @@ pub(super) const MAX_GROUPS: usize = 16;
 /// kernel's non-portable attribute (`kernel.rs`'s `Plan::kernel`).
 pub(super) const PORTABLE_CLUSTER_BLOCKS: usize = 8;
 
+/// The largest cluster sm_90 gives a kernel with the non-portable attribute.
+pub(super) const MOST_CLUSTER_BLOCKS: usize = 16;
+
 /// 32-bit words between two groups' barrier words (`common.cuh`'s GROUP_WORDS): a 32-byte
 /// sector each.
 pub(super) const GROUP_WORDS: usize = 8;

@@ -4,7 +4,7 @@
 //! exist to measure the alternatives again.
 
 use super::cell::UNIT_STEP;
-use super::launch::{MAX_GROUPS, PORTABLE_CLUSTER_BLOCKS};
+use super::launch::{MAX_GROUPS, MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
 use std::sync::OnceLock;
 
 /// How the persistent kernels are tuned.
@@ -31,12 +31,10 @@ pub(crate) struct Tuning {
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits (in batch groups, one cluster
     /// per group), `0` never.
     pub one_cluster: Option<bool>,
-    /// The most blocks of a one-cluster plan's cluster: 8, the portable cluster size, by
-    /// default; `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=16` allows 16, the non-portable size
-    /// that sm_90 gives a kernel that asks (a layer of hidden 512 in one cluster per batch
-    /// group, say). On one H100 a single group in 16 blocks took -3 to +20% of 8 blocks' time
-    /// (the cluster's barrier, not pushed; `results/2026-11-27-h100-one-cluster-16/`); pushed
-    /// batch groups at hidden 512, which 8 blocks do not hold, are unmeasured.
+    /// The most blocks of a one-cluster plan's cluster: by default 16, the non-portable size
+    /// that sm_90 gives a kernel that asks, where the shape's rule tries it
+    /// ([`super::kernel::shape_one_cluster`]); `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=8`
+    /// keeps every cluster to the portable size.
     pub one_cluster_blocks: usize,
     /// Whether a one-cluster layer's forward and backward push what a step exchanges into the
     /// shared memory of the cluster's blocks, with no barrier between steps
@@ -94,7 +92,7 @@ impl Tuning {
         chunk: 64,
         wave: WaveTuning::Fitted,
         one_cluster: None,
-        one_cluster_blocks: PORTABLE_CLUSTER_BLOCKS,
+        one_cluster_blocks: MOST_CLUSTER_BLOCKS,
         push: None,
         fold: None,
         units: None,
@@ -158,7 +156,8 @@ impl Tuning {
             .as_deref()
             .map(str::trim)
         {
-            Some("16") => 16,
+            Some("16") => MOST_CLUSTER_BLOCKS,
+            Some("8") => PORTABLE_CLUSTER_BLOCKS,
             _ => d.one_cluster_blocks,
         };
         let push = match var("CANDLE_RNN_PERSISTENT_PUSH") {
@@ -227,7 +226,7 @@ mod tests {
                 chunk: 64,
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
-                one_cluster_blocks: 8,
+                one_cluster_blocks: 16,
                 push: None,
                 fold: None,
                 units: None,
@@ -239,14 +238,14 @@ mod tests {
     }
 
     #[test]
-    fn one_cluster_of_16_blocks_only_when_asked() {
+    fn one_cluster_of_8_blocks_only_when_asked() {
         let most = |v| with(&[("CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS", v)]).one_cluster_blocks;
-        assert_eq!(most("16"), 16);
-        assert_eq!(most(" 16 "), 16);
-        // Anything else: the portable size.
         assert_eq!(most("8"), 8);
-        assert_eq!(most("32"), 8);
-        assert_eq!(most("x"), 8);
+        assert_eq!(most(" 8 "), 8);
+        // Anything else: the default, 16.
+        assert_eq!(most("16"), 16);
+        assert_eq!(most("32"), 16);
+        assert_eq!(most("x"), 16);
     }
 
     #[test]

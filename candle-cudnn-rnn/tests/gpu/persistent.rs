@@ -185,6 +185,26 @@ fn persistent_gru_matches_the_f64_cpu_path() {
     );
 }
 
+/// One layer in clusters of 16 blocks (`kernel.rs`'s `shape_one_cluster`, sm_90), h pushed
+/// between their shared memories: hidden 256 at batch 8 (one group, 16 units a block), LSTM
+/// hidden 384 at batch 32 (4 groups of 8, 24 units a block), GRU hidden 512 at batch 32 (4 of
+/// 8, 32 units a block) and LSTM hidden 512 at batch 16, whose inference runs so (2 of 8) and
+/// whose training does not.
+#[test]
+fn persistent_clusters_of_16_match_the_f64_cpu_path() {
+    let test = "persistent_clusters_of_16_match_the_f64_cpu_path";
+    run(
+        test,
+        RnnMode::Lstm,
+        &[(1, 8, 9, 40, 256), (1, 32, 7, 64, 384), (1, 16, 5, 32, 512)],
+    );
+    run(
+        test,
+        RnnMode::Gru,
+        &[(1, 8, 9, 40, 256), (1, 32, 7, 64, 512)],
+    );
+}
+
 /// One layer at hidden 512, whose forward on an sm_90 GPU shares each step's h_{t-1} by
 /// multicast within clusters (`kernel.rs`'s `shape_multicast`): at batch 20, in two batch groups
 /// of 10 rows, which the blocks of a cluster of 8 copy unevenly; at batch 37 (no batch groups

@@ -158,7 +158,7 @@ pub(crate) struct Plan {
     /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH: each step's h to every block; the
     /// parts of dh_{t-1} to the blocks of their units), where mbarriers count it in and no
     /// barrier separates the steps, instead of exchanging it through L2: [`Tuning::push`] asks,
-    /// by default [`ONE_CLUSTER_PUSHES`].
+    /// by default [`shape_one_cluster_pushes`].
     pub push: [bool; 2],
     /// The layer's input size where a pushed forward makes the input projection itself
     /// (`recurrence_fwd.cu`'s XIN: W_ih's rows in shared memory beside W_hh's, x_{t+1}
@@ -345,9 +345,9 @@ const DEEP_STACK_ONE_GROUP_MAX_HIDDEN: usize = 256;
 /// [`DEEP_STACK_ONE_GROUP_MAX_BATCH`].
 const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 
-/// Whether a one-cluster plan's forward and backward push what a step exchanges through
-/// distributed shared memory where they can ([`Plan::push`]: one chunk of the batch), with no
-/// barrier between the steps. Forward: graphed bf16
+/// Whether a one-cluster plan's forward and backward at `hidden` push what a step exchanges
+/// through distributed shared memory where they can ([`Plan::push`]: one chunk of the batch),
+/// with no barrier between the steps. Forward: graphed bf16
 /// forwards took 0.60-0.93x the time of the exchange through L2 behind the cluster's barrier
 /// ([30, 8, 256] 6.84 µs an example against 8.18, [30, 32, 128] in 8 groups 1.03-1.19 against
 /// 1.52-1.62; training 0.84-0.98x), `results/2026-11-27-h100-async-push/`. The barrier's
@@ -361,8 +361,17 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 /// themselves, twice the bytes, had been slower than the barrier. The TF32 forward pushed
 /// (H200, `results/2026-11-29-h200-tf32-push/`): forwards 0.69-0.84x ([30, 32, 128] LSTM 1.40
 /// against 1.85, GRU 1.28 against 1.70; [200, 32, 128] GRU 6.7 against 9.7; [30, 8, 256] LSTM
-/// 8.2 against 9.8), training 0.81-0.93x.
-pub(super) const ONE_CLUSTER_PUSHES: [bool; 2] = [true, true];
+/// 8.2 against 9.8), training 0.81-0.93x. Past hidden [`PUSHED_BACKWARD_MOST_HIDDEN`] (512 in
+/// 16 blocks of 32 units) the backward does not push: graphed bf16 training took 0.94-0.97x of
+/// the pushed backward's time (GRU [30, 32, 512] 4.84 µs an example against 5.14, LSTM
+/// [200, 32, 512] 31.6 against 32.3), where at hidden 384 (24 units) and 256 the pushed one
+/// led by 7-19% (`results/2026-11-29-h200-cluster16/`, push-split).
+pub(super) fn shape_one_cluster_pushes(hidden: usize) -> [bool; 2] {
+    [true, hidden <= PUSHED_BACKWARD_MOST_HIDDEN]
+}
+
+/// See [`shape_one_cluster_pushes`].
+const PUSHED_BACKWARD_MOST_HIDDEN: usize = 384;
 
 /// Whether a pushed forward of `cell` with blocks of `units` units at `group_batch` samples
 /// makes its input projection (of `input` columns) itself ([`Plan::input`]) where the tuning
@@ -619,28 +628,26 @@ const WIDE: usize = 1024;
 /// each) where every group's fits, else 8: graphed, against 8 blocks, training 0.82-0.99x and
 /// forwards 0.89-1.03x at [30, 1-16, 128-256] and [200, 16, 128], LSTM and GRU, bf16 and f16
 /// (`results/2026-11-29-h200-cluster16/`, small). Past a small step, up to
-/// [`WIDE_ONE_CLUSTER_MOST_WORK`] (hidden 512 at 8 samples; [`LSTM_TRAINING_ONE_CLUSTER_MOST_WORK`]
-/// in LSTM training), it runs in 16 blocks only (8 do not hold hidden 512's weights): against
-/// the grid barrier's groups at batch 32, graphed training | forward, hidden 384 0.79-0.87x |
-/// 0.81-0.85x, hidden 512 GRU 0.91-1.01x | 0.85-0.86x, LSTM forwards 0.92-0.94x, but LSTM
-/// training 1.06x at seq 30 (0.96x at 200) (same folder, wider and speed).
+/// [`WIDE_ONE_CLUSTER_MOST_WORK`] (hidden 512 at 8 samples), it runs in 16 blocks only (8 do
+/// not hold hidden 512's weights): against the grid barrier's groups at batch 32, graphed
+/// training | forward, hidden 384 0.79-0.87x | 0.81-0.85x, hidden 512 GRU 0.91-1.01x |
+/// 0.85-0.86x and LSTM forwards 0.92-0.94x (same folder, wider and speed); LSTM training at
+/// hidden 512 with its backward unpushed ([`shape_one_cluster_pushes`]) 0.94-1.0x (push-split;
+/// pushed, it had taken 1.06x at seq 30).
 pub(super) fn shape_one_cluster(
-    (cell, elem, train): (Cell, Operands, bool),
+    elem: Operands,
     (layers, hidden, group_batch): (usize, usize, usize),
 ) -> &'static [usize] {
     const EITHER: &[usize] = &[MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS];
     const LARGEST: &[usize] = &[MOST_CLUSTER_BLOCKS];
     const PORTABLE: &[usize] = &[PORTABLE_CLUSTER_BLOCKS];
     let half = elem != Operands::Tf32;
-    let most_work = match (cell, train) {
-        (Cell::Lstm, true) => LSTM_TRAINING_ONE_CLUSTER_MOST_WORK,
-        _ => WIDE_ONE_CLUSTER_MOST_WORK,
-    };
     let one_layer_chunk = layers == 1 && group_batch <= CHUNK_SAMPLES;
+    let wide = group_batch * hidden <= WIDE_ONE_CLUSTER_MOST_WORK;
     match (small_one_cluster_step(layers, hidden, group_batch), half) {
         (true, true) => EITHER,
         (true, false) => PORTABLE,
-        (false, true) if one_layer_chunk && group_batch * hidden <= most_work => LARGEST,
+        (false, true) if one_layer_chunk && wide => LARGEST,
         (false, _) => &[],
     }
 }
@@ -657,9 +664,6 @@ const ONE_CLUSTER_MOST_WORK: usize = 2048;
 
 /// See [`shape_one_cluster`]: in 16 blocks.
 const WIDE_ONE_CLUSTER_MOST_WORK: usize = 4096;
-
-/// See [`shape_one_cluster`]: in 16 blocks, LSTM training (hidden 384 at 8 samples).
-const LSTM_TRAINING_ONE_CLUSTER_MOST_WORK: usize = 3072;
 
 #[cfg(test)]
 impl Plan {
@@ -790,10 +794,10 @@ impl Plan {
         let sizes: &[usize] = match tuning.one_cluster {
             Some(true) => &[MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS],
             Some(false) => &[],
-            None => shape_one_cluster((cell, elem, train), (layers, hidden, plan.group_batch())),
+            None => shape_one_cluster(elem, (layers, hidden, plan.group_batch())),
         };
         if major >= 9 {
-            let push = tuning.push.unwrap_or(ONE_CLUSTER_PUSHES);
+            let push = tuning.push.unwrap_or(shape_one_cluster_pushes(hidden));
             // The input size where the forward may make the input projection itself, and
             // whether the tuning asks for it even where the rule does not.
             let folded = match tuning.fold {
@@ -1389,39 +1393,41 @@ mod tests {
     /// A group's samples decide: [30, 32, 128] runs in 8 groups of 4, each one cluster.
     #[test]
     fn one_cluster_for_a_single_layer_of_small_steps() {
-        let bf16 = |cell, layers, hidden, group_batch| {
-            shape_one_cluster((cell, Operands::Bf16, true), (layers, hidden, group_batch))
+        let bf16 = |layers, hidden, group_batch| {
+            shape_one_cluster(Operands::Bf16, (layers, hidden, group_batch))
         };
-        for cell in [Cell::Lstm, Cell::Gru] {
-            for (hidden, group_batch) in [(128, 4), (64, 32), (128, 16), (256, 8), (256, 1)] {
-                assert_eq!(bf16(cell, 1, hidden, group_batch), [16, 8]);
-                let tf32 = (cell, Operands::Tf32, true);
-                assert_eq!(shape_one_cluster(tf32, (1, hidden, group_batch)), [8]);
-            }
-            for (layers, hidden, group_batch) in [(2, 128, 8), (1, 16, 64), (1, 1024, 8)] {
-                assert!(bf16(cell, layers, hidden, group_batch).is_empty());
-            }
+        for (hidden, group_batch) in [(128, 4), (64, 32), (128, 16), (256, 8), (256, 1)] {
+            assert_eq!(bf16(1, hidden, group_batch), [16, 8]);
+            assert_eq!(
+                shape_one_cluster(Operands::F16, (1, hidden, group_batch)),
+                [16, 8]
+            );
+            assert_eq!(
+                shape_one_cluster(Operands::Tf32, (1, hidden, group_batch)),
+                [8]
+            );
+        }
+        for (layers, hidden, group_batch) in [(2, 128, 8), (1, 16, 64), (1, 1024, 8)] {
+            assert!(bf16(layers, hidden, group_batch).is_empty());
         }
     }
 
-    /// Past a small step, half precision takes 16 blocks only, up to hidden 512 at 8 samples
-    /// (384 in LSTM training).
+    /// Past a small step, half precision takes 16 blocks only, up to hidden 512 at 8 samples;
+    /// there the backward exchanges through L2.
     #[test]
     fn one_cluster_of_16_blocks_for_wider_steps() {
         const NONE: [usize; 0] = [];
-        let sizes = |cell, elem, train, hidden, group_batch| {
-            shape_one_cluster((cell, elem, train), (1, hidden, group_batch))
-        };
         for elem in [Operands::Bf16, Operands::F16] {
-            assert_eq!(sizes(Cell::Gru, elem, true, 512, 8), [16]);
-            assert_eq!(sizes(Cell::Lstm, elem, false, 512, 8), [16]);
-            assert_eq!(sizes(Cell::Lstm, elem, true, 384, 8), [16]);
-            assert_eq!(sizes(Cell::Lstm, elem, true, 256, 16), NONE);
-            assert_eq!(sizes(Cell::Lstm, elem, true, 512, 8), NONE);
-            assert_eq!(sizes(Cell::Gru, elem, false, 512, 16), NONE);
-            assert_eq!(sizes(Cell::Gru, elem, false, 128, 64), NONE);
+            for (hidden, group_batch) in [(512, 8), (384, 8), (256, 16)] {
+                assert_eq!(shape_one_cluster(elem, (1, hidden, group_batch)), [16]);
+            }
+            for (hidden, group_batch) in [(512, 16), (128, 64), (384, 32)] {
+                assert_eq!(shape_one_cluster(elem, (1, hidden, group_batch)), NONE);
+            }
         }
-        assert_eq!(sizes(Cell::Gru, Operands::Tf32, true, 512, 8), NONE);
+        assert_eq!(shape_one_cluster(Operands::Tf32, (1, 512, 8)), NONE);
+        assert_eq!(shape_one_cluster_pushes(384), [true, true]);
+        assert_eq!(shape_one_cluster_pushes(512), [true, false]);
     }
 
     /// An H100's shared memory per block (227 KiB).

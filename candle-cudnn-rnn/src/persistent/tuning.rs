@@ -40,7 +40,7 @@ pub(crate) struct Tuning {
     /// shared memory of the cluster's blocks, with no barrier between steps
     /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH), instead of exchanging it through
     /// L2 behind the cluster's barrier, where they can (a batch of one chunk).
-    /// `None` (the default): the planner's ([`super::kernel::ONE_CLUSTER_PUSHES`]);
+    /// `None` (the default): the planner's ([`super::kernel::shape_one_cluster_pushes`]);
     /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` both where they can, `0` neither, or `F,B` each
     /// (`1,0`: the forward only).
     pub push: Option<[bool; 2]>,

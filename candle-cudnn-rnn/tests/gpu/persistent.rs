@@ -187,9 +187,9 @@ fn persistent_gru_matches_the_f64_cpu_path() {
 
 /// One layer in clusters of 16 blocks (`kernel.rs`'s `shape_one_cluster`, sm_90), h pushed
 /// between their shared memories: hidden 256 at batch 8 (one group, 16 units a block), LSTM
-/// hidden 384 at batch 32 (4 groups of 8, 24 units a block), GRU hidden 512 at batch 32 (4 of
-/// 8, 32 units a block) and LSTM hidden 512 at batch 16, whose inference runs so (2 of 8) and
-/// whose training does not.
+/// hidden 384 at batch 32 (4 groups of 8, 24 units a block), and at hidden 512 (32 units a
+/// block, the backward's exchange through L2 behind the cluster's barrier) GRU at batch 32 (4
+/// of 8) and LSTM at batch 16 (2 of 8).
 #[test]
 fn persistent_clusters_of_16_match_the_f64_cpu_path() {
     let test = "persistent_clusters_of_16_match_the_f64_cpu_path";

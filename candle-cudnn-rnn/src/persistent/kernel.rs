@@ -362,7 +362,7 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 /// (H200, `results/2026-11-29-h200-tf32-push/`): forwards 0.69-0.84x ([30, 32, 128] LSTM 1.40
 /// against 1.85, GRU 1.28 against 1.70; [200, 32, 128] GRU 6.7 against 9.7; [30, 8, 256] LSTM
 /// 8.2 against 9.8), training 0.81-0.93x. Past hidden [`PUSHED_BACKWARD_MOST_HIDDEN`] (512 in
-/// 16 blocks of 32 units) the backward does not push: graphed bf16 training took 0.94-0.97x of
+/// 16 blocks of 32 units) the backward does not push: graphed bf16 training took 0.93-0.98x of
 /// the pushed backward's time (GRU [30, 32, 512] 4.84 µs an example against 5.14, LSTM
 /// [200, 32, 512] 31.6 against 32.3), where at hidden 384 (24 units) and 256 the pushed one
 /// led by 7-19% (`results/2026-11-29-h200-cluster16/`, push-split).
@@ -625,15 +625,16 @@ const WIDE: usize = 1024;
 /// measured in one cluster.
 ///
 /// In half precision such a cluster takes 16 blocks ([`MOST_CLUSTER_BLOCKS`], half the units
-/// each) where every group's fits, else 8: graphed, against 8 blocks, training 0.82-0.99x and
-/// forwards 0.89-1.03x at [30, 1-16, 128-256] and [200, 16, 128], LSTM and GRU, bf16 and f16
-/// (`results/2026-11-29-h200-cluster16/`, small). Past a small step, up to
+/// each) where every group's fits, else 8: graphed, against 8 blocks, training 0.81-0.99x and
+/// forwards 0.89-1.02x at [30, 1-16, 128-256], [30, 16, 200] and [200, 16, 128], LSTM and GRU,
+/// bf16 and f16 (`results/2026-11-29-h200-cluster16/`, small). Past a small step, up to
 /// [`WIDE_ONE_CLUSTER_MOST_WORK`] (hidden 512 at 8 samples), it runs in 16 blocks only (8 do
 /// not hold hidden 512's weights): against the grid barrier's groups at batch 32, graphed
-/// training | forward, hidden 384 0.79-0.87x | 0.81-0.85x, hidden 512 GRU 0.91-1.01x |
-/// 0.85-0.86x and LSTM forwards 0.92-0.94x (same folder, wider and speed); LSTM training at
-/// hidden 512 with its backward unpushed ([`shape_one_cluster_pushes`]) 0.94-1.0x (push-split;
-/// pushed, it had taken 1.06x at seq 30).
+/// training | forward, hidden 384 0.79-0.87x | 0.81-0.85x, hidden 512 GRU 0.90-1.00x |
+/// 0.85-0.86x and LSTM forwards 0.92-0.94x (same folder, wider and speed). At hidden 512 the
+/// backward does not push ([`shape_one_cluster_pushes`]): LSTM training then 0.94-1.00x
+/// (pushed, 1.06x at seq 30; push-split), and through `loss.backward()` GRU training 0.89-0.94x,
+/// LSTM 0.94-1.00x (rule2).
 pub(super) fn shape_one_cluster(
     elem: Operands,
     (layers, hidden, group_batch): (usize, usize, usize),

@@ -279,6 +279,21 @@ def variants():
         yield (f"{cell} backward {tag}", "persistent_bwd", grouped, "compute_90", cell)
         yield (f"{cell} backward {tag} pushed", "persistent_bwd", grouped + ["-DPUSH=1"],
                "compute_90", cell)
+    # In 16 blocks, the non-portable cluster (kernel.rs's shape_one_cluster), 8 samples a group:
+    # hidden 256 (16 units a block) and 384 in 4 groups (24 units), both passes pushed; 512 in 4
+    # groups (32 units), bf16 and f16, the forward pushed and the backward's exchange through L2
+    # behind the cluster's barrier (kernel.rs's shape_one_cluster_pushes).
+    for cell in ("lstm", "gru"):
+        for hid, groups, units, elem in ((256, 1, 16, "-DELEM_BF16=1"), (384, 4, 24, "-DELEM_BF16=1"),
+                                         (512, 4, 32, "-DELEM_BF16=1"), (512, 4, 32, "-DELEM_BF16=0")):
+            one = [f"-DHID={hid}", "-DBATCH=8", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1"]
+            push_bwd = ["-DPUSH=1"] if hid <= 384 else []
+            tag = f"h{hid} b8 g{groups} {'bf16' if elem.endswith('1') else 'f16'} 16 blocks"
+            yield (f"{cell} forward {tag} pushed", "persistent_fwd", one + ["-DPUSH=1"],
+                   "compute_90", cell)
+            yield (f"{cell} backward {tag}{' pushed' if push_bwd else ''}", "persistent_bwd",
+                   one + push_bwd, "compute_90", cell)
     # The pushed forward making its input projection itself (XIN, kernel.rs's Plan::input):
     # hidden 128 at batch 4 in 8 groups (an input of 128, f16 and bf16), hidden 256 at batch 8,
     # and odd sizes: hidden 46 in blocks of 8 units (a GRU's gates across tiles) at batch 5 with

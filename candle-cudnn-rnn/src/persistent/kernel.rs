@@ -608,9 +608,9 @@ const UNCLUSTERED_UP_TO: usize = 512;
 const WIDE: usize = 1024;
 
 /// The cluster sizes, largest first, that a one-cluster plan ([`Plan::one_cluster`]) of each
-/// batch group of `group_batch` samples of a layer of `hidden` units of `cell` in `elem`, of a
-/// stack of `layers`, tries where the tuning leaves it to the shape (the planner takes the
-/// first whose clusters all fit at once); none: the grid barrier.
+/// batch group of `group_batch` samples of a layer of `hidden` units in `elem`, of a stack of
+/// `layers`, tries where the tuning leaves it to the shape (the planner takes the first whose
+/// clusters all fit at once); none: the grid barrier.
 ///
 /// Where a group's step is small ([`small_one_cluster_step`]), the cluster's barrier (and in
 /// half precision the forward's pushed h, without a barrier) saves more than its fewer blocks
@@ -639,25 +639,37 @@ pub(super) fn shape_one_cluster(
     elem: Operands,
     (layers, hidden, group_batch): (usize, usize, usize),
 ) -> &'static [usize] {
-    const EITHER: &[usize] = &[MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS];
-    const LARGEST: &[usize] = &[MOST_CLUSTER_BLOCKS];
-    const PORTABLE: &[usize] = &[PORTABLE_CLUSTER_BLOCKS];
     let half = elem != Operands::Tf32;
-    let one_layer_chunk = layers == 1 && group_batch <= CHUNK_SAMPLES;
-    let wide = group_batch * hidden <= WIDE_ONE_CLUSTER_MOST_WORK;
-    match (small_one_cluster_step(layers, hidden, group_batch), half) {
-        (true, true) => EITHER,
-        (true, false) => PORTABLE,
-        (false, true) if one_layer_chunk && wide => LARGEST,
-        (false, _) => &[],
+    let step = |most_work| one_cluster_step(most_work, (layers, hidden, group_batch));
+    match (
+        half,
+        step(ONE_CLUSTER_MOST_WORK),
+        step(WIDE_ONE_CLUSTER_MOST_WORK),
+    ) {
+        (true, true, _) => &ONE_CLUSTER_SIZES,
+        (false, true, _) => &ONE_CLUSTER_SIZES[1..],
+        (true, false, true) => &ONE_CLUSTER_SIZES[..1],
+        _ => &[],
     }
 }
 
+/// The cluster sizes a one-cluster plan tries, largest first: 16 blocks, then the portable 8.
+const ONE_CLUSTER_SIZES: [usize; 2] = [MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS];
+
 /// Whether a group's step is small enough for one cluster of either size
-/// ([`shape_one_cluster`]): one layer, group_batch x hidden up to [`ONE_CLUSTER_MOST_WORK`]
-/// (hidden 64 at 32 samples, 128 at 16, 256 at 8).
+/// ([`shape_one_cluster`]): [`one_cluster_step`] up to [`ONE_CLUSTER_MOST_WORK`] (hidden 64 at
+/// 32 samples, 128 at 16, 256 at 8).
 fn small_one_cluster_step(layers: usize, hidden: usize, group_batch: usize) -> bool {
-    layers == 1 && group_batch <= CHUNK_SAMPLES && group_batch * hidden <= ONE_CLUSTER_MOST_WORK
+    one_cluster_step(ONE_CLUSTER_MOST_WORK, (layers, hidden, group_batch))
+}
+
+/// Whether a group's step is one layer's, of one chunk, whose group_batch x hidden is at most
+/// `most_work`.
+fn one_cluster_step(
+    most_work: usize,
+    (layers, hidden, group_batch): (usize, usize, usize),
+) -> bool {
+    layers == 1 && group_batch <= CHUNK_SAMPLES && group_batch * hidden <= most_work
 }
 
 /// See [`small_one_cluster_step`].
@@ -793,7 +805,7 @@ impl Plan {
         // The cluster sizes to try, largest first: the tuning's (`Some(true)`: wherever one
         // fits) or the rule's, none larger than the tuning allows.
         let sizes: &[usize] = match tuning.one_cluster {
-            Some(true) => &[MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS],
+            Some(true) => &ONE_CLUSTER_SIZES,
             Some(false) => &[],
             None => shape_one_cluster(elem, (layers, hidden, plan.group_batch())),
         };
@@ -888,7 +900,7 @@ impl Plan {
     }
 
     /// This plan's layer in one cluster of at most `most_blocks` blocks per batch group
-    /// ([`Tuning::one_cluster_blocks`]), each reading all of K,
+    /// (one of [`ONE_CLUSTER_SIZES`]), each reading all of K,
     /// where its blocks fit in `smem` bytes each and the GPU holds every group's cluster at once
     /// for every pass of `passes`; `None` otherwise. Each pass
     /// pushes its exchange through distributed shared memory ([`Plan::push`]) where `push` asks

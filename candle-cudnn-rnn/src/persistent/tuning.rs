@@ -24,7 +24,7 @@ pub(crate) struct Tuning {
     /// Whether stacked layers run as one wavefront launch per pass (`wave`).
     pub wave: WaveTuning,
     /// Whether a layer whose blocks fit in one thread-block cluster of
-    /// [`Tuning::one_cluster_blocks`] (sm_90; hidden sizes up to about 256) runs in
+    /// [`Tuning::one_cluster_blocks`] (sm_90; hidden sizes up to about 512) runs in
     /// one, each step's barrier the cluster's hardware barrier instead of the grid-wide one in
     /// memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units each. `None` (the
     /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);

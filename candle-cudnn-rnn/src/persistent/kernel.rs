@@ -198,7 +198,16 @@ pub(crate) struct Plan {
 ///   in one cluster: bf16 training at hidden 128 took 0.79-0.85x of the previous rule's time at
 ///   batches 16 and 20 (LSTM [30, 20, 128] 5.0 against 5.9 µs an example in 5 groups against
 ///   2, [200, 20, 128] 26.2 against 31.4), 0.93-0.95x at 8 and 24
-///   (`results/2026-11-27-h100-small-h-default/`); in TF32 from batch
+///   (`results/2026-11-27-h100-small-h-default/`). In half precision the groups take
+///   [`GROUP_SAMPLES`] from batch [`HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH`] (up to hidden
+///   [`HALF_NARROW_MAX_HIDDEN`] from [`HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH`]): then
+///   they number at most 4 at batch 32, each in a cluster of 16 blocks ([`shape_one_cluster`];
+///   8 such clusters are not resident on an H200, and 8 groups of 4 ran in clusters of 8).
+///   bf16 graphed, training | forward, against groups of 4 (`results/2026-11-30-h200-phases/`):
+///   [30, 32, 128] LSTM 2.08 | 0.89 against 2.23 | 1.00, GRU 2.08 | 0.90 against 2.31 | 1.04;
+///   at hidden 64 batches 16-32 0.88-0.95x (GRU [30, 32, 64] 1.92 | 0.81 against
+///   2.17 | 0.99); but at hidden 128 two groups of 8 took 1.02-1.04x four of 4 at batch 16, and
+///   three 1.00-1.03x six at 24. In TF32 from batch
 ///   [`TF32_SMALL_GROUPS_FROM_BATCH`], since its one-cluster forward pushes h too: 4 groups
 ///   trained GRU and LSTM [30, 16-24, 128] in 0.56-0.96x of one group's time and [100, 16, 128]
 ///   in 0.63x (GRU [30, 16, 128] 5.25 | 2.33 µs an example, training | forward, against
@@ -251,10 +260,14 @@ pub(super) fn shape_groups(
         true => HALF_MAX_GROUPS,
         false => TF32_MAX_GROUPS,
     };
+    let half_wide_clusters = batch >= HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH
+        || (hidden <= HALF_NARROW_MAX_HIDDEN
+            && batch >= HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH);
     let (samples, most) = match small {
         true if half && !stacked && batch > HALF_MANY_GROUPS_PAST_BATCH => {
             (GROUP_SAMPLES, HALF_MANY_GROUPS)
         }
+        true if half && half_wide_clusters => (GROUP_SAMPLES, most),
         true => (SMALL_GROUP_SAMPLES, most),
         false => (GROUP_SAMPLES, most),
     };
@@ -307,6 +320,17 @@ const TF32_SMALL_GROUPS_FROM_BATCH: usize = 16;
 
 /// See [`shape_groups`]: the most groups in half precision.
 const HALF_MAX_GROUPS: usize = 8;
+
+/// See [`shape_groups`]: from this batch, half precision's small groups take
+/// [`GROUP_SAMPLES`] samples.
+const HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH: usize = 32;
+
+/// See [`shape_groups`]: up to this hidden size, half precision's small groups take
+/// [`GROUP_SAMPLES`] samples from batch [`HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH`].
+const HALF_NARROW_MAX_HIDDEN: usize = 64;
+
+/// See [`HALF_NARROW_MAX_HIDDEN`].
+const HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH: usize = 16;
 
 /// See [`shape_groups`].
 const HALF_MANY_GROUPS_PAST_BATCH: usize = 64;
@@ -1551,8 +1575,12 @@ mod tests {
             (1, 64, 16, Tf32, false, 4),
             (1, 128, 24, Tf32, true, 4),
             (1, 256, 16, Bf16, true, 2),
-            (1, 128, 32, Bf16, true, 8),
-            (1, 128, 48, Bf16, false, 8),
+            (1, 128, 24, Bf16, true, 6),
+            (1, 128, 32, Bf16, true, 4),
+            (1, 128, 48, Bf16, false, 6),
+            (1, 64, 8, Bf16, true, 2),
+            (1, 64, 16, Bf16, true, 2),
+            (1, 64, 24, Bf16, false, 3),
             (1, 128, 32, Tf32, true, 4),
             (1, 200, 32, Bf16, true, 4),
             (1, 512, 32, Bf16, true, 4),

@@ -1,9 +1,10 @@
 // A standalone timing harness for one persistent LSTM recurrence (recurrence_fwd.cu, or
 // recurrence_bwd.cu with -DLAB_BWD; a GRU's forward with -DLAB_GRU), built by build.sh with nvcc for the same -D parameters the
 // library passes NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
-// events, and with -DLAB_PHASES records, for thread 0 of every block, the SM clock at each
-// PHASE(i) of every step and the global timer around the grid barrier. The output is written
-// to a file so that two builds (a change and the kernel it replaces) can be compared.
+// events, and with -DLAB_PHASES records, for thread 0 of every block (of the first batch group),
+// the SM clock at each PHASE(i) of every step and the global timer around the grid barrier. The
+// output is written to a file so that two builds (a change and the kernel it replaces) can be
+// compared.
 //
 //   lab [reps] [output file] [file to compare with]
 
@@ -24,7 +25,7 @@ __device__ unsigned long long lab_clock[LAB_T * 8 * 256];
 __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
 #define PHASE(i)                                                                       \
     do {                                                                               \
-        if (threadIdx.x == 0 && t >= 0 && t < LAB_T) {                                \
+        if (threadIdx.x == 0 && blockIdx.y == 0 && t >= 0 && t < LAB_T) {            \
             unsigned long long g;                                                      \
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));                      \
             size_t at = ((size_t)blockIdx.x * LAB_T + t) * 8 + (i);                    \
@@ -98,8 +99,10 @@ int main(int argc, char** argv) {
     const float scale = 1.f / sqrtf((float)H);
     u16* w = upload(halves((size_t)4 * H * H, scale));
     u32* counter;
-    // One counter per barrier or slice of h.
-    CHECK(cudaMalloc(&counter, 256));
+    // Each batch group's barrier words, GROUP_WORDS apart, then the words that join the groups
+    // (common.cuh), with room to spare.
+    const size_t counter_bytes = (size_t)(GROUPS + 2) * GROUP_WORDS * 4 + 256;
+    CHECK(cudaMalloc(&counter, counter_bytes));
     void* args[24];
     // No dropout after the layer.
     const unsigned long long* no_drop = nullptr;
@@ -130,9 +133,12 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&db, 4 * H * 2));
     u16* no_db = nullptr;
     u16* no_dgh = nullptr;  // the LSTM has no split gate
-    float* no_db_parts = nullptr;  // one batch group
+    // Each batch group's bias-gradient sums (f32 [GROUPS][NSLOT][H]; NSLOT at most 8), which
+    // the first group adds up.
+    float* db_parts = nullptr;
+    if (GROUPS > 1) CHECK(cudaMalloc(&db_parts, (size_t)GROUPS * 8 * H * 4));
     void* ptrs[] = {&w, &gates, &cells, &c0, &dy, &dh_n, &dc_n, &dg, &dgx, &dh0, &dc0, &db, &no_db,
-                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &no_db_parts, &counter, &seq};
+                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &db_parts, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_bwd;
     u16* xchg = dgx;
@@ -223,7 +229,7 @@ int main(int argc, char** argv) {
     std::vector<float> times;
     for (int r = 0; r < reps + 3; ++r) {
         if (xg) CHECK(cudaMemcpyAsync(xg, pristine, (size_t)T * B * 4 * H * 4, cudaMemcpyDeviceToDevice));
-        CHECK(cudaMemsetAsync(counter, 0, 256));
+        CHECK(cudaMemsetAsync(counter, 0, counter_bytes));
         CHECK(cudaMemsetAsync(xchg, 0, xch_bytes));
         CHECK(cudaEventRecord(e0));
         CHECK(cudaLaunchKernelExC(&cfg, (const void*)kernel, args));

@@ -189,19 +189,26 @@ fn persistent_gru_matches_the_f64_cpu_path() {
 /// between their shared memories: hidden 256 at batch 8 (one group, 16 units a block), LSTM
 /// hidden 384 at batch 32 (4 groups of 8, 24 units a block), and at hidden 512 (32 units a
 /// block, the backward's exchange through L2 behind the cluster's barrier) GRU at batch 32 (4
-/// of 8) and LSTM at batch 16 (2 of 8).
+/// of 8) and LSTM at batch 16 (2 of 8); LSTM hidden 128 at batch 32 (4 groups of 8, 8 units a
+/// block), and beside it a GRU at hidden 64 and batch 16 (2 groups of 8, each a cluster of 8
+/// blocks of 8 units).
 #[test]
 fn persistent_clusters_of_16_match_the_f64_cpu_path() {
     let test = "persistent_clusters_of_16_match_the_f64_cpu_path";
     run(
         test,
         RnnMode::Lstm,
-        &[(1, 8, 9, 40, 256), (1, 32, 7, 64, 384), (1, 16, 5, 32, 512)],
+        &[
+            (1, 8, 9, 40, 256),
+            (1, 32, 7, 64, 384),
+            (1, 16, 5, 32, 512),
+            (1, 32, 7, 48, 128),
+        ],
     );
     run(
         test,
         RnnMode::Gru,
-        &[(1, 8, 9, 40, 256), (1, 32, 7, 64, 512)],
+        &[(1, 8, 9, 40, 256), (1, 32, 7, 64, 512), (1, 16, 6, 32, 64)],
     );
 }
 

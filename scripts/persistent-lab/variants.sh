@@ -7,10 +7,10 @@
 #       of REPS, default 30), its output compared with the first variant's of the same first word
 #       of the name (fwd-push against fwd, say: the same sums in another order differ by
 #       rounding only), then DIR/lab-NAME-ph's phases.
-# For example, an LSTM at hidden 512, batch 8, one cluster of 16 blocks, forward pushed, in one
-# and in two row groups:
+# For example, an LSTM at hidden 512, batch 8, one cluster of 16 blocks: the forward pushed, and
+# the backward exchanging through L2 and pushed:
 #   variants.sh build /tmp/lab "-DHID=512 -DBATCH=8 -DUNITS=32 -DNBUF=2 -DONE_CLUSTER=1" \
-#     fwd:-DPUSH=1 fwd-mg2:"-DPUSH=1 -DROW_GROUPS=2"
+#     fwd:-DPUSH=1 bwd:-DLAB_BWD bwd-push:"-DLAB_BWD -DPUSH=1"
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=$1 dir=$2

@@ -141,15 +141,10 @@ struct FwdTile {
     static constexpr int CU = CL * UB, ROWS = RG * CU, MT = (ROWS + 15) / 16, MROWS = MT * 16;
     // The block's K steps (its first column: rank * KSB * 16).
     static constexpr int KSB = (KS + CL - 1) / CL;
-    // Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each). Without
-    // clusters, -DROW_GROUPS sets MG (a divisor of NWARPS; the library passes none: a harness's
-    // experiment, fewer partial sums a step for longer chains of products).
-#ifdef ROW_GROUPS
-    static_assert(CL == 1 && NWARPS % ROW_GROUPS == 0, "ROW_GROUPS takes blocks without clusters");
-    static constexpr int MG = ROW_GROUPS;
-#else
+    // Warp groups: MG along the rows (MPW tiles each), KG along K (KPG steps each). (Without
+    // clusters, row groups of 2 or 4 warps, fewer partial sums a step for longer chains of
+    // products, took 1.06-1.27x the time of one: results/2026-11-30-h200-phases/ §2.)
     static constexpr int MG = (CL == 1) ? 1 : ((MT >= 4) ? 4 : ((MT >= 2) ? 2 : 1));
-#endif
     static constexpr int KG = NWARPS / MG;
     static constexpr int MPW = (MT + MG - 1) / MG;
     static constexpr int KPG = (KSB + KG - 1) / KG;

@@ -16,7 +16,7 @@
 #            and GRU at batches 16 (G 2), 24 (3), 32 (4), 48 (4, 6), 64 (4) and 128 (4, 8)
 #            (OUT/sweep.log).
 #   tests:   all of the op's GPU tests (OUT/tests.log).
-#   rule:    after the small groups' rule (kernel.rs's HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH): the
+#   rule:    after the small groups' rule (kernel.rs's HALF_FEWER_SMALL_GROUPS_FROM_BATCH): the
 #            bf16 and f16 defaults through
 #            `loss.backward()` (--api plain), graphed then eager, against the rule's groups before
 #            it (CANDLE_RNN_PERSISTENT_GROUPS=G), default first and last, LSTM and GRU at

@@ -199,8 +199,8 @@ pub(crate) struct Plan {
 ///   batches 16 and 20 (LSTM [30, 20, 128] 5.0 against 5.9 µs an example in 5 groups against
 ///   2, [200, 20, 128] 26.2 against 31.4), 0.93-0.95x at 8 and 24
 ///   (`results/2026-11-27-h100-small-h-default/`). In half precision the groups take
-///   [`GROUP_SAMPLES`] from batch [`HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH`] (up to hidden
-///   [`HALF_NARROW_MAX_HIDDEN`] from [`HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH`]): at hidden
+///   [`GROUP_SAMPLES`] from batch [`HALF_FEWER_SMALL_GROUPS_FROM_BATCH`] (up to hidden
+///   [`HALF_NARROW_MAX_HIDDEN`] from [`HALF_NARROW_FEWER_SMALL_GROUPS_FROM_BATCH`]): at hidden
 ///   128 they then number 4 at batch 32, each in a cluster of 16 blocks ([`shape_one_cluster`];
 ///   8 such clusters are not resident on an H200, and 8 groups of 4 ran in clusters of 8); at
 ///   hidden 64 a group runs on 8 blocks either way, and fewer, larger groups led from batch 16.
@@ -261,14 +261,13 @@ pub(super) fn shape_groups(
         true => HALF_MAX_GROUPS,
         false => TF32_MAX_GROUPS,
     };
-    let half_wide_clusters = batch >= HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH
-        || (hidden <= HALF_NARROW_MAX_HIDDEN
-            && batch >= HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH);
+    let half_fewer_groups = batch >= HALF_FEWER_SMALL_GROUPS_FROM_BATCH
+        || (hidden <= HALF_NARROW_MAX_HIDDEN && batch >= HALF_NARROW_FEWER_SMALL_GROUPS_FROM_BATCH);
     let (samples, most) = match small {
         true if half && !stacked && batch > HALF_MANY_GROUPS_PAST_BATCH => {
             (GROUP_SAMPLES, HALF_MANY_GROUPS)
         }
-        true if half && half_wide_clusters => (GROUP_SAMPLES, most),
+        true if half && half_fewer_groups => (GROUP_SAMPLES, most),
         true => (SMALL_GROUP_SAMPLES, most),
         false => (GROUP_SAMPLES, most),
     };
@@ -324,14 +323,14 @@ const HALF_MAX_GROUPS: usize = 8;
 
 /// See [`shape_groups`]: from this batch, half precision's small groups take
 /// [`GROUP_SAMPLES`] samples.
-const HALF_WIDE_CLUSTER_GROUPS_FROM_BATCH: usize = 32;
+const HALF_FEWER_SMALL_GROUPS_FROM_BATCH: usize = 32;
 
 /// See [`shape_groups`]: up to this hidden size, half precision's small groups take
-/// [`GROUP_SAMPLES`] samples from batch [`HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH`].
+/// [`GROUP_SAMPLES`] samples from batch [`HALF_NARROW_FEWER_SMALL_GROUPS_FROM_BATCH`].
 const HALF_NARROW_MAX_HIDDEN: usize = 64;
 
 /// See [`HALF_NARROW_MAX_HIDDEN`].
-const HALF_NARROW_WIDE_CLUSTER_GROUPS_FROM_BATCH: usize = 16;
+const HALF_NARROW_FEWER_SMALL_GROUPS_FROM_BATCH: usize = 16;
 
 /// See [`shape_groups`].
 const HALF_MANY_GROUPS_PAST_BATCH: usize = 64;

@@ -200,10 +200,9 @@ pub(crate) struct Plan {
 ///   2, [200, 20, 128] 26.2 against 31.4), 0.93-0.95x at 8 and 24
 ///   (`results/2026-11-27-h100-small-h-default/`). In half precision the groups take
 ///   [`GROUP_SAMPLES`] from batch [`HALF_FEWER_SMALL_GROUPS_FROM_BATCH`] (up to hidden
-///   [`HALF_NARROW_MAX_HIDDEN`] from [`HALF_NARROW_FEWER_SMALL_GROUPS_FROM_BATCH`]): at hidden
-///   128 they then number 4 at batch 32, each in a cluster of 16 blocks ([`shape_one_cluster`];
-///   8 such clusters are not resident on an H200, and 8 groups of 4 ran in clusters of 8); at
-///   hidden 64 a group runs on 8 blocks either way, and fewer, larger groups led from batch 16.
+///   [`HALF_NARROW_MAX_HIDDEN`] from [`HALF_NARROW_FEWER_SMALL_GROUPS_FROM_BATCH`]): at batch 32
+///   they then number 4 instead of 8, each in a cluster of up to 16 blocks
+///   ([`shape_one_cluster`]).
 ///   bf16 graphed, training | forward, against groups of 4 (`results/2026-11-30-h200-phases/`):
 ///   [30, 32, 128] LSTM 2.08 | 0.89 against 2.23 | 1.00, GRU 2.08 | 0.90 against 2.31 | 1.04;
 ///   at hidden 64 batches 16-32 0.88-0.95x (GRU [30, 32, 64] 1.92 | 0.81 against

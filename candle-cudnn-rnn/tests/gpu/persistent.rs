@@ -190,8 +190,7 @@ fn persistent_gru_matches_the_f64_cpu_path() {
 /// hidden 384 at batch 32 (4 groups of 8, 24 units a block), and at hidden 512 (32 units a
 /// block, the backward's exchange through L2 behind the cluster's barrier) GRU at batch 32 (4
 /// of 8) and LSTM at batch 16 (2 of 8); LSTM hidden 128 at batch 32 (4 groups of 8, 8 units a
-/// block), and beside it a GRU at hidden 64 and batch 16 (2 groups of 8, each a cluster of 8
-/// blocks of 8 units).
+/// block), and beside it a GRU at hidden 64 and batch 16 (2 groups of 8, each one cluster).
 #[test]
 fn persistent_clusters_of_16_match_the_f64_cpu_path() {
     let test = "persistent_clusters_of_16_match_the_f64_cpu_path";

@@ -73,16 +73,6 @@ impl Elem for f32 {}
 /// A kernel plan, or why a call cannot run on the kernels.
 pub(crate) type PlanOrWhyNot = std::result::Result<Plan, String>;
 
-/// Whether each new plan is written to stderr (`CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`, read once):
-/// what a call's kernels took (batch groups, units and blocks, clusters, pushes), which the
-/// rules decide from the shape and from what fits on the device.
-fn show_plans() -> bool {
-    static SHOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SHOW.get_or_init(|| {
-        std::env::var("CANDLE_RNN_PERSISTENT_SHOW_PLANS").is_ok_and(|v| v.trim() == "1")
-    })
-}
-
 /// The persistent kernels of one module (one direction of a cell of [`Cell`], without
 /// projection).
 pub(crate) struct PersistentRnn {
@@ -141,7 +131,7 @@ impl PersistentRnn {
                 let sizes = (self.cell, self.dims.hidden_size, batch, dtype);
                 let (layers, input) = (self.dims.num_layers, self.dims.input_size);
                 let plan = Plan::new(dev, sizes, (train, layers, input), &self.tuning);
-                if show_plans() {
+                if self.tuning.show_plans {
                     eprintln!(
                         "candle-cudnn-rnn: {:?} {layers} x {}, input {input}, batch {batch}, \
                          {dtype:?}, train {train}: {plan:?}",

@@ -72,6 +72,10 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::cell_half_projection`]); `CANDLE_RNN_PERSISTENT_HALF_PROJECTION` = `1`
     /// for every cell, `0` never.
     pub half_projection: Option<bool>,
+    /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
+    /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
+    /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
+    pub show_plans: bool,
 }
 
 /// What `CANDLE_RNN_PERSISTENT_WAVE` asks: unset or `1` (or anything else), the wavefront where
@@ -99,6 +103,7 @@ impl Tuning {
         multicast: None,
         groups: None,
         half_projection: None,
+        show_plans: false,
     };
 
     /// The process's tuning: the defaults, changed by the variables that are set, read at the
@@ -188,6 +193,7 @@ impl Tuning {
             .filter(|g: &usize| (1..=MAX_GROUPS).contains(g))
             .or(d.groups);
         let half_projection = switch("CANDLE_RNN_PERSISTENT_HALF_PROJECTION").or(d.half_projection);
+        let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
             chunk,
@@ -200,6 +206,7 @@ impl Tuning {
             multicast,
             groups,
             half_projection,
+            show_plans,
         }
     }
 }
@@ -233,8 +240,18 @@ mod tests {
                 multicast: None,
                 groups: None,
                 half_projection: None,
+                show_plans: false,
             }
         );
+    }
+
+    #[test]
+    fn plans_shown_only_when_asked() {
+        let show = |v| with(&[("CANDLE_RNN_PERSISTENT_SHOW_PLANS", v)]).show_plans;
+        assert!(show("1"));
+        assert!(show(" 1 "));
+        assert!(!show("0"));
+        assert!(!show("yes"));
     }
 
     #[test]

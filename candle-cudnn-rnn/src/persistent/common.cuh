@@ -335,16 +335,7 @@ __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32
     if (!lead) return;
     // 16 bytes a store (one v4), or 8 (a pair: 4 units of 16 bits).
     constexpr u32 BYTES = VEC * WORDS * 2;
-    // The harness's experiment -DPUSH_STAGGER (the library passes none): each block's stores
-    // start at its own rank (1) or at its rank plus the warp's (2), so that at any moment the
-    // cluster's blocks store into different blocks rather than all into block 0, then 1, ...
-#if defined(PUSH_STAGGER) && PUSH_STAGGER
-    const u32 first = (ctarank() + (PUSH_STAGGER == 2 ? threadIdx.x / 32 : 0u)) % blocks;
-    for (u32 i = 0; i < blocks; ++i) {
-        const u32 q = i + first < blocks ? i + first : i + first - blocks;
-#else
     for (u32 q = 0; q < blocks; ++q) {
-#endif
         if (BYTES == 16)
             asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
                          ::"r"(cluster_address(p, q)), "r"(w0), "r"(w1), "r"(w2), "r"(w3),

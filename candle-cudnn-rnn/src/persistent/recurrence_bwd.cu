@@ -292,24 +292,13 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // PUSH_IN_REGS: the warp's tiles of `pt`, in registers for the whole sequence (a warp past
     // the last tile loads a real one, unused).
     u32 pw[P::PUSH_IN_REGS ? P::PMT_PER_WARP : 1][P::PUSH_IN_REGS ? P::PKSTEPS : 1][4];
-    // PUSH: the warp's i-th tile is tile warp + i * NWARPS of the block's turn of the tiles. The
-    // harness's experiment -DPUSH_STAGGER (the library passes none) turns each block's by its
-    // rank's share, so that at any moment the cluster's blocks push into different blocks rather
-    // than every block into the same ones.
-#if defined(PUSH_STAGGER) && PUSH_STAGGER
-    const int tile_turn = (int)(ctarank() * P::PMT / P::NBLK);
-    auto push_tile = [&](int base) { return (base + tile_turn) % P::PMT; };
-#else
-    auto push_tile = [](int base) { return base; };
-#endif
     if constexpr (P::PUSH_IN_REGS) {
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < P::PMT_PER_WARP; ++i)
 #pragma unroll
             for (int kk = 0; kk < P::PKSTEPS; ++kk) {
-                const int base = warp + i * NWARPS;
-                int m = (base < P::PMT ? push_tile(base) : P::PMT - 1) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                int m = min(warp + i * NWARPS, P::PMT - 1) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
                 ldsm_x4(pw[i][kk], pt + m * P::PW + kk * 16 + (lane >> 4) * 8);
             }
     }
@@ -443,8 +432,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             const u32 me = ctarank();
 #pragma unroll
             for (int i = 0; i < P::PMT_PER_WARP; ++i) {
-                if (warp + i * NWARPS >= P::PMT) break;
-                const int mt = push_tile(warp + i * NWARPS);
+                const int mt = warp + i * NWARPS;
+                if (mt >= P::PMT) break;
                 float acc[NT][4];
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt)

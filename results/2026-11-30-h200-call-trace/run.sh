@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# On the GPU machine, binaries of scripts/devbin.sh (or its bench_grid, gpu_check and
+# op-gpu-tests alone) in DIR:
+#   plans:  the plan each of the half grid's shapes short of 2x takes, and [30, 32, 128] under
+#           CANDLE_RNN_PERSISTENT_GROUPS=8 (the small groups' rule before 8da4253): bf16 and f16
+#           defaults, graphed, with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1; each row's training |
+#           forward (µs an example) and the distinct plans it printed (OUT/plans.log).
+#   lab:    ../2026-11-30-h200-phases/run.sh's lab part on LAB (OUT/lab.log).
+#   trace:  every node of replayed graphed calls (training with the input's gradient, then the
+#           forward), ours (bf16 default) then PyTorch's fp16 module, on the half grid's shapes
+#           short of 2x (TRACE_SPECS, CELL:L,B,T,H ...), through DIR/cupti (the CUPTI injection
+#           library of ../2026-11-26-h200-graph-kernels/ with CUPTI's own): each graph's span,
+#           time in nodes and every node with its median duration and the gap before it
+#           (OUT/trace.log; the raw records in OUT/trace.tgz, not kept here).
+#   sanitize: compute-sanitizer memcheck, synccheck and racecheck over each harness (one launch)
+#           of the LAB folders (OUT/sanitize.log; the tools' logs in OUT/sanitize.tgz).
+#   results/2026-11-30-h200-call-trace/run.sh DIR OUT plans|lab|trace|sanitize
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2 PART=$3
+source scripts/on-gpu.sh
+case $PART in
+plans)
+  # cell shape [GROUPS]
+  rows=(
+    "lstm 1,32,30,128" "lstm 1,32,30,128 8" "gru 1,32,30,128" "gru 1,32,30,128 8"
+    "lstm 1,32,30,512" "lstm 1,32,30,1024" "lstm 1,128,30,128" "gru 1,128,30,128"
+    "gru 1,128,30,512" "lstm 3,128,30,512" "gru 3,128,30,512"
+  )
+  for row in "${rows[@]}"; do
+    set -- $row
+    err=$(mktemp)
+    line=$(CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 CANDLE_RNN_PERSISTENT_GROUPS=${3:-} timeout 150 \
+      "$D/bench_grid" --no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct \
+      --mode "$1" --shape "$2" --variants op-bf16-default,op-f16-default 2>"$err" \
+      | grep -E '^\| (Lstm|Gru) ' \
+      | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}')
+    echo "$1 $2 g${3:-rule} | $line"
+    grep 'candle-cudnn-rnn:' "$err" | sort -u | sed 's/^/    /'
+    rm -f "$err"
+  done 2>&1 | tee "$OUT/plans.log"
+  ;;
+lab)
+  bash "$here/../2026-11-30-h200-phases/run.sh" "$D" "$OUT" lab
+  ;;
+sanitize)
+  for dir in $LAB; do
+    for f in "$dir"/lab-*.xz; do xz -dkf "$f"; chmod +x "${f%.xz}"; done
+    for f in "$dir"/lab-*; do
+      [ "${f%.xz}" = "$f" ] || continue
+      for tool in memcheck synccheck racecheck; do
+        log=$OUT/cs-$tool-$(basename "$dir")-$(basename "$f").log
+        timeout ${SANITIZE_TIMEOUT:-100} "$CS" --tool $tool --print-limit 20 "$f" 1 > "$log" 2>&1
+        echo "$tool $f rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//')"
+      done
+    done
+  done 2>&1 | tee "$OUT/sanitize.log"
+  (cd "$OUT" && tar czf sanitize.tgz cs-*.log && rm -f cs-*.log)
+  ;;
+trace)
+  [ -f "$D/cupti/libcupti.so.13" ] || xz -dk "$D/cupti/libcupti.so.13.xz"
+  how="--loss sum --input-grad --reps 20 --warmup 5"
+  analyze=$here/../2026-11-26-h200-graph-kernels/analyze.py
+  run_traced() {  # name, command...
+    local name=$1; shift
+    CUDA_INJECTION64_PATH=$bin/cupti/libtrace_kernels.so TRACE_OUT=$OUT/$name.csv timeout 120 "$@" \
+      > "$OUT/$name.out" 2>&1
+    echo "### $name rc=$? $(grep -E '^\| (lstm|gru|Lstm|Gru) ' "$OUT/$name.out" | cut -d'|' -f7,8,9 | tr '\n' ' ')"
+    python3 "$analyze" "$OUT/$name.csv" 10
+  }
+  for spec in ${TRACE_SPECS:-lstm:1,32,30,512 lstm:1,128,30,128 gru:1,128,30,128 gru:1,128,30,512 lstm:3,128,30,512}; do
+    cell=${spec%%:*} shape=${spec#*:}
+    run_traced "op_${cell}_${shape//,/x}" "$D/bench_grid" --no-loop --graph $how --api direct \
+      --mode $cell --shape $shape --variants op-bf16-default
+    run_traced "torch_${cell}_${shape//,/x}" python3 scripts/torch_reference.py --grid --graph $how \
+      --only $cell,$shape --impls torch-fp16
+  done > "$OUT/trace.log" 2>&1
+  (cd "$OUT" && tar czf trace.tgz ./*.csv ./*.out && rm -f ./*.csv ./*.out)
+  grep -E "^(###|graph)" "$OUT/trace.log"
+  ;;
+esac

@@ -14,7 +14,22 @@
 #           (OUT/trace.log; the raw records in OUT/trace.tgz, not kept here).
 #   sanitize: compute-sanitizer memcheck, synccheck and racecheck over each harness (one launch)
 #           of the LAB folders (OUT/sanitize.log; the tools' logs in OUT/sanitize.tgz).
-#   results/2026-11-30-h200-call-trace/run.sh DIR OUT plans|lab|trace|sanitize
+#   block:  (binaries built with one-block.patch applied to 75de3f0; the library has no such
+#           forward) the forward on one block per batch group (Plan::one_block) against
+#           CANDLE_RNN_PERSISTENT_ONE_BLOCK=0 (the plans before it), the default first and last:
+#           bf16 and f16 defaults, graphed then eager, training | forward (µs an example), LSTM and
+#           GRU at hidden 64-128, batches 8-128 (BLOCK_SHAPES, BLOCK_PASSES narrow them; API:
+#           bench_grid's --api, direct unless set; OUT/block.log); then (unless BLOCK_SANITIZE is
+#           set empty) compute-sanitizer memcheck, racecheck and synccheck over LSTM and
+#           GRU training and forwards at [6, 16, 128] (4 groups of 4) on `Persistent`
+#           (OUT/sanitize-block.log; the tools' logs in OUT/sanitize-block.tgz).
+#   ncu:    (with one-block.patch, as `block`) Nsight Compute's speed of light, warp states, compute workload and instruction
+#           statistics of the one-block forward (the first `persistent_fwd` launch of a bf16
+#           `Persistent` forward, eager) at LSTM and GRU [30, 128, 128] and LSTM [30, 32, 128]
+#           (NCU_SHAPES, CELL:L,B,T,H ..., overrides), with the warps' stall reasons a issued
+#           instruction (OUT/ncu.log).
+#   tests:  the op's GPU tests whose names hold FILTER (all unless set; OUT/tests.log).
+#   results/2026-11-30-h200-call-trace/run.sh DIR OUT plans|lab|trace|sanitize|block|tests
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -43,6 +58,47 @@ plans)
   ;;
 lab)
   bash "$here/../2026-11-30-h200-phases/run.sh" "$D" "$OUT" lab
+  ;;
+block)
+  v=op-bf16-default,op-f16-default
+  for g in ${BLOCK_PASSES:---graph eager}; do
+    [ $g = eager ] && g=""
+    for c in lstm gru; do
+      for sh in ${BLOCK_SHAPES:-1,8,30,128 1,32,30,128 1,128,30,128 1,16,30,64 1,128,30,64}; do
+        echo "${g:-eager} $c $sh | $(bench_rows "$g" $c $sh $v) b0" \
+          "$(CANDLE_RNN_PERSISTENT_ONE_BLOCK=0 bench_rows "$g" $c $sh $v) $(bench_rows "$g" $c $sh $v)"
+      done
+    done
+  done 2>&1 | tee "$OUT/block.log"
+  [ -n "${BLOCK_SANITIZE-1}" ] || exit 0
+  for c in lstm gru; do
+    for phase in train forward; do
+      for tool in memcheck racecheck synccheck; do
+        log="$OUT/cs-$tool-$c-$phase-1x16x6x128.log"
+        timeout 120 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum \
+          --input-grad --api direct --reps 1 --warmup 0 --phase $phase --mode $c --shape 1,16,6,128 \
+          --variants op-bf16-persistent > "$log" 2>&1
+        echo "$tool $c $phase 1,16,6,128 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//');" \
+          "served by ours: $(grep -c '(Persistent)' "$log")"
+      done
+    done
+  done 2>&1 | tee "$OUT/sanitize-block.log"
+  (cd "$OUT" && tar czf sanitize-block.tgz cs-*.log && rm -f cs-*.log)
+  ;;
+ncu)
+  ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+  for cs in ${NCU_SHAPES:-lstm:1,128,30,128 gru:1,128,30,128 lstm:1,32,30,128}; do
+    echo "### ${cs}"
+    timeout 150 "$ncu_bin" --clock-control none --section SpeedOfLight --section WarpStateStats \
+      --section ComputeWorkloadAnalysis --section InstructionStats --section LaunchStats \
+      --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
+      -k regex:persistent_fwd --launch-count 1 "$D/bench_grid" --no-loop --phase forward \
+      --reps 1 --warmup 0 --api direct --mode ${cs%%:*} --shape ${cs#*:} --variants op-bf16-persistent 2>&1 \
+      | grep -vE '^\| (Lstm|Gru)|^==PROF==' | sed -n '/persistent_fwd/,$p'
+  done 2>&1 | tee "$OUT/ncu.log"
+  ;;
+tests)
+  stamp "GPU tests ${FILTER:-}"; gpu_tests ${FILTER:-}
   ;;
 sanitize)
   for dir in $LAB; do

@@ -28,6 +28,10 @@
 #           `Persistent` forward, eager) at LSTM and GRU [30, 128, 128] and LSTM [30, 32, 128]
 #           (NCU_SHAPES, CELL:L,B,T,H ..., overrides), with the warps' stall reasons a issued
 #           instruction (OUT/ncu.log).
+#   revert: graphed bf16 `Persistent` training | forward (µs an example) of DIR's bench_grid
+#           against OLD's (OLD: a folder of an older build's binaries), DIR / OLD / DIR, at the
+#           shapes whose pushed backward's control flow the revert of -DPUSH_STAGGER changed
+#           (OUT/revert.log).
 #   tests:  the op's GPU tests whose names hold FILTER (all unless set; OUT/tests.log).
 #   results/2026-11-30-h200-call-trace/run.sh DIR OUT plans|lab|trace|sanitize|block|tests
 set -uo pipefail
@@ -96,6 +100,17 @@ ncu)
       --reps 1 --warmup 0 --api direct --mode ${cs%%:*} --shape ${cs#*:} --variants op-bf16-persistent 2>&1 \
       | grep -vE '^\| (Lstm|Gru)|^==PROF==' | sed -n '/persistent_fwd/,$p'
   done 2>&1 | tee "$OUT/ncu.log"
+  ;;
+revert)
+  [ -x "$OLD/bench_grid" ] || xz -dkf "$OLD/bench_grid.xz"
+  for c in lstm gru; do
+    for sh in 1,32,30,128 1,128,30,128 1,32,30,256 1,32,30,64; do
+      row() { "$1" --no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct \
+        --mode $c --shape $sh --variants op-bf16-persistent 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+        | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s", t, f}'; }
+      echo "$c $sh | new $(row "$D/bench_grid") | old $(row "$OLD/bench_grid") | new $(row "$D/bench_grid")"
+    done
+  done 2>&1 | tee "$OUT/revert.log"
   ;;
 tests)
   stamp "GPU tests ${FILTER:-}"; gpu_tests ${FILTER:-}

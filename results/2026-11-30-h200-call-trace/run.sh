@@ -32,6 +32,11 @@
 #           against OLD's (OLD: a folder of an older build's binaries), DIR / OLD / DIR, at the
 #           shapes whose pushed backward's control flow the revert of -DPUSH_STAGGER changed
 #           (OUT/revert.log).
+#   wide:   graphed bf16 and f16 defaults, training | forward (µs an example), at [30, 128, 512]
+#           and [30, 128, 3 x 512] (LSTM, GRU): the rule's plans, then 4 batch groups of 32 each
+#           in one cluster of 16 blocks (CANDLE_RNN_PERSISTENT_GROUPS=4
+#           CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1), then the rule's again (OUT/wide.log, with the
+#           plans the second took).
 #   tests:  the op's GPU tests whose names hold FILTER (all unless set; OUT/tests.log).
 #   results/2026-11-30-h200-call-trace/run.sh DIR OUT plans|lab|trace|sanitize|block|tests
 set -uo pipefail
@@ -100,6 +105,17 @@ ncu)
       --reps 1 --warmup 0 --api direct --mode ${cs%%:*} --shape ${cs#*:} --variants op-bf16-persistent 2>&1 \
       | grep -vE '^\| (Lstm|Gru)|^==PROF==' | sed -n '/persistent_fwd/,$p'
   done 2>&1 | tee "$OUT/ncu.log"
+  ;;
+wide)
+  v=op-bf16-default,op-f16-default
+  for c in lstm gru; do
+    for sh in 1,128,30,512 3,128,30,512; do
+      echo "$c $sh | $(bench_rows --graph $c $sh $v) g4c" \
+        "$(CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 CANDLE_RNN_PERSISTENT_GROUPS=4 CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1 \
+          bench_rows --graph $c $sh $v) $(bench_rows --graph $c $sh $v)"
+    done
+  done 2>&1 | tee "$OUT/wide.log"
+  grep 'candle-cudnn-rnn:' "$OUT/stderr.txt" | sort -u | sed 's/^/    /' | tee -a "$OUT/wide.log"
   ;;
 revert)
   [ -x "$OLD/bench_grid" ] || xz -dkf "$OLD/bench_grid.xz"

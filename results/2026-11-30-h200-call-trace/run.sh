@@ -31,7 +31,7 @@
 #   revert: graphed bf16 `Persistent` training | forward (µs an example) of DIR's bench_grid
 #           against OLD's (OLD: a folder of an older build's binaries), DIR / OLD / DIR, at the
 #           shapes whose pushed backward's control flow the revert of -DPUSH_STAGGER changed
-#           (OUT/revert.log).
+#           (REVERT_SHAPES overrides; OUT/revert.log).
 #   wide:   graphed bf16 and f16 defaults, training | forward (µs an example), at [30, 128, 512]
 #           and [30, 128, 3 x 512] (LSTM, GRU): the rule's plans, then 4 batch groups of 32 each
 #           in one cluster of 16 blocks (CANDLE_RNN_PERSISTENT_GROUPS=4
@@ -120,7 +120,7 @@ wide)
 revert)
   [ -x "$OLD/bench_grid" ] || xz -dkf "$OLD/bench_grid.xz"
   for c in lstm gru; do
-    for sh in 1,32,30,128 1,128,30,128 1,32,30,256 1,32,30,64; do
+    for sh in ${REVERT_SHAPES:-1,32,30,128 1,128,30,128 1,32,30,256 1,32,30,64}; do
       row() { "$1" --no-loop --graph --loss sum --input-grad --reps 10 --warmup 5 --api direct \
         --mode $c --shape $sh --variants op-bf16-persistent 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
         | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s", t, f}'; }

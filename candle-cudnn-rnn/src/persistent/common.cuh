@@ -306,8 +306,8 @@ __device__ __forceinline__ void push_pair(const void* p, unsigned long long* bar
 // The forward's pushed exchange (recurrence_fwd.cu's PUSH): each lane holds one unit's value
 // (`bits`: a 16-bit element in the low half, or with WORDS 2 an f32 element's 32 bits),
 // consecutive lanes consecutive units of a sample. Lanes `lead` (VEC-aligned units: 8 or 4 of
-// 16 bits, 4 of 32) store their VEC lanes' values, gathered by shuffles (every lane of the warp
-// calls this), at `p`'s address in the shared memory of every block of the cluster (`blocks`),
+// 16 bits, 4 of 32) have their VEC lanes' values, gathered by shuffles (every lane of the warp
+// calls this), stored at `p`'s address in the shared memory of every block of the cluster (`blocks`),
 // each store completing its bytes of the transaction that the block's mbarrier at `bar`'s
 // address counts. st.async: nothing waits for it here, and the receiver's acquire on the
 // mbarrier sees it. (The stores' bytes, not their count, take the time: the backward's gate
@@ -332,9 +332,32 @@ __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32
         w2 = __shfl_down_sync(0xffffffffu, bits, 2);
         w3 = __shfl_down_sync(0xffffffffu, bits, 3);
     }
-    if (!lead) return;
     // 16 bytes a store (one v4), or 8 (a pair: 4 units of 16 bits).
     constexpr u32 BYTES = VEC * WORDS * 2;
+    // A 16-byte store of half elements is made by every lane, not by its lead lane alone: lane l
+    // takes lead lane VEC * (l % LEADS)'s store into blocks l / LEADS, l / LEADS + 32 / LEADS, ...
+    // (as many stores as the leads would make, a sixteenth as many instructions a warp in a
+    // cluster of 16: graphed forwards 0.93-1.00x the time, results/2026-11-30-h200-call-trace/
+    // §7). f32 elements (WORDS 2) keep the leads' stores: spread, they were not measured.
+    if (BYTES == 16 && WORDS == 1) {
+        constexpr u32 LEADS = 32 / VEC;
+        const u32 lane = threadIdx.x & 31u, from = (lane % LEADS) * VEC;
+        const u32 at = __shfl_sync(0xffffffffu, smem_addr(p), from);
+        const bool ok = __shfl_sync(0xffffffffu, (u32)lead, from) != 0u;
+        const u32 v0 = __shfl_sync(0xffffffffu, w0, from), v1 = __shfl_sync(0xffffffffu, w1, from);
+        const u32 v2 = __shfl_sync(0xffffffffu, w2, from), v3 = __shfl_sync(0xffffffffu, w3, from);
+        if (!ok) return;
+        for (u32 q = lane / LEADS; q < blocks; q += 32 / LEADS) {
+            u32 remote, remote_bar;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(at), "r"(q));
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(smem_addr(bar)), "r"(q));
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+                         ::"r"(remote), "r"(v0), "r"(v1), "r"(v2), "r"(v3), "r"(remote_bar) : "memory");
+        }
+        return;
+    }
+    // By the lead lanes: 16 bytes a store of f32 elements, 8 (a pair) of half ones.
+    if (!lead) return;
     for (u32 q = 0; q < blocks; ++q) {
         if (BYTES == 16)
             asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"

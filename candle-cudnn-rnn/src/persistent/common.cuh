@@ -310,9 +310,9 @@ __device__ __forceinline__ void push_pair(const void* p, unsigned long long* bar
 // calls this), stored at `p`'s address in the shared memory of every block of the cluster (`blocks`),
 // each store completing its bytes of the transaction that the block's mbarrier at `bar`'s
 // address counts. st.async: nothing waits for it here, and the receiver's acquire on the
-// mbarrier sees it. (The stores' bytes, not their count, take the time: the backward's gate
-// gradients, four times h's bytes, pushed so took longer than the barrier they replace,
-// results/2026-11-27-h100-small-phases/.)
+// mbarrier sees it. (The stores' bytes take time: the backward's gate gradients, four times h's
+// bytes, pushed so took longer than the barrier they replace,
+// results/2026-11-27-h100-small-phases/; so do the instructions that issue them, below.)
 template <int VEC, int WORDS = 1>
 __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32 blocks, u32 bits, bool lead) {
     static_assert((WORDS == 1 && (VEC == 4 || VEC == 8)) || (WORDS == 2 && VEC == 4),

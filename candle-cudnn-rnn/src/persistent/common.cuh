@@ -273,11 +273,13 @@ __device__ __forceinline__ void cluster_wait() {
 
 // The address in block `rank`'s shared memory (of the cluster's shared window) of what `p` points
 // at in this block's.
-__device__ __forceinline__ u32 cluster_address(const void* p, u32 rank) {
+__device__ __forceinline__ u32 cluster_address(u32 local, u32 rank) {
     u32 remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
     return remote;
 }
+
+__device__ __forceinline__ u32 cluster_address(const void* p, u32 rank) { return cluster_address(smem_addr(p), rank); }
 
 // Thread-block clusters that split K (CL > 1): the block's rank in its cluster, the cluster's
 // barrier, and a store into block `rank`'s shared memory at the address `p` has in this block's.
@@ -301,6 +303,13 @@ __device__ __forceinline__ u32 cluster_rank() { return 0; }
 __device__ __forceinline__ void push_pair(const void* p, unsigned long long* bar, u32 rank, u32 w0, u32 w1) {
     asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
                  ::"r"(cluster_address(p, rank)), "r"(w0), "r"(w1), "r"(cluster_address(bar, rank)) : "memory");
+}
+
+// Four 32-bit words into another block's shared memory at cluster address `remote`,
+// completing 16 bytes of the transaction that the mbarrier at cluster address `bar` counts.
+__device__ __forceinline__ void push_v4(u32 remote, u32 bar, u32 w0, u32 w1, u32 w2, u32 w3) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+                 ::"r"(remote), "r"(w0), "r"(w1), "r"(w2), "r"(w3), "r"(bar) : "memory");
 }
 
 // The forward's pushed exchange (recurrence_fwd.cu's PUSH): each lane holds one unit's value
@@ -347,22 +356,15 @@ __device__ __forceinline__ void push_units(void* p, unsigned long long* bar, u32
         const u32 v0 = __shfl_sync(0xffffffffu, w0, from), v1 = __shfl_sync(0xffffffffu, w1, from);
         const u32 v2 = __shfl_sync(0xffffffffu, w2, from), v3 = __shfl_sync(0xffffffffu, w3, from);
         if (!ok) return;
-        for (u32 q = lane / LEADS; q < blocks; q += 32 / LEADS) {
-            u32 remote, remote_bar;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(at), "r"(q));
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(smem_addr(bar)), "r"(q));
-            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
-                         ::"r"(remote), "r"(v0), "r"(v1), "r"(v2), "r"(v3), "r"(remote_bar) : "memory");
-        }
+        for (u32 q = lane / LEADS; q < blocks; q += 32 / LEADS)
+            push_v4(cluster_address(at, q), cluster_address(bar, q), v0, v1, v2, v3);
         return;
     }
     // By the lead lanes: 16 bytes a store of f32 elements, 8 (a pair) of half ones.
     if (!lead) return;
     for (u32 q = 0; q < blocks; ++q) {
         if (BYTES == 16)
-            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
-                         ::"r"(cluster_address(p, q)), "r"(w0), "r"(w1), "r"(w2), "r"(w3),
-                         "r"(cluster_address(bar, q)) : "memory");
+            push_v4(cluster_address(p, q), cluster_address(bar, q), w0, w1, w2, w3);
         else
             push_pair(p, bar, q, w0, w1);
     }

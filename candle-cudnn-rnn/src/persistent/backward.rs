@@ -6,10 +6,11 @@
 //! making the layers below's output gradients on the way, then the GEMMs follow.
 
 use super::forward::{addresses, barrier_at, cooperative, Reserve};
-use super::gemm::{matmul, Mat, Out};
+use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::Pass;
 use super::masks;
 use super::padded::{padded, pads, RowKernels, Rows};
+use super::side::{shape_side_streams, Fork};
 use super::wave::WaveBwdArgs;
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
@@ -274,16 +275,24 @@ pub(super) fn backward<T: Elem>(
             // The first product into a weight's gradient writes it or adds to it (`overwrite`),
             // a second adds.
             let first = if overwrite { Out::Elem } else { Out::AddElem };
-            let product = |(m, n, k), a, bm, c, out| {
+            let product = |blas, (m, n, k), a, bm, c, out| {
                 // SAFETY: every address is inside its live buffer, sized by `call` and `dims`.
-                unsafe { matmul(&dev, plan.elem, (m, n, k), a, bm, c, out) }
+                unsafe { matmul(blas, plan.elem, (m, n, k), a, bm, c, out) }
             };
             // A weight gradient made in padded rows, then copied or added into place.
             let padded_product = |g: Mat, (k, ld): (usize, usize), a: u64, dw: u64, cols: usize| {
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(&dev, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Elem)?
+                    matmul(
+                        device_blas(&dev),
+                        plan.elem,
+                        (gh, ld, k),
+                        g,
+                        a,
+                        dw_rows,
+                        Out::Elem,
+                    )?
                 };
                 let n = Rows { rows: gh, cols };
                 match overwrite {
@@ -291,18 +300,6 @@ pub(super) fn backward<T: Elem>(
                     false => rows.add((dw_rows, ld), (dw, cols), n),
                 }
             };
-            match &padded_inputs[layer] {
-                Some(((pi, _), _, ld)) => {
-                    padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
-                }
-                None => product(
-                    (gh, b.in_size, steps),
-                    dgt,
-                    Mat::new(input, b.in_size),
-                    dw_at(b.w_ih),
-                    first,
-                )?,
-            }
             // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0 (none to add for a zero
             // h_0 after other steps).
             let h0 = match (call.zero_state, &zero_h0) {
@@ -310,56 +307,99 @@ pub(super) fn backward<T: Elem>(
                 (true, Some((z, _))) => Some(*z),
                 (true, None) => None,
             };
-            // With padded rows, the forward kept them (`Reserve::h_prev`).
-            if let Some((kept, _)) = kept_h_prev.get(layer) {
-                padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?;
-            } else {
+            // dW_hh's products, on `blas`'s stream.
+            let recurrent_weight = |blas| -> Result<()> {
                 if seq > 1 {
                     let dg1 = Mat::new(dgh_ptr + (batch * gh) as u64 * elem, gh).t();
+                    let y = Mat::new(y, hidden);
                     product(
+                        blas,
                         (gh, hidden, steps - batch),
                         dg1,
-                        Mat::new(y, hidden),
+                        y,
                         dw_at(b.w_hh),
                         first,
                     )?;
                 }
                 if let Some(h0) = h0 {
-                    product(
-                        (gh, hidden, batch),
-                        dght,
-                        Mat::new(h0, hidden),
-                        dw_at(b.w_hh),
-                        if seq > 1 { Out::AddElem } else { first },
-                    )?;
+                    let out = if seq > 1 { Out::AddElem } else { first };
+                    let h0 = Mat::new(h0, hidden);
+                    product(blas, (gh, hidden, batch), dght, h0, dw_at(b.w_hh), out)?;
+                }
+                Ok(())
+            };
+            let input_weight = |blas| {
+                let input = Mat::new(input, b.in_size);
+                product(
+                    blas,
+                    (gh, b.in_size, steps),
+                    dgt,
+                    input,
+                    dw_at(b.w_ih),
+                    first,
+                )
+            };
+            // Both weight gradients from unpadded rows go to the side streams, beside the
+            // input gradient's product on the device's (`side`); padded ones share one scratch
+            // buffer and the row kernels of the device's stream.
+            let padded_input = padded_inputs[layer].as_ref();
+            let kept = kept_h_prev.get(layer);
+            let aside = plan
+                .side_streams
+                .unwrap_or_else(|| shape_side_streams((gh, b.in_size, hidden)));
+            let fork = match (padded_input, kept) {
+                (None, None) if aside => Fork::new(&stream)?,
+                _ => None,
+            };
+            if let Some(fork) = &fork {
+                input_weight(fork.blas(0))?;
+                recurrent_weight(fork.blas(1))?;
+            } else {
+                match padded_input {
+                    Some(((pi, _), _, ld)) => {
+                        padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
+                    }
+                    None => input_weight(device_blas(&dev))?,
+                }
+                // With padded rows, the forward kept them (`Reserve::h_prev`).
+                match kept {
+                    Some((kept, _)) => {
+                        padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?
+                    }
+                    None => recurrent_weight(device_blas(&dev))?,
                 }
             }
             // The first layer's input gradient only when x tracks one; the wavefront made the
             // others'.
-            if (layer == 0 && !i.input_grad) || (layer > 0 && wave.is_some()) {
-                continue;
+            if !((layer == 0 && !i.input_grad) || (layer > 0 && wave.is_some())) {
+                let dinput = if layer == 0 { dx_ptr } else { dyb(layer - 1) };
+                // The first `cols` columns of dg · W_ih into `out`, rows of `cols`.
+                let input_grad = |(w_ih, ld): (u64, usize), out: u64, cols: usize| {
+                    // SAFETY: as above; `w_ih` holds `gh` rows of `ld` >= `cols`, `out` `steps`
+                    // rows of `cols`.
+                    unsafe {
+                        let dg = Mat::new(dg_ptr, gh);
+                        let w_ih = Mat::new(w_ih, ld);
+                        let blas = device_blas(&dev);
+                        matmul(blas, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Elem)
+                    }
+                };
+                match &padded_inputs[layer] {
+                    Some((_, (pw, _), ld)) => {
+                        input_grad((*pw, *ld), dx_rows, *ld)?;
+                        let n = Rows {
+                            rows: steps,
+                            cols: b.in_size,
+                        };
+                        rows.copy((dx_rows, *ld), (dinput, b.in_size), n)?;
+                    }
+                    None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput, b.in_size)?,
+                }
             }
-            let dinput = if layer == 0 { dx_ptr } else { dyb(layer - 1) };
-            // The first `cols` columns of dg · W_ih into `out`, rows of `cols`.
-            let input_grad = |(w_ih, ld): (u64, usize), out: u64, cols: usize| {
-                // SAFETY: as above; `w_ih` holds `gh` rows of `ld` >= `cols`, `out` `steps` rows
-                // of `cols`.
-                unsafe {
-                    let dg = Mat::new(dg_ptr, gh);
-                    let w_ih = Mat::new(w_ih, ld);
-                    matmul(&dev, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Elem)
-                }
-            };
-            match &padded_inputs[layer] {
-                Some((_, (pw, _), ld)) => {
-                    input_grad((*pw, *ld), dx_rows, *ld)?;
-                    let n = Rows {
-                        rows: steps,
-                        cols: b.in_size,
-                    };
-                    rows.copy((dx_rows, *ld), (dinput, b.in_size), n)?;
-                }
-                None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput, b.in_size)?,
+            // The next layer's recurrence overwrites the gate gradients that the side streams
+            // read.
+            if let Some(fork) = fork {
+                fork.join()?;
             }
         }
     }

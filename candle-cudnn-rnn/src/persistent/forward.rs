@@ -2,7 +2,7 @@
 //! all steps (one GEMM), then the recurrence (one cooperative launch). In training mode every
 //! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
 
-use super::gemm::{matmul, Mat, Out};
+use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::launch::{GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
@@ -267,7 +267,7 @@ pub(super) fn forward<T: Elem>(
                 // (padded operands: rows of `ld`, zeros past the input size).
                 unsafe {
                     matmul(
-                        &dev,
+                        device_blas(&dev),
                         plan.elem,
                         (steps, gh, ld),
                         Mat::new(input, ld),

@@ -1,7 +1,7 @@
 //! The non-recurrent products of a layer, each done for all steps at once by one cuBLAS GEMM
-//! on candle's handle and stream (half inputs, or f32 ones in TF32; f32 accumulation): the input
-//! projection before the forward recurrence, the weight and input gradients after the backward
-//! one.
+//! (half inputs, or f32 ones in TF32; f32 accumulation) on candle's handle and stream
+//! ([`device_blas`]) or a side stream's (`side`): the input projection before the forward
+//! recurrence, the weight and input gradients after the backward one.
 
 use super::kernel::Operands;
 use candle_core::cuda_backend::cudarc::cublas::sys;
@@ -29,6 +29,11 @@ impl Mat {
     }
 }
 
+/// The cuBLAS handle of `dev`'s stream (candle's, which lives as long as `dev`).
+pub(super) fn device_blas(dev: &CudaDevice) -> sys::cublasHandle_t {
+    *dev.cublas_handle().handle()
+}
+
 /// Where a product goes: its element type and whether it adds to what is there.
 #[derive(Clone, Copy)]
 pub(super) enum Out {
@@ -41,13 +46,13 @@ pub(super) enum Out {
 }
 
 /// `c = a · b` (or `c += a · b`), row-major, `a` `[m, k]` and `b` `[k, n]` of `elem`, `c`
-/// `[m, n]` with `n` elements per row.
+/// `[m, n]` with `n` elements per row, on the stream of the cuBLAS handle `blas`.
 ///
 /// # Safety
-/// The operands must be device buffers of those sizes and types on `dev`, live until the
-/// product has run.
+/// `blas` must be a live handle; the operands device buffers of those sizes and types on its
+/// device, live until the product has run.
 pub(super) unsafe fn matmul(
-    dev: &CudaDevice,
+    blas: sys::cublasHandle_t,
     elem: Operands,
     (m, n, k): (usize, usize, usize),
     a: Mat,
@@ -69,11 +74,10 @@ pub(super) unsafe fn matmul(
     };
     let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
     let alpha = 1f32;
-    let blas = dev.cublas_handle();
     // cuBLAS is column-major, where a row-major matrix reads as its transpose: it computes
     // cᵀ (n x m) = bᵀ · aᵀ.
     let status = sys::cublasGemmEx(
-        *blas.handle(),
+        blas,
         op(b.t),
         op(a.t),
         n as i32,

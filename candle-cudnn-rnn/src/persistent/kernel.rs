@@ -180,6 +180,9 @@ pub(crate) struct Plan {
     /// [`shape_groups`]; taken where the groups divide the batch and all their blocks fit, one
     /// per multiprocessor.
     pub groups: usize,
+    /// Whether a layer's weight-gradient GEMMs run on side streams ([`Tuning::side_streams`]:
+    /// `None`, the default, leaves it to the products' sizes, `side::shape_side_streams`).
+    pub side_streams: Option<bool>,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -722,6 +725,7 @@ impl Plan {
             input: 0,
             half_projection: false,
             groups: 1,
+            side_streams: None,
         }
     }
 }
@@ -819,6 +823,7 @@ impl Plan {
                     .half_projection
                     .unwrap_or_else(|| cell_half_projection(cell)),
             groups,
+            side_streams: tuning.side_streams,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {

@@ -21,6 +21,7 @@ mod kernel;
 mod launch;
 mod masks;
 mod padded;
+mod side;
 mod tuning;
 mod wave;
 

@@ -72,6 +72,11 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::cell_half_projection`]); `CANDLE_RNN_PERSISTENT_HALF_PROJECTION` = `1`
     /// for every cell, `0` never.
     pub half_projection: Option<bool>,
+    /// Whether a layer's two weight-gradient GEMMs run on side streams beside its input
+    /// gradient's (`side`). `None` (the default): where the products are small
+    /// ([`super::side::shape_side_streams`]); `CANDLE_RNN_PERSISTENT_SIDE_STREAMS` = `1` always,
+    /// `0` never.
+    pub side_streams: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -103,6 +108,7 @@ impl Tuning {
         multicast: None,
         groups: None,
         half_projection: None,
+        side_streams: None,
         show_plans: false,
     };
 
@@ -193,6 +199,7 @@ impl Tuning {
             .filter(|g: &usize| (1..=MAX_GROUPS).contains(g))
             .or(d.groups);
         let half_projection = switch("CANDLE_RNN_PERSISTENT_HALF_PROJECTION").or(d.half_projection);
+        let side_streams = switch("CANDLE_RNN_PERSISTENT_SIDE_STREAMS").or(d.side_streams);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -206,6 +213,7 @@ impl Tuning {
             multicast,
             groups,
             half_projection,
+            side_streams,
             show_plans,
         }
     }
@@ -240,9 +248,18 @@ mod tests {
                 multicast: None,
                 groups: None,
                 half_projection: None,
+                side_streams: None,
                 show_plans: false,
             }
         );
+    }
+
+    #[test]
+    fn side_streams_by_shape_unless_asked() {
+        let side = |v| with(&[("CANDLE_RNN_PERSISTENT_SIDE_STREAMS", v)]).side_streams;
+        assert_eq!(side("1"), Some(true));
+        assert_eq!(side(" 0 "), Some(false));
+        assert_eq!(side("yes"), None);
     }
 
     #[test]

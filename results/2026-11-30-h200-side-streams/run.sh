@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# On the GPU machine, binaries of scripts/devbin.sh (or its bench_grid, gpu_check and
+# op-gpu-tests alone) in DIR:
+#   ab:     the layer's weight-gradient GEMMs on side streams (DIR) against one stream (OLD: a
+#           folder of the older build's binaries), DIR / OLD / DIR: training | forward (µs an
+#           example), bench_grid --loss sum --input-grad, graphed then eager, at AB_SHAPES
+#           (CELL:L,B,T,H ...), variants AB_VARIANTS (op-bf16-default unless set), through API
+#           (bench_grid's --api, direct unless set; OUT/ab.log).
+#   knob:   the same as `ab` within DIR's build: CANDLE_RNN_PERSISTENT_SIDE_STREAMS=1 / 0 / 1
+#           (side streams always / never / always) at KNOB_SHAPES, variants AB_VARIANTS
+#           (OUT/knob.log).
+#   tests:  the op's GPU tests whose names hold FILTER (all unless set; OUT/tests.log).
+#   check:  gpu_check --persistent --mode MODE (lstm unless set) under CHECK_TIMEOUT seconds
+#           (400 unless set; OUT/gpu_check.log).
+#   grid:   scripts/compare-grid.sh in half precision (on-gpu.sh's half_grid: OUT/grid.log,
+#           OUT/table.md, OUT/grid.tgz); with GRID=tf32, TF32 against PyTorch's TF32 module.
+#   results/2026-11-30-h200-side-streams/run.sh DIR OUT ab|knob|tests|check|grid
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2 PART=$3
+source scripts/on-gpu.sh
+case $PART in
+ab)
+  [ -x "$OLD/bench_grid" ] || xz -dkf "$OLD/bench_grid.xz"
+  shapes=${AB_SHAPES:-"lstm:1,128,30,128 gru:1,128,30,128 lstm:1,32,30,128 gru:1,32,30,128 lstm:1,32,30,512 gru:1,128,30,512 lstm:1,32,30,1024 lstm:3,128,30,512"}
+  for graph in --graph ""; do
+    for spec in $shapes; do
+      c=${spec%%:*} sh=${spec#*:}
+      row() { timeout 120 "$1" --no-loop $graph --loss sum --input-grad --reps 10 --warmup 5 \
+        --api "${API:-direct}" --mode $c --shape $sh --variants "${AB_VARIANTS:-op-bf16-default}" \
+        2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+        | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s; ", t, f}'; }
+      echo "${graph:-eager} $c $sh | new $(row "$D/bench_grid") | old $(row "$OLD/bench_grid") | new $(row "$D/bench_grid")"
+    done
+  done 2>&1 | tee -a "$OUT/ab.log"
+  ;;
+knob)
+  shapes=${KNOB_SHAPES:-"lstm:1,32,30,64 gru:1,128,30,64 lstm:1,32,30,256 gru:1,32,30,256 lstm:1,128,30,256 gru:1,128,30,256 lstm:1,128,30,128 gru:1,32,30,128"}
+  for graph in ${KNOB_PASSES:---graph eager}; do
+    [ "$graph" = eager ] && graph=""
+    for spec in $shapes; do
+      c=${spec%%:*} sh=${spec#*:}
+      row() { CANDLE_RNN_PERSISTENT_SIDE_STREAMS=$1 timeout 120 "$D/bench_grid" --no-loop $graph --loss sum \
+        --input-grad --reps 10 --warmup 5 --api "${API:-direct}" --mode $c --shape $sh \
+        --variants "${AB_VARIANTS:-op-bf16-default}" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+        | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s; ", t, f}'; }
+      echo "${graph:-eager} ${API:-direct} $c $sh | side $(row 1) | one $(row 0) | side $(row 1)"
+    done
+  done 2>&1 | tee -a "$OUT/knob.log"
+  ;;
+tests)
+  stamp "GPU tests ${FILTER:-}"; gpu_tests ${FILTER:-}
+  ;;
+check)
+  stamp "gpu_check --persistent --mode ${MODE:-lstm}"
+  timeout ${CHECK_TIMEOUT:-400} "$D/gpu_check" --persistent --mode "${MODE:-lstm}" --seed 2711 \
+    > "$OUT/gpu_check-${MODE:-lstm}.log" 2>&1
+  echo "rc=$?"; tail -2 "$OUT/gpu_check-${MODE:-lstm}.log"; grep -c '| ok |' "$OUT/gpu_check-${MODE:-lstm}.log"
+  grep -E '\| FAIL \|' "$OUT/gpu_check-${MODE:-lstm}.log" | head
+  ;;
+grid)
+  stamp "grid ${GRID:-half}"
+  case ${GRID:-half} in
+    half) half_grid ;;
+    tf32) compare_grid torch-tf32 op-tf32-default 560 ;;
+  esac
+  ;;
+*) echo "unknown part $PART" >&2; exit 2 ;;
+esac

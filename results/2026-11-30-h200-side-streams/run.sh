@@ -11,7 +11,7 @@
 #           (OUT/knob.log).
 #   tests:  the op's GPU tests whose names hold FILTER (all unless set; OUT/tests.log).
 #   check:  gpu_check --persistent --mode MODE (lstm unless set) under CHECK_TIMEOUT seconds
-#           (400 unless set; OUT/gpu_check.log).
+#           (400 unless set; OUT/gpu_check-MODE.log): ../2026-11-30-h200-phases/run.sh's part.
 #   grid:   scripts/compare-grid.sh in half precision (on-gpu.sh's half_grid: OUT/grid.log,
 #           OUT/table.md, OUT/grid.tgz); with GRID=tf32, TF32 against PyTorch's TF32 module.
 #   results/2026-11-30-h200-side-streams/run.sh DIR OUT ab|knob|tests|check|grid
@@ -53,11 +53,9 @@ tests)
   stamp "GPU tests ${FILTER:-}"; gpu_tests ${FILTER:-}
   ;;
 check)
-  stamp "gpu_check --persistent --mode ${MODE:-lstm}"
-  timeout ${CHECK_TIMEOUT:-400} "$D/gpu_check" --persistent --mode "${MODE:-lstm}" --seed 2711 \
-    > "$OUT/gpu_check-${MODE:-lstm}.log" 2>&1
-  echo "rc=$?"; tail -2 "$OUT/gpu_check-${MODE:-lstm}.log"; grep -c '| ok |' "$OUT/gpu_check-${MODE:-lstm}.log"
-  grep -E '\| FAIL \|' "$OUT/gpu_check-${MODE:-lstm}.log" | head
+  # ../2026-11-30-h200-phases/run.sh's part, its log named by the mode.
+  bash "$here/../2026-11-30-h200-phases/run.sh" "$D" "$OUT" check
+  mv "$OUT/gpu_check.log" "$OUT/gpu_check-${MODE:-lstm}.log"
   ;;
 grid)
   stamp "grid ${GRID:-half}"

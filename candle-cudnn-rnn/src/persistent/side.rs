@@ -47,22 +47,20 @@ unsafe impl Send for Streams {}
 
 impl Streams {
     fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
-        let w = |e: result::DriverError| candle_core::Error::Msg(format!("rnn: side streams: {e}"));
-        let wb = |e: blas::CublasError| candle_core::Error::Msg(format!("rnn: side streams: {e}"));
-        ctx.bind_to_thread().map_err(w)?;
+        ctx.bind_to_thread().map_err(driver)?;
         let stream = || result::stream::create(result::stream::StreamKind::NonBlocking);
-        let streams = [stream().map_err(w)?, stream().map_err(w)?];
+        let streams = [stream().map_err(driver)?, stream().map_err(driver)?];
         let mut handles = [std::ptr::null_mut(); SIDES];
         for (h, s) in handles.iter_mut().zip(streams) {
-            *h = blas::create_handle().map_err(wb)?;
+            *h = blas::create_handle().map_err(driver)?;
             // SAFETY: both were just made.
-            unsafe { blas::set_stream(*h, s as _) }.map_err(wb)?;
+            unsafe { blas::set_stream(*h, s as _) }.map_err(driver)?;
         }
         let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
         let events = [
-            event().map_err(w)?,
-            event().map_err(w)?,
-            event().map_err(w)?,
+            event().map_err(driver)?,
+            event().map_err(driver)?,
+            event().map_err(driver)?,
         ];
         Ok(Self {
             _ctx: ctx.clone(),
@@ -98,9 +96,7 @@ impl<'a> Fork<'a> {
             match all.get(&key) {
                 Some(s) => *s,
                 None => {
-                    let capturing = main
-                        .capture_status()
-                        .map_err(|e| candle_core::Error::Msg(format!("rnn: side streams: {e}")))?;
+                    let capturing = main.capture_status().map_err(driver)?;
                     if capturing != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
                         return Ok(None);
                     }
@@ -172,7 +168,7 @@ impl Drop for Fork<'_> {
     }
 }
 
-fn driver(e: result::DriverError) -> candle_core::Error {
+fn driver(e: impl std::fmt::Display) -> candle_core::Error {
     candle_core::Error::Msg(format!("rnn: side streams: {e}"))
 }
 

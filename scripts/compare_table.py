@@ -119,7 +119,7 @@ def table(d, phase, passes, title):
             continue
         worst = max(rs)
         slower = sum(r > 1 for r, _ in rs)
-        print(f"| {name} | {len(rs)} | {geo_mean(rs):.2f} | {slower} | {worst[0]:.2f} ({worst[1]}) |")
+        print(f"| {name} | {len(rs)} | {geo_mean(rs):.3f} | {slower} | {worst[0]:.3f} ({worst[1]}) |")
     print()
     return ratios
 
@@ -138,7 +138,7 @@ def summary(columns):
         cells = []
         for _, ratios in columns:
             rs = ratios.get(name, [])
-            cells.append(f"{geo_mean(rs):.2f} ({sum(r > 1 for r, _ in rs)} of {len(rs)})" if rs else "-")
+            cells.append(f"{geo_mean(rs):.3f} ({sum(r > 1 for r, _ in rs)} of {len(rs)})" if rs else "-")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print()
 

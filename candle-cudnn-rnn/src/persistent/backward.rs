@@ -226,6 +226,8 @@ pub(super) fn backward<T: Elem>(
             let db_add = u64::from(!overwrite);
             wv.launch((&stream, &f, &plan), (&all, Some(db_add)), counter_ptr, seq)?;
         }
+        // candle's cuBLAS handle, on the device's stream.
+        let main_blas = device_blas(&dev);
         for layer in (0..layers).rev() {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
@@ -284,15 +286,7 @@ pub(super) fn backward<T: Elem>(
                 // SAFETY: `a` holds `k` rows of `ld`, `dw_rows` `gh` rows of `ld`.
                 unsafe {
                     let a = Mat::new(a, ld);
-                    matmul(
-                        device_blas(&dev),
-                        plan.elem,
-                        (gh, ld, k),
-                        g,
-                        a,
-                        dw_rows,
-                        Out::Elem,
-                    )?
+                    matmul(main_blas, plan.elem, (gh, ld, k), g, a, dw_rows, Out::Elem)?
                 };
                 let n = Rows { rows: gh, cols };
                 match overwrite {
@@ -351,23 +345,21 @@ pub(super) fn backward<T: Elem>(
                 (None, None) if aside => Fork::new(&stream)?,
                 _ => None,
             };
-            if let Some(fork) = &fork {
-                input_weight(fork.blas(0))?;
-                recurrent_weight(fork.blas(1))?;
-            } else {
-                match padded_input {
-                    Some(((pi, _), _, ld)) => {
-                        padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
-                    }
-                    None => input_weight(device_blas(&dev))?,
+            let (ih_blas, hh_blas) = fork
+                .as_ref()
+                .map_or((main_blas, main_blas), |f| (f.blas(0), f.blas(1)));
+            match padded_input {
+                Some(((pi, _), _, ld)) => {
+                    padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
                 }
-                // With padded rows, the forward kept them (`Reserve::h_prev`).
-                match kept {
-                    Some((kept, _)) => {
-                        padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?
-                    }
-                    None => recurrent_weight(device_blas(&dev))?,
+                None => input_weight(ih_blas)?,
+            }
+            // With padded rows, the forward kept them (`Reserve::h_prev`).
+            match kept {
+                Some((kept, _)) => {
+                    padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?
                 }
+                None => recurrent_weight(hh_blas)?,
             }
             // The first layer's input gradient only when x tracks one; the wavefront made the
             // others'.
@@ -380,8 +372,15 @@ pub(super) fn backward<T: Elem>(
                     unsafe {
                         let dg = Mat::new(dg_ptr, gh);
                         let w_ih = Mat::new(w_ih, ld);
-                        let blas = device_blas(&dev);
-                        matmul(blas, plan.elem, (steps, cols, gh), dg, w_ih, out, Out::Elem)
+                        matmul(
+                            main_blas,
+                            plan.elem,
+                            (steps, cols, gh),
+                            dg,
+                            w_ih,
+                            out,
+                            Out::Elem,
+                        )
                     }
                 };
                 match &padded_inputs[layer] {

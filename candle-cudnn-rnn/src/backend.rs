@@ -8,10 +8,13 @@
 use crate::call::{Call, Dropout};
 use crate::RnnAlgo;
 use candle_core::backend::BackendStorage;
-use candle_core::cuda_backend::cudarc::driver::{CudaSlice, CudaView};
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, DevicePtrMut, DeviceRepr, SyncOnDrop,
+};
 use candle_core::cuda_backend::{CudaDType, CudaDevice};
 use candle_core::{bail, CudaStorage, DType, Layout, Result, Storage, StorageRef, Tensor};
 use std::any::Any;
+use std::sync::Arc;
 
 /// A GPU operand as candle hands it to a custom op.
 pub(crate) type Operand<'a> = (&'a CudaStorage, &'a Layout);
@@ -57,11 +60,79 @@ pub(crate) struct ForwardInputs<'a> {
     pub dropout: Dropout,
     pub train: bool,
     pub ops: [Operand<'a>; 3],
+    /// Whether the final state goes to a buffer of its own ([`Outputs::state`]) rather than
+    /// behind `y`: where the op hands `y` and the state out as two tensors, so that the state
+    /// needs no copy (`op::FinalState`).
+    pub state_apart: bool,
 }
 
-/// What a forward gives: the packed `[y | h_n | c_n]` (the op hands out `y` and the state as two
-/// tensors over it) and, when it trains, what its backward needs.
-pub(crate) type Forwarded = (CudaStorage, Option<GpuReserve>);
+/// A forward's outputs: `out`, the packed `[y | h_n | c_n]`, or `y` alone with the final state
+/// `[h_n | c_n]` in `state` where [`ForwardInputs::state_apart`] asked for it.
+pub(crate) struct Outputs {
+    pub out: CudaStorage,
+    pub state: Option<CudaStorage>,
+}
+
+/// What a forward gives: its outputs and, when it trains, what its backward needs.
+pub(crate) type Forwarded = (Outputs, Option<GpuReserve>);
+
+/// The buffers a forward of `call` writes, as [`Outputs`] holds them.
+pub(crate) struct OutputBuffers<T> {
+    out: CudaSlice<T>,
+    state: Option<CudaSlice<T>>,
+}
+
+impl<T: CudaDType + DeviceRepr> OutputBuffers<T> {
+    /// The buffers of `call`'s outputs, each made by `alloc` (of a length in elements): one
+    /// packed, or with `apart` one for `y` and one for the final state.
+    pub fn new(
+        call: &Call,
+        apart: bool,
+        alloc: impl Fn(usize) -> Result<CudaSlice<T>>,
+    ) -> Result<Self> {
+        let (y, state) = (call.output_len(), call.state_len());
+        Ok(match apart {
+            true => Self {
+                out: alloc(y)?,
+                state: Some(alloc(state)?),
+            },
+            false => Self {
+                out: alloc(y + state)?,
+                state: None,
+            },
+        })
+    }
+
+    /// The addresses of `y` and of the final state (behind `y` where they are packed), with
+    /// the guards that keep the buffers' uses in `stream`'s order while they are held.
+    pub fn addresses<'a>(
+        &'a mut self,
+        stream: &'a Arc<CudaStream>,
+        call: &Call,
+    ) -> ([u64; 2], [Option<SyncOnDrop<'a>>; 2]) {
+        let (y, y_guard) = self.out.device_ptr_mut(stream);
+        match self.state.as_mut() {
+            Some(state) => {
+                let (s, s_guard) = state.device_ptr_mut(stream);
+                ([y, s], [Some(y_guard), Some(s_guard)])
+            }
+            None => {
+                let behind = y + (call.output_len() * std::mem::size_of::<T>()) as u64;
+                ([y, behind], [Some(y_guard), None])
+            }
+        }
+    }
+
+    /// The buffers as the op's storages on `dev`.
+    pub fn into_outputs(self, dev: &CudaDevice) -> Outputs {
+        Outputs {
+            out: CudaStorage::wrap_cuda_slice(self.out, dev.clone()),
+            state: self
+                .state
+                .map(|s| CudaStorage::wrap_cuda_slice(s, dev.clone())),
+        }
+    }
+}
 
 /// What a backward gives: the gradients `(dx, dw, dstate)`, flat.
 pub(crate) type Gradients = (Option<Tensor>, Option<Tensor>, Option<Tensor>);

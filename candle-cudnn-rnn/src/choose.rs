@@ -1118,9 +1118,11 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
         let (out, reserve) = with_operand(&x, |xo| {
             with_operand(&w, |wo| {
                 with_operand(&s, |so| {
+                    // Packed, as read below.
                     let copies = ForwardInputs {
                         dropout: quiet,
                         ops: [xo, wo, so],
+                        state_apart: false,
                         ..inputs
                     };
                     match on_ours {
@@ -1131,7 +1133,7 @@ fn ours_win<T: CudaDType + DeviceRepr + ValidAsZeroBits>(
             })
         })?;
         let n = call.output_len() + call.state_len();
-        let packed = Tensor::from_storage(Storage::Cuda(out), n, BackpropOp::none(), false);
+        let packed = Tensor::from_storage(Storage::Cuda(out.out), n, BackpropOp::none(), false);
         if let Some(r) = reserve {
             let y = packed.narrow(0, 0, call.output_len())?;
             let inputs = BackwardInputs {

@@ -3,11 +3,14 @@
 //! weight as a placeholder state that no path reads (`Call::zero_state`). The CPU path and the
 //! module's GPU backend sit side by side; the op knows the backend only through its seam.
 //!
-//! Every path writes one packed buffer `[y | h_n | c_n]`. The op's output is `y`, shaped
-//! `[T, B, D*P]` over the buffer's start, and `FinalState` copies the small state from behind
-//! it: so candle's autograd finds the op's output and its gradient at their full size, with no
+//! The op's output is `y`, shaped `[T, B, D*P]`, and `FinalState` hands out the final state:
+//! so candle's autograd finds the op's output and its gradient at their full size, with no
 //! narrowing whose backward would zero-fill and add buffers of the whole output
-//! (`results/2026-11-25-h100-plain-api/`).
+//! (`results/2026-11-25-h100-plain-api/`). The GPU paths write `y` and the state to two
+//! buffers, and `FinalState` takes the state's as it is; the CPU path writes one packed buffer
+//! `[y | h_n | c_n]`, `y` over its start, and `FinalState` copies the small state from behind
+//! it. A call without a backward (`whole`) gets the packed buffer on every path, flat, and
+//! `y` and the state are views of it.
 
 #[cfg(feature = "cuda")]
 use crate::backend::{BackwardInputs, DwInto, ForwardInputs, GpuBackend, GpuReserve};
@@ -41,22 +44,44 @@ pub(crate) struct RnnOp {
     weight_grad: Option<(Tensor, SinkMode)>,
     /// The final state's gradient, handed over by [`FinalState`]'s backward.
     grad_state: GradSlot,
+    /// The final state where a GPU path made it in a buffer of its own, handed to
+    /// [`FinalState`]'s forward (all but `whole` calls).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    final_state: StateSlot,
     /// The op's output is its whole packed buffer `[y | h_n | c_n]`, flat, rather than `y`
     /// over its start: for a call without a backward, whose `y` and final state are then
     /// views of it (`Rnn::run`).
     whole: bool,
 }
 
-/// A gradient handed from one op's backward to another's.
-#[derive(Clone, Default)]
-pub(crate) struct GradSlot(Arc<Mutex<Option<Tensor>>>);
+/// A value handed from one op to another: a gradient from one's backward to the other's, or
+/// the final state from the RNN's forward to [`FinalState`]'s.
+pub(crate) struct Slot<T>(Arc<Mutex<Option<T>>>);
 
-impl GradSlot {
-    fn put(&self, g: Tensor) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
+/// A gradient handed from [`FinalState`]'s backward to the RNN's.
+pub(crate) type GradSlot = Slot<Tensor>;
+
+/// The final state handed from the RNN's forward to [`FinalState`]'s.
+pub(crate) type StateSlot = Slot<Storage>;
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(None)))
+    }
+}
+
+impl<T> Clone for Slot<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<T> Slot<T> {
+    fn put(&self, v: T) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
     }
 
-    fn take(&self) -> Option<Tensor> {
+    fn take(&self) -> Option<T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
@@ -102,7 +127,7 @@ impl RnnOp {
         dropout: Dropout,
         train: bool,
         #[cfg(feature = "cuda")] gpu: Arc<dyn GpuBackend>,
-        (weight_grad, grad_state): (Option<(Tensor, SinkMode)>, GradSlot),
+        (weight_grad, grad_state, final_state): (Option<(Tensor, SinkMode)>, GradSlot, StateSlot),
         whole: bool,
     ) -> Self {
         Self {
@@ -114,6 +139,7 @@ impl RnnOp {
             reserve: Mutex::new(None),
             weight_grad,
             grad_state,
+            final_state,
             whole,
         }
     }
@@ -209,16 +235,20 @@ impl CustomOp3 for RnnOp {
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         crate::memory::keep_by_default(s1.device())?;
-        let (out, reserve) = self.gpu.forward(ForwardInputs {
+        let (outputs, reserve) = self.gpu.forward(ForwardInputs {
             call: &self.call,
             dropout: self.dropout,
             train: self.train,
             ops: [(s1, l1), (s2, l2), (s3, l3)],
+            state_apart: !self.whole,
         })?;
         if let Some(r) = reserve {
             self.keep(Reserve::Gpu(r))?;
         }
-        Ok((out, self.output_shape()))
+        if let Some(state) = outputs.state {
+            self.final_state.put(Storage::Cuda(state));
+        }
+        Ok((outputs.out, self.output_shape()))
     }
 
     fn bwd(
@@ -453,16 +483,20 @@ impl RnnOp {
     }
 }
 
-/// The final state `[h_n | c_n]` of an [`RnnOp`] call, read from behind its output `y` in the
-/// packed buffer (a copy of the state's few elements). Its backward hands the state's gradient
+/// The final state `[h_n | c_n]` of an [`RnnOp`] call: the buffer of its own that a GPU path
+/// made it in (handed over through the shared [`StateSlot`]), else a copy of its few elements
+/// from behind the op's output `y` in the packed buffer. Its backward hands the state's gradient
 /// to the op's (through the shared [`GradSlot`]) and gives `y` a zero gradient, which candle
 /// needs for every node on the way to a variable (a loss may read the state alone).
 pub(crate) struct FinalState {
-    /// Elements of `y`, where the state begins.
+    /// Elements of `y`, where the state begins in the packed buffer.
     pub at: usize,
     /// The packed state's shape (`RnnDims::state_shape`).
     pub shape: Shape,
     pub grad_state: GradSlot,
+    /// The state in a buffer of its own, where the op's forward made one.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub state: StateSlot,
 }
 
 impl candle_core::CustomOp1 for FinalState {
@@ -507,6 +541,14 @@ impl candle_core::CustomOp1 for FinalState {
             }
             let out = dev.cuda_stream().clone_dtod(&src.slice(range))?;
             Ok(candle_core::CudaStorage::wrap_cuda_slice(out, dev))
+        }
+        if let Some(state) = self.state.take() {
+            return match state {
+                Storage::Cuda(state) if state.dtype() == s.dtype() => {
+                    Ok((state, self.shape.clone()))
+                }
+                _ => candle_core::bail!("rnn: the final state is not the op's output's kind"),
+            };
         }
         let range = self.range(l)?;
         let out = match s.dtype() {

@@ -5,7 +5,7 @@
 use crate::call::{Call, DropoutSeed};
 use crate::layout::RnnDims;
 use crate::lengths::{checked_lengths, SeqLengths};
-use crate::op::{FinalState, GradSlot, RnnOp};
+use crate::op::{FinalState, GradSlot, RnnOp, StateSlot};
 use crate::sink::SinkMode;
 use crate::state::RnnState;
 use crate::{RnnConfig, RnnMode};
@@ -405,17 +405,18 @@ impl Rnn {
             lengths,
             zero_state,
         };
-        let grad_state = GradSlot::default();
+        let (grad_state, state_apart) = (GradSlot::default(), StateSlot::default());
         let final_state = FinalState {
             at: call.output_len(),
             shape: self.dims.state_shape(batch).into(),
             grad_state: grad_state.clone(),
+            state: state_apart.clone(),
         };
         // Without a backward, `y` and the final state are views of the op's packed output
         // (`RnnOp`'s `whole`), with no copy of the state (a graph node fewer a call), where the
         // state starts on a 16-byte boundary, as the kernels read it when it comes back as
         // the next call's initial state. Elsewhere, and in training, the final state is a
-        // second op on `y` (see `crate::op`).
+        // second op on `y`, which takes the buffer a GPU path wrote it in (see `crate::op`).
         let (at, state_len) = (final_state.at, final_state.shape.elem_count());
         let views = !tracked && (at * x.dtype().size_in_bytes()) % STATE_ALIGN == 0;
         let op = RnnOp::new(
@@ -425,7 +426,7 @@ impl Rnn {
             tracked || dropout.active(),
             #[cfg(feature = "cuda")]
             self.gpu.clone(),
-            (self.weight_grad.clone(), grad_state),
+            (self.weight_grad.clone(), grad_state, state_apart),
             views,
         );
         let (y, state) = if tracked {

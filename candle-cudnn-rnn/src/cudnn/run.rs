@@ -6,6 +6,7 @@ use super::prepared::{HeldShapes, Prepared, Raw};
 use super::{poisoned, CudnnReserve, CudnnRnn};
 use crate::backend::{
     cuda_views, view, weight_grad_buffer, BackwardInputs, DwInto, ForwardInputs, Gradients,
+    OutputBuffers, Outputs,
 };
 use crate::call::Call;
 use crate::memory::fill;
@@ -135,13 +136,13 @@ fn zeros_for_stacks<T: Elem>(
     Ok(Some(zeros))
 }
 
-/// The forward of `inputs`' call with `algo`: the packed `[y | h_n | c_n]`, and the reserve
-/// space when it trains.
+/// The forward of `inputs`' call with `algo`: its outputs (the packed `[y | h_n | c_n]`, or `y`
+/// and the final state apart, as `inputs` asks), and the reserve space when it trains.
 pub(super) fn forward<T: Elem>(
     rnn: &CudnnRnn,
     algo: RnnAlgo,
     inputs: ForwardInputs,
-) -> Result<(CudaStorage, Option<CudnnReserve>)> {
+) -> Result<(Outputs, Option<CudnnReserve>)> {
     let (call, train) = (inputs.call, inputs.train);
     let dev = inputs.ops[0].0.device().clone();
     with_call::<T, _>(rnn, &inputs, |c| {
@@ -151,14 +152,16 @@ pub(super) fn forward<T: Elem>(
         let desc = p.desc(&rnn.spec, raw.h, algo, with_dropout, call.batch)?;
         let (work_len, reserve_len) =
             p.temp_sizes(raw.h, desc, (algo, with_dropout), call, train, raw.shapes)?;
-        let mut out = output::<T>(stream, call, call.output_len() + call.state_len())?;
+        let mut outputs = OutputBuffers::new(call, inputs.state_apart, |len| {
+            output::<T>(stream, call, len)
+        })?;
         let mut work = p.take_workspace(stream, work_len)?;
         let mut reserve = match train {
             true => Some(unsafe { stream.alloc::<u8>(reserve_len.max(1)) }?),
             false => None,
         };
         {
-            let (o_ptr, _og) = out.device_ptr_mut(stream);
+            let (out, _og) = outputs.addresses(stream, call);
             let (work_ptr, _kg) = work.device_ptr_mut(stream);
             let (res_ptr, _rg) = optional_ptr_mut(stream, reserve.as_mut());
             let sizes = Sizes {
@@ -166,11 +169,11 @@ pub(super) fn forward<T: Elem>(
                 work: work_len,
                 reserve: if train { reserve_len } else { 0 },
             };
-            rnn.forward_raw::<T>(&raw, desc, sizes, [o_ptr, work_ptr, res_ptr])?;
+            rnn.forward_raw::<T>(&raw, desc, sizes, (out, [work_ptr, res_ptr]))?;
         }
         p.return_workspace(work);
         Ok((
-            CudaStorage::wrap_cuda_slice(out, dev),
+            outputs.into_outputs(&dev),
             reserve.map(|space| CudnnReserve {
                 space,
                 algo,
@@ -309,15 +312,16 @@ impl CudnnRnn {
         }
     }
 
-    /// `cudnnRNNForward` (training mode when a reserve space is given) into the packed `out`.
+    /// `cudnnRNNForward` (training mode when a reserve space is given) into `y` at `out` and the
+    /// packed final state `[h_n | c_n]` at `state`.
     pub(super) fn forward_raw<T: Elem>(
         &self,
         raw: &RawCall,
         desc: sys::cudnnRNNDescriptor_t,
         sizes: Sizes,
-        [out, work, reserve]: [u64; 3],
+        ([out, state], [work, reserve]): ([u64; 2], [u64; 2]),
     ) -> Result<()> {
-        let (half, out_len) = (raw.call.h_len(), raw.call.output_len());
+        let half = raw.call.h_len();
         let c = |base: u64, at: usize| self.c_ptr::<T>(base, at);
         let mode = if reserve != 0 {
             sys::cudnnForwardMode_t::CUDNN_FWD_MODE_TRAINING
@@ -335,10 +339,10 @@ impl CudnnRnn {
             out as *mut c_void,
             raw.shapes.h,
             raw.o.state as *const c_void,
-            ptr::<T>(out, out_len),
+            state as *mut c_void,
             self.c_desc(&raw.shapes),
             c(raw.o.state, half),
-            c(out, out_len + half),
+            c(state, half),
             sizes.space,
             raw.o.space as *const c_void,
             sizes.work,

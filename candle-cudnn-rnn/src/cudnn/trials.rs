@@ -109,7 +109,9 @@ impl CudnnRnn {
                 };
                 let res = if train { reserve } else { 0 };
                 let once = || -> Result<()> {
-                    self.forward_raw::<T>(&raw, desc, sizes, [out, work, res])?;
+                    // The final state behind y, as the packed output.
+                    let state = out + (call.output_len() * std::mem::size_of::<T>()) as u64;
+                    self.forward_raw::<T>(&raw, desc, sizes, ([out, state], [work, res]))?;
                     if train {
                         // The state's gradient behind y's, as the packed output.
                         let d_state = dy + (call.output_len() * std::mem::size_of::<T>()) as u64;

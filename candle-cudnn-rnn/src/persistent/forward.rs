@@ -10,14 +10,14 @@ use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
 use super::Elem;
-use crate::backend::{view, Operand};
+use crate::backend::{view, Operand, OutputBuffers, Outputs};
 use crate::call::Call;
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
-use candle_core::{CudaStorage, Result};
+use candle_core::Result;
 use std::sync::Arc;
 
 /// What a training forward keeps for its backward, per layer.
@@ -132,16 +132,17 @@ fn buffers<T: Elem>(stream: &Arc<CudaStream>, n: usize, len: usize) -> Result<Ve
         .collect()
 }
 
-/// The packed `[y | h_n | c_n]` of `call` on `plan`'s kernels (all layers as a wavefront where
-/// `wave` allows it and they fit), and in training mode the reserve; `masks` (in training mode
-/// only) drop units between layers.
+/// The outputs of `call` on `plan`'s kernels (all layers as a wavefront where `wave` allows it
+/// and they fit): the packed `[y | h_n | c_n]`, or with `state_apart` `y` and the final state
+/// apart; and in training mode the reserve. `masks` (in training mode only) drop units between
+/// layers.
 pub(super) fn forward<T: Elem>(
     dims: &RnnDims,
     (plan, wave_tuning): (Plan, WaveTuning),
-    call: &Call,
+    (call, state_apart): (&Call, bool),
     (train, masks): (bool, Option<Masks>),
     [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
-) -> Result<(CudaStorage, Option<Reserve<T>>)> {
+) -> Result<(Outputs, Option<Reserve<T>>)> {
     let dev = xs.device().clone();
     let stream = dev.cuda_stream();
     let (x, w, s) = (
@@ -156,7 +157,9 @@ pub(super) fn forward<T: Elem>(
     // Inference reuses one gate buffer and one buffer between layers (a layer's GEMM reads its
     // input before its kernel overwrites it); training keeps them all.
     let kept = |n: usize| if train { n } else { n.min(1) };
-    let mut out = buffers::<T>(&stream, 1, call.output_len() + call.state_len())?.remove(0);
+    let mut outputs = OutputBuffers::new(call, state_apart, |len| {
+        Ok(buffers::<T>(&stream, 1, len)?.remove(0))
+    })?;
     // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
     let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
     // A recurrence that makes its input projection itself (`Plan::input`, one layer) reads no
@@ -227,7 +230,7 @@ pub(super) fn forward<T: Elem>(
         let (x_ptr, _xg) = x.device_ptr(&stream);
         let (w_ptr, _wg) = w.device_ptr(&stream);
         let (s_ptr, _sg) = s.device_ptr(&stream);
-        let (out_ptr, _og) = out.device_ptr_mut(&stream);
+        let ([out_ptr, state_ptr], _og) = outputs.addresses(&stream, call);
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
         let counter_ptr = barrier_at::<T>(hx, exchange_len);
         let gate_ptrs = addresses(&mut gates, &stream);
@@ -316,8 +319,7 @@ pub(super) fn forward<T: Elem>(
             let opt = |o: Option<usize>| o.map_or(0, at);
             let (drop, guard) = masks::kernel_args(masks.as_ref(), &stream, (layer, layers));
             drop_guards.push(guard);
-            let packed =
-                |slot, layer| out_ptr + (call.output_len() as u64 + state_at(slot, layer)) * elem;
+            let packed = |slot, layer| state_ptr + state_at(slot, layer) * elem;
             // Null (zeros) for a call given no initial state.
             let initial = |slot, layer| call.initial_state(s_ptr + state_at(slot, layer) * elem);
             let h0 = initial(0, layer);
@@ -409,7 +411,7 @@ pub(super) fn forward<T: Elem>(
         backward_exchange,
         backward_wave,
     });
-    Ok((CudaStorage::wrap_cuda_slice(out, dev), reserve))
+    Ok((outputs.into_outputs(&dev), reserve))
 }
 
 #[cfg(test)]

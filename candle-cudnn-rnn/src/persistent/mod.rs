@@ -32,12 +32,12 @@ pub(crate) use cell::Cell;
 pub(crate) use kernel::{batch_groups, Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
 pub(crate) use tuning::Tuning;
 
-use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients};
+use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients, Outputs};
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use candle_core::cuda_backend::{CudaDType, CudaDevice, DeviceId};
-use candle_core::{bail, CudaStorage, DType, Result, WithDType};
+use candle_core::{bail, DType, Result, WithDType};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -160,7 +160,7 @@ impl PersistentRnn {
     /// device, batch, dtype and mode; the operands of `plan`'s dtype, the state at an even
     /// element); what it keeps for training is for [`PersistentRnn::backward`].
     pub(crate) fn forward(&self, plan: Plan, inputs: ForwardInputs) -> Result<Forwarded> {
-        fn boxed<T: Elem>((out, r): (CudaStorage, Option<forward::Reserve<T>>)) -> Forwarded {
+        fn boxed<T: Elem>((out, r): (Outputs, Option<forward::Reserve<T>>)) -> Forwarded {
             (out, r.map(|r| Box::new(r) as GpuReserve))
         }
         let ForwardInputs {
@@ -168,7 +168,9 @@ impl PersistentRnn {
             dropout,
             train,
             ops,
+            state_apart,
         } = inputs;
+        let call = (call, state_apart);
         let masks = match train && dropout.active() && self.dims.num_layers > 1 {
             true => Some(self.counters.take(ops[0].0.device(), &plan, &dropout)?),
             false => None,

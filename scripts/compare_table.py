@@ -4,7 +4,9 @@
 Usage: scripts/compare_table.py [--op VARIANT,...] DIR
 DIR holds op_?.json (bench_grid --json) and torch_?.json (scripts/torch_reference.py --grid
 --json) from passes run in alternating order in one command (scripts/compare-grid.sh), and
-optionally op_eager.json and torch_eager.json (training not captured as a graph). For every shape
+optionally op_eager*.json and torch_eager*.json (training not captured as a graph: one pass each
+before 2026-11-30, then two in the same alternating order, op_eager_b and torch_eager_b the
+second). For every shape
 and precision class it prints the op's time (the fastest of its variants that ran: default,
 standard, Auto, ...; the kernel that served in brackets), PyTorch's fastest in the same class,
 both as the mean of the passes' medians with the min and max over all repetitions, and their
@@ -151,7 +153,7 @@ if __name__ == "__main__":
     d = args[0] if args else "."
     summary([
         ("training", table(d, "train", "?", "training (graphed where the passes ran with --graph)")),
-        ("training, eager", table(d, "train", "eager", "training, eager")),
+        ("training, eager", table(d, "train", "eager*", "training, eager")),
         ("forward", table(d, "forward", "?", "inference forward (graphed where the passes ran with --graph)")),
-        ("forward, eager", table(d, "forward", "eager", "inference forward, eager")),
+        ("forward, eager", table(d, "forward", "eager*", "inference forward, eager")),
     ])

@@ -3,14 +3,13 @@
 //! weight as a placeholder state that no path reads (`Call::zero_state`). The CPU path and the
 //! module's GPU backend sit side by side; the op knows the backend only through its seam.
 //!
-//! The op's output is `y`, shaped `[T, B, D*P]`, and `FinalState` hands out the final state:
-//! so candle's autograd finds the op's output and its gradient at their full size, with no
-//! narrowing whose backward would zero-fill and add buffers of the whole output
-//! (`results/2026-11-25-h100-plain-api/`). The GPU paths write `y` and the state to two
-//! buffers, and `FinalState` takes the state's as it is; the CPU path writes one packed buffer
-//! `[y | h_n | c_n]`, `y` over its start, and `FinalState` copies the small state from behind
-//! it. A call without a backward (`whole`) gets the packed buffer on every path, flat, and
-//! `y` and the state are views of it.
+//! The op's output is `y`, shaped `[T, B, D*P]`, and `FinalState` hands out the final state,
+//! which the op's forward made in a buffer of its own (the GPU paths write it there; the CPU
+//! path splits its packed `[y | h_n | c_n]`): so candle's autograd finds the op's output and its
+//! gradient at their full size, with no narrowing whose backward would zero-fill and add buffers
+//! of the whole output (`results/2026-11-25-h100-plain-api/`), and the state costs no copy
+//! (`results/2026-11-30-h200-state-apart/`). A call without a backward (`whole`) gets the
+//! packed buffer on every path, flat, and `y` and the state are views of it.
 
 #[cfg(feature = "cuda")]
 use crate::backend::{BackwardInputs, DwInto, ForwardInputs, GpuBackend, GpuReserve};
@@ -44,9 +43,8 @@ pub(crate) struct RnnOp {
     weight_grad: Option<(Tensor, SinkMode)>,
     /// The final state's gradient, handed over by [`FinalState`]'s backward.
     grad_state: GradSlot,
-    /// The final state where a GPU path made it in a buffer of its own, handed to
-    /// [`FinalState`]'s forward (all but `whole` calls).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    /// The final state, made in a buffer of its own and handed to [`FinalState`]'s forward
+    /// (all but `whole` calls).
     final_state: StateSlot,
     /// The op's output is its whole packed buffer `[y | h_n | c_n]`, flat, rather than `y`
     /// over its start: for a call without a backward, whose `y` and final state are then
@@ -98,6 +96,36 @@ fn widen(s: &CpuStorage, l: &Layout, what: &str) -> Result<Vec<f32>> {
             .map(|v| v.to_f32())
             .collect(),
         _ => candle_core::bail!("rnn: {what} is not half precision"),
+    })
+}
+
+/// The CPU path's packed `[y | h_n | c_n]` as `y` and the final state (its elements from `at`).
+fn split_state(packed: CpuStorage, at: usize) -> Result<(CpuStorage, CpuStorage)> {
+    fn split<T>(mut y: Vec<T>, at: usize) -> Result<(Vec<T>, Vec<T>)> {
+        if at > y.len() {
+            candle_core::bail!("rnn: the final state lies outside the op's buffer")
+        }
+        let state = y.split_off(at);
+        Ok((y, state))
+    }
+    Ok(match packed {
+        CpuStorage::F16(v) => {
+            let (y, s) = split(v, at)?;
+            (CpuStorage::F16(y), CpuStorage::F16(s))
+        }
+        CpuStorage::BF16(v) => {
+            let (y, s) = split(v, at)?;
+            (CpuStorage::BF16(y), CpuStorage::BF16(s))
+        }
+        CpuStorage::F32(v) => {
+            let (y, s) = split(v, at)?;
+            (CpuStorage::F32(y), CpuStorage::F32(s))
+        }
+        CpuStorage::F64(v) => {
+            let (y, s) = split(v, at)?;
+            (CpuStorage::F64(y), CpuStorage::F64(s))
+        }
+        other => candle_core::bail!("rnn: the final state of a {:?} output", other.dtype()),
     })
 }
 
@@ -221,7 +249,12 @@ impl CustomOp3 for RnnOp {
                  f64), got {dtypes:?}"
             ),
         };
-        Ok((packed, self.output_shape()))
+        if self.whole {
+            return Ok((packed, self.output_shape()));
+        }
+        let (y, state) = split_state(packed, self.call.output_len())?;
+        self.final_state.put(Storage::Cpu(state));
+        Ok((y, self.output_shape()))
     }
 
     #[cfg(feature = "cuda")]
@@ -483,20 +516,32 @@ impl RnnOp {
     }
 }
 
-/// The final state `[h_n | c_n]` of an [`RnnOp`] call: the buffer of its own that a GPU path
-/// made it in (handed over through the shared [`StateSlot`]), else a copy of its few elements
-/// from behind the op's output `y` in the packed buffer. Its backward hands the state's gradient
-/// to the op's (through the shared [`GradSlot`]) and gives `y` a zero gradient, which candle
-/// needs for every node on the way to a variable (a loss may read the state alone).
+/// The final state `[h_n | c_n]` of an [`RnnOp`] call, which the op's forward made in a buffer
+/// of its own and hands over through the shared [`StateSlot`]: it costs no copy. Its backward
+/// hands the state's gradient to the op's (through the shared [`GradSlot`]) and gives `y` a zero
+/// gradient, which candle needs for every node on the way to a variable (a loss may read the
+/// state alone).
 pub(crate) struct FinalState {
-    /// Elements of `y`, where the state begins in the packed buffer.
-    pub at: usize,
     /// The packed state's shape (`RnnDims::state_shape`).
     pub shape: Shape,
     pub grad_state: GradSlot,
-    /// The state in a buffer of its own, where the op's forward made one.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub state: StateSlot,
+}
+
+impl FinalState {
+    /// The state the op's forward left, which must be of `dtype` (its output's).
+    fn take(&self, dtype: DType) -> Result<Storage> {
+        match self.state.take() {
+            Some(state) if state.dtype() == dtype => Ok(state),
+            Some(state) => candle_core::bail!(
+                "rnn: the final state is {:?}, the op's output {dtype:?}",
+                state.dtype()
+            ),
+            None => candle_core::bail!(
+                "rnn: no final state from the op's forward (it is handed out once a call)"
+            ),
+        }
+    }
 }
 
 impl candle_core::CustomOp1 for FinalState {
@@ -504,76 +549,28 @@ impl candle_core::CustomOp1 for FinalState {
         "rnn-final-state"
     }
 
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
-        fn copy<T: Clone>(v: &[T], range: std::ops::Range<usize>) -> Result<Vec<T>> {
-            match v.get(range) {
-                Some(state) => Ok(state.to_vec()),
-                None => candle_core::bail!("rnn: the final state lies outside the op's buffer"),
-            }
+    fn cpu_fwd(&self, s: &CpuStorage, _: &Layout) -> Result<(CpuStorage, Shape)> {
+        match self.take(s.dtype())? {
+            Storage::Cpu(state) => Ok((state, self.shape.clone())),
+            _ => candle_core::bail!("rnn: the final state is not on the op's output's device"),
         }
-        let range = self.range(l)?;
-        let out = match s {
-            CpuStorage::F16(v) => CpuStorage::F16(copy(v, range)?),
-            CpuStorage::BF16(v) => CpuStorage::BF16(copy(v, range)?),
-            CpuStorage::F32(v) => CpuStorage::F32(copy(v, range)?),
-            CpuStorage::F64(v) => CpuStorage::F64(copy(v, range)?),
-            _ => candle_core::bail!("rnn: the final state of a {:?} output", s.dtype()),
-        };
-        Ok((out, self.shape.clone()))
     }
 
     #[cfg(feature = "cuda")]
     fn cuda_fwd(
         &self,
         s: &candle_core::CudaStorage,
-        l: &Layout,
+        _: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        use candle_core::cuda_backend::cudarc::driver::DeviceRepr;
-        use candle_core::cuda_backend::CudaDType;
-        fn copy<T: CudaDType + DeviceRepr>(
-            s: &candle_core::CudaStorage,
-            range: std::ops::Range<usize>,
-        ) -> Result<candle_core::CudaStorage> {
-            let dev = s.device().clone();
-            let src = s.as_cuda_slice::<T>()?;
-            if range.end > src.len() {
-                candle_core::bail!("rnn: the final state lies outside the op's buffer")
-            }
-            let out = dev.cuda_stream().clone_dtod(&src.slice(range))?;
-            Ok(candle_core::CudaStorage::wrap_cuda_slice(out, dev))
+        match self.take(s.dtype())? {
+            Storage::Cuda(state) => Ok((state, self.shape.clone())),
+            _ => candle_core::bail!("rnn: the final state is not on the op's output's device"),
         }
-        if let Some(state) = self.state.take() {
-            return match state {
-                Storage::Cuda(state) if state.dtype() == s.dtype() => {
-                    Ok((state, self.shape.clone()))
-                }
-                _ => candle_core::bail!("rnn: the final state is not the op's output's kind"),
-            };
-        }
-        let range = self.range(l)?;
-        let out = match s.dtype() {
-            DType::F16 => copy::<half::f16>(s, range)?,
-            DType::BF16 => copy::<half::bf16>(s, range)?,
-            DType::F32 => copy::<f32>(s, range)?,
-            DType::F64 => copy::<f64>(s, range)?,
-            dt => candle_core::bail!("rnn: the final state of a {dt:?} output"),
-        };
-        Ok((out, self.shape.clone()))
     }
 
     fn bwd(&self, y: &Tensor, _state: &Tensor, grad: &Tensor) -> Result<Option<Tensor>> {
         self.grad_state.put(grad.flatten_all()?.contiguous()?);
         let zero = Tensor::zeros((), y.dtype(), y.device())?;
         Ok(Some(zero.broadcast_as(y.shape())?))
-    }
-}
-
-impl FinalState {
-    /// Where the state lies in the buffer of `y` (laid out as `l`: the op's own output).
-    fn range(&self, l: &Layout) -> Result<std::ops::Range<usize>> {
-        if l.start_offset() != 0 || l.shape().elem_count() != self.at || !l.is_contiguous() {
-            candle_core::bail!("rnn: the final state reads the op's own output only")
-        }
-        Ok(self.at..self.at + self.shape.elem_count())
     }
 }

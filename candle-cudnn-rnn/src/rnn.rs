@@ -406,8 +406,8 @@ impl Rnn {
             zero_state,
         };
         let (grad_state, state_apart) = (GradSlot::default(), StateSlot::default());
+        let at = call.output_len();
         let final_state = FinalState {
-            at: call.output_len(),
             shape: self.dims.state_shape(batch).into(),
             grad_state: grad_state.clone(),
             state: state_apart.clone(),
@@ -416,8 +416,8 @@ impl Rnn {
         // (`RnnOp`'s `whole`), with no copy of the state (a graph node fewer a call), where the
         // state starts on a 16-byte boundary, as the kernels read it when it comes back as
         // the next call's initial state. Elsewhere, and in training, the final state is a
-        // second op on `y`, which takes the buffer a GPU path wrote it in (see `crate::op`).
-        let (at, state_len) = (final_state.at, final_state.shape.elem_count());
+        // second op on `y`, which takes the buffer the op's forward made it in (see `crate::op`).
+        let state_len = final_state.shape.elem_count();
         let views = !tracked && (at * x.dtype().size_in_bytes()) % STATE_ALIGN == 0;
         let op = RnnOp::new(
             call,

@@ -116,10 +116,7 @@ impl<T: CudaDType + DeviceRepr> OutputBuffers<T> {
                 let (s, s_guard) = state.device_ptr_mut(stream);
                 ([y, s], [Some(y_guard), Some(s_guard)])
             }
-            None => {
-                let behind = y + (call.output_len() * std::mem::size_of::<T>()) as u64;
-                ([y, behind], [Some(y_guard), None])
-            }
+            None => ([y, call.state_behind_y::<T>(y)], [Some(y_guard), None]),
         }
     }
 

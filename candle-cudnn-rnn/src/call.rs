@@ -73,6 +73,13 @@ impl Call {
             base
         }
     }
+
+    /// The device address of the state (or its gradient) behind `y` in a packed buffer
+    /// `[y | h | c]` of `T` at `base`.
+    #[cfg(feature = "cuda")]
+    pub fn state_behind_y<T>(&self, base: u64) -> u64 {
+        base + (self.output_len() * std::mem::size_of::<T>()) as u64
+    }
 }
 
 /// Inter-layer dropout of one call, and where the module's seed stood when it was made.

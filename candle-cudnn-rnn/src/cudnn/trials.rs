@@ -109,12 +109,11 @@ impl CudnnRnn {
                 };
                 let res = if train { reserve } else { 0 };
                 let once = || -> Result<()> {
-                    // The final state behind y, as the packed output.
-                    let state = out + (call.output_len() * std::mem::size_of::<T>()) as u64;
+                    // The final state and its gradient behind y's, as the packed output.
+                    let state = call.state_behind_y::<T>(out);
                     self.forward_raw::<T>(&raw, desc, sizes, ([out, state], [work, res]))?;
                     if train {
-                        // The state's gradient behind y's, as the packed output.
-                        let d_state = dy + (call.output_len() * std::mem::size_of::<T>()) as u64;
+                        let d_state = call.state_behind_y::<T>(dy);
                         let bufs = [out, dy, d_state, dx, ds, dw, work, reserve];
                         // cuDNN adds the weight gradient in: from zero, it is this run's.
                         self.backward_raw::<T>(&raw, desc, sizes, bufs, Some(stream))?;

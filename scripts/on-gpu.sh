@@ -49,7 +49,7 @@ bench_rows() {
 }
 
 # scripts/compare-grid.sh against PyTorch's module IMPL ($1: torch-fp16, torch-tf32) for the op's
-# VARIANTS ($2, comma-joined), all six passes, 10 repetitions after 3 of warm-up, under a
+# VARIANTS ($2, comma-joined), all eight passes, 10 repetitions after 3 of warm-up, under a
 # TIMEOUT ($3, seconds): OUT/grid.log, its table in OUT/table.md, its JSON and table in
 # OUT/grid.tgz; prints the geo-mean rows.
 compare_grid() {

@@ -75,7 +75,28 @@
 #endif
 #define ROWS (GATES * UNITS)          // gate rows a block: wgmma's N
 #define UH (UNITS / 8)                // the accumulators' unit halves (see row_unit)
-#define BLOCKS (HID / UNITS)
+#define BLOCKS (HID / UNITS)         // a batch group's blocks
+// -DGROUPS=2: the batch in two independent groups of 64 samples, each on BLOCKS blocks of its
+// own (128 blocks of 16 units in all), each block reading only its group's h_{t-1} (128 KB a step
+// instead of 256), the weight tiles repeated in each group's blocks; each warpgroup then takes
+// all 64 samples and half of the block's rows (NSPLIT 2).
+#ifndef GROUPS
+#define GROUPS 1
+#endif
+#define GB (BATCH / GROUPS)           // samples a group
+#if GB == 128
+#define NSPLIT 1                      // warpgroup g: samples 64 g .. 64 g + 63, every row
+#elif GB == 64
+#define NSPLIT 2                      // warpgroup g: every sample, rows WN g .. WN g + WN - 1
+#else
+#error "GROUPS 1 or 2"
+#endif
+#if GROUPS > 1 && (WREG || UNITS != 16)
+#error "GROUPS takes 16 units a block with the weights in shared memory"
+#endif
+#define WN (ROWS / NSPLIT)            // a warpgroup's rows: wgmma's N
+#define UHW (UH / NSPLIT)             // a warpgroup's unit halves
+#define GRID_BLOCKS (GROUPS * BLOCKS)
 #ifndef WREG
 #define WREG 0
 #endif
@@ -104,10 +125,10 @@
 #else
 #define THREADS (CONSUMERS + 32)
 #endif
-#define CHUNK_BYTES (BATCH * KC * 2)
+#define CHUNK_BYTES (GB * KC * 2)
 #if WREG
 #define W_BYTES 0                     // the weights are in registers
-#define RP (BATCH + 4)                // a row of the reduction's f32 sums (floats)
+#define RP (GB + 4)                   // a row of the reduction's f32 sums (floats)
 #define RED_BYTES (ROWS * RP * 4)
 #define KSTEPS_HALF (HID / 32)        // k-steps of a warpgroup's half of K
 #else
@@ -165,8 +186,8 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 
 // d (+)= A (64 x 16, descriptor a) x B (16 x ROWS, descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_rows(float (&d)[ROWS / 2], u64 a, u64 b, int scale_d) {
-#if ROWS == 24
+__device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int scale_d) {
+#if WN == 24
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %14, 0;\n\t"
         "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 "
@@ -175,7 +196,7 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[ROWS / 2], u64 a, u64 b, i
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
         : "l"(a), "l"(b), "r"(scale_d));
-#elif ROWS == 32
+#elif WN == 32
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
@@ -184,7 +205,7 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[ROWS / 2], u64 a, u64 b, i
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         : "l"(a), "l"(b), "r"(scale_d));
-#elif ROWS == 48
+#elif WN == 48
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %26, 0;\n\t"
         "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 "
@@ -257,7 +278,7 @@ __device__ __forceinline__ Fill fill_of(int t, int i) {
 // grid barrier.
 #define STAMP_STEPS 64
 #define STAMPS 5
-__device__ unsigned long long stamps[BLOCKS * STAMP_STEPS * STAMPS];
+__device__ unsigned long long stamps[GRID_BLOCKS * STAMP_STEPS * STAMPS];
 __device__ __forceinline__ void stamp(int t, int i) {
     if (t < STAMP_STEPS) {
         unsigned long long g;
@@ -269,8 +290,8 @@ __device__ __forceinline__ void stamp(int t, int i) {
 struct Args {
     const unsigned char* w;   // [BLOCKS][W_BYTES]: each block's tile in its shared-memory layout
     const float* bias;        // [BLOCKS][ROWS]
-    unsigned char* h;         // [2][CHUNKS][CHUNK_BYTES]: h_{t-1} of step t at parity t & 1
-    u32* counter;             // the grid barrier's count (0 at launch)
+    unsigned char* h;         // [GROUPS][2][CHUNKS][CHUNK_BYTES]: h_{t-1} of step t at parity t & 1
+    u32* counter;             // each group's barrier count at counter[32 group] (0 at launch)
     int steps, swap;
 };
 
@@ -287,7 +308,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     u64* empty = full + NSLOT;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const u32 rank = ctarank(), cs = cluster_nctarank();
-    const int blk = blockIdx.x;
+    const int blk = blockIdx.x % BLOCKS, group = blockIdx.x / BLOCKS;
+    unsigned char* const h = a.h + (size_t)group * 2 * CHUNKS * CHUNK_BYTES;
+    u32* const counter = a.counter + 32 * group;
     // The consumer warps of the cluster that multiply each slot's bytes.
     constexpr u32 readers = WREG ? 4 : 8;
 
@@ -321,7 +344,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             const unsigned short mask = (unsigned short)((1u << cs) - 1);
             for (int t = 0; t < a.steps; ++t)
                 for (int i = 0; i < CHUNKS; ++i) {
-                    if (i == 0 && t > 0) wait_acquire(a.counter, (u32)(BLOCKS * t));
+                    if (i == 0 && t > 0) wait_acquire(counter, (u32)(BLOCKS * t));
                     if (i == 0) stamp(t, 4);
                     // The step's one proxy fence (after the barrier's acquire) orders h_t's
                     // stores before every copy of the step.
@@ -332,11 +355,11 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
 #if WHOLE_CHUNKS
                     // Block `rank` issues every cs-th chunk whole, to the cluster.
                     if (i % (int)cs != (int)rank) continue;
-                    const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES;
+                    const unsigned char* src = h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES;
                     unsigned char* dst = slots + (size_t)f.slot * CHUNK_BYTES;
                     const u32 bytes = CHUNK_BYTES;
 #else
-                    const unsigned char* src = a.h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES + rank * piece;
+                    const unsigned char* src = h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES + rank * piece;
                     unsigned char* dst = slots + (size_t)f.slot * CHUNK_BYTES + rank * piece;
                     const u32 bytes = piece;
 #endif
@@ -432,7 +455,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                         *at = make_float2(o.x + d[4 * j + 2 * h], o.y + d[4 * j + 2 * h + 1]);
                     }
             named_sync(2, CONSUMERS);
-            unsigned char* out = a.h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
+            unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
             for (int p = 0; p < BATCH / 32; ++p) {
                 const int m = tid / 8 + 32 * p;
@@ -452,7 +475,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             // Every thread has read the sums before the next step's overwrite them.
             named_sync(1, CONSUMERS);
             if (loads && tid == 0)
-                arrive_release(a.counter);
+                arrive_release(counter);
         }
 #else
         // Warpgroup g: samples 64 g .. 64 g + 63 of every chunk; the accumulators' row (sample)
@@ -460,25 +483,29 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // unit (j / GATES) * 8 + 2 q + e.
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
         const u32 w_base = smem_addr(w_tile);
-        float bias[GATES][UH][2];         // [gate][unit half][e]
+        // This warpgroup's samples and unit halves: with NSPLIT 1 samples 64 g .. and every unit
+        // half; with NSPLIT 2 every sample and unit half g (its rows start WN g into the tile).
+        const int m0 = NSPLIT == 1 ? 64 * g : 0, uh0 = NSPLIT == 1 ? 0 : g;
+        float bias[GATES][UHW][2];        // [gate][unit half uh0 + u][e]
 #pragma unroll
-        for (int j = 0; j < GATES * UH; ++j)
+        for (int j = 0; j < GATES * UHW; ++j)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) bias[j % GATES][j / GATES][e] = a.bias[blk * ROWS + 8 * j + 2 * q + e];
-        // [sample half][unit half][e]: an LSTM's c; a GRU's h_{t-1} in f32, from h_0.
-        float state[2][UH][2] = {};
+            for (int e = 0; e < 2; ++e)
+                bias[j % GATES][j / GATES][e] = a.bias[blk * ROWS + 8 * (GATES * uh0 + j) + 2 * q + e];
+        // [sample half][unit half uh0 + u][e]: an LSTM's c; a GRU's h_{t-1} in f32, from h_0.
+        float state[2][UHW][2] = {};
 #ifdef CELL_GRU
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
-            for (int uh = 0; uh < UH; ++uh) {
-                const int m = 64 * g + 16 * wq + r0 + 8 * hh, k = UNITS * blk + 8 * uh + 2 * q;
-                const u32 two = *(const u32*)(a.h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC));
-                state[hh][uh][0] = to_f((u16)(two & 0xffff));
-                state[hh][uh][1] = to_f((u16)(two >> 16));
+            for (int u = 0; u < UHW; ++u) {
+                const int m = m0 + 16 * wq + r0 + 8 * hh, k = UNITS * blk + 8 * (uh0 + u) + 2 * q;
+                const u32 two = *(const u32*)(h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC));
+                state[hh][u][0] = to_f((u16)(two & 0xffff));
+                state[hh][u][1] = to_f((u16)(two >> 16));
             }
 #endif
-        float d[ROWS / 2];
+        float d[WN / 2];
         for (int t = 0; t < a.steps; ++t) {
             if (tid == 0) stamp(t, 0);
             for (int i = 0; i < CHUNKS; ++i) {
@@ -490,11 +517,11 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     continue;
                 }
                 wgmma_fence();
-                const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES) + g * 8 * H_SBO;
+                const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES) + m0 / 8 * H_SBO;
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
                     const u64 da = desc(slot + kk * 2 * H_LBO, hl, hs);
-                    const u64 db = desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                    const u64 db = desc(w_base + uh0 * GATES * W_SBO + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
                     wgmma_rows(d, da, db, (i | kk) != 0);
                 }
                 wgmma_commit();
@@ -507,12 +534,12 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 release(fill_of(t, CHUNKS - 1));
             }
             if (tid == 0) stamp(t, 2);
-            unsigned char* out = a.h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
+            unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
-                const int m = 64 * g + 16 * wq + r0 + 8 * hh;
+                const int m = m0 + 16 * wq + r0 + 8 * hh;
 #pragma unroll
-                for (int uh = 0; uh < UH; ++uh) {
+                for (int u = 0; u < UHW; ++u) {
                     u16 hv[2];
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
@@ -520,21 +547,21 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                         float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
 #pragma unroll
                         for (int gt = 0; gt < GATES; ++gt) {
-                            const float acc = products ? d[4 * (GATES * uh + gt) + 2 * hh + e] : 0.f;
-                            pre[gt] = bias[gt][uh][e] + (gt == SPLIT_GATE ? 0.f : acc);
+                            const float acc = products ? d[4 * (GATES * u + gt) + 2 * hh + e] : 0.f;
+                            pre[gt] = bias[gt][u][e] + (gt == SPLIT_GATE ? 0.f : acc);
                             if (gt == SPLIT_GATE) rec = acc;
                         }
-                        hv[e] = from_f(cell_forward(pre, rec, gate, state[hh][uh][e], saved));
+                        hv[e] = from_f(cell_forward(pre, rec, gate, state[hh][u][e], saved));
                     }
-                    // Units 16 blk + 8 uh + 2 q, + 1: one 4-byte store.
-                    const int k = UNITS * blk + 8 * uh + 2 * q;
+                    // Units 16 blk + 8 (uh0 + u) + 2 q, + 1: one 4-byte store.
+                    const int k = UNITS * blk + 8 * (uh0 + u) + 2 * q;
                     *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
                 }
             }
             if (tid == 0) stamp(t, 3);
             if (loads) {
                 named_sync(1, CONSUMERS);
-                if (tid == 0) arrive_release(a.counter);
+                if (tid == 0) arrive_release(counter);
             }
         }
 #endif
@@ -582,10 +609,14 @@ int main(int argc, char** argv) {
                 memcpy(&tiles[(size_t)b * tile_bytes + at], &w[row * HID + k], 2);
             }
         }
-    std::vector<unsigned char> hbuf((size_t)2 * CHUNKS * CHUNK_BYTES, 0);
+    // Sample m is sample m % GB of group m / GB, whose buffers start at group_at(m).
+    const size_t group_bytes = (size_t)2 * CHUNKS * CHUNK_BYTES;
+    auto group_at = [&](int m) { return (size_t)(m / GB) * group_bytes; };
+    std::vector<unsigned char> hbuf((size_t)GROUPS * group_bytes, 0);
     for (int m = 0; m < BATCH; ++m)
         for (int k = 0; k < HID; ++k)
-            memcpy(&hbuf[(size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)], &h0[(size_t)m * HID + k], 2);
+            memcpy(&hbuf[group_at(m) + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m % GB, k % KC)],
+                   &h0[(size_t)m * HID + k], 2);
 
     unsigned char *d_w, *d_h;
     float* d_bias;
@@ -593,14 +624,14 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&d_w, tiles.size()));
     CHECK(cudaMalloc(&d_h, hbuf.size()));
     CHECK(cudaMalloc(&d_bias, bias_blk.size() * 4));
-    CHECK(cudaMalloc(&d_counter, 4));
+    CHECK(cudaMalloc(&d_counter, 128 * GROUPS));
     CHECK(cudaMemcpy(d_w, tiles.data(), tiles.size(), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_bias, bias_blk.data(), bias_blk.size() * 4, cudaMemcpyHostToDevice));
     const size_t smem = (size_t)W_BYTES + RED_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8;
     void (*kernel)(Args) = mode == 0 ? probe<0> : mode == 1 ? probe<1> : probe<2>;
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(BLOCKS);
+    cfg.gridDim = dim3(GRID_BLOCKS);
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = smem;
     cudaLaunchAttribute attr[1];
@@ -612,16 +643,16 @@ int main(int argc, char** argv) {
     cfg.numAttrs = 1;
     int clusters = 0;
     CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
-    printf("HID=%d BATCH=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d cluster=%d (resident clusters %d) smem=%zu "
+    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d cluster=%d (resident clusters %d) smem=%zu "
            "mode=%d swap=%d\n",
-           HID, BATCH, UNITS, BLOCKS, KC, NSLOT, WREG, cs, clusters, smem, mode, swap);
-    if (clusters * cs < BLOCKS) {
+           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, cs, clusters, smem, mode, swap);
+    if (clusters * cs < GRID_BLOCKS) {
         fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
         return 1;
     }
     auto run = [&](int n) -> float {
         CHECK(cudaMemcpy(d_h, hbuf.data(), hbuf.size(), cudaMemcpyHostToDevice));
-        CHECK(cudaMemset(d_counter, 0, 4));
+        CHECK(cudaMemset(d_counter, 0, 128 * GROUPS));
         Args args{d_w, d_bias, d_h, d_counter, n, swap};
         cudaEvent_t e0, e1;
         CHECK(cudaEventCreate(&e0));
@@ -683,7 +714,7 @@ int main(int argc, char** argv) {
         for (int m = 0; m < BATCH; ++m)
             for (int k = 0; k < HID; ++k) {
                 u16 v;
-                memcpy(&v, last + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC), 2);
+                memcpy(&v, last + group_at(m) + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m % GB, k % KC), 2);
                 const double diff = std::fabs(from_bits(v) - hd[(size_t)m * HID + k]);
                 worst = std::max(worst, diff);
                 mean += diff;
@@ -696,14 +727,14 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < 6; ++rep) times.push_back(run(steps));
     // The last launch's phases: medians over blocks and steps 2 .. of the intervals, ns.
     {
-        std::vector<unsigned long long> st((size_t)BLOCKS * STAMP_STEPS * STAMPS);
+        std::vector<unsigned long long> st((size_t)GRID_BLOCKS * STAMP_STEPS * STAMPS);
         CHECK(cudaMemcpyFromSymbol(st.data(), stamps, st.size() * 8));
         const char* names[] = {"start -> first chunk in", "first chunk in -> products done",
                                "products done -> gate math and stores done", "gate math done -> next step's start",
                                "loader past the barrier -> first chunk in"};
         std::vector<std::vector<double>> iv(5);
         const int last = std::min(steps, STAMP_STEPS);
-        for (int b = 0; b < BLOCKS; ++b)
+        for (int b = 0; b < GRID_BLOCKS; ++b)
             for (int t = 2; t + 1 < last; ++t) {
                 const unsigned long long* x = &st[((size_t)b * STAMP_STEPS + t) * STAMPS];
                 const unsigned long long* y = x + STAMPS;

@@ -2,7 +2,8 @@
 # wgmma_probe.cu's variants: `wgmma_probe.sh build DIR` compiles them here (nvcc, the sm_90a
 # target) into DIR/wp-NAME; `wgmma_probe.sh run DIR` on the GPU machine runs each: mode 1 (the
 # whole step, checked against the f64 reference) in clusters of 1, 2 and 4, then mode 0 (products
-# and gate math alone) and mode 2 (the exchange alone) in clusters of 1, 2 and 4.
+# and gate math alone) and mode 2 (the exchange alone) in clusters of 1, 2 and 4. The -g2
+# variants run the batch in two groups of 64 samples on 64 blocks each (-DGROUPS=2).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -17,6 +18,12 @@ variants=(
   "lstm-wreg-whole:-DWREG=1 -DNSLOT=8 -DFENCE_ONCE=1 -DWHOLE_CHUNKS=1"
   "gru:-DCELL_GRU"
   "gru-u8:-DCELL_GRU -DUNITS=8"
+  "lstm-g2:-DGROUPS=2"
+  "lstm-g2-kc128:-DGROUPS=2 -DKC=128 -DNSLOT=4"
+  "lstm-g2-kc128-s6:-DGROUPS=2 -DKC=128 -DNSLOT=6"
+  "lstm-g2-kc128-whole:-DGROUPS=2 -DKC=128 -DNSLOT=6 -DFENCE_ONCE=1 -DWHOLE_CHUNKS=1"
+  "gru-g2:-DCELL_GRU -DGROUPS=2"
+  "gru-g2-kc128-s6:-DCELL_GRU -DGROUPS=2 -DKC=128 -DNSLOT=6"
 )
 case $what in
 build)

@@ -134,11 +134,12 @@ int main(int argc, char** argv) {
     u16* no_db = nullptr;
     u16* no_dgh = nullptr;  // the LSTM has no split gate
     // Each batch group's bias-gradient sums (f32 [GROUPS][NSLOT][H]; NSLOT at most 8), which
-    // the first group adds up.
+    // the first group adds up after the groups join at the words behind their barrier words.
     float* db_parts = nullptr;
     if (GROUPS > 1) CHECK(cudaMalloc(&db_parts, (size_t)GROUPS * 8 * H * 4));
+    u32* joins = counter + GROUP_WORDS * GROUPS;
     void* ptrs[] = {&w, &gates, &cells, &c0, &dy, &dh_n, &dc_n, &dg, &dgx, &dh0, &dc0, &db, &no_db,
-                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &db_parts, &counter, &seq};
+                    &db_add, &no_drop, &drop_seed, &drop_p_layer, &no_dgh, &db_parts, &joins, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_bwd;
     u16* xchg = dgx;

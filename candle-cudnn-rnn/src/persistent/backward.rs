@@ -1,13 +1,15 @@
 //! The backward of a call on the persistent kernel, from the top layer down: the recurrence
 //! backward through time (one cooperative launch, which leaves the gate gradients of every
 //! step), then the layer's weight and bias gradients and its input's gradient as GEMMs over
-//! all steps (the kernel sums the bias gradients itself). Where the layers fit on the GPU at
-//! once, one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers
-//! making the layers below's output gradients on the way, then the GEMMs follow.
+//! all steps (the kernel sums the bias gradients itself; with batch groups and side streams,
+//! each group's, which `rnn_sum_bias_parts` then adds). Where the layers fit on the GPU at once,
+//! one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers making
+//! the layers below's output gradients on the way, then the GEMMs follow.
 
 use super::forward::{addresses, barrier_at, cooperative, Reserve};
 use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::Pass;
+use super::launch::GROUP_WORDS;
 use super::masks;
 use super::padded::{padded, pads, RowKernels, Rows};
 use super::side::{shape_side_streams, Fork};
@@ -16,7 +18,9 @@ use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
 use crate::layout::RnnDims;
 use crate::sink::SinkMode;
-use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use candle_core::op::BackpropOp;
 use candle_core::{CudaStorage, Result, Storage, Tensor};
 
@@ -58,9 +62,11 @@ pub(super) fn backward<T: Elem>(
     let split = plan.cell.splits();
     let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
-    // With batch groups, each group's bias gradients before the first group adds them
-    // (`recurrence_bwd.cu`'s `db_parts`: a slot per gate, and a split gate's recurrent side).
-    // SAFETY (allocation): each group writes its slots before the first group reads them.
+    // With batch groups, each group's bias gradients before the first group or
+    // `rnn_sum_bias_parts` adds them (`recurrence_bwd.cu`'s `db_parts`: a slot per gate, and a
+    // split gate's recurrent side).
+    // SAFETY (allocation): each layer's kernel writes every group's slots before either reads
+    // them.
     let db_slots = plan.cell.gates() + usize::from(split);
     let db_parts_len = match plan.groups {
         1 => 1,
@@ -232,9 +238,26 @@ pub(super) fn backward<T: Elem>(
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
             let dg_ptr = dg_of(layer);
+            // Both weight gradients from unpadded rows go to the side streams, beside the
+            // input gradient's product on the device's (`side`); padded ones share one scratch
+            // buffer and the row kernels of the device's stream.
+            let padded_input = padded_inputs[layer].as_ref();
+            let kept = kept_h_prev.get(layer);
+            let aside = padded_input.is_none()
+                && kept.is_none()
+                && plan
+                    .side_streams
+                    .unwrap_or_else(|| shape_side_streams((gh, b.in_size, hidden)));
+            // With batch groups and the weight gradients aside, the groups' bias gradients are
+            // added after the kernel, beside those (`rnn_sum_bias_parts`); else by the kernel's
+            // first group, after every group's blocks have joined.
+            let (db_ih, db_hh) = (bias_at(b.b_ih), bias_at(b.b_hh));
+            let sum_after =
+                wave.is_none() && plan.groups > 1 && aside && (db_ih != 0 || db_hh != 0);
             if wave.is_none() {
                 // `persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
-                // gradient, `db_add` after the bias gradients, the counter last.
+                // gradient, `db_add` after the bias gradients, the groups' words, the counter
+                // last.
                 let (args, _guard) = args_of(layer);
                 let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2, dgh] =
                     args;
@@ -259,6 +282,10 @@ pub(super) fn backward<T: Elem>(
                     d2,
                     dgh,
                     db_parts,
+                    match sum_after {
+                        true => 0,
+                        false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
+                    },
                     counter_ptr,
                 ];
                 cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
@@ -333,17 +360,9 @@ pub(super) fn backward<T: Elem>(
                     first,
                 )
             };
-            // Both weight gradients from unpadded rows go to the side streams, beside the
-            // input gradient's product on the device's (`side`); padded ones share one scratch
-            // buffer and the row kernels of the device's stream.
-            let padded_input = padded_inputs[layer].as_ref();
-            let kept = kept_h_prev.get(layer);
-            let aside = plan
-                .side_streams
-                .unwrap_or_else(|| shape_side_streams((gh, b.in_size, hidden)));
-            let fork = match (padded_input, kept) {
-                (None, None) if aside => Fork::new(&stream)?,
-                _ => None,
+            let fork = match aside {
+                true => Fork::new(&stream)?,
+                false => None,
             };
             let (ih_blas, hh_blas) = fork
                 .as_ref()
@@ -394,6 +413,27 @@ pub(super) fn backward<T: Elem>(
                     }
                     None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput, b.in_size)?,
                 }
+            }
+            // On the device's stream after the input gradient's product, so beside the side
+            // streams' products.
+            if sum_after {
+                let f = plan.function(&dev, Pass::Backward, "rnn_sum_bias_parts")?;
+                let threads = 128;
+                let config = LaunchConfig {
+                    grid_dim: ((gh as u32).div_ceil(threads), 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let db_add = u64::from(!overwrite);
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(&db_parts).arg(&db_ih).arg(&db_hh).arg(&db_add);
+                // SAFETY: `db_parts` holds every group's slots of `hidden` units, which the
+                // layer's kernel wrote; the bias gradients `gh` elements each, or null.
+                unsafe { launch.launch(config) }.map_err(|e| {
+                    candle_core::Error::Msg(format!(
+                        "rnn: persistent kernel rnn_sum_bias_parts: {e}"
+                    ))
+                })?;
             }
             // The next layer's recurrence overwrites the gate gradients that the side streams
             // read.

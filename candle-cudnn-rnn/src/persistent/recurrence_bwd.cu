@@ -32,8 +32,9 @@
 // (either may be null) receive the bias gradient of the block's units, every step's gate
 // gradients summed over the batch in f32 (the input side's and the recurrent side's), written
 // over what they hold or, with `db_add` non-zero, added to it. With batch groups each group sums
-// its samples into `db_parts` (f32 [GROUPS][NSLOT][H]), and the first group adds the groups'
-// sums in order once every group's are there.
+// its samples into `db_parts` (f32 [GROUPS][NSLOT][H]), and the groups' sums are added in order:
+// by the first group once every group's are there, or, with `joins` null, after the kernel by
+// `rnn_sum_bias_parts`.
 //
 // With PUSH (1; one layer in one cluster per batch group, ONE_CLUSTER, one chunk of the batch)
 // no exchange buffer or barrier serves a step: each block multiplies its own units'
@@ -196,8 +197,8 @@ struct BwdArgs {
 // Layer `layer`'s backward on block `bl` of its blocks, over `waves` grid-wide steps of which it
 // takes seq, from wave step `start` (its step t at wave step start + seq - 1 - t).
 template <int UB, bool UPPER>
-// With batch groups, `db_parts` and `joins` (the words behind the groups' barriers) combine the
-// groups' bias gradients (see above; null in the wavefront).
+// With batch groups, `db_parts` and `joins` (the words behind the groups' barriers, or null)
+// combine the groups' bias gradients (see above; null in the wavefront).
 __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long long db_add,
                                                int start, int bl, u32* counter, int seq,
                                                int waves, float* db_parts, u32* joins) {
@@ -746,7 +747,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 }
             }
         }
-        if (GROUPS > 1) {
+        if (GROUPS > 1 && joins) {
             // Every block arrives once its group's sums are stored; the first group's blocks,
             // once all have, add the groups' sums of their units in group order (the same
             // result whatever the timing), then leave as from a barrier (`grid_leave`: the last
@@ -803,6 +804,7 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     elem* dgh,                       // [T, B, GH] (a split gate's cell), or null
                     float* db_parts,                 // [GROUPS, NSLOT, H] with batch groups
+                    u32* joins,                      // behind the groups' barrier words, or null
                     u32* counter, int seq) {
     // The block's group's samples (common.cuh's GROUPS).
     const size_t b0 = first_sample();
@@ -815,9 +817,33 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
     // What the host sized the launch's shared memory by (kernel.rs's `backward_smem`).
     static_assert(BwdTile<UNITS, false>::SMEM <= SMEM_BYTES, "backward_smem is short of the tile");
 #endif
-    recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts,
-                                 counter + GROUP_WORDS * GROUPS);
+    recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts, joins);
     grid_leave(group_counter(counter));
+}
+
+// The bias gradient of a layer whose batch ran in groups, where persistent_bwd had `joins` null:
+// the groups' sums that it left in `db_parts` added in group order (the same result whatever the
+// timing), written over db_ih and db_hh (either may be null) or, with `db_add` non-zero, added
+// to them; a thread a (gate, unit). The host launches it where the layer's weight gradients go
+// to side streams, after the input gradient's product, so that it runs beside theirs instead of
+// every group's blocks waiting for the slowest group at the kernel's end
+// (results/2026-11-30-h200-bias-parts/).
+extern "C" __global__ void rnn_sum_bias_parts(const float* __restrict__ db_parts, elem* db_ih,
+                                              elem* db_hh, unsigned long long db_add) {
+    constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= GATES * HID) return;
+    const int g = i / HID, u = i % HID;
+    float sum = 0.f, sum_rec = 0.f;
+    for (int q = 0; q < GROUPS; ++q) {
+        const float part_sum = db_parts[((size_t)q * NSLOT + g) * HID + u];
+        sum += part_sum;
+        sum_rec += (SPLIT_GATE >= 0 && g == SPLIT_GATE) ? db_parts[((size_t)q * NSLOT + GATES) * HID + u]
+                                                        : part_sum;
+    }
+    const size_t at = (size_t)g * HID + u;
+    if (db_ih) db_ih[at] = from_f(db_add ? to_f(db_ih[at]) + sum : sum);
+    if (db_hh) db_hh[at] = from_f(db_add ? to_f(db_hh[at]) + sum_rec : sum_rec);
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.

@@ -8,7 +8,7 @@
 
 use super::forward::{addresses, barrier_at, cooperative, Reserve};
 use super::gemm::{device_blas, matmul, Mat, Out};
-use super::kernel::Pass;
+use super::kernel::{Pass, Plan};
 use super::launch::GROUP_WORDS;
 use super::masks;
 use super::padded::{padded, pads, RowKernels, Rows};
@@ -19,10 +19,12 @@ use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gra
 use crate::layout::RnnDims;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
+use candle_core::cuda_backend::CudaDevice;
 use candle_core::op::BackpropOp;
 use candle_core::{CudaStorage, Result, Storage, Tensor};
+use std::sync::Arc;
 
 /// The gradients of the forward that left `r` (all layers' recurrences as a wavefront where
 /// that forward chose one, `Reserve::backward_wave`); `dw` is `None` when it went into
@@ -417,23 +419,12 @@ pub(super) fn backward<T: Elem>(
             // On the device's stream after the input gradient's product, so beside the side
             // streams' products.
             if sum_after {
-                let f = plan.function(&dev, Pass::Backward, "rnn_sum_bias_parts")?;
-                let threads = 128;
-                let config = LaunchConfig {
-                    grid_dim: ((gh as u32).div_ceil(threads), 1, 1),
-                    block_dim: (threads, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                let db_add = u64::from(!overwrite);
-                let mut launch = stream.launch_builder(&f);
-                launch.arg(&db_parts).arg(&db_ih).arg(&db_hh).arg(&db_add);
-                // SAFETY: `db_parts` holds every group's slots of `hidden` units, which the
-                // layer's kernel wrote; the bias gradients `gh` elements each, or null.
-                unsafe { launch.launch(config) }.map_err(|e| {
-                    candle_core::Error::Msg(format!(
-                        "rnn: persistent kernel rnn_sum_bias_parts: {e}"
-                    ))
-                })?;
+                sum_bias_parts(
+                    (&dev, &stream, &plan),
+                    db_parts,
+                    [db_ih, db_hh],
+                    (gh, !overwrite),
+                )?;
             }
             // The next layer's recurrence overwrites the gate gradients that the side streams
             // read.
@@ -450,4 +441,32 @@ pub(super) fn backward<T: Elem>(
     let ds = i.state_grad.then(|| wrap(ds, call.state_len()));
     let dx = i.input_grad.then(|| wrap(dx, call.input_len()));
     Ok((dx, dw, ds))
+}
+
+/// `recurrence_bwd.cu`'s `rnn_sum_bias_parts` on `stream`: the batch groups' bias gradients
+/// that `plan`'s backward kernel left in `db_parts`, added in group order into `db`
+/// (`[db_ih, db_hh]`, `gh` elements each, or 0 for none), written over them or, with `add`,
+/// added to them.
+fn sum_bias_parts(
+    (dev, stream, plan): (&CudaDevice, &Arc<CudaStream>, &Plan),
+    db_parts: u64,
+    [db_ih, db_hh]: [u64; 2],
+    (gh, add): (usize, bool),
+) -> Result<()> {
+    let f = plan.function(dev, Pass::Backward, "rnn_sum_bias_parts")?;
+    let threads = 128;
+    let config = LaunchConfig {
+        grid_dim: ((gh as u32).div_ceil(threads), 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let add = u64::from(add);
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&db_parts).arg(&db_ih).arg(&db_hh).arg(&add);
+    // SAFETY: `db_parts` holds every group's slots, which the layer's kernel wrote before this
+    // launch on the same stream; the bias gradients hold `gh` elements each, or are null.
+    unsafe { launch.launch(config) }.map_err(|e| {
+        candle_core::Error::Msg(format!("rnn: persistent kernel rnn_sum_bias_parts: {e}"))
+    })?;
+    Ok(())
 }

@@ -6,6 +6,8 @@
 // results/2026-11-29-h200-batch128-exchange/ §1, results/2026-11-29-h200-refill-batch256/ §2).
 // Measured (results/2026-11-29-h200-wgmma-eager1024/ §1): the products are fast, but the
 // exchange alone takes 7.6-11.8 µs on 64 blocks and multicast slows it, so the premise fails.
+// With the batch in two groups (-DGROUPS=2, below) a step took 8.6 µs against one group's 10.3,
+// still bound by the exchange's 16 MB of L2 reads a step (results/2026-11-30-h200-wgmma-groups/).
 //
 // A block holds its 64 rows of W_hh (K = 1024) in shared memory as wgmma's B operand; h_{t-1}
 // streams through a ring of NSLOT chunk slots (KC columns of all 128 samples each) as its A
@@ -42,7 +44,7 @@
 // -DCELL_GRU makes the step a GRU's (48 rows a block of 16 units; not with WREG).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DCELL_GRU] [-DUNITS=8]
-//     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] wgmma_probe.cu -o wgmma_probe
+//     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] [-DGROUPS=2] wgmma_probe.cu -o wgmma_probe
 //   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
 
 #include <cuda_runtime.h>

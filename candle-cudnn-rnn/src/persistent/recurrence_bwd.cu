@@ -194,6 +194,24 @@ struct BwdArgs {
     elem* dgh;                              // [T, B, GH] (a split gate's cell), or null
 };
 
+// Unit u's gate g of the bias gradient from the batch groups' sums in `db_parts` (f32
+// [GROUPS][NSLOT][H]), added in group order (the same result whatever the timing), written over
+// db_ih and db_hh (either may be null) or, with `db_add` non-zero, added to them.
+__device__ __forceinline__ void add_group_parts(const float* db_parts, int g, int u, elem* db_ih,
+                                                elem* db_hh, unsigned long long db_add) {
+    constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+    float sum = 0.f, sum_rec = 0.f;
+    for (int q = 0; q < GROUPS; ++q) {
+        float part_sum = db_parts[((size_t)q * NSLOT + g) * HID + u];
+        sum += part_sum;
+        sum_rec += (SPLIT_GATE >= 0 && g == SPLIT_GATE) ? db_parts[((size_t)q * NSLOT + GATES) * HID + u]
+                                                        : part_sum;
+    }
+    size_t at_ = (size_t)g * HID + u;
+    if (db_ih) db_ih[at_] = from_f(db_add ? to_f(db_ih[at_]) + sum : sum);
+    if (db_hh) db_hh[at_] = from_f(db_add ? to_f(db_hh[at_]) + sum_rec : sum_rec);
+}
+
 // Layer `layer`'s backward on block `bl` of its blocks, over `waves` grid-wide steps of which it
 // takes seq, from wave step `start` (its step t at wave step start + seq - 1 - t).
 template <int UB, bool UPPER>
@@ -759,19 +777,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 __syncthreads();
                 for (int i = tid; i < GATES * UB; i += THREADS) {
                     int g = i / UB, u = u0 + i % UB;
-                    if (u < HID) {
-                        float sum = 0.f, sum_rec = 0.f;
-                        for (int q = 0; q < GROUPS; ++q) {
-                            float part_sum = db_parts[((size_t)q * NSLOT + g) * HID + u];
-                            sum += part_sum;
-                            sum_rec += (SPLIT_GATE >= 0 && g == SPLIT_GATE)
-                                           ? db_parts[((size_t)q * NSLOT + GATES) * HID + u]
-                                           : part_sum;
-                        }
-                        size_t at_ = (size_t)g * HID + u;
-                        if (a.db_ih) a.db_ih[at_] = from_f(db_add ? to_f(a.db_ih[at_]) + sum : sum);
-                        if (a.db_hh) a.db_hh[at_] = from_f(db_add ? to_f(a.db_hh[at_]) + sum_rec : sum_rec);
-                    }
+                    if (u < HID) add_group_parts(db_parts, g, u, a.db_ih, a.db_hh, db_add);
                 }
                 grid_leave(joins);
             }
@@ -830,20 +836,8 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
 // (results/2026-11-30-h200-bias-parts/).
 extern "C" __global__ void rnn_sum_bias_parts(const float* __restrict__ db_parts, elem* db_ih,
                                               elem* db_hh, unsigned long long db_add) {
-    constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= GATES * HID) return;
-    const int g = i / HID, u = i % HID;
-    float sum = 0.f, sum_rec = 0.f;
-    for (int q = 0; q < GROUPS; ++q) {
-        const float part_sum = db_parts[((size_t)q * NSLOT + g) * HID + u];
-        sum += part_sum;
-        sum_rec += (SPLIT_GATE >= 0 && g == SPLIT_GATE) ? db_parts[((size_t)q * NSLOT + GATES) * HID + u]
-                                                        : part_sum;
-    }
-    const size_t at = (size_t)g * HID + u;
-    if (db_ih) db_ih[at] = from_f(db_add ? to_f(db_ih[at]) + sum : sum);
-    if (db_hh) db_hh[at] = from_f(db_add ? to_f(db_hh[at]) + sum_rec : sum_rec);
+    if (i < GATES * HID) add_group_parts(db_parts, i / HID, i % HID, db_ih, db_hh, db_add);
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.

@@ -261,7 +261,7 @@ pub(super) fn backward<T: Elem>(
                 // gradient, `db_add` after the bias gradients, the groups' words, the counter
                 // last.
                 let (args, _guard) = args_of(layer);
-                let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2, dgh] =
+                let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, _db_ih, _db_hh, _dx, d0, d1, d2, dgh] =
                     args;
                 let db_add = u64::from(!overwrite);
                 let ptrs = [

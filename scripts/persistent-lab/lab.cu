@@ -2,9 +2,11 @@
 // recurrence_bwd.cu with -DLAB_BWD; a GRU's forward with -DLAB_GRU), built by build.sh with nvcc for the same -D parameters the
 // library passes NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
 // events, and with -DLAB_PHASES records, for thread 0 of every block (of the first batch group),
-// the SM clock at each PHASE(i) of every step and the global timer around the grid barrier. The
-// output is written to a file so that two builds (a change and the kernel it replaces) can be
-// compared.
+// the SM clock at each PHASE(i) of every step and the global timer around the grid barrier; with
+// -DLAB_MARKS, the global timer at each MARK(i) of a launch for every block, each batch group's
+// end of steps and which blocks shared a multiprocessor (-DLAB_SMEM=N: blocks of at least N bytes
+// of shared memory). The output is written to a file so that two builds (a change and the kernel
+// it replaces) can be compared.
 //
 //   lab [reps] [output file] [file to compare with]
 
@@ -31,6 +33,29 @@ __device__ unsigned long long lab_timer[LAB_T * 8 * 256];
             size_t at = ((size_t)blockIdx.x * LAB_T + t) * 8 + (i);                    \
             lab_clock[at] = clock64();                                                 \
             lab_timer[at] = g;                                                         \
+        }                                                                              \
+    } while (0)
+#endif
+
+#ifdef LAB_MARKS
+// With -DLAB_MARKS, the global timer at each MARK(i) of a launch (its start, the end of its
+// prologue, of its steps, of its epilogue), for thread 0 of every block of every batch group,
+// and the multiprocessor each block ran on.
+#define LAB_MARK_BLOCKS 4096
+__device__ unsigned long long lab_mark[LAB_MARK_BLOCKS * 8];
+__device__ unsigned lab_smid[LAB_MARK_BLOCKS];
+#define MARK(i)                                                                        \
+    do {                                                                               \
+        size_t b_ = (size_t)blockIdx.y * gridDim.x + blockIdx.x;                       \
+        if (threadIdx.x == 0 && b_ < LAB_MARK_BLOCKS) {                                \
+            unsigned long long g;                                                      \
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));                      \
+            lab_mark[b_ * 8 + (i)] = g;                                                \
+            if ((i) == 0) {                                                            \
+                unsigned sm;                                                           \
+                asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));                        \
+                lab_smid[b_] = sm;                                                     \
+            }                                                                          \
         }                                                                              \
     } while (0)
 #endif
@@ -189,6 +214,11 @@ int main(int argc, char** argv) {
     out = y;
     out_elems = (size_t)T * B * H;
 #endif
+#ifdef LAB_SMEM
+    // At least LAB_SMEM bytes of shared memory a block (more than half a multiprocessor's: a
+    // block to itself).
+    smem = std::max(smem, (size_t)LAB_SMEM);
+#endif
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (cluster > 8) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
@@ -228,6 +258,7 @@ int main(int argc, char** argv) {
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     std::vector<float> times;
+    float last_us = 0;
     for (int r = 0; r < reps + 3; ++r) {
         if (xg) CHECK(cudaMemcpyAsync(xg, pristine, (size_t)T * B * 4 * H * 4, cudaMemcpyDeviceToDevice));
         CHECK(cudaMemsetAsync(counter, 0, counter_bytes));
@@ -239,11 +270,53 @@ int main(int argc, char** argv) {
         float ms;
         CHECK(cudaEventElapsedTime(&ms, e0, e1));
         if (r >= 3) times.push_back(ms * 1000.f);
+        last_us = ms * 1000.f;
     }
     std::sort(times.begin(), times.end());
     printf("us per launch: median %.1f min %.1f max %.1f (%d reps)\n", times[times.size() / 2],
            times[0], times.back(), reps);
 
+#ifdef LAB_MARKS
+    // The last launch's marks: for each, the mean and the latest over the blocks, in ns from the
+    // earliest block's start (mark 0), beside the launch's time by events.
+    {
+        const size_t nb = std::min((size_t)blocks * GROUPS, (size_t)LAB_MARK_BLOCKS);
+        std::vector<unsigned long long> mk(nb * 8);
+        CHECK(cudaMemcpyFromSymbol(mk.data(), lab_mark, mk.size() * 8));
+        unsigned long long t0 = ~0ull;
+        for (size_t b = 0; b < nb; ++b) t0 = std::min(t0, mk[b * 8]);
+        printf("marks (ns from the first block's start, mean / latest over %zu blocks; last launch %.1f us):",
+               nb, last_us);
+        for (int i = 0; i < 8; ++i) {
+            double sum = 0;
+            unsigned long long hi = 0;
+            size_t n = 0;
+            for (size_t b = 0; b < nb; ++b)
+                if (mk[b * 8 + i] >= t0) sum += (double)(mk[b * 8 + i] - t0), hi = std::max(hi, mk[b * 8 + i] - t0), ++n;
+            if (n == nb) printf(" m%d %.0f / %llu", i, sum / n, hi);
+        }
+        printf("\n");
+        // Each batch group's end of steps (mark 3, its latest block), and how many of its
+        // blocks shared a multiprocessor with another block of the launch.
+        std::vector<unsigned> sm(nb);
+        CHECK(cudaMemcpyFromSymbol(sm.data(), lab_smid, nb * 4));
+        std::vector<int> on(1024, 0);
+        for (size_t b = 0; b < nb; ++b) on[sm[b] % 1024]++;
+        printf("groups' last steps end (ns) [blocks sharing a multiprocessor]:");
+        for (int g = 0; g < GROUPS && (size_t)(g + 1) * blocks <= nb; ++g) {
+            unsigned long long hi = 0;
+            int shared = 0;
+            for (int b = g * blocks; b < (g + 1) * blocks; ++b) {
+                hi = std::max(hi, mk[(size_t)b * 8 + 3] - t0);
+                shared += on[sm[b] % 1024] > 1;
+            }
+            printf(" %llu [%d]", hi, shared);
+        }
+        int used = 0;
+        for (int c : on) used += c > 0;
+        printf("; %d multiprocessors\n", used);
+    }
+#endif
     std::vector<u16> host(out_elems);
     CHECK(cudaMemcpy(host.data(), out, out_elems * 2, cudaMemcpyDeviceToHost));
     double sum = 0;

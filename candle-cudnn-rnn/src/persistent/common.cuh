@@ -77,6 +77,12 @@ __device__ __forceinline__ T* from_elem(T* p, size_t at) {
 #define PHASE(i) do {} while (0)
 #endif
 
+// MARK(i) marks point i of a launch (its start, the end of its prologue, of its steps, of its
+// epilogue) for a timing harness that defines it, as PHASE does a step's; empty in the library.
+#ifndef MARK
+#define MARK(i) do {} while (0)
+#endif
+
 __device__ __forceinline__ u32 smem_addr(const void* p) {
     u32 s;
     asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(p));

@@ -229,6 +229,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // next layer's input gradient), which the loads below take through the mask again.
     const Dropout drop = dropout_of(a.drop_offset, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    MARK(0);
     // at[m][k] = W_hh[k0 + k][cu0 + m]: the cluster's units, the block's gate rows (then, in an
     // upper layer, at[CU + m][k] = W_ih[k0 + k][cu0 + m]).
     u16* at = (u16*)smem;
@@ -322,6 +323,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             }
     }
 
+    MARK(1);
     // Per item: the recurrent part of dh, the gradient the cell carries to the step before
     // (an LSTM's dc; a GRU's z * dh), and the bias gradients summed over the steps (a split
     // gate's recurrent side apart).
@@ -398,6 +400,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #endif
     // The same for the pushed parts, whose mbarriers are then initialised.
     if (PUSH) cluster_barrier();
+    MARK(2);
 
     for (int s = 0; s < waves; ++s) {
         // The layer's step (every thread of the block agrees whether it has one).
@@ -703,6 +706,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
         // The stage buffers (which hold the sums just read) are refilled after the next
         // step's barrier, which begins with __syncthreads.
     }
+    MARK(3);
 #pragma unroll
     for (int ch = 0; ch < NCH; ++ch)
 #pragma unroll
@@ -783,12 +787,14 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             }
         }
     }
+    MARK(4);
 #if CL > 1
     // No block may leave while another of its cluster may still write into its `part`.
     cluster_sync();
 #endif
     // Nor, pushed, while its last stores into another's stage may be in flight.
     if (PUSH) cluster_barrier();
+    MARK(5);
 }
 
 #ifndef WAVE_LAYERS
@@ -825,6 +831,7 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
 #endif
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts, joins);
     grid_leave(group_counter(counter));
+    MARK(6);
 }
 
 // The bias gradient of a layer whose batch ran in groups, where persistent_bwd had `joins` null:

@@ -428,6 +428,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     u16* w = (u16*)smem;                               // [MROWS][PITCH]
     const Dropout drop = dropout_of(a.dropped ? a.drop_offset : nullptr, a.drop_seed, a.drop_p_layer);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    MARK(0);
     // A timing harness's mark of the block's start (phase 7 of step 0).
     {
         const int t = 0;
@@ -582,6 +583,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     const bool first_unmultiplied = !UPPER && !PUSH && !FOLD && !P::IN_REGS && ASYNC_FILL && !a.h0;
     // The tiles' copies have landed (every thread's, past the barrier).
     if (ASYNC_FILL && !first_unmultiplied) cp_async_wait_all();
+    MARK(1);
     __syncthreads();
 #if CL > 1
     // Every block of the cluster has started before any block stores into another's shared
@@ -592,6 +594,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // The same for the multicast, whose mbarriers are then initialised, and for the pushed
     // exchange, whose stages are then zeros.
     if (MCAST > 1 || PUSH) cluster_barrier();
+    MARK(2);
 
     // A step's input projection (the lowest layer's; an upper layer's are zeros). In one layer
     // with one chunk of the batch (PREFETCH_X) it is loaded a step ahead, while the block waits
@@ -966,12 +969,14 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // Pushed, the next step's partial sums take the bytes that this step's gate math read.
         if (PUSH) __syncthreads();
     }
+    MARK(3);
 #if CL > 1
     // No block may leave while another of its cluster may still write into its `part`.
     cluster_sync();
 #endif
     // Nor while a multicast it issued may still be in flight.
     if (MCAST > 1) cluster_barrier();
+    MARK(5);
 }
 
 #ifndef WAVE_LAYERS
@@ -1011,6 +1016,7 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
                                      from_elem(x, b0 * XIN));
     // Pushed, the blocks met at no barrier in memory (its words may hold anything: forward.rs).
     if (!PUSH) grid_leave(group_counter(counter));
+    MARK(6);
 }
 #else
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.

@@ -101,6 +101,15 @@ __device__ __forceinline__ void ldsm_x2(u32* r, const u16* p) {
                  : "r"(smem_addr(p)));
 }
 
+// An 8x8 matrix of 16-bit elements transposed in the warp's registers: lane 4r + c holds row r's
+// columns 2c and 2c + 1 (the lower column in the lower half), as ldmatrix gives them, and gets
+// the same of the transpose (the original's column r, rows 2c and 2c + 1).
+__device__ __forceinline__ u32 movmatrix_trans(u32 v) {
+    u32 r;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(v));
+    return r;
+}
+
 // 16 bytes global -> shared, cached in L2 only (the source was written by other blocks).
 __device__ __forceinline__ void cp_async16(u16* dst, const u16* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src)

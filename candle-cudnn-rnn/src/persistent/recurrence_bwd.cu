@@ -248,15 +248,48 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     const u32 rank = cluster_rank();
     const int cu0 = (bl / CL) * CU, k0 = rank * KR;
 
-    // Consecutive threads along a row of the weights, FILL loads in flight per thread (one at a
-    // time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/).
     // The block's KRE gate columns, elements from k0 / EW, each EW words of its tile row.
     constexpr int KRE = KR / EW;
-    for (int i0 = tid; !PUSH && i0 < ROWS * KRE; i0 += THREADS * FILL) {
+    // Half elements: the tile's first BLOCK_ROWS rows in 8x8 blocks (8 units by 8 gate columns),
+    // FILL blocks in flight a warp. A lane loads two units of one weight row (4 bytes), the
+    // warp transposes the block in registers and stores its 8 rows of 16 bytes, each lane 4
+    // bytes, into 8 different bank groups. (The rows one at a time, 2-byte loads and stores four
+    // to a bank, took the backward's prologue to twice the forward's at hidden 512 and 1024:
+    // results/2026-11-30-h200-launch-marks/.) The blocks take the rows of one matrix each (in an
+    // upper layer, W_ih's only where no column is moved, SPLIT_X) and two units a load (an even
+    // HID).
+    constexpr int BLOCK_ROWS = (EW == 1 && HID % 2 == 0) ? ((UPPER && (SPLIT_X || CU % 8)) ? CU : ROWS) / 8 * 8 : 0;
+    constexpr int MBLOCKS = BLOCK_ROWS / 8, NBLOCKS = MBLOCKS * (KRE / 8), MB_DIV = MBLOCKS > 0 ? MBLOCKS : 1;
+    static_assert(KRE % 8 == 0, "a block's gate columns are whole 16-byte pieces");
+    for (int q0 = warp * FILL; !PUSH && q0 < NBLOCKS; q0 += NWARPS * FILL) {
+        u32 v[FILL];
+#pragma unroll
+        for (int j = 0; j < FILL; ++j) {
+            // (Every load goes, clamped into the matrix, so that none waits behind a branch.)
+            int q = min(q0 + j, NBLOCKS - 1), m = q % MB_DIV * 8 + 2 * (lane & 3);
+            int kw = k0 + q / MB_DIV * 8 + (lane >> 2);
+            const bool ih = UPPER && m >= CU;
+            int u = cu0 + (ih ? m - CU : m);
+            u32 x = *(const u32*)&(ih ? a.w_ih : a.w_hh)[(size_t)min(kw, GH - 1) * HID + min(u, HID - 2)];
+            v[j] = (u < HID && kw < GH) ? x : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < FILL; ++j) {
+            const int q = q0 + j;
+            if (q < NBLOCKS)
+                *(u32*)&at[(q % MB_DIV * 8 + (lane >> 2)) * APITCH + q / MB_DIV * 8 + 2 * (lane & 3)] =
+                    movmatrix_trans(v[j]);
+        }
+    }
+    // The other rows one at a time (f32 elements, rows past the blocks): consecutive threads
+    // along a row of the weights, FILL loads in flight per thread (one at a time, the fill took
+    // a large share of every launch: results/2026-11-23-h100-clusters/).
+    constexpr int REST = ROWS - BLOCK_ROWS, REST_DIV = REST > 0 ? REST : 1;
+    for (int i0 = tid; !PUSH && i0 < REST * KRE; i0 += THREADS * FILL) {
         elem v[FILL];
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
-            int i = i0 + j * THREADS, k = k0 / EW + i / ROWS, m = i % ROWS;
+            int i = i0 + j * THREADS, k = k0 / EW + i / REST_DIV, m = BLOCK_ROWS + i % REST_DIV;
             const bool ih = UPPER && m >= CU;
             int u = cu0 + (ih ? m - CU : m);
             // The weight row of exchange column k (SPLIT_X: W_ih's of the split gate face its
@@ -272,12 +305,12 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #endif
             // Every load goes (clamped into the matrix), so that none waits behind a branch.
             elem x = (ih ? a.w_ih : a.w_hh)[(size_t)min(kw, GH - 1) * HID + min(u, HID - 1)];
-            v[j] = (i < ROWS * KRE && u < HID && kw < GH && !none) ? mma_elem(x) : (elem)0;
+            v[j] = (i < REST * KRE && u < HID && kw < GH && !none) ? mma_elem(x) : (elem)0;
         }
 #pragma unroll
         for (int j = 0; j < FILL; ++j) {
             int i = i0 + j * THREADS;
-            if (i < ROWS * KRE) *(elem*)&at[(i % ROWS) * APITCH + i / ROWS * EW] = v[j];
+            if (i < REST * KRE) *(elem*)&at[(BLOCK_ROWS + i % REST_DIV) * APITCH + i / REST_DIV * EW] = v[j];
         }
     }
     if (PUSH) {

@@ -253,11 +253,13 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // Half elements: the tile's first BLOCK_ROWS rows in 8x8 blocks (8 units by 8 gate columns),
     // FILL blocks in flight a warp. A lane loads two units of one weight row (4 bytes), the
     // warp transposes the block in registers and stores its 8 rows of 16 bytes, each lane 4
-    // bytes, into 8 different bank groups. (The rows one at a time, 2-byte loads and stores four
-    // to a bank, took the backward's prologue to twice the forward's at hidden 512 and 1024:
-    // results/2026-11-30-h200-launch-marks/.) The blocks take the rows of one matrix each (in an
-    // upper layer, W_ih's only where no column is moved, SPLIT_X) and two units a load (an even
-    // HID).
+    // bytes, into 8 different bank groups: half the loads of the rows one at a time below, and
+    // none of their stores four to a bank. The fill still takes twice the forward's (9.5 µs at
+    // hidden 512, in flight 16 blocks a warp or 64 alike): each block reads only its units'
+    // 32-64 bytes of each weight row, where the forward copies whole rows; the launches 1%
+    // faster at hidden 512-1024 (results/2026-11-30-h200-launch-marks/). The blocks take the
+    // rows of one matrix each (in an upper layer, W_ih's only where no column is moved, SPLIT_X)
+    // and two units a load (an even HID).
     constexpr int BLOCK_ROWS = (EW == 1 && HID % 2 == 0) ? ((UPPER && (SPLIT_X || CU % 8)) ? CU : ROWS) / 8 * 8 : 0;
     constexpr int MBLOCKS = BLOCK_ROWS / 8, NBLOCKS = MBLOCKS * (KRE / 8), MB_DIV = MBLOCKS > 0 ? MBLOCKS : 1;
     static_assert(KRE % 8 == 0, "a block's gate columns are whole 16-byte pieces");

@@ -255,7 +255,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // warp transposes the block in registers and stores its 8 rows of 16 bytes, each lane 4
     // bytes, into 8 different bank groups: half the loads of the rows one at a time below, and
     // none of their stores four to a bank. The fill still takes twice the forward's (9.5 µs at
-    // hidden 512, in flight 16 blocks a warp or 64 alike): each block reads only its units'
+    // hidden 512, with 16 or 64 loads in flight a lane alike): each block reads only its units'
     // 32-64 bytes of each weight row, where the forward copies whole rows; the launches 1%
     // faster at hidden 512-1024 (results/2026-11-30-h200-launch-marks/). The blocks take the
     // rows of one matrix each (in an upper layer, W_ih's only where no column is moved, SPLIT_X)

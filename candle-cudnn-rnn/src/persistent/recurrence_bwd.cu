@@ -121,6 +121,10 @@
 #endif
 
 
+// The bias gradient's slots per unit: one per gate, and a split gate's recurrent side (`db_parts`,
+// and the slots of each sample in a block's sum, BwdTile::NSLOT).
+constexpr int BIAS_SLOTS = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+
 // The tile of a block of UB_ units (UPPER_: an upper wavefront layer's, whose rows also hold
 // its units' columns of W_ih), and how its shared memory splits.
 template <int UB_, bool UPPER_>
@@ -142,7 +146,7 @@ struct BwdTile {
         (((NBUF * BUF_BYTES > RED_BYTES) ? NBUF * BUF_BYTES : RED_BYTES) + 15) / 16 * 16;
     // The bias gradient's slots, one per sample, gate (and a split gate's recurrent side) and
     // unit, after the steps.
-    static constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+    static constexpr int NSLOT = BIAS_SLOTS;
     static constexpr int SLOT_BYTES = BATCH * NSLOT * UB * 4;
     // PUSH: the tile of the block's gate columns' rows of W_hh ([PROWS][PW]: every unit of the
     // cluster, NBLK blocks of UB, by the block's GATES * UB gate columns of EW 16-bit words each,
@@ -199,7 +203,7 @@ struct BwdArgs {
 // db_ih and db_hh (either may be null) or, with `db_add` non-zero, added to them.
 __device__ __forceinline__ void add_group_parts(const float* db_parts, int g, int u, elem* db_ih,
                                                 elem* db_hh, unsigned long long db_add) {
-    constexpr int NSLOT = GATES + (SPLIT_GATE >= 0 ? 1 : 0);
+    constexpr int NSLOT = BIAS_SLOTS;
     float sum = 0.f, sum_rec = 0.f;
     for (int q = 0; q < GROUPS; ++q) {
         float part_sum = db_parts[((size_t)q * NSLOT + g) * HID + u];

@@ -40,6 +40,9 @@ __device__ __forceinline__ elem mma_elem(elem v) {
 #endif
 }
 
+// A block's threads (NWARPS, -D).
+#define THREADS (NWARPS * 32)
+
 // Loads in flight per thread while a kernel fills its weight tile.
 #define FILL 16
 
@@ -151,6 +154,67 @@ __device__ __forceinline__ void cp_async_wait_upto(int n) {
         case 10: cp_async_wait_pending(10); break;
         case 11: cp_async_wait_pending(11); break;
         default: cp_async_wait_all();
+    }
+}
+
+// Whether `p` is 16-byte aligned.
+__device__ __forceinline__ bool aligned16(const void* p) { return ((size_t)p & 15) == 0; }
+
+// Where a piece of a weight tile comes from: `src`, inside the matrix (clamped into it where the
+// piece is not `live`), and whether it is (else zeros).
+struct Piece {
+    const u16* src;
+    bool live;
+};
+
+// `fill_tile`'s copies of half elements, V 16-bit words each.
+template <int V, int MROWS, int PITCH, typename At>
+__device__ __forceinline__ void copy_tile(u16* tile, At& at) {
+    constexpr int PIECES = PITCH / V, TOTAL = MROWS * PIECES;
+    for (int i = threadIdx.x; i < TOTAL; i += THREADS) {
+        u16* const dst = tile + (i / PIECES) * PITCH + (i % PIECES) * V;
+        const Piece p = at(i / PIECES, (i % PIECES) * V);
+        if (p.live) {
+            cp_async_bytes<V * 2>(dst, p.src);
+        } else {
+#pragma unroll
+            for (int q = 0; q < V / 2; ++q) ((u32*)dst)[q] = 0u;
+        }
+    }
+}
+
+// Fills `tile`, MROWS rows of PITCH 16-bit words, consecutive threads along a row: `at(r, c)` is
+// row r's piece from column c. With ASYNC by asynchronous copies, every one in flight at once
+// (a hidden-128 block's prologue took 2.5 µs so, 3.1-4.5 in rounds of FILL loads a thread:
+// results/2026-11-29-h200-gru-forward/), 16 bytes a copy where `wide` (every row and piece
+// 16-byte aligned), else 4; the caller waits for them (cp_async_wait_all) before a barrier.
+// Else through registers, each word rounded (mma_word), in pairs, FILL loads in flight per thread
+// (one at a time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/),
+// every load clamped into the matrix, so that none waits behind a branch.
+template <bool ASYNC, int MROWS, int PITCH, typename At>
+__device__ __forceinline__ void fill_tile(u16* tile, bool wide, At at) {
+    if constexpr (ASYNC) {
+        if (wide)
+            copy_tile<8, MROWS, PITCH>(tile, at);
+        else
+            copy_tile<2, MROWS, PITCH>(tile, at);
+    } else {
+        constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
+        for (int i0 = threadIdx.x; i0 < TOTAL; i0 += THREADS * FILL) {
+            u32 v[FILL];
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                const Piece p = at(i / PAIRS, 2 * (i % PAIRS));
+                u32 x = mma_word(*(const u32*)p.src);
+                v[j] = (i < TOTAL && p.live) ? x : 0u;
+            }
+#pragma unroll
+            for (int j = 0; j < FILL; ++j) {
+                int i = i0 + j * THREADS;
+                if (i < TOTAL) ((u32*)(tile + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
+            }
+        }
     }
 }
 

@@ -106,7 +106,6 @@
 #define SWZ(n) ((CH == 64 ? (n) : ((n) >> 1)) & (CPIECES - 1))
 #define CHUNK_AT(n, q) ((n) * CH + (((q) ^ SWZ(n)) * 8))
 #define CPW ((NCR + NWARPS - 1) / NWARPS)
-#define THREADS (NWARPS * 32)
 #define BUF_BYTES (NB * CH * 2)
 // The exchange buffer's slot of step t: two taken in turn.
 #define XSLOT(t) ((size_t)((t) & 1) * BROWS * GPAD)

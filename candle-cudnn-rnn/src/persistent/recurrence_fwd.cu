@@ -81,7 +81,6 @@
 // K steps of h's columns, 32 bytes each, and the columns in 16-bit words (common.cuh's elem).
 #define KSTEPS ((HID * EW + 15) / 16)
 #define KPAD (KSTEPS * 16)
-#define THREADS (NWARPS * 32)
 // `yp`'s row pitch in elements: HID in whole 16-byte rows, as padded.rs pads the GEMMs' operands.
 #define LDP ((HID * EW + 7) / 8 * 8 / EW)
 // The exchange buffer's rows (see above), and its slot of wave step s: two taken in turn.
@@ -274,13 +273,6 @@ __device__ __forceinline__ void group_sync(int kg) {
     }
 }
 
-// Where a piece of a weight tile comes from: `src`, inside the matrix (clamped into it where the
-// piece is not `live`), and whether it is (else zeros).
-struct Piece {
-    const u16* src;
-    bool live;
-};
-
 // Whether `fill_tile` copies asynchronously: half elements (f32 ones are rounded to TF32 on the
 // way), except in a GRU's kernels that fold the input in (FOLD). There the step loop's code came
 // out different with them (the loop's source unchanged), and a step took 0.1 µs longer (0.05
@@ -291,60 +283,6 @@ struct Piece {
 #else
 #define ASYNC_FILL 1
 #endif
-
-// `fill_tile`'s copies of half elements, V 16-bit words each.
-template <int V, int MROWS, int PITCH, typename At>
-__device__ __forceinline__ void copy_tile(u16* tile, At& at) {
-    constexpr int PIECES = PITCH / V, TOTAL = MROWS * PIECES;
-    for (int i = threadIdx.x; i < TOTAL; i += THREADS) {
-        u16* const dst = tile + (i / PIECES) * PITCH + (i % PIECES) * V;
-        const Piece p = at(i / PIECES, (i % PIECES) * V);
-        if (p.live) {
-            cp_async_bytes<V * 2>(dst, p.src);
-        } else {
-#pragma unroll
-            for (int q = 0; q < V / 2; ++q) ((u32*)dst)[q] = 0u;
-        }
-    }
-}
-
-// Fills `tile`, MROWS rows of PITCH 16-bit words, consecutive threads along a row: `at(r, c)` is
-// row r's piece from column c. With ASYNC_FILL by asynchronous copies, every one in flight at once
-// (a hidden-128 block's prologue took 2.5 µs so, 3.1-4.5 in rounds of FILL loads a thread:
-// results/2026-11-29-h200-gru-forward/), 16 bytes a copy where `wide` (every row and piece
-// 16-byte aligned), else 4; the caller waits for them (cp_async_wait_all) before a barrier.
-// Else through registers, each word rounded (mma_word), in pairs, FILL loads in flight per thread
-// (one at a time, the fill took a large share of every launch: results/2026-11-23-h100-clusters/),
-// every load clamped into the matrix, so that none waits behind a branch.
-template <int MROWS, int PITCH, typename At>
-__device__ __forceinline__ void fill_tile(u16* tile, bool wide, At at) {
-    if constexpr (ASYNC_FILL) {
-        if (wide)
-            copy_tile<8, MROWS, PITCH>(tile, at);
-        else
-            copy_tile<2, MROWS, PITCH>(tile, at);
-    } else {
-        constexpr int PAIRS = PITCH / 2, TOTAL = MROWS * PAIRS;
-        for (int i0 = threadIdx.x; i0 < TOTAL; i0 += THREADS * FILL) {
-            u32 v[FILL];
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS;
-                const Piece p = at(i / PAIRS, 2 * (i % PAIRS));
-                u32 x = mma_word(*(const u32*)p.src);
-                v[j] = (i < TOTAL && p.live) ? x : 0u;
-            }
-#pragma unroll
-            for (int j = 0; j < FILL; ++j) {
-                int i = i0 + j * THREADS;
-                if (i < TOTAL) ((u32*)(tile + (i / PAIRS) * PITCH))[i % PAIRS] = v[j];
-            }
-        }
-    }
-}
-
-// Whether `p` is 16-byte aligned.
-__device__ __forceinline__ bool aligned16(const void* p) { return ((size_t)p & 15) == 0; }
 
 // A warp's accumulators, zeros.
 template <int MPW>
@@ -475,7 +413,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // By `fill_tile`, in pairs of elements (rows start 4-byte aligned: HID and kb0 are even),
     // or 8 (16 bytes) where the matrices and their rows start 16-byte aligned.
     const bool wide = HID * EW % 8 == 0 && aligned16(a.w_hh) && (!UPPER || aligned16(a.w_ih));
-    fill_tile<MROWS, PITCH>(w, wide, [&](int r, int c) {
+    fill_tile<ASYNC_FILL, MROWS, PITCH>(w, wide, [&](int r, int c) {
         const int k = kb0 + c;
         int gr = min(r / CU, P::RG - 1), u = cu0 + r % CU;
         int g = (APART && gr == GATES) ? SPLIT_GATE : gr;  // the gate of the row's weights
@@ -491,7 +429,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     // of 8).
     if (FOLD) {
         static_assert(!FOLD || (MG == 1 && !UPPER), "the folded input takes one warp per K group");
-        fill_tile<MROWS, XPITCH>(xw, aligned16(a.w_ih), [&](int r, int k) {
+        fill_tile<ASYNC_FILL, MROWS, XPITCH>(xw, aligned16(a.w_ih), [&](int r, int k) {
             int g = min(r / CU, GATES - 1), u = cu0 + r % CU;
             size_t at = (size_t)(g * HID + min(u, HID - 1)) * XIN + min(k, XIN - 2);
             return Piece{(const u16*)a.w_ih + at, r < ROWS && u < HID && k < XIN};

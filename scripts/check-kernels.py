@@ -294,6 +294,25 @@ def variants():
                    "compute_90", cell)
             yield (f"{cell} backward {tag}{' pushed' if push_bwd else ''}", "persistent_bwd",
                    one + push_bwd, "compute_90", cell)
+    # The backward's tile from W_hh transposed (WT_ROWS, kernel.rs's Plan::backward_transposed),
+    # in every shape of exchange through L2: PTB large in clusters of 4 (a GRU's 4500 gate rows
+    # a row, padded to whole 16-byte pieces), an odd hidden and batch in clusters of 2, one
+    # cluster of 16 blocks in 4 groups (f16), batches of several chunks in clusters of 2, and f32
+    # operands (TF32 products, rounded on the way) without clusters and in one cluster.
+    for cell in ("lstm", "gru"):
+        for hid, batch, groups, units, cl, elem, one in ((1500, 20, 1, 13, 4, "-DELEM_BF16=1", 0),
+                                                         (66, 3, 1, 4, 2, "-DELEM_BF16=1", 0),
+                                                         (512, 8, 4, 32, 1, "-DELEM_BF16=0", 1),
+                                                         (1024, 128, 1, 8, 2, "-DELEM_BF16=1", 0),
+                                                         (200, 77, 1, 4, 1, "-DELEM_F32=1", 0),
+                                                         (128, 16, 1, 16, 1, "-DELEM_F32=1", 1)):
+            wt = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+                  f"-DUNITS={units}", f"-DCL={cl}", "-DNBUF=2", "-DCH=64", f"-DONE_CLUSTER={one}",
+                  "-DWT_ROWS=1"]
+            tag = {"-DELEM_BF16=1": "bf16", "-DELEM_BF16=0": "f16", "-DELEM_F32=1": "tf32"}[elem]
+            arch = "compute_90" if cl > 1 or one else "compute_80"
+            yield (f"{cell} backward h{hid} b{batch} g{groups} {tag} cl{cl}{' one cluster' if one else ''} "
+                   "from W_hh transposed", "persistent_bwd", wt, arch, cell)
     # The pushed forward making its input projection itself (XIN, kernel.rs's Plan::input):
     # hidden 128 at batch 4 in 8 groups (an input of 128, f16 and bf16), hidden 256 at batch 8,
     # and odd sizes: hidden 46 in blocks of 8 units (a GRU's gates across tiles) at batch 5 with

@@ -172,6 +172,7 @@ pub(super) fn backward<T: Elem>(
         let cell_ptrs = addresses(&mut r.cells, &stream);
         let kept_h_prev = addresses(&mut r.h_prev, &stream);
         let below_ptrs = addresses(&mut r.below, &stream);
+        let transposed = addresses(&mut r.w_hh_t, &stream);
         let (masks, dropped) = match r.masks.as_mut() {
             Some((m, d)) => (Some(&*m), addresses(d, &stream)),
             None => (None, Vec::new()),
@@ -263,6 +264,15 @@ pub(super) fn backward<T: Elem>(
                 let (args, _guard) = args_of(layer);
                 let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, _db_ih, _db_hh, _dx, d0, d1, d2, dgh] =
                     args;
+                // The tile from W_hh transposed, where the plan reads it (`transposed`).
+                let w_hh = match plan.backward_transposed() {
+                    true => transposed.get(layer).map(|t| t.0).ok_or_else(|| {
+                        candle_core::Error::Msg(format!(
+                            "rnn: persistent backward: the forward left no W_hh transposed for layer {layer}"
+                        ))
+                    })?,
+                    false => w_hh,
+                };
                 let db_add = u64::from(!overwrite);
                 let ptrs = [
                     w_hh,

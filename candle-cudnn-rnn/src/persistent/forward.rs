@@ -7,6 +7,7 @@ use super::kernel::{Pass, Plan};
 use super::launch::{GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
 use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
+use super::transposed::transpose_recurrent_weights;
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
 use super::Elem;
@@ -47,6 +48,9 @@ pub(super) struct Reserve<T> {
     /// The backward's every-layer launch, where it runs as one (`wave`), decided with the
     /// exchange buffers it sizes.
     pub backward_wave: Option<Wave>,
+    /// Per layer, W_hh transposed for the backward's tile, where it runs layer by layer on a
+    /// plan that reads it (`transposed`); else empty.
+    pub w_hh_t: Vec<CudaSlice<T>>,
 }
 
 /// Where the backward's exchange buffers lie in [`Reserve::exchanges`], and their size.
@@ -215,6 +219,11 @@ pub(super) fn forward<T: Elem>(
         true => unsafe { stream.alloc::<T>(exchanges_len) }?,
         false => stream.alloc_zeros::<T>(exchanges_len)?,
     };
+    // W_hh transposed for each layer's backward, where it runs layer by layer on a plan that
+    // reads it (`transposed`), made beside this pass's launches.
+    let transposed_fill = matches!(backward, Some((_, None))) && plan.backward_transposed();
+    let n_transposed = if transposed_fill { layers } else { 0 };
+    let mut w_hh_t = buffers::<T>(&stream, n_transposed, hidden * plan.transposed_pitch())?;
     let f = match wave {
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Forward)?,
@@ -230,6 +239,10 @@ pub(super) fn forward<T: Elem>(
         let (x_ptr, _xg) = x.device_ptr(&stream);
         let (w_ptr, _wg) = w.device_ptr(&stream);
         let (s_ptr, _sg) = s.device_ptr(&stream);
+        let w_hh: Vec<u64> = (0..n_transposed)
+            .map(|l| w_ptr + dims.block(l, 0).w_hh as u64 * elem)
+            .collect();
+        let transposing = transpose_recurrent_weights((&dev, &stream, &plan), &w_hh, &mut w_hh_t)?;
         let ([out_ptr, state_ptr], _og) = outputs.addresses(&stream, call);
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
         let counter_ptr = barrier_at::<T>(hx, exchange_len);
@@ -398,6 +411,10 @@ pub(super) fn forward<T: Elem>(
                 }
             }
         }
+        // The transposes ran beside the launches above; what follows on the stream waits.
+        if let Some(fork) = transposing {
+            fork.join()?;
+        }
     }
     let reserve = backward.map(|(backward_exchange, backward_wave)| Reserve {
         plan,
@@ -410,6 +427,7 @@ pub(super) fn forward<T: Elem>(
         exchanges: exchange,
         backward_exchange,
         backward_wave,
+        w_hh_t,
     });
     Ok((outputs.into_outputs(&dev), reserve))
 }

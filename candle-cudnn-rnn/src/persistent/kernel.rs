@@ -183,6 +183,11 @@ pub(crate) struct Plan {
     /// Whether a layer's weight-gradient GEMMs run on side streams ([`Tuning::side_streams`]:
     /// `None`, the default, leaves it to the products' sizes, `side::shape_side_streams`).
     pub side_streams: Option<bool>,
+    /// Whether a backward that exchanges through L2 (not pushed) runs layer by layer with its
+    /// weight tile filled from W_hh transposed ([`Plan::backward_transposed`], `recurrence_bwd.cu`'s
+    /// WT_ROWS), which the training forward makes beside its recurrence on a side stream
+    /// (`transposed`): [`Tuning::transposed`], by default [`shape_transposed`].
+    pub transposed: bool,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -578,6 +583,23 @@ const MULTICAST_FROM: usize = 64;
 /// See [`shape_multicast`]: a batch group's fewest blocks for clusters of 2.
 const GROUPED_MULTICAST_FROM: usize = 32;
 
+/// Whether a layer-by-layer backward that is not pushed fills its tile from W_hh transposed
+/// ([`Plan::transposed`]) where the tuning leaves it to the planner: in half precision, where a
+/// layer's W_hh (`gh` x `hidden` elements of `elem`) takes at most [`TRANSPOSED_MOST_BYTES`].
+/// There the backward's launch saves more than the forward's side stream costs: graphed bf16
+/// training took 0.97-0.99x the time (LSTM [30, 128, 512] 2.20 against 2.26 µs an example, [30,
+/// 32, 512] 5.24 against 5.34, GRU [30, 128, 512] 1.99 against 2.02, LSTM [30, 128, 3 x 512] 6.63
+/// against 6.69); at hidden 1024 and 1500, whose transposes move 8 and 18 MB a layer beside the
+/// forward, 1.01x (LSTM [30, 32, 1024] 9.27 against 9.18, [35, 20, 2 x 1500] 52.4 against 52.0);
+/// in TF32, whose tile is filled through registers either way, 0.99-1.01x
+/// (`results/2026-11-30-h200-fill-rows/`).
+pub(super) fn shape_transposed(elem: Operands, (gh, hidden): (usize, usize)) -> bool {
+    elem != Operands::Tf32 && gh * hidden * 2 <= TRANSPOSED_MOST_BYTES
+}
+
+/// See [`shape_transposed`]: an LSTM's W_hh at hidden 512 in half elements.
+const TRANSPOSED_MOST_BYTES: usize = 2 << 20;
+
 /// Whether an inference forward of `cell` in half precision takes its input projection in half
 /// elements ([`Plan::half_projection`]) where the tuning leaves it to the planner: a GRU's. Its
 /// GEMM writes half the bytes (11.0 against 12.3 µs at [30, 32, 1024],
@@ -726,6 +748,7 @@ impl Plan {
             half_projection: false,
             groups: 1,
             side_streams: None,
+            transposed: true,
         }
     }
 }
@@ -824,6 +847,9 @@ impl Plan {
                     .unwrap_or_else(|| cell_half_projection(cell)),
             groups,
             side_streams: tuning.side_streams,
+            transposed: tuning
+                .transposed
+                .unwrap_or_else(|| shape_transposed(elem, (cell.gates() * hidden, hidden))),
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -1112,6 +1138,20 @@ impl Plan {
         self.push[pass as usize]
     }
 
+    /// Whether a layer-by-layer backward fills its tile from W_hh transposed
+    /// ([`Plan::transposed`]): where it is not pushed (a pushed backward keeps its units' rows of
+    /// W_hh, not their columns). The wavefront's tiles come from W_hh and W_ih themselves.
+    pub fn backward_transposed(&self) -> bool {
+        self.transposed && !self.pass_push(Pass::Backward)
+    }
+
+    /// Elements of a row of W_hh transposed (`recurrence_bwd.cu`'s WT_PITCH): the gate rows in
+    /// whole 16-byte pieces.
+    pub fn transposed_pitch(&self) -> usize {
+        let words = self.elem.words();
+        (self.cell.gates() * self.hidden * words).next_multiple_of(8) / words
+    }
+
     /// A batch group's samples ([`Plan::groups`]).
     pub fn group_batch(&self) -> usize {
         self.batch / self.groups
@@ -1226,6 +1266,9 @@ impl Plan {
         if self.pass_ring(pass) {
             defines.push("-DMRING=1".into());
         }
+        if pass == Pass::Backward && self.backward_transposed() {
+            defines.push("-DWT_ROWS=1".into());
+        }
         defines
     }
 
@@ -1242,7 +1285,7 @@ impl Plan {
 
     fn module_name(&self, pass: Pass) -> String {
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -1266,6 +1309,10 @@ impl Plan {
                 .map_or(String::new(), |i| format!("_x{i}")),
             match self.pass_half_projection(pass) {
                 true => "_xh",
+                false => "",
+            },
+            match pass == Pass::Backward && self.backward_transposed() {
+                true => "_wt",
                 false => "",
             },
             self.elem.name(),
@@ -1559,6 +1606,71 @@ mod tests {
         let (half, tf32) = (plan(Operands::Bf16), plan(Operands::Tf32));
         assert_eq!((half.kpad(), tf32.kpad()), (208, 400));
         assert_eq!((half.gpad(), tf32.gpad()), (640, 1216));
+    }
+
+    /// W_hh transposed has rows of whole 16-byte pieces: a GRU's 4500 gate rows at hidden 1500
+    /// take 4504 half elements (4500 f32 ones are already whole pieces); an LSTM's 6000, 6000.
+    #[test]
+    fn transposed_rows_are_whole_16_byte_pieces() {
+        let pitch = |cell, hidden, elem| {
+            Plan {
+                elem,
+                ..Plan::example(cell, hidden, 20)
+            }
+            .transposed_pitch()
+        };
+        assert_eq!(pitch(Cell::Gru, 1500, Operands::Bf16), 4504);
+        assert_eq!(pitch(Cell::Gru, 1500, Operands::Tf32), 4500);
+        assert_eq!(pitch(Cell::Lstm, 1500, Operands::F16), 6000);
+        assert_eq!(pitch(Cell::Gru, 66, Operands::Tf32), 200);
+    }
+
+    /// The transposed tile by default in half precision up to an LSTM's W_hh at hidden 512.
+    #[test]
+    fn the_transposed_tile_up_to_2_mib_of_half_weights() {
+        let (lstm, gru) = (Cell::Lstm.gates(), Cell::Gru.gates());
+        assert!(shape_transposed(Operands::Bf16, (lstm * 512, 512)));
+        assert!(shape_transposed(Operands::F16, (gru * 512, 512)));
+        assert!(shape_transposed(Operands::Bf16, (gru * 591, 591)));
+        assert!(!shape_transposed(Operands::Bf16, (lstm * 520, 520)));
+        assert!(!shape_transposed(Operands::Bf16, (lstm * 1024, 1024)));
+        assert!(!shape_transposed(Operands::Tf32, (lstm * 512, 512)));
+        assert!(!shape_transposed(Operands::Tf32, (gru * 256, 256)));
+    }
+
+    /// The backward reads W_hh transposed unless it is pushed or the tuning says no, and its
+    /// module is then a module of its own.
+    #[test]
+    fn the_backward_reads_w_hh_transposed_where_it_exchanges_through_l2() {
+        let plan = Plan::example(Cell::Lstm, 512, 32);
+        assert!(plan.backward_transposed());
+        let defines = plan.defines(Pass::Backward);
+        assert!(defines.contains(&"-DWT_ROWS=1".to_string()), "{defines:?}");
+        assert!(!plan
+            .defines(Pass::Forward)
+            .contains(&"-DWT_ROWS=1".to_string()));
+        let pushed = Plan {
+            one_cluster: true,
+            push: [true, true],
+            ..plan
+        };
+        assert!(!pushed.backward_transposed());
+        assert!(!pushed
+            .defines(Pass::Backward)
+            .contains(&"-DWT_ROWS=1".to_string()));
+        let off = Plan {
+            transposed: false,
+            ..plan
+        };
+        assert!(!off.backward_transposed());
+        assert_ne!(
+            off.module_name(Pass::Backward),
+            plan.module_name(Pass::Backward)
+        );
+        assert_eq!(
+            off.module_name(Pass::Forward),
+            plan.module_name(Pass::Forward)
+        );
     }
 
     #[test]

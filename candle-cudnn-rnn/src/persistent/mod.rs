@@ -22,6 +22,7 @@ mod launch;
 mod masks;
 mod padded;
 mod side;
+mod transposed;
 mod tuning;
 mod wave;
 

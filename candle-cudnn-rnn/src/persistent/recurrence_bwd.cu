@@ -118,6 +118,17 @@
 #if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || NCH != 1 || CL != 1 || defined(WAVE_LAYERS))
 #error "the pushed backward takes one layer in one cluster, one chunk of the batch"
 #endif
+// With WT_ROWS (1) `w_hh` is W_hh transposed, [HID][WT_PITCH 16-bit words] (GH elements, then
+// zeros: `rnn_transpose_w_hh`), and the tile is filled from whole rows of it, 16 bytes a copy, as
+// the forward fills its tile: read from W_hh itself, each block takes a 32-64-byte stripe of every
+// weight row, which took 9.6 µs against 3.0 at hidden 512 (results/2026-11-30-h200-fill-rows/).
+#ifndef WT_ROWS
+#define WT_ROWS 0
+#endif
+#define WT_PITCH ((GH * EW + 7) / 8 * 8)
+#if WT_ROWS && (PUSH || defined(WAVE_LAYERS))
+#error "W_hh transposed serves the layer-by-layer backward's tile, not the pushed one's or the wavefront's"
+#endif
 
 
 // The bias gradient's slots per unit: one per gate, and a split gate's recurrent side (`db_parts`,
@@ -263,7 +274,10 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // faster at hidden 512-1024 (results/2026-11-30-h200-launch-marks/). The blocks take the
     // rows of one matrix each (in an upper layer, W_ih's only where no column is moved, SPLIT_X)
     // and two units a load (an even HID).
-    constexpr int BLOCK_ROWS = (EW == 1 && HID % 2 == 0) ? ((UPPER && (SPLIT_X || CU % 8)) ? CU : ROWS) / 8 * 8 : 0;
+    // (WT_ROWS: whole rows of W_hh transposed instead, below.)
+    constexpr bool FROM_T = WT_ROWS && !UPPER;
+    constexpr int BLOCK_ROWS =
+        (EW == 1 && HID % 2 == 0 && !FROM_T) ? ((UPPER && (SPLIT_X || CU % 8)) ? CU : ROWS) / 8 * 8 : 0;
     constexpr int MBLOCKS = BLOCK_ROWS / 8, NBLOCKS = MBLOCKS * (KRE / 8), MB_DIV = MBLOCKS > 0 ? MBLOCKS : 1;
     static_assert(KRE % 8 == 0, "a block's gate columns are whole 16-byte pieces");
     for (int q0 = warp * FILL; !PUSH && q0 < NBLOCKS; q0 += NWARPS * FILL) {
@@ -289,7 +303,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
     // The other rows one at a time (f32 elements, rows past the blocks): consecutive threads
     // along a row of the weights, FILL loads in flight per thread (one at a time, the fill took
     // a large share of every launch: results/2026-11-23-h100-clusters/).
-    constexpr int REST = ROWS - BLOCK_ROWS, REST_DIV = REST > 0 ? REST : 1;
+    constexpr int REST = FROM_T ? 0 : ROWS - BLOCK_ROWS, REST_DIV = REST > 0 ? REST : 1;
     for (int i0 = tid; !PUSH && i0 < REST * KRE; i0 += THREADS * FILL) {
         elem v[FILL];
 #pragma unroll
@@ -317,6 +331,16 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             int i = i0 + j * THREADS;
             if (i < REST * KRE) *(elem*)&at[(BLOCK_ROWS + i % REST_DIV) * APITCH + i / REST_DIV * EW] = v[j];
         }
+    }
+    if constexpr (FROM_T) {
+        // at[m][k] = W^T[cu0 + m][k0 + k], by `fill_tile` (half elements copied, f32 ones rounded
+        // to TF32 on the way); rows past HID and columns past the row are zeros.
+        fill_tile<EW == 1, ROWS, APITCH>(at, true, [&](int m, int c) {
+            const int u = cu0 + m, k = k0 + c;
+            const u16* row = (const u16*)a.w_hh + (size_t)min(u, HID - 1) * WT_PITCH;
+            return Piece{row + min(k, WT_PITCH - 2), u < HID && k < WT_PITCH};
+        });
+        if (EW == 1) cp_async_wait_all();
     }
     if (PUSH) {
         // pt[m][j] = W_hh[g * HID + u0 + ul][m], j = g * UB + ul (zeros past the units and the
@@ -870,6 +894,25 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts, joins);
     grid_leave(group_counter(counter));
     MARK(6);
+}
+
+// W_hh transposed for the backward's tile (WT_ROWS): w_t[u][g] = w_hh[g][u], rows of WT_PITCH
+// 16-bit words (GH elements, then zeros). The forward of a training call launches it on a side
+// stream beside its recurrence (transposed.rs). A block of 32 x 8 threads moves a 32 x 32 tile
+// through shared memory, reads and writes along rows; grid (WT_PITCH / EW / 32, HID / 32), rounded up.
+extern "C" __global__ void rnn_transpose_w_hh(const elem* __restrict__ w_hh, elem* __restrict__ w_t) {
+    __shared__ elem tile[32][33];
+    constexpr int COLS = WT_PITCH / EW;
+    const int g0 = blockIdx.x * 32, u0 = blockIdx.y * 32, x = threadIdx.x;
+    for (int j = threadIdx.y; j < 32; j += 8) {
+        const int g = g0 + j, u = u0 + x;
+        tile[j][x] = (g < GH && u < HID) ? w_hh[(size_t)g * HID + u] : (elem)0;
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += 8) {
+        const int u = u0 + j, g = g0 + x;
+        if (u < HID && g < COLS) w_t[(size_t)u * COLS + g] = tile[x][j];
+    }
 }
 
 // The bias gradient of a layer whose batch ran in groups, where persistent_bwd had `joins` null:

@@ -2,7 +2,8 @@
 //! weight gradients' products and its input gradient's depend only on the recurrence's gate
 //! gradients, and at small sizes each fills only part of the GPU (split-K products and their
 //! reductions), so the weight gradients go to two side streams, each with a cuBLAS handle of
-//! its own, while the input gradient's product runs on the device's stream ([`Fork`]).
+//! its own, while the input gradient's product runs on the device's stream ([`Fork`]). The
+//! training forward's transposes of W_hh for the backward run on one too (`transposed`).
 //!
 //! The streams are raw driver streams, not cudarc's: a cudarc stream would put the whole
 //! context in its multi-stream mode, where every candle buffer records events as it is used.
@@ -10,7 +11,9 @@
 //! and kept for the process. Inside a capture the fork becomes branches of the graph.
 
 use candle_core::cuda_backend::cudarc::cublas::{result as blas, sys as blas_sys};
-use candle_core::cuda_backend::cudarc::driver::{result, sys, CudaContext, CudaStream};
+use candle_core::cuda_backend::cudarc::driver::{
+    result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig,
+};
 use candle_core::Result;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -132,6 +135,35 @@ impl<'a> Fork<'a> {
     /// The cuBLAS handle of side stream `i` (< [`SIDES`]).
     pub fn blas(&self, i: usize) -> blas_sys::cublasHandle_t {
         self.streams.blas[i]
+    }
+
+    /// Launches `f` on side stream `i` (< [`SIDES`]) with `cfg`, its arguments the device
+    /// addresses `args`.
+    ///
+    /// # Safety
+    /// `f` takes `args.len()` pointer arguments, and every buffer they address lives until the
+    /// device's stream has joined this work.
+    pub unsafe fn launch(
+        &self,
+        i: usize,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        args: &mut [u64],
+    ) -> Result<()> {
+        let mut params: Vec<*mut std::ffi::c_void> =
+            args.iter_mut().map(|a| a as *mut u64 as _).collect();
+        // SAFETY: the caller's; the parameters point at `args`, alive through the call.
+        unsafe {
+            result::launch_kernel(
+                f.cu_function(),
+                cfg.grid_dim,
+                cfg.block_dim,
+                cfg.shared_mem_bytes,
+                self.streams.streams[i],
+                &mut params,
+            )
+        }
+        .map_err(driver)
     }
 
     /// The device's stream waits for the side streams' work so far.

@@ -77,6 +77,12 @@ pub(crate) struct Tuning {
     /// ([`super::side::shape_side_streams`]); `CANDLE_RNN_PERSISTENT_SIDE_STREAMS` = `1` always,
     /// `0` never.
     pub side_streams: Option<bool>,
+    /// Whether a layer-by-layer backward that exchanges through L2 (not pushed) fills its
+    /// weight tile from W_hh transposed, which the training forward makes on a side stream
+    /// ([`super::kernel::Plan::transposed`]). `None` (the default): the planner's rule for the
+    /// shape ([`super::kernel::shape_transposed`]); `CANDLE_RNN_PERSISTENT_TRANSPOSED` = `1`
+    /// wherever it can, `0` never (the tile from W_hh itself).
+    pub transposed: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -109,6 +115,7 @@ impl Tuning {
         groups: None,
         half_projection: None,
         side_streams: None,
+        transposed: None,
         show_plans: false,
     };
 
@@ -200,6 +207,7 @@ impl Tuning {
             .or(d.groups);
         let half_projection = switch("CANDLE_RNN_PERSISTENT_HALF_PROJECTION").or(d.half_projection);
         let side_streams = switch("CANDLE_RNN_PERSISTENT_SIDE_STREAMS").or(d.side_streams);
+        let transposed = switch("CANDLE_RNN_PERSISTENT_TRANSPOSED").or(d.transposed);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -214,6 +222,7 @@ impl Tuning {
             groups,
             half_projection,
             side_streams,
+            transposed,
             show_plans,
         }
     }
@@ -249,9 +258,18 @@ mod tests {
                 groups: None,
                 half_projection: None,
                 side_streams: None,
+                transposed: None,
                 show_plans: false,
             }
         );
+    }
+
+    #[test]
+    fn the_transposed_fill_unless_asked_off() {
+        let transposed = |v| with(&[("CANDLE_RNN_PERSISTENT_TRANSPOSED", v)]).transposed;
+        assert_eq!(transposed("0"), Some(false));
+        assert_eq!(transposed("1"), Some(true));
+        assert_eq!(transposed("maybe"), None);
     }
 
     #[test]

@@ -892,7 +892,10 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
     static_assert(BwdTile<UNITS, false>::SMEM <= SMEM_BYTES, "backward_smem is short of the tile");
 #endif
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts, joins);
-    grid_leave(group_counter(counter));
+    // Pushed, the blocks met at no barrier in memory, whose words stay as the call zeroed them
+    // (as in the forward): leaving it took each block 0.5-0.7 µs at the launch's end
+    // (results/2026-11-30-h200-launch-marks/, marks 5 to 6).
+    if (!PUSH) grid_leave(group_counter(counter));
     MARK(6);
 }
 

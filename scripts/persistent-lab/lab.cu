@@ -6,7 +6,8 @@
 // -DLAB_MARKS, the global timer at each MARK(i) of a launch for every block, each batch group's
 // end of steps and which blocks shared a multiprocessor (-DLAB_SMEM=N: blocks of at least N bytes
 // of shared memory). The output is written to a file so that two builds (a change and the kernel
-// it replaces) can be compared.
+// it replaces) can be compared. With -DLAB_WT_PROLOGUE or -DLAB_WT_STEPS=N the forward also
+// writes W_hh transposed (see below), which the harness checks.
 //
 //   lab [reps] [output file] [file to compare with]
 
@@ -73,6 +74,62 @@ __device__ unsigned lab_smid[LAB_MARK_BLOCKS];
 #include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
 #endif
 #include "../../candle-cudnn-rnn/src/persistent/dropout.cu"
+
+#if defined(LAB_WT_PROLOGUE) || defined(LAB_WT_STEPS)
+// With -DLAB_WT_PROLOGUE or -DLAB_WT_STEPS=N, the forward also writes W_hh transposed
+// (`lab_w_t`, [HID][GATES * HID]) for the backward's tile, each block a share of its 8x8 tiles
+// (of every batch group's blocks), through the recurrence's hooks: all of it after the block's
+// weight tile's copies are issued (SIDE_PROLOGUE), or spread over its first N steps before each
+// step's barrier (SIDE_STEP). A warp loads LAB_WT_FILL tiles at once, a lane 4 bytes of each,
+// transposes them in registers (movmatrix) and stores them. The harness checks the result.
+#ifndef LAB_WT_FILL
+#define LAB_WT_FILL 8
+#endif
+__device__ u16* lab_w_t;
+// The 8x8 tiles [q0, q1) of W_hh (tile q: gate rows q / (HID / 8) * 8.., units q % (HID / 8) * 8..).
+__device__ __forceinline__ void lab_wt_tiles(const u16* w, int q0, int q1) {
+    static_assert(HID % 8 == 0, "the harness transposes whole 8x8 tiles");
+    constexpr int CT = HID / 8;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int qb = q0 + warp; qb < q1; qb += NWARPS * LAB_WT_FILL) {
+        u32 v[LAB_WT_FILL];
+#pragma unroll
+        for (int j = 0; j < LAB_WT_FILL; ++j) {
+            const int q = min(qb + j * NWARPS, q1 - 1);
+            const int g = q / CT * 8 + (lane >> 2), u = q % CT * 8 + 2 * (lane & 3);
+            v[j] = *(const u32*)&w[(size_t)g * HID + u];
+        }
+#pragma unroll
+        for (int j = 0; j < LAB_WT_FILL; ++j) {
+            const int q = qb + j * NWARPS;
+            const int u = q % CT * 8 + (lane >> 2), g = q / CT * 8 + 2 * (lane & 3);
+            if (q < q1) *(u32*)&lab_w_t[(size_t)u * GATES * HID + g] = movmatrix_trans(v[j]);
+        }
+    }
+}
+// This block's share of the tiles, part `part` of `parts`.
+__device__ __forceinline__ void lab_wt_share(const u16* w, int part, int parts) {
+    const long long tiles = (long long)GATES * HID / 8 * (HID / 8);
+    const int nb = gridDim.x * gridDim.y, b = blockIdx.y * gridDim.x + blockIdx.x;
+    const long long b0 = tiles * b / nb, b1 = tiles * (b + 1) / nb;
+    lab_wt_tiles(w, (int)(b0 + (b1 - b0) * part / parts), (int)(b0 + (b1 - b0) * (part + 1) / parts));
+}
+// (common.cuh defined them empty.)
+#undef SIDE_PROLOGUE
+#undef SIDE_STEP
+#ifdef LAB_WT_PROLOGUE
+#define SIDE_PROLOGUE() lab_wt_share((const u16*)a.w_hh, 0, 1)
+#define SIDE_STEP(t) do {} while (0)
+#else
+#define SIDE_PROLOGUE() do {} while (0)
+#define SIDE_STEP(t)                                                   \
+    do {                                                               \
+        if ((t) >= 0 && (t) < LAB_WT_STEPS && (t) < seq)               \
+            lab_wt_share((const u16*)a.w_hh, (t), min(LAB_WT_STEPS, seq)); \
+    } while (0)
+#endif
+#endif
+
 #ifdef LAB_BWD
 #include "../../candle-cudnn-rnn/src/persistent/recurrence_bwd.cu"
 #else
@@ -254,6 +311,12 @@ int main(int argc, char** argv) {
 #else
     printf(" PARTS=%d (forward)\n", FwdTile<UNITS, KSTEPS>::NPARTS);
 #endif
+#if defined(LAB_WT_PROLOGUE) || defined(LAB_WT_STEPS)
+    u16* w_t;
+    CHECK(cudaMalloc(&w_t, (size_t)GATES * H * H * 2));
+    CHECK(cudaMemset(w_t, 0, (size_t)GATES * H * H * 2));
+    CHECK(cudaMemcpyToSymbol(lab_w_t, &w_t, sizeof(w_t)));
+#endif
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
@@ -315,6 +378,18 @@ int main(int argc, char** argv) {
         int used = 0;
         for (int c : on) used += c > 0;
         printf("; %d multiprocessors\n", used);
+    }
+#endif
+#if defined(LAB_WT_PROLOGUE) || defined(LAB_WT_STEPS)
+    {
+        // W_hh transposed as the launches wrote it, against the host's transpose.
+        std::vector<u16> wh((size_t)GATES * H * H), wt(wh.size());
+        CHECK(cudaMemcpy(wh.data(), w, wh.size() * 2, cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(wt.data(), w_t, wt.size() * 2, cudaMemcpyDeviceToHost));
+        size_t wrong = 0;
+        for (size_t g = 0; g < (size_t)GATES * H; ++g)
+            for (size_t u = 0; u < (size_t)H; ++u) wrong += wt[u * GATES * H + g] != wh[g * H + u];
+        printf("W_hh transposed: %zu of %zu elements wrong\n", wrong, wt.size());
     }
 #endif
     std::vector<u16> host(out_elems);

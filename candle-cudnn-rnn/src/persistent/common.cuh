@@ -86,6 +86,17 @@ __device__ __forceinline__ T* from_elem(T* p, size_t at) {
 #define MARK(i) do {} while (0)
 #endif
 
+// SIDE_PROLOGUE() and SIDE_STEP(t): work beside the forward's recurrence, after its tile's copies
+// are issued and at the end of step t before its barrier, for a harness that measures what such
+// work costs the launch (scripts/persistent-lab/: W_hh transposed for the backward); empty in the
+// library.
+#ifndef SIDE_PROLOGUE
+#define SIDE_PROLOGUE() do {} while (0)
+#endif
+#ifndef SIDE_STEP
+#define SIDE_STEP(t) do {} while (0)
+#endif
+
 __device__ __forceinline__ u32 smem_addr(const void* p) {
     u32 s;
     asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(p));

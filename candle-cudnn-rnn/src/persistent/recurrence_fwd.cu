@@ -435,6 +435,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             return Piece{(const u16*)a.w_ih + at, r < ROWS && u < HID && k < XIN};
         });
     }
+    SIDE_PROLOGUE();
 
     // The warp's tiles of the weights, in registers for the whole sequence (IN_REGS).
     u32 wa[P::IN_REGS ? KPG : 1][P::IN_REGS ? MPW : 1][4];
@@ -903,6 +904,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         // launch; this block overwrites row t only).
         if (PREFETCH_X && active && t + 1 < seq) load_x(t + 1);
         if (active) PHASE(6);
+        SIDE_STEP(t);
         if (!PUSH && s + 1 < waves) grid_wait(counter, (u32)(s + 1) * gridDim.x);
         // Pushed, the next step's partial sums take the bytes that this step's gate math read.
         if (PUSH) __syncthreads();

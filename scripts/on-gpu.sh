@@ -4,8 +4,8 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_rows`, `compare_grid`,
-# `half_grid`).
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_with`, `bench_rows`,
+# `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -36,6 +36,17 @@ bench_us() {
     --input-grad --reps 10 --warmup 5 --api direct --mode "$2" --shape "$3" --variants "$4" \
     2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+}
+
+# One bench_grid row as "train forward; " (µs an example; NaN for a phase not timed) with the
+# settings VAR=VALUE given (X=1 for none), graphed where `graph` is --graph (empty: eager), of
+# variant `v` (op-bf16-default unless set) at CELL `c` and SHAPE `sh`, through API (bench_grid's
+# --api, direct unless set), both phases or PHASE's alone; BENCH_GRID names another binary.
+bench_with() {
+  env "$@" timeout 120 "${BENCH_GRID:-$D/bench_grid}" --no-loop $graph --loss sum --input-grad --reps 10 \
+    --warmup 5 --api "${API:-direct}" ${PHASE:+--phase $PHASE} --mode $c --shape $sh \
+    --variants "${v:-op-bf16-default}" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s; ", t, f}'
 }
 
 # One bench_grid call of several variants: "variant (kernel) train forward |" per variant

@@ -17,20 +17,12 @@
 #              (OUT/tests.log, OUT/gpu_check-lstm.log, OUT/gpu_check-gru.log).
 #   sanitize:  ../2026-11-30-h200-bias-parts/run.sh's, at SAN_SPECS (OUT/sanitize.log).
 #   grid:      ../2026-11-30-h200-side-streams/run.sh's (GRID=half|tf32).
-#   results/2026-11-30-h200-fill-rows/run.sh DIR OUT ab|check|sanitize|grid
+#   results/2026-11-30-h200-fill-rows/run.sh DIR OUT ab|rule|phases|check|sanitize|grid
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
-# One bench_grid row, "train forward; " (µs an example), with the settings VAR=VALUE given,
-# graphed where `graph` is --graph (empty: eager), of variant `v` at CELL `c` and SHAPE `sh`.
-row() {
-  env "$@" timeout 120 "$D/bench_grid" --no-loop $graph --loss sum --input-grad --reps 10 --warmup 5 \
-    --api "${API:-direct}" --mode $c --shape $sh --variants $v \
-    2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s; ", t, f}'
-}
 shapes=${AB_SHAPES:-"op-bf16-default:lstm:1,32,30,512 op-bf16-default:lstm:1,32,30,1024
   op-bf16-default:gru:1,128,30,512 op-bf16-default:lstm:1,128,30,512 op-bf16-default:gru:1,32,30,512
   op-bf16-default:lstm:3,128,30,512 op-bf16-default:lstm:1,32,30,256 op-bf16-default:lstm:2,20,35,1500
@@ -41,7 +33,7 @@ ab)
     for spec in $shapes; do
       v=${spec%%:*} rest=${spec#*:}
       c=${rest%%:*} sh=${rest#*:}
-      t() { row CANDLE_RNN_PERSISTENT_TRANSPOSED=$1 CANDLE_RNN_PERSISTENT_PRIORITY=$2; }
+      t() { bench_with CANDLE_RNN_PERSISTENT_TRANSPOSED=$1 CANDLE_RNN_PERSISTENT_PRIORITY=$2; }
       echo "${graph:-eager} ${API:-direct} $v $c $sh | T1P1 $(t 1 1) | T1P0 $(t 1 0) | T0P1 $(t 0 1) | T0P0 $(t 0 0) | T1P1 $(t 1 1)"
     done
   done 2>&1 | tee -a "$OUT/ab.log"
@@ -63,7 +55,7 @@ rule)
       op-bf16-default:lstm:1,32,30,1024}; do
       v=${spec%%:*} rest=${spec#*:}
       c=${rest%%:*} sh=${rest#*:}
-      echo "${graph:-eager} $v $c $sh | rule $(row X=1) | T0 $(row CANDLE_RNN_PERSISTENT_TRANSPOSED=0) | rule $(row X=1)"
+      echo "${graph:-eager} $v $c $sh | rule $(bench_with X=1) | T0 $(bench_with CANDLE_RNN_PERSISTENT_TRANSPOSED=0) | rule $(bench_with X=1)"
     done
   done 2>&1 | tee -a "$OUT/rule.log"
   ;;
@@ -73,11 +65,7 @@ phases)
     v=${spec%%:*} rest=${spec#*:}
     c=${rest%%:*} sh=${rest#*:}
     for phase in train forward; do
-      p() {
-        CANDLE_RNN_PERSISTENT_TRANSPOSED=$1 timeout 120 "$D/bench_grid" --no-loop --graph --loss sum --input-grad \
-          --reps 10 --warmup 5 --api direct --phase $phase --mode $c --shape $sh --variants $v 2>>"$OUT/stderr.txt" \
-          | grep -E '^\| (Lstm|Gru) ' | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s; ", t, f}'
-      }
+      p() { PHASE=$phase bench_with CANDLE_RNN_PERSISTENT_TRANSPOSED=$1; }
       echo "$phase $v $c $sh | T1 $(p 1) | T0 $(p 0) | T1 $(p 1)"
     done
   done 2>&1 | tee -a "$OUT/phases.log"

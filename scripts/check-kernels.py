@@ -313,6 +313,19 @@ def variants():
             arch = "compute_90" if cl > 1 or one else "compute_80"
             yield (f"{cell} backward h{hid} b{batch} g{groups} {tag} cl{cl}{' one cluster' if one else ''} "
                    "from W_hh transposed", "persistent_bwd", wt, arch, cell)
+    # The pushed forward writing W_hh transposed for its backward (WT_WRITE, kernel.rs's
+    # Plan::forward_transposes): hidden 512 in 4 groups of 16 blocks, bf16 and f16, and hidden
+    # 200 at batch 7 (25 tiles of 8 units, an odd batch) with its input projection folded.
+    for cell in ("lstm", "gru"):
+        for hid, batch, groups, units, xin, elem in ((512, 8, 4, 32, 0, "-DELEM_BF16=1"),
+                                                     (512, 8, 4, 32, 0, "-DELEM_BF16=0"),
+                                                     (200, 7, 1, 16, 64, "-DELEM_BF16=1")):
+            writes = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+                      f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1",
+                      "-DPUSH=1", f"-DXIN={xin}", "-DWT_WRITE=1"]
+            tag = "bf16" if elem.endswith("1") else "f16"
+            yield (f"{cell} forward h{hid} b{batch} g{groups} x{xin} {tag} one cluster pushed "
+                   "writing W_hh transposed", "persistent_fwd", writes, "compute_90", cell)
     # The pushed forward making its input projection itself (XIN, kernel.rs's Plan::input):
     # hidden 128 at batch 4 in 8 groups (an input of 128, f16 and bf16), hidden 256 at batch 8,
     # and odd sizes: hidden 46 in blocks of 8 units (a GRU's gates across tiles) at batch 5 with

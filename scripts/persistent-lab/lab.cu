@@ -86,34 +86,8 @@ __device__ unsigned lab_smid[LAB_MARK_BLOCKS];
 #define LAB_WT_FILL 8
 #endif
 __device__ u16* lab_w_t;
-// The 8x8 tiles [q0, q1) of W_hh (tile q: gate rows q / (HID / 8) * 8.., units q % (HID / 8) * 8..).
-__device__ __forceinline__ void lab_wt_tiles(const u16* w, int q0, int q1) {
-    static_assert(HID % 8 == 0, "the harness transposes whole 8x8 tiles");
-    constexpr int CT = HID / 8;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int qb = q0 + warp; qb < q1; qb += NWARPS * LAB_WT_FILL) {
-        u32 v[LAB_WT_FILL];
-#pragma unroll
-        for (int j = 0; j < LAB_WT_FILL; ++j) {
-            const int q = min(qb + j * NWARPS, q1 - 1);
-            const int g = q / CT * 8 + (lane >> 2), u = q % CT * 8 + 2 * (lane & 3);
-            v[j] = *(const u32*)&w[(size_t)g * HID + u];
-        }
-#pragma unroll
-        for (int j = 0; j < LAB_WT_FILL; ++j) {
-            const int q = qb + j * NWARPS;
-            const int u = q % CT * 8 + (lane >> 2), g = q / CT * 8 + 2 * (lane & 3);
-            if (q < q1) *(u32*)&lab_w_t[(size_t)u * GATES * HID + g] = movmatrix_trans(v[j]);
-        }
-    }
-}
-// This block's share of the tiles, part `part` of `parts`.
-__device__ __forceinline__ void lab_wt_share(const u16* w, int part, int parts) {
-    const long long tiles = (long long)GATES * HID / 8 * (HID / 8);
-    const int nb = gridDim.x * gridDim.y, b = blockIdx.y * gridDim.x + blockIdx.x;
-    const long long b0 = tiles * b / nb, b1 = tiles * (b + 1) / nb;
-    lab_wt_tiles(w, (int)(b0 + (b1 - b0) * part / parts), (int)(b0 + (b1 - b0) * (part + 1) / parts));
-}
+// This block's share of the tiles, part `part` of `parts` (the library's function).
+#define lab_wt_share(w, part, parts) write_transposed_share<LAB_WT_FILL>((w), lab_w_t, (part), (parts))
 // (common.cuh defined them empty.)
 #undef SIDE_PROLOGUE
 #undef SIDE_STEP
@@ -254,6 +228,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&save, (size_t)T * B * CELL_SAVED * H * 4));
     u16* no_yp = nullptr;
     u16* no_dropped = nullptr;
+    u16* no_w_t = nullptr;  // (the forward's own transpose, WT_WRITE: not timed here)
     // With -DXIN=N the recurrence makes the input projection itself from W_ih and x (of N
     // columns) instead of reading `xg`'s (which training then only writes).
 #if defined(XIN) && XIN
@@ -264,7 +239,7 @@ int main(int argc, char** argv) {
     u16* x_in = nullptr;
 #endif
     void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &no_dropped,
-                    &no_drop, &drop_seed, &drop_p_layer, &w_ih, &x_in, &counter, &seq};
+                    &no_drop, &drop_seed, &drop_p_layer, &w_ih, &x_in, &no_w_t, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_fwd;
     u16* xchg = hx;

@@ -115,6 +115,13 @@ __device__ __forceinline__ void ldsm_x2(u32* r, const u16* p) {
                  : "r"(smem_addr(p)));
 }
 
+// The gate rows of a layer (GATES: the cell's, cell_lstm.cuh or cell_gru.cuh, which follow).
+#define GH (GATES * HID)
+// W_hh transposed, for the backward's tile (recurrence_bwd.cu's WT_ROWS): [HID][WT_PITCH 16-bit
+// words], GH elements a row and then zeros, so that rows are whole 16-byte pieces. The forward
+// writes it (recurrence_fwd.cu's WT_WRITE), or `rnn_transpose_w_hh` on a side stream.
+#define WT_PITCH ((GH * EW + 7) / 8 * 8)
+
 // An 8x8 matrix of 16-bit elements transposed in the warp's registers: lane 4r + c holds row r's
 // columns 2c and 2c + 1 (the lower column in the lower half), as ldmatrix gives them, and gets
 // the same of the transpose (the original's column r, rows 2c and 2c + 1).

@@ -220,10 +220,12 @@ pub(super) fn forward<T: Elem>(
         false => stream.alloc_zeros::<T>(exchanges_len)?,
     };
     // W_hh transposed for each layer's backward, where it runs layer by layer on a plan that
-    // reads it (`transposed`), made beside this pass's launches.
+    // reads it (`transposed`): written by each layer's launch where the plan's forward does it
+    // (`forward_transposes`), else made beside this pass's launches.
     let transposed_fill = matches!(backward, Some((_, None))) && plan.backward_transposed();
     let n_transposed = if transposed_fill { layers } else { 0 };
     let mut w_hh_t = buffers::<T>(&stream, n_transposed, hidden * plan.transposed_pitch())?;
+    let in_launch = wave.is_none() && plan.forward_transposes;
     let f = match wave {
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Forward)?,
@@ -239,10 +241,15 @@ pub(super) fn forward<T: Elem>(
         let (x_ptr, _xg) = x.device_ptr(&stream);
         let (w_ptr, _wg) = w.device_ptr(&stream);
         let (s_ptr, _sg) = s.device_ptr(&stream);
-        let w_hh: Vec<u64> = (0..n_transposed)
+        let aside = if in_launch { 0 } else { n_transposed };
+        let w_hh: Vec<u64> = (0..aside)
             .map(|l| w_ptr + dims.block(l, 0).w_hh as u64 * elem)
             .collect();
         let transposing = transpose_recurrent_weights((&dev, &stream, &plan), &w_hh, &mut w_hh_t)?;
+        let w_t_ptrs = match in_launch {
+            true => addresses(&mut w_hh_t, &stream),
+            false => Vec::new(),
+        };
         let ([out_ptr, state_ptr], _og) = outputs.addresses(&stream, call);
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
         let counter_ptr = barrier_at::<T>(hx, exchange_len);
@@ -367,7 +374,8 @@ pub(super) fn forward<T: Elem>(
             }
             // `persistent_fwd`'s arguments: `LayerArgs` without W_ih, the exchange buffer
             // after the final state, then W_ih and the input where the recurrence makes the
-            // input projection (else null), the counter last.
+            // input projection (else null), W_hh transposed where it writes it (else null),
+            // the counter last.
             let [w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, d0, d1, d2] =
                 args;
             let (w_ih, folded_x) = match &folded_input {
@@ -393,6 +401,7 @@ pub(super) fn forward<T: Elem>(
                 d2,
                 w_ih,
                 folded_x,
+                w_t_ptrs.get(layer).map_or(0, |p| p.0),
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;

@@ -188,6 +188,11 @@ pub(crate) struct Plan {
     /// WT_ROWS), which the training forward makes beside its recurrence on a side stream
     /// (`transposed`): [`Tuning::transposed`], by default [`shape_transposed`].
     pub transposed: bool,
+    /// Whether a training forward writes that transpose itself (`recurrence_fwd.cu`'s WT_WRITE)
+    /// instead of a side stream: where [`Tuning::forward_transposes`] asks and
+    /// [`Plan::forward_may_transpose`]. Not by default: no GPU has run it yet
+    /// (`results/2026-11-30-h200-forward-transposes/`).
+    pub forward_transposes: bool,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -749,6 +754,7 @@ impl Plan {
             groups: 1,
             side_streams: None,
             transposed: true,
+            forward_transposes: false,
         }
     }
 }
@@ -790,7 +796,15 @@ impl Plan {
                 tuning,
                 groups,
             ) {
-                Ok(plan) => return Ok(plan),
+                Ok(plan) => {
+                    let forward_transposes = train
+                        && plan.forward_may_transpose()
+                        && tuning.forward_transposes == Some(true);
+                    return Ok(Plan {
+                        forward_transposes,
+                        ..plan
+                    });
+                }
                 Err(e) if groups == 1 => return Err(e),
                 Err(_) => groups = most_dividing(groups - 1, batch),
             }
@@ -850,6 +864,7 @@ impl Plan {
             transposed: tuning
                 .transposed
                 .unwrap_or_else(|| shape_transposed(elem, (cell.gates() * hidden, hidden))),
+            forward_transposes: false,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -1145,6 +1160,20 @@ impl Plan {
         self.transposed && !self.pass_push(Pass::Backward)
     }
 
+    /// Whether a training forward on this plan can write W_hh transposed for its backward
+    /// ([`Plan::backward_transposed`]) itself, in its prologue (`recurrence_fwd.cu`'s WT_WRITE):
+    /// where it is pushed, in half elements, at hidden sizes that are multiples of 8 (whole 8x8
+    /// tiles). A pushed forward's blocks leave the GPU half free: in the lab the transpose cost
+    /// its launch nothing at [*, 32, 512], where the side stream's left about 3.5 µs a call on
+    /// the backward's path; an unpushed forward on 128 blocks paid 2.6 µs at [*, 128, 512], and
+    /// 11 at [*, 32, 1024] (`results/2026-11-30-h200-fill-rows/` §6).
+    pub fn forward_may_transpose(&self) -> bool {
+        self.backward_transposed()
+            && self.pass_push(Pass::Forward)
+            && self.elem != Operands::Tf32
+            && self.hidden % 8 == 0
+    }
+
     /// Elements of a row of W_hh transposed (`recurrence_bwd.cu`'s WT_PITCH): the gate rows in
     /// whole 16-byte pieces.
     pub fn transposed_pitch(&self) -> usize {
@@ -1269,7 +1298,15 @@ impl Plan {
         if pass == Pass::Backward && self.backward_transposed() {
             defines.push("-DWT_ROWS=1".into());
         }
+        if self.pass_transposes(pass) {
+            defines.push("-DWT_WRITE=1".into());
+        }
         defines
+    }
+
+    /// Whether `pass` writes W_hh transposed ([`Plan::forward_transposes`]: the forward).
+    pub fn pass_transposes(&self, pass: Pass) -> bool {
+        pass == Pass::Forward && self.forward_transposes
     }
 
     /// The input size whose projection `pass` makes itself ([`Plan::input`]: the forward's).
@@ -1311,9 +1348,10 @@ impl Plan {
                 true => "_xh",
                 false => "",
             },
-            match pass == Pass::Backward && self.backward_transposed() {
-                true => "_wt",
-                false => "",
+            match (pass, self.backward_transposed(), self.pass_transposes(pass)) {
+                (Pass::Backward, true, _) => "_wt",
+                (Pass::Forward, _, true) => "_wtw",
+                _ => "",
             },
             self.elem.name(),
         )
@@ -1671,6 +1709,60 @@ mod tests {
             off.module_name(Pass::Forward),
             plan.module_name(Pass::Forward)
         );
+    }
+
+    /// A pushed forward in half elements can write W_hh transposed for a backward that reads
+    /// it (not pushed), at hidden sizes of whole 8x8 tiles; where its plan says so (a training
+    /// plan's), its module writes it and is a module of its own.
+    #[test]
+    fn a_pushed_forward_writes_the_transpose_its_backward_reads() {
+        let plan = Plan {
+            one_cluster: true,
+            push: [true, false],
+            ..Plan::example(Cell::Lstm, 512, 8)
+        };
+        assert!(plan.forward_may_transpose());
+        let writes = Plan {
+            forward_transposes: true,
+            ..plan
+        };
+        let write = "-DWT_WRITE=1".to_string();
+        assert!(writes.defines(Pass::Forward).contains(&write));
+        assert!(!writes.defines(Pass::Backward).contains(&write));
+        assert!(!plan.defines(Pass::Forward).contains(&write));
+        assert_ne!(
+            writes.module_name(Pass::Forward),
+            plan.module_name(Pass::Forward)
+        );
+        assert_eq!(
+            writes.module_name(Pass::Backward),
+            plan.module_name(Pass::Backward)
+        );
+        let cannot = [
+            Plan {
+                push: [false, false],
+                ..plan
+            },
+            Plan {
+                push: [true, true],
+                ..plan
+            },
+            Plan {
+                transposed: false,
+                ..plan
+            },
+            Plan {
+                elem: Operands::Tf32,
+                ..plan
+            },
+            Plan {
+                hidden: 500,
+                ..plan
+            },
+        ];
+        for other in cannot {
+            assert!(!other.forward_may_transpose(), "{other:?}");
+        }
     }
 
     #[test]

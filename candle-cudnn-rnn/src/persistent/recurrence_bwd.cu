@@ -60,8 +60,6 @@
 // that the exchange carries: in the wavefront every layer exchanges it too, in a column group
 // after the gates' (XGH), which the upper layers' W_ih columns face.
 
-// The gate columns of a step: GATES (cell_lstm.cuh) per unit.
-#define GH (GATES * HID)
 // The exchange buffer's column groups: a step's gate gradients, GATES per unit (a split gate's
 // on the recurrent product's side), and in a wavefront of a cell with a split gate one more,
 // that gate's gradient on the input's side, which an upper layer's input gradient needs.
@@ -118,14 +116,13 @@
 #if PUSH && (!defined(ONE_CLUSTER) || !ONE_CLUSTER || NCH != 1 || CL != 1 || defined(WAVE_LAYERS))
 #error "the pushed backward takes one layer in one cluster, one chunk of the batch"
 #endif
-// With WT_ROWS (1) `w_hh` is W_hh transposed, [HID][WT_PITCH 16-bit words] (GH elements, then
-// zeros: `rnn_transpose_w_hh`), and the tile is filled from whole rows of it, 16 bytes a copy, as
-// the forward fills its tile: read from W_hh itself, each block takes a 32-64-byte stripe of every
-// weight row, which took 9.6 µs against 3.0 at hidden 512 (results/2026-11-30-h200-fill-rows/).
+// With WT_ROWS (1) `w_hh` is W_hh transposed (common.cuh's WT_PITCH), and the tile is filled
+// from whole rows of it, 16 bytes a copy, as the forward fills its tile: read from W_hh itself,
+// each block takes a 32-64-byte stripe of every weight row, which took 9.6 µs against 3.0 at
+// hidden 512 (results/2026-11-30-h200-fill-rows/).
 #ifndef WT_ROWS
 #define WT_ROWS 0
 #endif
-#define WT_PITCH ((GH * EW + 7) / 8 * 8)
 #if WT_ROWS && (PUSH || defined(WAVE_LAYERS))
 #error "W_hh transposed serves the layer-by-layer backward's tile, not the pushed one's or the wavefront's"
 #endif

@@ -65,6 +65,13 @@
 // gate's input product stays apart in the sums (in UB columns behind the tile's rows), as its
 // recurrent product is scaled on its own. `xg` is then only written (training's activations).
 //
+// With WT_WRITE (1; the pushed exchange, half elements, HID a multiple of 8) a training forward
+// also writes W_hh transposed for its backward's tile (common.cuh's WT_PITCH, recurrence_bwd.cu's
+// WT_ROWS) into `w_t` where it is not null: each block moves its share of W_hh's 8x8 tiles after
+// its own tile's copies are issued. A pushed forward's blocks leave the GPU half free, and there it
+// cost the launch nothing, where the transpose on a side stream (transposed.rs) still delayed the
+// backward by about half of what it saves (results/2026-11-30-h200-fill-rows/ §6).
+//
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
 // each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
@@ -118,6 +125,13 @@
 #define FOLD (XIN > 0)
 #if FOLD && (!PUSH || XIN % 8)
 #error "the folded input projection takes the pushed exchange and an input size a multiple of 8"
+#endif
+// WT_WRITE (1): the forward writes W_hh transposed (see above).
+#ifndef WT_WRITE
+#define WT_WRITE 0
+#endif
+#if WT_WRITE && (!PUSH || EW != 1 || HID % 8 || defined(WAVE_LAYERS))
+#error "the forward writes W_hh transposed in a pushed layer of half elements, HID a multiple of 8"
 #endif
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
@@ -263,6 +277,37 @@ struct LayerArgs {
     unsigned long long drop_seed, drop_p_layer;
 };
 
+// The 8x8 tiles [part, part + 1) / parts of this block's share of W_hh's (`w`, [GH][HID] 16-bit
+// elements) written transposed into `w_t` ([HID][WT_PITCH], WT_PITCH = GH where HID is a multiple
+// of 8): tile q holds gate rows q / (HID / 8) * 8.. and units q % (HID / 8) * 8... A warp loads
+// IN_FLIGHT tiles at once, 4 bytes of each a lane, and transposes them in registers.
+template <int IN_FLIGHT = 8>
+__device__ __forceinline__ void write_transposed_share(const u16* w, u16* w_t, int part, int parts) {
+    static_assert(IN_FLIGHT > 0 && HID % 8 == 0 && EW == 1, "whole 8x8 tiles of half elements");
+    constexpr int CT = HID / 8;
+    constexpr long long TILES = (long long)GH / 8 * CT;
+    const int nb = gridDim.x * gridDim.y, b = blockIdx.y * gridDim.x + blockIdx.x;
+    const long long b0 = TILES * b / nb, b1 = TILES * (b + 1) / nb;
+    const int q0 = (int)(b0 + (b1 - b0) * part / parts), q1 = (int)(b0 + (b1 - b0) * (part + 1) / parts);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // (q is the same in every lane of a warp: movmatrix's warp takes it whole.)
+    for (int qb = q0 + warp; qb < q1; qb += NWARPS * IN_FLIGHT) {
+        u32 v[IN_FLIGHT];
+#pragma unroll
+        for (int j = 0; j < IN_FLIGHT; ++j) {
+            const int q = min(qb + j * NWARPS, q1 - 1);
+            const int g = q / CT * 8 + (lane >> 2), u = q % CT * 8 + 2 * (lane & 3);
+            v[j] = *(const u32*)&w[(size_t)g * HID + u];
+        }
+#pragma unroll
+        for (int j = 0; j < IN_FLIGHT; ++j) {
+            const int q = qb + j * NWARPS;
+            const int u = q % CT * 8 + (lane >> 2), g = q / CT * 8 + 2 * (lane & 3);
+            if (q < q1) *(u32*)&w_t[(size_t)u * WT_PITCH + g] = movmatrix_trans(v[j]);
+        }
+    }
+}
+
 // The warps of K group `kg` wait for each other (with one warp per group: the warp).
 template <int MG>
 __device__ __forceinline__ void group_sync(int kg) {
@@ -351,7 +396,7 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem*
 template <int UB, int KS, bool UPPER>
 __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int layer, int bl,
                                            u32* counter, int seq, int waves,
-                                           const elem* xin = nullptr) {
+                                           const elem* xin = nullptr, elem* w_t = nullptr) {
     using P = FwdTile<UB, KS, UPPER ? UPPER_GROUPS : GATES>;
     constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, MROWS = P::MROWS, KSB = P::KSB;
     // A split gate's recurrent product in a row group of its own (an upper wavefront layer's),
@@ -436,6 +481,9 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         });
     }
     SIDE_PROLOGUE();
+#if WT_WRITE
+    if (w_t) write_transposed_share((const u16*)a.w_hh, (u16*)w_t, 0, 1);
+#endif
 
     // The warp's tiles of the weights, in registers for the whole sequence (IN_REGS).
     u32 wa[P::IN_REGS ? KPG : 1][P::IN_REGS ? MPW : 1][4];
@@ -940,6 +988,7 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     const elem* __restrict__ w_ih,   // [GH, XIN] (XIN), or null
                     const elem* __restrict__ x,      // [T, B, XIN] (XIN), or null
+                    elem* w_t,                       // [HID, WT_PITCH] (WT_WRITE), or null
                     u32* counter, int seq) {
     // The block's group's samples (common.cuh's GROUPS).
     const size_t b0 = first_sample();
@@ -953,7 +1002,7 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");
 #endif
     recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq,
-                                     from_elem(x, b0 * XIN));
+                                     from_elem(x, b0 * XIN), w_t);
     // Pushed, the blocks met at no barrier in memory (its words may hold anything: forward.rs).
     if (!PUSH) grid_leave(group_counter(counter));
     MARK(6);

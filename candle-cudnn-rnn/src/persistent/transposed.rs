@@ -4,7 +4,8 @@
 //! of every weight row, which took a launch 9.6 µs against 3.0 from whole rows of the transpose
 //! at hidden 512 (`results/2026-11-30-h200-fill-rows/`). The training forward makes each layer's
 //! transpose (`rnn_transpose_w_hh`) on a side stream beside its own launches, so that it stays off
-//! the path of both passes.
+//! the path of both passes; a pushed forward can write it in its own launch instead
+//! ([`Plan::forward_transposes`], asked for by a knob).
 
 use super::kernel::{Pass, Plan};
 use super::side::Fork;

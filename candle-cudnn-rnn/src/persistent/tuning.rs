@@ -83,6 +83,11 @@ pub(crate) struct Tuning {
     /// shape ([`super::kernel::shape_transposed`]); `CANDLE_RNN_PERSISTENT_TRANSPOSED` = `1`
     /// wherever it can, `0` never (the tile from W_hh itself).
     pub transposed: Option<bool>,
+    /// Whether a pushed training forward writes that transpose itself
+    /// ([`super::kernel::Plan::forward_transposes`]) instead of a side stream.
+    /// `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` = `1`: wherever it can; `None` (the default) and
+    /// `0`: never (the side stream's).
+    pub forward_transposes: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -116,6 +121,7 @@ impl Tuning {
         half_projection: None,
         side_streams: None,
         transposed: None,
+        forward_transposes: None,
         show_plans: false,
     };
 
@@ -208,6 +214,8 @@ impl Tuning {
         let half_projection = switch("CANDLE_RNN_PERSISTENT_HALF_PROJECTION").or(d.half_projection);
         let side_streams = switch("CANDLE_RNN_PERSISTENT_SIDE_STREAMS").or(d.side_streams);
         let transposed = switch("CANDLE_RNN_PERSISTENT_TRANSPOSED").or(d.transposed);
+        let forward_transposes =
+            switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -223,6 +231,7 @@ impl Tuning {
             half_projection,
             side_streams,
             transposed,
+            forward_transposes,
             show_plans,
         }
     }
@@ -259,6 +268,7 @@ mod tests {
                 half_projection: None,
                 side_streams: None,
                 transposed: None,
+                forward_transposes: None,
                 show_plans: false,
             }
         );
@@ -270,6 +280,11 @@ mod tests {
         assert_eq!(transposed("0"), Some(false));
         assert_eq!(transposed("1"), Some(true));
         assert_eq!(transposed("maybe"), None);
+        let forward =
+            |v| with(&[("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES", v)]).forward_transposes;
+        assert_eq!(forward("0"), Some(false));
+        assert_eq!(forward("1"), Some(true));
+        assert_eq!(forward(""), None);
     }
 
     #[test]

@@ -56,8 +56,13 @@
 #endif
 #define ELEM_BF16 1
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+// (common.cuh's tile fills count a block's threads by NWARPS; this probe sets its own THREADS.)
+#ifndef NWARPS
+#define NWARPS 8
+#endif
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
 
+#undef THREADS
 #define THREADS 256
 #define KPAD ((HID + 15) / 16 * 16)
 #define PAIRS (KPAD / 2)

@@ -35,10 +35,15 @@
 #endif
 #define ELEM_BF16 1
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+// (common.cuh's tile fills count a block's threads by NWARPS; this probe sets its own THREADS.)
+#ifndef NWARPS
+#define NWARPS 8
+#endif
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
 #include "check.cuh"
 
+#undef THREADS
 #define THREADS 256
 #define CHUNKS 4
 #define KSTEPS (HID / 16)

@@ -43,8 +43,21 @@
 //
 // -DCELL_GRU makes the step a GRU's (48 rows a block of 16 units; not with WREG).
 //
+// -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32, an LSTM): the batch in four groups of 32 samples, each on
+// 32 blocks of 32 units (128 blocks in all), so that each block reads only 64 KB of h_{t-1} a step
+// (8 MB of L2 a step in all, half of two groups'), where the exchange alone of 8 MB took about
+// 3.7 µs (results/2026-11-29-h200-batch128-exchange/ §1, batch 32). Four copies of W_hh (32 MB)
+// do not fit in shared memory: each block keeps 128 KB of its 256 KB of rows in registers. The
+// weights are wgmma's A (M: 64 gate rows), h its B (N: the group's 32 samples), m64n32k16. Each
+// consumer warpgroup takes half of K (its own ring, as WREG): rows 0-63 from registers (128 a
+// thread, mma.sync's A fragments), rows 64-127 from shared memory; the halves are summed through
+// shared memory before the gate math (a thread: 2 units of 2 samples). The ring holds all of
+// h_{t-1} (-DNSLOT=CHUNKS, required) and thread 0 issues its loads at the start of each step: no
+// loading warp, so that 8 warps keep up to 255 registers a thread (a ninth caps them at 168).
+//
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DCELL_GRU] [-DUNITS=8]
-//     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] [-DGROUPS=2] wgmma_probe.cu -o wgmma_probe
+//     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] [-DGROUPS=2]
+//     [-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16] wgmma_probe.cu -o wgmma_probe
 //   wgmma_probe [steps] [mode] [cluster size: 1, 2 or 4] [check steps] [swap]
 
 #include <cuda_runtime.h>
@@ -59,6 +72,10 @@
 #define BATCH 128
 #define ELEM_BF16 1
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+// (common.cuh's tile fills count a block's threads by NWARPS; this probe sets its own THREADS.)
+#ifndef NWARPS
+#define NWARPS 8
+#endif
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
 // The cell (GATES, SPLIT_GATE, cell_forward): an LSTM's, or with -DCELL_GRU a GRU's (the
 // probe's input projection is the fixed bias, b_hn 0: n = tanh(bias_n + r * (W_hn h))).
@@ -72,8 +89,11 @@
 #ifndef UNITS
 #define UNITS 16                      // units a block: 16 (64 blocks) or 8 (128, the library's)
 #endif
-#if UNITS != 16 && UNITS != 8
-#error "UNITS 16 or 8"
+#ifndef HYBRID
+#define HYBRID 0
+#endif
+#if UNITS != 16 && UNITS != 8 && !(HYBRID && UNITS == 32)
+#error "UNITS 16 or 8 (32 with HYBRID)"
 #endif
 #define ROWS (GATES * UNITS)          // gate rows a block: wgmma's N
 #define UH (UNITS / 8)                // the accumulators' unit halves (see row_unit)
@@ -90,11 +110,16 @@
 #define NSPLIT 1                      // warpgroup g: samples 64 g .. 64 g + 63, every row
 #elif GB == 64
 #define NSPLIT 2                      // warpgroup g: every sample, rows WN g .. WN g + WN - 1
+#elif GB == 32 && HYBRID
+#define NSPLIT 1                      // (HYBRID: warpgroup g every row and sample, half of K)
 #else
-#error "GROUPS 1 or 2"
+#error "GROUPS 1 or 2 (4 with HYBRID)"
 #endif
-#if GROUPS > 1 && (WREG || UNITS != 16)
+#if GROUPS > 1 && !HYBRID && (WREG || UNITS != 16)
 #error "GROUPS takes 16 units a block with the weights in shared memory"
+#endif
+#if HYBRID && (GROUPS != 4 || UNITS != 32 || GATES != 4)
+#error "HYBRID takes an LSTM's batch in 4 groups, 32 units a block"
 #endif
 #define WN (ROWS / NSPLIT)            // a warpgroup's rows: wgmma's N
 #define UHW (UH / NSPLIT)             // a warpgroup's unit halves
@@ -102,6 +127,11 @@
 #ifndef WREG
 #define WREG 0
 #endif
+#if WREG && HYBRID
+#error "WREG or HYBRID"
+#endif
+// Each consumer warpgroup multiplies half of K, through a ring of its own (WREG, HYBRID).
+#define HALF_K (WREG || HYBRID)
 #if WREG && (UNITS != 16 || GATES != 4)
 #error "WREG takes an LSTM's 16 units a block (wgmma's M of 64 rows)"
 #endif
@@ -119,17 +149,24 @@
 #ifndef NSLOT
 #define NSLOT 6
 #endif
+#if HYBRID && NSLOT != CHUNKS
+#error "HYBRID's ring holds all of h_{t-1}: NSLOT = HID / KC"
+#endif
 #define CONSUMERS 256                 // two warpgroups
 // And the loading warp; with WREG a warpgroup of its own, whose registers setmaxnreg gives to
 // the consumers' weights (288 threads would cap every thread at 168).
-#if WREG
+#undef THREADS
+#if HYBRID
+#define THREADS CONSUMERS             // (thread 0 issues the loads: 8 warps keep 255 registers)
+#elif WREG
 #define THREADS (CONSUMERS + 128)
 #else
 #define THREADS (CONSUMERS + 32)
 #endif
 #define CHUNK_BYTES (GB * KC * 2)
-#if WREG
-#define W_BYTES 0                     // the weights are in registers
+#define REG_ROWS 64                   // WREG, HYBRID: the rows in registers (wgmma's M)
+#if HALF_K
+#define W_BYTES ((ROWS - REG_ROWS) * HID * 2)  // the rest in shared memory (HYBRID)
 #define RP (GB + 4)                   // a row of the reduction's f32 sums (floats)
 #define RED_BYTES (ROWS * RP * 4)
 #define KSTEPS_HALF (HID / 32)        // k-steps of a warpgroup's half of K
@@ -231,6 +268,32 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int
 #endif
 }
 
+#if HYBRID
+// d (+)= A (64 x 16, registers a: mma.sync's A fragment in each warp's 16 rows) x B (16 x 32,
+// descriptor b); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_areg_n32(float (&d)[16], const u32 (&a)[4], u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %21, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+// d (+)= A (64 x 16, descriptor a) x B (16 x 32, descriptor b); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], u64 a, u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+#endif
+
 #if WREG
 // d (+)= A (64 x 16, registers a: mma.sync's A fragment in each warp's 16 rows) x B (16 x 128,
 // descriptor b); scale_d 0 overwrites d.
@@ -264,7 +327,7 @@ struct Fill {
     u32 number;
 };
 __device__ __forceinline__ Fill fill_of(int t, int i) {
-#if WREG
+#if HALF_K
     constexpr int RING = NSLOT / 2, HALF = CHUNKS / 2;
     const int g = i % 2, ii = i / 2, seq = t * HALF + ii;
     return Fill{g * HALF + ii, g * RING + seq % RING, (u32)(seq / RING)};
@@ -300,11 +363,11 @@ struct Args {
 template <int MODE>
 __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     extern __shared__ __align__(1024) unsigned char smem[];
-#if WREG
-    float* red = (float*)smem;        // the two halves of K's sums
-#else
-    unsigned char* w_tile = smem;     // the weights, wgmma's B
-#endif
+    // The weights in shared memory (without WREG: wgmma's B; HYBRID: the rows past REG_ROWS, its
+    // A), then the two halves of K's sums (WREG, HYBRID).
+    unsigned char* w_tile = smem;
+    float* red = (float*)(smem + W_BYTES);
+    (void)red;
     unsigned char* slots = smem + W_BYTES + RED_BYTES;
     u64* full = (u64*)(slots + NSLOT * CHUNK_BYTES);
     u64* empty = full + NSLOT;
@@ -314,12 +377,13 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     unsigned char* const h = a.h + (size_t)group * 2 * CHUNKS * CHUNK_BYTES;
     u32* const counter = a.counter + 32 * group;
     // The consumer warps of the cluster that multiply each slot's bytes.
-    constexpr u32 readers = WREG ? 4 : 8;
+    constexpr u32 readers = HALF_K ? 4 : 8;
 
 #if !WREG
-    // The weight tile, 16 bytes a thread at a time.
+    // The weight tile, 16 bytes a thread at a time (HYBRID: behind the rows in registers).
     {
-        const uint4* src = (const uint4*)(a.w + (size_t)blk * W_BYTES);
+        const size_t tile = (size_t)ROWS * HID * 2, regs = HYBRID ? (size_t)REG_ROWS * HID * 2 : 0;
+        const uint4* src = (const uint4*)(a.w + (size_t)blk * tile + regs);
         uint4* dst = (uint4*)w_tile;
         for (int i = tid; i < W_BYTES / 16; i += THREADS) dst[i] = src[i];
     }
@@ -479,6 +543,117 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             if (loads && tid == 0)
                 arrive_release(counter);
         }
+#elif HYBRID
+        // Warpgroup g: its half of K. Rows 16 wq + r0 (+ 8) of the register rows, mma.sync's A
+        // fragments; the accumulators d (register rows) and e (rows REG_ROWS + ..): row
+        // 16 wq + r0 + 8 h, column (sample) 8 j + 2 q + x in [4 j + 2 h + x].
+        u32 wa[KSTEPS_HALF][4];
+        {
+            const u16* wr = (const u16*)a.w + (size_t)blk * ROWS * HID;
+#pragma unroll
+            for (int j = 0; j < KSTEPS_HALF; ++j) {
+                const int k = (HID / 2) * g + 16 * j + 2 * q;
+#pragma unroll
+                for (int x = 0; x < 4; ++x) {
+                    const int row = 16 * wq + r0 + 8 * (x & 1), col = k + 8 * (x >> 1);
+                    wa[j][x] = *(const u32*)(wr + (size_t)row * HID + col);
+                }
+            }
+        }
+        const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
+        const u32 w_base = smem_addr(w_tile);
+        // Gate math: thread tid units 2 (tid % 16), + 1 of samples tid / 16 + 16 p.
+        const int up = tid % 16, m_first = tid / 16;
+        float bias[GATES][2], c_state[GB / 16][2] = {};
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt)
+#pragma unroll
+            for (int x = 0; x < 2; ++x) bias[gt][x] = a.bias[blk * ROWS + UNITS * gt + 2 * up + x];
+        float d[16], e[16];
+        for (int t = 0; t < a.steps; ++t) {
+            if (tid == 0) stamp(t, 0);
+            // Thread 0 issues all of the step's chunks once every block of the group has stored
+            // h_{t-1} (the ring holds all of them: every warp left the slots at the step's end).
+            if (loads && tid == 0) {
+                if (t > 0) wait_acquire(counter, (u32)(BLOCKS * t));
+                stamp(t, 4);
+                for (int i = 0; i < CHUNKS; ++i) {
+                    const Fill f = fill_of(t, i);
+                    mbar_expect(full + f.slot, CHUNK_BYTES);
+                    bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES,
+                                   h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES, CHUNK_BYTES,
+                                   full + f.slot, 1);
+                }
+            }
+            __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
+#pragma unroll
+            for (int ii = 0; ii < CHUNKS / 2; ++ii) {
+                const Fill f = fill_of(t, 2 * ii + g);
+                if (loads) mbar_wait(full + f.slot, f.number & 1);
+                if (ii == 0 && tid == 0) stamp(t, 1);
+                if (!products) continue;
+                wgmma_fence();
+                const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
+#pragma unroll
+                for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                    const u64 hb = desc(slot + kk * 2 * H_LBO, hl, hs);
+                    const u64 wsm = desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                    wgmma_areg_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
+                    wgmma_ss_n32(e, wsm, hb, (ii | kk) != 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();
+            }
+            if (products) wgmma_wait<0>();
+            if (tid == 0) stamp(t, 2);
+            // The two halves of K summed through shared memory, then the gate math from there.
+            if (products && g == 1)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int hh = 0; hh < 2; ++hh) {
+                        const int row = 16 * wq + r0 + 8 * hh, col = 8 * j + 2 * q;
+                        *(float2*)(red + row * RP + col) = make_float2(d[4 * j + 2 * hh], d[4 * j + 2 * hh + 1]);
+                        *(float2*)(red + (REG_ROWS + row) * RP + col) =
+                            make_float2(e[4 * j + 2 * hh], e[4 * j + 2 * hh + 1]);
+                    }
+            named_sync(2, CONSUMERS);
+            if (products && g == 0)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int hh = 0; hh < 2; ++hh) {
+                        const int row = 16 * wq + r0 + 8 * hh, col = 8 * j + 2 * q;
+                        float2* at = (float2*)(red + row * RP + col);
+                        float2 o = *at;
+                        *at = make_float2(o.x + d[4 * j + 2 * hh], o.y + d[4 * j + 2 * hh + 1]);
+                        at = (float2*)(red + (REG_ROWS + row) * RP + col);
+                        o = *at;
+                        *at = make_float2(o.x + e[4 * j + 2 * hh], o.y + e[4 * j + 2 * hh + 1]);
+                    }
+            named_sync(2, CONSUMERS);
+            unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
+#pragma unroll
+            for (int p = 0; p < GB / 16; ++p) {
+                const int m = m_first + 16 * p;
+                u16 hv[2];
+#pragma unroll
+                for (int x = 0; x < 2; ++x) {
+                    float pre[GATES], gate[GATES], saved[CELL_SAVED];
+#pragma unroll
+                    for (int gt = 0; gt < GATES; ++gt)
+                        pre[gt] = (products ? red[(UNITS * gt + 2 * up + x) * RP + m] : 0.f) + bias[gt][x];
+                    hv[x] = from_f(cell_forward(pre, 0.f, gate, c_state[p][x], saved));
+                }
+                const int k = UNITS * blk + 2 * up;
+                *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
+            }
+            if (tid == 0) stamp(t, 3);
+            // Every thread has read the sums and the slots before the next step's overwrite them.
+            named_sync(1, CONSUMERS);
+            if (loads && tid == 0)
+                arrive_release(counter);
+        }
 #else
         // Warpgroup g: samples 64 g .. 64 g + 63 of every chunk; the accumulators' row (sample)
         // 64 g + 16 wq + r0 + 8 h, column 8 j + 2 q + e in d[4 j + 2 h + e]: gate j % GATES of
@@ -583,6 +758,10 @@ int main(int argc, char** argv) {
         fprintf(stderr, "cluster size 1, 2 or 4, not %d\n", cs);
         return 2;
     }
+    if (HYBRID && cs != 1) {
+        fprintf(stderr, "HYBRID takes clusters of 1 (its loads are not multicast), not %d\n", cs);
+        return 2;
+    }
     if (mode < 0 || mode > 2) {
         fprintf(stderr, "mode 0, 1 or 2, not %d\n", mode);
         return 2;
@@ -596,18 +775,21 @@ int main(int argc, char** argv) {
     for (auto& v : bias) v = uniform(-0.2f, 0.2f);
     for (auto& v : h0) v = to_bits(uniform(-0.8f, 0.8f));
     // Each block's rows and bias in the kernel's order: without WREG its shared-memory tile
-    // (row n gate row_gate(n) of unit row_unit(n)); with WREG whole rows, row n gate n / UNITS
+    // (row n gate row_gate(n) of unit row_unit(n)); with WREG whole rows (HYBRID: the first
+    // REG_ROWS, then the others as a shared-memory tile), row n gate n / UNITS
     // of unit n % UNITS.
     const size_t tile_bytes = (size_t)ROWS * HID * 2;
     std::vector<unsigned char> tiles((size_t)BLOCKS * tile_bytes);
     std::vector<float> bias_blk((size_t)BLOCKS * ROWS);
     for (int b = 0; b < BLOCKS; ++b)
         for (int n = 0; n < ROWS; ++n) {
-            const int gate = WREG ? n / UNITS : row_gate(n), unit = WREG ? n % UNITS : row_unit(n);
+            const int gate = HALF_K ? n / UNITS : row_gate(n), unit = HALF_K ? n % UNITS : row_unit(n);
             const size_t row = (size_t)gate * HID + UNITS * b + unit;
             bias_blk[(size_t)b * ROWS + n] = bias[row];
             for (int k = 0; k < HID; ++k) {
-                const size_t at = WREG ? ((size_t)n * HID + k) * 2 : w_offset(n, k);
+                const size_t at = (WREG || (HYBRID && n < REG_ROWS)) ? ((size_t)n * HID + k) * 2
+                                  : HYBRID ? (size_t)REG_ROWS * HID * 2 + w_offset(n - REG_ROWS, k)
+                                           : w_offset(n, k);
                 memcpy(&tiles[(size_t)b * tile_bytes + at], &w[row * HID + k], 2);
             }
         }
@@ -645,9 +827,9 @@ int main(int argc, char** argv) {
     cfg.numAttrs = 1;
     int clusters = 0;
     CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
-    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d cluster=%d (resident clusters %d) smem=%zu "
+    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d HYBRID=%d cluster=%d (resident clusters %d) smem=%zu "
            "mode=%d swap=%d\n",
-           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, cs, clusters, smem, mode, swap);
+           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, HYBRID, cs, clusters, smem, mode, swap);
     if (clusters * cs < GRID_BLOCKS) {
         fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
         return 1;
@@ -754,7 +936,7 @@ int main(int argc, char** argv) {
         }
     }
     std::sort(times.begin() + 1, times.end());
-    printf("WREG %d mode %d cluster %d: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", WREG, mode, cs,
+    printf("WREG %d HYBRID %d mode %d cluster %d: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", WREG, HYBRID, mode, cs,
            1e6 * times[3] / steps, steps, 1e6 * times[1] / steps, 1e6 * times.back() / steps);
     return 0;
 }

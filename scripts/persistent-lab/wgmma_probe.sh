@@ -3,7 +3,9 @@
 # target) into DIR/wp-NAME; `wgmma_probe.sh run DIR` on the GPU machine runs each: mode 1 (the
 # whole step, checked against the f64 reference) in clusters of 1, 2 and 4, then mode 0 (products
 # and gate math alone) and mode 2 (the exchange alone) in clusters of 1, 2 and 4. The -g2
-# variants run the batch in two groups of 64 samples on 64 blocks each (-DGROUPS=2).
+# variants run the batch in two groups of 64 samples on 64 blocks each (-DGROUPS=2); the -g4-hybrid
+# ones in four groups of 32 samples on 32 blocks each, half of each block's rows in registers
+# (-DHYBRID=1, clusters of 1 only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -24,13 +26,17 @@ variants=(
   "lstm-g2-kc128-whole:-DGROUPS=2 -DKC=128 -DNSLOT=6 -DFENCE_ONCE=1 -DWHOLE_CHUNKS=1"
   "gru-g2:-DCELL_GRU -DGROUPS=2"
   "gru-g2-kc128-s6:-DCELL_GRU -DGROUPS=2 -DKC=128 -DNSLOT=6"
+  "lstm-g4-hybrid:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
+  "lstm-g4-hybrid-kc128:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8"
 )
 case $what in
 build)
+  # Optional third argument: the variants to build (a regular expression on their names).
   set -e
   mkdir -p "$dir"
   for v in "${variants[@]}"; do
     name=${v%%:*} flags=${v#*:}
+    [[ $name =~ ^(${3:-.*})$ ]] || continue
     # shellcheck disable=SC2086
     nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a $flags "$here/wgmma_probe.cu" -o "$dir/wp-$name"
   done
@@ -41,13 +47,15 @@ run)
     name=${v%%:*}
     [[ $name =~ ^(${3:-.*})$ ]] || continue
     echo "== $name"
-    for cs in 1 2 4; do timeout 20 "$dir/wp-$name" 300 1 $cs 3; done
+    clusters="1 2 4"
+    [[ $name == *hybrid* ]] && clusters=1
+    for cs in $clusters; do timeout 20 "$dir/wp-$name" 300 1 $cs 3; done
     timeout 20 "$dir/wp-$name" 300 0 1 0
-    for cs in 1 2 4; do timeout 20 "$dir/wp-$name" 300 2 $cs 0; done
+    for cs in $clusters; do timeout 20 "$dir/wp-$name" 300 2 $cs 0; done
   done
   ;;
 *)
-  echo "usage: wgmma_probe.sh build|run DIR" >&2
+  echo "usage: wgmma_probe.sh build|run DIR [variants: a regular expression]" >&2
   exit 2
   ;;
 esac

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine, the wgmma probe's variants built here by
-# `scripts/persistent-lab/wgmma_probe.sh build DIR 'lstm-g4-hybrid.*|lstm-g2-kc128'`:
+# `scripts/persistent-lab/wgmma_probe.sh build DIR '.*-g4-hybrid.*|lstm-g2-kc128|gru-g2-kc128-s6'`:
 #   probe:     each variant's whole step (checked against the f64 reference), products alone and
 #              exchange alone (wgmma_probe.sh run) into OUT/probe.log;
-#   sanitize:  compute-sanitizer memcheck, racecheck and synccheck on the hybrid's whole step, 4
-#              steps (OUT/sanitize.log, the logs in OUT/sanitize.tgz).
+#   sanitize:  compute-sanitizer memcheck, racecheck and synccheck on the hybrids' whole step
+#              (LSTM and GRU), 4 steps (OUT/sanitize.log, the logs in OUT/sanitize.tgz).
 #   results/2026-11-30-h200-wgmma-hybrid/run.sh DIR OUT probe|sanitize
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,11 +15,11 @@ for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 case $PART in
 probe)
-  bash scripts/persistent-lab/wgmma_probe.sh run "$D" 'lstm-g4-hybrid.*|lstm-g2-kc128' 2>&1 | tee "$OUT/probe.log"
+  bash scripts/persistent-lab/wgmma_probe.sh run "$D" '.*-g4-hybrid.*|lstm-g2-kc128|gru-g2-kc128-s6' 2>&1 | tee "$OUT/probe.log"
   ;;
 sanitize)
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-  for v in lstm-g4-hybrid lstm-g4-hybrid-kc128; do
+  for v in lstm-g4-hybrid gru-g4-hybrid; do
     for tool in memcheck racecheck synccheck; do
       log="$OUT/cs-$tool-$v.log"
       timeout 150 "$CS" --tool $tool --print-limit 20 "$D/wp-$v" 4 1 1 3 > "$log" 2>&1

@@ -43,7 +43,7 @@
 //
 // -DCELL_GRU makes the step a GRU's (48 rows a block of 16 units; not with WREG).
 //
-// -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32, an LSTM): the batch in four groups of 32 samples, each on
+// -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32): the batch in four groups of 32 samples, each on
 // 32 blocks of 32 units (128 blocks in all), so that each block reads only 64 KB of h_{t-1} a step
 // (8 MB of L2 a step in all, half of two groups'), where the exchange alone of 8 MB took about
 // 3.7 µs (results/2026-11-29-h200-batch128-exchange/ §1, batch 32). Four copies of W_hh (32 MB)
@@ -53,7 +53,9 @@
 // thread, mma.sync's A fragments), rows 64-127 from shared memory; the halves are summed through
 // shared memory before the gate math (a thread: 2 units of 2 samples). The ring holds all of
 // h_{t-1} (-DNSLOT=CHUNKS, required) and thread 0 issues its loads at the start of each step: no
-// loading warp, so that 8 warps keep up to 255 registers a thread (a ninth caps them at 168).
+// loading warp, so that 8 warps keep up to 255 registers a thread (a ninth caps them at 168). A
+// GRU's 96 gate rows (with -DCELL_GRU) take rows 64-95 from shared memory, padded with zero rows to
+// wgmma's 64 (HROWS: the rows multiplied).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DCELL_GRU] [-DUNITS=8]
 //     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] [-DGROUPS=2]
@@ -118,8 +120,8 @@
 #if GROUPS > 1 && !HYBRID && (WREG || UNITS != 16)
 #error "GROUPS takes 16 units a block with the weights in shared memory"
 #endif
-#if HYBRID && (GROUPS != 4 || UNITS != 32 || GATES != 4)
-#error "HYBRID takes an LSTM's batch in 4 groups, 32 units a block"
+#if HYBRID && (GROUPS != 4 || UNITS != 32)
+#error "HYBRID takes the batch in 4 groups, 32 units a block"
 #endif
 #define WN (ROWS / NSPLIT)            // a warpgroup's rows: wgmma's N
 #define UHW (UH / NSPLIT)             // a warpgroup's unit halves
@@ -165,10 +167,12 @@
 #endif
 #define CHUNK_BYTES (GB * KC * 2)
 #define REG_ROWS 64                   // WREG, HYBRID: the rows in registers (wgmma's M)
+// The rows a block multiplies and keeps, a tile's (HYBRID: two of wgmma's 64, zeros past ROWS).
+#define HROWS (HYBRID ? 2 * REG_ROWS : ROWS)
 #if HALF_K
-#define W_BYTES ((ROWS - REG_ROWS) * HID * 2)  // the rest in shared memory (HYBRID)
+#define W_BYTES ((HROWS - REG_ROWS) * HID * 2)  // the rest in shared memory (HYBRID)
 #define RP (GB + 4)                   // a row of the reduction's f32 sums (floats)
-#define RED_BYTES (ROWS * RP * 4)
+#define RED_BYTES (HROWS * RP * 4)
 #define KSTEPS_HALF (HID / 32)        // k-steps of a warpgroup's half of K
 #else
 #define W_BYTES (ROWS * HID * 2)
@@ -367,7 +371,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     // A), then the two halves of K's sums (WREG, HYBRID).
     unsigned char* w_tile = smem;
     float* red = (float*)(smem + W_BYTES);
-    (void)red;
+    (void)w_tile, (void)red;
     unsigned char* slots = smem + W_BYTES + RED_BYTES;
     u64* full = (u64*)(slots + NSLOT * CHUNK_BYTES);
     u64* empty = full + NSLOT;
@@ -382,7 +386,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
 #if !WREG
     // The weight tile, 16 bytes a thread at a time (HYBRID: behind the rows in registers).
     {
-        const size_t tile = (size_t)ROWS * HID * 2, regs = HYBRID ? (size_t)REG_ROWS * HID * 2 : 0;
+        const size_t tile = (size_t)HROWS * HID * 2, regs = HYBRID ? (size_t)REG_ROWS * HID * 2 : 0;
         const uint4* src = (const uint4*)(a.w + (size_t)blk * tile + regs);
         uint4* dst = (uint4*)w_tile;
         for (int i = tid; i < W_BYTES / 16; i += THREADS) dst[i] = src[i];
@@ -549,7 +553,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // 16 wq + r0 + 8 h, column (sample) 8 j + 2 q + x in [4 j + 2 h + x].
         u32 wa[KSTEPS_HALF][4];
         {
-            const u16* wr = (const u16*)a.w + (size_t)blk * ROWS * HID;
+            const u16* wr = (const u16*)a.w + (size_t)blk * HROWS * HID;
 #pragma unroll
             for (int j = 0; j < KSTEPS_HALF; ++j) {
                 const int k = (HID / 2) * g + 16 * j + 2 * q;
@@ -564,11 +568,21 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         const u32 w_base = smem_addr(w_tile);
         // Gate math: thread tid units 2 (tid % 16), + 1 of samples tid / 16 + 16 p.
         const int up = tid % 16, m_first = tid / 16;
+        // An LSTM's c; a GRU's h_{t-1} in f32, from h_0.
         float bias[GATES][2], c_state[GB / 16][2] = {};
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt)
 #pragma unroll
             for (int x = 0; x < 2; ++x) bias[gt][x] = a.bias[blk * ROWS + UNITS * gt + 2 * up + x];
+#ifdef CELL_GRU
+#pragma unroll
+        for (int p = 0; p < GB / 16; ++p) {
+            const int m = m_first + 16 * p, k = UNITS * blk + 2 * up;
+            const u32 two = *(const u32*)(h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC));
+            c_state[p][0] = to_f((u16)(two & 0xffff));
+            c_state[p][1] = to_f((u16)(two >> 16));
+        }
+#endif
         float d[16], e[16];
         for (int t = 0; t < a.steps; ++t) {
             if (tid == 0) stamp(t, 0);
@@ -639,11 +653,15 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 u16 hv[2];
 #pragma unroll
                 for (int x = 0; x < 2; ++x) {
-                    float pre[GATES], gate[GATES], saved[CELL_SAVED];
+                    // A split gate's recurrent product goes to the cell apart (`rec`).
+                    float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
 #pragma unroll
-                    for (int gt = 0; gt < GATES; ++gt)
-                        pre[gt] = (products ? red[(UNITS * gt + 2 * up + x) * RP + m] : 0.f) + bias[gt][x];
-                    hv[x] = from_f(cell_forward(pre, 0.f, gate, c_state[p][x], saved));
+                    for (int gt = 0; gt < GATES; ++gt) {
+                        const float acc = products ? red[(UNITS * gt + 2 * up + x) * RP + m] : 0.f;
+                        pre[gt] = bias[gt][x] + (gt == SPLIT_GATE ? 0.f : acc);
+                        if (gt == SPLIT_GATE) rec = acc;
+                    }
+                    hv[x] = from_f(cell_forward(pre, rec, gate, c_state[p][x], saved));
                 }
                 const int k = UNITS * blk + 2 * up;
                 *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
@@ -778,7 +796,7 @@ int main(int argc, char** argv) {
     // (row n gate row_gate(n) of unit row_unit(n)); with WREG whole rows (HYBRID: the first
     // REG_ROWS, then the others as a shared-memory tile), row n gate n / UNITS
     // of unit n % UNITS.
-    const size_t tile_bytes = (size_t)ROWS * HID * 2;
+    const size_t tile_bytes = (size_t)HROWS * HID * 2;  // (zeros past ROWS: HYBRID's padding)
     std::vector<unsigned char> tiles((size_t)BLOCKS * tile_bytes);
     std::vector<float> bias_blk((size_t)BLOCKS * ROWS);
     for (int b = 0; b < BLOCKS; ++b)

@@ -28,6 +28,8 @@ variants=(
   "gru-g2-kc128-s6:-DCELL_GRU -DGROUPS=2 -DKC=128 -DNSLOT=6"
   "lstm-g4-hybrid:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
   "lstm-g4-hybrid-kc128:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8"
+  "gru-g4-hybrid:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
+  "gru-g4-hybrid-kc128:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8"
 )
 case $what in
 build)

@@ -322,6 +322,36 @@ __device__ __forceinline__ void wgmma_areg_n128(float (&d)[64], const u32 (&a)[4
 }
 #endif
 
+#if HALF_K
+// Warpgroup g's half of K of rows 16 wq + r0 (+ 8) of the rows at `wr` (whole rows of HID),
+// mma.sync's A fragments (lane r0 * 4 + q).
+__device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const u16* wr, int g, int wq, int r0,
+                                               int q) {
+#pragma unroll
+    for (int j = 0; j < KSTEPS_HALF; ++j) {
+        const int k = (HID / 2) * g + 16 * j + 2 * q;
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+            const int row = 16 * wq + r0 + 8 * (x & 1), col = k + 8 * (x >> 1);
+            wa[j][x] = *(const u32*)(wr + (size_t)row * HID + col);
+        }
+    }
+}
+// A warpgroup's accumulators of J column tiles (row 16 wq + r0 + 8 h, column 8 j + 2 q + x in
+// d[4 j + 2 h + x]) written into the reduction's rows row0.., or with ADD added to what is there.
+template <int J, bool ADD>
+__device__ __forceinline__ void to_sums(float* red, const float (&d)[4 * J], int row0, int wq, int r0, int q) {
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            float2* at = (float2*)(red + (row0 + 16 * wq + r0 + 8 * hh) * RP + 8 * j + 2 * q);
+            const float2 o = ADD ? *at : make_float2(0.f, 0.f);
+            *at = make_float2(o.x + d[4 * j + 2 * hh], o.y + d[4 * j + 2 * hh + 1]);
+        }
+}
+#endif
+
 // Where chunk `i` of step t's issue order goes: its columns (K chunk `kc`), its slot, and which
 // fill of that slot it is. Without WREG every warp multiplies every chunk, in K's order, through
 // one ring of NSLOT slots; with WREG warpgroup g multiplies only its half of K, chunks in turn
@@ -461,18 +491,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // Warpgroup g: rows 16 wq + r0 (+ 8) of its half of K, mma.sync's A fragments; the
         // accumulators' row 16 wq + r0 + 8 h, column (sample) 8 j + 2 q + e in d[4 j + 2 h + e].
         u32 wa[KSTEPS_HALF][4];
-        {
-            const u16* wr = (const u16*)a.w + (size_t)blk * ROWS * HID;
-#pragma unroll
-            for (int j = 0; j < KSTEPS_HALF; ++j) {
-                const int k = (HID / 2) * g + 16 * j + 2 * q;
-#pragma unroll
-                for (int x = 0; x < 4; ++x) {
-                    const int row = 16 * wq + r0 + 8 * (x & 1), col = k + 8 * (x >> 1);
-                    wa[j][x] = *(const u32*)(wr + (size_t)row * HID + col);
-                }
-            }
-        }
+        load_fragments(wa, (const u16*)a.w + (size_t)blk * ROWS * HID, g, wq, r0, q);
         // Gate math: thread tid the unit pair tid % 8 of samples tid / 8 + 32 p.
         const int up = tid % 8;
         float bias[GATES][2], c_state[BATCH / 32][2] = {};
@@ -507,23 +526,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             }
             if (tid == 0) stamp(t, 2);
             // The two halves of K summed through shared memory, then the gate math from there.
-            if (products && g == 1)
-#pragma unroll
-                for (int j = 0; j < 16; ++j)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h)
-                        *(float2*)(red + (16 * wq + r0 + 8 * h) * RP + 8 * j + 2 * q) =
-                            make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            if (products && g == 1) to_sums<16, false>(red, d, 0, wq, r0, q);
             named_sync(2, CONSUMERS);
-            if (products && g == 0)
-#pragma unroll
-                for (int j = 0; j < 16; ++j)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        float2* at = (float2*)(red + (16 * wq + r0 + 8 * h) * RP + 8 * j + 2 * q);
-                        const float2 o = *at;
-                        *at = make_float2(o.x + d[4 * j + 2 * h], o.y + d[4 * j + 2 * h + 1]);
-                    }
+            if (products && g == 0) to_sums<16, true>(red, d, 0, wq, r0, q);
             named_sync(2, CONSUMERS);
             unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
@@ -552,18 +557,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // fragments; the accumulators d (register rows) and e (rows REG_ROWS + ..): row
         // 16 wq + r0 + 8 h, column (sample) 8 j + 2 q + x in [4 j + 2 h + x].
         u32 wa[KSTEPS_HALF][4];
-        {
-            const u16* wr = (const u16*)a.w + (size_t)blk * HROWS * HID;
-#pragma unroll
-            for (int j = 0; j < KSTEPS_HALF; ++j) {
-                const int k = (HID / 2) * g + 16 * j + 2 * q;
-#pragma unroll
-                for (int x = 0; x < 4; ++x) {
-                    const int row = 16 * wq + r0 + 8 * (x & 1), col = k + 8 * (x >> 1);
-                    wa[j][x] = *(const u32*)(wr + (size_t)row * HID + col);
-                }
-            }
-        }
+        load_fragments(wa, (const u16*)a.w + (size_t)blk * HROWS * HID, g, wq, r0, q);
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
         const u32 w_base = smem_addr(w_tile);
         // Gate math: thread tid units 2 (tid % 16), + 1 of samples tid / 16 + 16 p.
@@ -621,30 +615,15 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             if (products) wgmma_wait<0>();
             if (tid == 0) stamp(t, 2);
             // The two halves of K summed through shared memory, then the gate math from there.
-            if (products && g == 1)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int hh = 0; hh < 2; ++hh) {
-                        const int row = 16 * wq + r0 + 8 * hh, col = 8 * j + 2 * q;
-                        *(float2*)(red + row * RP + col) = make_float2(d[4 * j + 2 * hh], d[4 * j + 2 * hh + 1]);
-                        *(float2*)(red + (REG_ROWS + row) * RP + col) =
-                            make_float2(e[4 * j + 2 * hh], e[4 * j + 2 * hh + 1]);
-                    }
+            if (products && g == 1) {
+                to_sums<4, false>(red, d, 0, wq, r0, q);
+                to_sums<4, false>(red, e, REG_ROWS, wq, r0, q);
+            }
             named_sync(2, CONSUMERS);
-            if (products && g == 0)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int hh = 0; hh < 2; ++hh) {
-                        const int row = 16 * wq + r0 + 8 * hh, col = 8 * j + 2 * q;
-                        float2* at = (float2*)(red + row * RP + col);
-                        float2 o = *at;
-                        *at = make_float2(o.x + d[4 * j + 2 * hh], o.y + d[4 * j + 2 * hh + 1]);
-                        at = (float2*)(red + (REG_ROWS + row) * RP + col);
-                        o = *at;
-                        *at = make_float2(o.x + e[4 * j + 2 * hh], o.y + e[4 * j + 2 * hh + 1]);
-                    }
+            if (products && g == 0) {
+                to_sums<4, true>(red, d, 0, wq, r0, q);
+                to_sums<4, true>(red, e, REG_ROWS, wq, r0, q);
+            }
             named_sync(2, CONSUMERS);
             unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll

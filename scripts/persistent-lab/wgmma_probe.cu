@@ -228,6 +228,17 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+// d (+)= A (64 x 16, descriptor a) x B (16 x 32, descriptor b); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], u64 a, u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
 // d (+)= A (64 x 16, descriptor a) x B (16 x ROWS, descriptor b); scale_d 0 overwrites d.
 __device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int scale_d) {
 #if WN == 24
@@ -240,14 +251,7 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
         : "l"(a), "l"(b), "r"(scale_d));
 #elif WN == 32
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(a), "l"(b), "r"(scale_d));
+    wgmma_ss_n32(d, a, b, scale_d);
 #elif WN == 48
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %26, 0;\n\t"
@@ -284,17 +288,6 @@ __device__ __forceinline__ void wgmma_areg_n32(float (&d)[16], const u32 (&a)[4]
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
-}
-// d (+)= A (64 x 16, descriptor a) x B (16 x 32, descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], u64 a, u64 b, int scale_d) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(a), "l"(b), "r"(scale_d));
 }
 #endif
 
@@ -349,6 +342,39 @@ __device__ __forceinline__ void to_sums(float* red, const float (&d)[4 * J], int
             const float2 o = ADD ? *at : make_float2(0.f, 0.f);
             *at = make_float2(o.x + d[4 * j + 2 * hh], o.y + d[4 * j + 2 * hh + 1]);
         }
+}
+#endif
+
+// The cell's step for one unit of one sample from its gate rows' products and biases (a split
+// gate's recurrent product goes to the cell apart, `rec`): h_t in bf16, the carried state updated.
+__device__ __forceinline__ u16 cell_step(const float (&acc)[GATES], const float (&bias)[GATES], float& state) {
+    float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
+#pragma unroll
+    for (int gt = 0; gt < GATES; ++gt) {
+        pre[gt] = bias[gt] + (gt == SPLIT_GATE ? 0.f : acc[gt]);
+        if (gt == SPLIT_GATE) rec = acc[gt];
+    }
+    return from_f(cell_forward(pre, rec, gate, state, saved));
+}
+
+#if HALF_K
+// Units 2 up and 2 up + 1 of the block's sample m from the reduction's sums (`products`: else
+// zeros) and their biases: their cell steps, then h_t's 4-byte store into `out` (a step's chunks).
+__device__ __forceinline__ void pair_from_sums(const float* red, const float (&bias)[GATES][2], float (&state)[2],
+                                               int up, int m, int blk, unsigned char* out, bool products) {
+    u16 hv[2];
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+        float acc[GATES], b[GATES];
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt) {
+            acc[gt] = products ? red[(UNITS * gt + 2 * up + x) * RP + m] : 0.f;
+            b[gt] = bias[gt][x];
+        }
+        hv[x] = cell_step(acc, b, state[x]);
+    }
+    const int k = UNITS * blk + 2 * up;
+    *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
 }
 #endif
 
@@ -532,20 +558,8 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             named_sync(2, CONSUMERS);
             unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
-            for (int p = 0; p < BATCH / 32; ++p) {
-                const int m = tid / 8 + 32 * p;
-                u16 hv[2];
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    float pre[GATES], gate[GATES], saved[CELL_SAVED];
-#pragma unroll
-                    for (int gt = 0; gt < GATES; ++gt)
-                        pre[gt] = (products ? red[(UNITS * gt + 2 * up + e) * RP + m] : 0.f) + bias[gt][e];
-                    hv[e] = from_f(cell_forward(pre, 0.f, gate, c_state[p][e], saved));
-                }
-                const int k = UNITS * blk + 2 * up;
-                *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
-            }
+            for (int p = 0; p < BATCH / 32; ++p)
+                pair_from_sums(red, bias, c_state[p], up, tid / 8 + 32 * p, blk, out, products);
             if (tid == 0) stamp(t, 3);
             // Every thread has read the sums before the next step's overwrite them.
             named_sync(1, CONSUMERS);
@@ -627,24 +641,8 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             named_sync(2, CONSUMERS);
             unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
 #pragma unroll
-            for (int p = 0; p < GB / 16; ++p) {
-                const int m = m_first + 16 * p;
-                u16 hv[2];
-#pragma unroll
-                for (int x = 0; x < 2; ++x) {
-                    // A split gate's recurrent product goes to the cell apart (`rec`).
-                    float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
-#pragma unroll
-                    for (int gt = 0; gt < GATES; ++gt) {
-                        const float acc = products ? red[(UNITS * gt + 2 * up + x) * RP + m] : 0.f;
-                        pre[gt] = bias[gt][x] + (gt == SPLIT_GATE ? 0.f : acc);
-                        if (gt == SPLIT_GATE) rec = acc;
-                    }
-                    hv[x] = from_f(cell_forward(pre, rec, gate, c_state[p][x], saved));
-                }
-                const int k = UNITS * blk + 2 * up;
-                *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
-            }
+            for (int p = 0; p < GB / 16; ++p)
+                pair_from_sums(red, bias, c_state[p], up, m_first + 16 * p, blk, out, products);
             if (tid == 0) stamp(t, 3);
             // Every thread has read the sums and the slots before the next step's overwrite them.
             named_sync(1, CONSUMERS);
@@ -717,15 +715,13 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     u16 hv[2];
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        // A split gate's recurrent product goes to the cell apart (`rec`).
-                        float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
+                        float acc[GATES], b[GATES];
 #pragma unroll
                         for (int gt = 0; gt < GATES; ++gt) {
-                            const float acc = products ? d[4 * (GATES * u + gt) + 2 * hh + e] : 0.f;
-                            pre[gt] = bias[gt][u][e] + (gt == SPLIT_GATE ? 0.f : acc);
-                            if (gt == SPLIT_GATE) rec = acc;
+                            acc[gt] = products ? d[4 * (GATES * u + gt) + 2 * hh + e] : 0.f;
+                            b[gt] = bias[gt][u][e];
                         }
-                        hv[e] = from_f(cell_forward(pre, rec, gate, state[hh][u][e], saved));
+                        hv[e] = cell_step(acc, b, state[hh][u][e]);
                     }
                     // Units 16 blk + 8 (uh0 + u) + 2 q, + 1: one 4-byte store.
                     const int k = UNITS * blk + 8 * (uh0 + u) + 2 * q;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, the wgmma probe's variants built here by
-# `scripts/persistent-lab/wgmma_probe.sh build DIR '.*-g4-hybrid.*|lstm-g2-kc128|gru-g2-kc128-s6'`:
+# `scripts/persistent-lab/wgmma_probe.sh build DIR '.*-hybrid.*|lstm-g2-kc128|gru-g2-kc128-s6'`:
 #   probe:     each variant's whole step (checked against the f64 reference), products alone and
 #              exchange alone (wgmma_probe.sh run) into OUT/probe.log;
 #   sanitize:  compute-sanitizer memcheck, racecheck and synccheck on the hybrids' whole step
@@ -15,7 +15,7 @@ for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 case $PART in
 probe)
-  bash scripts/persistent-lab/wgmma_probe.sh run "$D" '.*-g4-hybrid.*|lstm-g2-kc128|gru-g2-kc128-s6' 2>&1 | tee "$OUT/probe.log"
+  bash scripts/persistent-lab/wgmma_probe.sh run "$D" '.*-hybrid.*|lstm-g2-kc128|gru-g2-kc128-s6' 2>&1 | tee "$OUT/probe.log"
   ;;
 sanitize)
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)

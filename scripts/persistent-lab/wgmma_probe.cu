@@ -43,19 +43,21 @@
 //
 // -DCELL_GRU makes the step a GRU's (48 rows a block of 16 units; not with WREG).
 //
-// -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32): the batch in four groups of 32 samples, each on
-// 32 blocks of 32 units (128 blocks in all), so that each block reads only 64 KB of h_{t-1} a step
+// -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32): the batch in four groups of 32 samples, each on 32
+// blocks of 32 units (128 blocks in all), so that each block reads only 64 KB of h_{t-1} a step
 // (8 MB of L2 a step in all, half of two groups'), where the exchange alone of 8 MB took about
-// 3.7 µs (results/2026-11-29-h200-batch128-exchange/ §1, batch 32). Four copies of W_hh (32 MB)
-// do not fit in shared memory: each block keeps 128 KB of its 256 KB of rows in registers. The
-// weights are wgmma's A (M: 64 gate rows), h its B (N: the group's 32 samples), m64n32k16. Each
-// consumer warpgroup takes half of K (its own ring, as WREG): rows 0-63 from registers (128 a
-// thread, mma.sync's A fragments), rows 64-127 from shared memory; the halves are summed through
-// shared memory before the gate math (a thread: 2 units of 2 samples). The ring holds all of
-// h_{t-1} (-DNSLOT=CHUNKS, required) and thread 0 issues its loads at the start of each step: no
-// loading warp, so that 8 warps keep up to 255 registers a thread (a ninth caps them at 168). A
-// GRU's 96 gate rows (with -DCELL_GRU) take rows 64-95 from shared memory, padded with zero rows to
-// wgmma's 64 (HROWS: the rows multiplied).
+// 3.7 µs (results/2026-11-29-h200-batch128-exchange/ §1, batch 32). With -DBATCH=32 -DGROUPS=1
+// instead, the grid's [*, 32, 1024]: one group on 32 blocks, 2 MB a step, where the library's
+// two groups on 128 blocks read 4. Four copies of W_hh (32 MB) do not fit in shared memory: each
+// block keeps 128 KB of its 256 KB of rows in registers. The weights are wgmma's A (M: 64 gate
+// rows), h its B (N: the group's 32 samples), m64n32k16. Each consumer warpgroup takes half of K
+// (its own ring, as WREG): rows 0-63 from registers (128 a thread, mma.sync's A fragments), rows
+// 64-127 from shared memory; the halves are summed through shared memory before the gate math (a
+// thread: 2 units of 2 samples). The ring holds all of h_{t-1} (-DNSLOT=CHUNKS, required) and
+// thread 0 issues its loads at the start of each step: no loading warp, so that 8 warps keep up
+// to 255 registers a thread (a ninth caps them at 168). A GRU's 96 gate rows (with -DCELL_GRU)
+// take rows 64-95 from shared memory, padded with zero rows to wgmma's 64 (HROWS: the rows
+// multiplied).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DCELL_GRU] [-DUNITS=8]
 //     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] [-DGROUPS=2]
@@ -71,7 +73,9 @@
 #include <vector>
 
 #define HID 1024
-#define BATCH 128
+#ifndef BATCH
+#define BATCH 128                     // (HYBRID also takes 32 or 64: a group of 32 samples each)
+#endif
 #define ELEM_BF16 1
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
 // (common.cuh's tile fills count a block's threads by NWARPS; this probe sets its own THREADS.)
@@ -115,13 +119,13 @@
 #elif GB == 32 && HYBRID
 #define NSPLIT 1                      // (HYBRID: warpgroup g every row and sample, half of K)
 #else
-#error "GROUPS 1 or 2 (4 with HYBRID)"
+#error "GROUPS 1 or 2 (groups of 32 samples with HYBRID)"
 #endif
 #if GROUPS > 1 && !HYBRID && (WREG || UNITS != 16)
 #error "GROUPS takes 16 units a block with the weights in shared memory"
 #endif
-#if HYBRID && (GROUPS != 4 || UNITS != 32)
-#error "HYBRID takes the batch in 4 groups, 32 units a block"
+#if HYBRID ? (GB != 32 || UNITS != 32) : BATCH != 128
+#error "HYBRID takes the batch in groups of 32 samples, 32 units a block; the others batch 128"
 #endif
 #define WN (ROWS / NSPLIT)            // a warpgroup's rows: wgmma's N
 #define UHW (UH / NSPLIT)             // a warpgroup's unit halves

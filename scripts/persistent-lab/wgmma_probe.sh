@@ -5,7 +5,7 @@
 # and gate math alone) and mode 2 (the exchange alone) in clusters of 1, 2 and 4. The -g2
 # variants run the batch in two groups of 64 samples on 64 blocks each (-DGROUPS=2); the -g4-hybrid
 # ones in four groups of 32 samples on 32 blocks each, half of each block's rows in registers
-# (-DHYBRID=1, clusters of 1 only).
+# (-DHYBRID=1, clusters of 1 only); the -b32-hybrid ones the same at batch 32 (one group).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -30,6 +30,8 @@ variants=(
   "lstm-g4-hybrid-kc128:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8"
   "gru-g4-hybrid:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
   "gru-g4-hybrid-kc128:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8"
+  "lstm-b32-hybrid:-DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
+  "gru-b32-hybrid:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
 )
 case $what in
 build)

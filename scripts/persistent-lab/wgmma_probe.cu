@@ -57,7 +57,10 @@
 // thread 0 issues its loads at the start of each step: no loading warp, so that 8 warps keep up
 // to 255 registers a thread (a ninth caps them at 168). A GRU's 96 gate rows (with -DCELL_GRU)
 // take rows 64-95 from shared memory, padded with zero rows to wgmma's 64 (HROWS: the rows
-// multiplied).
+// multiplied). With -DFULL=1 the hybrid's step is also a layer's forward's: it adds each step's
+// input projection (`xg`, [T, B, GATES * H] half elements, copied into shared memory while the
+// products run: the registers are full) to the pre-activations and writes h_t to `y` ([T, B, H])
+// besides the exchange, as the library's inference forward does (the reference adds the same xg).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a [-DCELL_GRU] [-DUNITS=8]
 //     [-DKC=128 -DNSLOT=3] [-DWREG=1 -DNSLOT=8] [-DGROUPS=2]
@@ -97,6 +100,12 @@
 #endif
 #ifndef HYBRID
 #define HYBRID 0
+#endif
+#ifndef FULL
+#define FULL 0
+#endif
+#if FULL && !HYBRID
+#error "FULL takes HYBRID"
 #endif
 #if UNITS != 16 && UNITS != 8 && !(HYBRID && UNITS == 32)
 #error "UNITS 16 or 8 (32 with HYBRID)"
@@ -364,8 +373,11 @@ __device__ __forceinline__ u16 cell_step(const float (&acc)[GATES], const float 
 #if HALF_K
 // Units 2 up and 2 up + 1 of the block's sample m from the reduction's sums (`products`: else
 // zeros) and their biases: their cell steps, then h_t's 4-byte store into `out` (a step's chunks).
+// With `xg` (FULL), each gate's input projection of the pair (two half elements) is added to its
+// bias, and the pair also goes to `y_row` (the sample's row of y).
 __device__ __forceinline__ void pair_from_sums(const float* red, const float (&bias)[GATES][2], float (&state)[2],
-                                               int up, int m, int blk, unsigned char* out, bool products) {
+                                               int up, int m, int blk, unsigned char* out, bool products,
+                                               const u32 (*xg)[GATES] = nullptr, u16* y_row = nullptr) {
     u16 hv[2];
 #pragma unroll
     for (int x = 0; x < 2; ++x) {
@@ -373,12 +385,14 @@ __device__ __forceinline__ void pair_from_sums(const float* red, const float (&b
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt) {
             acc[gt] = products ? red[(UNITS * gt + 2 * up + x) * RP + m] : 0.f;
-            b[gt] = bias[gt][x];
+            b[gt] = bias[gt][x] + (xg ? to_f((u16)((*xg)[gt] >> (16 * x))) : 0.f);
         }
         hv[x] = cell_step(acc, b, state[x]);
     }
     const int k = UNITS * blk + 2 * up;
-    *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = (u32)hv[0] | ((u32)hv[1] << 16);
+    const u32 two = (u32)hv[0] | ((u32)hv[1] << 16);
+    *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = two;
+    if (y_row) *(u32*)(y_row + k) = two;
 }
 #endif
 
@@ -422,6 +436,8 @@ struct Args {
     unsigned char* h;         // [GROUPS][2][CHUNKS][CHUNK_BYTES]: h_{t-1} of step t at parity t & 1
     u32* counter;             // each group's barrier count at counter[32 group] (0 at launch)
     int steps, swap;
+    const u16* xg;            // FULL: [steps][BATCH][GATES * HID], the input projection
+    u16* y;                   // FULL: [steps][BATCH][HID], the outputs
 };
 
 template <int MODE>
@@ -435,6 +451,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     unsigned char* slots = smem + W_BYTES + RED_BYTES;
     u64* full = (u64*)(slots + NSLOT * CHUNK_BYTES);
     u64* empty = full + NSLOT;
+    // FULL: each consumer thread's slots of the step's input projection ([pair p][gate][thread]).
+    u32* xs = (u32*)(empty + NSLOT);
+    (void)xs;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const u32 rank = ctarank(), cs = cluster_nctarank();
     const int blk = blockIdx.x % BLOCKS, group = blockIdx.x / BLOCKS;
@@ -612,6 +631,18 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 }
             }
             __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
+#if FULL
+            // This step's input projection of the thread's pairs into its shared-memory slots,
+            // in flight during the products (registers are full).
+#pragma unroll
+            for (int p = 0; p < GB / 16; ++p)
+#pragma unroll
+                for (int gt = 0; gt < GATES; ++gt)
+                    cp_async_bytes<4>((u16*)(xs + (p * GATES + gt) * CONSUMERS + tid),
+                                      a.xg + ((size_t)t * BATCH + group * GB + m_first + 16 * p) * GH + gt * HID +
+                                          UNITS * blk + 2 * up);
+            cp_async_commit();
+#endif
 #pragma unroll
             for (int ii = 0; ii < CHUNKS / 2; ++ii) {
                 const Fill f = fill_of(t, 2 * ii + g);
@@ -644,9 +675,21 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             }
             named_sync(2, CONSUMERS);
             unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
+#if FULL
+            cp_async_wait_all();
+#endif
 #pragma unroll
-            for (int p = 0; p < GB / 16; ++p)
+            for (int p = 0; p < GB / 16; ++p) {
+#if FULL
+                u32 xv[GATES];
+#pragma unroll
+                for (int gt = 0; gt < GATES; ++gt) xv[gt] = xs[(p * GATES + gt) * CONSUMERS + tid];
+                u16* y_row = a.y + ((size_t)t * BATCH + group * GB + m_first + 16 * p) * HID;
+                pair_from_sums(red, bias, c_state[p], up, m_first + 16 * p, blk, out, products, &xv, y_row);
+#else
                 pair_from_sums(red, bias, c_state[p], up, m_first + 16 * p, blk, out, products);
+#endif
+            }
             if (tid == 0) stamp(t, 3);
             // Every thread has read the sums and the slots before the next step's overwrite them.
             named_sync(1, CONSUMERS);
@@ -807,8 +850,19 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&d_bias, bias_blk.size() * 4));
     CHECK(cudaMalloc(&d_counter, 128 * GROUPS));
     CHECK(cudaMemcpy(d_w, tiles.data(), tiles.size(), cudaMemcpyHostToDevice));
+    // FULL: the input projection of every step (uniform in [-1, 1], bf16) and the outputs.
+    const int xg_steps = FULL ? std::max(steps, check_steps) : 0;
+    std::vector<u16> xg((size_t)xg_steps * BATCH * GATES * HID);
+    for (auto& v : xg) v = to_bits(uniform(-1.f, 1.f));
+    u16 *d_xg = nullptr, *d_y = nullptr;
+    if (FULL) {
+        CHECK(cudaMalloc(&d_xg, xg.size() * 2));
+        CHECK(cudaMalloc(&d_y, (size_t)xg_steps * BATCH * HID * 2));
+        CHECK(cudaMemcpy(d_xg, xg.data(), xg.size() * 2, cudaMemcpyHostToDevice));
+    }
     CHECK(cudaMemcpy(d_bias, bias_blk.data(), bias_blk.size() * 4, cudaMemcpyHostToDevice));
-    const size_t smem = (size_t)W_BYTES + RED_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8;
+    const size_t smem = (size_t)W_BYTES + RED_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8 +
+                        (FULL ? (size_t)(GB / 16) * GATES * CONSUMERS * 4 : 0);
     void (*kernel)(Args) = mode == 0 ? probe<0> : mode == 1 ? probe<1> : probe<2>;
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
@@ -834,7 +888,7 @@ int main(int argc, char** argv) {
     auto run = [&](int n) -> float {
         CHECK(cudaMemcpy(d_h, hbuf.data(), hbuf.size(), cudaMemcpyHostToDevice));
         CHECK(cudaMemset(d_counter, 0, 128 * GROUPS));
-        Args args{d_w, d_bias, d_h, d_counter, n, swap};
+        Args args{d_w, d_bias, d_h, d_counter, n, swap, d_xg, d_y};
         cudaEvent_t e0, e1;
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
@@ -858,24 +912,27 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < w.size(); ++i) wd[i] = from_bits(w[i]);
         for (size_t i = 0; i < hd.size(); ++i) hd[i] = from_bits(h0[i]);
         if (GATES == 3) cd = hd;
-        std::vector<double> pre((size_t)GATES * HID), hn(hd.size());
+        std::vector<double> pre((size_t)GATES * HID), rec((size_t)GATES * HID), hn(hd.size());
         auto sg = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
         for (int t = 0; t < check_steps; ++t) {
             for (int m = 0; m < BATCH; ++m) {
                 const double* hm = &hd[(size_t)m * HID];
+                // rec: each row's recurrent product; pre: with its bias and (FULL) input projection.
+                const u16* xm = FULL ? &xg[((size_t)t * BATCH + m) * GATES * HID] : nullptr;
                 for (int r = 0; r < GATES * HID; ++r) {
                     const double* wr = &wd[(size_t)r * HID];
-                    double s = bias[r];
+                    double s = 0;
                     for (int k = 0; k < HID; ++k) s += wr[k] * hm[k];
-                    pre[r] = s;
+                    rec[r] = s;
+                    pre[r] = s + bias[r] + (FULL ? from_bits(xm[r]) : 0.0);
                 }
                 for (int u = 0; u < HID; ++u) {
                     double out;
                     if (GATES == 3) {
-                        // pre holds bias + W h for r and z, and bias_n + W_hn h for n: split the two.
-                        double whn = pre[2 * HID + u] - bias[2 * HID + u];
+                        // n's recurrent product (no bias: b_hn is 0 here) scaled by r.
+                        const double in = bias[2 * HID + u] + (FULL ? from_bits(xm[2 * HID + u]) : 0.0);
                         const double r = sg(pre[u]), z = sg(pre[HID + u]);
-                        const double n = std::tanh(bias[2 * HID + u] + r * whn);
+                        const double n = std::tanh(in + r * rec[2 * HID + u]);
                         double& h = cd[(size_t)m * HID + u];
                         h = (1 - z) * n + z * h;
                         out = h;
@@ -903,6 +960,21 @@ int main(int argc, char** argv) {
             }
         printf("check after %d steps: max |diff| %.3e, mean %.3e, %d of %d past 1.5e-2 -> %s\n", check_steps, worst,
                mean / (BATCH * HID), off, BATCH * HID, worst < 3e-2 ? "ok" : "MISMATCH");
+        if (FULL) {
+            // y's last step is the same h_t as the exchange's (the same bits).
+            std::vector<u16> y_last((size_t)BATCH * HID);
+            CHECK(cudaMemcpy(y_last.data(), d_y + (size_t)(check_steps - 1) * BATCH * HID, y_last.size() * 2,
+                             cudaMemcpyDeviceToHost));
+            int differ = 0;
+            for (int m = 0; m < BATCH; ++m)
+                for (int k = 0; k < HID; ++k) {
+                    u16 v;
+                    memcpy(&v, last + group_at(m) + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m % GB, k % KC), 2);
+                    differ += v != y_last[(size_t)m * HID + k];
+                }
+            printf("y's step %d: %d of %d elements differ from the exchange's -> %s\n", check_steps - 1, differ,
+                   BATCH * HID, differ ? "MISMATCH" : "ok");
+        }
     }
     std::vector<float> times;
     for (int rep = 0; rep < 6; ++rep) times.push_back(run(steps));

@@ -5,7 +5,8 @@
 # and gate math alone) and mode 2 (the exchange alone) in clusters of 1, 2 and 4. The -g2
 # variants run the batch in two groups of 64 samples on 64 blocks each (-DGROUPS=2); the -g4-hybrid
 # ones in four groups of 32 samples on 32 blocks each, half of each block's rows in registers
-# (-DHYBRID=1, clusters of 1 only); the -b32-hybrid ones the same at batch 32 (one group).
+# (-DHYBRID=1, clusters of 1 only); the -b32-hybrid ones the same at batch 32 (one group); the
+# -full ones with a layer's input projection read and its outputs written each step (-DFULL=1).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -32,6 +33,10 @@ variants=(
   "gru-g4-hybrid-kc128:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8"
   "lstm-b32-hybrid:-DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
   "gru-b32-hybrid:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
+  "lstm-g4-hybrid-full:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
+  "gru-g4-hybrid-full:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
+  "lstm-b32-hybrid-full:-DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
+  "gru-b32-hybrid-full:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
 )
 case $what in
 build)

@@ -4,7 +4,8 @@
 #   probe:     each variant's whole step (checked against the f64 reference), products alone and
 #              exchange alone (wgmma_probe.sh run) into OUT/probe.log;
 #   sanitize:  compute-sanitizer memcheck, racecheck and synccheck on the hybrids' whole step
-#              (LSTM and GRU), 4 steps (OUT/sanitize.log, the logs in OUT/sanitize.tgz).
+#              (LSTM and GRU with the input projection and y, and LSTM at batch 32), 4 steps
+#              (OUT/sanitize.log, the logs in OUT/sanitize.tgz).
 #   results/2026-11-30-h200-wgmma-hybrid/run.sh DIR OUT probe|sanitize
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,7 @@ probe)
   ;;
 sanitize)
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-  for v in lstm-g4-hybrid gru-g4-hybrid; do
+  for v in lstm-g4-hybrid-full gru-g4-hybrid-full lstm-b32-hybrid; do
     for tool in memcheck racecheck synccheck; do
       log="$OUT/cs-$tool-$v.log"
       timeout 150 "$CS" --tool $tool --print-limit 20 "$D/wp-$v" 4 1 1 3 > "$log" 2>&1

@@ -4,7 +4,7 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `bench_with`, `bench_rows`,
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `split_spec`, `bench_with`, `bench_rows`,
 # `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -36,6 +36,13 @@ bench_us() {
     --input-grad --reps 10 --warmup 5 --api direct --mode "$2" --shape "$3" --variants "$4" \
     2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{gsub(/ /,"",$8); gsub(/ /,"",$9); printf "%s %s", $8, $9}'
+}
+
+# Sets `v`, `c` and `sh` (bench_with's variant, cell and shape) from a spec VARIANT:CELL:L,B,T,H.
+split_spec() {
+  v=${1%%:*}
+  local rest=${1#*:}
+  c=${rest%%:*} sh=${rest#*:}
 }
 
 # One bench_grid row as "train forward; " (µs an example; NaN for a phase not timed) with the

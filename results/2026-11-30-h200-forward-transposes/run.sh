@@ -30,8 +30,7 @@ ab)
     for spec in $shapes; do
       n=$((n + 1))
       [ -z "$graph" ] && [ $n -gt 2 ] && break
-      v=${spec%%:*} rest=${spec#*:}
-      c=${rest%%:*} sh=${rest#*:}
+      split_spec "$spec"
       t() { bench_with CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES=$1; }
       echo "${graph:-eager} $v $c $sh | W1 $(t 1) | W0 $(t 0) | W1 $(t 1)"
     done
@@ -39,14 +38,12 @@ ab)
   # Through `loss.backward()` and an optimizer (bench_grid --api plain), graphed.
   graph=--graph
   for spec in $(echo $shapes | cut -d' ' -f1-2); do
-    v=${spec%%:*} rest=${spec#*:}
-    c=${rest%%:*} sh=${rest#*:}
+    split_spec "$spec"
     t() { API=plain bench_with CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES=$1; }
     echo "plain $v $c $sh | W1 $(t 1) | W0 $(t 0) | W1 $(t 1)"
   done 2>&1 | tee -a "$OUT/ab.log"
   for spec in $shapes; do
-    v=${spec%%:*} rest=${spec#*:}
-    c=${rest%%:*} sh=${rest#*:}
+    split_spec "$spec"
     CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES=1 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 120 \
       "$D/bench_grid" --no-loop --graph --loss sum \
       --input-grad --reps 1 --warmup 0 --mode $c --shape $sh --variants $v 2>&1 \

@@ -189,9 +189,9 @@ pub(crate) struct Plan {
     /// (`transposed`): [`Tuning::transposed`], by default [`shape_transposed`].
     pub transposed: bool,
     /// Whether a training forward writes that transpose itself (`recurrence_fwd.cu`'s WT_WRITE)
-    /// instead of a side stream: where [`Tuning::forward_transposes`] asks and
-    /// [`Plan::forward_may_transpose`]. Not by default: no GPU has run it yet
-    /// (`results/2026-11-30-h200-forward-transposes/`).
+    /// instead of a side stream: where [`Plan::forward_may_transpose`] and
+    /// [`Tuning::forward_transposes`] asks, by default where each block's share
+    /// ([`Plan::transpose_share_bytes`]) is at most [`FORWARD_SHARE_MOST_BYTES`].
     pub forward_transposes: bool,
 }
 
@@ -605,6 +605,15 @@ pub(super) fn shape_transposed(elem: Operands, (gh, hidden): (usize, usize)) -> 
 /// See [`shape_transposed`]: an LSTM's W_hh at hidden 512 in half elements.
 const TRANSPOSED_MOST_BYTES: usize = 2 << 20;
 
+/// The most bytes of W_hh transposed that each block of a pushed training forward writes in its
+/// prologue ([`Plan::transpose_share_bytes`]) where the tuning leaves [`Plan::forward_transposes`]
+/// to the planner. At 32 KiB (an LSTM at hidden 512 in 4 batch groups of 16 blocks; a GRU's 24)
+/// graphed bf16 and f16 training took 0.91-0.97x the time of the side stream's transpose (LSTM
+/// [30, 32, 512] 5.10 against 5.26 µs an example, GRU 4.56 against 4.77, LSTM [200, 32, 512] 28.4
+/// against 31.1); at 128 KiB (one group, [30, 8, 512]) 1.02x (19.7 against 19.2),
+/// `results/2026-11-30-h200-forward-transposes/`.
+pub(super) const FORWARD_SHARE_MOST_BYTES: usize = 32 << 10;
+
 /// Whether an inference forward of `cell` in half precision takes its input projection in half
 /// elements ([`Plan::half_projection`]) where the tuning leaves it to the planner: a GRU's. Its
 /// GEMM writes half the bytes (11.0 against 12.3 µs at [30, 32, 1024],
@@ -799,7 +808,9 @@ impl Plan {
                 Ok(plan) => {
                     let forward_transposes = train
                         && plan.forward_may_transpose()
-                        && tuning.forward_transposes == Some(true);
+                        && tuning.forward_transposes.unwrap_or_else(|| {
+                            plan.transpose_share_bytes() <= FORWARD_SHARE_MOST_BYTES
+                        });
                     return Ok(Plan {
                         forward_transposes,
                         ..plan
@@ -1172,6 +1183,13 @@ impl Plan {
             && self.pass_push(Pass::Forward)
             && self.elem != Operands::Tf32
             && self.hidden % 8 == 0
+    }
+
+    /// Bytes of W_hh transposed that each block of a training forward writes where it writes
+    /// the transpose ([`Plan::forward_transposes`]): the layer's, over all batch groups' blocks.
+    pub fn transpose_share_bytes(&self) -> usize {
+        let bytes = self.cell.gates() * self.hidden * self.hidden * self.elem.words() * 2;
+        bytes.div_ceil(self.blocks(Pass::Forward) * self.groups)
     }
 
     /// Elements of a row of W_hh transposed (`recurrence_bwd.cu`'s WT_PITCH): the gate rows in
@@ -1763,6 +1781,26 @@ mod tests {
         for other in cannot {
             assert!(!other.forward_may_transpose(), "{other:?}");
         }
+    }
+
+    /// By default a forward writes the transpose where its blocks' shares are small: an LSTM at
+    /// hidden 512 in 4 batch groups (the measured gain), not in one (the measured loss).
+    #[test]
+    fn the_forward_transposes_where_each_block_writes_little() {
+        let grouped = Plan {
+            units: [32, 32],
+            groups: 4,
+            ..Plan::example(Cell::Lstm, 512, 32)
+        };
+        assert_eq!(grouped.blocks(Pass::Forward), 16);
+        assert_eq!(grouped.transpose_share_bytes(), 32 << 10);
+        assert!(grouped.transpose_share_bytes() <= FORWARD_SHARE_MOST_BYTES);
+        let one = Plan {
+            groups: 1,
+            ..grouped
+        };
+        assert_eq!(one.transpose_share_bytes(), 128 << 10);
+        assert!(one.transpose_share_bytes() > FORWARD_SHARE_MOST_BYTES);
     }
 
     #[test]

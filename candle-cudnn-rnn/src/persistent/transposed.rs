@@ -5,7 +5,7 @@
 //! at hidden 512 (`results/2026-11-30-h200-fill-rows/`). The training forward makes each layer's
 //! transpose (`rnn_transpose_w_hh`) on a side stream beside its own launches, so that it stays off
 //! the path of both passes; a pushed forward can write it in its own launch instead
-//! ([`Plan::forward_transposes`], asked for by a knob).
+//! ([`Plan::forward_transposes`], by default where each block's share is small).
 
 use super::kernel::{Pass, Plan};
 use super::side::Fork;

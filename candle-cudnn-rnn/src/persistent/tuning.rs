@@ -85,8 +85,9 @@ pub(crate) struct Tuning {
     pub transposed: Option<bool>,
     /// Whether a pushed training forward writes that transpose itself
     /// ([`super::kernel::Plan::forward_transposes`]) instead of a side stream.
-    /// `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` = `1`: wherever it can; `None` (the default) and
-    /// `0`: never (the side stream's).
+    /// `None` (the default): where each block's share is small
+    /// ([`super::kernel::FORWARD_SHARE_MOST_BYTES`]); `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` =
+    /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the

@@ -399,6 +399,14 @@ def variants():
             if mcast == 1:
                 bwd = [d for d in f32 if not d.startswith("-DMCAST=")]
                 yield (f"{cell} backward h{hid} b{batch} tf32 cl{cl}", "persistent_bwd", bwd, arch, cell)
+    # The inference forward on wgmma (recurrence_wgmma_fwd.cu, sm_90a): hidden 1024 in 4 groups
+    # of 32 (the grid's batch 128), bf16 and f16, and hidden 256 in 2 groups (its fewest chunks).
+    for cell in ("lstm", "gru"):
+        for hid, groups, elem in ((1024, 4, "-DELEM_BF16=1"), (1024, 4, "-DELEM_BF16=0"),
+                                  (256, 2, "-DELEM_BF16=1")):
+            wg = [f"-DHID={hid}", "-DBATCH=32", f"-DGROUPS={groups}", "-DNWARPS=8", elem]
+            yield (f"{cell} wgmma forward h{hid} groups {groups} {elem[2:]}", "wgmma_fwd", wg,
+                   "compute_90a", cell)
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     # Then wavefronts of several chunks of the batch (77: the last ends early; 128 at 3 x 512).
@@ -470,7 +478,8 @@ def main():
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
-    bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd}
+    bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd,
+              "wgmma_fwd": read("persistent/recurrence_wgmma_fwd.cu")}
     def check(variant):
         """(ok, name, report) of one variant."""
         name, kernel, defines, arch, cell = variant

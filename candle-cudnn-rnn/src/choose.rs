@@ -182,6 +182,15 @@ fn ours_lead(
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 
+/// Where the planner put an inference forward on the wgmma kernel (`persistent::kernel`'s
+/// `shape_wgmma_forward`: hidden 1024 from batch 96 in half precision, where `Standard` served
+/// before), ours lead it: graphed forwards took 0.61-0.81x of `Standard`'s time (LSTM
+/// [30, 128, 1024] 1.51 against 2.45 µs an example, GRU [200, 128, 3 x 1024] 24.6 against 30.4),
+/// eager ones 0.40-0.58x (H200, `results/2026-11-30-h200-wgmma-forward/`).
+fn wgmma_leads(plan: &Plan) -> bool {
+    plan.wgmma
+}
+
 /// Where `Heuristic` gives ours f32 calls in TF32, inference and training: one layer at batches
 /// up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to [`TF32_SMALL_H_UP_TO`], where
 /// cuDNN's `PersistStaticSmallH` leads. Graphed on an H100: forwards
@@ -1010,7 +1019,9 @@ impl Chooser {
     ) -> Kernel {
         let dims = &self.dims;
         match ours {
-            Some((plan, one)) if ours_lead(call, dims, (dtype, train), (one, launch)) => {
+            Some((plan, one))
+                if wgmma_leads(&plan) || ours_lead(call, dims, (dtype, train), (one, launch)) =>
+            {
                 Kernel::Persistent(plan)
             }
             _ => {

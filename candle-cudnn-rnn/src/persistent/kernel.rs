@@ -4,7 +4,7 @@
 //! (`crate::kernels::Module`: one PTX cache for the process) and loaded once per device.
 
 use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
-use super::launch::{Launch, MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
+use super::launch::{Launch, MAX_GROUPS, MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
 use super::tuning::Tuning;
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -18,6 +18,7 @@ const DROPOUT: &str = include_str!("dropout.cu");
 const PAD: &str = include_str!("pad.cu");
 const RECURRENCE_FWD: &str = include_str!("recurrence_fwd.cu");
 const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
+const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
 
 /// Which recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,7 +38,7 @@ impl Pass {
     /// The source of the pass's modules for `cell`: the preludes, the cell's pointwise steps,
     /// the dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
     /// wavefront).
-    fn sources(self, cell: Cell) -> &'static [&'static str] {
+    pub(super) fn sources(self, cell: Cell) -> &'static [&'static str] {
         // The parts in order, as one static list per cell and pass.
         macro_rules! parts {
             ($cell:expr, $recurrence:expr) => {
@@ -51,6 +52,76 @@ impl Pass {
             (Pass::Backward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_BWD),
         }
     }
+}
+
+/// The wgmma forward's kernel (`recurrence_wgmma_fwd.cu`, [`Plan::wgmma`]).
+const WGMMA_KERNEL: &str = "wgmma_fwd";
+
+/// The source of the wgmma forward's modules for `cell`, in [`Pass::sources`]'s order (the
+/// dropout and row-copy kernels too, which the forward's host code takes from its module).
+fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
+    match cell {
+        Cell::Lstm => &[
+            HALF,
+            PHILOX,
+            COMMON,
+            CELL_LSTM,
+            DROPOUT,
+            PAD,
+            RECURRENCE_WGMMA_FWD,
+        ],
+        Cell::Gru => &[
+            HALF,
+            PHILOX,
+            COMMON,
+            CELL_GRU,
+            DROPOUT,
+            PAD,
+            RECURRENCE_WGMMA_FWD,
+        ],
+    }
+}
+
+/// The wgmma forward's samples of a batch group (`recurrence_wgmma_fwd.cu`'s BATCH): wgmma's N.
+pub(super) const WGMMA_GROUP_SAMPLES: usize = 32;
+
+/// The wgmma forward's units a block: 128 gate rows of an LSTM, two of wgmma's M of 64.
+pub(super) const WGMMA_UNITS: usize = 32;
+
+/// The wgmma forward takes hidden sizes that are multiples of this: whole chunks of 128 columns
+/// of h in each warpgroup's half of K.
+pub(super) const WGMMA_HIDDEN_STEP: usize = 256;
+
+/// The wgmma forward's most hidden units: its registers hold a block's first 64 gate rows, 128 a
+/// thread at hidden 1024.
+pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
+
+/// Whether an inference forward in half precision runs on the wgmma kernel ([`Plan::wgmma`])
+/// where the tuning leaves it to the shape: at hidden [`WGMMA_MOST_HIDDEN`] from batch
+/// [`WGMMA_FROM_BATCH`], in whole groups. There the layer-by-layer kernel is bound by the
+/// exchange through L2 and cuDNN's `Standard` served: in the lab a whole step of the wgmma
+/// forward took 4.6-4.7 µs at [128, 1024] against the kernel's 8.6-9.1 in two groups and
+/// `Standard`'s 9.3-10.3; at batch 32 it took 4.5-4.7 µs against the layer-by-layer kernel's 3.5
+/// (`results/2026-11-30-h200-wgmma-hybrid/`).
+pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
+    hidden == WGMMA_MOST_HIDDEN && batch >= WGMMA_FROM_BATCH && batch % WGMMA_GROUP_SAMPLES == 0
+}
+
+/// See [`shape_wgmma_forward`]: three groups and more.
+const WGMMA_FROM_BATCH: usize = 96;
+
+/// Shared memory of a wgmma forward block for `cell` at `hidden`, as `recurrence_wgmma_fwd.cu`
+/// lays it out: the gate rows past the registers' 64 (padded to 64 more), the sums of the two
+/// halves of K, the ring of all of h_{t-1} (the group's) and its mbarriers, and each thread's
+/// slots of a step's input projection.
+pub(super) fn wgmma_smem(cell: Cell, hidden: usize) -> usize {
+    let group = WGMMA_GROUP_SAMPLES;
+    let tile = 64 * hidden * 2;
+    let sums = 128 * (group + 4) * 4;
+    let ring = group * hidden * 2;
+    let bars = hidden / 128 * 8;
+    let inputs = group / 16 * cell.gates() * WARPS * 32 * 4;
+    tile + sums + ring + bars + inputs
 }
 
 /// Warps per block: each takes an eighth of the recurrent product's K dimension.
@@ -193,6 +264,13 @@ pub(crate) struct Plan {
     /// [`Tuning::forward_transposes`] asks, by default where each block's share
     /// ([`Plan::transpose_share_bytes`]) is at most [`FORWARD_SHARE_MOST_BYTES`].
     pub forward_transposes: bool,
+    /// Whether the inference forward runs on the wgmma kernel (`recurrence_wgmma_fwd.cu`,
+    /// sm_90a): batch groups of [`WGMMA_GROUP_SAMPLES`], each on hidden / [`WGMMA_UNITS`]
+    /// blocks whose first 64 gate rows are in registers and the rest in shared memory, the input
+    /// projection in half elements. [`Tuning::wgmma`] asks, by default [`shape_wgmma_forward`];
+    /// taken where it fits ([`Plan::wgmma_forward`]). `units`, `groups` and `half_projection`
+    /// say the same; the other fields are the plain forward's and unused.
+    pub wgmma: bool,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -764,6 +842,7 @@ impl Plan {
             side_streams: None,
             transposed: true,
             forward_transposes: false,
+            wgmma: false,
         }
     }
 }
@@ -790,6 +869,14 @@ impl Plan {
             return Err(format!(
                 "takes batches up to {MAX_KERNEL_BATCH}, not {batch}"
             ));
+        }
+        let wgmma_asked = tuning
+            .wgmma
+            .unwrap_or_else(|| shape_wgmma_forward(hidden, batch));
+        if !train && wgmma_asked {
+            if let Some(plan) = Self::wgmma_forward(dev, (cell, hidden, batch, elem), tuning)? {
+                return Ok(plan);
+            }
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
@@ -820,6 +907,58 @@ impl Plan {
                 Err(_) => groups = most_dividing(groups - 1, batch),
             }
         }
+    }
+
+    /// The inference plan on the wgmma forward ([`Plan::wgmma`]) where it fits: sm_90, half
+    /// elements, hidden a multiple of [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], the
+    /// batch whole groups of [`WGMMA_GROUP_SAMPLES`] whose blocks are all resident, one per
+    /// multiprocessor; `None` elsewhere.
+    fn wgmma_forward(
+        dev: &CudaDevice,
+        (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
+        tuning: &Tuning,
+    ) -> std::result::Result<Option<Plan>, String> {
+        let stream = dev.cuda_stream();
+        let attr = |a| {
+            stream
+                .context()
+                .attribute(a)
+                .map(|v| v as usize)
+                .map_err(|e| e.to_string())
+        };
+        let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let groups = batch / WGMMA_GROUP_SAMPLES;
+        let fits = major >= 9
+            && elem != Operands::Tf32
+            && hidden % WGMMA_HIDDEN_STEP == 0
+            && hidden <= WGMMA_MOST_HIDDEN
+            && batch % WGMMA_GROUP_SAMPLES == 0
+            && (1..=MAX_GROUPS).contains(&groups)
+            && groups * hidden / WGMMA_UNITS <= sms
+            && wgmma_smem(cell, hidden) <= smem;
+        Ok(fits.then_some(Plan {
+            cell,
+            hidden,
+            batch,
+            units: [WGMMA_UNITS; 2],
+            elem,
+            buffers: 2,
+            chunk: tuning.chunk,
+            clusters: [1, 1],
+            one_cluster: false,
+            multicast: 1,
+            ring: false,
+            push: [false; 2],
+            input: 0,
+            half_projection: true,
+            groups,
+            side_streams: None,
+            transposed: false,
+            forward_transposes: false,
+            wgmma: true,
+        }))
     }
 
     /// [`Plan::new`] with `groups` batch groups (which divide the batch), or why there is none.
@@ -876,6 +1015,7 @@ impl Plan {
                 .transposed
                 .unwrap_or_else(|| shape_transposed(elem, (cell.gates() * hidden, hidden))),
             forward_transposes: false,
+            wgmma: false,
         };
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
@@ -1237,6 +1377,7 @@ impl Plan {
     pub fn smem_bytes(&self, pass: Pass) -> usize {
         let cluster = self.cluster(pass);
         match pass {
+            Pass::Forward if self.wgmma => wgmma_smem(self.cell, self.hidden),
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.group_batch(), self.cell.gates());
@@ -1288,6 +1429,16 @@ impl Plan {
     }
 
     fn defines(&self, pass: Pass) -> Vec<String> {
+        if self.pass_wgmma(pass) {
+            return vec![
+                format!("-DHID={}", self.hidden),
+                format!("-DBATCH={}", self.group_batch()),
+                format!("-DGROUPS={}", self.groups),
+                format!("-DNWARPS={WARPS}"),
+                self.elem.define().to_string(),
+                format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
+            ];
+        }
         let mut defines = vec![
             format!("-DHID={}", self.hidden),
             format!("-DBATCH={}", self.group_batch()),
@@ -1338,7 +1489,30 @@ impl Plan {
         pass == Pass::Forward && self.half_projection
     }
 
+    /// Whether `pass` runs on the wgmma forward ([`Plan::wgmma`]: the forward).
+    pub fn pass_wgmma(&self, pass: Pass) -> bool {
+        pass == Pass::Forward && self.wgmma
+    }
+
+    /// The name of `pass`'s kernel in its module.
+    fn kernel_name(&self, pass: Pass) -> &'static str {
+        match self.pass_wgmma(pass) {
+            true => WGMMA_KERNEL,
+            false => pass.name(),
+        }
+    }
+
     fn module_name(&self, pass: Pass) -> String {
+        if self.pass_wgmma(pass) {
+            return format!(
+                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}_{}",
+                self.cell.name(),
+                self.hidden,
+                self.batch,
+                self.groups,
+                self.elem.name()
+            );
+        }
         format!(
             "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}{}_{}",
             self.cell.name(),
@@ -1377,7 +1551,7 @@ impl Plan {
 
     /// The recurrence of `pass` for this plan on `dev`, compiled on first use.
     pub fn kernel(&self, dev: &CudaDevice, pass: Pass) -> Result<CudaFunction> {
-        let f = self.function(dev, pass, pass.name())?;
+        let f = self.function(dev, pass, self.kernel_name(pass))?;
         allow_smem(&f, self.smem_bytes(pass))?;
         if self.launch_cluster(pass) > PORTABLE_CLUSTER_BLOCKS {
             f.set_attribute(
@@ -1391,31 +1565,38 @@ impl Plan {
 
     /// Kernel `name` of the module of `pass` (each also holds the dropout and row-copy kernels).
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
-        let module = module(
-            self.module_name(pass),
-            (pass, self.cell),
-            self.defines(pass),
+        // wgmma needs sm_90a's PTX; clusters sm_90's.
+        let arch = match (
+            self.pass_wgmma(pass),
             self.launch_cluster(pass) > 1 || self.one_cluster,
-        );
+        ) {
+            (true, _) => "compute_90a",
+            (false, true) => "compute_90",
+            (false, false) => "compute_80",
+        };
+        let sources = match self.pass_wgmma(pass) {
+            true => wgmma_sources(self.cell),
+            false => pass.sources(self.cell),
+        };
+        let module = module(self.module_name(pass), sources, self.defines(pass), arch);
         function(&module, dev, pass, name)
     }
 }
 
-/// The module of `pass` for `cell` compiled with `defines`, named `name` (unique per pass, cell
-/// and defines), for sm_90 where its kernels use thread-block clusters (`sm90`), else sm_80.
+/// The module of `sources` compiled with `defines` for `arch`, named `name` (unique per pass,
+/// cell and defines).
 pub(super) fn module(
     name: String,
-    (pass, cell): (Pass, Cell),
+    sources: &'static [&'static str],
     defines: Vec<String>,
-    sm90: bool,
+    arch: &'static str,
 ) -> Module {
-    let arch = if sm90 { "compute_90" } else { "compute_80" };
     let options = CompileOptions {
         arch: Some(arch),
         options: defines,
         ..Default::default()
     };
-    Module::with_options(name, pass.sources(cell), options)
+    Module::with_options(name, sources, options)
 }
 
 /// Kernel `name` of `module`, a module of `pass`, on `dev`.
@@ -1459,6 +1640,67 @@ mod tests {
                 }
             }
         }
+        for cell in [Cell::Lstm, Cell::Gru] {
+            let kernel = format!(
+                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_KERNEL}("
+            );
+            assert!(wgmma_sources(cell).concat().contains(&kernel), "{cell:?}");
+        }
+    }
+
+    /// The wgmma forward by default at hidden 1024 from batch 96 in whole groups of 32, its
+    /// blocks in shared memory (227 KiB on sm_90), its module of its own (compiled for sm_90a)
+    /// with the layout's defines; the backward's module is the plain one.
+    #[test]
+    fn the_wgmma_forward_at_hidden_1024_from_batch_96() {
+        assert!(shape_wgmma_forward(1024, 128));
+        assert!(shape_wgmma_forward(1024, 96));
+        assert!(!shape_wgmma_forward(1024, 64));
+        assert!(!shape_wgmma_forward(1024, 100));
+        assert!(!shape_wgmma_forward(512, 128));
+        for cell in [Cell::Lstm, Cell::Gru] {
+            assert!(wgmma_smem(cell, 1024) <= 227 << 10, "{cell:?}");
+        }
+        // The kernel's layout (recurrence_wgmma_fwd.cu's SMEM) at hidden 1024: 64 rows of 1024
+        // columns, 128 rows of 36 sums, 32 samples of h, 8 mbarriers, 2 x 4 gates x 256 slots.
+        assert_eq!(
+            wgmma_smem(Cell::Lstm, 1024),
+            131072 + 18432 + 65536 + 64 + 8192
+        );
+        let plan = Plan {
+            units: [WGMMA_UNITS; 2],
+            groups: 4,
+            half_projection: true,
+            wgmma: true,
+            ..Plan::example(Cell::Lstm, 1024, 128)
+        };
+        assert_eq!(plan.blocks(Pass::Forward), 32);
+        assert_eq!(plan.group_batch(), WGMMA_GROUP_SAMPLES);
+        assert_eq!(plan.smem_bytes(Pass::Forward), wgmma_smem(Cell::Lstm, 1024));
+        assert_eq!(plan.kernel_name(Pass::Forward), WGMMA_KERNEL);
+        assert_eq!(plan.kernel_name(Pass::Backward), Pass::Backward.name());
+        let defines = plan.defines(Pass::Forward);
+        for d in [
+            "-DHID=1024",
+            "-DBATCH=32",
+            "-DGROUPS=4",
+            "-DNWARPS=8",
+            "-DELEM_BF16=1",
+        ] {
+            assert!(defines.contains(&d.to_string()), "{d} in {defines:?}");
+        }
+        let plain = Plan {
+            wgmma: false,
+            ..plan
+        };
+        assert_ne!(
+            plan.module_name(Pass::Forward),
+            plain.module_name(Pass::Forward)
+        );
+        assert_eq!(
+            plan.module_name(Pass::Backward),
+            plain.module_name(Pass::Backward)
+        );
     }
 
     #[test]

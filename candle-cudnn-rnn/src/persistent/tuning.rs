@@ -89,6 +89,11 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::FORWARD_SHARE_MOST_BYTES`]); `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` =
     /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
+    /// Whether an inference forward runs on the wgmma kernel
+    /// ([`super::kernel::Plan::wgmma`], sm_90). `None` (the default): the planner's rule for
+    /// the shape ([`super::kernel::shape_wgmma_forward`]); `CANDLE_RNN_PERSISTENT_WGMMA` = `1`
+    /// wherever it fits, `0` never.
+    pub wgmma: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -123,6 +128,7 @@ impl Tuning {
         side_streams: None,
         transposed: None,
         forward_transposes: None,
+        wgmma: None,
         show_plans: false,
     };
 
@@ -217,6 +223,7 @@ impl Tuning {
         let transposed = switch("CANDLE_RNN_PERSISTENT_TRANSPOSED").or(d.transposed);
         let forward_transposes =
             switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
+        let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -233,6 +240,7 @@ impl Tuning {
             side_streams,
             transposed,
             forward_transposes,
+            wgmma,
             show_plans,
         }
     }
@@ -270,6 +278,7 @@ mod tests {
                 side_streams: None,
                 transposed: None,
                 forward_transposes: None,
+                wgmma: None,
                 show_plans: false,
             }
         );
@@ -286,6 +295,10 @@ mod tests {
         assert_eq!(forward("0"), Some(false));
         assert_eq!(forward("1"), Some(true));
         assert_eq!(forward(""), None);
+        let wgmma = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA", v)]).wgmma;
+        assert_eq!(wgmma("0"), Some(false));
+        assert_eq!(wgmma("1"), Some(true));
+        assert_eq!(wgmma("x"), None);
     }
 
     #[test]

@@ -74,6 +74,7 @@ impl Wave {
             || !(2..=WAVE_MAX).contains(&layers)
             || plan.one_cluster
             || plan.groups > 1
+            || plan.wgmma
             || !half
         {
             return None;
@@ -268,7 +269,12 @@ impl Wave {
             plan.chunk,
             plan.elem.name(),
         );
-        let module = module(module_name, (self.pass, plan.cell), defines, false);
+        let module = module(
+            module_name,
+            self.pass.sources(plan.cell),
+            defines,
+            "compute_80",
+        );
         let f = function(&module, dev, self.pass, name)?;
         allow_smem(&f, self.smem_bytes(plan))?;
         Ok(f)

@@ -275,11 +275,12 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             graphed(case(LSTM, (2, UNI), (64, 3, 32, 650), default, BF16, H0)),
             [RnnAlgo::Persistent; 2],
         ),
-        // Eagerly, a stack at hidden 1024 past batch 32 trains on ours (layer by layer) and
-        // infers on cuDNN (`choose.rs`'s `ours_lead_stack_eagerly`).
+        // Eagerly, a stack at hidden 1024 at batch 128 trains on ours (layer by layer,
+        // `choose.rs`'s `ours_lead_stack_eagerly`) and infers on ours' wgmma forward
+        // (`wgmma_leads`; cuDNN inferred before it).
         (
             case(LSTM, (2, UNI), (128, 2, 16, 1024), default, BF16, H0),
-            [RnnAlgo::Standard, RnnAlgo::Persistent],
+            [RnnAlgo::Persistent; 2],
         ),
         // Past batch 128, a stack at hidden 128: ours eagerly; graphed its training only
         // (`ours_lead_wide_batch_stack`).

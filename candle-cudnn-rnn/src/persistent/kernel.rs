@@ -101,14 +101,17 @@ pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
 /// [`WGMMA_FROM_BATCH`], in whole groups. There the layer-by-layer kernel is bound by the
 /// exchange through L2 and cuDNN's `Standard` served: in the lab a whole step of the wgmma
 /// forward took 4.6-4.7 µs at [128, 1024] against the kernel's 8.6-9.1 in two groups and
-/// `Standard`'s 9.3-10.3; at batch 32 it took 4.5-4.7 µs against the layer-by-layer kernel's 3.5
-/// (`results/2026-11-30-h200-wgmma-hybrid/`).
+/// `Standard`'s 9.3-10.3 (`results/2026-11-30-h200-wgmma-hybrid/`). In the op, graphed forwards
+/// at [*, 96-128, 1024] took 0.61-0.81x of `Standard`'s time, and LSTM [30, 64, 1024] 2.57
+/// against the default's 2.98 µs an example; but LSTM [30, 32, 1024] 4.7 against the
+/// layer-by-layer kernel's 3.8, and at hidden 256-512 the same or up to 1.23x
+/// (`results/2026-11-30-h200-wgmma-forward/`).
 pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
     hidden == WGMMA_MOST_HIDDEN && batch >= WGMMA_FROM_BATCH && batch % WGMMA_GROUP_SAMPLES == 0
 }
 
-/// See [`shape_wgmma_forward`]: three groups and more.
-const WGMMA_FROM_BATCH: usize = 96;
+/// See [`shape_wgmma_forward`]: two groups and more.
+const WGMMA_FROM_BATCH: usize = 64;
 
 /// Shared memory of a wgmma forward block for `cell` at `hidden`, as `recurrence_wgmma_fwd.cu`
 /// lays it out: the gate rows past the registers' 64 (padded to 64 more), the sums of the two
@@ -1648,14 +1651,15 @@ mod tests {
         }
     }
 
-    /// The wgmma forward by default at hidden 1024 from batch 96 in whole groups of 32, its
+    /// The wgmma forward by default at hidden 1024 from batch 64 in whole groups of 32, its
     /// blocks in shared memory (227 KiB on sm_90), its module of its own (compiled for sm_90a)
     /// with the layout's defines; the backward's module is the plain one.
     #[test]
     fn the_wgmma_forward_at_hidden_1024_from_batch_96() {
         assert!(shape_wgmma_forward(1024, 128));
         assert!(shape_wgmma_forward(1024, 96));
-        assert!(!shape_wgmma_forward(1024, 64));
+        assert!(shape_wgmma_forward(1024, 64));
+        assert!(!shape_wgmma_forward(1024, 32));
         assert!(!shape_wgmma_forward(1024, 100));
         assert!(!shape_wgmma_forward(512, 128));
         for cell in [Cell::Lstm, Cell::Gru] {

@@ -1,5 +1,5 @@
 // One layer's inference forward as one persistent kernel on the warpgroup tensor-core
-// instruction (wgmma, sm_90a), for wide layers at large batches: hidden 1024 at batch 96-128,
+// instruction (wgmma, sm_90a), for wide layers at large batches: hidden 1024 at batch 64-128,
 // where the layer-by-layer kernel (recurrence_fwd.cu) is bound by the exchange of h_{t-1}
 // through L2 and cuDNN's `Standard` led it. The batch runs in groups of 32 samples (common.cuh's
 // GROUPS; BATCH is 32), each an independent recurrence on HID / 32 blocks of 32 units, so that a

@@ -479,7 +479,7 @@ def main():
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
     bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd,
-              "wgmma_fwd": read("persistent/recurrence_wgmma_fwd.cu")}
+              "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu")}
     def check(variant):
         """(ok, name, report) of one variant."""
         name, kernel, defines, arch, cell = variant

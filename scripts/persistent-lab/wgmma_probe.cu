@@ -86,6 +86,9 @@
 #define NWARPS 8
 #endif
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+// The instruction's wrappers (wgmma_desc, the fence, commit and wait, m64n32k16 products,
+// named_sync), as the library's wgmma forward has them.
+#include "../../candle-cudnn-rnn/src/persistent/wgmma.cuh"
 // The cell (GATES, SPLIT_GATE, cell_forward): an LSTM's, or with -DCELL_GRU a GRU's (the
 // probe's input projection is the fixed bias, b_hn 0: n = tanh(bias_n + r * (W_hn h))).
 #ifdef CELL_GRU
@@ -210,11 +213,6 @@ __host__ __device__ inline u32 w_offset(int n, int k) {
 __host__ __device__ inline int row_gate(int n) { return (n / 8) % GATES; }
 __host__ __device__ inline int row_unit(int n) { return (n / (8 * GATES)) * 8 + n % 8; }
 
-// A shared-memory matrix descriptor (no swizzle): the start address and the two byte offsets.
-__device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
-    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32);
-}
-
 // An mbarrier of `count` arrivals (common.cuh's mbar_init takes one).
 __device__ __forceinline__ void mbar_init_count(u64* bar, u32 count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
@@ -229,28 +227,6 @@ __device__ __forceinline__ u32 cluster_nctarank() {
     u32 r;
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
     return r;
-}
-__device__ __forceinline__ void named_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-
-// d (+)= A (64 x 16, descriptor a) x B (16 x 32, descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], u64 a, u64 b, int scale_d) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(a), "l"(b), "r"(scale_d));
 }
 // d (+)= A (64 x 16, descriptor a) x B (16 x ROWS, descriptor b); scale_d 0 overwrites d.
 __device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int scale_d) {
@@ -288,21 +264,6 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int
         : "l"(a), "l"(b), "r"(scale_d));
 #endif
 }
-
-#if HYBRID
-// d (+)= A (64 x 16, registers a: mma.sync's A fragment in each warp's 16 rows) x B (16 x 32,
-// descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_areg_n32(float (&d)[16], const u32 (&a)[4], u64 b, int scale_d) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %21, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
-}
-#endif
 
 #if WREG
 // d (+)= A (64 x 16, registers a: mma.sync's A fragment in each warp's 16 rows) x B (16 x 128,
@@ -564,7 +525,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk)
-                    wgmma_areg_n128(d, wa[ii * KSTEPS_CHUNK + kk], desc(slot + kk * 2 * H_LBO, hl, hs), (ii | kk) != 0);
+                    wgmma_areg_n128(d, wa[ii * KSTEPS_CHUNK + kk], wgmma_desc(slot + kk * 2 * H_LBO, hl, hs), (ii | kk) != 0);
                 wgmma_commit();
                 wgmma_wait<1>();
                 if (ii > 0) release(fill_of(t, 2 * ii - 2 + g));
@@ -653,9 +614,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                    const u64 hb = desc(slot + kk * 2 * H_LBO, hl, hs);
-                    const u64 wsm = desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
-                    wgmma_areg_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
+                    const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, hl, hs);
+                    const u64 wsm = wgmma_desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                    wgmma_rs_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
                     wgmma_ss_n32(e, wsm, hb, (ii | kk) != 0);
                 }
                 wgmma_commit();
@@ -739,8 +700,8 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES) + m0 / 8 * H_SBO;
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                    const u64 da = desc(slot + kk * 2 * H_LBO, hl, hs);
-                    const u64 db = desc(w_base + uh0 * GATES * W_SBO + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                    const u64 da = wgmma_desc(slot + kk * 2 * H_LBO, hl, hs);
+                    const u64 db = wgmma_desc(w_base + uh0 * GATES * W_SBO + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
                     wgmma_rows(d, da, db, (i | kk) != 0);
                 }
                 wgmma_commit();

@@ -18,6 +18,7 @@ const DROPOUT: &str = include_str!("dropout.cu");
 const PAD: &str = include_str!("pad.cu");
 const RECURRENCE_FWD: &str = include_str!("recurrence_fwd.cu");
 const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
+const WGMMA: &str = include_str!("wgmma.cuh");
 const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
 
 /// Which recurrence.
@@ -58,7 +59,8 @@ impl Pass {
 const WGMMA_KERNEL: &str = "wgmma_fwd";
 
 /// The source of the wgmma forward's modules for `cell`, in [`Pass::sources`]'s order (the
-/// dropout and row-copy kernels too, which the forward's host code takes from its module).
+/// dropout and row-copy kernels too, which the forward's host code takes from its module), the
+/// instruction's wrappers (`wgmma.cuh`) before the recurrence.
 fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
     match cell {
         Cell::Lstm => &[
@@ -68,6 +70,7 @@ fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
             CELL_LSTM,
             DROPOUT,
             PAD,
+            WGMMA,
             RECURRENCE_WGMMA_FWD,
         ],
         Cell::Gru => &[
@@ -77,6 +80,7 @@ fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
             CELL_GRU,
             DROPOUT,
             PAD,
+            WGMMA,
             RECURRENCE_WGMMA_FWD,
         ],
     }
@@ -184,6 +188,32 @@ impl Operands {
             Operands::F16 => "f16",
             Operands::Tf32 => "tf32",
         }
+    }
+}
+
+/// What a plan must fit on the device: its multiprocessors, the shared memory a block may take,
+/// and its compute capability's major version.
+struct Limits {
+    sms: usize,
+    smem: usize,
+    major: usize,
+}
+
+impl Limits {
+    fn of(dev: &CudaDevice) -> std::result::Result<Limits, String> {
+        let stream = dev.cuda_stream();
+        let attr = |a| {
+            stream
+                .context()
+                .attribute(a)
+                .map(|v| v as usize)
+                .map_err(|e| e.to_string())
+        };
+        Ok(Limits {
+            sms: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            smem: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            major: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        })
     }
 }
 
@@ -921,17 +951,7 @@ impl Plan {
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
         tuning: &Tuning,
     ) -> std::result::Result<Option<Plan>, String> {
-        let stream = dev.cuda_stream();
-        let attr = |a| {
-            stream
-                .context()
-                .attribute(a)
-                .map(|v| v as usize)
-                .map_err(|e| e.to_string())
-        };
-        let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let Limits { sms, smem, major } = Limits::of(dev)?;
         let groups = batch / WGMMA_GROUP_SAMPLES;
         let fits = major >= 9
             && elem != Operands::Tf32
@@ -972,16 +992,7 @@ impl Plan {
         tuning: &Tuning,
         groups: usize,
     ) -> std::result::Result<Plan, String> {
-        let stream = dev.cuda_stream();
-        let attr = |a| {
-            stream
-                .context()
-                .attribute(a)
-                .map(|v| v as usize)
-                .map_err(|e| e.to_string())
-        };
-        let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let smem = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let Limits { sms, smem, major } = Limits::of(dev)?;
         // Each group's blocks on its share of the multiprocessors.
         let group_batch = batch / groups;
         let group_sms = sms / groups;
@@ -1020,7 +1031,6 @@ impl Plan {
             forward_transposes: false,
             wgmma: false,
         };
-        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
             false => &[Pass::Forward],
@@ -1647,7 +1657,14 @@ mod tests {
             let kernel = format!(
                 "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_KERNEL}("
             );
-            assert!(wgmma_sources(cell).concat().contains(&kernel), "{cell:?}");
+            let source = wgmma_sources(cell).concat();
+            assert!(source.contains(&kernel), "{cell:?}");
+            // The instruction's wrappers (wgmma.cuh) come before the recurrence that calls them.
+            let defined = source.find("void wgmma_rs_n32(");
+            assert!(
+                defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
+                "{cell:?}"
+            );
         }
     }
 

@@ -25,17 +25,10 @@
 //
 // Specialised at compile time (NVRTC -D): HID (a multiple of 2 * KC), GROUPS, ELEM_BF16 (1: bf16,
 // 0: f16), NWARPS 8 and BATCH 32 (a group's samples), SMEM_BYTES (kernel.rs's `wgmma_smem`,
-// checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh) and common.cuh before it.
+// checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh and wgmma.cuh before it.
 
 #if BATCH != 32 || NWARPS != 8 || EW != 1
 #error "the wgmma forward takes groups of 32 samples, 8 warps and half elements"
-#endif
-
-// The operands' type in wgmma's instruction.
-#if ELEM_BF16
-#define WG_TYPES ".f32.bf16.bf16"
-#else
-#define WG_TYPES ".f32.f16.f16"
 #endif
 
 namespace wg {
@@ -81,46 +74,6 @@ __device__ __forceinline__ u32 w_offset(int n, int k) {
 // The row of W_hh that is row n of block `blk`'s gate rows: gate n / UNITS of unit n % UNITS.
 __device__ __forceinline__ size_t w_row(int n, int blk) {
     return (size_t)(n / UNITS) * HID + UNITS * blk + n % UNITS;
-}
-
-// A shared-memory matrix descriptor (no swizzle): the start address and the two byte offsets.
-__device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
-    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32);
-}
-
-__device__ __forceinline__ void named_sync(int id) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(THREADS) : "memory");
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-
-// d (+)= A (64 x 16, descriptor a) x B (16 x 32, descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_ss(float (&d)[16], u64 a, u64 b, int scale_d) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n32k16" WG_TYPES " "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(a), "l"(b), "r"(scale_d));
-}
-
-// d (+)= A (64 x 16, registers a: mma.sync's A fragment of each warp's 16 rows) x B (16 x 32,
-// descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_rs(float (&d)[16], const u32 (&a)[4], u64 b, int scale_d) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %21, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n32k16" WG_TYPES " "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
 }
 
 // `bytes` from global `src` into this block's shared memory at `dst`, counted by the mbarrier
@@ -283,10 +236,10 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
             const u32 slot = smem_addr(ring + (size_t)c * CHUNK_BYTES);
 #pragma unroll
             for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                const u64 hb = desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
-                const u64 ws = desc(w_base + (c * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO, W_SBO);
-                wgmma_rs(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
-                wgmma_ss(e, ws, hb, (ii | kk) != 0);
+                const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
+                const u64 ws = wgmma_desc(w_base + (c * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO, W_SBO);
+                wgmma_rs_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
+                wgmma_ss_n32(e, ws, hb, (ii | kk) != 0);
             }
             wgmma_commit();
             wgmma_wait<1>();
@@ -297,12 +250,12 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
             to_sums<false>(red, d, 0, wq, r0, q);
             to_sums<false>(red, e, REG_ROWS, wq, r0, q);
         }
-        named_sync(1);
+        named_sync(1, THREADS);
         if (g == 0) {
             to_sums<true>(red, d, 0, wq, r0, q);
             to_sums<true>(red, e, REG_ROWS, wq, r0, q);
         }
-        named_sync(1);
+        named_sync(1, THREADS);
         cp_async_wait_all();
         unsigned char* const out = h + (size_t)((t + 1) & 1) * RING_BYTES;
 #pragma unroll
@@ -334,7 +287,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         }
         // Every thread has read the sums and its slots before the next step overwrites them, and
         // has stored its h_t before the block's arrival publishes it.
-        named_sync(1);
+        named_sync(1, THREADS);
         if (tid == 0 && t + 1 < seq) arrive_release(bar);
     }
     grid_leave(bar);

@@ -136,8 +136,8 @@
 #if GROUPS > 1 && !HYBRID && (WREG || UNITS != 16)
 #error "GROUPS takes 16 units a block with the weights in shared memory"
 #endif
-#if HYBRID ? (GB != 32 || UNITS != 32) : BATCH != 128
-#error "HYBRID takes the batch in groups of 32 samples, 32 units a block; the others batch 128"
+#if HYBRID ? (GB != 32 || (UNITS != 32 && UNITS != 16)) : BATCH != 128
+#error "HYBRID takes the batch in groups of 32 samples, 32 or 16 units a block; the others batch 128"
 #endif
 #define WN (ROWS / NSPLIT)            // a warpgroup's rows: wgmma's N
 #define UHW (UH / NSPLIT)             // a warpgroup's unit halves
@@ -183,8 +183,14 @@
 #endif
 #define CHUNK_BYTES (GB * KC * 2)
 #define REG_ROWS 64                   // WREG, HYBRID: the rows in registers (wgmma's M)
-// The rows a block multiplies and keeps, a tile's (HYBRID: two of wgmma's 64, zeros past ROWS).
-#define HROWS (HYBRID ? 2 * REG_ROWS : ROWS)
+// The rows a block multiplies and keeps, a tile's (HYBRID: two of wgmma's 64, zeros past ROWS;
+// with 16 units a block, one: every row in registers, none in shared memory).
+#define HROWS (HYBRID ? (ROWS > REG_ROWS ? 2 * REG_ROWS : REG_ROWS) : ROWS)
+// HYBRID's gate math: a thread takes a pair of units (UP pairs a block) of samples m_first +
+// M_STEP p, p < PASSES.
+#define UP (UNITS / 2)
+#define M_STEP (CONSUMERS / UP)
+#define PASSES (GB / M_STEP)
 #if HALF_K
 #define W_BYTES ((HROWS - REG_ROWS) * HID * 2)  // the rest in shared memory (HYBRID)
 #define RP (GB + 4)                   // a row of the reduction's f32 sums (floats)
@@ -558,18 +564,18 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         load_fragments(wa, (const u16*)a.w + (size_t)blk * HROWS * HID, g, wq, r0, q);
         const u32 wl = a.swap ? W_SBO : W_LBO, ws = a.swap ? W_LBO : W_SBO;
         const u32 w_base = smem_addr(w_tile);
-        // Gate math: thread tid units 2 (tid % 16), + 1 of samples tid / 16 + 16 p.
-        const int up = tid % 16, m_first = tid / 16;
+        // Gate math: thread tid units 2 (tid % UP), + 1 of samples tid / UP + M_STEP p.
+        const int up = tid % UP, m_first = tid / UP;
         // An LSTM's c; a GRU's h_{t-1} in f32, from h_0.
-        float bias[GATES][2], c_state[GB / 16][2] = {};
+        float bias[GATES][2], c_state[PASSES][2] = {};
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt)
 #pragma unroll
             for (int x = 0; x < 2; ++x) bias[gt][x] = a.bias[blk * ROWS + UNITS * gt + 2 * up + x];
 #ifdef CELL_GRU
 #pragma unroll
-        for (int p = 0; p < GB / 16; ++p) {
-            const int m = m_first + 16 * p, k = UNITS * blk + 2 * up;
+        for (int p = 0; p < PASSES; ++p) {
+            const int m = m_first + M_STEP * p, k = UNITS * blk + 2 * up;
             const u32 two = *(const u32*)(h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC));
             c_state[p][0] = to_f((u16)(two & 0xffff));
             c_state[p][1] = to_f((u16)(two >> 16));
@@ -596,11 +602,11 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             // This step's input projection of the thread's pairs into its shared-memory slots,
             // in flight during the products (registers are full).
 #pragma unroll
-            for (int p = 0; p < GB / 16; ++p)
+            for (int p = 0; p < PASSES; ++p)
 #pragma unroll
                 for (int gt = 0; gt < GATES; ++gt)
                     cp_async_bytes<4>((u16*)(xs + (p * GATES + gt) * CONSUMERS + tid),
-                                      a.xg + ((size_t)t * BATCH + group * GB + m_first + 16 * p) * GH + gt * HID +
+                                      a.xg + ((size_t)t * BATCH + group * GB + m_first + M_STEP * p) * GH + gt * HID +
                                           UNITS * blk + 2 * up);
             cp_async_commit();
 #endif
@@ -617,7 +623,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, hl, hs);
                     const u64 wsm = wgmma_desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
                     wgmma_rs_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
-                    wgmma_ss_n32(e, wsm, hb, (ii | kk) != 0);
+                    if (HROWS > REG_ROWS) wgmma_ss_n32(e, wsm, hb, (ii | kk) != 0);
                 }
                 wgmma_commit();
                 wgmma_wait<1>();
@@ -627,12 +633,12 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             // The two halves of K summed through shared memory, then the gate math from there.
             if (products && g == 1) {
                 to_sums<4, false>(red, d, 0, wq, r0, q);
-                to_sums<4, false>(red, e, REG_ROWS, wq, r0, q);
+                if (HROWS > REG_ROWS) to_sums<4, false>(red, e, REG_ROWS, wq, r0, q);
             }
             named_sync(2, CONSUMERS);
             if (products && g == 0) {
                 to_sums<4, true>(red, d, 0, wq, r0, q);
-                to_sums<4, true>(red, e, REG_ROWS, wq, r0, q);
+                if (HROWS > REG_ROWS) to_sums<4, true>(red, e, REG_ROWS, wq, r0, q);
             }
             named_sync(2, CONSUMERS);
             unsigned char* out = h + (size_t)((t + 1) & 1) * CHUNKS * CHUNK_BYTES;
@@ -640,15 +646,15 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             cp_async_wait_all();
 #endif
 #pragma unroll
-            for (int p = 0; p < GB / 16; ++p) {
+            for (int p = 0; p < PASSES; ++p) {
 #if FULL
                 u32 xv[GATES];
 #pragma unroll
                 for (int gt = 0; gt < GATES; ++gt) xv[gt] = xs[(p * GATES + gt) * CONSUMERS + tid];
-                u16* y_row = a.y + ((size_t)t * BATCH + group * GB + m_first + 16 * p) * HID;
-                pair_from_sums(red, bias, c_state[p], up, m_first + 16 * p, blk, out, products, &xv, y_row);
+                u16* y_row = a.y + ((size_t)t * BATCH + group * GB + m_first + M_STEP * p) * HID;
+                pair_from_sums(red, bias, c_state[p], up, m_first + M_STEP * p, blk, out, products, &xv, y_row);
 #else
-                pair_from_sums(red, bias, c_state[p], up, m_first + 16 * p, blk, out, products);
+                pair_from_sums(red, bias, c_state[p], up, m_first + M_STEP * p, blk, out, products);
 #endif
             }
             if (tid == 0) stamp(t, 3);
@@ -823,7 +829,7 @@ int main(int argc, char** argv) {
     }
     CHECK(cudaMemcpy(d_bias, bias_blk.data(), bias_blk.size() * 4, cudaMemcpyHostToDevice));
     const size_t smem = (size_t)W_BYTES + RED_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8 +
-                        (FULL ? (size_t)(GB / 16) * GATES * CONSUMERS * 4 : 0);
+                        (FULL ? (size_t)PASSES * GATES * CONSUMERS * 4 : 0);
     void (*kernel)(Args) = mode == 0 ? probe<0> : mode == 1 ? probe<1> : probe<2>;
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};

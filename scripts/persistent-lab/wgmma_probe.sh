@@ -6,7 +6,9 @@
 # variants run the batch in two groups of 64 samples on 64 blocks each (-DGROUPS=2); the -g4-hybrid
 # ones in four groups of 32 samples on 32 blocks each, half of each block's rows in registers
 # (-DHYBRID=1, clusters of 1 only); the -b32-hybrid ones the same at batch 32 (one group); the
-# -full ones with a layer's input projection read and its outputs written each step (-DFULL=1).
+# -full ones with a layer's input projection read and its outputs written each step (-DFULL=1);
+# the -regs ones 16 units a block (64 blocks a group of 32 samples), every gate row in registers,
+# none in shared memory.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -37,6 +39,11 @@ variants=(
   "gru-g4-hybrid-full:-DCELL_GRU -DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
   "lstm-b32-hybrid-full:-DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
   "gru-b32-hybrid-full:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16 -DFULL=1"
+  "lstm-b32-hybrid-kc128-full:-DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
+  "lstm-b32-regs-full:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
+  "gru-b32-regs-full:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
+  "lstm-b64-regs-full:-DBATCH=64 -DGROUPS=2 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
+  "lstm-g4-hybrid-kc128-full:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
 )
 case $what in
 build)
@@ -57,7 +64,7 @@ run)
     [[ $name =~ ^(${3:-.*})$ ]] || continue
     echo "== $name"
     clusters="1 2 4"
-    [[ $name == *hybrid* ]] && clusters=1
+    [[ $name == *hybrid* || $name == *regs* ]] && clusters=1
     for cs in $clusters; do timeout 20 "$dir/wp-$name" 300 1 $cs 3; done
     timeout 20 "$dir/wp-$name" 300 0 1 0
     for cs in $clusters; do timeout 20 "$dir/wp-$name" 300 2 $cs 0; done

@@ -1638,6 +1638,17 @@ mod tests {
     use super::*;
     use crate::persistent::wave::Wave;
 
+    /// Plans `a` and `b` compile different modules for `pass` (each its own, cached apart) and
+    /// the same one for the other pass.
+    fn assert_modules_differ_in(a: &Plan, b: &Plan, pass: Pass) {
+        let other = match pass {
+            Pass::Forward => Pass::Backward,
+            Pass::Backward => Pass::Forward,
+        };
+        assert_ne!(a.module_name(pass), b.module_name(pass), "{pass:?}");
+        assert_eq!(a.module_name(other), b.module_name(other), "{other:?}");
+    }
+
     /// Every kernel the host launches by name is a kernel of its pass's source, for each cell.
     #[test]
     fn the_launched_names_are_the_sources_kernels() {
@@ -1714,14 +1725,7 @@ mod tests {
             wgmma: false,
             ..plan
         };
-        assert_ne!(
-            plan.module_name(Pass::Forward),
-            plain.module_name(Pass::Forward)
-        );
-        assert_eq!(
-            plan.module_name(Pass::Backward),
-            plain.module_name(Pass::Backward)
-        );
+        assert_modules_differ_in(&plan, &plain, Pass::Forward);
     }
 
     #[test]
@@ -1982,14 +1986,7 @@ mod tests {
             ..plan
         };
         assert!(!off.backward_transposed());
-        assert_ne!(
-            off.module_name(Pass::Backward),
-            plan.module_name(Pass::Backward)
-        );
-        assert_eq!(
-            off.module_name(Pass::Forward),
-            plan.module_name(Pass::Forward)
-        );
+        assert_modules_differ_in(&off, &plan, Pass::Backward);
     }
 
     /// A pushed forward in half elements can write W_hh transposed for a backward that reads
@@ -2011,14 +2008,7 @@ mod tests {
         assert!(writes.defines(Pass::Forward).contains(&write));
         assert!(!writes.defines(Pass::Backward).contains(&write));
         assert!(!plan.defines(Pass::Forward).contains(&write));
-        assert_ne!(
-            writes.module_name(Pass::Forward),
-            plan.module_name(Pass::Forward)
-        );
-        assert_eq!(
-            writes.module_name(Pass::Backward),
-            plan.module_name(Pass::Backward)
-        );
+        assert_modules_differ_in(&writes, &plan, Pass::Forward);
         let cannot = [
             Plan {
                 push: [false, false],

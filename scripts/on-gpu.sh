@@ -4,8 +4,8 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `bench_us`, `split_spec`, `bench_with`, `bench_rows`,
-# `compare_grid`, `half_grid`).
+# helpers below (`gpu_tests`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
+# `bench_with`, `bench_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -26,6 +26,25 @@ gpu_check_persistent() {
   timeout 560 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check.log" 2>&1
   echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
   grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+}
+
+# compute-sanitizer memcheck, racecheck and synccheck on one repetition of bench_grid (no
+# warm-up) at each CELL:L,B,T,H of SPECS ($1), VARIANT ($2), with bench_grid's further options
+# $3.. (the phase, --input-grad), each under SAN_TIMEOUT seconds (150 unless set): a line a run
+# (the tool's summary and bench_grid's row) into OUT/sanitize.log, the logs in OUT/sanitize.tgz.
+sanitize_bench() {
+  local specs=$1 variant=$2 spec c sh tool log
+  shift 2
+  for spec in $specs; do
+    c=${spec%%:*} sh=${spec#*:}
+    for tool in memcheck racecheck synccheck; do
+      log="$OUT/cs-$tool-$c-${sh//,/x}.log"
+      timeout "${SAN_TIMEOUT:-150}" "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum \
+        --api direct --reps 1 --warmup 0 "$@" --mode $c --shape $sh --variants $variant > "$log" 2>&1
+      echo "$tool $c $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//') | $(grep -E '^\| (Lstm|Gru) ' "$log" | cut -d'|' -f7-9)"
+    done
+  done 2>&1 | tee "$OUT/sanitize.log"
+  (cd "$OUT" && tar czf sanitize.tgz cs-*.log && rm -f cs-*.log)
 }
 
 # One bench_grid row as "train forward" (graphed training with the input's gradient, then the

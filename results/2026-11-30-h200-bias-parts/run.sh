@@ -25,17 +25,8 @@ ab)
   done 2>&1 | tee "$OUT/ab.log"
   ;;
 sanitize)
-  for spec in ${SAN_SPECS:-lstm:1,16,6,64 gru:1,16,6,64 lstm:1,32,6,128 gru:1,32,6,128}; do
-    c=${spec%%:*} sh=${spec#*:}
-    for tool in memcheck racecheck synccheck; do
-      log="$OUT/cs-$tool-$c-${sh//,/x}.log"
-      timeout 120 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum --input-grad \
-        --api direct --reps 1 --warmup 0 --phase train --mode $c --shape $sh \
-        --variants op-bf16-persistent > "$log" 2>&1
-      echo "$tool $c $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//')"
-    done
-  done 2>&1 | tee "$OUT/sanitize.log"
-  (cd "$OUT" && tar czf sanitize.tgz cs-*.log && rm -f cs-*.log)
+  SAN_TIMEOUT=120 sanitize_bench "${SAN_SPECS:-lstm:1,16,6,64 gru:1,16,6,64 lstm:1,32,6,128 gru:1,32,6,128}" \
+    op-bf16-persistent --phase train --input-grad
   ;;
 tests) stamp "GPU tests"; gpu_tests ;;
 *) echo "unknown part $PART" >&2; exit 2 ;;

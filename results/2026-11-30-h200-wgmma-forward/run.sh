@@ -29,17 +29,7 @@ check)
       | grep -E "candle-cudnn-rnn:|^\| (Lstm|Gru) " | sed "s/^/$v $c $sh /"
   done > "$OUT/plans.txt"
   stamp "sanitizers"
-  for spec in lstm:1,128,4,1024 gru:1,128,4,1024; do
-    c=${spec%%:*} sh=${spec#*:}
-    for tool in memcheck racecheck synccheck; do
-      log="$OUT/cs-$tool-$c-${sh//,/x}.log"
-      timeout 150 "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum \
-        --api direct --reps 1 --warmup 0 --phase forward --mode $c --shape $sh \
-        --variants op-bf16-default > "$log" 2>&1
-      echo "$tool $c $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//') | $(grep -E '^\| (Lstm|Gru) ' "$log" | cut -d'|' -f7-9)"
-    done
-  done 2>&1 | tee "$OUT/sanitize.log"
-  (cd "$OUT" && tar czf sanitize.tgz cs-*.log && rm -f cs-*.log)
+  sanitize_bench "lstm:1,128,4,1024 gru:1,128,4,1024" op-bf16-default --phase forward
   ;;
 ab)
   for graph in --graph ""; do

@@ -118,16 +118,16 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
 const WGMMA_FROM_BATCH: usize = 64;
 
 /// Shared memory of a wgmma forward block for `cell` at `hidden`, as `recurrence_wgmma_fwd.cu`
-/// lays it out: the gate rows past the registers' 64 (padded to 64 more), the sums of the two
-/// halves of K, the ring of all of h_{t-1} (the group's) and its mbarriers, and each thread's
-/// slots of a step's input projection.
+/// lays it out: the gate rows past the registers' 64 (padded to 64 more), the partial sums the two
+/// warpgroups hand each other, the ring of all of h_{t-1} (the group's) and its mbarriers, and a
+/// step's input projection of the block's units (rows padded by 8).
 pub(super) fn wgmma_smem(cell: Cell, hidden: usize) -> usize {
     let group = WGMMA_GROUP_SAMPLES;
     let tile = 64 * hidden * 2;
-    let sums = 128 * (group + 4) * 4;
+    let sums = 2 * 16 * 128 * 4;
     let ring = group * hidden * 2;
     let bars = hidden / 128 * 8;
-    let inputs = group / 16 * cell.gates() * WARPS * 32 * 4;
+    let inputs = cell.gates() * group * (WGMMA_UNITS + 8) * 2;
     tile + sums + ring + bars + inputs
 }
 
@@ -1694,10 +1694,11 @@ mod tests {
             assert!(wgmma_smem(cell, 1024) <= 227 << 10, "{cell:?}");
         }
         // The kernel's layout (recurrence_wgmma_fwd.cu's SMEM) at hidden 1024: 64 rows of 1024
-        // columns, 128 rows of 36 sums, 32 samples of h, 8 mbarriers, 2 x 4 gates x 256 slots.
+        // columns, 2 x 16 x 128 partial sums, 32 samples of h, 8 mbarriers, 4 gates x 32 samples
+        // x 40 inputs.
         assert_eq!(
             wgmma_smem(Cell::Lstm, 1024),
-            131072 + 18432 + 65536 + 64 + 8192
+            131072 + 16384 + 65536 + 64 + 10240
         );
         let plan = Plan {
             units: [WGMMA_UNITS; 2],

@@ -13,10 +13,13 @@
 // thread 0 copies all of it into the ring (one bulk copy a chunk of KC columns, each counted by
 // an mbarrier of its own). Warpgroup g multiplies half of K: wgmma m64n32k16 with the weights as
 // A (64 gate rows: from registers, then from shared memory) and h_{t-1} as B (the group's 32
-// samples). The halves are summed through shared memory; each thread then does the gate math of
-// 2 units of 2 samples (the step's input projection, copied into shared memory while the
-// products ran, and the biases added), writes h_t to y, and into the exchange buffer in the
-// ring's layout for the next step; then the group's barrier.
+// samples). The block's gate rows are ordered so that each thread's accumulators hold all the gates
+// of one unit (`w_row`): the gate math runs on them in registers, each warpgroup on half of the
+// samples, after the two halves of K are summed (each warpgroup hands the other its partial sums
+// of the other's samples through shared memory: one barrier). Then each thread adds the step's
+// input projection (copied into shared memory while the products ran) and the biases, writes h_t
+// to y and into the exchange buffer in the ring's layout for the next step; then the group's
+// barrier.
 //
 // The input projection comes from a GEMM before the launch in half elements (`xg`, [T, B, GH],
 // kernel.rs's `half_projection`), without biases. A GRU's 96 gate rows are r and z from
@@ -36,26 +39,27 @@ namespace wg {
 constexpr int UNITS = 32;                 // units a block
 constexpr int ROWS = GATES * UNITS;       // its gate rows
 constexpr int REG_ROWS = 64;              // the rows in registers (wgmma's M)
-constexpr int HROWS = 2 * REG_ROWS;       // the rows multiplied (zeros past ROWS: a GRU's)
+constexpr int HROWS = 2 * REG_ROWS;       // the rows multiplied (a GRU's fourth gate: zeros)
 constexpr int KC = 128;                   // columns of h a chunk
 constexpr int CHUNKS = HID / KC;          // chunks a step: the ring holds all of them
 constexpr int HALF = CHUNKS / 2;          // a warpgroup's chunks
 constexpr int KSTEPS_CHUNK = KC / 16;
 constexpr int KSTEPS_HALF = HID / 32;     // k-steps of a warpgroup's half of K
 constexpr int CHUNK_BYTES = BATCH * KC * 2;
-constexpr int PAIRS = BATCH / 16;         // a thread's samples (m_first + 16 p)
 static_assert(HID % (2 * KC) == 0, "HID a multiple of 256: whole chunks in each half of K");
 static_assert(ROWS > REG_ROWS && ROWS <= HROWS, "the gate rows past the registers' fit one wgmma");
 
-// Shared memory: the rows past REG_ROWS (wgmma's no-swizzle core matrices), the reduction's f32
-// sums ([HROWS][RP]), the ring, its mbarriers, and each thread's slots of the step's input
-// projection ([pair][gate][thread], 2 half elements each).
+// Shared memory: the rows past REG_ROWS (wgmma's no-swizzle core matrices), the partial sums each
+// warpgroup hands the other ([warpgroup][PART_SUMS][128 threads] f32), the ring, its mbarriers,
+// and the step's input projection of the block's units ([gate][sample][XP] half elements, rows
+// padded so that a warp's reads fall in distinct banks).
 constexpr int W_BYTES = (HROWS - REG_ROWS) * HID * 2;
-constexpr int RP = BATCH + 4;
-constexpr int RED_BYTES = HROWS * RP * 4;
+constexpr int PART_SUMS = 16;             // 2 sample columns x 4 gate rows x 2 samples
+constexpr int RED_BYTES = 2 * PART_SUMS * 128 * 4;
 constexpr int RING_BYTES = CHUNKS * CHUNK_BYTES;
 constexpr int BAR_BYTES = CHUNKS * 8;
-constexpr int XS_BYTES = PAIRS * GATES * THREADS * 4;
+constexpr int XP = UNITS + 8;             // a row of xs: (gate, sample) in half elements
+constexpr int XS_BYTES = GATES * BATCH * XP * 2;
 constexpr int SMEM = W_BYTES + RED_BYTES + RING_BYTES + BAR_BYTES + XS_BYTES;
 
 // h's core matrices in a chunk (B: 8 samples x 8 columns, 128 bytes each): LBO along K, SBO along
@@ -71,9 +75,15 @@ __device__ __forceinline__ u32 w_offset(int n, int k) {
     return (u32)((k / 8) * W_LBO + (n / 8) * W_SBO + (n % 8) * 16 + (k % 8) * 2);
 }
 
-// The row of W_hh that is row n of block `blk`'s gate rows: gate n / UNITS of unit n % UNITS.
+// Row n of a block's gate rows: in wgmma's accumulators, warp w's lane 4 r0 + q holds rows
+// 16 w + r0 and 16 w + r0 + 8 of each 64, so those four rows are gates 0-3 of unit 8 w + r0
+// (gates 0 and 1 in the registers' 64, 2 and 3 in shared memory's). A gate past the cell's (a
+// GRU's fourth) is a row of zeros.
+__device__ __forceinline__ int row_gate(int n) { return 2 * (n / REG_ROWS) + (n % 16) / 8; }
+__device__ __forceinline__ int row_unit(int n) { return 8 * ((n % REG_ROWS) / 16) + n % 8; }
+// Its row of W_hh in block `blk` (row_gate(n) < GATES).
 __device__ __forceinline__ size_t w_row(int n, int blk) {
-    return (size_t)(n / UNITS) * HID + UNITS * blk + n % UNITS;
+    return (size_t)row_gate(n) * HID + UNITS * blk + row_unit(n);
 }
 
 // `bytes` from global `src` into this block's shared memory at `dst`, counted by the mbarrier
@@ -103,18 +113,81 @@ __device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const 
     }
 }
 
-// A warpgroup's accumulators (row 16 wq + r0 + 8 h, column (sample) 8 j + 2 q + x in
-// d[4 j + 2 h + x]) written into the sums' rows row0.., or with ADD added to what is there.
-template <bool ADD>
-__device__ __forceinline__ void to_sums(float* red, const float (&d)[16], int row0, int wq, int r0, int q) {
+// Warpgroup G's partial sums of the other warpgroup's samples (accumulator columns of tiles
+// 2 (1 - G), + 1) into its slots of `red`, `part` the thread's place in its warpgroup.
+template <int G>
+__device__ __forceinline__ void hand_over(float* red, const float (&d)[16], const float (&e)[16], int part) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int jj = 0; jj < 2; ++jj)
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            float2* at = (float2*)(red + (row0 + 16 * wq + r0 + 8 * hh) * RP + 8 * j + 2 * q);
-            const float2 o = ADD ? *at : make_float2(0.f, 0.f);
-            *at = make_float2(o.x + d[4 * j + 2 * hh], o.y + d[4 * j + 2 * hh + 1]);
+        for (int gt = 0; gt < GATES; ++gt)
+#pragma unroll
+            for (int x = 0; x < 2; ++x) {
+                const int j = 2 * (1 - G) + jj, at = 4 * j + 2 * (gt % 2) + x;
+                red[((1 - G) * PART_SUMS + 8 * jj + 2 * gt + x) * 128 + part] = gt < 2 ? d[at] : e[at];
+            }
+}
+
+// Gate `gt` of warpgroup G's thread's unit for its sample s = 2 jj + x (accumulator column tile
+// 2 G + jj: sample 8 (2 G + jj) + 2 q + x) in its accumulators.
+template <int G>
+__device__ __forceinline__ float& acc(float (&d)[16], float (&e)[16], int s, int gt) {
+    const int at = 4 * (2 * G + s / 2) + 2 * (gt % 2) + s % 2;
+    return gt < 2 ? d[at] : e[at];
+}
+
+// The whole gate sums of warpgroup G's thread's samples: the other warpgroup's partial sums added
+// to its own, in place.
+template <int G>
+__device__ __forceinline__ void take_over(float (&d)[16], float (&e)[16], const float* red, int part) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt)
+            acc<G>(d, e, s, gt) += red[(G * PART_SUMS + 8 * (s / 2) + 2 * gt + s % 2) * 128 + part];
+}
+
+// Warpgroup G's thread's gate math for its unit u (unit k of the layer) and samples
+// 8 (2 G + s / 2) + 2 q + s % 2, s < 4, from the whole sums in d and e, the step's input projection xs and the
+// biases; the carried state updated; h_t of each sample into hv.
+template <int G>
+__device__ __forceinline__ void cell_steps(u16 (&hv)[4], float (&d)[16], float (&e)[16], const u16* xs,
+                                           const float (&bias)[GATES], float bias_split, float (&state)[4], int u,
+                                           int q) {
+    // (One base address, the rest immediate offsets.)
+    const u16* xq = xs + (16 * G + 2 * q) * XP + u;
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt) {
+            const float in = to_f(xq[(gt * BATCH + 8 * (s / 2) + s % 2) * XP]);
+            const float sum = acc<G>(d, e, s, gt);
+            pre[gt] = bias[gt] + in + (gt == SPLIT_GATE ? 0.f : sum);
+            if (gt == SPLIT_GATE) rec = bias_split + sum;
         }
+        hv[s] = from_f(cell_forward(pre, rec, gate, state[s], saved));
+    }
+}
+
+// Warpgroup G's thread's h_t (hv) of unit k and its partner's k ^ 1 (lane ^ 4) into the exchange
+// `out` (the ring's layout) and y's row `y_t` (step t's first sample of the group), in 4-byte
+// stores: a lane of an even unit stores its samples 0 and 1 of the pair, its partner 2 and 3.
+template <int G>
+__device__ __forceinline__ void store_h(const u16 (&hv)[4], unsigned char* out, elem* y_t, int k, int q, bool even) {
+    const int k0 = k & ~1;
+    unsigned char* const oq = out + (size_t)(k0 / KC) * CHUNK_BYTES + ((k0 % KC) / 8) * H_LBO + (k0 % 8) * 2 +
+                              2 * G * H_SBO + 2 * q * 16;
+    elem* const yq = y_t + (size_t)(16 * G + 2 * q) * HID + k0;
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        const u16 other = (u16)__shfl_xor_sync(0xffffffffu, (u32)hv[s], 4);
+        if (even != (s < 2)) continue;
+        const u32 two = even ? (u32)hv[s] | ((u32)other << 16) : (u32)other | ((u32)hv[s] << 16);
+        // Sample 8 (2 G + s / 2) + 2 q + s % 2: core-matrix row group 2 G + s / 2, row 2 q + s % 2.
+        *(u32*)(oq + (s / 2) * H_SBO + (s % 2) * 16) = two;
+        *(u32*)(yq + (8 * (s / 2) + s % 2) * HID) = two;
+    }
 }
 
 }  // namespace wg
@@ -143,7 +216,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     float* const red = (float*)(smem + W_BYTES);
     unsigned char* const ring = smem + W_BYTES + RED_BYTES;
     unsigned long long* const full = (unsigned long long*)(ring + RING_BYTES);
-    u32* const xs = (u32*)(full + CHUNKS);
+    u16* const xs = (u16*)(full + CHUNKS);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int blk = blockIdx.x, group = blockIdx.y;
     const int b0 = group * BATCH;  // the group's first sample
@@ -158,7 +231,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         const int n = i / (HID / 8), k = (i % (HID / 8)) * 8;
         u16* dst = (u16*)(w_tile + w_offset(n, k));
         const elem* src = w_hh + w_row(REG_ROWS + n, blk) * HID + k;
-        if (REG_ROWS + n >= ROWS)
+        if (row_gate(REG_ROWS + n) >= GATES)
             *(uint4*)dst = make_uint4(0u, 0u, 0u, 0u);
         else if (wide)
             cp_async16(dst, src);
@@ -176,28 +249,29 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     u32 wa[KSTEPS_HALF][4];
     load_fragments(wa, w_hh, blk, g, wq, r0, q);
 
-    // The gate math: thread tid, units 2 up and 2 up + 1 of the block (unit k, k + 1 of the
-    // layer) of samples m_first + 16 p; their biases (a split gate's b_hh apart), the carried
-    // state (an LSTM's c, a GRU's h in f32) and h_0 into the exchange at parity 0.
-    const int up = tid % 16, m_first = tid / 16, k = UNITS * blk + 2 * up;
-    float bias[GATES][2], bias_split[2], state[PAIRS][2];
+    // The gate math: the thread's unit u of the block (unit k of the layer: every gate of it is
+    // in its accumulators, `w_row`) for its warpgroup's samples m(s) = 8 (2 g + s / 2) + 2 q + s % 2
+    // (s < 4); its biases (a split gate's b_hh apart), the carried state (an LSTM's c, a GRU's h in
+    // f32), and h_0 into the exchange at parity 0.
+    const int u = 8 * wq + r0, k = UNITS * blk + u, part = tid % 128;
+    // The input projection's copies: thread tid's piece, sample and first gate (xs below).
+    static_assert(THREADS == 2 * BATCH * (UNITS / 8) && GATES <= 4, "two copies a thread cover xs");
+    const int x_piece = tid % (UNITS / 8), x_sample = (tid / (UNITS / 8)) % BATCH, x_gate = tid / (BATCH * UNITS / 8);
+    const int x_from = (b0 + x_sample) * GH + x_gate * HID + UNITS * blk + 8 * x_piece;  // (in xg's step)
+    auto sample = [&](int s) { return 8 * (2 * g + s / 2) + 2 * q + s % 2; };
+    float bias[GATES], bias_split, state[4];
 #pragma unroll
-    for (int x = 0; x < 2; ++x) {
-#pragma unroll
-        for (int gt = 0; gt < GATES; ++gt) {
-            float b = b_ih ? to_f(b_ih[gt * HID + k + x]) : 0.f;
-            if (b_hh && gt != SPLIT_GATE) b += to_f(b_hh[gt * HID + k + x]);
-            bias[gt][x] = b;
-        }
-        bias_split[x] = (SPLIT_GATE >= 0 && b_hh) ? to_f(b_hh[SPLIT_GATE * HID + k + x]) : 0.f;
+    for (int gt = 0; gt < GATES; ++gt) {
+        float b = b_ih ? to_f(b_ih[gt * HID + k]) : 0.f;
+        if (b_hh && gt != SPLIT_GATE) b += to_f(b_hh[gt * HID + k]);
+        bias[gt] = b;
     }
+    bias_split = (SPLIT_GATE >= 0 && b_hh) ? to_f(b_hh[SPLIT_GATE * HID + k]) : 0.f;
 #pragma unroll
-    for (int p = 0; p < PAIRS; ++p) {
-        const size_t at = (size_t)(b0 + m_first + 16 * p) * HID + k;
-#pragma unroll
-        for (int x = 0; x < 2; ++x) state[p][x] = c0 ? to_f(c0[at + x]) : 0.f;
-        const u32 two = h0 ? *(const u32*)(h0 + at) : 0u;
-        *(u32*)(h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m_first + 16 * p, k % KC)) = two;
+    for (int s = 0; s < 4; ++s) {
+        const size_t at = (size_t)(b0 + sample(s)) * HID + k;
+        state[s] = c0 ? to_f(c0[at]) : 0.f;
+        *(u16*)(h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(sample(s), k % KC)) = h0 ? h0[at] : (u16)0;
     }
     cp_async_wait_all();
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -219,14 +293,15 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
             }
         }
         __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
-        // This step's input projection of the thread's units into its slots, in flight during the
-        // products (the registers are full).
-#pragma unroll
-        for (int p = 0; p < PAIRS; ++p)
-#pragma unroll
-            for (int gt = 0; gt < GATES; ++gt)
-                cp_async_bytes<4>((u16*)(xs + (p * GATES + gt) * THREADS + tid),
-                                  xg + ((size_t)t * GROUPS * BATCH + b0 + m_first + 16 * p) * GH + gt * HID + k);
+        // This step's input projection of the block's units into xs, 16 bytes a copy, in flight
+        // during the products (the registers are full): piece tid % 4 of sample (tid / 4) % 32's
+        // row of gate tid / 128, and of gate tid / 128 + 2.
+        {
+            const elem* src = xg + (size_t)t * GROUPS * BATCH * GH + x_from;
+            u16* const dst = xs + (x_gate * BATCH + x_sample) * XP + 8 * x_piece;
+            cp_async16(dst, src);
+            if (x_gate + 2 < GATES) cp_async16(dst + 2 * BATCH * XP, src + 2 * HID);
+        }
         cp_async_commit();
 #pragma unroll
         for (int ii = 0; ii < HALF; ++ii) {
@@ -245,43 +320,37 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
             wgmma_wait<1>();
         }
         wgmma_wait<0>();
-        // The two halves of K summed through shared memory.
-        if (g == 1) {
-            to_sums<false>(red, d, 0, wq, r0, q);
-            to_sums<false>(red, e, REG_ROWS, wq, r0, q);
-        }
-        named_sync(1, THREADS);
-        if (g == 0) {
-            to_sums<true>(red, d, 0, wq, r0, q);
-            to_sums<true>(red, e, REG_ROWS, wq, r0, q);
-        }
-        named_sync(1, THREADS);
+        // The two halves of K summed: each warpgroup hands the other its partial sums of the
+        // other's samples.
+        if (g == 0)
+            hand_over<0>(red, d, e, part);
+        else
+            hand_over<1>(red, d, e, part);
         cp_async_wait_all();
+        named_sync(1, THREADS);
+        u16 hv[4];
+        if (g == 0) {
+            take_over<0>(d, e, red, part);
+            cell_steps<0>(hv, d, e, xs, bias, bias_split, state, u, q);
+        } else {
+            take_over<1>(d, e, red, part);
+            cell_steps<1>(hv, d, e, xs, bias, bias_split, state, u, q);
+        }
         unsigned char* const out = h + (size_t)((t + 1) & 1) * RING_BYTES;
+        elem* const y_t = y + ((size_t)t * GROUPS * BATCH + b0) * HID;
+        if (g == 0)
+            store_h<0>(hv, out, y_t, k, q, (r0 & 1) == 0);
+        else
+            store_h<1>(hv, out, y_t, k, q, (r0 & 1) == 0);
+        if (t == seq - 1) {
+            // h_n and c_n: the group's rows of the thread's samples (one base address each).
+            const size_t at = (size_t)(b0 + 16 * g + 2 * q) * HID + k;
 #pragma unroll
-        for (int p = 0; p < PAIRS; ++p) {
-            const int m = m_first + 16 * p;
-            const size_t row = (size_t)t * GROUPS * BATCH + b0 + m;
-            u16 hv[2];
-#pragma unroll
-            for (int x = 0; x < 2; ++x) {
-                float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
-#pragma unroll
-                for (int gt = 0; gt < GATES; ++gt) {
-                    const float sum = red[(UNITS * gt + 2 * up + x) * RP + m];
-                    const float in = to_f((u16)(xs[(p * GATES + gt) * THREADS + tid] >> (16 * x)));
-                    pre[gt] = bias[gt][x] + in + (gt == SPLIT_GATE ? 0.f : sum);
-                    if (gt == SPLIT_GATE) rec = bias_split[x] + sum;
-                }
-                hv[x] = from_f(cell_forward(pre, rec, gate, state[p][x], saved));
-            }
-            const u32 two = (u32)hv[0] | ((u32)hv[1] << 16);
-            *(u32*)(out + (size_t)(k / KC) * CHUNK_BYTES + h_offset(m, k % KC)) = two;
-            *(u32*)(y + row * HID + k) = two;
-            if (t == seq - 1) {
-                *(u32*)(h_n + (size_t)(b0 + m) * HID + k) = two;
+            for (int s = 0; s < 4; ++s) {
+                const int row = 8 * (s / 2) + s % 2;
+                h_n[at + row * HID] = hv[s];
 #if CELL_HAS_C
-                *(u32*)(c_n + (size_t)(b0 + m) * HID + k) = (u32)from_f(state[p][0]) | ((u32)from_f(state[p][1]) << 16);
+                c_n[at + row * HID] = from_f(state[s]);
 #endif
             }
         }

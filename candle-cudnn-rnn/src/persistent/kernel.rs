@@ -101,21 +101,37 @@ pub(super) const WGMMA_HIDDEN_STEP: usize = 256;
 pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
 
 /// Whether an inference forward in half precision runs on the wgmma kernel ([`Plan::wgmma`])
-/// where the tuning leaves it to the shape: at hidden [`WGMMA_MOST_HIDDEN`] from batch
-/// [`WGMMA_FROM_BATCH`], in whole groups. There the layer-by-layer kernel is bound by the
+/// where the tuning leaves it to the shape, in whole groups: at hidden [`WGMMA_MOST_HIDDEN`] from
+/// batch [`WGMMA_FROM_BATCH`], at hidden [`WGMMA_HALF_HIDDEN`] at batch
+/// [`WGMMA_HALF_HIDDEN_BATCH`]. At hidden 1024 the layer-by-layer kernel is bound by the
 /// exchange through L2 and cuDNN's `Standard` served: in the lab a whole step of the wgmma
 /// forward took 4.6-4.7 µs at [128, 1024] against the kernel's 8.6-9.1 in two groups and
 /// `Standard`'s 9.3-10.3 (`results/2026-11-30-h200-wgmma-hybrid/`). In the op, graphed forwards
 /// at [*, 96-128, 1024] took 0.61-0.81x of `Standard`'s time, and LSTM [30, 64, 1024] 2.57
 /// against the default's 2.98 µs an example; but LSTM [30, 32, 1024] 4.7 against the
-/// layer-by-layer kernel's 3.8, and at hidden 256-512 the same or up to 1.23x
-/// (`results/2026-11-30-h200-wgmma-forward/`).
+/// layer-by-layer kernel's 3.8 (`results/2026-11-30-h200-wgmma-forward/`). With the gates
+/// summed in registers, graphed forwards at batch 128 and hidden 512 took 0.84-0.93x of the
+/// layer-by-layer kernels' time (the stacks layer by layer against their wavefront: LSTM
+/// [30, 128, 3 x 512] 2.40 against 2.81, GRU [200, 128, 3 x 512] 13.9 against 16.3), but LSTM
+/// [30, 64, 512] 1.52 against 1.39 (`results/2026-11-30-h200-wgmma-register-gates/`).
 pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
-    hidden == WGMMA_MOST_HIDDEN && batch >= WGMMA_FROM_BATCH && batch % WGMMA_GROUP_SAMPLES == 0
+    let batches = match hidden {
+        WGMMA_MOST_HIDDEN => WGMMA_FROM_BATCH..=usize::MAX,
+        WGMMA_HALF_HIDDEN => WGMMA_HALF_HIDDEN_BATCH..=WGMMA_HALF_HIDDEN_BATCH,
+        _ => return false,
+    };
+    batches.contains(&batch) && batch % WGMMA_GROUP_SAMPLES == 0
 }
 
 /// See [`shape_wgmma_forward`]: two groups and more.
 const WGMMA_FROM_BATCH: usize = 64;
+
+/// See [`shape_wgmma_forward`].
+const WGMMA_HALF_HIDDEN: usize = WGMMA_MOST_HIDDEN / 2;
+
+/// See [`shape_wgmma_forward`]: the one batch measured ahead at [`WGMMA_HALF_HIDDEN`] (batch 64
+/// was behind; past 128 the layer-by-layer kernels were not measured against it).
+const WGMMA_HALF_HIDDEN_BATCH: usize = 128;
 
 /// Shared memory of a wgmma forward block for `cell` at `hidden`, as `recurrence_wgmma_fwd.cu`
 /// lays it out: the gate rows past the registers' 64 (padded to 64 more), the partial sums the two
@@ -1679,17 +1695,22 @@ mod tests {
         }
     }
 
-    /// The wgmma forward by default at hidden 1024 from batch 64 in whole groups of 32, its
-    /// blocks in shared memory (227 KiB on sm_90), its module of its own (compiled for sm_90a)
-    /// with the layout's defines; the backward's module is the plain one.
+    /// The wgmma forward by default at hidden 1024 from batch 64 and at hidden 512 at batch 128,
+    /// in whole groups of 32, its blocks in shared memory (227 KiB on sm_90), its module of its
+    /// own (compiled for sm_90a) with the layout's defines; the backward's module is the plain one.
     #[test]
-    fn the_wgmma_forward_at_hidden_1024_from_batch_96() {
+    fn the_wgmma_forward_at_hidden_1024_from_batch_64_and_512_at_128() {
         assert!(shape_wgmma_forward(1024, 128));
         assert!(shape_wgmma_forward(1024, 96));
         assert!(shape_wgmma_forward(1024, 64));
         assert!(!shape_wgmma_forward(1024, 32));
         assert!(!shape_wgmma_forward(1024, 100));
-        assert!(!shape_wgmma_forward(512, 128));
+        assert!(shape_wgmma_forward(512, 128));
+        assert!(!shape_wgmma_forward(512, 64));
+        assert!(!shape_wgmma_forward(512, 96));
+        assert!(!shape_wgmma_forward(512, 256));
+        assert!(!shape_wgmma_forward(768, 128));
+        assert!(!shape_wgmma_forward(256, 128));
         for cell in [Cell::Lstm, Cell::Gru] {
             assert!(wgmma_smem(cell, 1024) <= 227 << 10, "{cell:?}");
         }

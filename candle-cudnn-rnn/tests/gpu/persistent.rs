@@ -415,9 +415,10 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 }
 
 /// The inference forward on the wgmma kernel (`recurrence_wgmma_fwd.cu`, sm_90), which the
-/// planner takes at hidden 1024 from batch 64 (`kernel.rs`'s `shape_wgmma_forward`): one layer
-/// at batch 128 (4 groups of 32) and at 64 (2), and two at batch 96 (3 groups; the first layer's input 200, the
-/// second's the first's output), LSTM and GRU with both biases and a GRU with one (no b_hh: n's
+/// planner takes at hidden 1024 from batch 64 and at hidden 512 at batch 128 (`kernel.rs`'s
+/// `shape_wgmma_forward`): one layer at batch 128 (4 groups of 32) and at 64 (2), two at batch 96
+/// (3 groups; the first layer's input 200, the second's the first's output), and two layers of
+/// 512 at batch 128 (16 blocks a group), LSTM and GRU with both biases and a GRU with one (no b_hh: n's
 /// recurrent side without a bias), bf16 and f16, from zeros and from a given state. Then the
 /// default (`Heuristic`) serves such calls on the kernels, graphed and eager.
 #[test]
@@ -433,6 +434,7 @@ fn persistent_wgmma_forward_matches_the_f64_cpu_path() {
             (1, 128, 5, 64, 1024),
             (1, 64, 4, 96, 1024),
             (2, 96, 3, 200, 1024),
+            (2, 128, 3, 64, 512),
         ]
         .into_iter()
         .flat_map(move |s| [DType::BF16, DType::F16].map(|dtype| (shape(cell, s), dtype)))

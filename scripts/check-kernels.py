@@ -399,13 +399,17 @@ def variants():
             if mcast == 1:
                 bwd = [d for d in f32 if not d.startswith("-DMCAST=")]
                 yield (f"{cell} backward h{hid} b{batch} tf32 cl{cl}", "persistent_bwd", bwd, arch, cell)
-    # The inference forward on wgmma (recurrence_wgmma_fwd.cu, sm_90a): hidden 1024 in 4 groups
-    # of 32 (the grid's batch 128), bf16 and f16, and hidden 256 in 2 groups (its fewest chunks).
+    # The forward on wgmma (recurrence_wgmma_fwd.cu, sm_90a): inference (its projection in half
+    # elements) at hidden 1024 in 4 groups of 32 (the grid's batch 128), bf16 and f16, and hidden
+    # 256 in 2 groups (its fewest chunks); training (an f32 projection, the saves) at 1024 and 512.
     for cell in ("lstm", "gru"):
-        for hid, groups, elem in ((1024, 4, "-DELEM_BF16=1"), (1024, 4, "-DELEM_BF16=0"),
-                                  (256, 2, "-DELEM_BF16=1")):
-            wg = [f"-DHID={hid}", "-DBATCH=32", f"-DGROUPS={groups}", "-DNWARPS=8", elem]
-            yield (f"{cell} wgmma forward h{hid} groups {groups} {elem[2:]}", "wgmma_fwd", wg,
+        for hid, groups, elem, half in ((1024, 4, "-DELEM_BF16=1", 1), (1024, 4, "-DELEM_BF16=0", 1),
+                                        (256, 2, "-DELEM_BF16=1", 1), (1024, 4, "-DELEM_BF16=1", 0),
+                                        (512, 4, "-DELEM_BF16=0", 0)):
+            wg = [f"-DHID={hid}", "-DBATCH=32", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+                  f"-DXG_HALF={half}"]
+            kind = "forward" if half else "training forward"
+            yield (f"{cell} wgmma {kind} h{hid} groups {groups} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.

@@ -136,14 +136,18 @@ const WGMMA_HALF_HIDDEN_BATCH: usize = 128;
 /// Shared memory of a wgmma forward block for `cell` at `hidden`, as `recurrence_wgmma_fwd.cu`
 /// lays it out: the gate rows past the registers' 64 (padded to 64 more), the partial sums the two
 /// warpgroups hand each other, the ring of all of h_{t-1} (the group's) and its mbarriers, and a
-/// step's input projection of the block's units (rows padded by 8).
-pub(super) fn wgmma_smem(cell: Cell, hidden: usize) -> usize {
+/// step's input projection of the block's units, in half elements (`half_projection`: rows padded
+/// by 8) or f32 (training's: by 4).
+pub(super) fn wgmma_smem(cell: Cell, hidden: usize, half_projection: bool) -> usize {
     let group = WGMMA_GROUP_SAMPLES;
     let tile = 64 * hidden * 2;
     let sums = 2 * 16 * 128 * 4;
     let ring = group * hidden * 2;
     let bars = hidden / 128 * 8;
-    let inputs = cell.gates() * group * (WGMMA_UNITS + 8) * 2;
+    let inputs = match half_projection {
+        true => cell.gates() * group * (WGMMA_UNITS + 8) * 2,
+        false => cell.gates() * group * (WGMMA_UNITS + 4) * 4,
+    };
     tile + sums + ring + bars + inputs
 }
 
@@ -947,10 +951,15 @@ impl Plan {
                         && tuning.forward_transposes.unwrap_or_else(|| {
                             plan.transpose_share_bytes() <= FORWARD_SHARE_MOST_BYTES
                         });
-                    return Ok(Plan {
+                    let plan = Plan {
                         forward_transposes,
                         ..plan
-                    });
+                    };
+                    // A training forward on wgmma only where asked: not measured yet.
+                    return match train && tuning.wgmma == Some(true) {
+                        true => Self::with_wgmma_training_forward(dev, plan),
+                        false => Ok(plan),
+                    };
                 }
                 Err(e) if groups == 1 => return Err(e),
                 Err(_) => groups = most_dividing(groups - 1, batch),
@@ -958,25 +967,62 @@ impl Plan {
         }
     }
 
-    /// The inference plan on the wgmma forward ([`Plan::wgmma`]) where it fits: sm_90, half
-    /// elements, hidden a multiple of [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], the
-    /// batch whole groups of [`WGMMA_GROUP_SAMPLES`] whose blocks are all resident, one per
-    /// multiprocessor; `None` elsewhere.
-    fn wgmma_forward(
-        dev: &CudaDevice,
+    /// Whether the wgmma forward fits `(cell, hidden, batch, elem)` on a device of `limits`,
+    /// its projection in half elements or f32 (`half_projection`): sm_90, half elements, hidden
+    /// a multiple of [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], the batch whole groups of
+    /// [`WGMMA_GROUP_SAMPLES`] whose blocks are all resident, one per multiprocessor.
+    fn wgmma_fits(
+        Limits { sms, smem, major }: Limits,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
-        tuning: &Tuning,
-    ) -> std::result::Result<Option<Plan>, String> {
-        let Limits { sms, smem, major } = Limits::of(dev)?;
+        half_projection: bool,
+    ) -> bool {
         let groups = batch / WGMMA_GROUP_SAMPLES;
-        let fits = major >= 9
+        major >= 9
             && elem != Operands::Tf32
             && hidden % WGMMA_HIDDEN_STEP == 0
             && hidden <= WGMMA_MOST_HIDDEN
             && batch % WGMMA_GROUP_SAMPLES == 0
             && (1..=MAX_GROUPS).contains(&groups)
             && groups * hidden / WGMMA_UNITS <= sms
-            && wgmma_smem(cell, hidden) <= smem;
+            && wgmma_smem(cell, hidden, half_projection) <= smem
+    }
+
+    /// `plan` (a training plan) with its forward on the wgmma kernel where that fits and the
+    /// backward does not run in one cluster (whose launch would take the forward's grid as a
+    /// cluster): the forward's fields the wgmma forward's (its own batch groups,
+    /// [`Plan::pass_groups`]; an f32 projection; no transpose of its own), the backward's as
+    /// they are; else `plan`.
+    fn with_wgmma_training_forward(
+        dev: &CudaDevice,
+        plan: Plan,
+    ) -> std::result::Result<Plan, String> {
+        let shape = (plan.cell, plan.hidden, plan.batch, plan.elem);
+        if plan.one_cluster || !Self::wgmma_fits(Limits::of(dev)?, shape, false) {
+            return Ok(plan);
+        }
+        Ok(Plan {
+            units: [WGMMA_UNITS, plan.units[1]],
+            clusters: [1, plan.clusters[1]],
+            multicast: 1,
+            ring: false,
+            push: [false, plan.push[1]],
+            input: 0,
+            half_projection: false,
+            forward_transposes: false,
+            wgmma: true,
+            ..plan
+        })
+    }
+
+    /// The inference plan on the wgmma forward ([`Plan::wgmma`]) where it fits
+    /// ([`Plan::wgmma_fits`]); `None` elsewhere.
+    fn wgmma_forward(
+        dev: &CudaDevice,
+        (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
+        tuning: &Tuning,
+    ) -> std::result::Result<Option<Plan>, String> {
+        let groups = batch / WGMMA_GROUP_SAMPLES;
+        let fits = Self::wgmma_fits(Limits::of(dev)?, (cell, hidden, batch, elem), true);
         Ok(fits.then_some(Plan {
             cell,
             hidden,
@@ -1278,7 +1324,7 @@ impl Plan {
     /// The grid, block and shared memory of `pass`'s launch.
     fn launch_config(&self, pass: Pass) -> LaunchConfig {
         LaunchConfig {
-            grid_dim: (self.blocks(pass) as u32, self.groups as u32, 1),
+            grid_dim: (self.blocks(pass) as u32, self.pass_groups(pass) as u32, 1),
             block_dim: (self.threads() as u32, 1, 1),
             shared_mem_bytes: self.smem_bytes(pass) as u32,
         }
@@ -1406,7 +1452,7 @@ impl Plan {
     pub fn smem_bytes(&self, pass: Pass) -> usize {
         let cluster = self.cluster(pass);
         match pass {
-            Pass::Forward if self.wgmma => wgmma_smem(self.cell, self.hidden),
+            Pass::Forward if self.wgmma => wgmma_smem(self.cell, self.hidden, self.half_projection),
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.group_batch(), self.cell.gates());
@@ -1459,12 +1505,14 @@ impl Plan {
 
     fn defines(&self, pass: Pass) -> Vec<String> {
         if self.pass_wgmma(pass) {
+            let groups = self.pass_groups(pass);
             return vec![
                 format!("-DHID={}", self.hidden),
-                format!("-DBATCH={}", self.group_batch()),
-                format!("-DGROUPS={}", self.groups),
+                format!("-DBATCH={}", self.batch / groups),
+                format!("-DGROUPS={groups}"),
                 format!("-DNWARPS={WARPS}"),
                 self.elem.define().to_string(),
+                format!("-DXG_HALF={}", u8::from(self.half_projection)),
                 format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
             ];
         }
@@ -1523,6 +1571,16 @@ impl Plan {
         pass == Pass::Forward && self.wgmma
     }
 
+    /// The batch groups of `pass`: the wgmma forward's of [`WGMMA_GROUP_SAMPLES`] (in training
+    /// the backward keeps [`Plan::groups`]: `results/2026-11-30-h200-wgmma-train-forward/`),
+    /// else [`Plan::groups`].
+    pub fn pass_groups(&self, pass: Pass) -> usize {
+        match self.pass_wgmma(pass) {
+            true => self.batch / WGMMA_GROUP_SAMPLES,
+            false => self.groups,
+        }
+    }
+
     /// The name of `pass`'s kernel in its module.
     fn kernel_name(&self, pass: Pass) -> &'static str {
         match self.pass_wgmma(pass) {
@@ -1534,11 +1592,15 @@ impl Plan {
     fn module_name(&self, pass: Pass) -> String {
         if self.pass_wgmma(pass) {
             return format!(
-                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}_{}",
+                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}{}_{}",
                 self.cell.name(),
                 self.hidden,
                 self.batch,
-                self.groups,
+                self.pass_groups(pass),
+                match self.half_projection {
+                    true => "_xh",
+                    false => "_train",
+                },
                 self.elem.name()
             );
         }
@@ -1712,13 +1774,13 @@ mod tests {
         assert!(!shape_wgmma_forward(768, 128));
         assert!(!shape_wgmma_forward(256, 128));
         for cell in [Cell::Lstm, Cell::Gru] {
-            assert!(wgmma_smem(cell, 1024) <= 227 << 10, "{cell:?}");
+            assert!(wgmma_smem(cell, 1024, true) <= 227 << 10, "{cell:?}");
         }
         // The kernel's layout (recurrence_wgmma_fwd.cu's SMEM) at hidden 1024: 64 rows of 1024
         // columns, 2 x 16 x 128 partial sums, 32 samples of h, 8 mbarriers, 4 gates x 32 samples
         // x 40 inputs.
         assert_eq!(
-            wgmma_smem(Cell::Lstm, 1024),
+            wgmma_smem(Cell::Lstm, 1024, true),
             131072 + 16384 + 65536 + 64 + 10240
         );
         let plan = Plan {
@@ -1730,7 +1792,10 @@ mod tests {
         };
         assert_eq!(plan.blocks(Pass::Forward), 32);
         assert_eq!(plan.group_batch(), WGMMA_GROUP_SAMPLES);
-        assert_eq!(plan.smem_bytes(Pass::Forward), wgmma_smem(Cell::Lstm, 1024));
+        assert_eq!(
+            plan.smem_bytes(Pass::Forward),
+            wgmma_smem(Cell::Lstm, 1024, true)
+        );
         assert_eq!(plan.kernel_name(Pass::Forward), WGMMA_KERNEL);
         assert_eq!(plan.kernel_name(Pass::Backward), Pass::Backward.name());
         let defines = plan.defines(Pass::Forward);
@@ -1748,6 +1813,47 @@ mod tests {
             ..plan
         };
         assert_modules_differ_in(&plan, &plain, Pass::Forward);
+    }
+
+    /// A training plan with its forward on wgmma: the forward in groups of 32 with an f32
+    /// projection (its own module and layout: rows of xs padded by 4 floats), the backward in
+    /// the plan's own groups (8 of 16 at [*, 128, 512]), launched on its own grid.
+    #[test]
+    fn a_wgmma_training_forward_keeps_the_backwards_groups() {
+        let plan = Plan {
+            units: [WGMMA_UNITS, 4],
+            groups: 8,
+            half_projection: false,
+            wgmma: true,
+            ..Plan::example(Cell::Gru, 512, 128)
+        };
+        assert_eq!(plan.pass_groups(Pass::Forward), 4);
+        assert_eq!(plan.pass_groups(Pass::Backward), 8);
+        assert_eq!(plan.launch_config(Pass::Forward).grid_dim, (16, 4, 1));
+        assert_eq!(plan.launch_config(Pass::Backward).grid_dim, (128, 8, 1));
+        // At 512: 64 rows of 512 columns, the sums, 32 samples of h, 4 mbarriers, 3 gates x 32
+        // samples x 36 f32 inputs.
+        assert_eq!(
+            plan.smem_bytes(Pass::Forward),
+            65536 + 16384 + 32768 + 32 + 3 * 32 * 36 * 4
+        );
+        let defines = plan.defines(Pass::Forward);
+        for d in ["-DBATCH=32", "-DGROUPS=4", "-DXG_HALF=0"] {
+            assert!(defines.contains(&d.to_string()), "{d} in {defines:?}");
+        }
+        let backward = plan.defines(Pass::Backward);
+        for d in ["-DBATCH=16", "-DGROUPS=8", "-DUNITS=4"] {
+            assert!(backward.contains(&d.to_string()), "{d} in {backward:?}");
+        }
+        // The training forward at hidden 1024 still fits beside its f32 inputs (227 KiB).
+        for cell in [Cell::Lstm, Cell::Gru] {
+            assert!(wgmma_smem(cell, 1024, false) <= 227 << 10, "{cell:?}");
+        }
+        let inference = Plan {
+            half_projection: true,
+            ..plan
+        };
+        assert_modules_differ_in(&plan, &inference, Pass::Forward);
     }
 
     #[test]

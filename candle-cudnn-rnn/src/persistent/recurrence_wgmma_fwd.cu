@@ -1,5 +1,5 @@
-// One layer's inference forward as one persistent kernel on the warpgroup tensor-core
-// instruction (wgmma, sm_90a), for wide layers at large batches: hidden 1024 at batch 64-128,
+// One layer's forward as one persistent kernel on the warpgroup tensor-core instruction (wgmma,
+// sm_90a), for wide layers at large batches: hidden 1024 at batch 64-128 (inference) and 512 at 128,
 // where the layer-by-layer kernel (recurrence_fwd.cu) is bound by the exchange of h_{t-1}
 // through L2 and cuDNN's `Standard` led it. The batch runs in groups of 32 samples (common.cuh's
 // GROUPS; BATCH is 32), each an independent recurrence on HID / 32 blocks of 32 units, so that a
@@ -21,18 +21,30 @@
 // to y and into the exchange buffer in the ring's layout for the next step; then the group's
 // barrier.
 //
-// The input projection comes from a GEMM before the launch in half elements (`xg`, [T, B, GH],
-// kernel.rs's `half_projection`), without biases. A GRU's 96 gate rows are r and z from
+// The input projection comes from a GEMM before the launch (`xg`, [T, B, GH]), without biases:
+// in half elements with XG_HALF (1; an inference forward's, kernel.rs's `half_projection`), else
+// in f32 (a training forward's). With `save` non-null (training), as in recurrence_fwd.cu, the
+// gate activations overwrite `xg` (f32) in place and what the cell saves goes to `save`, f32
+// [T, B, CELL_SAVED, H], for the backward; with `dropped` non-null, y_t through the dropout mask
+// goes there too (the next layer's input). Hidden sizes here are multiples of 256: no padded
+// rows (`yp`) are asked for. A GRU's 96 gate rows are r and z from
 // registers and n from shared memory, padded with zero rows to wgmma's 64; n's recurrent product
 // takes b_hn before r scales it (cell_gru.cuh).
 //
 // Specialised at compile time (NVRTC -D): HID (a multiple of 2 * KC), GROUPS, ELEM_BF16 (1: bf16,
-// 0: f16), NWARPS 8 and BATCH 32 (a group's samples), SMEM_BYTES (kernel.rs's `wgmma_smem`,
-// checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh and wgmma.cuh before it.
+// 0: f16), NWARPS 8 and BATCH 32 (a group's samples), XG_HALF, SMEM_BYTES (kernel.rs's
+// `wgmma_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh,
+// dropout.cu and wgmma.cuh before it.
 
 #if BATCH != 32 || NWARPS != 8 || EW != 1
 #error "the wgmma forward takes groups of 32 samples, 8 warps and half elements"
 #endif
+#ifndef XG_HALF
+#define XG_HALF 0
+#endif
+// Training's forward (the saves, dropout) is the one whose projection is f32: the host sets
+// XG_HALF only for inference; inference keeps none of training's code (nor its registers).
+#define WG_TRAIN (!XG_HALF)
 
 namespace wg {
 
@@ -51,15 +63,23 @@ static_assert(ROWS > REG_ROWS && ROWS <= HROWS, "the gate rows past the register
 
 // Shared memory: the rows past REG_ROWS (wgmma's no-swizzle core matrices), the partial sums each
 // warpgroup hands the other ([warpgroup][PART_SUMS][128 threads] f32), the ring, its mbarriers,
-// and the step's input projection of the block's units ([gate][sample][XP] half elements, rows
-// padded so that a warp's reads fall in distinct banks).
+// and the step's input projection of the block's units ([gate][sample][XP] in xg's type, rows
+// padded so that a warp's reads fall in distinct banks: a quarter-warp's 2 q rows 8 q banks
+// apart, its 8 r0 columns in consecutive banks).
 constexpr int W_BYTES = (HROWS - REG_ROWS) * HID * 2;
 constexpr int PART_SUMS = 16;             // 2 sample columns x 4 gate rows x 2 samples
 constexpr int RED_BYTES = 2 * PART_SUMS * 128 * 4;
 constexpr int RING_BYTES = CHUNKS * CHUNK_BYTES;
 constexpr int BAR_BYTES = CHUNKS * 8;
-constexpr int XP = UNITS + 8;             // a row of xs: (gate, sample) in half elements
-constexpr int XS_BYTES = GATES * BATCH * XP * 2;
+#if XG_HALF
+using xg_t = u16;
+constexpr int XP = UNITS + 8;             // a row of xs: (gate, sample), 20 words
+#else
+using xg_t = float;
+constexpr int XP = UNITS + 4;             // a row of xs: (gate, sample), 36 words
+#endif
+constexpr int X_PIECES = UNITS * (int)sizeof(xg_t) / 16;  // 16-byte copies a row of xs
+constexpr int XS_BYTES = GATES * BATCH * XP * (int)sizeof(xg_t);
 constexpr int SMEM = W_BYTES + RED_BYTES + RING_BYTES + BAR_BYTES + XS_BYTES;
 
 // h's core matrices in a chunk (B: 8 samples x 8 columns, 128 bytes each): LBO along K, SBO along
@@ -149,24 +169,38 @@ __device__ __forceinline__ void take_over(float (&d)[16], float (&e)[16], const 
 
 // Warpgroup G's thread's gate math for its unit u (unit k of the layer) and samples
 // 8 (2 G + s / 2) + 2 q + s % 2, s < 4, from the whole sums in d and e, the step's input projection xs and the
-// biases; the carried state updated; h_t of each sample into hv.
+// biases; the carried state updated; h_t of each sample into hv. In training (`gs` non-null: the
+// step's gate activations in xg at the thread's first sample and unit, `ss` what the cell saves
+// likewise) it stores those for the backward.
 template <int G>
-__device__ __forceinline__ void cell_steps(u16 (&hv)[4], float (&d)[16], float (&e)[16], const u16* xs,
+__device__ __forceinline__ void cell_steps(u16 (&hv)[4], float (&d)[16], float (&e)[16], const xg_t* xs,
                                            const float (&bias)[GATES], float bias_split, float (&state)[4], int u,
-                                           int q) {
+                                           int q, float* gs, float* ss) {
     // (One base address, the rest immediate offsets.)
-    const u16* xq = xs + (16 * G + 2 * q) * XP + u;
+    const xg_t* xq = xs + (16 * G + 2 * q) * XP + u;
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
         float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt) {
+#if XG_HALF
             const float in = to_f(xq[(gt * BATCH + 8 * (s / 2) + s % 2) * XP]);
+#else
+            const float in = xq[(gt * BATCH + 8 * (s / 2) + s % 2) * XP];
+#endif
             const float sum = acc<G>(d, e, s, gt);
             pre[gt] = bias[gt] + in + (gt == SPLIT_GATE ? 0.f : sum);
             if (gt == SPLIT_GATE) rec = bias_split + sum;
         }
         hv[s] = from_f(cell_forward(pre, rec, gate, state[s], saved));
+        if (WG_TRAIN && gs) {
+            // Sample row 8 (s / 2) + s % 2 past the thread's first.
+            const int row = 8 * (s / 2) + s % 2;
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt) gs[row * GH + gt * HID] = gate[gt];
+#pragma unroll
+            for (int j = 0; j < CELL_SAVED; ++j) ss[(row * CELL_SAVED + j) * HID] = saved[j];
+        }
     }
 }
 
@@ -194,7 +228,8 @@ __device__ __forceinline__ void store_h(const u16 (&hv)[4], unsigned char* out, 
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
-          const elem* __restrict__ xg,    // [T, B, GH] (the half projection)
+          void* xg,                       // [T, B, GH]: elem with XG_HALF, else f32 (training:
+                                          // the gate activations overwrite it)
           const elem* __restrict__ b_ih,  // [GH] or null
           const elem* __restrict__ b_hh,  // [GH] or null
           const elem* h0,                 // [B, H] or null (zeros)
@@ -203,8 +238,11 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
           elem* h_n, elem* c_n,           // [B, H] (c_n: null without c)
           u16* hx,                        // [GROUPS][2][CHUNKS][CHUNK_BYTES / 2]: h_{t-1} of
                                           // step t at parity t & 1
-          float*, elem*, elem*,           // (recurrence_fwd.cu's save, yp, dropped: unused)
-          const unsigned long long*, unsigned long long, unsigned long long,  // (dropout)
+          float* save,                    // [T, B, CELL_SAVED, H], or null (inference)
+          elem*,                          // (recurrence_fwd.cu's yp: never asked for here)
+          elem* dropped,                  // [T, B, H], or null (no dropout after)
+          const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
+          unsigned long long drop_seed, unsigned long long drop_p_layer,
           const elem*, const elem*, elem*,  // (w_ih, x, w_t: unused)
           u32* counter, int seq) {
     using namespace wg;
@@ -216,7 +254,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     float* const red = (float*)(smem + W_BYTES);
     unsigned char* const ring = smem + W_BYTES + RED_BYTES;
     unsigned long long* const full = (unsigned long long*)(ring + RING_BYTES);
-    u16* const xs = (u16*)(full + CHUNKS);
+    xg_t* const xs = (xg_t*)(full + CHUNKS);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int blk = blockIdx.x, group = blockIdx.y;
     const int b0 = group * BATCH;  // the group's first sample
@@ -254,10 +292,15 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     // (s < 4); its biases (a split gate's b_hh apart), the carried state (an LSTM's c, a GRU's h in
     // f32), and h_0 into the exchange at parity 0.
     const int u = 8 * wq + r0, k = UNITS * blk + u, part = tid % 128;
-    // The input projection's copies: thread tid's piece, sample and first gate (xs below).
-    static_assert(THREADS == 2 * BATCH * (UNITS / 8) && GATES <= 4, "two copies a thread cover xs");
-    const int x_piece = tid % (UNITS / 8), x_sample = (tid / (UNITS / 8)) % BATCH, x_gate = tid / (BATCH * UNITS / 8);
-    const int x_from = (b0 + x_sample) * GH + x_gate * HID + UNITS * blk + 8 * x_piece;  // (in xg's step)
+    // The input projection's copies: thread tid's piece, sample and first gate (xs below); a
+    // gate's rows take THREADS / (BATCH * X_PIECES) of the threads' copies (2 in half elements,
+    // 1 in f32), and each thread copies its piece of every X_GATE_STEP-th gate.
+    static_assert(THREADS % (BATCH * X_PIECES) == 0 && GATES <= 4, "whole gates of copies a pass");
+    constexpr int X_GATE_STEP = THREADS / (BATCH * X_PIECES);
+    static_assert(GATES <= 2 * X_GATE_STEP || X_GATE_STEP == 1, "at most two copies a thread in half elements");
+    const int x_piece = tid % X_PIECES, x_sample = (tid / X_PIECES) % BATCH, x_gate = tid / (BATCH * X_PIECES);
+    // (In xg's step, in its elements.)
+    const int x_from = (b0 + x_sample) * GH + x_gate * HID + UNITS * blk + (16 / (int)sizeof(xg_t)) * x_piece;
     auto sample = [&](int s) { return 8 * (2 * g + s / 2) + 2 * q + s % 2; };
     float bias[GATES], bias_split, state[4];
 #pragma unroll
@@ -294,13 +337,14 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         }
         __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
         // This step's input projection of the block's units into xs, 16 bytes a copy, in flight
-        // during the products (the registers are full): piece tid % 4 of sample (tid / 4) % 32's
-        // row of gate tid / 128, and of gate tid / 128 + 2.
+        // during the products (the registers are full): piece x_piece of sample x_sample's row of
+        // gate x_gate, and of every X_GATE_STEP-th gate after it.
         {
-            const elem* src = xg + (size_t)t * GROUPS * BATCH * GH + x_from;
-            u16* const dst = xs + (x_gate * BATCH + x_sample) * XP + 8 * x_piece;
-            cp_async16(dst, src);
-            if (x_gate + 2 < GATES) cp_async16(dst + 2 * BATCH * XP, src + 2 * HID);
+            const xg_t* src = (const xg_t*)xg + (size_t)t * GROUPS * BATCH * GH + x_from;
+            xg_t* const dst = xs + (x_gate * BATCH + x_sample) * XP + (16 / (int)sizeof(xg_t)) * x_piece;
+#pragma unroll
+            for (int gt = 0; gt < GATES; gt += X_GATE_STEP)
+                if (x_gate + gt < GATES) cp_async16((u16*)(dst + gt * BATCH * XP), (const u16*)(src + gt * HID));
         }
         cp_async_commit();
 #pragma unroll
@@ -329,12 +373,25 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         cp_async_wait_all();
         named_sync(1, THREADS);
         u16 hv[4];
+        // Training's stores: the thread's first sample's row of step t (one base address each).
+        const size_t first_row = (size_t)t * GROUPS * BATCH + b0 + 16 * g + 2 * q;
+        float* const gs = WG_TRAIN && save ? (float*)xg + first_row * GH + k : nullptr;
+        float* const ss = WG_TRAIN && save ? save + first_row * CELL_SAVED * HID + k : nullptr;
         if (g == 0) {
             take_over<0>(d, e, red, part);
-            cell_steps<0>(hv, d, e, xs, bias, bias_split, state, u, q);
+            cell_steps<0>(hv, d, e, xs, bias, bias_split, state, u, q, gs, ss);
         } else {
             take_over<1>(d, e, red, part);
-            cell_steps<1>(hv, d, e, xs, bias, bias_split, state, u, q);
+            cell_steps<1>(hv, d, e, xs, bias, bias_split, state, u, q, gs, ss);
+        }
+        if (WG_TRAIN && dropped) {
+            // y_t through the mask, the next layer's input (its elements counted over [T, B, H]).
+            const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
+#pragma unroll
+            for (int s = 0; s < 4; ++s) {
+                const size_t at = (first_row + 8 * (s / 2) + s % 2) * HID + k;
+                dropped[at] = dropout_apply(drop, at, hv[s]);
+            }
         }
         unsigned char* const out = h + (size_t)((t + 1) & 1) * RING_BYTES;
         elem* const y_t = y + ((size_t)t * GROUPS * BATCH + b0) * HID;

@@ -89,10 +89,10 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::FORWARD_SHARE_MOST_BYTES`]); `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` =
     /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
-    /// Whether an inference forward runs on the wgmma kernel
-    /// ([`super::kernel::Plan::wgmma`], sm_90). `None` (the default): the planner's rule for
-    /// the shape ([`super::kernel::shape_wgmma_forward`]); `CANDLE_RNN_PERSISTENT_WGMMA` = `1`
-    /// wherever it fits, `0` never.
+    /// Whether a forward runs on the wgmma kernel ([`super::kernel::Plan::wgmma`], sm_90).
+    /// `None` (the default): the planner's rule for an inference forward's shape
+    /// ([`super::kernel::shape_wgmma_forward`]), and no training forward (not measured yet);
+    /// `CANDLE_RNN_PERSISTENT_WGMMA` = `1` wherever it fits, inference and training, `0` never.
     pub wgmma: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the

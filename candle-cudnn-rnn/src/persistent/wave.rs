@@ -74,7 +74,7 @@ impl Wave {
             || !(2..=WAVE_MAX).contains(&layers)
             || plan.one_cluster
             || plan.groups > 1
-            || plan.wgmma
+            || plan.pass_wgmma(pass)
             || !half
         {
             return None;

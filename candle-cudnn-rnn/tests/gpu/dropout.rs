@@ -327,6 +327,12 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
                 shape(GRU, (3, false), (4, 5, 32, 64), persistent),
                 DType::F16,
             ),
+            // Whole batch groups of 32 at a hidden size of 256: where
+            // `CANDLE_RNN_PERSISTENT_WGMMA=1` puts the training forward on wgmma (its masks).
+            (
+                shape(LSTM, (2, false), (32, 4, 40, 256), persistent),
+                DType::BF16,
+            ),
             (
                 tf32(shape(LSTM, (2, false), (8, 6, 48, 96), persistent)),
                 DType::F32,

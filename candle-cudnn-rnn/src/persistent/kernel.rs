@@ -126,6 +126,18 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
 /// See [`shape_wgmma_forward`]: two groups and more.
 const WGMMA_FROM_BATCH: usize = 64;
 
+/// Whether a training forward in half precision runs on the wgmma kernel (its saves and an f32
+/// projection; the backward in its own batch groups, [`Plan::pass_groups`]) where the tuning
+/// leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] at batch [`WGMMA_HALF_HIDDEN_BATCH`].
+/// Graphed training there took 0.93-0.99x of the layer-by-layer forward's time (LSTM
+/// [200, 128, 3 x 512] 37.9 against 40.8 µs an example, GRU [30, 128, 512] 1.97 against 1.99),
+/// its whole batch in the backward's 8 groups; the backward in the forward's 4 groups instead
+/// took 1.12-1.14x (`results/2026-11-30-h200-wgmma-train-forward/`). At hidden 1024 cuDNN's
+/// `Standard` trains (GRU [30, 128, 1024] 5.76 against ours' 5.60 with this forward: one shape).
+pub(crate) fn shape_wgmma_training(hidden: usize, batch: usize) -> bool {
+    hidden == WGMMA_HALF_HIDDEN && batch == WGMMA_HALF_HIDDEN_BATCH
+}
+
 /// See [`shape_wgmma_forward`].
 const WGMMA_HALF_HIDDEN: usize = WGMMA_MOST_HIDDEN / 2;
 
@@ -317,12 +329,14 @@ pub(crate) struct Plan {
     /// [`Tuning::forward_transposes`] asks, by default where each block's share
     /// ([`Plan::transpose_share_bytes`]) is at most [`FORWARD_SHARE_MOST_BYTES`].
     pub forward_transposes: bool,
-    /// Whether the inference forward runs on the wgmma kernel (`recurrence_wgmma_fwd.cu`,
-    /// sm_90a): batch groups of [`WGMMA_GROUP_SAMPLES`], each on hidden / [`WGMMA_UNITS`]
-    /// blocks whose first 64 gate rows are in registers and the rest in shared memory, the input
-    /// projection in half elements. [`Tuning::wgmma`] asks, by default [`shape_wgmma_forward`];
-    /// taken where it fits ([`Plan::wgmma_forward`]). `units`, `groups` and `half_projection`
-    /// say the same; the other fields are the plain forward's and unused.
+    /// Whether the forward runs on the wgmma kernel (`recurrence_wgmma_fwd.cu`, sm_90a): batch
+    /// groups of [`WGMMA_GROUP_SAMPLES`], each on hidden / [`WGMMA_UNITS`] blocks whose first 64
+    /// gate rows are in registers and the rest in shared memory. [`Tuning::wgmma`] asks, by
+    /// default [`shape_wgmma_forward`] (inference, the projection in half elements: `units`,
+    /// `groups` and `half_projection` say the same, [`Plan::wgmma_forward`]) and
+    /// [`shape_wgmma_training`] (training, an f32 projection and the saves; the backward keeps
+    /// its own fields and groups, [`Plan::pass_groups`]); taken where it fits. The plain
+    /// forward's other fields are unused.
     pub wgmma: bool,
 }
 
@@ -955,8 +969,10 @@ impl Plan {
                         forward_transposes,
                         ..plan
                     };
-                    // A training forward on wgmma only where asked: not measured yet.
-                    return match train && tuning.wgmma == Some(true) {
+                    let wgmma_training = tuning
+                        .wgmma
+                        .unwrap_or_else(|| shape_wgmma_training(hidden, batch));
+                    return match train && wgmma_training {
                         true => Self::with_wgmma_training_forward(dev, plan),
                         false => Ok(plan),
                     };
@@ -1773,6 +1789,11 @@ mod tests {
         assert!(!shape_wgmma_forward(512, 256));
         assert!(!shape_wgmma_forward(768, 128));
         assert!(!shape_wgmma_forward(256, 128));
+        // Training: hidden 512 at batch 128 alone.
+        assert!(shape_wgmma_training(512, 128));
+        assert!(!shape_wgmma_training(1024, 128));
+        assert!(!shape_wgmma_training(512, 64));
+        assert!(!shape_wgmma_training(512, 256));
         for cell in [Cell::Lstm, Cell::Gru] {
             assert!(wgmma_smem(cell, 1024, true) <= 227 << 10, "{cell:?}");
         }

@@ -90,8 +90,9 @@ pub(crate) struct Tuning {
     /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
     /// Whether a forward runs on the wgmma kernel ([`super::kernel::Plan::wgmma`], sm_90).
-    /// `None` (the default): the planner's rule for an inference forward's shape
-    /// ([`super::kernel::shape_wgmma_forward`]), and no training forward (not measured yet);
+    /// `None` (the default): the planner's rules for the shape, an inference forward's
+    /// ([`super::kernel::shape_wgmma_forward`]) and a training forward's
+    /// ([`super::kernel::shape_wgmma_training`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA` = `1` wherever it fits, inference and training, `0` never.
     pub wgmma: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,

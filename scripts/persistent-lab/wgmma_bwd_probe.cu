@@ -1,0 +1,394 @@
+// A probe of one LSTM layer's backward step through time on wgmma at [128, 1024] (sm_90a): how
+// long a step takes where the library's layer-by-layer backward takes about 18 µs and cuDNN's
+// `Standard` trains the whole call (results/2026-11-30-h200-wgmma-forward/, the sketch).
+//
+// The step: dh_{t-1} = dg_t W_hh (K = 4 H gate rows, the step's gate gradients), then each
+// (unit, sample)'s pointwise step (cell_lstm.cuh's cell_backward) from the saved gate activations
+// and cell states, which gives dg_{t-1}. The batch runs in GROUPS groups of GB = 64 samples
+// (wgmma's N), each an independent recurrence on 64 blocks of 16 units. The blocks of a group form
+// clusters of 8 that split K: cluster c's blocks hold W_hh's columns of the cluster's 128 units
+// (W_hh transposed: wgmma's A, M = 128 units) for an eighth of the gate rows each: block r of a
+// cluster the gate rows of units 128 r .. 128 r + 127 (the four gates' rows: K = 512), which is
+// what cluster r's blocks made at the step before. So each block reads 64 KB of dg a step (8 MB
+// of L2 at batch 128, as the forward's h) and its A is 128 KB: all in registers, each warpgroup
+// M-half (64 units) of it, 128 registers a thread (mma.sync's A fragments). The block's partial
+// products (128 units x 64 samples, over its eighth of K) meet in the block that finishes those
+// units: warp w of warpgroup g holds units 16 (4 g + w) .., which block 4 g + w of the cluster
+// finishes; it stores them into that block's shared memory (distributed shared memory, a slot per
+// source block), and one cluster barrier publishes them. Each block then sums its 8 slots, adds
+// dy_t and runs the pointwise step of its 16 units x 64 samples (4 a thread: one sample, four
+// units), its saved activations and cell states copied into shared memory during the products.
+// It writes dg_{t-1} into the exchange (bf16, wgmma's B layout: region c, chunk = gate) and into
+// `dg` (f32, [T, B, 4 H], what the weight GEMMs would read), then the group's barrier in memory;
+// thread 0 then bulk-copies the block's 4 chunks (64 KB) of the next step into its ring.
+//
+// Everything is random but consistent: W_hh, the saved activations (i, f, o in (0.05, 0.95), g in
+// (-0.95, 0.95)), the cell states, dy. The exchange starts at zeros (no gradient from past the
+// last step). After CHECK_STEPS steps the kernel's dg is compared with a CPU reference in f64 that
+// rounds the exchanged dg to bf16 as the kernel does.
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_bwd_probe.cu -o wgmma_bwd_probe
+//   wgmma_bwd_probe [steps] [check steps]
+
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define HID 1024
+#define BATCH 128
+#define GB 64                          // samples a group: wgmma's N
+#define GROUPS (BATCH / GB)            // (common.cuh's: the launch's groups)
+#define ELEM_BF16 1
+#include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+#define NWARPS 8
+#include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/wgmma.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
+#include "check.cuh"
+#include "host.cuh"
+
+#define UNITS 16                       // units a block finishes
+#define BLOCKS (HID / UNITS)           // a group's blocks
+#define CLUSTER 8                      // blocks a cluster: K split in eighths
+#define CU (CLUSTER * UNITS)           // a cluster's units: A's M
+#define KQ (GATES * CU)                // a block's share of K: 512 gate rows
+#define KC 128                         // gate rows a chunk (one gate's of CU units)
+#define CHUNKS (KQ / KC)               // = GATES
+#define KSTEPS (KQ / 16)
+#define KSTEPS_CHUNK (KC / 16)
+#define CHUNK_BYTES (GB * KC * 2)      // 16 KB
+#define REGION_BYTES (CHUNKS * CHUNK_BYTES)  // a cluster's dg of a step: 64 KB
+#define RP (GB + 8)                    // a row of a slot: one unit's 64 samples, padded
+#define SLOT_FLOATS (UNITS * RP)
+#define ITEMS 4                        // (unit, sample) pairs a thread: 4 units of one sample
+static_assert(HID % CU == 0 && BLOCKS % CLUSTER == 0, "whole clusters");
+static_assert(THREADS * ITEMS == UNITS * GB, "the pointwise step's items");
+
+// Shared memory: the ring (all 4 chunks), its mbarriers, the 8 slots of partial products, and each
+// thread's staged operands: 4 gate activations x 4 units, c_t, c_{t-1} (4 units each, f32) and dy
+// (4 units, bf16).
+#define RING 0
+#define BARS (RING + REGION_BYTES)
+#define SLOTS (BARS + 64)
+#define STAGE (SLOTS + CLUSTER * SLOT_FLOATS * 4)
+#define STAGE_BYTES 112                // 64 + 16 + 16 + 8, padded to 16
+#define SMEM (STAGE + THREADS * STAGE_BYTES)
+
+// B's core matrices in a chunk (8 samples x 8 gate rows, 128 bytes each): LBO along K, SBO along
+// the samples.
+#define B_LBO 128u
+#define B_SBO ((KC / 8) * 128u)
+__host__ __device__ inline u32 b_offset(int s, int k) {
+    return (u32)((k / 8) * B_LBO + (s / 8) * B_SBO + (s % 8) * 16 + (k % 8) * 2);
+}
+
+// d (+)= A (64 x 16, registers: mma.sync's A fragment of each warp's 16 rows) x B (16 x 64,
+// descriptor b), f32 accumulators (wgmma.cuh's wgmma_rs_n32 at N = 64); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const u32 (&a)[4], u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %37, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16" WG_TYPES " "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+
+// `bytes` from global `src` into this block's shared memory at `dst`, counted by the mbarrier
+// `bar` (recurrence_wgmma_fwd.cu's).
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_addr(dst)),
+        "l"(src), "r"(bytes), "r"(smem_addr(bar))
+        : "memory");
+}
+
+__device__ __forceinline__ void st_remote_v2(u32 remote, float a, float b) {
+    asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(remote), "f"(a), "f"(b) : "memory");
+}
+
+// 8 bytes global -> shared (dy's 4 units).
+__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
+}
+
+struct Args {
+    const u16* w_hh;      // [GH, H] bf16
+    const float* act;     // [T, B, GH] the gate activations
+    const float* cells;   // [T, B, H] c_t
+    const float* c0;      // [B, H]
+    const u16* dy;        // [T, B, H] bf16
+    float* dg;            // [T, B, GH]
+    unsigned char* xch;   // [GROUPS][2][HID / CU regions][REGION_BYTES], slot 0 zeroed
+    u32* counter;         // a group's barrier word every 32 bytes, zeroed
+    int seq;
+};
+
+__global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    unsigned char* const ring = smem + RING;
+    unsigned long long* const full = (unsigned long long*)(smem + BARS);
+    float* const slots = (float*)(smem + SLOTS);
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int group = blockIdx.x / BLOCKS, bx = blockIdx.x % BLOCKS;
+    const int c = bx / CLUSTER, r = (int)ctarank();
+    const int b0 = group * GB;
+    unsigned char* const xch = a.xch + (size_t)group * 2 * (HID / CU) * REGION_BYTES;
+    u32* const bar = a.counter + 8 * group;
+
+    // A: warpgroup g's 64 units (cluster units 64 g ..) x the block's 512 gate rows, mma.sync's A
+    // fragments: lane 4 r0 + q of warp wq holds rows 16 wq + r0 (+ 8), K columns 16 j + 2 q (+ 1,
+    // + 8, + 9). K column kk is gate kk / KC's row of unit 128 r + kk % KC.
+    const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4;
+    u32 wa[KSTEPS][4];
+#pragma unroll
+    for (int j = 0; j < KSTEPS; ++j)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+            const int m = CU * c + 64 * g + 16 * wq + r0 + 8 * (x & 1);
+            const int kk = 16 * j + 2 * q + 8 * (x >> 1);
+            const size_t row = (size_t)(kk / KC) * HID + CU * r + kk % KC;
+            wa[j][x] = (u32)a.w_hh[row * HID + m] | ((u32)a.w_hh[(row + 1) * HID + m] << 16);
+        }
+    if (tid == 0)
+        for (int ch = 0; ch < CHUNKS; ++ch) mbar_init(full + ch);
+    // The pointwise items: sample s of the group, units 4 u4 .. 4 u4 + 3 of the block's 16 (unit
+    // k0 + i of the layer); the carried dc of each.
+    const int s = tid % GB, u4 = tid / GB, ul0 = 4 * u4;
+    const int k0 = CU * c + UNITS * r + ul0;
+    float dc[ITEMS];
+    for (int i = 0; i < ITEMS; ++i) dc[i] = 0.f;
+    unsigned char* const stage = smem + STAGE + tid * STAGE_BYTES;
+    // The slot this warp's partial products go to in block 4 g + wq of the cluster (its slot
+    // `r`): rows (units) r0 and r0 + 8 of the destination's 16, samples 8 j + 2 q (+ 1).
+    const u32 dest = cluster_address(slots + (size_t)r * SLOT_FLOATS, (u32)(4 * g + wq));
+    __syncthreads();
+    cluster_barrier();  // (every block's mbarriers initialised before any remote store)
+    if (tid == 0) arrive_release(bar);
+
+    float d[32];
+    for (int i = 0; i < a.seq; ++i) {
+        const int t = a.seq - 1 - i;
+        // The chunks of dg_{t+1} that this block multiplies: region r (cluster r's units).
+        if (tid == 0) {
+            wait_acquire(bar, (u32)(BLOCKS * (i + 1)));
+            const unsigned char* from = xch + ((size_t)(i & 1) * (HID / CU) + r) * REGION_BYTES;
+            for (int ch = 0; ch < CHUNKS; ++ch) {
+                mbar_expect(full + ch, CHUNK_BYTES);
+                bulk_copy(ring + (size_t)ch * CHUNK_BYTES, from + (size_t)ch * CHUNK_BYTES, CHUNK_BYTES, full + ch);
+            }
+        }
+        __syncwarp();
+        // This step's saved operands of the thread's items into its stage.
+        {
+            const size_t row = (size_t)t * BATCH + b0 + s;
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt)
+                cp_async16((u16*)(stage + 16 * gt), (const u16*)(a.act + row * GH + gt * HID + k0));
+            cp_async16((u16*)(stage + 64), (const u16*)(a.cells + row * HID + k0));
+            const float* prev = t > 0 ? a.cells + (row - BATCH) * HID + k0 : a.c0 + (size_t)(b0 + s) * HID + k0;
+            cp_async16((u16*)(stage + 80), (const u16*)prev);
+            cp_async8(stage + 96, a.dy + row * HID + k0);
+            cp_async_commit();
+        }
+#pragma unroll
+        for (int ch = 0; ch < CHUNKS; ++ch) {
+            mbar_wait(full + ch, (u32)(i & 1));
+            wgmma_fence();
+            const u32 base = smem_addr(ring + (size_t)ch * CHUNK_BYTES);
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                const u64 b = wgmma_desc(base + kk * 2 * B_LBO, B_LBO, B_SBO);
+                wgmma_rs_n64(d, wa[ch * KSTEPS_CHUNK + kk], b, (ch | kk) != 0);
+            }
+            wgmma_commit();
+        }
+        wgmma_wait<0>();
+        // The partial products into the finishing block's slot: unit r0 + 8 h, samples 8 j + 2 q.
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                st_remote_v2(dest + (u32)(((r0 + 8 * h) * RP + 8 * j + 2 * q) * 4), d[4 * j + 2 * h],
+                             d[4 * j + 2 * h + 1]);
+        cluster_barrier();
+        cp_async_wait_all();
+        // The pointwise steps: dh = the 8 slots' sums + dy; dg of the 4 gates.
+        const float* act = (const float*)stage;
+        const float* ct = (const float*)(stage + 64);
+        const float* cp = (const float*)(stage + 80);
+        const u16* dyv = (const u16*)(stage + 96);
+        unsigned char* const out = xch + ((size_t)((i + 1) & 1) * (HID / CU) + c) * REGION_BYTES;
+        float* const dgt = a.dg + ((size_t)t * BATCH + b0 + s) * GH + k0;
+        u32 dv[GATES][ITEMS / 2];  // (bf16 pairs of items)
+#pragma unroll
+        for (int it = 0; it < ITEMS; ++it) {
+            float rec = 0.f;
+#pragma unroll
+            for (int src = 0; src < CLUSTER; ++src) rec += slots[src * SLOT_FLOATS + (ul0 + it) * RP + s];
+            float gate[GATES], saved[1] = {ct[it]}, dgate[GATES], d_rec = 0.f;
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt) gate[gt] = act[4 * gt + it];
+            cell_backward(gate, saved, cp[it], to_f(dyv[it]), rec, dc[it], dgate, d_rec);
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt) {
+                dgt[gt * HID + it] = dgate[gt];
+                const u32 v = (u32)from_f(dgate[gt]) << (16 * (it % 2));
+                dv[gt][it / 2] = it % 2 ? dv[gt][it / 2] | v : v;
+            }
+        }
+        // dg_t into the exchange: region c, chunk gt, gate rows 16 r + 4 u4 .. (+ 3): 8 bytes.
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt) {
+            *(uint2*)(out + (size_t)gt * CHUNK_BYTES + b_offset(s, UNITS * r + ul0)) = make_uint2(dv[gt][0], dv[gt][1]);
+        }
+        // Every thread has read its slots and stored dg before the block's arrival publishes it
+        // (and before another block's next partial products may land in the slots: those come
+        // after the next step's barrier, which waits for this arrival).
+        __syncthreads();
+        if (tid == 0 && i + 1 < a.seq) arrive_release(bar);
+    }
+    // No block leaves while others of its cluster may still store into its slots.
+    cluster_barrier();
+}
+
+int main(int argc, char** argv) {
+    const int steps = argc > 1 ? atoi(argv[1]) : 300;
+    const int check_steps = argc > 2 ? atoi(argv[2]) : 3;
+    const int T = std::max(steps, check_steps);
+    std::vector<u16> w((size_t)GH * HID), dy((size_t)T * BATCH * HID);
+    std::vector<float> act((size_t)T * BATCH * GH), cells((size_t)T * BATCH * HID), c0((size_t)BATCH * HID);
+    for (auto& v : w) v = to_bits(uniform(-0.05f, 0.05f));
+    for (size_t n = 0; n < act.size(); ++n)
+        act[n] = (n / HID) % GATES == 2 ? uniform(-0.95f, 0.95f) : uniform(0.05f, 0.95f);
+    for (auto& v : cells) v = uniform(-1.f, 1.f);
+    for (auto& v : c0) v = uniform(-1.f, 1.f);
+    for (auto& v : dy) v = to_bits(uniform(-0.5f, 0.5f));
+
+    const size_t xch_bytes = (size_t)GROUPS * 2 * (HID / CU) * REGION_BYTES;
+    u16 *d_w, *d_dy;
+    float *d_act, *d_cells, *d_c0, *d_dg;
+    unsigned char* d_xch;
+    u32* d_counter;
+    CHECK(cudaMalloc(&d_w, w.size() * 2));
+    CHECK(cudaMalloc(&d_dy, dy.size() * 2));
+    CHECK(cudaMalloc(&d_act, act.size() * 4));
+    CHECK(cudaMalloc(&d_cells, cells.size() * 4));
+    CHECK(cudaMalloc(&d_c0, c0.size() * 4));
+    CHECK(cudaMalloc(&d_dg, act.size() * 4));
+    CHECK(cudaMalloc(&d_xch, xch_bytes));
+    CHECK(cudaMalloc(&d_counter, 32 * GROUPS));
+    CHECK(cudaMemcpy(d_w, w.data(), w.size() * 2, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_dy, dy.data(), dy.size() * 2, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_act, act.data(), act.size() * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_cells, cells.data(), cells.size() * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_c0, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice));
+
+    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(GROUPS * BLOCKS);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = SMEM;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = CLUSTER;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    CHECK(cudaOccupancyMaxActiveClusters(&clusters, probe, &cfg));
+    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d cluster=%d (resident clusters %d) smem=%d\n", HID, BATCH,
+           GROUPS, UNITS, GROUPS * BLOCKS, CLUSTER, clusters, SMEM);
+    if (clusters * CLUSTER < GROUPS * BLOCKS) {
+        fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
+        return 1;
+    }
+    auto run = [&](int n) -> float {
+        CHECK(cudaMemset(d_xch, 0, xch_bytes));
+        CHECK(cudaMemset(d_counter, 0, 32 * GROUPS));
+        CHECK(cudaMemset(d_dg, 0, act.size() * 4));
+        // Steps T - n .. T - 1 (the kernel counts t from n - 1): the tensors' last n steps.
+        Args args{d_w, d_act + (size_t)(T - n) * BATCH * GH, d_cells + (size_t)(T - n) * BATCH * HID, d_c0,
+                  d_dy + (size_t)(T - n) * BATCH * HID, d_dg + (size_t)(T - n) * BATCH * GH, d_xch, d_counter, n};
+        // (With n < T, step T - n's c_{t-1} is read from c0: the reference below does the same.)
+        cudaEvent_t e0, e1;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        CHECK(cudaEventRecord(e0));
+        CHECK(cudaLaunchKernelEx(&cfg, probe, args));
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        CHECK(cudaGetLastError());
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        return ms;
+    };
+
+    if (check_steps > 0) {
+        run(check_steps);
+        std::vector<float> got(act.size());
+        CHECK(cudaMemcpy(got.data(), d_dg, got.size() * 4, cudaMemcpyDeviceToHost));
+        // The reference over the last check_steps steps, from t = T - 1 down; c_{t-1} of the first
+        // of them from c0 (as the kernel, given only those steps, reads it).
+        const int first = T - check_steps;
+        std::vector<double> dgx((size_t)BATCH * GH, 0.0), dcs((size_t)BATCH * HID, 0.0), rec((size_t)BATCH * HID);
+        double worst = 0, sum = 0;
+        size_t bad = 0, n = 0;
+        for (int t = T - 1; t >= first; --t) {
+            // rec = bf16(dg_{t+1}) W_hh.
+            std::fill(rec.begin(), rec.end(), 0.0);
+            for (int b = 0; b < BATCH; ++b)
+                for (int row = 0; row < GH; ++row) {
+                    const double v = dgx[(size_t)b * GH + row];
+                    if (v == 0.0) continue;
+                    const u16* wr = &w[(size_t)row * HID];
+                    double* out = &rec[(size_t)b * HID];
+                    for (int k = 0; k < HID; ++k) out[k] += v * from_bits(wr[k]);
+                }
+            for (int b = 0; b < BATCH; ++b)
+                for (int k = 0; k < HID; ++k) {
+                    const size_t at = ((size_t)t * BATCH + b) * GH + k;
+                    const double gi = act[at], gf = act[at + HID], gg = act[at + 2 * HID], go = act[at + 3 * HID];
+                    const double c = cells[((size_t)t * BATCH + b) * HID + k];
+                    const double prev = t > first ? cells[((size_t)(t - 1) * BATCH + b) * HID + k] : c0[(size_t)b * HID + k];
+                    const double dh = from_bits(dy[((size_t)t * BATCH + b) * HID + k]) + rec[(size_t)b * HID + k];
+                    const double tc = std::tanh(c);
+                    double& carry = dcs[(size_t)b * HID + k];
+                    const double dct = carry + go * dh * (1 - tc * tc);
+                    const double want[4] = {dct * gg * gi * (1 - gi), dct * prev * gf * (1 - gf),
+                                            dct * gi * (1 - gg * gg), dh * tc * go * (1 - go)};
+                    carry = dct * gf;
+                    for (int gt = 0; gt < 4; ++gt) {
+                        const double kernel = got[at + (size_t)gt * HID];
+                        const double diff = std::fabs(kernel - want[gt]);
+                        worst = std::max(worst, diff);
+                        sum += diff;
+                        bad += diff > 1.5e-2;
+                        ++n;
+                        // The next step multiplies dg rounded to bf16, as the kernel exchanges it.
+                        dgx[(size_t)b * GH + (size_t)gt * HID + k] = from_bits(to_bits((float)want[gt]));
+                    }
+                }
+        }
+        printf("check after %d steps: max |diff| %.3e, mean %.3e, %zu of %zu past 1.5e-2 -> %s\n", check_steps, worst,
+               sum / (double)n, bad, n, bad == 0 ? "ok" : "FAILED");
+    }
+    std::vector<float> times;
+    for (int k = 0; k < 6; ++k) times.push_back(run(steps) * 1e6f / (float)steps);
+    times.erase(times.begin());  // (the first launch warms up)
+    std::sort(times.begin(), times.end());
+    printf("backward step: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", times[2], steps,
+           times[0], times[4]);
+    return 0;
+}

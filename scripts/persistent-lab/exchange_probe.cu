@@ -130,9 +130,9 @@ __device__ __forceinline__ void poll_pipelined(const u32* counter, u32 target) {
     if (!ACQUIRE) asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
-// A bulk copy into this block's shared memory alone (mode 12; common.cuh's bulk_multicast and
-// mbarrier helpers serve mode 11).
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
+// A bulk copy into this block's shared memory alone, without common.cuh's bulk_copy's proxy
+// fence (mode 12; common.cuh's bulk_multicast and mbarrier helpers serve mode 11).
+__device__ __forceinline__ void bulk_copy_unfenced(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
@@ -228,7 +228,7 @@ probe(int mode, int steps, u16* hx, unsigned long long* ll, u32* counter, unsign
                     bulk_multicast(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar, (unsigned short)((1u << cl) - 1));
                 } else {
                     asm volatile("fence.proxy.async.global;" ::: "memory");
-                    bulk_copy(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar);
+                    bulk_copy_unfenced(dst + n * (KPAD + 8), src + n * KPAD, KPAD * 2, bar);
                 }
             }
             mbar_wait(bar, (u32)(s >> 1) & 1);

@@ -49,6 +49,7 @@
 #include "../../candle-cudnn-rnn/src/persistent/wgmma.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
 #include "check.cuh"
+#include "cluster_launch.cuh"
 #include "host.cuh"
 
 #define UNITS 16                       // units a block finishes
@@ -100,17 +101,6 @@ __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const u32 (&a)[4], 
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
-}
-
-// `bytes` from global `src` into this block's shared memory at `dst`, counted by the mbarrier
-// `bar` (recurrence_wgmma_fwd.cu's).
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-            smem_addr(dst)),
-        "l"(src), "r"(bytes), "r"(smem_addr(bar))
-        : "memory");
 }
 
 __device__ __forceinline__ void st_remote_v2(u32 remote, float a, float b) {
@@ -294,20 +284,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpy(d_cells, cells.data(), cells.size() * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_c0, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice));
 
-    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(GROUPS * BLOCKS);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = SMEM;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = CLUSTER;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    int clusters = 0;
-    CHECK(cudaOccupancyMaxActiveClusters(&clusters, probe, &cfg));
+    ClusterLaunch launch;
+    cluster_launch(launch, probe, GROUPS * BLOCKS, THREADS, SMEM, CLUSTER);
+    const int clusters = launch.resident;
     printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d cluster=%d (resident clusters %d) smem=%d\n", HID, BATCH,
            GROUPS, UNITS, GROUPS * BLOCKS, CLUSTER, clusters, SMEM);
     if (clusters * CLUSTER < GROUPS * BLOCKS) {
@@ -326,7 +305,7 @@ int main(int argc, char** argv) {
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
         CHECK(cudaEventRecord(e0));
-        CHECK(cudaLaunchKernelEx(&cfg, probe, args));
+        CHECK(cudaLaunchKernelEx(&launch.cfg, probe, args));
         CHECK(cudaEventRecord(e1));
         CHECK(cudaEventSynchronize(e1));
         CHECK(cudaGetLastError());

@@ -97,6 +97,7 @@
 #include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
 #endif
 #include "check.cuh"
+#include "cluster_launch.cuh"
 #include "host.cuh"
 #ifndef UNITS
 #define UNITS 16                      // units a block: 16 (64 blocks) or 8 (128, the library's)
@@ -831,20 +832,9 @@ int main(int argc, char** argv) {
     const size_t smem = (size_t)W_BYTES + RED_BYTES + (size_t)NSLOT * CHUNK_BYTES + 2 * NSLOT * 8 +
                         (FULL ? (size_t)PASSES * GATES * CONSUMERS * 4 : 0);
     void (*kernel)(Args) = mode == 0 ? probe<0> : mode == 1 ? probe<1> : probe<2>;
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(GRID_BLOCKS);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cs;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    int clusters = 0;
-    CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+    ClusterLaunch launch;
+    cluster_launch(launch, kernel, GRID_BLOCKS, THREADS, smem, cs);
+    const int clusters = launch.resident;
     printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d HYBRID=%d cluster=%d (resident clusters %d) smem=%zu "
            "mode=%d swap=%d\n",
            HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, HYBRID, cs, clusters, smem, mode, swap);
@@ -860,7 +850,7 @@ int main(int argc, char** argv) {
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
         CHECK(cudaEventRecord(e0));
-        CHECK(cudaLaunchKernelEx(&cfg, kernel, args));
+        CHECK(cudaLaunchKernelEx(&launch.cfg, kernel, args));
         CHECK(cudaEventRecord(e1));
         CHECK(cudaEventSynchronize(e1));
         CHECK(cudaGetLastError());

@@ -509,6 +509,19 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, u32 parity) {
 #undef MBAR_WAIT
 }
 
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` into this block's
+// shared memory at `dst`, counted by the mbarrier `bar` (the wgmma forward's ring). The fence
+// orders the generic-proxy view of `src` (other blocks' stores, before the barrier this thread
+// has passed) before the copy's async-proxy read.
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_addr(dst)),
+        "l"(src), "r"(bytes), "r"(smem_addr(bar))
+        : "memory");
+}
+
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to `dst` in the
 // shared memory of every block of the cluster in `mask`, each block's mbarrier at `bar`'s offset
 // counting them. The fence orders the generic-proxy view of `src` (stored by other blocks before

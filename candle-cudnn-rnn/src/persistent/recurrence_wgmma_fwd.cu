@@ -106,18 +106,6 @@ __device__ __forceinline__ size_t w_row(int n, int blk) {
     return (size_t)row_gate(n) * HID + UNITS * blk + row_unit(n);
 }
 
-// `bytes` from global `src` into this block's shared memory at `dst`, counted by the mbarrier
-// `bar`. The fence orders the generic-proxy view of `src` (other blocks' stores, before the
-// barrier this thread has passed) before the copy's async-proxy read.
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, u32 bytes, unsigned long long* bar) {
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-            smem_addr(dst)),
-        "l"(src), "r"(bytes), "r"(smem_addr(bar))
-        : "memory");
-}
-
 // Warpgroup g's half of K of rows 16 wq + r0 (+ 8) of the block's register rows, mma.sync's A
 // fragments (lane 4 r0 + q), from W_hh.
 __device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const elem* w_hh, int blk, int g,

@@ -112,6 +112,20 @@ __device__ __forceinline__ void cp_async8(void* dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
 }
 
+// The global timer at each step's phases (thread 0 of every block, the first STAMP_STEPS steps):
+// 0 the step's start, 1 past the group's barrier (the ring's copies issued), 2 the products done,
+// 3 past the cluster's barrier (the partial products in), 4 the pointwise steps and stores done.
+#define STAMP_STEPS 64
+#define STAMPS 5
+__device__ unsigned long long stamps[GROUPS * BLOCKS * STAMP_STEPS * STAMPS];
+__device__ __forceinline__ void stamp(int i, int at) {
+    if (threadIdx.x == 0 && i < STAMP_STEPS) {
+        unsigned long long g;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+        stamps[((size_t)blockIdx.x * STAMP_STEPS + i) * STAMPS + at] = g;
+    }
+}
+
 struct Args {
     const u16* w_hh;      // [GH, H] bf16
     const float* act;     // [T, B, GH] the gate activations
@@ -169,6 +183,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     float d[32];
     for (int i = 0; i < a.seq; ++i) {
         const int t = a.seq - 1 - i;
+        stamp(i, 0);
         // The chunks of dg_{t+1} that this block multiplies: region r (cluster r's units).
         if (tid == 0) {
             wait_acquire(bar, (u32)(BLOCKS * (i + 1)));
@@ -178,6 +193,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 bulk_copy(ring + (size_t)ch * CHUNK_BYTES, from + (size_t)ch * CHUNK_BYTES, CHUNK_BYTES, full + ch);
             }
         }
+        stamp(i, 1);
         __syncwarp();
         // This step's saved operands of the thread's items into its stage.
         {
@@ -204,6 +220,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             wgmma_commit();
         }
         wgmma_wait<0>();
+        stamp(i, 2);
         // The partial products into the finishing block's slot: unit r0 + 8 h, samples 8 j + 2 q.
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -212,6 +229,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 st_remote_v2(dest + (u32)(((r0 + 8 * h) * RP + 8 * j + 2 * q) * 4), d[4 * j + 2 * h],
                              d[4 * j + 2 * h + 1]);
         cluster_barrier();
+        stamp(i, 3);
         cp_async_wait_all();
         // The pointwise steps: dh = the 8 slots' sums + dy; dg of the 4 gates.
         const float* act = (const float*)stage;
@@ -246,6 +264,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // (and before another block's next partial products may land in the slots: those come
         // after the next step's barrier, which waits for this arrival).
         __syncthreads();
+        stamp(i, 4);
         if (tid == 0 && i + 1 < a.seq) arrive_release(bar);
     }
     // No block leaves while others of its cluster may still store into its slots.
@@ -366,6 +385,27 @@ int main(int argc, char** argv) {
     std::vector<float> times;
     for (int k = 0; k < 6; ++k) times.push_back(run(steps) * 1e6f / (float)steps);
     times.erase(times.begin());  // (the first launch warms up)
+    // The last launch's phases: medians over blocks and steps 2 .. of the intervals, ns.
+    {
+        std::vector<unsigned long long> st((size_t)GROUPS * BLOCKS * STAMP_STEPS * STAMPS);
+        CHECK(cudaMemcpyFromSymbol(st.data(), stamps, st.size() * 8));
+        const char* names[] = {"start -> past the group's barrier", "-> products done (ring in)",
+                               "-> past the cluster's barrier (partials in)", "-> pointwise steps and stores done",
+                               "-> the next step's start"};
+        std::vector<std::vector<double>> iv(STAMPS);
+        const int last = std::min(steps, STAMP_STEPS);
+        for (int b = 0; b < GROUPS * BLOCKS; ++b)
+            for (int i = 2; i + 1 < last; ++i) {
+                const unsigned long long* x = &st[((size_t)b * STAMP_STEPS + i) * STAMPS];
+                for (int k = 0; k + 1 < STAMPS; ++k) iv[k].push_back((double)(x[k + 1] - x[k]));
+                iv[STAMPS - 1].push_back((double)(x[STAMPS] - x[STAMPS - 1]));
+            }
+        for (int k = 0; k < STAMPS; ++k) {
+            std::sort(iv[k].begin(), iv[k].end());
+            printf("  %-45s median %6.0f ns (p10 %6.0f, p90 %6.0f)\n", names[k], iv[k][iv[k].size() / 2],
+                   iv[k][iv[k].size() / 10], iv[k][iv[k].size() * 9 / 10]);
+        }
+    }
     std::sort(times.begin(), times.end());
     printf("backward step: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", times[2], steps,
            times[0], times[4]);

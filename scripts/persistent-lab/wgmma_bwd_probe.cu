@@ -320,17 +320,7 @@ int main(int argc, char** argv) {
         Args args{d_w, d_act + (size_t)(T - n) * BATCH * GH, d_cells + (size_t)(T - n) * BATCH * HID, d_c0,
                   d_dy + (size_t)(T - n) * BATCH * HID, d_dg + (size_t)(T - n) * BATCH * GH, d_xch, d_counter, n};
         // (With n < T, step T - n's c_{t-1} is read from c0: the reference below does the same.)
-        cudaEvent_t e0, e1;
-        CHECK(cudaEventCreate(&e0));
-        CHECK(cudaEventCreate(&e1));
-        CHECK(cudaEventRecord(e0));
-        CHECK(cudaLaunchKernelEx(&launch.cfg, probe, args));
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        CHECK(cudaGetLastError());
-        float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        return ms;
+        return timed_launch(launch, probe, args);
     };
 
     if (check_steps > 0) {

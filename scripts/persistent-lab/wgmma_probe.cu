@@ -846,17 +846,7 @@ int main(int argc, char** argv) {
         CHECK(cudaMemcpy(d_h, hbuf.data(), hbuf.size(), cudaMemcpyHostToDevice));
         CHECK(cudaMemset(d_counter, 0, 128 * GROUPS));
         Args args{d_w, d_bias, d_h, d_counter, n, swap, d_xg, d_y};
-        cudaEvent_t e0, e1;
-        CHECK(cudaEventCreate(&e0));
-        CHECK(cudaEventCreate(&e1));
-        CHECK(cudaEventRecord(e0));
-        CHECK(cudaLaunchKernelEx(&launch.cfg, kernel, args));
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        CHECK(cudaGetLastError());
-        float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        return ms;
+        return timed_launch(launch, kernel, args);
     };
     if (mode == 1 && check_steps > 0) {
         run(check_steps);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: the lab's wgmma backward step (scripts/persistent-lab/wgmma_bwd_probe.cu,
-# built here into DIR/wbp.xz by `run.sh DIR - build`):
-#   probe:    its check against the f64 reference after 3 steps, then ns a step over 300 steps
-#             (OUT/probe.log);
-#   sanitize: compute-sanitizer memcheck, racecheck and synccheck on 4 steps (OUT/sanitize.log).
+# built here into DIR/wbp.xz (LSTM) and DIR/wbp-gru.xz (-DCELL_GRU) by `run.sh DIR - build`):
+#   probe:    each one's check against the f64 reference after 3 steps, then ns a step over 300
+#             steps and the phases (OUT/probe.log);
+#   sanitize: compute-sanitizer memcheck, racecheck and synccheck on 4 steps of each
+#             (OUT/sanitize.log).
 #   results/2026-11-30-h200-wgmma-backward-probe/run.sh DIR OUT probe|sanitize|build
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,20 +12,26 @@ cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 if [ "$PART" = build ]; then
   mkdir -p "$D"
-  nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/persistent-lab/wgmma_bwd_probe.cu -o "$D/wbp"
-  xz -f "$D/wbp"
+  for cell in lstm gru; do
+    name=wbp flags=
+    [ $cell = gru ] && name=wbp-gru flags=-DCELL_GRU
+    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a $flags scripts/persistent-lab/wgmma_bwd_probe.cu -o "$D/$name"
+    xz -f "$D/$name"
+  done
   exit
 fi
 mkdir -p "$OUT"
-[ -x "$D/wbp" ] || { xz -dkf "$D/wbp.xz"; chmod +x "$D/wbp"; }
+for f in "$D"/wbp*.xz; do [ -x "${f%.xz}" ] || { xz -dkf "$f"; chmod +x "${f%.xz}"; }; done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 case $PART in
-probe) timeout 120 "$D/wbp" 300 3 2>&1 | tee "$OUT/probe.log" ;;
+probe) for b in wbp wbp-gru; do echo "== $b"; timeout 120 "$D/$b" 300 3; done 2>&1 | tee "$OUT/probe.log" ;;
 sanitize)
-  for tool in memcheck racecheck synccheck; do
-    timeout 120 "$CS" --tool $tool --print-limit 20 "$D/wbp" 4 0 > "$OUT/cs-$tool.log" 2>&1
-    echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/cs-$tool.log" | tail -1)"
+  for b in wbp wbp-gru; do
+    for tool in memcheck racecheck synccheck; do
+      timeout 120 "$CS" --tool $tool --print-limit 20 "$D/$b" 4 0 > "$OUT/cs-$tool-$b.log" 2>&1
+      echo "$b $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/cs-$tool-$b.log" | tail -1)"
+    done
   done 2>&1 | tee "$OUT/sanitize.log"
   ;;
 *) echo "unknown part $PART" >&2; exit 2 ;;

@@ -1,10 +1,12 @@
-// A probe of one LSTM layer's backward step through time on wgmma at [128, 1024] (sm_90a): how
+// A probe of one LSTM layer's (-DCELL_GRU: a GRU's) backward step through time on wgmma at
+// [128, 1024] (sm_90a): how
 // long a step takes where the library's layer-by-layer backward takes about 18 µs and cuDNN's
 // `Standard` trains the whole call (results/2026-11-30-h200-wgmma-forward/, the sketch).
 //
 // The step: dh_{t-1} = dg_t W_hh (K = 4 H gate rows, the step's gate gradients), then each
-// (unit, sample)'s pointwise step (cell_lstm.cuh's cell_backward) from the saved gate activations
-// and cell states, which gives dg_{t-1}. The batch runs in GROUPS groups of GB = 64 samples
+// (unit, sample)'s pointwise step (the cell's cell_backward) from the saved gate activations and
+// what the cell saved (an LSTM's c_t, a GRU's h_t and n's recurrent product), which gives dg_{t-1}
+// (a GRU's n on the recurrent product's side in the exchange: r d_n). The batch runs in GROUPS groups of GB = 64 samples
 // (wgmma's N), each an independent recurrence on 64 blocks of 16 units. The blocks of a group form
 // clusters of 8 that split K: cluster c's blocks hold W_hh's columns of the cluster's 128 units
 // (W_hh transposed: wgmma's A, M = 128 units) for an eighth of the gate rows each: block r of a
@@ -47,7 +49,11 @@
 #define NWARPS 8
 #include "../../candle-cudnn-rnn/src/persistent/common.cuh"
 #include "../../candle-cudnn-rnn/src/persistent/wgmma.cuh"
+#ifdef CELL_GRU
+#include "../../candle-cudnn-rnn/src/persistent/cell_gru.cuh"
+#else
 #include "../../candle-cudnn-rnn/src/persistent/cell_lstm.cuh"
+#endif
 #include "check.cuh"
 #include "cluster_launch.cuh"
 #include "host.cuh"
@@ -69,14 +75,17 @@
 static_assert(HID % CU == 0 && BLOCKS % CLUSTER == 0, "whole clusters");
 static_assert(THREADS * ITEMS == UNITS * GB, "the pointwise step's items");
 
-// Shared memory: the ring (all 4 chunks), its mbarriers, the 8 slots of partial products, and each
-// thread's staged operands: 4 gate activations x 4 units, c_t, c_{t-1} (4 units each, f32) and dy
-// (4 units, bf16).
+// Shared memory: the ring (a chunk a gate), its mbarriers, the 8 slots of partial products, and
+// each thread's staged operands, 4 units each: the gate activations, what the cell saved and the
+// first of it at the step before (c_{t-1} or h_{t-1}), f32, and dy (bf16).
 #define RING 0
 #define BARS (RING + REGION_BYTES)
 #define SLOTS (BARS + 64)
 #define STAGE (SLOTS + CLUSTER * SLOT_FLOATS * 4)
-#define STAGE_BYTES 112                // 64 + 16 + 16 + 8, padded to 16
+#define ST_SAVED (16 * GATES)
+#define ST_PREV (ST_SAVED + 16 * CELL_SAVED)
+#define ST_DY (ST_PREV + 16)
+#define STAGE_BYTES ((ST_DY + 8 + 15) / 16 * 16)
 #define SMEM (STAGE + THREADS * STAGE_BYTES)
 
 // B's core matrices in a chunk (8 samples x 8 gate rows, 128 bytes each): LBO along K, SBO along
@@ -129,8 +138,8 @@ __device__ __forceinline__ void stamp(int i, int at) {
 struct Args {
     const u16* w_hh;      // [GH, H] bf16
     const float* act;     // [T, B, GH] the gate activations
-    const float* cells;   // [T, B, H] c_t
-    const float* c0;      // [B, H]
+    const float* cells;   // [T, B, CELL_SAVED, H] what the cell saved
+    const float* c0;      // [B, H] c_0 (a GRU's h_0)
     const u16* dy;        // [T, B, H] bf16
     float* dg;            // [T, B, GH]
     unsigned char* xch;   // [GROUPS][2][HID / CU regions][REGION_BYTES], slot 0 zeroed
@@ -201,10 +210,12 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
 #pragma unroll
             for (int gt = 0; gt < GATES; ++gt)
                 cp_async16((u16*)(stage + 16 * gt), (const u16*)(a.act + row * GH + gt * HID + k0));
-            cp_async16((u16*)(stage + 64), (const u16*)(a.cells + row * HID + k0));
-            const float* prev = t > 0 ? a.cells + (row - BATCH) * HID + k0 : a.c0 + (size_t)(b0 + s) * HID + k0;
-            cp_async16((u16*)(stage + 80), (const u16*)prev);
-            cp_async8(stage + 96, a.dy + row * HID + k0);
+#pragma unroll
+            for (int j = 0; j < CELL_SAVED; ++j)
+                cp_async16((u16*)(stage + ST_SAVED + 16 * j), (const u16*)(a.cells + (row * CELL_SAVED + j) * HID + k0));
+            const float* prev = t > 0 ? a.cells + (row - BATCH) * CELL_SAVED * HID + k0 : a.c0 + (size_t)(b0 + s) * HID + k0;
+            cp_async16((u16*)(stage + ST_PREV), (const u16*)prev);
+            cp_async8(stage + ST_DY, a.dy + row * HID + k0);
             cp_async_commit();
         }
 #pragma unroll
@@ -233,9 +244,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         cp_async_wait_all();
         // The pointwise steps: dh = the 8 slots' sums + dy; dg of the 4 gates.
         const float* act = (const float*)stage;
-        const float* ct = (const float*)(stage + 64);
-        const float* cp = (const float*)(stage + 80);
-        const u16* dyv = (const u16*)(stage + 96);
+        const float* sv = (const float*)(stage + ST_SAVED);
+        const float* pv = (const float*)(stage + ST_PREV);
+        const u16* dyv = (const u16*)(stage + ST_DY);
         unsigned char* const out = xch + ((size_t)((i + 1) & 1) * (HID / CU) + c) * REGION_BYTES;
         float* const dgt = a.dg + ((size_t)t * BATCH + b0 + s) * GH + k0;
         u32 dv[GATES][ITEMS / 2];  // (bf16 pairs of items)
@@ -244,14 +255,18 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             float rec = 0.f;
 #pragma unroll
             for (int src = 0; src < CLUSTER; ++src) rec += slots[src * SLOT_FLOATS + (ul0 + it) * RP + s];
-            float gate[GATES], saved[1] = {ct[it]}, dgate[GATES], d_rec = 0.f;
+            float gate[GATES], saved[CELL_SAVED], dgate[GATES], d_rec = 0.f;
 #pragma unroll
             for (int gt = 0; gt < GATES; ++gt) gate[gt] = act[4 * gt + it];
-            cell_backward(gate, saved, cp[it], to_f(dyv[it]), rec, dc[it], dgate, d_rec);
+#pragma unroll
+            for (int j = 0; j < CELL_SAVED; ++j) saved[j] = sv[4 * j + it];
+            cell_backward(gate, saved, pv[it], to_f(dyv[it]), rec, dc[it], dgate, d_rec);
 #pragma unroll
             for (int gt = 0; gt < GATES; ++gt) {
                 dgt[gt * HID + it] = dgate[gt];
-                const u32 v = (u32)from_f(dgate[gt]) << (16 * (it % 2));
+                // (The exchange carries the recurrent product's side: a split gate's d_rec.)
+                const float x = gt == SPLIT_GATE ? d_rec : dgate[gt];
+                const u32 v = (u32)from_f(x) << (16 * (it % 2));
                 dv[gt][it / 2] = it % 2 ? dv[gt][it / 2] | v : v;
             }
         }
@@ -276,7 +291,7 @@ int main(int argc, char** argv) {
     const int check_steps = argc > 2 ? atoi(argv[2]) : 3;
     const int T = std::max(steps, check_steps);
     std::vector<u16> w((size_t)GH * HID), dy((size_t)T * BATCH * HID);
-    std::vector<float> act((size_t)T * BATCH * GH), cells((size_t)T * BATCH * HID), c0((size_t)BATCH * HID);
+    std::vector<float> act((size_t)T * BATCH * GH), cells((size_t)T * BATCH * CELL_SAVED * HID), c0((size_t)BATCH * HID);
     for (auto& v : w) v = to_bits(uniform(-0.05f, 0.05f));
     for (size_t n = 0; n < act.size(); ++n)
         act[n] = (n / HID) % GATES == 2 ? uniform(-0.95f, 0.95f) : uniform(0.05f, 0.95f);
@@ -317,7 +332,7 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(d_counter, 0, 32 * GROUPS));
         CHECK(cudaMemset(d_dg, 0, act.size() * 4));
         // Steps T - n .. T - 1 (the kernel counts t from n - 1): the tensors' last n steps.
-        Args args{d_w, d_act + (size_t)(T - n) * BATCH * GH, d_cells + (size_t)(T - n) * BATCH * HID, d_c0,
+        Args args{d_w, d_act + (size_t)(T - n) * BATCH * GH, d_cells + (size_t)(T - n) * BATCH * CELL_SAVED * HID, d_c0,
                   d_dy + (size_t)(T - n) * BATCH * HID, d_dg + (size_t)(T - n) * BATCH * GH, d_xch, d_counter, n};
         // (With n < T, step T - n's c_{t-1} is read from c0: the reference below does the same.)
         return timed_launch(launch, probe, args);
@@ -347,17 +362,32 @@ int main(int argc, char** argv) {
             for (int b = 0; b < BATCH; ++b)
                 for (int k = 0; k < HID; ++k) {
                     const size_t at = ((size_t)t * BATCH + b) * GH + k;
-                    const double gi = act[at], gf = act[at + HID], gg = act[at + 2 * HID], go = act[at + 3 * HID];
-                    const double c = cells[((size_t)t * BATCH + b) * HID + k];
-                    const double prev = t > first ? cells[((size_t)(t - 1) * BATCH + b) * HID + k] : c0[(size_t)b * HID + k];
-                    const double dh = from_bits(dy[((size_t)t * BATCH + b) * HID + k]) + rec[(size_t)b * HID + k];
-                    const double tc = std::tanh(c);
+                    const size_t saved = ((size_t)t * BATCH + b) * CELL_SAVED * HID + k;
+                    const double prev = t > first ? cells[saved - (size_t)BATCH * CELL_SAVED * HID] : c0[(size_t)b * HID + k];
+                    const double dy_rec = from_bits(dy[((size_t)t * BATCH + b) * HID + k]) + rec[(size_t)b * HID + k];
                     double& carry = dcs[(size_t)b * HID + k];
+                    // want: the input side's gradients (dg); exch: the recurrent product's side.
+                    double want[GATES], exch[GATES];
+#ifdef CELL_GRU
+                    const double gr = act[at], gz = act[at + HID], gn = act[at + 2 * HID], nrec = cells[saved + HID];
+                    const double dh = dy_rec + carry, dn = dh * (1 - gz) * (1 - gn * gn);
+                    want[0] = exch[0] = dn * nrec * gr * (1 - gr);
+                    want[1] = exch[1] = dh * (prev - gn) * gz * (1 - gz);
+                    want[2] = dn;
+                    exch[2] = dn * gr;
+                    carry = dh * gz;
+#else
+                    const double gi = act[at], gf = act[at + HID], gg = act[at + 2 * HID], go = act[at + 3 * HID];
+                    const double tc = std::tanh(cells[saved]), dh = dy_rec;
                     const double dct = carry + go * dh * (1 - tc * tc);
-                    const double want[4] = {dct * gg * gi * (1 - gi), dct * prev * gf * (1 - gf),
-                                            dct * gi * (1 - gg * gg), dh * tc * go * (1 - go)};
+                    want[0] = dct * gg * gi * (1 - gi);
+                    want[1] = dct * prev * gf * (1 - gf);
+                    want[2] = dct * gi * (1 - gg * gg);
+                    want[3] = dh * tc * go * (1 - go);
+                    for (int gt = 0; gt < GATES; ++gt) exch[gt] = want[gt];
                     carry = dct * gf;
-                    for (int gt = 0; gt < 4; ++gt) {
+#endif
+                    for (int gt = 0; gt < GATES; ++gt) {
                         const double kernel = got[at + (size_t)gt * HID];
                         const double diff = std::fabs(kernel - want[gt]);
                         worst = std::max(worst, diff);
@@ -365,7 +395,7 @@ int main(int argc, char** argv) {
                         bad += diff > 1.5e-2;
                         ++n;
                         // The next step multiplies dg rounded to bf16, as the kernel exchanges it.
-                        dgx[(size_t)b * GH + (size_t)gt * HID + k] = from_bits(to_bits((float)want[gt]));
+                        dgx[(size_t)b * GH + (size_t)gt * HID + k] = from_bits(to_bits((float)exch[gt]));
                     }
                 }
         }

@@ -1734,6 +1734,17 @@ mod tests {
 
     /// Plans `a` and `b` compile different modules for `pass` (each its own, cached apart) and
     /// the same one for the other pass.
+    /// Asserts that `plan`'s module of `pass` compiles with each of `wanted` (`-DNAME=VALUE`).
+    fn assert_defines(plan: &Plan, pass: Pass, wanted: &[&str]) {
+        let defines = plan.defines(pass);
+        for d in wanted {
+            assert!(
+                defines.contains(&d.to_string()),
+                "{d} in {pass:?}'s {defines:?}"
+            );
+        }
+    }
+
     fn assert_modules_differ_in(a: &Plan, b: &Plan, pass: Pass) {
         let other = match pass {
             Pass::Forward => Pass::Backward,
@@ -1819,16 +1830,15 @@ mod tests {
         );
         assert_eq!(plan.kernel_name(Pass::Forward), WGMMA_KERNEL);
         assert_eq!(plan.kernel_name(Pass::Backward), Pass::Backward.name());
-        let defines = plan.defines(Pass::Forward);
-        for d in [
+        let wanted = [
             "-DHID=1024",
             "-DBATCH=32",
             "-DGROUPS=4",
             "-DNWARPS=8",
             "-DELEM_BF16=1",
-        ] {
-            assert!(defines.contains(&d.to_string()), "{d} in {defines:?}");
-        }
+            "-DXG_HALF=1",
+        ];
+        assert_defines(&plan, Pass::Forward, &wanted);
         let plain = Plan {
             wgmma: false,
             ..plan
@@ -1858,14 +1868,16 @@ mod tests {
             plan.smem_bytes(Pass::Forward),
             65536 + 16384 + 32768 + 32 + 3 * 32 * 36 * 4
         );
-        let defines = plan.defines(Pass::Forward);
-        for d in ["-DBATCH=32", "-DGROUPS=4", "-DXG_HALF=0"] {
-            assert!(defines.contains(&d.to_string()), "{d} in {defines:?}");
-        }
-        let backward = plan.defines(Pass::Backward);
-        for d in ["-DBATCH=16", "-DGROUPS=8", "-DUNITS=4"] {
-            assert!(backward.contains(&d.to_string()), "{d} in {backward:?}");
-        }
+        assert_defines(
+            &plan,
+            Pass::Forward,
+            &["-DBATCH=32", "-DGROUPS=4", "-DXG_HALF=0"],
+        );
+        assert_defines(
+            &plan,
+            Pass::Backward,
+            &["-DBATCH=16", "-DGROUPS=8", "-DUNITS=4"],
+        );
         // The training forward at hidden 1024 still fits beside its f32 inputs (227 KiB).
         for cell in [Cell::Lstm, Cell::Gru] {
             assert!(wgmma_smem(cell, 1024, false) <= 227 << 10, "{cell:?}");
@@ -2116,8 +2128,7 @@ mod tests {
     fn the_backward_reads_w_hh_transposed_where_it_exchanges_through_l2() {
         let plan = Plan::example(Cell::Lstm, 512, 32);
         assert!(plan.backward_transposed());
-        let defines = plan.defines(Pass::Backward);
-        assert!(defines.contains(&"-DWT_ROWS=1".to_string()), "{defines:?}");
+        assert_defines(&plan, Pass::Backward, &["-DWT_ROWS=1"]);
         assert!(!plan
             .defines(Pass::Forward)
             .contains(&"-DWT_ROWS=1".to_string()));

@@ -6,28 +6,32 @@
 // The step: dh_{t-1} = dg_t W_hh (K = 4 H gate rows, the step's gate gradients), then each
 // (unit, sample)'s pointwise step (the cell's cell_backward) from the saved gate activations and
 // what the cell saved (an LSTM's c_t, a GRU's h_t and n's recurrent product), which gives dg_{t-1}
-// (a GRU's n on the recurrent product's side in the exchange: r d_n). The batch runs in GROUPS groups of GB = 64 samples
-// (wgmma's N), each an independent recurrence on 64 blocks of 16 units. The blocks of a group form
-// clusters of 8 that split K: cluster c's blocks hold W_hh's columns of the cluster's 128 units
-// (W_hh transposed: wgmma's A, M = 128 units) for an eighth of the gate rows each: block r of a
-// cluster the gate rows of units 128 r .. 128 r + 127 (the four gates' rows: K = 512), which is
-// what cluster r's blocks made at the step before. So each block reads 64 KB of dg a step (8 MB
-// of L2 at batch 128, as the forward's h) and its A is 128 KB: all in registers, each warpgroup
-// M-half (64 units) of it, 128 registers a thread (mma.sync's A fragments). The block's partial
-// products (128 units x 64 samples, over its eighth of K) meet in the block that finishes those
-// units: warp w of warpgroup g holds units 16 (4 g + w) .., which block 4 g + w of the cluster
-// finishes; it stores them into that block's shared memory (distributed shared memory, a slot per
-// source block), and one cluster barrier publishes them. Each block then sums its 8 slots, adds
-// dy_t and runs the pointwise step of its 16 units x 64 samples (4 a thread: one sample, four
-// units), its saved activations and cell states copied into shared memory during the products.
-// It writes dg_{t-1} into the exchange (bf16, wgmma's B layout: region c, chunk = gate) and into
-// `dg` (f32, [T, B, 4 H], what the weight GEMMs would read), then the group's barrier in memory;
-// thread 0 then bulk-copies the block's 4 chunks (64 KB) of the next step into its ring.
+// (a GRU's n on the recurrent product's side in the exchange: r d_n). The whole batch is one
+// group (wgmma's N = 128) on 64 blocks of 16 units, in clusters of 8 that split K: cluster c's
+// blocks hold W_hh's columns of the cluster's 128 units (W_hh transposed: wgmma's A, M = 128
+// units) for an eighth of the gate rows each: block r of a cluster the gate rows of units
+// 128 r .. 128 r + 127 (the four gates' rows: K = 512), which is what cluster r's blocks made at
+// the step before. So each block reads 128 KB of dg a step (8 MB of L2, as the forward's h at
+// batch 128) and its A is 128 KB: all in registers, each warpgroup an M-half (64 units) of it,
+// 128 registers a thread (mma.sync's A fragments). (An H200 holds 15 clusters of 8 and 30 of 4
+// at a block a multiprocessor, not the 16 or 32 that two groups of 64 would take: the batch
+// stays in one group, on half of the multiprocessors.) The block's partial products (128 units x
+// 128 samples, over its eighth of K) meet in the block that finishes those units: warp w of
+// warpgroup g holds units 16 (4 g + w) .., which block 4 g + w of the cluster finishes. Once every
+// block of the cluster has multiplied its ring (a cluster barrier), each warp stores its partial
+// products into that block's ring (distributed shared memory, a slot per source block), and a
+// second cluster barrier publishes them. Each block then sums its 8 slots, adds dy_t and runs the
+// pointwise step of its 16 units x 128 samples (8 a thread: one sample, eight units), its saved
+// operands copied into shared memory during the products. It writes dg_{t-1} into the exchange
+// (bf16, wgmma's B layout: region c, chunk = gate) and into `dg` (f32, [T, B, GH], what the
+// weight GEMMs would read), then the grid's barrier in memory; thread 0 then bulk-copies the
+// block's 4 chunks (128 KB) of the next step into its ring.
 //
-// Everything is random but consistent: W_hh, the saved activations (i, f, o in (0.05, 0.95), g in
-// (-0.95, 0.95)), the cell states, dy. The exchange starts at zeros (no gradient from past the
-// last step). After CHECK_STEPS steps the kernel's dg is compared with a CPU reference in f64 that
-// rounds the exchanged dg to bf16 as the kernel does.
+// Everything is random but consistent: W_hh, the saved activations (sigmoid gates in (0.05, 0.95),
+// tanh ones in (-0.95, 0.95)), what the cells saved, dy. The exchange starts at zeros (no gradient
+// from past the last step). After CHECK_STEPS steps the kernel's dg is compared with a CPU
+// reference in f64 that rounds the exchanged dg to bf16 as the kernel does. Prints ns a step and
+// the last launch's phases by the global timer.
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_bwd_probe.cu -o wgmma_bwd_probe
 //   wgmma_bwd_probe [steps] [check steps]
@@ -42,7 +46,7 @@
 
 #define HID 1024
 #define BATCH 128
-#define GB 64                          // samples a group: wgmma's N
+#define GB 128                         // samples a group (the whole batch): wgmma's N
 #define GROUPS (BATCH / GB)            // (common.cuh's: the launch's groups)
 #define ELEM_BF16 1
 #include "../../candle-cudnn-rnn/src/kernels/half.cuh"
@@ -67,25 +71,26 @@
 #define CHUNKS (KQ / KC)               // = GATES
 #define KSTEPS (KQ / 16)
 #define KSTEPS_CHUNK (KC / 16)
-#define CHUNK_BYTES (GB * KC * 2)      // 16 KB
-#define REGION_BYTES (CHUNKS * CHUNK_BYTES)  // a cluster's dg of a step: 64 KB
-#define RP (GB + 8)                    // a row of a slot: one unit's 64 samples, padded
+#define CHUNK_BYTES (GB * KC * 2)      // 32 KB
+#define REGION_BYTES (CHUNKS * CHUNK_BYTES)  // a cluster's dg of a step: 128 KB
+#define RP (GB + 8)                    // a row of a slot: one unit's 128 samples, padded
 #define SLOT_FLOATS (UNITS * RP)
-#define ITEMS 4                        // (unit, sample) pairs a thread: 4 units of one sample
+#define ITEMS 8                        // (unit, sample) pairs a thread: 8 units of one sample
 static_assert(HID % CU == 0 && BLOCKS % CLUSTER == 0, "whole clusters");
 static_assert(THREADS * ITEMS == UNITS * GB, "the pointwise step's items");
+static_assert(CLUSTER * SLOT_FLOATS * 4 <= REGION_BYTES, "the slots fit in the ring");
 
-// Shared memory: the ring (a chunk a gate), its mbarriers, the 8 slots of partial products, and
-// each thread's staged operands, 4 units each: the gate activations, what the cell saved and the
-// first of it at the step before (c_{t-1} or h_{t-1}), f32, and dy (bf16).
+// Shared memory: the ring (a chunk a gate; once multiplied, the 8 slots of partial products),
+// its mbarriers, and each thread's staged operands, 8 units each: the gate activations, what the
+// cell saved and the first of it at the step before (c_{t-1} or h_{t-1}), f32, and dy (bf16).
 #define RING 0
+#define SLOTS RING
 #define BARS (RING + REGION_BYTES)
-#define SLOTS (BARS + 64)
-#define STAGE (SLOTS + CLUSTER * SLOT_FLOATS * 4)
-#define ST_SAVED (16 * GATES)
-#define ST_PREV (ST_SAVED + 16 * CELL_SAVED)
-#define ST_DY (ST_PREV + 16)
-#define STAGE_BYTES ((ST_DY + 8 + 15) / 16 * 16)
+#define STAGE (BARS + 64)
+#define ST_SAVED (32 * GATES)
+#define ST_PREV (ST_SAVED + 32 * CELL_SAVED)
+#define ST_DY (ST_PREV + 32)
+#define STAGE_BYTES (ST_DY + 16)
 #define SMEM (STAGE + THREADS * STAGE_BYTES)
 
 // B's core matrices in a chunk (8 samples x 8 gate rows, 128 bytes each): LBO along K, SBO along
@@ -96,19 +101,22 @@ __host__ __device__ inline u32 b_offset(int s, int k) {
     return (u32)((k / 8) * B_LBO + (s / 8) * B_SBO + (s % 8) * 16 + (k % 8) * 2);
 }
 
-// d (+)= A (64 x 16, registers: mma.sync's A fragment of each warp's 16 rows) x B (16 x 64,
-// descriptor b), f32 accumulators (wgmma.cuh's wgmma_rs_n32 at N = 64); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const u32 (&a)[4], u64 b, int scale_d) {
+// d (+)= A (64 x 16, registers: mma.sync's A fragment of each warp's 16 rows) x B (16 x 128,
+// descriptor b), f32 accumulators (wgmma.cuh's wgmma_rs_n32 at N = 128); scale_d 0 overwrites d.
+__device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const u32 (&a)[4], u64 b, int scale_d) {
     asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %37, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n64k16" WG_TYPES " "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n\t}"
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %69, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16" WG_TYPES " "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n\t}"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
 }
 
@@ -116,14 +124,10 @@ __device__ __forceinline__ void st_remote_v2(u32 remote, float a, float b) {
     asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(remote), "f"(a), "f"(b) : "memory");
 }
 
-// 8 bytes global -> shared (dy's 4 units).
-__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-}
-
 // The global timer at each step's phases (thread 0 of every block, the first STAMP_STEPS steps):
-// 0 the step's start, 1 past the group's barrier (the ring's copies issued), 2 the products done,
-// 3 past the cluster's barrier (the partial products in), 4 the pointwise steps and stores done.
+// 0 the step's start, 1 past the grid's barrier (the ring's copies issued), 2 the products done,
+// 3 past the cluster's second barrier (the partial products in), 4 the pointwise steps and
+// stores done.
 #define STAMP_STEPS 64
 #define STAMPS 5
 __device__ unsigned long long stamps[GROUPS * BLOCKS * STAMP_STEPS * STAMPS];
@@ -175,9 +179,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         }
     if (tid == 0)
         for (int ch = 0; ch < CHUNKS; ++ch) mbar_init(full + ch);
-    // The pointwise items: sample s of the group, units 4 u4 .. 4 u4 + 3 of the block's 16 (unit
+    // The pointwise items: sample s of the group, units 8 u8 .. 8 u8 + 7 of the block's 16 (unit
     // k0 + i of the layer); the carried dc of each.
-    const int s = tid % GB, u4 = tid / GB, ul0 = 4 * u4;
+    const int s = tid % GB, u8 = tid / GB, ul0 = 8 * u8;
     const int k0 = CU * c + UNITS * r + ul0;
     float dc[ITEMS];
     for (int i = 0; i < ITEMS; ++i) dc[i] = 0.f;
@@ -186,16 +190,18 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     // `r`): rows (units) r0 and r0 + 8 of the destination's 16, samples 8 j + 2 q (+ 1).
     const u32 dest = cluster_address(slots + (size_t)r * SLOT_FLOATS, (u32)(4 * g + wq));
     __syncthreads();
-    cluster_barrier();  // (every block's mbarriers initialised before any remote store)
     if (tid == 0) arrive_release(bar);
 
-    float d[32];
+    float d[64];
     for (int i = 0; i < a.seq; ++i) {
         const int t = a.seq - 1 - i;
         stamp(i, 0);
-        // The chunks of dg_{t+1} that this block multiplies: region r (cluster r's units).
+        // The chunks of dg_{t+1} that this block multiplies: region r (cluster r's units). (Every
+        // block of the grid has read its slots, in the ring, at the step before: the barrier.)
         if (tid == 0) {
             wait_acquire(bar, (u32)(BLOCKS * (i + 1)));
+            // (The slots' generic stores and loads in the ring before the copies' async writes.)
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             const unsigned char* from = xch + ((size_t)(i & 1) * (HID / CU) + r) * REGION_BYTES;
             for (int ch = 0; ch < CHUNKS; ++ch) {
                 mbar_expect(full + ch, CHUNK_BYTES);
@@ -207,15 +213,17 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // This step's saved operands of the thread's items into its stage.
         {
             const size_t row = (size_t)t * BATCH + b0 + s;
+            // 32 bytes (8 floats) in two copies.
+            auto copy32 = [&](int at, const float* src) {
+                cp_async16((u16*)(stage + at), (const u16*)src);
+                cp_async16((u16*)(stage + at + 16), (const u16*)(src + 4));
+            };
 #pragma unroll
-            for (int gt = 0; gt < GATES; ++gt)
-                cp_async16((u16*)(stage + 16 * gt), (const u16*)(a.act + row * GH + gt * HID + k0));
+            for (int gt = 0; gt < GATES; ++gt) copy32(32 * gt, a.act + row * GH + gt * HID + k0);
 #pragma unroll
-            for (int j = 0; j < CELL_SAVED; ++j)
-                cp_async16((u16*)(stage + ST_SAVED + 16 * j), (const u16*)(a.cells + (row * CELL_SAVED + j) * HID + k0));
-            const float* prev = t > 0 ? a.cells + (row - BATCH) * CELL_SAVED * HID + k0 : a.c0 + (size_t)(b0 + s) * HID + k0;
-            cp_async16((u16*)(stage + ST_PREV), (const u16*)prev);
-            cp_async8(stage + ST_DY, a.dy + row * HID + k0);
+            for (int j = 0; j < CELL_SAVED; ++j) copy32(ST_SAVED + 32 * j, a.cells + (row * CELL_SAVED + j) * HID + k0);
+            copy32(ST_PREV, t > 0 ? a.cells + (row - BATCH) * CELL_SAVED * HID + k0 : a.c0 + (size_t)(b0 + s) * HID + k0);
+            cp_async16((u16*)(stage + ST_DY), a.dy + row * HID + k0);
             cp_async_commit();
         }
 #pragma unroll
@@ -226,15 +234,17 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
 #pragma unroll
             for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
                 const u64 b = wgmma_desc(base + kk * 2 * B_LBO, B_LBO, B_SBO);
-                wgmma_rs_n64(d, wa[ch * KSTEPS_CHUNK + kk], b, (ch | kk) != 0);
+                wgmma_rs_n128(d, wa[ch * KSTEPS_CHUNK + kk], b, (ch | kk) != 0);
             }
             wgmma_commit();
         }
         wgmma_wait<0>();
         stamp(i, 2);
-        // The partial products into the finishing block's slot: unit r0 + 8 h, samples 8 j + 2 q.
+        // Every block of the cluster has multiplied its ring, which now takes the slots; the
+        // partial products into the finishing block's slot: unit r0 + 8 h, samples 8 j + 2 q.
+        cluster_barrier();
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < 16; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
                 st_remote_v2(dest + (u32)(((r0 + 8 * h) * RP + 8 * j + 2 * q) * 4), d[4 * j + 2 * h],
@@ -242,7 +252,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         cluster_barrier();
         stamp(i, 3);
         cp_async_wait_all();
-        // The pointwise steps: dh = the 8 slots' sums + dy; dg of the 4 gates.
+        // The pointwise steps: dh = the 8 slots' sums + dy; dg of the gates.
         const float* act = (const float*)stage;
         const float* sv = (const float*)(stage + ST_SAVED);
         const float* pv = (const float*)(stage + ST_PREV);
@@ -257,9 +267,9 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             for (int src = 0; src < CLUSTER; ++src) rec += slots[src * SLOT_FLOATS + (ul0 + it) * RP + s];
             float gate[GATES], saved[CELL_SAVED], dgate[GATES], d_rec = 0.f;
 #pragma unroll
-            for (int gt = 0; gt < GATES; ++gt) gate[gt] = act[4 * gt + it];
+            for (int gt = 0; gt < GATES; ++gt) gate[gt] = act[8 * gt + it];
 #pragma unroll
-            for (int j = 0; j < CELL_SAVED; ++j) saved[j] = sv[4 * j + it];
+            for (int j = 0; j < CELL_SAVED; ++j) saved[j] = sv[8 * j + it];
             cell_backward(gate, saved, pv[it], to_f(dyv[it]), rec, dc[it], dgate, d_rec);
 #pragma unroll
             for (int gt = 0; gt < GATES; ++gt) {
@@ -270,20 +280,18 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 dv[gt][it / 2] = it % 2 ? dv[gt][it / 2] | v : v;
             }
         }
-        // dg_t into the exchange: region c, chunk gt, gate rows 16 r + 4 u4 .. (+ 3): 8 bytes.
+        // dg_t into the exchange: region c, chunk gt, gate rows 16 r + 8 u8 .. (+ 7): 16 bytes.
 #pragma unroll
-        for (int gt = 0; gt < GATES; ++gt) {
-            *(uint2*)(out + (size_t)gt * CHUNK_BYTES + b_offset(s, UNITS * r + ul0)) = make_uint2(dv[gt][0], dv[gt][1]);
-        }
+        for (int gt = 0; gt < GATES; ++gt)
+            *(uint4*)(out + (size_t)gt * CHUNK_BYTES + b_offset(s, UNITS * r + ul0)) =
+                make_uint4(dv[gt][0], dv[gt][1], dv[gt][2], dv[gt][3]);
         // Every thread has read its slots and stored dg before the block's arrival publishes it
-        // (and before another block's next partial products may land in the slots: those come
-        // after the next step's barrier, which waits for this arrival).
+        // (and before the ring takes the next step's chunks: those come after the barrier).
         __syncthreads();
         stamp(i, 4);
         if (tid == 0 && i + 1 < a.seq) arrive_release(bar);
     }
-    // No block leaves while others of its cluster may still store into its slots.
-    cluster_barrier();
+    // (Every remote store of the last step landed before its second cluster barrier.)
 }
 
 int main(int argc, char** argv) {

@@ -13,9 +13,9 @@
 // 128 r .. 128 r + 127 (the four gates' rows: K = 512), which is what cluster r's blocks made at
 // the step before. So each block reads 128 KB of dg a step (8 MB of L2, as the forward's h at
 // batch 128) and its A is 128 KB: all in registers, each warpgroup an M-half (64 units) of it,
-// 128 registers a thread (mma.sync's A fragments). (An H200 holds 15 clusters of 8 and 30 of 4
-// at a block a multiprocessor, not the 16 or 32 that two groups of 64 would take: the batch
-// stays in one group, on half of the multiprocessors.) The block's partial products (128 units x
+// 128 registers a thread (mma.sync's A fragments). (An H200 holds 30 clusters of 4 at a block a
+// multiprocessor, an H100 15 of 8: not the 32 or 16 that two groups of 64 would take. So the
+// batch stays in one group, on half of the multiprocessors.) The block's partial products (128 units x
 // 128 samples, over its eighth of K) meet in the block that finishes those units: warp w of
 // warpgroup g holds units 16 (4 g + w) .., which block 4 g + w of the cluster finishes. Once every
 // block of the cluster has multiplied its ring (a cluster barrier), each warp stores its partial

@@ -272,30 +272,6 @@ __device__ __forceinline__ void wgmma_rows(float (&d)[WN / 2], u64 a, u64 b, int
 #endif
 }
 
-#if WREG
-// d (+)= A (64 x 16, registers a: mma.sync's A fragment in each warp's 16 rows) x B (16 x 128,
-// descriptor b); scale_d 0 overwrites d.
-__device__ __forceinline__ void wgmma_areg_n128(float (&d)[64], const u32 (&a)[4], u64 b, int scale_d) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %69, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n\t}"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
-}
-#endif
-
 #if HALF_K
 // Warpgroup g's half of K of rows 16 wq + r0 (+ 8) of the rows at `wr` (whole rows of HID),
 // mma.sync's A fragments (lane r0 * 4 + q).
@@ -532,7 +508,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
 #pragma unroll
                 for (int kk = 0; kk < KSTEPS_CHUNK; ++kk)
-                    wgmma_areg_n128(d, wa[ii * KSTEPS_CHUNK + kk], wgmma_desc(slot + kk * 2 * H_LBO, hl, hs), (ii | kk) != 0);
+                    wgmma_rs_n128(d, wa[ii * KSTEPS_CHUNK + kk], wgmma_desc(slot + kk * 2 * H_LBO, hl, hs), (ii | kk) != 0);
                 wgmma_commit();
                 wgmma_wait<1>();
                 if (ii > 0) release(fill_of(t, 2 * ii - 2 + g));

@@ -374,6 +374,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         }
         if (WG_TRAIN && dropped) {
             // y_t through the mask, the next layer's input (its elements counted over [T, B, H]).
+            // (The mask's state is read each step rather than held: the registers are full.)
             const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
 #pragma unroll
             for (int s = 0; s < 4; ++s) {

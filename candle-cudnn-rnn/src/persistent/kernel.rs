@@ -126,16 +126,21 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
 /// See [`shape_wgmma_forward`]: two groups and more.
 const WGMMA_FROM_BATCH: usize = 64;
 
-/// Whether a training forward in half precision runs on the wgmma kernel (its saves and an f32
-/// projection; the backward in its own batch groups, [`Plan::pass_groups`]) where the tuning
-/// leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] at batch [`WGMMA_HALF_HIDDEN_BATCH`].
-/// Graphed training there took 0.93-0.99x of the layer-by-layer forward's time (LSTM
+/// Whether a training forward in half precision of `layers` runs on the wgmma kernel (its saves
+/// and an f32 projection; the backward in its own batch groups, [`Plan::pass_groups`]) where the
+/// tuning leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] at batch
+/// [`WGMMA_HALF_HIDDEN_BATCH`], and one layer of [`WGMMA_MOST_HIDDEN`] at that batch.
+/// Graphed training at hidden 512 took 0.93-0.99x of the layer-by-layer forward's time (LSTM
 /// [200, 128, 3 x 512] 37.9 against 40.8 µs an example, GRU [30, 128, 512] 1.97 against 1.99),
 /// its whole batch in the backward's 8 groups; the backward in the forward's 4 groups instead
-/// took 1.12-1.14x (`results/2026-11-30-h200-wgmma-train-forward/`). At hidden 1024 cuDNN's
-/// `Standard` trains (GRU [30, 128, 1024] 5.76 against ours' 5.60 with this forward: one shape).
-pub(crate) fn shape_wgmma_training(hidden: usize, batch: usize) -> bool {
-    hidden == WGMMA_HALF_HIDDEN && batch == WGMMA_HALF_HIDDEN_BATCH
+/// took 1.12-1.14x (`results/2026-11-30-h200-wgmma-train-forward/`). At hidden 1024 it took
+/// 0.96-0.97x of cuDNN's `Standard` on one layer (LSTM [30, 128, 1024] 6.12 against 6.34, GRU
+/// 5.60 against 5.76) but 1.04-1.22x on stacks of 3, which `Standard` runs with its layers
+/// overlapped (GRU [200, 128, 3 x 1024] 104.6 against 85.8;
+/// `results/2026-11-30-h200-wgmma-train-1024/`).
+pub(crate) fn shape_wgmma_training(layers: usize, hidden: usize, batch: usize) -> bool {
+    batch == WGMMA_HALF_HIDDEN_BATCH
+        && (hidden == WGMMA_HALF_HIDDEN || (hidden == WGMMA_MOST_HIDDEN && layers == 1))
 }
 
 /// See [`shape_wgmma_forward`].
@@ -971,7 +976,7 @@ impl Plan {
                     };
                     let wgmma_training = tuning
                         .wgmma
-                        .unwrap_or_else(|| shape_wgmma_training(hidden, batch));
+                        .unwrap_or_else(|| shape_wgmma_training(layers, hidden, batch));
                     return match train && wgmma_training {
                         true => Self::with_wgmma_training_forward(dev, plan),
                         false => Ok(plan),
@@ -1800,11 +1805,14 @@ mod tests {
         assert!(!shape_wgmma_forward(512, 256));
         assert!(!shape_wgmma_forward(768, 128));
         assert!(!shape_wgmma_forward(256, 128));
-        // Training: hidden 512 at batch 128 alone.
-        assert!(shape_wgmma_training(512, 128));
-        assert!(!shape_wgmma_training(1024, 128));
-        assert!(!shape_wgmma_training(512, 64));
-        assert!(!shape_wgmma_training(512, 256));
+        // Training: hidden 512 at batch 128, and one layer of 1024 there.
+        assert!(shape_wgmma_training(1, 512, 128));
+        assert!(shape_wgmma_training(3, 512, 128));
+        assert!(shape_wgmma_training(1, 1024, 128));
+        assert!(!shape_wgmma_training(2, 1024, 128));
+        assert!(!shape_wgmma_training(1, 1024, 64));
+        assert!(!shape_wgmma_training(1, 512, 64));
+        assert!(!shape_wgmma_training(1, 512, 256));
         for cell in [Cell::Lstm, Cell::Gru] {
             assert!(wgmma_smem(cell, 1024, true) <= 227 << 10, "{cell:?}");
         }

@@ -282,6 +282,23 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(LSTM, (2, UNI), (128, 2, 16, 1024), default, BF16, H0),
             [RnnAlgo::Persistent; 2],
         ),
+        // Graphed at batch 128 and hidden 1024: one layer trains on ours too (the wgmma forward,
+        // `shape_wgmma_training`), a stack on `Standard`, which overlaps its layers.
+        (
+            graphed(case(GRU, (1, UNI), (128, 3, 16, 1024), default, F16, H0)),
+            [RnnAlgo::Persistent; 2],
+        ),
+        (
+            graphed(case(
+                LSTM,
+                (2, UNI),
+                (128, 2, 16, 1024),
+                default,
+                BF16,
+                ZEROS,
+            )),
+            [RnnAlgo::Persistent, RnnAlgo::Standard],
+        ),
         // Past batch 128, a stack at hidden 128: ours eagerly; graphed its training only
         // (`ours_lead_wide_batch_stack`).
         (

@@ -23,9 +23,12 @@
 // second cluster barrier publishes them. Each block then sums its 8 slots, adds dy_t and runs the
 // pointwise step of its 16 units x 128 samples (8 a thread: one sample, eight units), its saved
 // operands copied into shared memory during the products. It writes dg_{t-1} into the exchange
-// (bf16, wgmma's B layout: region c, chunk = gate) and into `dg` (f32, [T, B, GH], what the
-// weight GEMMs would read), then the grid's barrier in memory; thread 0 then bulk-copies the
-// block's 4 chunks (128 KB) of the next step into its ring.
+// (bf16, wgmma's B layout: region c, chunk = gate), arrives at the grid's barrier in memory, and
+// only then stores dg in f32 ([T, B, GH], what the weight GEMMs would read; 16 bytes a store), so
+// that the arrival's release does not wait for those; thread 0 then bulk-copies the block's 4
+// chunks (128 KB) of the next step into its ring. (The first version stored dg one float a store
+// before the arrival: results/2026-11-30-h200-wgmma-backward-probe/.) With -DREMOTE_V4=1 the
+// partial products go to the finishing blocks in 16-byte stores (lanes swap pairs) instead of 8.
 //
 // Everything is random but consistent: W_hh, the saved activations (sigmoid gates in (0.05, 0.95),
 // tanh ones in (-0.95, 0.95)), what the cells saved, dy. The exchange starts at zeros (no gradient
@@ -62,6 +65,9 @@
 #include "cluster_launch.cuh"
 #include "host.cuh"
 
+#ifndef REMOTE_V4
+#define REMOTE_V4 0
+#endif
 #define UNITS 16                       // units a block finishes
 #define BLOCKS (HID / UNITS)           // a group's blocks
 #define CLUSTER 8                      // blocks a cluster: K split in eighths
@@ -74,7 +80,10 @@
 #define CHUNK_BYTES (GB * KC * 2)      // 32 KB
 #define REGION_BYTES (CHUNKS * CHUNK_BYTES)  // a cluster's dg of a step: 128 KB
 #define RP (GB + 8)                    // a row of a slot: one unit's 128 samples, padded
-#define SLOT_FLOATS (UNITS * RP)
+// Rows 8-15 of a slot start 16 floats further: a quarter-warp's 16-byte remote stores of rows r
+// and r + 8 (8 RP floats apart, a multiple of 32 banks) fall in distinct banks.
+#define SLOT_FLOATS (UNITS * RP + 32)
+__host__ __device__ constexpr int slot_row(int row) { return row * RP + 16 * (row / 8); }
 #define ITEMS 8                        // (unit, sample) pairs a thread: 8 units of one sample
 static_assert(HID % CU == 0 && BLOCKS % CLUSTER == 0, "whole clusters");
 static_assert(THREADS * ITEMS == UNITS * GB, "the pointwise step's items");
@@ -104,13 +113,17 @@ __host__ __device__ inline u32 b_offset(int s, int k) {
 __device__ __forceinline__ void st_remote_v2(u32 remote, float a, float b) {
     asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(remote), "f"(a), "f"(b) : "memory");
 }
+__device__ __forceinline__ void st_remote_v4(u32 remote, float a, float b, float c, float d) {
+    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(remote), "f"(a), "f"(b), "f"(c), "f"(d)
+                 : "memory");
+}
 
 // The global timer at each step's phases (thread 0 of every block, the first STAMP_STEPS steps):
 // 0 the step's start, 1 past the grid's barrier (the ring's copies issued), 2 the products done,
-// 3 past the cluster's second barrier (the partial products in), 4 the pointwise steps and
-// stores done.
+// 3 past the cluster's first barrier, 4 past its second (the partial products in), 5 the pointwise
+// steps and the exchange's stores done (the block's arrival).
 #define STAMP_STEPS 64
-#define STAMPS 5
+#define STAMPS 6
 __device__ unsigned long long stamps[GROUPS * BLOCKS * STAMP_STEPS * STAMPS];
 __device__ __forceinline__ void stamp(int i, int at) {
     if (threadIdx.x == 0 && i < STAMP_STEPS) {
@@ -224,53 +237,99 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // Every block of the cluster has multiplied its ring, which now takes the slots; the
         // partial products into the finishing block's slot: unit r0 + 8 h, samples 8 j + 2 q.
         cluster_barrier();
+        stamp(i, 3);
+#if REMOTE_V4
+        // 16 bytes a store: lanes q and q ^ 1 swap a pair, the even lane then stores row r0's
+        // four samples 8 j + 2 q .., the odd one row r0 + 8's 8 j + 2 q - 2 ..
+        {
+            const bool even = (q & 1) == 0;
+            const int row = even ? r0 : r0 + 8;
+            const u32 at = dest + (u32)((slot_row(row) + 2 * (q & ~1)) * 4);
+#pragma unroll
+            for (int j = 0; j < 16; ++j) {
+                const float x = __shfl_xor_sync(~0u, even ? d[4 * j + 2] : d[4 * j], 1);
+                const float y = __shfl_xor_sync(~0u, even ? d[4 * j + 3] : d[4 * j + 1], 1);
+                if (even)
+                    st_remote_v4(at + 32u * j, d[4 * j], d[4 * j + 1], x, y);
+                else
+                    st_remote_v4(at + 32u * j, x, y, d[4 * j + 2], d[4 * j + 3]);
+            }
+        }
+#else
 #pragma unroll
         for (int j = 0; j < 16; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
-                st_remote_v2(dest + (u32)(((r0 + 8 * h) * RP + 8 * j + 2 * q) * 4), d[4 * j + 2 * h],
+                st_remote_v2(dest + (u32)((slot_row(r0 + 8 * h) + 8 * j + 2 * q) * 4), d[4 * j + 2 * h],
                              d[4 * j + 2 * h + 1]);
+#endif
         cluster_barrier();
-        stamp(i, 3);
+        stamp(i, 4);
         cp_async_wait_all();
-        // The pointwise steps: dh = the 8 slots' sums + dy; dg of the gates.
-        const float* act = (const float*)stage;
-        const float* sv = (const float*)(stage + ST_SAVED);
-        const float* pv = (const float*)(stage + ST_PREV);
-        const u16* dyv = (const u16*)(stage + ST_DY);
+        // The pointwise steps: dh = the 8 slots' sums + dy; dg of the gates. The stage's operands
+        // in 16-byte loads (a thread's stage is 16-byte aligned; a quarter-warp's fall in distinct
+        // banks).
+        const float4* act4 = (const float4*)stage;
+        const float4* sv4 = (const float4*)(stage + ST_SAVED);
+        const float4* pv4 = (const float4*)(stage + ST_PREV);
+        const uint4 dyq = *(const uint4*)(stage + ST_DY);
+        const u32 dyw[4] = {dyq.x, dyq.y, dyq.z, dyq.w};
         unsigned char* const out = xch + ((size_t)((i + 1) & 1) * (HID / CU) + c) * REGION_BYTES;
-        float* const dgt = a.dg + ((size_t)t * BATCH + b0 + s) * GH + k0;
-        u32 dv[GATES][ITEMS / 2];  // (bf16 pairs of items)
+        float4 dgo[GATES][ITEMS / 4];  // dg in f32, stored after the block's arrival
+        u32 dv[GATES][ITEMS / 2];      // (bf16 pairs of items)
 #pragma unroll
-        for (int it = 0; it < ITEMS; ++it) {
-            float rec = 0.f;
+        for (int hq = 0; hq < ITEMS / 4; ++hq) {
+            float4 g4[GATES], s4[CELL_SAVED];
 #pragma unroll
-            for (int src = 0; src < CLUSTER; ++src) rec += slots[src * SLOT_FLOATS + (ul0 + it) * RP + s];
-            float gate[GATES], saved[CELL_SAVED], dgate[GATES], d_rec = 0.f;
+            for (int gt = 0; gt < GATES; ++gt) g4[gt] = act4[2 * gt + hq];
 #pragma unroll
-            for (int gt = 0; gt < GATES; ++gt) gate[gt] = act[8 * gt + it];
+            for (int j = 0; j < CELL_SAVED; ++j) s4[j] = sv4[2 * j + hq];
+            const float4 p4 = pv4[hq];
+            float dgq[GATES][4];
 #pragma unroll
-            for (int j = 0; j < CELL_SAVED; ++j) saved[j] = sv[8 * j + it];
-            cell_backward(gate, saved, pv[it], to_f(dyv[it]), rec, dc[it], dgate, d_rec);
+            for (int e = 0; e < 4; ++e) {
+                const int it = 4 * hq + e;
+                auto lane4 = [e](const float4& v) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; };
+                float rec = 0.f;
 #pragma unroll
-            for (int gt = 0; gt < GATES; ++gt) {
-                dgt[gt * HID + it] = dgate[gt];
-                // (The exchange carries the recurrent product's side: a split gate's d_rec.)
-                const float x = gt == SPLIT_GATE ? d_rec : dgate[gt];
-                const u32 v = (u32)from_f(x) << (16 * (it % 2));
-                dv[gt][it / 2] = it % 2 ? dv[gt][it / 2] | v : v;
+                for (int src = 0; src < CLUSTER; ++src) rec += slots[src * SLOT_FLOATS + slot_row(ul0 + it) + s];
+                float gate[GATES], saved[CELL_SAVED], dgate[GATES], d_rec = 0.f;
+#pragma unroll
+                for (int gt = 0; gt < GATES; ++gt) gate[gt] = lane4(g4[gt]);
+#pragma unroll
+                for (int j = 0; j < CELL_SAVED; ++j) saved[j] = lane4(s4[j]);
+                const u16 dyb = (u16)(dyw[it / 2] >> (16 * (it % 2)));
+                cell_backward(gate, saved, lane4(p4), to_f(dyb), rec, dc[it], dgate, d_rec);
+#pragma unroll
+                for (int gt = 0; gt < GATES; ++gt) {
+                    dgq[gt][e] = dgate[gt];
+                    // (The exchange carries the recurrent product's side: a split gate's d_rec.)
+                    const float x = gt == SPLIT_GATE ? d_rec : dgate[gt];
+                    const u32 v = (u32)from_f(x) << (16 * (it % 2));
+                    dv[gt][it / 2] = it % 2 ? dv[gt][it / 2] | v : v;
+                }
             }
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt) dgo[gt][hq] = make_float4(dgq[gt][0], dgq[gt][1], dgq[gt][2], dgq[gt][3]);
         }
         // dg_t into the exchange: region c, chunk gt, gate rows 16 r + 8 u8 .. (+ 7): 16 bytes.
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt)
             *(uint4*)(out + (size_t)gt * CHUNK_BYTES + b_offset(s, UNITS * r + ul0)) =
                 make_uint4(dv[gt][0], dv[gt][1], dv[gt][2], dv[gt][3]);
-        // Every thread has read its slots and stored dg before the block's arrival publishes it
-        // (and before the ring takes the next step's chunks: those come after the barrier).
+        // Every thread has read its slots and stored its exchange before the block's arrival
+        // publishes it (and before the ring takes the next step's chunks: those come after the
+        // barrier).
         __syncthreads();
-        stamp(i, 4);
+        stamp(i, 5);
         if (tid == 0 && i + 1 < a.seq) arrive_release(bar);
+        // dg in f32, 32 bytes a gate (what the weight GEMMs read after the kernel): after the
+        // arrival, whose release then need not wait for these stores to land.
+        float* const dgt = a.dg + ((size_t)t * BATCH + b0 + s) * GH + k0;
+#pragma unroll
+        for (int gt = 0; gt < GATES; ++gt)
+#pragma unroll
+            for (int hq = 0; hq < ITEMS / 4; ++hq) *(float4*)(dgt + gt * HID + 4 * hq) = dgo[gt][hq];
     }
     // (Every remote store of the last step landed before its second cluster barrier.)
 }
@@ -398,9 +457,9 @@ int main(int argc, char** argv) {
     {
         std::vector<unsigned long long> st((size_t)GROUPS * BLOCKS * STAMP_STEPS * STAMPS);
         CHECK(cudaMemcpyFromSymbol(st.data(), stamps, st.size() * 8));
-        const char* names[] = {"start -> past the group's barrier", "-> products done (ring in)",
-                               "-> past the cluster's barrier (partials in)", "-> pointwise steps and stores done",
-                               "-> the next step's start"};
+        const char* names[] = {"start -> past the grid's barrier", "-> products done (ring in)",
+                               "-> past the cluster's first barrier", "-> past its second (partials in)",
+                               "-> pointwise steps, exchange stored", "-> the next step's start (dg stored)"};
         std::vector<std::vector<double>> iv(STAMPS);
         const int last = std::min(steps, STAMP_STEPS);
         for (int b = 0; b < GROUPS * BLOCKS; ++b)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: the lab's wgmma backward step (scripts/persistent-lab/wgmma_bwd_probe.cu,
-# built here into DIR/wbp.xz (LSTM), DIR/wbp-gru.xz (-DCELL_GRU) and both with -DREMOTE_V4=1
-# (wbp-v4.xz, wbp-gru-v4.xz) by `run.sh DIR - build`):
+# built here into DIR/wbp.xz (LSTM), DIR/wbp-gru.xz (-DCELL_GRU), both with -DPARTIAL_BF16=1
+# (wbp-bf.xz, wbp-gru-bf.xz) and with -DDG_ROWS=2 (wbp-dg2.xz, wbp-gru-dg2.xz) by
+# `run.sh DIR - build`; the probe's options at that commit):
 #   probe:    each one's check against the f64 reference after 3 steps, then ns a step over 300
 #             steps and the phases (OUT/probe.log);
 #   sanitize: compute-sanitizer memcheck, racecheck and synccheck on 4 steps of each
@@ -16,10 +17,11 @@ shift 3
 names=${*:-wbp wbp-gru}
 if [ "$PART" = build ]; then
   mkdir -p "$D"
-  for name in wbp wbp-gru wbp-v4 wbp-gru-v4; do
+  for name in wbp wbp-gru wbp-bf wbp-gru-bf wbp-dg2 wbp-gru-dg2; do
     flags=
     case $name in *gru*) flags=-DCELL_GRU ;; esac
-    case $name in *v4) flags="$flags -DREMOTE_V4=1" ;; esac
+    case $name in *bf) flags="$flags -DPARTIAL_BF16=1" ;; esac
+    case $name in *dg2) flags="$flags -DDG_ROWS=2" ;; esac
     nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a $flags scripts/persistent-lab/wgmma_bwd_probe.cu -o "$D/$name"
     xz -f "$D/$name"
   done

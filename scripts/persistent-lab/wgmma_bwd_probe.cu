@@ -27,8 +27,14 @@
 // only then stores dg in f32 ([T, B, GH], what the weight GEMMs would read; 16 bytes a store), so
 // that the arrival's release does not wait for those; thread 0 then bulk-copies the block's 4
 // chunks (128 KB) of the next step into its ring. (The first version stored dg one float a store
-// before the arrival: results/2026-11-30-h200-wgmma-backward-probe/.) With -DREMOTE_V4=1 the
-// partial products go to the finishing blocks in 16-byte stores (lanes swap pairs) instead of 8.
+// before the arrival; 16-byte remote stores of the partial products, lanes swapping pairs, were
+// slower than 8-byte ones: results/2026-11-30-h200-wgmma-backward-probe/.) Options (-D):
+// DG_ROWS (1 unless set) stores dg by gate row instead, [GH, T * B] (each of the block's 64 gate
+// rows' 128 samples of a step contiguous: 512 bytes a warp's store, through shared memory), a
+// layout the weight GEMMs take as well (transposed operands); DG_ROWS 2 keeps [T, B, GH] but
+// through shared memory too (a (sample, gate)'s 16 units, 64 bytes, by 4 lanes); PARTIAL_BF16 (0 unless set) sends
+// the partial products in bf16, half the bytes through distributed shared memory, 8 bytes (four
+// samples) a store.
 //
 // Everything is random but consistent: W_hh, the saved activations (sigmoid gates in (0.05, 0.95),
 // tanh ones in (-0.95, 0.95)), what the cells saved, dy. The exchange starts at zeros (no gradient
@@ -65,8 +71,11 @@
 #include "cluster_launch.cuh"
 #include "host.cuh"
 
-#ifndef REMOTE_V4
-#define REMOTE_V4 0
+#ifndef DG_ROWS
+#define DG_ROWS 1
+#endif
+#ifndef PARTIAL_BF16
+#define PARTIAL_BF16 0
 #endif
 #define UNITS 16                       // units a block finishes
 #define BLOCKS (HID / UNITS)           // a group's blocks
@@ -80,14 +89,22 @@
 #define CHUNK_BYTES (GB * KC * 2)      // 32 KB
 #define REGION_BYTES (CHUNKS * CHUNK_BYTES)  // a cluster's dg of a step: 128 KB
 #define RP (GB + 8)                    // a row of a slot: one unit's 128 samples, padded
-// Rows 8-15 of a slot start 16 floats further: a quarter-warp's 16-byte remote stores of rows r
-// and r + 8 (8 RP floats apart, a multiple of 32 banks) fall in distinct banks.
-#define SLOT_FLOATS (UNITS * RP + 32)
-__host__ __device__ constexpr int slot_row(int row) { return row * RP + 16 * (row / 8); }
+// A slot's elements (f32 or, PARTIAL_BF16, bf16), rows 8-15 16 words further: with bf16 a
+// half-warp's 8-byte stores of rows r and r + 8 (8 RP elements apart, a multiple of 32 banks)
+// fall in distinct banks.
+#if PARTIAL_BF16
+using slot_t = u16;
+#define SLOT_SHIFT 32
+#else
+using slot_t = float;
+#define SLOT_SHIFT 16
+#endif
+#define SLOT_ELEMS (UNITS * RP + 2 * SLOT_SHIFT)
+__host__ __device__ constexpr int slot_row(int row) { return row * RP + SLOT_SHIFT * (row / 8); }
 #define ITEMS 8                        // (unit, sample) pairs a thread: 8 units of one sample
 static_assert(HID % CU == 0 && BLOCKS % CLUSTER == 0, "whole clusters");
 static_assert(THREADS * ITEMS == UNITS * GB, "the pointwise step's items");
-static_assert(CLUSTER * SLOT_FLOATS * 4 <= REGION_BYTES, "the slots fit in the ring");
+static_assert(CLUSTER * SLOT_ELEMS * sizeof(slot_t) <= REGION_BYTES, "the slots fit in the ring");
 
 // Shared memory: the ring (a chunk a gate; once multiplied, the 8 slots of partial products),
 // its mbarriers, and each thread's staged operands, 8 units each: the gate activations, what the
@@ -100,7 +117,12 @@ static_assert(CLUSTER * SLOT_FLOATS * 4 <= REGION_BYTES, "the slots fit in the r
 #define ST_PREV (ST_SAVED + 32 * CELL_SAVED)
 #define ST_DY (ST_PREV + 32)
 #define STAGE_BYTES (ST_DY + 16)
-#define SMEM (STAGE + THREADS * STAGE_BYTES)
+// DG_ROWS 1: the step's dg by gate row, [GATES * UNITS][GB] f32, read back by rows for the
+// stores; 2: by sample, [GB][DSP] f32 (a sample's gates' units, padded: a quarter-warp's 16-byte
+// stores of 8 samples in distinct banks).
+#define DGS (STAGE + THREADS * STAGE_BYTES)
+#define DSP (GATES * UNITS + 4)
+#define SMEM (DGS + (DG_ROWS == 1 ? GATES * UNITS * GB * 4 : DG_ROWS == 2 ? GB * DSP * 4 : 0))
 
 // B's core matrices in a chunk (8 samples x 8 gate rows, 128 bytes each): LBO along K, SBO along
 // the samples.
@@ -113,10 +135,15 @@ __host__ __device__ inline u32 b_offset(int s, int k) {
 __device__ __forceinline__ void st_remote_v2(u32 remote, float a, float b) {
     asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(remote), "f"(a), "f"(b) : "memory");
 }
-__device__ __forceinline__ void st_remote_v4(u32 remote, float a, float b, float c, float d) {
-    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(remote), "f"(a), "f"(b), "f"(c), "f"(d)
-                 : "memory");
+__device__ __forceinline__ void st_remote_b64(u32 remote, u32 a, u32 b) {
+    asm volatile("st.shared::cluster.v2.b32 [%0], {%1, %2};" ::"r"(remote), "r"(a), "r"(b) : "memory");
 }
+// Two f32 as bf16 (round to nearest even), the first in the low half.
+__device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
+    return (u32)f32_to_bf16(lo) | ((u32)f32_to_bf16(hi) << 16);
+}
+__device__ __forceinline__ float slot_value(float v) { return v; }
+__device__ __forceinline__ float slot_value(u16 v) { return bf16_to_f32(v); }
 
 // The global timer at each step's phases (thread 0 of every block, the first STAMP_STEPS steps):
 // 0 the step's start, 1 past the grid's barrier (the ring's copies issued), 2 the products done,
@@ -139,7 +166,8 @@ struct Args {
     const float* cells;   // [T, B, CELL_SAVED, H] what the cell saved
     const float* c0;      // [B, H] c_0 (a GRU's h_0)
     const u16* dy;        // [T, B, H] bf16
-    float* dg;            // [T, B, GH]
+    float* dg;            // [T, B, GH], or DG_ROWS [GH, dg_ld] from the first step's column
+    size_t dg_ld;         // DG_ROWS: a gate row's stride (the tensors' T * B)
     unsigned char* xch;   // [GROUPS][2][HID / CU regions][REGION_BYTES], slot 0 zeroed
     u32* counter;         // a group's barrier word every 32 bytes, zeroed
     int seq;
@@ -149,7 +177,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     extern __shared__ __align__(1024) unsigned char smem[];
     unsigned char* const ring = smem + RING;
     unsigned long long* const full = (unsigned long long*)(smem + BARS);
-    float* const slots = (float*)(smem + SLOTS);
+    slot_t* const slots = (slot_t*)(smem + SLOTS);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int group = blockIdx.x / BLOCKS, bx = blockIdx.x % BLOCKS;
     const int c = bx / CLUSTER, r = (int)ctarank();
@@ -182,7 +210,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     unsigned char* const stage = smem + STAGE + tid * STAGE_BYTES;
     // The slot this warp's partial products go to in block 4 g + wq of the cluster (its slot
     // `r`): rows (units) r0 and r0 + 8 of the destination's 16, samples 8 j + 2 q (+ 1).
-    const u32 dest = cluster_address(slots + (size_t)r * SLOT_FLOATS, (u32)(4 * g + wq));
+    const u32 dest = cluster_address(slots + (size_t)r * SLOT_ELEMS, (u32)(4 * g + wq));
     __syncthreads();
     if (tid == 0) arrive_release(bar);
 
@@ -238,21 +266,17 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         // partial products into the finishing block's slot: unit r0 + 8 h, samples 8 j + 2 q.
         cluster_barrier();
         stamp(i, 3);
-#if REMOTE_V4
-        // 16 bytes a store: lanes q and q ^ 1 swap a pair, the even lane then stores row r0's
-        // four samples 8 j + 2 q .., the odd one row r0 + 8's 8 j + 2 q - 2 ..
+#if PARTIAL_BF16
+        // Lanes q and q ^ 1 swap a pair in bf16: the even lane then stores row r0's samples
+        // 8 j + 2 q .. + 3, the odd one row r0 + 8's 8 j + 2 q - 2 .. + 1 (8 bytes a store).
         {
             const bool even = (q & 1) == 0;
-            const int row = even ? r0 : r0 + 8;
-            const u32 at = dest + (u32)((slot_row(row) + 2 * (q & ~1)) * 4);
+            const u32 at = dest + (u32)((slot_row(even ? r0 : r0 + 8) + 2 * (q & ~1)) * 2);
 #pragma unroll
             for (int j = 0; j < 16; ++j) {
-                const float x = __shfl_xor_sync(~0u, even ? d[4 * j + 2] : d[4 * j], 1);
-                const float y = __shfl_xor_sync(~0u, even ? d[4 * j + 3] : d[4 * j + 1], 1);
-                if (even)
-                    st_remote_v4(at + 32u * j, d[4 * j], d[4 * j + 1], x, y);
-                else
-                    st_remote_v4(at + 32u * j, x, y, d[4 * j + 2], d[4 * j + 3]);
+                const u32 lo = pack_bf16(d[4 * j], d[4 * j + 1]), hi = pack_bf16(d[4 * j + 2], d[4 * j + 3]);
+                const u32 got = __shfl_xor_sync(~0u, even ? hi : lo, 1);
+                st_remote_b64(at + 16u * j, even ? lo : got, even ? got : hi);
             }
         }
 #else
@@ -292,7 +316,8 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 auto lane4 = [e](const float4& v) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; };
                 float rec = 0.f;
 #pragma unroll
-                for (int src = 0; src < CLUSTER; ++src) rec += slots[src * SLOT_FLOATS + slot_row(ul0 + it) + s];
+                for (int src = 0; src < CLUSTER; ++src)
+                    rec += slot_value(slots[src * SLOT_ELEMS + slot_row(ul0 + it) + s]);
                 float gate[GATES], saved[CELL_SAVED], dgate[GATES], d_rec = 0.f;
 #pragma unroll
                 for (int gt = 0; gt < GATES; ++gt) gate[gt] = lane4(g4[gt]);
@@ -323,13 +348,61 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         __syncthreads();
         stamp(i, 5);
         if (tid == 0 && i + 1 < a.seq) arrive_release(bar);
-        // dg in f32, 32 bytes a gate (what the weight GEMMs read after the kernel): after the
-        // arrival, whose release then need not wait for these stores to land.
+        // dg in f32 (what the weight GEMMs read after the kernel): after the arrival, whose
+        // release then need not wait for these stores to land.
+#if DG_ROWS == 2
+        // Through shared memory by sample: lanes 4 p .. 4 p + 3 store pair p's (sample, gate) 16
+        // units (64 bytes), 8 pairs a warp's store.
+        {
+            float* const dgs = (float*)(smem + DGS);
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt)
+#pragma unroll
+                for (int hq = 0; hq < ITEMS / 4; ++hq)
+                    *(float4*)(dgs + (size_t)s * DSP + gt * UNITS + ul0 + 4 * hq) = dgo[gt][hq];
+            __syncthreads();
+            const int part = lane % 4;
+#pragma unroll
+            for (int pair = 8 * warp + lane / 4; pair < GB * GATES; pair += 8 * NWARPS) {
+                const int sm = pair / GATES, gt = pair % GATES;
+                *(float4*)(a.dg + ((size_t)t * BATCH + b0 + sm) * GH + gt * HID + CU * c + UNITS * r + 4 * part) =
+                    *(const float4*)(dgs + (size_t)sm * DSP + gt * UNITS + 4 * part);
+            }
+        }
+#elif DG_ROWS
+        // Through shared memory by gate row: each warp's store is one row's 128 samples. (The
+        // rows were read by every warp before the next step writes them: the cluster's barriers
+        // come between.)
+        {
+            float* const dgs = (float*)(smem + DGS);
+#pragma unroll
+            for (int gt = 0; gt < GATES; ++gt)
+#pragma unroll
+                for (int hq = 0; hq < ITEMS / 4; ++hq) {
+                    const float4 v = dgo[gt][hq];
+                    float* const at = dgs + (size_t)(gt * UNITS + ul0 + 4 * hq) * GB + s;
+                    at[0] = v.x;
+                    at[GB] = v.y;
+                    at[2 * GB] = v.z;
+                    at[3 * GB] = v.w;
+                }
+            __syncthreads();
+            const size_t col = (size_t)t * BATCH + b0 + 4 * lane;
+#pragma unroll
+            for (int row = warp; row < GATES * UNITS; row += NWARPS) {
+                const int gt = row / UNITS, u = row % UNITS;
+                *(float4*)(a.dg + (size_t)(gt * HID + CU * c + UNITS * r + u) * a.dg_ld + col) =
+                    *(const float4*)(dgs + (size_t)row * GB + 4 * lane);
+            }
+        }
+#else
+        // 32 bytes a gate and thread.
         float* const dgt = a.dg + ((size_t)t * BATCH + b0 + s) * GH + k0;
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt)
 #pragma unroll
             for (int hq = 0; hq < ITEMS / 4; ++hq) *(float4*)(dgt + gt * HID + 4 * hq) = dgo[gt][hq];
+#endif
     }
     // (Every remote store of the last step landed before its second cluster barrier.)
 }
@@ -381,7 +454,8 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(d_dg, 0, act.size() * 4));
         // Steps T - n .. T - 1 (the kernel counts t from n - 1): the tensors' last n steps.
         Args args{d_w, d_act + (size_t)(T - n) * BATCH * GH, d_cells + (size_t)(T - n) * BATCH * CELL_SAVED * HID, d_c0,
-                  d_dy + (size_t)(T - n) * BATCH * HID, d_dg + (size_t)(T - n) * BATCH * GH, d_xch, d_counter, n};
+                  d_dy + (size_t)(T - n) * BATCH * HID,
+                  d_dg + (size_t)(T - n) * BATCH * (DG_ROWS == 1 ? 1 : GH), (size_t)T * BATCH, d_xch, d_counter, n};
         // (With n < T, step T - n's c_{t-1} is read from c0: the reference below does the same.)
         return timed_launch(launch, probe, args);
     };
@@ -436,7 +510,11 @@ int main(int argc, char** argv) {
                     carry = dct * gf;
 #endif
                     for (int gt = 0; gt < GATES; ++gt) {
+#if DG_ROWS == 1
+                        const double kernel = got[((size_t)gt * HID + k) * ((size_t)T * BATCH) + (size_t)t * BATCH + b];
+#else
                         const double kernel = got[at + (size_t)gt * HID];
+#endif
                         const double diff = std::fabs(kernel - want[gt]);
                         worst = std::max(worst, diff);
                         sum += diff;

@@ -70,7 +70,7 @@ pub(super) fn backward<T: Elem>(
     // SAFETY (allocation): each layer's kernel writes every group's slots before either reads
     // them.
     let db_slots = plan.cell.gates() + usize::from(split);
-    let db_parts_len = match plan.groups {
+    let db_parts_len = match plan.pass_groups(Pass::Backward) {
         1 => 1,
         g => g * db_slots * hidden,
     };
@@ -255,8 +255,10 @@ pub(super) fn backward<T: Elem>(
             // added after the kernel, beside those (`rnn_sum_bias_parts`); else by the kernel's
             // first group, after every group's blocks have joined.
             let (db_ih, db_hh) = (bias_at(b.b_ih), bias_at(b.b_hh));
-            let sum_after =
-                wave.is_none() && plan.groups > 1 && aside && (db_ih != 0 || db_hh != 0);
+            let sum_after = wave.is_none()
+                && plan.pass_groups(Pass::Backward) > 1
+                && aside
+                && (db_ih != 0 || db_hh != 0);
             if wave.is_none() {
                 // `persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
                 // gradient, `db_add` after the bias gradients, the groups' words, the counter
@@ -274,33 +276,60 @@ pub(super) fn backward<T: Elem>(
                     false => w_hh,
                 };
                 let db_add = u64::from(!overwrite);
-                let ptrs = [
-                    w_hh,
-                    gates,
-                    cells,
-                    c0,
-                    dy,
-                    dh_n,
-                    dc_n,
-                    dg,
-                    dgx,
-                    dh0,
-                    dc0,
-                    db_ih,
-                    db_hh,
-                    db_add,
-                    d0,
-                    d1,
-                    d2,
-                    dgh,
-                    db_parts,
-                    match sum_after {
-                        true => 0,
-                        false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
-                    },
-                    counter_ptr,
-                ];
-                cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+                if plan.pass_wgmma(Pass::Backward) {
+                    // `recurrence_wgmma_bwd.cu`'s arguments: `persistent_bwd`'s but the batch
+                    // groups' (one group).
+                    let ptrs = [
+                        w_hh,
+                        gates,
+                        cells,
+                        c0,
+                        dy,
+                        dh_n,
+                        dc_n,
+                        dg,
+                        dgx,
+                        dh0,
+                        dc0,
+                        db_ih,
+                        db_hh,
+                        db_add,
+                        d0,
+                        d1,
+                        d2,
+                        dgh,
+                        counter_ptr,
+                    ];
+                    cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+                } else {
+                    let ptrs = [
+                        w_hh,
+                        gates,
+                        cells,
+                        c0,
+                        dy,
+                        dh_n,
+                        dc_n,
+                        dg,
+                        dgx,
+                        dh0,
+                        dc0,
+                        db_ih,
+                        db_hh,
+                        db_add,
+                        d0,
+                        d1,
+                        d2,
+                        dgh,
+                        db_parts,
+                        match sum_after {
+                            true => 0,
+                            false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
+                        },
+                        counter_ptr,
+                    ];
+                    cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+                }
             }
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,

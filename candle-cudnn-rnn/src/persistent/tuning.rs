@@ -95,6 +95,11 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::shape_wgmma_training`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA` = `1` wherever it fits, inference and training, `0` never.
     pub wgmma: Option<bool>,
+    /// Whether a layer-by-layer backward runs on the wgmma kernel
+    /// ([`super::kernel::Plan::wgmma_backward`], sm_90, batch 128). `None` (the default): the
+    /// planner's rule ([`super::kernel::shape_wgmma_backward`]);
+    /// `CANDLE_RNN_PERSISTENT_WGMMA_BWD` = `1` wherever it fits, `0` never.
+    pub wgmma_backward: Option<bool>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -130,6 +135,7 @@ impl Tuning {
         transposed: None,
         forward_transposes: None,
         wgmma: None,
+        wgmma_backward: None,
         show_plans: false,
     };
 
@@ -225,6 +231,7 @@ impl Tuning {
         let forward_transposes =
             switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
         let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
+        let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -242,6 +249,7 @@ impl Tuning {
             transposed,
             forward_transposes,
             wgmma,
+            wgmma_backward,
             show_plans,
         }
     }
@@ -280,6 +288,7 @@ mod tests {
                 transposed: None,
                 forward_transposes: None,
                 wgmma: None,
+                wgmma_backward: None,
                 show_plans: false,
             }
         );
@@ -300,6 +309,10 @@ mod tests {
         assert_eq!(wgmma("0"), Some(false));
         assert_eq!(wgmma("1"), Some(true));
         assert_eq!(wgmma("x"), None);
+        let backward = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_BWD", v)]).wgmma_backward;
+        assert_eq!(backward("1"), Some(true));
+        assert_eq!(backward("0"), Some(false));
+        assert_eq!(backward(""), None);
     }
 
     #[test]

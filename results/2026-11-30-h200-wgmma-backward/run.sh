@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# On the GPU machine, the library's wgmma backward (recurrence_wgmma_bwd.cu; branch
+# wgmma-backward, DIR built as scripts/devbin.sh builds it), asked for with
+# CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 (no rule takes it yet):
+#   check:    with the knob, the wgmma GPU test (training at [5, 128, 1024] and
+#             [3, 128, 2 x 512] on it: every gradient against f64), the persistent dropout
+#             gradients test (its GRU [3, 128, 2 x 512] case), the GRU and stacks tests; then the
+#             dropout test without the knob (OUT/tests-*.log);
+#   sanitize: memcheck, racecheck and synccheck on training calls at [4, 128, 1024] with the
+#             knob, LSTM and GRU, and LSTM [4, 128, 512] (OUT/sanitize.log);
+#   ab:       graphed training (with the input's gradient) and the forward, µs an example:
+#             both wgmma knobs / the forward's alone / both, then the rule, at [30, 128, 1024]
+#             and [30, 128, 3 x 1024], LSTM and GRU, and at [30, 128, 512] and
+#             [30, 128, 3 x 512] (OUT/ab.log).
+#   results/2026-11-30-h200-wgmma-backward/run.sh DIR OUT check|sanitize|ab
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2 PART=$3
+source scripts/on-gpu.sh
+tests() {  # NAME FILTER... (with the environment given before the call)
+  local name=$1; shift
+  RNN_TEST_REQUIRE_GPU=1 timeout 300 "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests-$name.log" 2>&1
+  echo "$name rc=$? $(grep -E '^test result' "$OUT/tests-$name.log")"
+  grep -E "FAILED|panicked|failed:|exceeds" "$OUT/tests-$name.log" | head -8
+}
+case $PART in
+check)
+  stamp "knob: wgmma, dropout, GRU, stacks"
+  CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 tests knob persistent_wgmma \
+    dropout_gradients_use_the_forward_masks_on_the_persistent persistent_gru persistent_lstm_stacks
+  stamp "rule: dropout"
+  tests rule dropout_gradients_use_the_forward_masks_on_the_persistent
+  stamp done
+  ;;
+sanitize)
+  CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 sanitize_bench "lstm:1,128,4,1024 gru:1,128,4,1024 lstm:1,128,4,512" \
+    op-bf16-default --phase train --input-grad
+  ;;
+ab)
+  graph=--graph
+  for spec in op-bf16-default:lstm:1,128,30,1024 op-bf16-default:gru:1,128,30,1024 \
+    op-bf16-default:lstm:3,128,30,1024 op-bf16-default:gru:3,128,30,1024 \
+    op-f16-default:lstm:1,128,30,512 op-f16-default:lstm:3,128,30,512; do
+    split_spec "$spec"
+    both="CANDLE_RNN_PERSISTENT_WGMMA=1 CANDLE_RNN_PERSISTENT_WGMMA_BWD=1"
+    echo "$v $c $sh | both $(bench_with $both) | fwd $(bench_with CANDLE_RNN_PERSISTENT_WGMMA=1) | both $(bench_with $both) | rule $(bench_with X=1)"
+  done 2>&1 | tee "$OUT/ab.log"
+  ;;
+*) echo "unknown part $PART" >&2; exit 2 ;;
+esac

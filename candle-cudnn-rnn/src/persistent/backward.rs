@@ -260,9 +260,9 @@ pub(super) fn backward<T: Elem>(
                 && aside
                 && (db_ih != 0 || db_hh != 0);
             if wave.is_none() {
-                // `persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
-                // gradient, `db_add` after the bias gradients, the groups' words, the counter
-                // last.
+                // The recurrence's arguments (`persistent_bwd`'s or, on a plan whose backward
+                // runs on wgmma, `wgmma_bwd`'s): `BwdArgs` without W_ih and the input gradient,
+                // `db_add` after the bias gradients, the groups' words, the counter last.
                 let (args, _guard) = args_of(layer);
                 let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, _db_ih, _db_hh, _dx, d0, d1, d2, dgh] =
                     args;
@@ -276,60 +276,21 @@ pub(super) fn backward<T: Elem>(
                     false => w_hh,
                 };
                 let db_add = u64::from(!overwrite);
-                if plan.pass_wgmma(Pass::Backward) {
-                    // `recurrence_wgmma_bwd.cu`'s arguments: `persistent_bwd`'s but the batch
-                    // groups' (one group).
-                    let ptrs = [
-                        w_hh,
-                        gates,
-                        cells,
-                        c0,
-                        dy,
-                        dh_n,
-                        dc_n,
-                        dg,
-                        dgx,
-                        dh0,
-                        dc0,
-                        db_ih,
-                        db_hh,
-                        db_add,
-                        d0,
-                        d1,
-                        d2,
-                        dgh,
-                        counter_ptr,
-                    ];
-                    cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
-                } else {
-                    let ptrs = [
-                        w_hh,
-                        gates,
-                        cells,
-                        c0,
-                        dy,
-                        dh_n,
-                        dc_n,
-                        dg,
-                        dgx,
-                        dh0,
-                        dc0,
-                        db_ih,
-                        db_hh,
-                        db_add,
-                        d0,
-                        d1,
-                        d2,
-                        dgh,
-                        db_parts,
-                        match sum_after {
-                            true => 0,
-                            false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
-                        },
-                        counter_ptr,
-                    ];
-                    cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
+                let mut ptrs = vec![
+                    w_hh, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh,
+                    db_add, d0, d1, d2, dgh,
+                ];
+                // `recurrence_wgmma_bwd.cu`'s take the counter next (one batch group);
+                // `persistent_bwd`'s first the groups' bias parts and the words that join them.
+                if !plan.pass_wgmma(Pass::Backward) {
+                    let joins = match sum_after {
+                        true => 0,
+                        false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
+                    };
+                    ptrs.extend([db_parts, joins]);
                 }
+                ptrs.push(counter_ptr);
+                cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,

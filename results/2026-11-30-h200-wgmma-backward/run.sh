@@ -9,7 +9,9 @@
 #   sanitize: memcheck, racecheck and synccheck on training calls at [4, 128, 1024] with the
 #             knob, LSTM and GRU, and LSTM [4, 128, 512] (OUT/sanitize.log);
 #   ab:       graphed training (with the input's gradient) and the forward, µs an example:
-#             both wgmma knobs / the forward's alone / both, then the rule, at [30, 128, 1024]
+#             both wgmma knobs / the forward's alone / both / both with W_hh transposed for the
+#             backward (CANDLE_RNN_PERSISTENT_TRANSPOSED=1: A's fill in 4-byte loads), then the
+#             rule, at [30, 128, 1024]
 #             and [30, 128, 3 x 1024], LSTM and GRU, and at [30, 128, 512] and
 #             [30, 128, 3 x 512] (OUT/ab.log).
 #   results/2026-11-30-h200-wgmma-backward/run.sh DIR OUT check|sanitize|ab
@@ -44,7 +46,7 @@ ab)
     op-f16-default:lstm:1,128,30,512 op-f16-default:lstm:3,128,30,512; do
     split_spec "$spec"
     both="CANDLE_RNN_PERSISTENT_WGMMA=1 CANDLE_RNN_PERSISTENT_WGMMA_BWD=1"
-    echo "$v $c $sh | both $(bench_with $both) | fwd $(bench_with CANDLE_RNN_PERSISTENT_WGMMA=1) | both $(bench_with $both) | rule $(bench_with X=1)"
+    echo "$v $c $sh | both $(bench_with $both) | fwd $(bench_with CANDLE_RNN_PERSISTENT_WGMMA=1) | both $(bench_with $both) | both, W_hh transposed $(bench_with $both CANDLE_RNN_PERSISTENT_TRANSPOSED=1) | rule $(bench_with X=1)"
   done 2>&1 | tee "$OUT/ab.log"
   ;;
 *) echo "unknown part $PART" >&2; exit 2 ;;

@@ -4,8 +4,9 @@
 # CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 (no rule takes it yet):
 #   check:    with the knob, the wgmma GPU test (training at [5, 128, 1024] and
 #             [3, 128, 2 x 512] on it: every gradient against f64), the persistent dropout
-#             gradients test (its GRU [3, 128, 2 x 512] case), the GRU and stacks tests; then the
-#             dropout test without the knob (OUT/tests-*.log);
+#             gradients test (its GRU [3, 128, 2 x 512] case) and the captured test (GRU
+#             [4, 128, 1024] trained eagerly and replayed from a CUDA graph); then the dropout test
+#             without the knob (OUT/tests-*.log; the other tests take no batch of 128);
 #   sanitize: memcheck, racecheck and synccheck on training calls at [4, 128, 1024] with the
 #             knob, LSTM and GRU, and LSTM [4, 128, 512] (OUT/sanitize.log);
 #   ab:       graphed training (with the input's gradient) and the forward, µs an example:
@@ -28,9 +29,9 @@ tests() {  # NAME FILTER... (with the environment given before the call)
 }
 case $PART in
 check)
-  stamp "knob: wgmma, dropout, GRU, stacks"
+  stamp "knob: wgmma, dropout, captured"
   CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 tests knob persistent_wgmma \
-    dropout_gradients_use_the_forward_masks_on_the_persistent persistent_gru persistent_lstm_stacks
+    dropout_gradients_use_the_forward_masks_on_the_persistent captured::
   stamp "rule: dropout"
   tests rule dropout_gradients_use_the_forward_masks_on_the_persistent
   stamp done

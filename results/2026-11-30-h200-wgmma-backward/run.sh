@@ -4,9 +4,10 @@
 # CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 (no rule takes it yet):
 #   check:    with the knob, the wgmma GPU test (training at [5, 128, 1024] and
 #             [3, 128, 2 x 512] on it: every gradient against f64), the persistent dropout
-#             gradients test (its GRU [3, 128, 2 x 512] case) and the captured test (GRU
-#             [4, 128, 1024] trained eagerly and replayed from a CUDA graph); then the dropout test
-#             without the knob (OUT/tests-*.log; the other tests take no batch of 128);
+#             gradients test (its GRU [3, 128, 2 x 512] case); then the dropout test without the
+#             knob (OUT/tests-*.log). (The other tests take no batch of 128 but the captured one,
+#             whose stack at [4, 128, 2 x 1024] the knob takes from `Standard`, against its
+#             rule's name; `ab` replays the kernel from CUDA graphs.)
 #   sanitize: memcheck, racecheck and synccheck on training calls at [4, 128, 1024] with the
 #             knob, LSTM and GRU, and LSTM [4, 128, 512] (OUT/sanitize.log);
 #   ab:       graphed training (with the input's gradient) and the forward, µs an example:
@@ -29,9 +30,9 @@ tests() {  # NAME FILTER... (with the environment given before the call)
 }
 case $PART in
 check)
-  stamp "knob: wgmma, dropout, captured"
+  stamp "knob: wgmma, dropout"
   CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 tests knob persistent_wgmma \
-    dropout_gradients_use_the_forward_masks_on_the_persistent captured::
+    dropout_gradients_use_the_forward_masks_on_the_persistent
   stamp "rule: dropout"
   tests rule dropout_gradients_use_the_forward_masks_on_the_persistent
   stamp done

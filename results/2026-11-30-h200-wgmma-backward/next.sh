@@ -2,7 +2,7 @@
 # The next session's H200 commands for the wgmma backward, from this branch's tree with the builds
 # carried (WBWD: this branch's scripts/devbin.sh build, .devbin-wbwd; PROBE: the lab probe's builds,
 # .devbin-bwdp4, `../2026-11-30-h200-wgmma-backward-probe/run.sh DIR - build`):
-#   1 (about 7 minutes cold): run.sh check, then run.sh sanitize (OUT/1/);
+#   1 (about 8 minutes cold): run.sh check, then run.sh sanitize (OUT/1/);
 #   2 (about 5 minutes): run.sh ab, then the probe's dg in the library's layout (DG_ROWS=2)
 #     beside dg by gate row (OUT/2/).
 #   results/2026-11-30-h200-wgmma-backward/next.sh WBWD PROBE OUT 1|2

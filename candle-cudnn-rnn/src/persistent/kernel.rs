@@ -411,6 +411,10 @@ pub(crate) struct Plan {
     /// [`shape_wgmma_backward`]; taken where it fits ([`Plan::wgmma_bwd_fits`]). The backward's
     /// other fields stay the layer-by-layer backward's (its module serves the helpers).
     pub wgmma_backward: bool,
+    /// Whether the wgmma backward sends its partial sums through distributed shared memory in
+    /// bf16 (half the bytes; `recurrence_wgmma_bwd.cu`'s PARTIAL_BF16), as
+    /// [`Tuning::bf16_partials`] asks.
+    pub bf16_partials: bool,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -984,6 +988,7 @@ impl Plan {
             forward_transposes: false,
             wgmma: false,
             wgmma_backward: false,
+            bf16_partials: false,
         }
     }
 }
@@ -1054,7 +1059,7 @@ impl Plan {
                         .wgmma_backward
                         .unwrap_or_else(|| shape_wgmma_backward(hidden, batch));
                     return match train && wgmma_backward {
-                        true => Self::with_wgmma_backward(dev, plan),
+                        true => Self::with_wgmma_backward(dev, plan, tuning),
                         false => Ok(plan),
                     };
                 }
@@ -1129,10 +1134,16 @@ impl Plan {
     }
 
     /// `plan` (a training plan) with its backward on the wgmma kernel where that fits
-    /// ([`Plan::wgmma_bwd_fits`]); else `plan`.
-    fn with_wgmma_backward(dev: &CudaDevice, plan: Plan) -> std::result::Result<Plan, String> {
+    /// ([`Plan::wgmma_bwd_fits`]), its partial sums in bf16 where `tuning` asks; else `plan`.
+    fn with_wgmma_backward(
+        dev: &CudaDevice,
+        plan: Plan,
+        tuning: &Tuning,
+    ) -> std::result::Result<Plan, String> {
+        let fits = Self::wgmma_bwd_fits(Limits::of(dev)?, &plan);
         Ok(Plan {
-            wgmma_backward: Self::wgmma_bwd_fits(Limits::of(dev)?, &plan),
+            wgmma_backward: fits,
+            bf16_partials: fits && tuning.bf16_partials,
             ..plan
         })
     }
@@ -1167,6 +1178,7 @@ impl Plan {
             forward_transposes: false,
             wgmma: true,
             wgmma_backward: false,
+            bf16_partials: false,
         }))
     }
 
@@ -1217,6 +1229,7 @@ impl Plan {
             forward_transposes: false,
             wgmma: false,
             wgmma_backward: false,
+            bf16_partials: false,
         };
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
@@ -1662,6 +1675,9 @@ impl Plan {
             if self.backward_transposed() {
                 defines.push("-DWT_ROWS=1".into());
             }
+            if self.bf16_partials {
+                defines.push("-DPARTIAL_BF16=1".into());
+            }
             return defines;
         }
         if wgmma {
@@ -1765,11 +1781,15 @@ impl Plan {
     fn module_name_of(&self, pass: Pass, wgmma: bool) -> String {
         if wgmma && pass == Pass::Backward {
             return format!(
-                "candle_cudnn_rnn_{}_{WGMMA_BWD_KERNEL}_h{}{}_{}",
+                "candle_cudnn_rnn_{}_{WGMMA_BWD_KERNEL}_h{}{}{}_{}",
                 self.cell.name(),
                 self.hidden,
                 match self.backward_transposed() {
                     true => "_wt",
+                    false => "",
+                },
+                match self.bf16_partials {
+                    true => "_p16",
                     false => "",
                 },
                 self.elem.name()
@@ -2033,6 +2053,20 @@ mod tests {
             .contains(&"-DWT_ROWS=1".to_string()));
         assert_ne!(
             transposed.module_name(Pass::Backward),
+            plan.module_name(Pass::Backward)
+        );
+        let bf16 = Plan {
+            bf16_partials: true,
+            ..plan
+        };
+        assert!(bf16
+            .defines(Pass::Backward)
+            .contains(&"-DPARTIAL_BF16=1".to_string()));
+        assert!(!plan
+            .defines(Pass::Backward)
+            .contains(&"-DPARTIAL_BF16=1".to_string()));
+        assert_ne!(
+            bf16.module_name(Pass::Backward),
             plan.module_name(Pass::Backward)
         );
         assert_modules_differ_in(&plan, &plain, Pass::Backward);

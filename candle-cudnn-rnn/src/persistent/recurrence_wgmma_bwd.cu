@@ -31,8 +31,10 @@
 // one load), `dgx` the exchange ([2][HID / 128][REGION_BYTES]
 // bytes, 2 B GH elements: the layer-by-layer backward's size), `counter` the grid barrier's
 // words (zero at the launch; `grid_leave` sets them back). Compile-time (NVRTC -D): HID (a
-// multiple of 128), BATCH 128, GROUPS 1, NWARPS 8, ELEM_BF16 (1: bf16, 0: f16), SMEM_BYTES
-// (kernel.rs's `wgmma_bwd_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh),
+// multiple of 128), BATCH 128, GROUPS 1, NWARPS 8, ELEM_BF16 (1: bf16, 0: f16), WT_ROWS,
+// PARTIAL_BF16 (1: the partial sums go through distributed shared memory in bf16, half the
+// bytes: 0.90-0.93x the lab's step, at 7x its largest error), SMEM_BYTES (kernel.rs's
+// `wgmma_bwd_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh),
 // common.cuh, dropout.cu and wgmma.cuh before it.
 
 #if BATCH != 128 || GROUPS != 1 || NWARPS != 8 || EW != 1
@@ -40,6 +42,9 @@
 #endif
 #ifndef WT_ROWS
 #define WT_ROWS 0
+#endif
+#ifndef PARTIAL_BF16
+#define PARTIAL_BF16 0
 #endif
 
 namespace wgb {
@@ -57,14 +62,24 @@ constexpr int CHUNK_BYTES = BATCH * KC * 2;     // 32 KB
 constexpr int REGION_BYTES = CHUNKS * CHUNK_BYTES;
 constexpr int ITEMS = 8;                        // a thread's (unit, sample) pairs: 8 units
 constexpr int RP = BATCH + 8;                   // a slot's row: one unit's samples, padded
-constexpr int SLOT_ELEMS = UNITS * RP + 32;     // (rows 8.. 16 floats further: slot_row)
+// A slot's elements: f32, or with PARTIAL_BF16 bf16; rows 8.. start 16 words further (slot_row).
+#if PARTIAL_BF16
+using slot_t = u16;
+constexpr int SLOT_SHIFT = 32;
+#else
+using slot_t = float;
+constexpr int SLOT_SHIFT = 16;
+#endif
+constexpr int SLOT_ELEMS = UNITS * RP + 2 * SLOT_SHIFT;
 static_assert(HID % CU == 0, "whole clusters");
 static_assert(THREADS * ITEMS == UNITS * BATCH, "the pointwise step's items");
-static_assert(CLUSTER * SLOT_ELEMS * 4 <= REGION_BYTES, "the slots fit in the ring");
+static_assert(CLUSTER * SLOT_ELEMS * sizeof(slot_t) <= REGION_BYTES, "the slots fit in the ring");
 
-// A slot's row `row` (a unit of the block): rows 8-15 start 16 floats further, so that a
+// A slot's row `row` (a unit of the block): rows 8-15 start 16 words further, so that a
 // half-warp's 8-byte stores of rows r and r + 8 fall in distinct banks.
-__device__ __forceinline__ int slot_row(int row) { return row * RP + 16 * (row / 8); }
+__device__ __forceinline__ int slot_row(int row) { return row * RP + SLOT_SHIFT * (row / 8); }
+__device__ __forceinline__ float slot_value(float v) { return v; }
+__device__ __forceinline__ float slot_value(u16 v) { return bf16_to_f32(v); }
 
 // The columns a sample's gradients take in shared memory before the stores to `dg`: its gates'
 // 16 units each, then (a split gate's cell) that gate's recurrent side; padded so that a
@@ -103,6 +118,13 @@ __device__ __forceinline__ u32 b_offset(int s, int k) {
 __device__ __forceinline__ void st_remote_v2(u32 remote, float a, float b) {
     asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(remote), "f"(a), "f"(b) : "memory");
 }
+__device__ __forceinline__ void st_remote_b64(u32 remote, u32 a, u32 b) {
+    asm volatile("st.shared::cluster.v2.b32 [%0], {%1, %2};" ::"r"(remote), "r"(a), "r"(b) : "memory");
+}
+// Two f32 as bf16 (round to nearest even), the first in the low half.
+__device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
+    return (u32)f32_to_bf16(lo) | ((u32)f32_to_bf16(hi) << 16);
+}
 
 // Eight f32 as eight half elements, in order.
 __device__ __forceinline__ uint4 pack8(const float (&v)[8]) {
@@ -135,7 +157,7 @@ wgmma_bwd(const elem* __restrict__ w,      // W_hh [GH, H], or WT_ROWS its trans
     extern __shared__ __align__(1024) unsigned char smem[];
     unsigned char* const ring = smem + RING;
     unsigned long long* const full = (unsigned long long*)(smem + BARS);
-    float* const slots = (float*)(smem + RING);
+    slot_t* const slots = (slot_t*)(smem + RING);
     float* const dgs = (float*)(smem + DGS);
     const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -327,19 +349,34 @@ wgmma_bwd(const elem* __restrict__ w,      // W_hh [GH, H], or WT_ROWS its trans
         // the slots: the partial sums into the finishing block's slot, unit r0 + 8 h, samples
         // 8 j + 2 q.
         cluster_barrier();
+#if PARTIAL_BF16
+        // Lanes q and q ^ 1 swap a pair in bf16: the even lane then stores row r0's samples
+        // 8 j + 2 q .. + 3, the odd one row r0 + 8's 8 j + 2 q - 2 .. + 1 (8 bytes a store).
+        {
+            const bool even = (q & 1) == 0;
+            const u32 at = dest + (u32)((slot_row(even ? r0 : r0 + 8) + 2 * (q & ~1)) * 2);
+#pragma unroll
+            for (int j = 0; j < 16; ++j) {
+                const u32 lo = pack_bf16(d[4 * j], d[4 * j + 1]), hi = pack_bf16(d[4 * j + 2], d[4 * j + 3]);
+                const u32 got = __shfl_xor_sync(~0u, even ? hi : lo, 1);
+                st_remote_b64(at + 16u * j, even ? lo : got, even ? got : hi);
+            }
+        }
+#else
 #pragma unroll
         for (int j = 0; j < 16; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
                 st_remote_v2(dest + (u32)((slot_row(r0 + 8 * h) + 8 * j + 2 * q) * 4), d[4 * j + 2 * h],
                              d[4 * j + 2 * h + 1]);
+#endif
         cluster_barrier();
         // The recurrent part of dh_{t-1}: the 8 slots' sums.
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             float sum = 0.f;
 #pragma unroll
-            for (int src = 0; src < CLUSTER; ++src) sum += slots[src * SLOT_ELEMS + slot_row(ul0 + it) + s];
+            for (int src = 0; src < CLUSTER; ++src) sum += slot_value(slots[src * SLOT_ELEMS + slot_row(ul0 + it) + s]);
             rec[it] = sum;
         }
     }

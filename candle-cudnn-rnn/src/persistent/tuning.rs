@@ -100,6 +100,10 @@ pub(crate) struct Tuning {
     /// planner's rule ([`super::kernel::shape_wgmma_backward`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA_BWD` = `1` wherever it fits, `0` never.
     pub wgmma_backward: Option<bool>,
+    /// Whether the wgmma backward sends its partial sums in bf16
+    /// ([`super::kernel::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
+    /// default.
+    pub bf16_partials: bool,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -136,6 +140,7 @@ impl Tuning {
         forward_transposes: None,
         wgmma: None,
         wgmma_backward: None,
+        bf16_partials: false,
         show_plans: false,
     };
 
@@ -232,6 +237,8 @@ impl Tuning {
             switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
         let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
         let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
+        let bf16_partials =
+            switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16").unwrap_or(d.bf16_partials);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -250,6 +257,7 @@ impl Tuning {
             forward_transposes,
             wgmma,
             wgmma_backward,
+            bf16_partials,
             show_plans,
         }
     }
@@ -289,6 +297,7 @@ mod tests {
                 forward_transposes: None,
                 wgmma: None,
                 wgmma_backward: None,
+                bf16_partials: false,
                 show_plans: false,
             }
         );
@@ -313,6 +322,10 @@ mod tests {
         assert_eq!(backward("1"), Some(true));
         assert_eq!(backward("0"), Some(false));
         assert_eq!(backward(""), None);
+        let bf16 = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16", v)]).bf16_partials;
+        assert!(bf16("1"));
+        assert!(!bf16("0"));
+        assert!(!bf16("x"));
     }
 
     #[test]

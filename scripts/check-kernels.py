@@ -411,12 +411,12 @@ def variants():
             kind = "forward" if half else "training forward"
             yield (f"{cell} wgmma {kind} h{hid} groups {groups} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
-    # The backward on wgmma (recurrence_wgmma_bwd.cu, sm_90a): one group of 128 at hidden 1024 (and
-    # 512: four clusters), W_hh itself or its transpose (WT_ROWS), bf16 and f16, the partial sums in
-    # f32 or bf16.
+    # The backward on wgmma (recurrence_wgmma_bwd.cu, sm_90a): one group of 128 at hidden 1024 (its
+    # one size), W_hh itself or its transpose (WT_ROWS), bf16 and f16, the partial sums in f32 or
+    # bf16.
     for cell in ("lstm", "gru"):
         for hid, elem, wt, p16 in ((1024, "-DELEM_BF16=1", 0, 0), (1024, "-DELEM_BF16=0", 1, 0),
-                                   (512, "-DELEM_BF16=1", 1, 0), (1024, "-DELEM_BF16=1", 0, 1)):
+                                   (1024, "-DELEM_BF16=1", 0, 1)):
             # (kernel.rs's wgmma_bwd_smem, which the kernel checks.)
             smem = {"lstm": 219200, "gru": 186432}[cell]
             wg = [f"-DHID={hid}", "-DBATCH=128", "-DGROUPS=1", "-DNWARPS=8", elem, f"-DWT_ROWS={wt}",

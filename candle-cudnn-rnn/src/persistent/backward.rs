@@ -120,9 +120,29 @@ pub(super) fn backward<T: Elem>(
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Backward)?,
     };
+    // The wgmma backward reads dy in 16-byte pieces: the output's gradient, where it starts off
+    // that alignment (a view into a larger buffer), is copied first (the layers below read
+    // buffers of their own).
+    let grad_copy =
+        match plan.pass_wgmma(Pass::Backward) && views[4].device_ptr(&stream).0 % 16 != 0 {
+            true => {
+                // SAFETY: the copy below writes all of it.
+                let mut copy = unsafe { stream.alloc::<T>(views[4].len()) }?;
+                stream.memcpy_dtod(&views[4], &mut copy)?;
+                Some(copy)
+            }
+            false => None,
+        };
     {
         let [(x, _a), (w, _b), (s, _c), (y_top, _d), (grad, _e)] =
             [0, 1, 2, 3, 4].map(|k| views[k].device_ptr(&stream));
+        let (grad, _grad_copy) = match &grad_copy {
+            Some(c) => {
+                let (p, g) = c.device_ptr(&stream);
+                (p, Some(g))
+            }
+            None => (grad, None),
+        };
         // The final state's gradient; null (the kernels read zeros) when the loss does not
         // read the state.
         let (d_state, _l) = match views.get(5) {

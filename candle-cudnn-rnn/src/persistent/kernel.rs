@@ -123,6 +123,9 @@ pub(super) const WGMMA_BWD_BATCH: usize = 128;
 pub(super) const WGMMA_BWD_UNITS: usize = 16;
 pub(super) const WGMMA_BWD_CLUSTER: usize = 8;
 
+/// The wgmma backward's hidden size: as many clusters of 128 units as a cluster's blocks.
+pub(super) const WGMMA_BWD_HIDDEN: usize = WGMMA_BWD_UNITS * WGMMA_BWD_CLUSTER * WGMMA_BWD_CLUSTER;
+
 /// Whether a layer-by-layer backward in half precision runs on the wgmma kernel
 /// ([`Plan::wgmma_backward`]) where the tuning leaves it to the shape: nowhere yet. In the lab
 /// its step took 10.5 µs (LSTM) and 9.7 (GRU) at [128, 1024] against the layer-by-layer
@@ -406,10 +409,11 @@ pub(crate) struct Plan {
     /// forward's other fields are unused.
     pub wgmma: bool,
     /// Whether a training plan's backward runs on the wgmma kernel (`recurrence_wgmma_bwd.cu`,
-    /// sm_90a): the batch of [`WGMMA_BWD_BATCH`] as one group on hidden / [`WGMMA_BWD_UNITS`]
-    /// blocks in clusters of [`WGMMA_BWD_CLUSTER`]. [`Tuning::wgmma_backward`] asks, by default
-    /// [`shape_wgmma_backward`]; taken where it fits ([`Plan::wgmma_bwd_fits`]). The backward's
-    /// other fields stay the layer-by-layer backward's (its module serves the helpers).
+    /// sm_90a): the batch of [`WGMMA_BWD_BATCH`] as one group at hidden [`WGMMA_BWD_HIDDEN`], on
+    /// hidden / [`WGMMA_BWD_UNITS`] blocks in clusters of [`WGMMA_BWD_CLUSTER`].
+    /// [`Tuning::wgmma_backward`] asks, by default [`shape_wgmma_backward`]; taken where it fits
+    /// ([`Plan::wgmma_bwd_fits`]). The backward's other fields stay the layer-by-layer
+    /// backward's (its module serves the helpers).
     pub wgmma_backward: bool,
     /// Whether the wgmma backward sends its partial sums through distributed shared memory in
     /// bf16 (half the bytes; `recurrence_wgmma_bwd.cu`'s PARTIAL_BF16), as
@@ -1117,16 +1121,16 @@ impl Plan {
     }
 
     /// Whether the wgmma backward fits `plan` (a training plan) on a device of `limits`: sm_90,
-    /// half elements, a batch of [`WGMMA_BWD_BATCH`], hidden a multiple of a cluster's 128 units
-    /// whose blocks fit one per multiprocessor, its shared memory, and a layer-by-layer backward
-    /// that exchanges through L2 (neither in one cluster nor pushed). (Whether its clusters are
-    /// all resident at once, the launch checks.)
+    /// half elements, a batch of [`WGMMA_BWD_BATCH`], hidden [`WGMMA_BWD_HIDDEN`] (block r of
+    /// each cluster multiplies cluster r's gate rows, so the clusters number as many as a
+    /// cluster's blocks) on blocks that fit one per multiprocessor, its shared memory, and a
+    /// layer-by-layer backward that exchanges through L2 (neither in one cluster nor pushed).
+    /// (Whether its clusters are all resident at once, the launch checks.)
     fn wgmma_bwd_fits(Limits { sms, smem, major }: Limits, plan: &Plan) -> bool {
-        let cluster_units = WGMMA_BWD_UNITS * WGMMA_BWD_CLUSTER;
         major >= 9
             && plan.elem != Operands::Tf32
             && plan.batch == WGMMA_BWD_BATCH
-            && plan.hidden % cluster_units == 0
+            && plan.hidden == WGMMA_BWD_HIDDEN
             && plan.hidden / WGMMA_BWD_UNITS <= sms
             && !plan.one_cluster
             && !plan.push[Pass::Backward as usize]
@@ -1996,8 +2000,8 @@ mod tests {
         }
     }
 
-    /// A training plan with its backward on wgmma: the batch of 128 as one group on hidden / 16
-    /// blocks in clusters of 8, its own module (compiled for sm_90a, W_hh or its transpose) with
+    /// A training plan with its backward on wgmma: the batch of 128 as one group at hidden 1024
+    /// on 64 blocks in clusters of 8, its own module (compiled for sm_90a, W_hh or its transpose) with
     /// the layout's shared memory; the helpers' module (the transpose, the bias parts' sum) and
     /// the forward's stay the plain plan's. Asked for by the tuning only, where it fits.
     #[test]
@@ -2079,7 +2083,7 @@ mod tests {
             plan.defines_of(Pass::Backward, false),
             plain.defines(Pass::Backward)
         );
-        // Where it fits: sm_90, half elements, batch 128, whole clusters of 128 units.
+        // Where it fits: sm_90, half elements, batch 128, hidden 1024.
         let h200 = || Limits {
             sms: 132,
             smem: 227 << 10,
@@ -2088,13 +2092,16 @@ mod tests {
         assert!(Plan::wgmma_bwd_fits(h200(), &plain));
         assert!(Plan::wgmma_bwd_fits(
             h200(),
-            &Plan::example(Cell::Gru, 512, 128)
+            &Plan::example(Cell::Gru, 1024, 128)
         ));
         let ampere = Limits { major: 8, ..h200() };
         assert!(!Plan::wgmma_bwd_fits(ampere, &plain));
         for other in [
             Plan::example(Cell::Lstm, 1024, 64),
             Plan::example(Cell::Lstm, 1000, 128),
+            // Block r of a cluster takes cluster r's gate rows: 8 clusters of 8, no other count.
+            Plan::example(Cell::Gru, 512, 128),
+            Plan::example(Cell::Lstm, 2048, 128),
             Plan {
                 elem: Operands::Tf32,
                 ..plain

@@ -30,8 +30,8 @@
 // with WT_ROWS (1) W_hh transposed ([HID][WT_PITCH], common.cuh: a fragment's two elements in
 // one load), `dgx` the exchange ([2][HID / 128][REGION_BYTES]
 // bytes, 2 B GH elements: the layer-by-layer backward's size), `counter` the grid barrier's
-// words (zero at the launch; `grid_leave` sets them back). Compile-time (NVRTC -D): HID (a
-// multiple of 128), BATCH 128, GROUPS 1, NWARPS 8, ELEM_BF16 (1: bf16, 0: f16), WT_ROWS,
+// words (zero at the launch; `grid_leave` sets them back). Compile-time (NVRTC -D): HID
+// (CLUSTER * 128: 1024), BATCH 128, GROUPS 1, NWARPS 8, ELEM_BF16 (1: bf16, 0: f16), WT_ROWS,
 // PARTIAL_BF16 (1: the partial sums go through distributed shared memory in bf16, half the
 // bytes: 0.90-0.93x the lab's step, at 7x its largest error), SMEM_BYTES (kernel.rs's
 // `wgmma_bwd_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh),
@@ -71,7 +71,9 @@ using slot_t = float;
 constexpr int SLOT_SHIFT = 16;
 #endif
 constexpr int SLOT_ELEMS = UNITS * RP + 2 * SLOT_SHIFT;
-static_assert(HID % CU == 0, "whole clusters");
+// Block r of each cluster multiplies cluster r's gate rows: the clusters' ranks cover all of K
+// only where the clusters number as many as a cluster's blocks.
+static_assert(HID == CLUSTER * CU, "hidden 1024: as many clusters as a cluster's blocks");
 static_assert(THREADS * ITEMS == UNITS * BATCH, "the pointwise step's items");
 static_assert(CLUSTER * SLOT_ELEMS * sizeof(slot_t) <= REGION_BYTES, "the slots fit in the ring");
 

@@ -18,7 +18,10 @@
 #             backward (CANDLE_RNN_PERSISTENT_TRANSPOSED=1: A's fill in 4-byte loads) / both with
 #             the partial sums in bf16, then the rule, at [30, 128, 1024] (bf16 and f16),
 #             [200, 128, 1024] and [30, 128, 3 x 1024], LSTM and GRU (OUT/ab.log).
-#   results/2026-11-30-h200-wgmma-backward/run.sh DIR OUT check|sanitize|ab
+#   rule:     with the rule, the GPU suite and rule / off / rule (see below);
+#   grid:     the half grid against PyTorch's fp16 module (OUT/table.md, OUT/grid.tgz);
+#   profile:  kernel by kernel (Nsight Compute; failed: LaunchFailed under its replay).
+#   results/2026-11-30-h200-wgmma-backward/run.sh DIR OUT check|sanitize|ab|rule|grid|profile
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -59,6 +62,41 @@ ab)
     both="CANDLE_RNN_PERSISTENT_WGMMA=1 CANDLE_RNN_PERSISTENT_WGMMA_BWD=1"
     echo "$v $c $sh | both $(bench_with $both) | fwd $(bench_with CANDLE_RNN_PERSISTENT_WGMMA=1) | both $(bench_with $both) | both, W_hh transposed $(bench_with $both CANDLE_RNN_PERSISTENT_TRANSPOSED=1) | both, bf16 sums $(bench_with $both CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1) | rule $(bench_with X=1)"
   done 2>&1 | tee "$OUT/ab.log"
+  ;;
+rule)
+  # With the rule (one layer of 1024 at batch 128 on the wgmma backward): the whole GPU suite,
+  # then graphed, eager and `loss.backward()` training, rule / without the wgmma backward / rule
+  # (OUT/rule.log).
+  stamp "GPU suite"
+  gpu_tests
+  for spec in op-bf16-default:lstm:1,128,30,1024 op-bf16-default:gru:1,128,30,1024 \
+    op-f16-default:lstm:1,128,30,1024 op-f16-default:gru:1,128,30,1024; do
+    split_spec "$spec"
+    for graph in --graph ""; do
+      echo "$v $c $sh ${graph:-eager} | rule $(bench_with X=1) | off $(bench_with CANDLE_RNN_PERSISTENT_WGMMA_BWD=0) | rule $(bench_with X=1) | plain: rule $(API=plain bench_with X=1) | off $(API=plain bench_with CANDLE_RNN_PERSISTENT_WGMMA_BWD=0)"
+    done
+  done 2>&1 | tee "$OUT/rule.log"
+  stamp done
+  ;;
+grid)
+  half_grid
+  ;;
+profile)
+  # Where a training call's time goes, kernel by kernel (Nsight Compute's gpu__time_duration of
+  # the kernels of 1 warm-up and 2 eager training calls, application replay), both knobs and the
+  # forward's alone, at [30, 128, 1024] bf16 (OUT/ncu.tgz).
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+  for c in lstm gru; do
+    for knobs in "CANDLE_RNN_PERSISTENT_WGMMA_BWD=1" "X=1"; do
+      name=$c-${knobs%%=*}
+      env CANDLE_RNN_PERSISTENT_WGMMA=1 $knobs timeout 150 "$ncu" --replay-mode application \
+        --clock-control none --metrics gpu__time_duration.sum --csv "$bin/bench_grid" --no-loop \
+        --loss sum --input-grad --warmup 1 --reps 2 --api direct --mode $c --shape 1,128,30,1024 \
+        --variants op-bf16-default > "$OUT/$name.csv" 2> "$OUT/$name.log"
+      echo "$name rc=$?"
+    done
+  done
+  (cd "$OUT" && tar czf ncu.tgz *.csv *.log && rm -f *.csv *.log)
   ;;
 *) echo "unknown part $PART" >&2; exit 2 ;;
 esac

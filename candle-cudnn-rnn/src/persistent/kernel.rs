@@ -127,12 +127,15 @@ pub(super) const WGMMA_BWD_CLUSTER: usize = 8;
 pub(super) const WGMMA_BWD_HIDDEN: usize = WGMMA_BWD_UNITS * WGMMA_BWD_CLUSTER * WGMMA_BWD_CLUSTER;
 
 /// Whether a layer-by-layer backward in half precision runs on the wgmma kernel
-/// ([`Plan::wgmma_backward`]) where the tuning leaves it to the shape: nowhere yet. In the lab
-/// its step took 10.5 µs (LSTM) and 9.7 (GRU) at [128, 1024] against the layer-by-layer
-/// backward's about 18 (`results/2026-11-30-h200-wgmma-backward-probe/`); the library's kernel
-/// has not run on a GPU (`CANDLE_RNN_PERSISTENT_WGMMA_BWD=1` asks for it).
-pub(crate) fn shape_wgmma_backward(_hidden: usize, _batch: usize) -> bool {
-    false
+/// ([`Plan::wgmma_backward`]) where the tuning leaves it to the shape: where the training forward
+/// runs on wgmma ([`shape_wgmma_training`]) at [`WGMMA_BWD_HIDDEN`], the one hidden size it
+/// takes, so one layer of 1024 at batch 128. There graphed training took 0.93-0.94x of the
+/// wgmma forward's with the layer-by-layer backward (LSTM [30, 128, 1024] 5.64 against 6.07 µs an
+/// example, GRU 5.24 against 5.55, LSTM [200, 128, 1024] 35.6 against 38.5). Stacks of 1024 stay
+/// on `Standard`: on both wgmma kernels a stack of 3 took 0.97x of its time as an LSTM but 1.05x as
+/// a GRU (`results/2026-11-30-h200-wgmma-backward/`).
+pub(crate) fn shape_wgmma_backward(layers: usize, hidden: usize, batch: usize) -> bool {
+    hidden == WGMMA_BWD_HIDDEN && shape_wgmma_training(layers, hidden, batch)
 }
 
 /// Shared memory of a wgmma backward block for `cell`, as `recurrence_wgmma_bwd.cu` lays it out:
@@ -1061,7 +1064,7 @@ impl Plan {
                     };
                     let wgmma_backward = tuning
                         .wgmma_backward
-                        .unwrap_or_else(|| shape_wgmma_backward(hidden, batch));
+                        .unwrap_or_else(|| shape_wgmma_backward(layers, hidden, batch));
                     return match train && wgmma_backward {
                         true => Self::with_wgmma_backward(dev, plan, tuning),
                         false => Ok(plan),
@@ -2003,10 +2006,13 @@ mod tests {
     /// A training plan with its backward on wgmma: the batch of 128 as one group at hidden 1024
     /// on 64 blocks in clusters of 8, its own module (compiled for sm_90a, W_hh or its transpose) with
     /// the layout's shared memory; the helpers' module (the transpose, the bias parts' sum) and
-    /// the forward's stay the plain plan's. Asked for by the tuning only, where it fits.
+    /// the forward's stay the plain plan's. The rule takes one layer of 1024 at batch 128.
     #[test]
     fn a_wgmma_backward_runs_the_batch_in_one_group_in_clusters_of_8() {
-        assert!(!shape_wgmma_backward(1024, 128));
+        assert!(shape_wgmma_backward(1, 1024, 128));
+        assert!(!shape_wgmma_backward(2, 1024, 128));
+        assert!(!shape_wgmma_backward(1, 1024, 64));
+        assert!(!shape_wgmma_backward(1, 512, 128));
         // The kernel's layout (recurrence_wgmma_bwd.cu's SMEM): the ring (a chunk of 128 x 128 a
         // gate), 4 mbarriers' 64 bytes, 256 stages of 208 bytes, 128 samples' 64 columns + 4.
         assert_eq!(

@@ -411,6 +411,18 @@ def variants():
             kind = "forward" if half else "training forward"
             yield (f"{cell} wgmma {kind} h{hid} groups {groups} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
+    # The backward on wgmma (recurrence_wgmma_bwd.cu, sm_90a): one group of 128 at hidden 1024 (its
+    # one size), W_hh itself or its transpose (WT_ROWS), bf16 and f16, the partial sums in f32 or
+    # bf16.
+    for cell in ("lstm", "gru"):
+        for hid, elem, wt, p16 in ((1024, "-DELEM_BF16=1", 0, 0), (1024, "-DELEM_BF16=0", 1, 0),
+                                   (1024, "-DELEM_BF16=1", 0, 1)):
+            # (kernel.rs's wgmma_bwd_smem, which the kernel checks.)
+            smem = {"lstm": 219200, "gru": 186432}[cell]
+            wg = [f"-DHID={hid}", "-DBATCH=128", "-DGROUPS=1", "-DNWARPS=8", elem, f"-DWT_ROWS={wt}",
+                  f"-DPARTIAL_BF16={p16}", f"-DSMEM_BYTES={smem}"]
+            yield (f"{cell} wgmma backward h{hid} {elem[2:]} wt{wt} bf16 partials {p16}", "wgmma_bwd", wg,
+                   "compute_90a", cell)
     # The forward's wavefront over stacked layers: (hidden, batch, layers, units of the lowest
     # layer's blocks, of the others'), PTB medium and small as the library plans them.
     # Then wavefronts of several chunks of the batch (77: the last ends early; 128 at 3 x 512).
@@ -483,7 +495,8 @@ def main():
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
     bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd,
-              "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu")}
+              "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu"),
+              "wgmma_bwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_bwd.cu")}
     def check(variant):
         """(ok, name, report) of one variant."""
         name, kernel, defines, arch, cell = variant

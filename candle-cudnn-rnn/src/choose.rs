@@ -187,8 +187,10 @@ fn ours_lead(
 /// from batch 96 before, and hidden 512 at batch 128, where ours led already), ours lead it: graphed forwards took 0.61-0.81x of `Standard`'s time
 /// (LSTM [30, 128, 1024] 1.51 against 2.45 µs an example, GRU [200, 128, 3 x 1024] 24.6 against
 /// 30.4), eager ones 0.40-0.58x (H200, `results/2026-11-30-h200-wgmma-forward/`).
+/// A training plan whose backward runs on the wgmma kernel (`shape_wgmma_backward`: one layer of
+/// 1024 at batch 128, whose forward is on wgmma too) is taken where it is planned too.
 fn wgmma_leads(plan: &Plan) -> bool {
-    plan.wgmma
+    plan.wgmma || plan.wgmma_backward
 }
 
 /// Where `Heuristic` gives ours f32 calls in TF32, inference and training: one layer at batches

@@ -70,7 +70,7 @@ pub(super) fn backward<T: Elem>(
     // SAFETY (allocation): each layer's kernel writes every group's slots before either reads
     // them.
     let db_slots = plan.cell.gates() + usize::from(split);
-    let db_parts_len = match plan.groups {
+    let db_parts_len = match plan.pass_groups(Pass::Backward) {
         1 => 1,
         g => g * db_slots * hidden,
     };
@@ -120,9 +120,29 @@ pub(super) fn backward<T: Elem>(
         Some(w) => w.kernel(&dev, &plan)?,
         None => plan.kernel(&dev, Pass::Backward)?,
     };
+    // The wgmma backward reads dy in 16-byte pieces: the output's gradient, where it starts off
+    // that alignment (a view into a larger buffer), is copied first (the layers below read
+    // buffers of their own).
+    let grad_copy =
+        match plan.pass_wgmma(Pass::Backward) && views[4].device_ptr(&stream).0 % 16 != 0 {
+            true => {
+                // SAFETY: the copy below writes all of it.
+                let mut copy = unsafe { stream.alloc::<T>(views[4].len()) }?;
+                stream.memcpy_dtod(&views[4], &mut copy)?;
+                Some(copy)
+            }
+            false => None,
+        };
     {
         let [(x, _a), (w, _b), (s, _c), (y_top, _d), (grad, _e)] =
             [0, 1, 2, 3, 4].map(|k| views[k].device_ptr(&stream));
+        let (grad, _grad_copy) = match &grad_copy {
+            Some(c) => {
+                let (p, g) = c.device_ptr(&stream);
+                (p, Some(g))
+            }
+            None => (grad, None),
+        };
         // The final state's gradient; null (the kernels read zeros) when the loss does not
         // read the state.
         let (d_state, _l) = match views.get(5) {
@@ -255,12 +275,14 @@ pub(super) fn backward<T: Elem>(
             // added after the kernel, beside those (`rnn_sum_bias_parts`); else by the kernel's
             // first group, after every group's blocks have joined.
             let (db_ih, db_hh) = (bias_at(b.b_ih), bias_at(b.b_hh));
-            let sum_after =
-                wave.is_none() && plan.groups > 1 && aside && (db_ih != 0 || db_hh != 0);
+            let sum_after = wave.is_none()
+                && plan.pass_groups(Pass::Backward) > 1
+                && aside
+                && (db_ih != 0 || db_hh != 0);
             if wave.is_none() {
-                // `persistent_bwd`'s arguments: `BwdArgs` without W_ih and the input
-                // gradient, `db_add` after the bias gradients, the groups' words, the counter
-                // last.
+                // The recurrence's arguments (`persistent_bwd`'s or, on a plan whose backward
+                // runs on wgmma, `wgmma_bwd`'s): `BwdArgs` without W_ih and the input gradient,
+                // `db_add` after the bias gradients, the groups' words, the counter last.
                 let (args, _guard) = args_of(layer);
                 let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, _db_ih, _db_hh, _dx, d0, d1, d2, dgh] =
                     args;
@@ -274,32 +296,20 @@ pub(super) fn backward<T: Elem>(
                     false => w_hh,
                 };
                 let db_add = u64::from(!overwrite);
-                let ptrs = [
-                    w_hh,
-                    gates,
-                    cells,
-                    c0,
-                    dy,
-                    dh_n,
-                    dc_n,
-                    dg,
-                    dgx,
-                    dh0,
-                    dc0,
-                    db_ih,
-                    db_hh,
-                    db_add,
-                    d0,
-                    d1,
-                    d2,
-                    dgh,
-                    db_parts,
-                    match sum_after {
+                let mut ptrs = vec![
+                    w_hh, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh,
+                    db_add, d0, d1, d2, dgh,
+                ];
+                // `recurrence_wgmma_bwd.cu`'s take the counter next (one batch group);
+                // `persistent_bwd`'s first the groups' bias parts and the words that join them.
+                if !plan.pass_wgmma(Pass::Backward) {
+                    let joins = match sum_after {
                         true => 0,
                         false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
-                    },
-                    counter_ptr,
-                ];
+                    };
+                    ptrs.extend([db_parts, joins]);
+                }
+                ptrs.push(counter_ptr);
                 cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {

@@ -20,6 +20,7 @@ const RECURRENCE_FWD: &str = include_str!("recurrence_fwd.cu");
 const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
 const WGMMA: &str = include_str!("wgmma.cuh");
 const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
+const RECURRENCE_WGMMA_BWD: &str = include_str!("recurrence_wgmma_bwd.cu");
 
 /// Which recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,6 +85,73 @@ fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
             RECURRENCE_WGMMA_FWD,
         ],
     }
+}
+
+/// The wgmma backward's kernel (`recurrence_wgmma_bwd.cu`, [`Plan::wgmma_backward`]).
+const WGMMA_BWD_KERNEL: &str = "wgmma_bwd";
+
+/// The source of the wgmma backward's modules for `cell` (its helpers, the transpose of W_hh
+/// and the bias parts' sum, stay in the layer-by-layer backward's module: [`Plan::function`]).
+fn wgmma_bwd_sources(cell: Cell) -> &'static [&'static str] {
+    match cell {
+        Cell::Lstm => &[
+            HALF,
+            PHILOX,
+            COMMON,
+            CELL_LSTM,
+            DROPOUT,
+            WGMMA,
+            RECURRENCE_WGMMA_BWD,
+        ],
+        Cell::Gru => &[
+            HALF,
+            PHILOX,
+            COMMON,
+            CELL_GRU,
+            DROPOUT,
+            WGMMA,
+            RECURRENCE_WGMMA_BWD,
+        ],
+    }
+}
+
+/// The wgmma backward's batch: one group, wgmma's N.
+pub(super) const WGMMA_BWD_BATCH: usize = 128;
+
+/// The wgmma backward's units a block, and its clusters' blocks, which split the product's K:
+/// a cluster's 128 units are two warpgroups' M of 64.
+pub(super) const WGMMA_BWD_UNITS: usize = 16;
+pub(super) const WGMMA_BWD_CLUSTER: usize = 8;
+
+/// The wgmma backward's hidden size: as many clusters of 128 units as a cluster's blocks.
+pub(super) const WGMMA_BWD_HIDDEN: usize = WGMMA_BWD_UNITS * WGMMA_BWD_CLUSTER * WGMMA_BWD_CLUSTER;
+
+/// Whether a layer-by-layer backward in half precision runs on the wgmma kernel
+/// ([`Plan::wgmma_backward`]) where the tuning leaves it to the shape: where the training forward
+/// runs on wgmma ([`shape_wgmma_training`]) at [`WGMMA_BWD_HIDDEN`], the one hidden size it
+/// takes, so one layer of 1024 at batch 128. There graphed training took 0.93-0.94x of the
+/// wgmma forward's with the layer-by-layer backward (LSTM [30, 128, 1024] 5.64 against 6.07 µs an
+/// example, GRU 5.24 against 5.55, LSTM [200, 128, 1024] 35.6 against 38.5). Stacks of 1024 stay
+/// on `Standard`: on both wgmma kernels a stack of 3 took 0.97x of its time as an LSTM but 1.05x as
+/// a GRU (`results/2026-11-30-h200-wgmma-backward/`).
+pub(crate) fn shape_wgmma_backward(layers: usize, hidden: usize, batch: usize) -> bool {
+    hidden == WGMMA_BWD_HIDDEN && shape_wgmma_training(layers, hidden, batch)
+}
+
+/// Shared memory of a wgmma backward block for `cell`, as `recurrence_wgmma_bwd.cu` lays it out:
+/// the ring (a region of the exchange: one chunk of 128 samples by 128 gate rows a gate, which
+/// the partial sums' slots take after the products), its mbarriers, each thread's stage (the
+/// gate activations, what the cell saved and the state before, 8 units in f32; dy, 8
+/// elements) and the samples' gradients by column (64 columns padded by 4, f32).
+pub(super) fn wgmma_bwd_smem(cell: Cell) -> usize {
+    let ring = cell.gates() * WGMMA_BWD_BATCH * 128 * 2;
+    let saved = match cell {
+        Cell::Lstm => 1,
+        Cell::Gru => 2,
+    };
+    let stage = 32 * cell.gates() + 32 * saved + 32 + 16;
+    let columns = (cell.gates() + usize::from(cell.splits())) * WGMMA_BWD_UNITS;
+    ring + 64 + WARPS * 32 * stage + WGMMA_BWD_BATCH * (columns + 4) * 4
 }
 
 /// The wgmma forward's samples of a batch group (`recurrence_wgmma_fwd.cu`'s BATCH): wgmma's N.
@@ -343,6 +411,17 @@ pub(crate) struct Plan {
     /// its own fields and groups, [`Plan::pass_groups`]); taken where it fits. The plain
     /// forward's other fields are unused.
     pub wgmma: bool,
+    /// Whether a training plan's backward runs on the wgmma kernel (`recurrence_wgmma_bwd.cu`,
+    /// sm_90a): the batch of [`WGMMA_BWD_BATCH`] as one group at hidden [`WGMMA_BWD_HIDDEN`], on
+    /// hidden / [`WGMMA_BWD_UNITS`] blocks in clusters of [`WGMMA_BWD_CLUSTER`].
+    /// [`Tuning::wgmma_backward`] asks, by default [`shape_wgmma_backward`]; taken where it fits
+    /// ([`Plan::wgmma_bwd_fits`]). The backward's other fields stay the layer-by-layer
+    /// backward's (its module serves the helpers).
+    pub wgmma_backward: bool,
+    /// Whether the wgmma backward sends its partial sums through distributed shared memory in
+    /// bf16 (half the bytes; `recurrence_wgmma_bwd.cu`'s PARTIAL_BF16), as
+    /// [`Tuning::bf16_partials`] asks.
+    pub bf16_partials: bool,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -915,6 +994,8 @@ impl Plan {
             transposed: true,
             forward_transposes: false,
             wgmma: false,
+            wgmma_backward: false,
+            bf16_partials: false,
         }
     }
 }
@@ -977,8 +1058,15 @@ impl Plan {
                     let wgmma_training = tuning
                         .wgmma
                         .unwrap_or_else(|| shape_wgmma_training(layers, hidden, batch));
-                    return match train && wgmma_training {
-                        true => Self::with_wgmma_training_forward(dev, plan),
+                    let plan = match train && wgmma_training {
+                        true => Self::with_wgmma_training_forward(dev, plan)?,
+                        false => plan,
+                    };
+                    let wgmma_backward = tuning
+                        .wgmma_backward
+                        .unwrap_or_else(|| shape_wgmma_backward(layers, hidden, batch));
+                    return match train && wgmma_backward {
+                        true => Self::with_wgmma_backward(dev, plan, tuning),
                         false => Ok(plan),
                     };
                 }
@@ -1035,6 +1123,38 @@ impl Plan {
         })
     }
 
+    /// Whether the wgmma backward fits `plan` (a training plan) on a device of `limits`: sm_90,
+    /// half elements, a batch of [`WGMMA_BWD_BATCH`], hidden [`WGMMA_BWD_HIDDEN`] (block r of
+    /// each cluster multiplies cluster r's gate rows, so the clusters number as many as a
+    /// cluster's blocks) on blocks that fit one per multiprocessor, its shared memory, and a
+    /// layer-by-layer backward that exchanges through L2 (neither in one cluster nor pushed).
+    /// (Whether its clusters are all resident at once, the launch checks.)
+    fn wgmma_bwd_fits(Limits { sms, smem, major }: Limits, plan: &Plan) -> bool {
+        major >= 9
+            && plan.elem != Operands::Tf32
+            && plan.batch == WGMMA_BWD_BATCH
+            && plan.hidden == WGMMA_BWD_HIDDEN
+            && plan.hidden / WGMMA_BWD_UNITS <= sms
+            && !plan.one_cluster
+            && !plan.push[Pass::Backward as usize]
+            && wgmma_bwd_smem(plan.cell) <= smem
+    }
+
+    /// `plan` (a training plan) with its backward on the wgmma kernel where that fits
+    /// ([`Plan::wgmma_bwd_fits`]), its partial sums in bf16 where `tuning` asks; else `plan`.
+    fn with_wgmma_backward(
+        dev: &CudaDevice,
+        plan: Plan,
+        tuning: &Tuning,
+    ) -> std::result::Result<Plan, String> {
+        let fits = Self::wgmma_bwd_fits(Limits::of(dev)?, &plan);
+        Ok(Plan {
+            wgmma_backward: fits,
+            bf16_partials: fits && tuning.bf16_partials,
+            ..plan
+        })
+    }
+
     /// The inference plan on the wgmma forward ([`Plan::wgmma`]) where it fits
     /// ([`Plan::wgmma_fits`]); `None` elsewhere.
     fn wgmma_forward(
@@ -1064,6 +1184,8 @@ impl Plan {
             transposed: false,
             forward_transposes: false,
             wgmma: true,
+            wgmma_backward: false,
+            bf16_partials: false,
         }))
     }
 
@@ -1113,6 +1235,8 @@ impl Plan {
                 .unwrap_or_else(|| shape_transposed(elem, (cell.gates() * hidden, hidden))),
             forward_transposes: false,
             wgmma: false,
+            wgmma_backward: false,
+            bf16_partials: false,
         };
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
@@ -1359,6 +1483,9 @@ impl Plan {
     /// Blocks per cluster of `pass`'s launch: the whole grid in one-cluster plans, the
     /// forward's [`Plan::multicast`] where it has one, else [`Plan::cluster`].
     fn launch_cluster(&self, pass: Pass) -> usize {
+        if pass == Pass::Backward && self.wgmma_backward {
+            return WGMMA_BWD_CLUSTER;
+        }
         match (self.one_cluster, pass) {
             (true, _) => self.blocks(pass),
             (false, Pass::Forward) if self.multicast > 1 => self.multicast,
@@ -1443,6 +1570,9 @@ impl Plan {
     /// Blocks of a batch group ([`Plan::groups`]; the grid has `groups` times as many) in
     /// `pass`, one per multiprocessor at most, in whole clusters.
     pub fn blocks(&self, pass: Pass) -> usize {
+        if pass == Pass::Backward && self.wgmma_backward {
+            return self.hidden / WGMMA_BWD_UNITS;
+        }
         let cluster = self.cluster(pass);
         self.hidden.div_ceil(self.units[pass as usize] * cluster) * cluster
     }
@@ -1469,11 +1599,19 @@ impl Plan {
         (groups * self.hidden * self.elem.words()).div_ceil(self.chunk) * self.chunk
     }
 
-    /// Shared memory per block, as `recurrence_fwd.cu` and `recurrence_bwd.cu` lay it out.
+    /// Shared memory per block of `pass`'s recurrence, as `recurrence_fwd.cu`,
+    /// `recurrence_bwd.cu` and the wgmma kernels lay it out.
     pub fn smem_bytes(&self, pass: Pass) -> usize {
+        self.smem_of(pass, self.pass_wgmma(pass))
+    }
+
+    /// [`Plan::smem_bytes`] of `pass`'s wgmma kernel (`wgmma`) or its other kernel (a wgmma
+    /// backward's helpers come from the layer-by-layer backward's module).
+    fn smem_of(&self, pass: Pass, wgmma: bool) -> usize {
         let cluster = self.cluster(pass);
         match pass {
-            Pass::Forward if self.wgmma => wgmma_smem(self.cell, self.hidden, self.half_projection),
+            Pass::Forward if wgmma => wgmma_smem(self.cell, self.hidden, self.half_projection),
+            Pass::Backward if wgmma => wgmma_bwd_smem(self.cell),
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.group_batch(), self.cell.gates());
@@ -1524,8 +1662,32 @@ impl Plan {
         tile_rows * (columns + 8) * 2 + part + WARPS * buffers.max(sums).next_multiple_of(16)
     }
 
+    /// The NVRTC definitions of the module of `pass`'s recurrence.
+    #[cfg(test)]
     fn defines(&self, pass: Pass) -> Vec<String> {
-        if self.pass_wgmma(pass) {
+        self.defines_of(pass, self.pass_wgmma(pass))
+    }
+
+    /// The NVRTC definitions of `pass`'s module: its wgmma kernel's (`wgmma`) or its other one's.
+    fn defines_of(&self, pass: Pass, wgmma: bool) -> Vec<String> {
+        if wgmma && pass == Pass::Backward {
+            let mut defines = vec![
+                format!("-DHID={}", self.hidden),
+                format!("-DBATCH={WGMMA_BWD_BATCH}"),
+                "-DGROUPS=1".to_string(),
+                format!("-DNWARPS={WARPS}"),
+                self.elem.define().to_string(),
+                format!("-DSMEM_BYTES={}", self.smem_of(pass, true)),
+            ];
+            if self.backward_transposed() {
+                defines.push("-DWT_ROWS=1".into());
+            }
+            if self.bf16_partials {
+                defines.push("-DPARTIAL_BF16=1".into());
+            }
+            return defines;
+        }
+        if wgmma {
             let groups = self.pass_groups(pass);
             return vec![
                 format!("-DHID={}", self.hidden),
@@ -1534,7 +1696,7 @@ impl Plan {
                 format!("-DNWARPS={WARPS}"),
                 self.elem.define().to_string(),
                 format!("-DXG_HALF={}", u8::from(self.half_projection)),
-                format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
+                format!("-DSMEM_BYTES={}", self.smem_of(pass, true)),
             ];
         }
         let mut defines = vec![
@@ -1551,7 +1713,7 @@ impl Plan {
             format!("-DMCAST={}", self.pass_multicast(pass)),
             format!("-DPUSH={}", u8::from(self.pass_push(pass))),
             // Checked against the kernel's layout when it compiles.
-            format!("-DSMEM_BYTES={}", self.smem_bytes(pass)),
+            format!("-DSMEM_BYTES={}", self.smem_of(pass, false)),
         ];
         if let Some(input) = self.pass_input(pass) {
             defines.push(format!("-DXIN={input}"));
@@ -1587,31 +1749,60 @@ impl Plan {
         pass == Pass::Forward && self.half_projection
     }
 
-    /// Whether `pass` runs on the wgmma forward ([`Plan::wgmma`]: the forward).
+    /// Whether `pass` runs on a wgmma kernel ([`Plan::wgmma`]: the forward,
+    /// [`Plan::wgmma_backward`]: the backward).
     pub fn pass_wgmma(&self, pass: Pass) -> bool {
-        pass == Pass::Forward && self.wgmma
+        match pass {
+            Pass::Forward => self.wgmma,
+            Pass::Backward => self.wgmma_backward,
+        }
     }
 
     /// The batch groups of `pass`: the wgmma forward's of [`WGMMA_GROUP_SAMPLES`] (in training
     /// the backward keeps [`Plan::groups`]: `results/2026-11-30-h200-wgmma-train-forward/`),
     /// else [`Plan::groups`].
     pub fn pass_groups(&self, pass: Pass) -> usize {
-        match self.pass_wgmma(pass) {
-            true => self.batch / WGMMA_GROUP_SAMPLES,
-            false => self.groups,
+        match (pass, self.pass_wgmma(pass)) {
+            (Pass::Forward, true) => self.batch / WGMMA_GROUP_SAMPLES,
+            (Pass::Backward, true) => 1,
+            (_, false) => self.groups,
         }
     }
 
     /// The name of `pass`'s kernel in its module.
     fn kernel_name(&self, pass: Pass) -> &'static str {
-        match self.pass_wgmma(pass) {
-            true => WGMMA_KERNEL,
-            false => pass.name(),
+        match (pass, self.pass_wgmma(pass)) {
+            (Pass::Forward, true) => WGMMA_KERNEL,
+            (Pass::Backward, true) => WGMMA_BWD_KERNEL,
+            (_, false) => pass.name(),
         }
     }
 
+    /// The name of the module of `pass`'s recurrence.
+    #[cfg(test)]
     fn module_name(&self, pass: Pass) -> String {
-        if self.pass_wgmma(pass) {
+        self.module_name_of(pass, self.pass_wgmma(pass))
+    }
+
+    /// The name of `pass`'s module: its wgmma kernel's (`wgmma`) or its other one's.
+    fn module_name_of(&self, pass: Pass, wgmma: bool) -> String {
+        if wgmma && pass == Pass::Backward {
+            return format!(
+                "candle_cudnn_rnn_{}_{WGMMA_BWD_KERNEL}_h{}{}{}_{}",
+                self.cell.name(),
+                self.hidden,
+                match self.backward_transposed() {
+                    true => "_wt",
+                    false => "",
+                },
+                match self.bf16_partials {
+                    true => "_p16",
+                    false => "",
+                },
+                self.elem.name()
+            );
+        }
+        if wgmma {
             return format!(
                 "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}{}_{}",
                 self.cell.name(),
@@ -1675,22 +1866,35 @@ impl Plan {
         Ok(f)
     }
 
-    /// Kernel `name` of the module of `pass` (each also holds the dropout and row-copy kernels).
+    /// Kernel `name` of the module of `pass` (each also holds the dropout and row-copy kernels;
+    /// a wgmma backward's module only its recurrence: the other kernels come from the
+    /// layer-by-layer backward's).
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
-        // wgmma needs sm_90a's PTX; clusters sm_90's.
-        let arch = match (
-            self.pass_wgmma(pass),
-            self.launch_cluster(pass) > 1 || self.one_cluster,
-        ) {
+        let wgmma = match pass {
+            Pass::Forward => self.wgmma,
+            Pass::Backward => self.wgmma_backward && name == WGMMA_BWD_KERNEL,
+        };
+        // wgmma needs sm_90a's PTX; clusters sm_90's (the layer-by-layer backward's own).
+        let clusters = match (pass, wgmma) {
+            (Pass::Backward, false) => self.cluster(pass) > 1,
+            _ => self.launch_cluster(pass) > 1,
+        };
+        let arch = match (wgmma, clusters || self.one_cluster) {
             (true, _) => "compute_90a",
             (false, true) => "compute_90",
             (false, false) => "compute_80",
         };
-        let sources = match self.pass_wgmma(pass) {
-            true => wgmma_sources(self.cell),
-            false => pass.sources(self.cell),
+        let sources = match (pass, wgmma) {
+            (Pass::Forward, true) => wgmma_sources(self.cell),
+            (Pass::Backward, true) => wgmma_bwd_sources(self.cell),
+            (_, false) => pass.sources(self.cell),
         };
-        let module = module(self.module_name(pass), sources, self.defines(pass), arch);
+        let module = module(
+            self.module_name_of(pass, wgmma),
+            sources,
+            self.defines_of(pass, wgmma),
+            arch,
+        );
         function(&module, dev, pass, name)
     }
 }
@@ -1786,6 +1990,138 @@ mod tests {
                 defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
                 "{cell:?}"
             );
+            let kernel = format!(
+                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_BWD_KERNEL}("
+            );
+            let source = wgmma_bwd_sources(cell).concat();
+            assert!(source.contains(&kernel), "{cell:?}");
+            let defined = source.find("void wgmma_rs_n128(");
+            assert!(
+                defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
+                "{cell:?}"
+            );
+        }
+    }
+
+    /// A training plan with its backward on wgmma: the batch of 128 as one group at hidden 1024
+    /// on 64 blocks in clusters of 8, its own module (compiled for sm_90a, W_hh or its transpose) with
+    /// the layout's shared memory; the helpers' module (the transpose, the bias parts' sum) and
+    /// the forward's stay the plain plan's. The rule takes one layer of 1024 at batch 128.
+    #[test]
+    fn a_wgmma_backward_runs_the_batch_in_one_group_in_clusters_of_8() {
+        assert!(shape_wgmma_backward(1, 1024, 128));
+        assert!(!shape_wgmma_backward(2, 1024, 128));
+        assert!(!shape_wgmma_backward(1, 1024, 64));
+        assert!(!shape_wgmma_backward(1, 512, 128));
+        // The kernel's layout (recurrence_wgmma_bwd.cu's SMEM): the ring (a chunk of 128 x 128 a
+        // gate), 4 mbarriers' 64 bytes, 256 stages of 208 bytes, 128 samples' 64 columns + 4.
+        assert_eq!(
+            wgmma_bwd_smem(Cell::Lstm),
+            131072 + 64 + 256 * 208 + 128 * 68 * 4
+        );
+        assert_eq!(
+            wgmma_bwd_smem(Cell::Gru),
+            98304 + 64 + 256 * 208 + 128 * 68 * 4
+        );
+        let plain = Plan {
+            units: [WGMMA_UNITS, 16],
+            groups: 2,
+            clusters: [1, 4],
+            transposed: false,
+            ..Plan::example(Cell::Lstm, 1024, 128)
+        };
+        let plan = Plan {
+            wgmma_backward: true,
+            ..plain
+        };
+        assert_eq!(plan.pass_groups(Pass::Backward), 1);
+        assert_eq!(plan.pass_groups(Pass::Forward), 2);
+        assert_eq!(plan.launch_config(Pass::Backward).grid_dim, (64, 1, 1));
+        assert_eq!(plan.launch_cluster(Pass::Backward), WGMMA_BWD_CLUSTER);
+        assert_eq!(plan.smem_bytes(Pass::Backward), wgmma_bwd_smem(Cell::Lstm));
+        assert_eq!(plan.kernel_name(Pass::Backward), WGMMA_BWD_KERNEL);
+        assert_defines(
+            &plan,
+            Pass::Backward,
+            &[
+                "-DHID=1024",
+                "-DBATCH=128",
+                "-DGROUPS=1",
+                "-DNWARPS=8",
+                "-DELEM_BF16=1",
+            ],
+        );
+        assert!(!plan
+            .defines(Pass::Backward)
+            .contains(&"-DWT_ROWS=1".to_string()));
+        let transposed = Plan {
+            transposed: true,
+            ..plan
+        };
+        assert!(transposed
+            .defines(Pass::Backward)
+            .contains(&"-DWT_ROWS=1".to_string()));
+        assert_ne!(
+            transposed.module_name(Pass::Backward),
+            plan.module_name(Pass::Backward)
+        );
+        let bf16 = Plan {
+            bf16_partials: true,
+            ..plan
+        };
+        assert!(bf16
+            .defines(Pass::Backward)
+            .contains(&"-DPARTIAL_BF16=1".to_string()));
+        assert!(!plan
+            .defines(Pass::Backward)
+            .contains(&"-DPARTIAL_BF16=1".to_string()));
+        assert_ne!(
+            bf16.module_name(Pass::Backward),
+            plan.module_name(Pass::Backward)
+        );
+        assert_modules_differ_in(&plan, &plain, Pass::Backward);
+        // The helpers' module: the plain plan's, with its own shared memory.
+        assert_eq!(
+            plan.module_name_of(Pass::Backward, false),
+            plain.module_name(Pass::Backward)
+        );
+        assert_eq!(
+            plan.defines_of(Pass::Backward, false),
+            plain.defines(Pass::Backward)
+        );
+        // Where it fits: sm_90, half elements, batch 128, hidden 1024.
+        let h200 = || Limits {
+            sms: 132,
+            smem: 227 << 10,
+            major: 9,
+        };
+        assert!(Plan::wgmma_bwd_fits(h200(), &plain));
+        assert!(Plan::wgmma_bwd_fits(
+            h200(),
+            &Plan::example(Cell::Gru, 1024, 128)
+        ));
+        let ampere = Limits { major: 8, ..h200() };
+        assert!(!Plan::wgmma_bwd_fits(ampere, &plain));
+        for other in [
+            Plan::example(Cell::Lstm, 1024, 64),
+            Plan::example(Cell::Lstm, 1000, 128),
+            // Block r of a cluster takes cluster r's gate rows: 8 clusters of 8, no other count.
+            Plan::example(Cell::Gru, 512, 128),
+            Plan::example(Cell::Lstm, 2048, 128),
+            Plan {
+                elem: Operands::Tf32,
+                ..plain
+            },
+            Plan {
+                one_cluster: true,
+                ..plain
+            },
+            Plan {
+                push: [false, true],
+                ..plain
+            },
+        ] {
+            assert!(!Plan::wgmma_bwd_fits(h200(), &other), "{other:?}");
         }
     }
 

@@ -95,6 +95,15 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::shape_wgmma_training`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA` = `1` wherever it fits, inference and training, `0` never.
     pub wgmma: Option<bool>,
+    /// Whether a layer-by-layer backward runs on the wgmma kernel
+    /// ([`super::kernel::Plan::wgmma_backward`], sm_90, batch 128). `None` (the default): the
+    /// planner's rule ([`super::kernel::shape_wgmma_backward`]);
+    /// `CANDLE_RNN_PERSISTENT_WGMMA_BWD` = `1` wherever it fits, `0` never.
+    pub wgmma_backward: Option<bool>,
+    /// Whether the wgmma backward sends its partial sums in bf16
+    /// ([`super::kernel::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
+    /// default.
+    pub bf16_partials: bool,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -130,6 +139,8 @@ impl Tuning {
         transposed: None,
         forward_transposes: None,
         wgmma: None,
+        wgmma_backward: None,
+        bf16_partials: false,
         show_plans: false,
     };
 
@@ -225,6 +236,9 @@ impl Tuning {
         let forward_transposes =
             switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
         let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
+        let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
+        let bf16_partials =
+            switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16").unwrap_or(d.bf16_partials);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -242,6 +256,8 @@ impl Tuning {
             transposed,
             forward_transposes,
             wgmma,
+            wgmma_backward,
+            bf16_partials,
             show_plans,
         }
     }
@@ -280,6 +296,8 @@ mod tests {
                 transposed: None,
                 forward_transposes: None,
                 wgmma: None,
+                wgmma_backward: None,
+                bf16_partials: false,
                 show_plans: false,
             }
         );
@@ -300,6 +318,14 @@ mod tests {
         assert_eq!(wgmma("0"), Some(false));
         assert_eq!(wgmma("1"), Some(true));
         assert_eq!(wgmma("x"), None);
+        let backward = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_BWD", v)]).wgmma_backward;
+        assert_eq!(backward("1"), Some(true));
+        assert_eq!(backward("0"), Some(false));
+        assert_eq!(backward(""), None);
+        let bf16 = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16", v)]).bf16_partials;
+        assert!(bf16("1"));
+        assert!(!bf16("0"));
+        assert!(!bf16("x"));
     }
 
     #[test]

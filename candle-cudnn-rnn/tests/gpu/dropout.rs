@@ -333,6 +333,12 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
                 shape(LSTM, (2, false), (32, 4, 40, 256), persistent),
                 DType::BF16,
             ),
+            // A batch of 128 at hidden 1024: where `CANDLE_RNN_PERSISTENT_WGMMA_BWD=1` puts the
+            // backward on wgmma (dy through the masks).
+            (
+                shape(GRU, (2, false), (128, 3, 32, 1024), persistent),
+                DType::BF16,
+            ),
             (
                 tf32(shape(LSTM, (2, false), (8, 6, 48, 96), persistent)),
                 DType::F32,

@@ -401,15 +401,17 @@ def variants():
                 yield (f"{cell} backward h{hid} b{batch} tf32 cl{cl}", "persistent_bwd", bwd, arch, cell)
     # The forward on wgmma (recurrence_wgmma_fwd.cu, sm_90a): inference (its projection in half
     # elements) at hidden 1024 in 4 groups of 32 (the grid's batch 128), bf16 and f16, and hidden
-    # 256 in 2 groups (its fewest chunks); training (an f32 projection, the saves) at 1024 and 512.
+    # 256 in 2 groups (its fewest chunks); training (an f32 projection, the saves) at 1024 and 512;
+    # at 512 two subgroups of 32 a block (SUB 2: 2 groups of 64), inference and training.
     for cell in ("lstm", "gru"):
-        for hid, groups, elem, half in ((1024, 4, "-DELEM_BF16=1", 1), (1024, 4, "-DELEM_BF16=0", 1),
-                                        (256, 2, "-DELEM_BF16=1", 1), (1024, 4, "-DELEM_BF16=1", 0),
-                                        (512, 4, "-DELEM_BF16=0", 0)):
-            wg = [f"-DHID={hid}", "-DBATCH=32", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
+        for hid, groups, elem, half, sub in ((1024, 4, "-DELEM_BF16=1", 1, 1), (1024, 4, "-DELEM_BF16=0", 1, 1),
+                                             (256, 2, "-DELEM_BF16=1", 1, 1), (1024, 4, "-DELEM_BF16=1", 0, 1),
+                                             (512, 4, "-DELEM_BF16=0", 0, 1), (512, 2, "-DELEM_BF16=1", 1, 2),
+                                             (512, 2, "-DELEM_BF16=0", 0, 2)):
+            wg = [f"-DHID={hid}", "-DBATCH=32", f"-DSUB={sub}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
                   f"-DXG_HALF={half}"]
             kind = "forward" if half else "training forward"
-            yield (f"{cell} wgmma {kind} h{hid} groups {groups} {elem[2:]}", "wgmma_fwd", wg,
+            yield (f"{cell} wgmma {kind} h{hid} groups {groups} sub {sub} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
     # The backward on wgmma (recurrence_wgmma_bwd.cu, sm_90a): one group of 128 at hidden 1024 (its
     # one size), W_hh itself or its transpose (WT_ROWS), bf16 and f16, the partial sums in f32 or

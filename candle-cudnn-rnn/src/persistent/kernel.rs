@@ -155,7 +155,11 @@ pub(super) fn wgmma_bwd_smem(cell: Cell) -> usize {
 }
 
 /// The wgmma forward's samples of a batch group (`recurrence_wgmma_fwd.cu`'s BATCH): wgmma's N.
+/// A group of [`Plan::wgmma_subgroups`] of them runs on one set of blocks.
 pub(super) const WGMMA_GROUP_SAMPLES: usize = 32;
+
+/// The most subgroups of [`WGMMA_GROUP_SAMPLES`] a wgmma forward's block multiplies a step.
+pub(super) const WGMMA_MOST_SUBGROUPS: usize = 2;
 
 /// The wgmma forward's units a block: 128 gate rows of an LSTM, two of wgmma's M of 64.
 pub(super) const WGMMA_UNITS: usize = 32;
@@ -222,13 +226,18 @@ const WGMMA_HALF_HIDDEN_BATCH: usize = 128;
 /// lays it out: the gate rows past the registers' 64 (padded to 64 more), the partial sums the two
 /// warpgroups hand each other, the ring of all of h_{t-1} (the group's) and its mbarriers, and a
 /// step's input projection of the block's units, in half elements (`half_projection`: rows padded
-/// by 8) or f32 (training's: by 4).
-pub(super) fn wgmma_smem(cell: Cell, hidden: usize, half_projection: bool) -> usize {
-    let group = WGMMA_GROUP_SAMPLES;
+/// by 8) or f32 (training's: by 4); the ring, mbarriers and inputs once for each of `subgroups`.
+pub(super) fn wgmma_smem(
+    cell: Cell,
+    hidden: usize,
+    half_projection: bool,
+    subgroups: usize,
+) -> usize {
+    let group = WGMMA_GROUP_SAMPLES * subgroups;
     let tile = 64 * hidden * 2;
     let sums = 2 * 16 * 128 * 4;
     let ring = group * hidden * 2;
-    let bars = hidden / 128 * 8;
+    let bars = subgroups * hidden / 128 * 8;
     let inputs = match half_projection {
         true => cell.gates() * group * (WGMMA_UNITS + 8) * 2,
         false => cell.gates() * group * (WGMMA_UNITS + 4) * 4,
@@ -298,6 +307,7 @@ impl Operands {
 
 /// What a plan must fit on the device: its multiprocessors, the shared memory a block may take,
 /// and its compute capability's major version.
+#[derive(Clone, Copy)]
 struct Limits {
     sms: usize,
     smem: usize,
@@ -422,6 +432,11 @@ pub(crate) struct Plan {
     /// bf16 (half the bytes; `recurrence_wgmma_bwd.cu`'s PARTIAL_BF16), as
     /// [`Tuning::bf16_partials`] asks.
     pub bf16_partials: bool,
+    /// Subgroups of [`WGMMA_GROUP_SAMPLES`] a wgmma forward's block multiplies each step (1 or
+    /// [`WGMMA_MOST_SUBGROUPS`]; `recurrence_wgmma_fwd.cu`'s SUB): its batch groups are that
+    /// many times larger, on the same blocks a group, one exchange and barrier a step for
+    /// all of them. [`Tuning::wgmma_subgroups`] asks (1 by default); taken where it fits.
+    pub wgmma_subgroups: usize,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -996,6 +1011,7 @@ impl Plan {
             wgmma: false,
             wgmma_backward: false,
             bf16_partials: false,
+            wgmma_subgroups: 1,
         }
     }
 }
@@ -1059,7 +1075,7 @@ impl Plan {
                         .wgmma
                         .unwrap_or_else(|| shape_wgmma_training(layers, hidden, batch));
                     let plan = match train && wgmma_training {
-                        true => Self::with_wgmma_training_forward(dev, plan)?,
+                        true => Self::with_wgmma_training_forward(dev, plan, tuning)?,
                         false => plan,
                     };
                     let wgmma_backward = tuning
@@ -1083,17 +1099,34 @@ impl Plan {
     fn wgmma_fits(
         Limits { sms, smem, major }: Limits,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
-        half_projection: bool,
+        (half_projection, subgroups): (bool, usize),
     ) -> bool {
-        let groups = batch / WGMMA_GROUP_SAMPLES;
+        let group = WGMMA_GROUP_SAMPLES * subgroups;
+        let groups = batch / group;
         major >= 9
             && elem != Operands::Tf32
             && hidden % WGMMA_HIDDEN_STEP == 0
             && hidden <= WGMMA_MOST_HIDDEN
-            && batch % WGMMA_GROUP_SAMPLES == 0
+            && (1..=WGMMA_MOST_SUBGROUPS).contains(&subgroups)
+            && batch % group == 0
             && (1..=MAX_GROUPS).contains(&groups)
             && groups * hidden / WGMMA_UNITS <= sms
-            && wgmma_smem(cell, hidden, half_projection) <= smem
+            && wgmma_smem(cell, hidden, half_projection, subgroups) <= smem
+    }
+
+    /// The subgroups a wgmma forward of `shape` takes ([`Plan::wgmma_subgroups`]): those
+    /// [`Tuning::wgmma_subgroups`] asks for where they fit, else 1; `None` where no wgmma forward
+    /// fits.
+    fn wgmma_subgroups_of(
+        limits: Limits,
+        shape: (Cell, usize, usize, Operands),
+        half_projection: bool,
+        tuning: &Tuning,
+    ) -> Option<usize> {
+        let asked = tuning.wgmma_subgroups.unwrap_or(1);
+        [asked, 1]
+            .into_iter()
+            .find(|&sub| Self::wgmma_fits(limits, shape, (half_projection, sub)))
     }
 
     /// `plan` (a training plan) with its forward on the wgmma kernel where that fits and the
@@ -1104,11 +1137,13 @@ impl Plan {
     fn with_wgmma_training_forward(
         dev: &CudaDevice,
         plan: Plan,
+        tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
         let shape = (plan.cell, plan.hidden, plan.batch, plan.elem);
-        if plan.one_cluster || !Self::wgmma_fits(Limits::of(dev)?, shape, false) {
+        let subgroups = Self::wgmma_subgroups_of(Limits::of(dev)?, shape, false, tuning);
+        let Some(wgmma_subgroups) = subgroups.filter(|_| !plan.one_cluster) else {
             return Ok(plan);
-        }
+        };
         Ok(Plan {
             units: [WGMMA_UNITS, plan.units[1]],
             clusters: [1, plan.clusters[1]],
@@ -1119,6 +1154,7 @@ impl Plan {
             half_projection: false,
             forward_transposes: false,
             wgmma: true,
+            wgmma_subgroups,
             ..plan
         })
     }
@@ -1162,9 +1198,9 @@ impl Plan {
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
         tuning: &Tuning,
     ) -> std::result::Result<Option<Plan>, String> {
-        let groups = batch / WGMMA_GROUP_SAMPLES;
-        let fits = Self::wgmma_fits(Limits::of(dev)?, (cell, hidden, batch, elem), true);
-        Ok(fits.then_some(Plan {
+        let shape = (cell, hidden, batch, elem);
+        let subgroups = Self::wgmma_subgroups_of(Limits::of(dev)?, shape, true, tuning);
+        Ok(subgroups.map(|wgmma_subgroups| Plan {
             cell,
             hidden,
             batch,
@@ -1179,13 +1215,14 @@ impl Plan {
             push: [false; 2],
             input: 0,
             half_projection: true,
-            groups,
+            groups: batch / (WGMMA_GROUP_SAMPLES * wgmma_subgroups),
             side_streams: None,
             transposed: false,
             forward_transposes: false,
             wgmma: true,
             wgmma_backward: false,
             bf16_partials: false,
+            wgmma_subgroups,
         }))
     }
 
@@ -1237,6 +1274,7 @@ impl Plan {
             wgmma: false,
             wgmma_backward: false,
             bf16_partials: false,
+            wgmma_subgroups: 1,
         };
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
@@ -1610,7 +1648,12 @@ impl Plan {
     fn smem_of(&self, pass: Pass, wgmma: bool) -> usize {
         let cluster = self.cluster(pass);
         match pass {
-            Pass::Forward if wgmma => wgmma_smem(self.cell, self.hidden, self.half_projection),
+            Pass::Forward if wgmma => wgmma_smem(
+                self.cell,
+                self.hidden,
+                self.half_projection,
+                self.wgmma_subgroups,
+            ),
             Pass::Backward if wgmma => wgmma_bwd_smem(self.cell),
             Pass::Forward => {
                 let steps = self.kpad() / 16;
@@ -1688,11 +1731,11 @@ impl Plan {
             return defines;
         }
         if wgmma {
-            let groups = self.pass_groups(pass);
             return vec![
                 format!("-DHID={}", self.hidden),
-                format!("-DBATCH={}", self.batch / groups),
-                format!("-DGROUPS={groups}"),
+                format!("-DBATCH={WGMMA_GROUP_SAMPLES}"),
+                format!("-DSUB={}", self.wgmma_subgroups),
+                format!("-DGROUPS={}", self.pass_groups(pass)),
                 format!("-DNWARPS={WARPS}"),
                 self.elem.define().to_string(),
                 format!("-DXG_HALF={}", u8::from(self.half_projection)),
@@ -1763,7 +1806,7 @@ impl Plan {
     /// else [`Plan::groups`].
     pub fn pass_groups(&self, pass: Pass) -> usize {
         match (pass, self.pass_wgmma(pass)) {
-            (Pass::Forward, true) => self.batch / WGMMA_GROUP_SAMPLES,
+            (Pass::Forward, true) => self.batch / (WGMMA_GROUP_SAMPLES * self.wgmma_subgroups),
             (Pass::Backward, true) => 1,
             (_, false) => self.groups,
         }
@@ -1804,11 +1847,12 @@ impl Plan {
         }
         if wgmma {
             return format!(
-                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}{}_{}",
+                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}_s{}{}_{}",
                 self.cell.name(),
                 self.hidden,
                 self.batch,
                 self.pass_groups(pass),
+                self.wgmma_subgroups,
                 match self.half_projection {
                     true => "_xh",
                     false => "_train",
@@ -2150,13 +2194,13 @@ mod tests {
         assert!(!shape_wgmma_training(1, 512, 64));
         assert!(!shape_wgmma_training(1, 512, 256));
         for cell in [Cell::Lstm, Cell::Gru] {
-            assert!(wgmma_smem(cell, 1024, true) <= 227 << 10, "{cell:?}");
+            assert!(wgmma_smem(cell, 1024, true, 1) <= 227 << 10, "{cell:?}");
         }
         // The kernel's layout (recurrence_wgmma_fwd.cu's SMEM) at hidden 1024: 64 rows of 1024
         // columns, 2 x 16 x 128 partial sums, 32 samples of h, 8 mbarriers, 4 gates x 32 samples
         // x 40 inputs.
         assert_eq!(
-            wgmma_smem(Cell::Lstm, 1024, true),
+            wgmma_smem(Cell::Lstm, 1024, true, 1),
             131072 + 16384 + 65536 + 64 + 10240
         );
         let plan = Plan {
@@ -2170,7 +2214,7 @@ mod tests {
         assert_eq!(plan.group_batch(), WGMMA_GROUP_SAMPLES);
         assert_eq!(
             plan.smem_bytes(Pass::Forward),
-            wgmma_smem(Cell::Lstm, 1024, true)
+            wgmma_smem(Cell::Lstm, 1024, true, 1)
         );
         assert_eq!(plan.kernel_name(Pass::Forward), WGMMA_KERNEL);
         assert_eq!(plan.kernel_name(Pass::Backward), Pass::Backward.name());
@@ -2188,6 +2232,50 @@ mod tests {
             ..plan
         };
         assert_modules_differ_in(&plan, &plain, Pass::Forward);
+    }
+
+    /// A wgmma forward of two subgroups a block: groups of 64 (half the blocks), the ring,
+    /// mbarriers and inputs twice, BATCH still wgmma's N of 32, its own module; at hidden 1024
+    /// two subgroups overflow shared memory.
+    #[test]
+    fn a_wgmma_forward_of_two_subgroups_runs_half_the_blocks() {
+        let one = Plan {
+            units: [WGMMA_UNITS; 2],
+            groups: 4,
+            half_projection: true,
+            wgmma: true,
+            ..Plan::example(Cell::Lstm, 512, 128)
+        };
+        let two = Plan {
+            wgmma_subgroups: 2,
+            ..one
+        };
+        assert_eq!(one.pass_groups(Pass::Forward), 4);
+        assert_eq!(two.pass_groups(Pass::Forward), 2);
+        assert_eq!(two.launch_config(Pass::Forward).grid_dim, (16, 2, 1));
+        // 64 rows of 512, the sums, 2 x 32 samples of h, 2 x 4 mbarriers, 2 x 4 gates x 32
+        // samples x 40 half inputs.
+        assert_eq!(
+            two.smem_bytes(Pass::Forward),
+            65536 + 16384 + 2 * 32768 + 2 * 32 + 2 * 4 * 32 * 40 * 2
+        );
+        assert_defines(
+            &two,
+            Pass::Forward,
+            &["-DBATCH=32", "-DSUB=2", "-DGROUPS=2", "-DHID=512"],
+        );
+        assert_defines(
+            &one,
+            Pass::Forward,
+            &["-DBATCH=32", "-DSUB=1", "-DGROUPS=4"],
+        );
+        assert_modules_differ_in(&one, &two, Pass::Forward);
+        for cell in [Cell::Lstm, Cell::Gru] {
+            for half in [true, false] {
+                assert!(wgmma_smem(cell, 512, half, 2) <= 227 << 10, "{cell:?}");
+                assert!(wgmma_smem(cell, 1024, half, 2) > 227 << 10, "{cell:?}");
+            }
+        }
     }
 
     /// A training plan with its forward on wgmma: the forward in groups of 32 with an f32
@@ -2224,7 +2312,7 @@ mod tests {
         );
         // The training forward at hidden 1024 still fits beside its f32 inputs (227 KiB).
         for cell in [Cell::Lstm, Cell::Gru] {
-            assert!(wgmma_smem(cell, 1024, false) <= 227 << 10, "{cell:?}");
+            assert!(wgmma_smem(cell, 1024, false, 1) <= 227 << 10, "{cell:?}");
         }
         let inference = Plan {
             half_projection: true,

@@ -31,13 +31,20 @@
 // registers and n from shared memory, padded with zero rows to wgmma's 64; n's recurrent product
 // takes b_hn before r scales it (cell_gru.cuh).
 //
+// With SUB 2 a block multiplies two subgroups of 32 samples a step (a group of 64): half the
+// blocks for the batch, one barrier and one exchange for both; the second subgroup's products
+// run while the first's gate math does. Its ring holds both subgroups' h_{t-1}: hidden up to 512.
+//
 // Specialised at compile time (NVRTC -D): HID (a multiple of 2 * KC), GROUPS, ELEM_BF16 (1: bf16,
-// 0: f16), NWARPS 8 and BATCH 32 (a group's samples), XG_HALF, SMEM_BYTES (kernel.rs's
-// `wgmma_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh,
+// 0: f16), NWARPS 8 and BATCH 32 (a subgroup's samples), SUB (1 or 2: subgroups a group), XG_HALF,
+// SMEM_BYTES (kernel.rs's `wgmma_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh,
 // dropout.cu and wgmma.cuh before it.
 
-#if BATCH != 32 || NWARPS != 8 || EW != 1
-#error "the wgmma forward takes groups of 32 samples, 8 warps and half elements"
+#ifndef SUB
+#define SUB 1
+#endif
+#if BATCH != 32 || NWARPS != 8 || EW != 1 || (SUB != 1 && SUB != 2)
+#error "the wgmma forward takes subgroups of 32 samples, 1 or 2 a group, 8 warps and half elements"
 #endif
 #ifndef XG_HALF
 #define XG_HALF 0
@@ -58,19 +65,22 @@ constexpr int HALF = CHUNKS / 2;          // a warpgroup's chunks
 constexpr int KSTEPS_CHUNK = KC / 16;
 constexpr int KSTEPS_HALF = HID / 32;     // k-steps of a warpgroup's half of K
 constexpr int CHUNK_BYTES = BATCH * KC * 2;
+constexpr int GB = SUB * BATCH;           // a group's samples
+constexpr int B_ALL = GROUPS * GB;        // the batch
 static_assert(HID % (2 * KC) == 0, "HID a multiple of 256: whole chunks in each half of K");
 static_assert(ROWS > REG_ROWS && ROWS <= HROWS, "the gate rows past the registers' fit one wgmma");
 
 // Shared memory: the rows past REG_ROWS (wgmma's no-swizzle core matrices), the partial sums each
-// warpgroup hands the other ([warpgroup][PART_SUMS][128 threads] f32), the ring, its mbarriers,
-// and the step's input projection of the block's units ([gate][sample][XP] in xg's type, rows
+// warpgroup hands the other ([warpgroup][PART_SUMS][128 threads] f32), the ring ([SUB][CHUNKS]),
+// its mbarriers, and the step's input projection of the block's units ([SUB][gate][sample][XP] in
+// xg's type, rows
 // padded so that a warp's reads fall in distinct banks: a quarter-warp's 2 q rows 8 q banks
 // apart, its 8 r0 columns in consecutive banks).
 constexpr int W_BYTES = (HROWS - REG_ROWS) * HID * 2;
 constexpr int PART_SUMS = 16;             // 2 sample columns x 4 gate rows x 2 samples
 constexpr int RED_BYTES = 2 * PART_SUMS * 128 * 4;
-constexpr int RING_BYTES = CHUNKS * CHUNK_BYTES;
-constexpr int BAR_BYTES = CHUNKS * 8;
+constexpr int RING_BYTES = CHUNKS * CHUNK_BYTES;  // a subgroup's h_{t-1}
+constexpr int BAR_BYTES = SUB * CHUNKS * 8;
 #if XG_HALF
 using xg_t = u16;
 constexpr int XP = UNITS + 8;             // a row of xs: (gate, sample), 20 words
@@ -79,8 +89,9 @@ using xg_t = float;
 constexpr int XP = UNITS + 4;             // a row of xs: (gate, sample), 36 words
 #endif
 constexpr int X_PIECES = UNITS * (int)sizeof(xg_t) / 16;  // 16-byte copies a row of xs
-constexpr int XS_BYTES = GATES * BATCH * XP * (int)sizeof(xg_t);
-constexpr int SMEM = W_BYTES + RED_BYTES + RING_BYTES + BAR_BYTES + XS_BYTES;
+constexpr int XS_ELEMS = GATES * BATCH * XP;  // a subgroup's
+constexpr int XS_BYTES = SUB * XS_ELEMS * (int)sizeof(xg_t);
+constexpr int SMEM = W_BYTES + RED_BYTES + SUB * RING_BYTES + BAR_BYTES + XS_BYTES;
 
 // h's core matrices in a chunk (B: 8 samples x 8 columns, 128 bytes each): LBO along K, SBO along
 // the samples; the weights' (A) likewise along K and the rows.
@@ -224,8 +235,8 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
           const elem* __restrict__ c0,    // [B, H] or null (zeros; a GRU's: h_0)
           elem* y,                        // [T, B, H]
           elem* h_n, elem* c_n,           // [B, H] (c_n: null without c)
-          u16* hx,                        // [GROUPS][2][CHUNKS][CHUNK_BYTES / 2]: h_{t-1} of
-                                          // step t at parity t & 1
+          u16* hx,                        // [GROUPS][2][SUB][CHUNKS][CHUNK_BYTES / 2]: h_{t-1}
+                                          // of step t at parity t & 1
           float* save,                    // [T, B, CELL_SAVED, H], or null (inference)
           elem*,                          // (recurrence_fwd.cu's yp: never asked for here)
           elem* dropped,                  // [T, B, H], or null (no dropout after)
@@ -241,12 +252,12 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     unsigned char* const w_tile = smem;
     float* const red = (float*)(smem + W_BYTES);
     unsigned char* const ring = smem + W_BYTES + RED_BYTES;
-    unsigned long long* const full = (unsigned long long*)(ring + RING_BYTES);
-    xg_t* const xs = (xg_t*)(full + CHUNKS);
+    unsigned long long* const full = (unsigned long long*)(ring + SUB * RING_BYTES);
+    xg_t* const xs = (xg_t*)(full + SUB * CHUNKS);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int blk = blockIdx.x, group = blockIdx.y;
-    const int b0 = group * BATCH;  // the group's first sample
-    unsigned char* const h = (unsigned char*)hx + (size_t)group * 2 * RING_BYTES;
+    const int b0 = group * GB;  // the group's first sample
+    unsigned char* const h = (unsigned char*)hx + (size_t)group * 2 * SUB * RING_BYTES;
     u32* const bar = group_counter(counter);
 
     // The shared-memory rows (REG_ROWS.. of the block's, zeros past ROWS), 16 bytes a copy (W_hh
@@ -267,7 +278,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     }
     cp_async_commit();
     if (tid == 0) {
-        for (int c = 0; c < CHUNKS; ++c) mbar_init(full + c);
+        for (int c = 0; c < SUB * CHUNKS; ++c) mbar_init(full + c);
     }
 
     // Warpgroup g, warp wq of it, lane 4 r0 + q: its fragments of the register rows.
@@ -287,10 +298,10 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     constexpr int X_GATE_STEP = THREADS / (BATCH * X_PIECES);
     static_assert(GATES <= 2 * X_GATE_STEP || X_GATE_STEP == 1, "at most two copies a thread in half elements");
     const int x_piece = tid % X_PIECES, x_sample = (tid / X_PIECES) % BATCH, x_gate = tid / (BATCH * X_PIECES);
-    // (In xg's step, in its elements.)
+    // (In xg's step, in its elements; a subgroup's BATCH * GH further.)
     const int x_from = (b0 + x_sample) * GH + x_gate * HID + UNITS * blk + (16 / (int)sizeof(xg_t)) * x_piece;
     auto sample = [&](int s) { return 8 * (2 * g + s / 2) + 2 * q + s % 2; };
-    float bias[GATES], bias_split, state[4];
+    float bias[GATES], bias_split, state[SUB][4];
 #pragma unroll
     for (int gt = 0; gt < GATES; ++gt) {
         float b = b_ih ? to_f(b_ih[gt * HID + k]) : 0.f;
@@ -299,11 +310,14 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     }
     bias_split = (SPLIT_GATE >= 0 && b_hh) ? to_f(b_hh[SPLIT_GATE * HID + k]) : 0.f;
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-        const size_t at = (size_t)(b0 + sample(s)) * HID + k;
-        state[s] = c0 ? to_f(c0[at]) : 0.f;
-        *(u16*)(h + (size_t)(k / KC) * CHUNK_BYTES + h_offset(sample(s), k % KC)) = h0 ? h0[at] : (u16)0;
-    }
+    for (int sub = 0; sub < SUB; ++sub)
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            const size_t at = (size_t)(b0 + BATCH * sub + sample(s)) * HID + k;
+            state[sub][s] = c0 ? to_f(c0[at]) : 0.f;
+            *(u16*)(h + (size_t)sub * RING_BYTES + (size_t)(k / KC) * CHUNK_BYTES + h_offset(sample(s), k % KC)) =
+                h0 ? h0[at] : (u16)0;
+        }
     cp_async_wait_all();
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
@@ -311,14 +325,14 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     if (tid == 0) arrive_release(bar);
     const u32 w_base = smem_addr(w_tile);
 
-    float d[16], e[16];
+    float d[SUB][16], e[SUB][16];
     for (int t = 0; t < seq; ++t) {
         // Thread 0 copies all of h_{t-1} once every block of the group has stored it (each warp
         // left the ring at the end of the step before).
         if (tid == 0) {
             wait_acquire(bar, (u32)(gridDim.x * (t + 1)));
-            const unsigned char* from = h + (size_t)(t & 1) * RING_BYTES;
-            for (int c = 0; c < CHUNKS; ++c) {
+            const unsigned char* from = h + (size_t)(t & 1) * SUB * RING_BYTES;
+            for (int c = 0; c < SUB * CHUNKS; ++c) {
                 mbar_expect(full + c, CHUNK_BYTES);
                 bulk_copy(ring + (size_t)c * CHUNK_BYTES, from + (size_t)c * CHUNK_BYTES, CHUNK_BYTES, full + c);
             }
@@ -326,83 +340,98 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
         // This step's input projection of the block's units into xs, 16 bytes a copy, in flight
         // during the products (the registers are full): piece x_piece of sample x_sample's row of
-        // gate x_gate, and of every X_GATE_STEP-th gate after it.
-        {
-            const xg_t* src = (const xg_t*)xg + (size_t)t * GROUPS * BATCH * GH + x_from;
-            xg_t* const dst = xs + (x_gate * BATCH + x_sample) * XP + (16 / (int)sizeof(xg_t)) * x_piece;
+        // gate x_gate, and of every X_GATE_STEP-th gate after it, of each subgroup.
+#pragma unroll
+        for (int sub = 0; sub < SUB; ++sub) {
+            const xg_t* src = (const xg_t*)xg + ((size_t)t * B_ALL + BATCH * sub) * GH + x_from;
+            xg_t* const dst =
+                xs + sub * XS_ELEMS + (x_gate * BATCH + x_sample) * XP + (16 / (int)sizeof(xg_t)) * x_piece;
 #pragma unroll
             for (int gt = 0; gt < GATES; gt += X_GATE_STEP)
                 if (x_gate + gt < GATES) cp_async16((u16*)(dst + gt * BATCH * XP), (const u16*)(src + gt * HID));
         }
         cp_async_commit();
+        // Each subgroup's products (SUB 2: all issued before the first's gate math, which then
+        // runs while the second's products do).
 #pragma unroll
-        for (int ii = 0; ii < HALF; ++ii) {
-            const int c = g * HALF + ii;
-            mbar_wait(full + c, (u32)(t & 1));
-            wgmma_fence();
-            const u32 slot = smem_addr(ring + (size_t)c * CHUNK_BYTES);
+        for (int sub = 0; sub < SUB; ++sub) {
 #pragma unroll
-            for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
-                const u64 ws = wgmma_desc(w_base + (c * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO, W_SBO);
-                wgmma_rs_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
-                wgmma_ss_n32(e, ws, hb, (ii | kk) != 0);
-            }
-            wgmma_commit();
-            wgmma_wait<1>();
-        }
-        wgmma_wait<0>();
-        // The two halves of K summed: each warpgroup hands the other its partial sums of the
-        // other's samples.
-        if (g == 0)
-            hand_over<0>(red, d, e, part);
-        else
-            hand_over<1>(red, d, e, part);
-        cp_async_wait_all();
-        named_sync(1, THREADS);
-        u16 hv[4];
-        // Training's stores: the thread's first sample's row of step t (one base address each).
-        const size_t first_row = (size_t)t * GROUPS * BATCH + b0 + 16 * g + 2 * q;
-        float* const gs = WG_TRAIN && save ? (float*)xg + first_row * GH + k : nullptr;
-        float* const ss = WG_TRAIN && save ? save + first_row * CELL_SAVED * HID + k : nullptr;
-        if (g == 0) {
-            take_over<0>(d, e, red, part);
-            cell_steps<0>(hv, d, e, xs, bias, bias_split, state, u, q, gs, ss);
-        } else {
-            take_over<1>(d, e, red, part);
-            cell_steps<1>(hv, d, e, xs, bias, bias_split, state, u, q, gs, ss);
-        }
-        if (WG_TRAIN && dropped) {
-            // y_t through the mask, the next layer's input (its elements counted over [T, B, H]).
-            // (The mask's state is read each step rather than held: the registers are full.)
-            const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
+            for (int ii = 0; ii < HALF; ++ii) {
+                const int c = sub * CHUNKS + g * HALF + ii;
+                mbar_wait(full + c, (u32)(t & 1));
+                wgmma_fence();
+                const u32 slot = smem_addr(ring + (size_t)c * CHUNK_BYTES);
 #pragma unroll
-            for (int s = 0; s < 4; ++s) {
-                const size_t at = (first_row + 8 * (s / 2) + s % 2) * HID + k;
-                dropped[at] = dropout_apply(drop, at, hv[s]);
+                for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                    const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
+                    const u64 ws = wgmma_desc(w_base + ((g * HALF + ii) * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO, W_SBO);
+                    wgmma_rs_n32(d[sub], wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
+                    wgmma_ss_n32(e[sub], ws, hb, (ii | kk) != 0);
+                }
+                wgmma_commit();
+                if (SUB == 1) wgmma_wait<1>();
             }
         }
-        unsigned char* const out = h + (size_t)((t + 1) & 1) * RING_BYTES;
-        elem* const y_t = y + ((size_t)t * GROUPS * BATCH + b0) * HID;
-        if (g == 0)
-            store_h<0>(hv, out, y_t, k, q, (r0 & 1) == 0);
-        else
-            store_h<1>(hv, out, y_t, k, q, (r0 & 1) == 0);
-        if (t == seq - 1) {
-            // h_n and c_n: the group's rows of the thread's samples (one base address each).
-            const size_t at = (size_t)(b0 + 16 * g + 2 * q) * HID + k;
+        unsigned char* const out = h + (size_t)((t + 1) & 1) * SUB * RING_BYTES;
 #pragma unroll
-            for (int s = 0; s < 4; ++s) {
-                const int row = 8 * (s / 2) + s % 2;
-                h_n[at + row * HID] = hv[s];
+        for (int sub = 0; sub < SUB; ++sub) {
+            // The subgroup's products done (SUB 2: the first's HALF groups of the 2 HALF issued).
+            if (sub + 1 < SUB)
+                wgmma_wait<HALF>();
+            else
+                wgmma_wait<0>();
+            // The two halves of K summed: each warpgroup hands the other its partial sums of the
+            // other's samples.
+            if (g == 0)
+                hand_over<0>(red, d[sub], e[sub], part);
+            else
+                hand_over<1>(red, d[sub], e[sub], part);
+            if (sub == 0) cp_async_wait_all();
+            named_sync(1, THREADS);
+            u16 hv[4];
+            // Training's stores: the thread's first sample's row of step t (one base address each).
+            const size_t first_row = (size_t)t * B_ALL + b0 + BATCH * sub + 16 * g + 2 * q;
+            float* const gs = WG_TRAIN && save ? (float*)xg + first_row * GH + k : nullptr;
+            float* const ss = WG_TRAIN && save ? save + first_row * CELL_SAVED * HID + k : nullptr;
+            const xg_t* const xsub = xs + sub * XS_ELEMS;
+            if (g == 0) {
+                take_over<0>(d[sub], e[sub], red, part);
+                cell_steps<0>(hv, d[sub], e[sub], xsub, bias, bias_split, state[sub], u, q, gs, ss);
+            } else {
+                take_over<1>(d[sub], e[sub], red, part);
+                cell_steps<1>(hv, d[sub], e[sub], xsub, bias, bias_split, state[sub], u, q, gs, ss);
+            }
+            if (WG_TRAIN && dropped) {
+                // y_t through the mask, the next layer's input (its elements counted over [T, B, H]).
+                // (The mask's state is read each step rather than held: the registers are full.)
+                const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
+#pragma unroll
+                for (int s = 0; s < 4; ++s) {
+                    const size_t at = (first_row + 8 * (s / 2) + s % 2) * HID + k;
+                    dropped[at] = dropout_apply(drop, at, hv[s]);
+                }
+            }
+            elem* const y_t = y + ((size_t)t * B_ALL + b0 + BATCH * sub) * HID;
+            if (g == 0)
+                store_h<0>(hv, out + (size_t)sub * RING_BYTES, y_t, k, q, (r0 & 1) == 0);
+            else
+                store_h<1>(hv, out + (size_t)sub * RING_BYTES, y_t, k, q, (r0 & 1) == 0);
+            if (t == seq - 1) {
+                // h_n and c_n: the group's rows of the thread's samples (one base address each).
+                const size_t at = (size_t)(b0 + BATCH * sub + 16 * g + 2 * q) * HID + k;
+#pragma unroll
+                for (int s = 0; s < 4; ++s) {
+                    const int row = 8 * (s / 2) + s % 2;
+                    h_n[at + row * HID] = hv[s];
 #if CELL_HAS_C
-                c_n[at + row * HID] = from_f(state[s]);
+                    c_n[at + row * HID] = from_f(state[sub][s]);
 #endif
+                }
             }
+            // Every thread has read the sums and its slots before the next subgroup's (or step's)
+            // overwrite them, and has stored its h_t before the block's arrival publishes it.
+            named_sync(1, THREADS);
         }
-        // Every thread has read the sums and its slots before the next step overwrites them, and
-        // has stored its h_t before the block's arrival publishes it.
-        named_sync(1, THREADS);
         if (tid == 0 && t + 1 < seq) arrive_release(bar);
     }
     grid_leave(bar);

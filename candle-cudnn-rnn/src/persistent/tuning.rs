@@ -104,6 +104,10 @@ pub(crate) struct Tuning {
     /// ([`super::kernel::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
     /// default.
     pub bf16_partials: bool,
+    /// Subgroups of 32 samples a wgmma forward's block multiplies each step
+    /// ([`super::kernel::Plan::wgmma_subgroups`]): `CANDLE_RNN_PERSISTENT_WGMMA_SUB` = `1` or `2`
+    /// (where it fits). `None` (the default): 1.
+    pub wgmma_subgroups: Option<usize>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -141,6 +145,7 @@ impl Tuning {
         wgmma: None,
         wgmma_backward: None,
         bf16_partials: false,
+        wgmma_subgroups: None,
         show_plans: false,
     };
 
@@ -239,6 +244,13 @@ impl Tuning {
         let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
         let bf16_partials =
             switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16").unwrap_or(d.bf16_partials);
+        let wgmma_subgroups = match var("CANDLE_RNN_PERSISTENT_WGMMA_SUB")
+            .as_deref()
+            .map(str::trim)
+        {
+            Some(v @ ("1" | "2")) => v.parse().ok(),
+            _ => d.wgmma_subgroups,
+        };
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -258,6 +270,7 @@ impl Tuning {
             wgmma,
             wgmma_backward,
             bf16_partials,
+            wgmma_subgroups,
             show_plans,
         }
     }
@@ -298,6 +311,7 @@ mod tests {
                 wgmma: None,
                 wgmma_backward: None,
                 bf16_partials: false,
+                wgmma_subgroups: None,
                 show_plans: false,
             }
         );
@@ -326,6 +340,10 @@ mod tests {
         assert!(bf16("1"));
         assert!(!bf16("0"));
         assert!(!bf16("x"));
+        let sub = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_SUB", v)]).wgmma_subgroups;
+        assert_eq!(sub("2"), Some(2));
+        assert_eq!(sub(" 1"), Some(1));
+        assert_eq!(sub("3"), None);
     }
 
     #[test]

@@ -435,7 +435,10 @@ pub(crate) struct Plan {
     /// Subgroups of [`WGMMA_GROUP_SAMPLES`] a wgmma forward's block multiplies each step (1 or
     /// [`WGMMA_MOST_SUBGROUPS`]; `recurrence_wgmma_fwd.cu`'s SUB): its batch groups are that
     /// many times larger, on the same blocks a group, one exchange and barrier a step for
-    /// all of them. [`Tuning::wgmma_subgroups`] asks (1 by default); taken where it fits.
+    /// all of them. [`Tuning::wgmma_subgroups`] asks (1 by default); taken where it fits. Alone
+    /// it is slower (a step on 32 blocks took 1.38x the time of one on 64 at [128, 512],
+    /// `results/2026-11-30-h200-wgmma-subgroups/`): it is the layers' share of a wavefront's
+    /// multiprocessors to come.
     pub wgmma_subgroups: usize,
 }
 

@@ -9,7 +9,9 @@ sm_90a; prints each variant's registers and spills and fails on any compile erro
 cover every preprocessor branch: both passes of both cells, bf16 and f16 (and f32 with TF32
 products), clusters of 1, 2 and 4, PTB large's shape and small odd ones. A last variant compiles
 the preludes alone in front of a kernel that uses them as another crate's module would (NVRTC's
-default options, no ELEM_BF16).
+default options, no ELEM_BF16). Every `#if` of the op crate's CUDA sources must name macros only
+(a `#define` there or a variant's -D name): the preprocessor reads anything else, a C++
+`constexpr` say, as 0.
 
 Then every ptb-lm kernel file (ptb-lm/src/**/*.cu) as its launcher compiles it: the launcher is
 the .rs file beside it that takes the file with include_str! into a const and names that const in
@@ -487,6 +489,29 @@ def same_as(before_dir, file, ptx):
     return False, "the floating-point instructions differ"
 
 
+def preprocessor_problems(defines):
+    """Each `#if` / `#elif` of the op crate's CUDA sources that names what is no macro (a
+    `#define` of the sources, a -D name of `defines`, or the compiler's `__...__` names), as
+    'file:line: NAME': the preprocessor reads such a name (a C++ constexpr, say) as 0."""
+    files = sorted(glob.glob(os.path.join(SRC, "**", "*.cu*"), recursive=True))
+    texts = {f: open(f).read() for f in files}
+    macros = set(defines)
+    for text in texts.values():
+        macros |= set(re.findall(r"^\s*#\s*define\s+(\w+)", text, re.M))
+    problems = []
+    for f, text in texts.items():
+        for n, line in enumerate(text.splitlines(), 1):
+            m = re.match(r"\s*#\s*(?:el)?if\s+(.*)", line)
+            if not m:
+                continue
+            expr = re.sub(r"//.*|/\*.*?\*/", "", m.group(1))
+            expr = re.sub(r"defined\s*\(?\s*\w+\s*\)?", "", expr)
+            for name in re.findall(r"\b[A-Za-z_]\w*\b", expr):
+                if name not in macros and not (name.startswith("__") and name.endswith("__")):
+                    problems.append(f"{os.path.relpath(f, SRC)}:{n}: {name}")
+    return problems
+
+
 def main():
     arg = lambda k: sys.argv[sys.argv.index(k) + 1] if k in sys.argv else None
     ptx_dir, before_dir = arg("--ptx-dir"), arg("--same-as")
@@ -528,6 +553,12 @@ def main():
     ok, report = (False, log) if ptx is None else resources(ptx, "scale_bf16")
     failed += not ok
     print(f"{'ok  ' if ok else 'FAIL'} the preludes alone, NVRTC's defaults: {report}", flush=True)
+    # Every name an #if reads is a macro (the variants' -D names or the sources' #defines).
+    names = {d[2:].split("=")[0] for v in variants() for d in v[2] if d.startswith("-D")}
+    problems = preprocessor_problems(names)
+    failed += bool(problems)
+    print(f"{'FAIL' if problems else 'ok  '} the #if conditions name macros only"
+          f"{': ' + ', '.join(problems) if problems else ''}", flush=True)
     for name, rel, parts, problem in ptb_lm_modules():
         if parts is not None:
             # Joined as candle_cudnn_rnn::kernels::Module joins them; NVRTC's default options.

@@ -4,7 +4,7 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
+# helpers below (`gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
 # `bench_with`, `bench_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -21,6 +21,15 @@ CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2
 gpu_tests() {
   RNN_TEST_REQUIRE_GPU=1 timeout "${TESTS_TIMEOUT:-560}" "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests.log" 2>&1
   echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | head
+}
+
+# The op's GPU tests matching FILTER... (with the environment given before the call) into
+# OUT/tests-NAME.log within 300 s: prints NAME, the exit status, the verdict and the failures.
+gpu_tests_as() {
+  local name=$1; shift
+  RNN_TEST_REQUIRE_GPU=1 timeout 300 "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests-$name.log" 2>&1
+  echo "$name rc=$? $(grep -E '^test result' "$OUT/tests-$name.log")"
+  grep -E "FAILED|panicked|failed:|exceeds" "$OUT/tests-$name.log" | head -8
 }
 
 # `gpu_check --persistent` into OUT/gpu_check.log; prints the verdicts and the rows ok.

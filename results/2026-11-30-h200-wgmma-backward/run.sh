@@ -27,22 +27,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2 PART=$3
 source scripts/on-gpu.sh
-tests() {  # NAME FILTER... (with the environment given before the call)
-  local name=$1; shift
-  RNN_TEST_REQUIRE_GPU=1 timeout 300 "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests-$name.log" 2>&1
-  echo "$name rc=$? $(grep -E '^test result' "$OUT/tests-$name.log")"
-  grep -E "FAILED|panicked|failed:|exceeds" "$OUT/tests-$name.log" | head -8
-}
 case $PART in
 check)
   stamp "knob: wgmma, dropout"
-  CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 tests knob persistent_wgmma \
+  CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 gpu_tests_as knob persistent_wgmma \
     dropout_gradients_use_the_forward_masks_on_the_persistent --nocapture
   stamp "knob, bf16 partial sums: wgmma"
-  CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1 tests knob-bf16 persistent_wgmma \
+  CANDLE_RNN_PERSISTENT_WGMMA_BWD=1 CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1 gpu_tests_as knob-bf16 persistent_wgmma \
     --nocapture
   stamp "rule: dropout"
-  tests rule dropout_gradients_use_the_forward_masks_on_the_persistent
+  gpu_tests_as rule dropout_gradients_use_the_forward_masks_on_the_persistent
   stamp done
   ;;
 sanitize)

@@ -15,14 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 D=$1 OUT=$2
 source scripts/on-gpu.sh
-tests() {  # NAME FILTER... (with the environment given before the call)
-  local name=$1; shift
-  RNN_TEST_REQUIRE_GPU=1 timeout 300 "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests-$name.log" 2>&1
-  echo "$name rc=$? $(grep -E '^test result' "$OUT/tests-$name.log")"
-  grep -E "FAILED|panicked|failed:|exceeds" "$OUT/tests-$name.log" | head -8
-}
 stamp "tests with two subgroups"
-CANDLE_RNN_PERSISTENT_WGMMA_SUB=2 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 tests sub2 persistent_wgmma \
+CANDLE_RNN_PERSISTENT_WGMMA_SUB=2 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 gpu_tests_as sub2 persistent_wgmma \
   dropout_gradients_use_the_forward_masks_on_the_persistent --nocapture
 grep -c "wgmma_subgroups: 2" "$OUT/tests-sub2.log"
 stamp "sanitize"

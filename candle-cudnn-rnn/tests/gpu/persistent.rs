@@ -420,11 +420,14 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 /// (3 groups; the first layer's input 200, the second's the first's output), and two layers of
 /// 512 at batch 128 (16 blocks a group), LSTM and GRU with both biases and a GRU with one (no
 /// b_hh: n's recurrent side without a bias), bf16 and f16, from zeros and from a given state.
-/// The shapes at batch 64 and 128 train too (every gradient): at [*, 128, 512] the training
-/// forward runs on the kernel (its f32 projection and saves, `shape_wgmma_training`) beside the
-/// backward in its own batch groups, and at the others where `CANDLE_RNN_PERSISTENT_WGMMA=1`
-/// asks (by default the layer-by-layer kernels' forward there). Then the default (`Heuristic`) serves such inference calls on the kernels, graphed
-/// and eager.
+/// The shapes at batch 64 and 128 train too (every gradient): at [*, 128, 512] and one layer of
+/// [*, 128, 1024] the training forward runs on the kernel (its f32 projection and saves,
+/// `shape_wgmma_training`) beside the backward in its own batch groups, and one layer of
+/// [*, 128, 1024] also runs its backward on the wgmma backward (`recurrence_wgmma_bwd.cu`,
+/// `shape_wgmma_backward`); at batch 64 where `CANDLE_RNN_PERSISTENT_WGMMA=1` asks (by default
+/// the layer-by-layer kernels' forward there). With `CANDLE_RNN_PERSISTENT_WGMMA_SUB=2` the
+/// [*, 128, 512] cases run two subgroups a block. Then the default (`Heuristic`) serves such
+/// inference calls on the kernels, graphed and eager.
 #[test]
 fn persistent_wgmma_forward_matches_the_f64_cpu_path() {
     let test = "persistent_wgmma_forward_matches_the_f64_cpu_path";

@@ -1042,11 +1042,12 @@ impl Plan {
                 "takes batches up to {MAX_KERNEL_BATCH}, not {batch}"
             ));
         }
+        let limits = Limits::of(dev)?;
         let wgmma_asked = tuning
             .wgmma
             .unwrap_or_else(|| shape_wgmma_forward(hidden, batch));
         if !train && wgmma_asked {
-            if let Some(plan) = Self::wgmma_forward(dev, (cell, hidden, batch, elem), tuning)? {
+            if let Some(plan) = Self::wgmma_forward(limits, (cell, hidden, batch, elem), tuning) {
                 return Ok(plan);
             }
         }
@@ -1058,7 +1059,7 @@ impl Plan {
         let mut groups = most_dividing(asked_groups, batch);
         loop {
             match Self::grouped(
-                dev,
+                (dev, limits),
                 (cell, hidden, batch, elem),
                 (train, layers, input),
                 tuning,
@@ -1078,16 +1079,16 @@ impl Plan {
                         .wgmma
                         .unwrap_or_else(|| shape_wgmma_training(layers, hidden, batch));
                     let plan = match train && wgmma_training {
-                        true => Self::with_wgmma_training_forward(dev, plan, tuning)?,
+                        true => Self::with_wgmma_training_forward(limits, plan, tuning),
                         false => plan,
                     };
                     let wgmma_backward = tuning
                         .wgmma_backward
                         .unwrap_or_else(|| shape_wgmma_backward(layers, hidden, batch));
-                    return match train && wgmma_backward {
-                        true => Self::with_wgmma_backward(dev, plan, tuning),
-                        false => Ok(plan),
-                    };
+                    return Ok(match train && wgmma_backward {
+                        true => Self::with_wgmma_backward(limits, plan, tuning),
+                        false => plan,
+                    });
                 }
                 Err(e) if groups == 1 => return Err(e),
                 Err(_) => groups = most_dividing(groups - 1, batch),
@@ -1137,17 +1138,13 @@ impl Plan {
     /// cluster): the forward's fields the wgmma forward's (its own batch groups,
     /// [`Plan::pass_groups`]; an f32 projection; no transpose of its own), the backward's as
     /// they are; else `plan`.
-    fn with_wgmma_training_forward(
-        dev: &CudaDevice,
-        plan: Plan,
-        tuning: &Tuning,
-    ) -> std::result::Result<Plan, String> {
+    fn with_wgmma_training_forward(limits: Limits, plan: Plan, tuning: &Tuning) -> Plan {
         let shape = (plan.cell, plan.hidden, plan.batch, plan.elem);
-        let subgroups = Self::wgmma_subgroups_of(Limits::of(dev)?, shape, false, tuning);
+        let subgroups = Self::wgmma_subgroups_of(limits, shape, false, tuning);
         let Some(wgmma_subgroups) = subgroups.filter(|_| !plan.one_cluster) else {
-            return Ok(plan);
+            return plan;
         };
-        Ok(Plan {
+        Plan {
             units: [WGMMA_UNITS, plan.units[1]],
             clusters: [1, plan.clusters[1]],
             multicast: 1,
@@ -1159,7 +1156,7 @@ impl Plan {
             wgmma: true,
             wgmma_subgroups,
             ..plan
-        })
+        }
     }
 
     /// Whether the wgmma backward fits `plan` (a training plan) on a device of `limits`: sm_90,
@@ -1181,29 +1178,25 @@ impl Plan {
 
     /// `plan` (a training plan) with its backward on the wgmma kernel where that fits
     /// ([`Plan::wgmma_bwd_fits`]), its partial sums in bf16 where `tuning` asks; else `plan`.
-    fn with_wgmma_backward(
-        dev: &CudaDevice,
-        plan: Plan,
-        tuning: &Tuning,
-    ) -> std::result::Result<Plan, String> {
-        let fits = Self::wgmma_bwd_fits(Limits::of(dev)?, &plan);
-        Ok(Plan {
+    fn with_wgmma_backward(limits: Limits, plan: Plan, tuning: &Tuning) -> Plan {
+        let fits = Self::wgmma_bwd_fits(limits, &plan);
+        Plan {
             wgmma_backward: fits,
             bf16_partials: fits && tuning.bf16_partials,
             ..plan
-        })
+        }
     }
 
     /// The inference plan on the wgmma forward ([`Plan::wgmma`]) where it fits
     /// ([`Plan::wgmma_fits`]); `None` elsewhere.
     fn wgmma_forward(
-        dev: &CudaDevice,
+        limits: Limits,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
         tuning: &Tuning,
-    ) -> std::result::Result<Option<Plan>, String> {
+    ) -> Option<Plan> {
         let shape = (cell, hidden, batch, elem);
-        let subgroups = Self::wgmma_subgroups_of(Limits::of(dev)?, shape, true, tuning);
-        Ok(subgroups.map(|wgmma_subgroups| Plan {
+        let subgroups = Self::wgmma_subgroups_of(limits, shape, true, tuning);
+        subgroups.map(|wgmma_subgroups| Plan {
             cell,
             hidden,
             batch,
@@ -1226,18 +1219,19 @@ impl Plan {
             wgmma_backward: false,
             bf16_partials: false,
             wgmma_subgroups,
-        }))
+        })
     }
 
-    /// [`Plan::new`] with `groups` batch groups (which divide the batch), or why there is none.
+    /// [`Plan::new`] with `groups` batch groups (which divide the batch), or why there is none,
+    /// on `dev` of `limits`.
     fn grouped(
-        dev: &CudaDevice,
+        (dev, limits): (&CudaDevice, Limits),
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
         (train, layers, input): (bool, usize, usize),
         tuning: &Tuning,
         groups: usize,
     ) -> std::result::Result<Plan, String> {
-        let Limits { sms, smem, major } = Limits::of(dev)?;
+        let Limits { sms, smem, major } = limits;
         // Each group's blocks on its share of the multiprocessors.
         let group_batch = batch / groups;
         let group_sms = sms / groups;
@@ -1917,10 +1911,7 @@ impl Plan {
     /// a wgmma backward's module only its recurrence: the other kernels come from the
     /// layer-by-layer backward's).
     pub fn function(&self, dev: &CudaDevice, pass: Pass, name: &str) -> Result<CudaFunction> {
-        let wgmma = match pass {
-            Pass::Forward => self.wgmma,
-            Pass::Backward => self.wgmma_backward && name == WGMMA_BWD_KERNEL,
-        };
+        let wgmma = self.pass_wgmma(pass) && (pass == Pass::Forward || name == WGMMA_BWD_KERNEL);
         // wgmma needs sm_90a's PTX; clusters sm_90's (the layer-by-layer backward's own).
         let clusters = match (pass, wgmma) {
             (Pass::Backward, false) => self.cluster(pass) > 1,
@@ -1988,8 +1979,6 @@ mod tests {
     use super::*;
     use crate::persistent::wave::Wave;
 
-    /// Plans `a` and `b` compile different modules for `pass` (each its own, cached apart) and
-    /// the same one for the other pass.
     /// Asserts that `plan`'s module of `pass` compiles with each of `wanted` (`-DNAME=VALUE`).
     fn assert_defines(plan: &Plan, pass: Pass, wanted: &[&str]) {
         let defines = plan.defines(pass);
@@ -2001,6 +1990,8 @@ mod tests {
         }
     }
 
+    /// Plans `a` and `b` compile different modules for `pass` (each its own, cached apart) and
+    /// the same one for the other pass.
     fn assert_modules_differ_in(a: &Plan, b: &Plan, pass: Pass) {
         let other = match pass {
             Pass::Forward => Pass::Backward,

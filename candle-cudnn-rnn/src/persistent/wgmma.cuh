@@ -1,7 +1,7 @@
-// The warpgroup tensor-core instruction (wgmma, sm_90a) as recurrence_wgmma_fwd.cu and the lab's
-// probes (scripts/persistent-lab/wgmma_probe.cu) use it: shared-memory matrix descriptors without
-// swizzle, the fence, commit and wait, and m64n32k16 products with f32 accumulators, A from shared
-// memory or from registers (m64n128k16 from registers too). The operands are the module's half
+// The warpgroup tensor-core instruction (wgmma, sm_90a) as recurrence_wgmma_fwd.cu,
+// recurrence_wgmma_bwd.cu and the lab's probes (scripts/persistent-lab/) use it: shared-memory
+// matrix descriptors without swizzle, the fence, commit and wait, and m64n32k16 products with f32
+// accumulators, A from shared memory or from registers (m64n128k16 from registers too). The operands are the module's half
 // type (ELEM_BF16: 1 bf16, 0 f16).
 // Needs common.cuh (smem_addr).
 
@@ -50,8 +50,8 @@ __device__ __forceinline__ void wgmma_rs_n32(float (&d)[16], const u32 (&a)[4], 
 }
 
 // d (+)= A (64 x 16, registers a: mma.sync's A fragment of each warp's 16 rows) x B (16 x 128,
-// descriptor b); scale_d 0 overwrites d. (The lab's probes: the weights-in-registers forward and
-// the backward step.)
+// descriptor b); scale_d 0 overwrites d. (recurrence_wgmma_bwd.cu; the lab's weights-in-registers
+// forward and backward step.)
 __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const u32 (&a)[4], u64 b, int scale_d) {
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %69, 0;\n\t"

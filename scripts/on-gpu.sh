@@ -4,7 +4,7 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
+# helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
 # `bench_with`, `bench_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -15,19 +15,26 @@ for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -
 stamp() { echo "[$(date +%T)] $*"; }
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 
-# The op's GPU tests (arguments: a name filter, if any) into OUT/tests.log, within TESTS_TIMEOUT
+# The op's GPU tests (arguments: a name filter, if any) into the log $1, within TESTS_TIMEOUT
 # seconds (560 unless set: a fresh machine compiles every kernel variant at its first use, over
-# 420 s of the suite's time; results/2026-11-30-h200-wgmma-train-forward/ §5); prints the verdicts.
+# 420 s of the suite's time; results/2026-11-30-h200-wgmma-train-forward/ §5); returns their
+# exit status.
+run_gpu_tests() {
+  local log=$1; shift
+  RNN_TEST_REQUIRE_GPU=1 timeout "${TESTS_TIMEOUT:-560}" "$D/op-gpu-tests" --test-threads=1 "$@" > "$log" 2>&1
+}
+
+# The op's GPU tests (a name filter, if any) into OUT/tests.log; prints the verdicts.
 gpu_tests() {
-  RNN_TEST_REQUIRE_GPU=1 timeout "${TESTS_TIMEOUT:-560}" "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests.log" 2>&1
+  run_gpu_tests "$OUT/tests.log" "$@"
   echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | head
 }
 
 # The op's GPU tests matching FILTER... (with the environment given before the call) into
-# OUT/tests-NAME.log within 300 s: prints NAME, the exit status, the verdict and the failures.
+# OUT/tests-NAME.log: prints NAME, the exit status, the verdict and the failures.
 gpu_tests_as() {
   local name=$1; shift
-  RNN_TEST_REQUIRE_GPU=1 timeout 300 "$D/op-gpu-tests" --test-threads=1 "$@" > "$OUT/tests-$name.log" 2>&1
+  run_gpu_tests "$OUT/tests-$name.log" "$@"
   echo "$name rc=$? $(grep -E '^test result' "$OUT/tests-$name.log")"
   grep -E "FAILED|panicked|failed:|exceeds" "$OUT/tests-$name.log" | head -8
 }

@@ -21,6 +21,7 @@ const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
 const WGMMA: &str = include_str!("wgmma.cuh");
 const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
 const RECURRENCE_WGMMA_BWD: &str = include_str!("recurrence_wgmma_bwd.cu");
+const RECURRENCE_WGMMA_WAVE: &str = include_str!("recurrence_wgmma_wave.cu");
 
 /// Which recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,6 +84,38 @@ fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
             PAD,
             WGMMA,
             RECURRENCE_WGMMA_FWD,
+        ],
+    }
+}
+
+/// The wgmma wavefront's kernel (`recurrence_wgmma_wave.cu`, [`super::wgmma_wave::WgmmaWave`]).
+const WGMMA_WAVE_KERNEL: &str = "wgmma_wave_fwd";
+
+/// The source of the wgmma wavefront's modules for `cell`: the wgmma forward's, then the
+/// wavefront (its projection blocks and its kernel).
+fn wgmma_wave_sources(cell: Cell) -> &'static [&'static str] {
+    match cell {
+        Cell::Lstm => &[
+            HALF,
+            PHILOX,
+            COMMON,
+            CELL_LSTM,
+            DROPOUT,
+            PAD,
+            WGMMA,
+            RECURRENCE_WGMMA_FWD,
+            RECURRENCE_WGMMA_WAVE,
+        ],
+        Cell::Gru => &[
+            HALF,
+            PHILOX,
+            COMMON,
+            CELL_GRU,
+            DROPOUT,
+            PAD,
+            WGMMA,
+            RECURRENCE_WGMMA_FWD,
+            RECURRENCE_WGMMA_WAVE,
         ],
     }
 }
@@ -308,14 +341,14 @@ impl Operands {
 /// What a plan must fit on the device: its multiprocessors, the shared memory a block may take,
 /// and its compute capability's major version.
 #[derive(Clone, Copy)]
-struct Limits {
-    sms: usize,
-    smem: usize,
+pub(super) struct Limits {
+    pub sms: usize,
+    pub smem: usize,
     major: usize,
 }
 
 impl Limits {
-    fn of(dev: &CudaDevice) -> std::result::Result<Limits, String> {
+    pub(super) fn of(dev: &CudaDevice) -> std::result::Result<Limits, String> {
         let stream = dev.cuda_stream();
         let attr = |a| {
             stream
@@ -1934,6 +1967,28 @@ impl Plan {
             arch,
         );
         function(&module, dev, pass, name)
+    }
+}
+
+impl Plan {
+    /// The wgmma wavefront's kernel of `layers` layers of this plan (its forward on wgmma) on
+    /// `dev`, compiled on first use, taking `smem` bytes of shared memory.
+    pub(super) fn wgmma_wave_function(
+        &self,
+        dev: &CudaDevice,
+        layers: usize,
+        smem: usize,
+    ) -> Result<CudaFunction> {
+        let mut defines = self.defines_of(Pass::Forward, true);
+        defines.retain(|d| !d.starts_with("-DSMEM_BYTES="));
+        defines.push(format!("-DSMEM_BYTES={smem}"));
+        defines.push(format!("-DWAVE_LAYERS={layers}"));
+        let name = format!("{}_wave{layers}", self.module_name_of(Pass::Forward, true));
+        let sources = wgmma_wave_sources(self.cell);
+        let module = module(name, sources, defines, "compute_90a");
+        let f = function(&module, dev, Pass::Forward, WGMMA_WAVE_KERNEL)?;
+        allow_smem(&f, smem)?;
+        Ok(f)
     }
 }
 

@@ -422,7 +422,7 @@ pub(super) fn forward<T: Elem>(
         }
         if let Some(w) = wgmma_wave {
             wave_args.exchange = hx;
-            w.launch((&stream, &f, &plan), &wave_args, counter_ptr, seq)?;
+            w.launch((&stream, &f, &plan), &wave_args, seq)?;
         }
         if let Some(w) = wave {
             wave_args.exchange = hx;

@@ -331,6 +331,8 @@ __device__ __forceinline__ void layer_forward(
         // Thread 0 copies all of h_{t-1} once every block of the group has stored it (each warp
         // left the ring at the end of the step before).
         if (tid == 0) {
+            // (In a wavefront, first the step's input projection.)
+            if (xg_ready) wait_acquire(xg_ready, xg_blocks * (u32)(t + 1));
             wait_acquire(bar, (u32)(blocks * (t + 1)));
             const unsigned char* from = h + (size_t)(t & 1) * SUB * RING_BYTES;
             for (int c = 0; c < SUB * CHUNKS; ++c) {
@@ -338,9 +340,12 @@ __device__ __forceinline__ void layer_forward(
                 bulk_copy(ring + (size_t)c * CHUNK_BYTES, from + (size_t)c * CHUNK_BYTES, CHUNK_BYTES, full + c);
             }
         }
-        // In a wavefront, each warp's lane 0 waits until the step's input projection is written.
-        if (xg_ready && lane == 0) wait_acquire(xg_ready, xg_blocks * (u32)(t + 1));
-        __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
+        // (Warp 0 whole again before its wgmma's aligned instructions; in a wavefront every warp
+        // waits for thread 0's sight of the input projection before copying it.)
+        if (xg_ready)
+            __syncthreads();
+        else
+            __syncwarp();
         // This step's input projection of the block's units into xs, 16 bytes a copy, in flight
         // during the products (the registers are full): piece x_piece of sample x_sample's row of
         // gate x_gate, and of every X_GATE_STEP-th gate after it, of each subgroup.

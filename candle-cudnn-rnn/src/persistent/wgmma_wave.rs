@@ -9,7 +9,6 @@
 //! layer-by-layer forward writes).
 
 use super::kernel::{Limits, Pass, Plan, WGMMA_UNITS};
-use super::launch::MAX_GROUPS;
 use super::tuning::WaveTuning;
 use super::wave::{WaveArgs, WAVE_MAX};
 use candle_core::cuda_backend::cudarc::driver::{
@@ -19,8 +18,20 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::Result;
 
 /// The gate rows of W_ih a projection block multiplies (`recurrence_wgmma_wave.cu`'s PROJ_ROWS):
-/// two of wgmma's M of 64, the first in registers.
+/// two of wgmma's M of 64.
 const PROJECTION_ROWS: usize = 128;
+
+/// The batch a wavefront takes: each of a projection block's two warpgroups multiplies half of
+/// it, wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s PN).
+const WAVE_BATCH: usize = 128;
+
+/// The chunks of 128 columns of the input each projection warpgroup's ring holds
+/// (`recurrence_wgmma_wave.cu`'s PSLOTS).
+const PROJECTION_SLOTS: usize = 3;
+
+/// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
+/// SLOT_WORDS).
+const COUNTER_BYTES: usize = 128;
 
 /// A stack of `layers` layers as one wgmma wavefront.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,10 +60,11 @@ impl WgmmaWave {
     /// whole projection blocks.
     fn fits(&self, plan: &Plan, (sms, smem): (usize, usize)) -> bool {
         let gh = plan.cell.gates() * plan.hidden;
-        let slots = (2 * self.layers - 1) * plan.pass_groups(Pass::Forward);
-        self.blocks(plan) <= sms
+        let group = plan.batch / plan.pass_groups(Pass::Forward);
+        plan.batch == WAVE_BATCH
+            && (WAVE_BATCH / 2) % group == 0
+            && self.blocks(plan) <= sms
             && self.smem_bytes(plan) <= smem
-            && slots <= MAX_GROUPS + 1
             && gh % PROJECTION_ROWS == 0
     }
 
@@ -67,17 +79,30 @@ impl WgmmaWave {
         self.layers * recurrence + (self.layers - 1) * Self::projection_blocks(plan)
     }
 
-    /// Shared memory a block: the larger of the recurrence's and a projection block's (its 64
-    /// rows of W_ih past the registers', the partial sums, a step's input of the whole batch).
+    /// Shared memory a block: the larger of the recurrence's and a projection block's (its
+    /// rows of W_ih, each warpgroup's ring of chunks of 128 columns of its half of the batch).
     pub fn smem_bytes(&self, plan: &Plan) -> usize {
-        let projection = 64 * plan.hidden * 2 + 2 * 16 * 128 * 4 + plan.batch * plan.hidden * 2;
+        let projection =
+            PROJECTION_ROWS * plan.hidden * 2 + PROJECTION_SLOTS * plan.batch * 128 * 2;
         plan.smem_bytes(Pass::Forward).max(projection)
     }
 
-    /// Columns of the exchange buffer's rows: each layer's h (one layer's region after the
-    /// other's).
+    /// The counters: each layer's groups' barriers, then the projections' of the layers above
+    /// the lowest.
+    fn counters(&self, plan: &Plan) -> usize {
+        (2 * self.layers - 1) * plan.pass_groups(Pass::Forward)
+    }
+
+    /// Columns of the exchange buffer's rows (of 2 x batch half elements): each layer's h (one
+    /// layer's region after the other's), then the counters' lines.
     pub fn exchange_cols(&self, plan: &Plan) -> usize {
-        self.layers * plan.kpad()
+        let counter_cols = (self.counters(plan) * COUNTER_BYTES).div_ceil(4 * plan.batch);
+        self.layers * plan.kpad() + counter_cols.next_multiple_of(16)
+    }
+
+    /// The bytes from the exchange buffer's start to the counters.
+    pub fn counters_at(&self, plan: &Plan) -> u64 {
+        (self.layers * plan.kpad() * 4 * plan.batch) as u64
     }
 
     /// The wavefront's kernel on `dev`, compiled on first use.
@@ -86,15 +111,14 @@ impl WgmmaWave {
     }
 
     /// Launches `f` (from [`WgmmaWave::kernel`]) on every block at once, cooperatively, with
-    /// `args`, the counters at `counter` (zeroed with the exchange buffer; the kernel's,
-    /// [`super::launch::GROUP_WORDS`] apart) and `seq`.
+    /// `args` (its exchange buffer, zeroed, [`WgmmaWave::exchange_cols`] wide) and `seq`.
     pub fn launch(
         &self,
         (stream, f, plan): (&CudaStream, &CudaFunction, &Plan),
         args: &WaveArgs,
-        counter: u64,
         seq: usize,
     ) -> Result<()> {
+        let counter = args.exchange + self.counters_at(plan);
         let cfg = LaunchConfig {
             grid_dim: (self.blocks(plan) as u32, 1, 1),
             block_dim: (plan.threads() as u32, 1, 1),

@@ -18,16 +18,12 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::Result;
 
 /// The gate rows of W_ih a projection block multiplies (`recurrence_wgmma_wave.cu`'s PROJ_ROWS):
-/// two of wgmma's M of 64.
+/// two of wgmma's M of 64, one in each warpgroup's registers.
 const PROJECTION_ROWS: usize = 128;
 
-/// The batch a wavefront takes: each of a projection block's two warpgroups multiplies half of
-/// it, wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s PN).
-const WAVE_BATCH: usize = 128;
-
-/// The chunks of 128 columns of the input each projection warpgroup's ring holds
-/// (`recurrence_wgmma_wave.cu`'s PSLOTS).
-const PROJECTION_SLOTS: usize = 3;
+/// The samples of a batch group in a wavefront: a projection's products take a group at a time,
+/// wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s GB).
+const WAVE_GROUP: usize = 64;
 
 /// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
 /// SLOT_WORDS).
@@ -61,8 +57,7 @@ impl WgmmaWave {
     fn fits(&self, plan: &Plan, (sms, smem): (usize, usize)) -> bool {
         let gh = plan.cell.gates() * plan.hidden;
         let group = plan.batch / plan.pass_groups(Pass::Forward);
-        plan.batch == WAVE_BATCH
-            && (WAVE_BATCH / 2) % group == 0
+        group == WAVE_GROUP
             && self.blocks(plan) <= sms
             && self.smem_bytes(plan) <= smem
             && gh % PROJECTION_ROWS == 0
@@ -79,11 +74,10 @@ impl WgmmaWave {
         self.layers * recurrence + (self.layers - 1) * Self::projection_blocks(plan)
     }
 
-    /// Shared memory a block: the larger of the recurrence's and a projection block's (its
-    /// rows of W_ih, each warpgroup's ring of chunks of 128 columns of its half of the batch).
+    /// Shared memory a block: the larger of the recurrence's and a projection block's (a
+    /// step's input, the whole batch).
     pub fn smem_bytes(&self, plan: &Plan) -> usize {
-        let projection =
-            PROJECTION_ROWS * plan.hidden * 2 + PROJECTION_SLOTS * plan.batch * 128 * 2;
+        let projection = plan.batch * plan.hidden * 2;
         plan.smem_bytes(Pass::Forward).max(projection)
     }
 

@@ -12,7 +12,9 @@
 #      (layer by layer, one subgroup) / the wavefront / two subgroups layer by layer
 #      (CANDLE_RNN_PERSISTENT_WAVE=0) / the default / the wavefront, at [30, 128, 3 x 512] and
 #      [200, 128, 3 x 512], LSTM and GRU (OUT/ab.log).
-#   results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [tests|sanitize|ab]...
+#   4. (torch) the default and the wavefront / PyTorch's fp16 module / ours again at those shapes
+#      (OUT/torch.log).
+#   results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|torch]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -55,6 +57,26 @@ for part in $parts; do
         split_spec "$spec"
         echo "$v $c $sh | default $(bench_with X=1) | wave $(bench_with $wave) | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0) | default $(bench_with X=1) | wave $(bench_with $wave)"
       done 2>&1 | tee "$OUT/ab.log"
+      ;;
+    torch)
+      # Ours (the default, the wavefront) / PyTorch's fp16 module / ours, graphed, µs an example.
+      stamp "torch"
+      graph=--graph
+      only=""
+      for spec in lstm,3,128,30,512 gru,3,128,30,512 lstm,3,128,200,512 gru,3,128,200,512; do only="$only --only $spec"; done
+      torch_fp16() {
+        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-fp16 --graph \
+          --loss sum --input-grad --reps 10 --warmup 5 $only > "$OUT/torch-$1.log" 2>>"$OUT/stderr.txt"
+        grep -iE "^\| (lstm|gru) " "$OUT/torch-$1.log"
+      }
+      ours() {
+        for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+          op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+          split_spec "$spec"
+          echo "$v $c $sh | default $(bench_with X=1) | wave $(bench_with $wave)"
+        done
+      }
+      { ours; torch_fp16 a; ours; } 2>&1 | tee "$OUT/torch.log"
       ;;
   esac
 done

@@ -117,14 +117,14 @@ __device__ __forceinline__ size_t w_row(int n, int blk) {
     return (size_t)row_gate(n) * HID + UNITS * blk + row_unit(n);
 }
 
-// KS k-steps from column k0 of rows 16 wq + r0 (+ 8) of a warpgroup's register rows, mma.sync's A
+// Warpgroup g's half of K of rows 16 wq + r0 (+ 8) of the block's register rows, mma.sync's A
 // fragments (lane 4 r0 + q), from w (rows of HID): register row n is w's row `row(n)`.
-template <int KS, typename Row>
-__device__ __forceinline__ void load_fragments(u32 (&wa)[KS][4], const elem* w, Row row, int k0, int wq, int r0,
-                                               int q) {
+template <typename Row>
+__device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const elem* w, Row row, int g, int wq,
+                                               int r0, int q) {
 #pragma unroll
-    for (int j = 0; j < KS; ++j) {
-        const int k = k0 + 16 * j + 2 * q;
+    for (int j = 0; j < KSTEPS_HALF; ++j) {
+        const int k = (HID / 2) * g + 16 * j + 2 * q;
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const int n = 16 * wq + r0 + 8 * (x & 1);
@@ -285,8 +285,7 @@ __device__ __forceinline__ void layer_forward(
     // Warpgroup g, warp wq of it, lane 4 r0 + q: its fragments of the register rows.
     const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4;
     u32 wa[KSTEPS_HALF][4];
-    // (Warpgroup g's half of K.)
-    load_fragments(wa, w_hh, [blk](int n) { return w_row(n, blk); }, (HID / 2) * g, wq, r0, q);
+    load_fragments(wa, w_hh, [blk](int n) { return w_row(n, blk); }, g, wq, r0, q);
 
     // The gate math: the thread's unit u of the block (unit k of the layer: every gate of it is
     // in its accumulators, `w_row`) for its warpgroup's samples m(s) = 8 (2 g + s / 2) + 2 q + s % 2

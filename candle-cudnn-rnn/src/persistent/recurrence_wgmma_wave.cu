@@ -3,10 +3,10 @@
 // after layer. Each layer's recurrence takes the wgmma forward's blocks (HID / 32 for each of its
 // GROUPS batch groups); the upper layers' input projections, which layer by layer are GEMMs
 // before each launch, are made step by step by blocks of their own: projection block p of layer
-// l multiplies rows 128 p .. 128 p + 127 of W_ih (64 in each warpgroup's registers) by layer
-// l - 1's output at step t (its y, or what dropout left of it), a batch group at a time as soon
-// as layer l - 1's group has stored it, and writes xg of layer l at step t (no biases: the
-// recurrence adds them). Layer l's recurrence waits at each step until every
+// l multiplies rows 128 p .. 128 p + 127 of W_ih (all in shared memory) by layer l - 1's output
+// at step t (its y, or what dropout left of it), each warpgroup half of the batch as soon as
+// layer l - 1's groups of those samples have stored it, and writes xg of layer l at step t (no
+// biases: the recurrence adds them). Layer l's recurrence waits at each step until every
 // projection block of its layer has written the step's rows of its batch group.
 //
 // The counters (u32, SLOT_WORDS apart from `counter`, each on a 128-byte line of its own: the
@@ -32,13 +32,15 @@ namespace wg {
 constexpr int REC_BLOCKS = HID / UNITS;            // a layer's blocks of a batch group
 constexpr int PROJ_ROWS = HROWS;                   // the gate rows of W_ih a projection block multiplies
 constexpr int PROJ_BLOCKS = GH / PROJ_ROWS;        // a layer's projection blocks
-constexpr int KSTEPS = HID / 16;                   // the k-steps of all of K
-constexpr int PCHUNK_BYTES = GB * KC * 2;          // a chunk of KC columns of a group's input
-constexpr int PROJ_SMEM = GROUPS * CHUNKS * PCHUNK_BYTES;  // a step's input, the whole batch
+constexpr int PN = B_ALL / 2;                      // a projection warpgroup's samples (wgmma's N)
+constexpr int PCHUNK_BYTES = PN * KC * 2;          // a chunk of KC columns of its samples' input
+constexpr int PSLOTS = 3;                          // the chunks a warpgroup's ring holds
+constexpr int PW_BYTES = PROJ_ROWS * HID * 2;      // the block's rows of W_ih
+constexpr int PROJ_SMEM = PW_BYTES + 2 * PSLOTS * PCHUNK_BYTES;
 constexpr int ONE_LAYER_HX = 2 * B_ALL * HID;      // u16s of a layer's exchange region
 constexpr int SLOT_WORDS = 32;                     // u32s between two counters: a 128-byte line each
 static_assert(GH % PROJ_ROWS == 0, "whole projection blocks of 128 gate rows");
-static_assert(GB == 64, "a projection's products take a group of 64 samples (wgmma's N)");
+static_assert(PN == 64 && PN % GB == 0, "a projection warpgroup takes whole groups, 64 samples (wgmma's N)");
 
 // The layer's arguments (recurrence_fwd.cu's LayerArgs, as words).
 struct WaveLayer {
@@ -51,83 +53,116 @@ struct WgWaveArgs {
 };
 
 // Projection block p of a layer: xg (rows t B_ALL .. of [T, B, GH], columns 128 p ..) from W_ih
-// and `in`, the layer below's output ([T, B, H]), step by step, each batch group as soon as the
-// layer below's group (its barrier in `below`, SLOT_WORDS apart) has stored its step: its input
-// into shared memory (in chunks of KC columns, the products of each starting once it is in), then
-// warpgroup g multiplies rows 64 g .. of the block's (W_ih's in its registers, all of K: wgmma
-// m64n64 from registers, which reads only the input from shared memory) by the group's 64
-// samples, stores its sums and counts the group finished at `ready` (SLOT_WORDS apart).
+// and `in`, the layer below's output ([T, B, H]), step by step as the layer below's groups
+// (their barriers `below`, SLOT_WORDS apart) finish each step. Warpgroup g takes samples
+// PN g .. (whole groups: it waits for theirs only), all 128 rows (two wgmma tiles of 64, from
+// shared memory) over all of K in chunks of KC columns through a ring of its own, and counts
+// each of its groups finished at `ready` (SLOT_WORDS apart).
 __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, const elem* in, xg_t* xg,
                                               const u32* below, u32* ready, int p, int seq) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    unsigned char* const ybuf = smem;
+    unsigned char* const w_tile = smem;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4;
-    const int row0 = PROJ_ROWS * p + REG_ROWS * g;  // the warpgroup's first row of W_ih
-    u32 wa[KSTEPS][4];
-    load_fragments(wa, w_ih, [row0](int n) { return (size_t)(row0 + n); }, 0, wq, r0, q);
+    const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4, part = tid % 128;
+    unsigned char* const ring = smem + PW_BYTES + (size_t)g * PSLOTS * PCHUNK_BYTES;
+    const int row0 = PROJ_ROWS * p;
+    constexpr int GROUPS_WG = PN / GB;  // the warpgroup's batch groups
+    const int group0 = GROUPS_WG * g;
 
-    float acc[32];
+    // The block's rows of W_ih into shared memory (the tile's layout for rows 0..127).
+    const bool wide = aligned16(w_ih);
+    for (int i = tid; i < PROJ_ROWS * (HID / 8); i += THREADS) {
+        const int n = i / (HID / 8), k = (i % (HID / 8)) * 8;
+        u16* dst = (u16*)(w_tile + w_offset(n, k));
+        const elem* src = w_ih + (size_t)(row0 + n) * HID + k;
+        if (wide)
+            cp_async16(dst, src);
+        else
+            *(uint4*)dst = make_uint4(((const u32*)src)[0], ((const u32*)src)[1], ((const u32*)src)[2],
+                                      ((const u32*)src)[3]);
+    }
+    cp_async_commit();
+    cp_async_wait_all();
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const u32 w_base = smem_addr(w_tile);
+
+    float acc[2][32];
     for (int t = 0; t < seq; ++t) {
-        for (int gr = 0; gr < GROUPS; ++gr) {
-            // Every block of the layer below's group has stored its step t (an arrival for h_0
-            // and one a step).
-            if (tid == 0) wait_acquire(below + SLOT_WORDS * gr, (u32)(REC_BLOCKS * (t + 2)));
-            __syncthreads();
-            // The group's input at step t, chunk by chunk (one commit group each): a warp's lanes
-            // (8 samples by 4 pieces of 16 bytes) write 512 consecutive bytes of the chunk's
-            // layout (the ring's of recurrence_wgmma_fwd.cu, 64 samples).
-            const elem* const in_t = in + ((size_t)t * B_ALL + GB * gr) * HID;
-            unsigned char* const chunks = ybuf + (size_t)gr * CHUNKS * PCHUNK_BYTES;
+        // Every block of the warpgroup's groups of the layer below has stored its step t (an
+        // arrival for h_0 and one a step).
+        if (part == 0)
+            for (int gr = group0; gr < group0 + GROUPS_WG; ++gr)
+                wait_acquire(below + SLOT_WORDS * gr, (u32)(REC_BLOCKS * (t + 2)));
+        named_sync(2 + g, 128);
+        // Chunk c of the warpgroup's samples into ring slot c % PSLOTS, one commit group: a
+        // warp's lanes (8 samples by 4 pieces of 16 bytes) write 512 consecutive bytes of the
+        // ring's layout.
+        const elem* const in_t = in + ((size_t)t * B_ALL + PN * g) * HID;
+        auto load = [&](int c) {
+            unsigned char* const slot = ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES;
 #pragma unroll
-            for (int c = 0; c < CHUNKS; ++c) {
-#pragma unroll
-                for (int j = 0; j < GB * KC / 8 / THREADS; ++j) {
-                    const int unit = warp + NWARPS * j;  // GB / 8 groups of 8 samples by KC / 32 of 4 pieces
-                    const int m = 8 * (unit / (KC / 32)) + lane % 8;
-                    const int kk = 8 * (4 * (unit % (KC / 32)) + lane / 8);
-                    cp_async16((u16*)(chunks + (size_t)c * PCHUNK_BYTES + h_offset(m, kk)),
-                               (const u16*)(in_t + (size_t)m * HID + KC * c + kk));
-                }
-                cp_async_commit();
+            for (int j = 0; j < PN * KC / 8 / 128; ++j) {
+                const int unit = wq + 4 * j;  // PN / 8 groups of 8 samples by KC / 32 groups of 4 pieces
+                const int m = 8 * (unit / (KC / 32)) + lane % 8, kk = 8 * (4 * (unit % (KC / 32)) + lane / 8);
+                cp_async16((u16*)(slot + h_offset(m, kk)), (const u16*)(in_t + (size_t)m * HID + KC * c + kk));
             }
+            cp_async_commit();
+        };
+        constexpr int FIRST = PSLOTS < CHUNKS ? PSLOTS : CHUNKS;
 #pragma unroll
-            for (int c = 0; c < CHUNKS; ++c) {
-                cp_async_wait_upto(CHUNKS - 1 - c);
-                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                __syncthreads();
-                wgmma_fence();
-                const u32 slot = smem_addr(chunks + (size_t)c * PCHUNK_BYTES);
+        for (int c = 0; c < FIRST; ++c) load(c);
 #pragma unroll
-                for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                    const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
-                    wgmma_rs_n64(acc, wa[c * KSTEPS_CHUNK + kk], hb, (c | kk) != 0);
-                }
-                wgmma_commit();
+        for (int c = 0; c < CHUNKS; ++c) {
+            if (c >= 1 && c + PSLOTS - 1 < CHUNKS) {
+                // Chunk c - 1's products done in every warp before its slot takes chunk c + PSLOTS - 1.
+                wgmma_wait<0>();
+                named_sync(2 + g, 128);
+                load(c + PSLOTS - 1);
             }
-            wgmma_wait<0>();
-            // The thread's rows 16 wq + r0 (+ 8) of the warpgroup's and samples 8 j + 2 q + x of
-            // the group's.
-            xg_t* const out = xg + ((size_t)t * B_ALL + GB * gr + 2 * q) * GH + row0 + 16 * wq + r0;
+            const int last = c + PSLOTS - 1 < CHUNKS - 1 ? c + PSLOTS - 1 : CHUNKS - 1;
+            cp_async_wait_upto(last - c);
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            named_sync(2 + g, 128);
+            wgmma_fence();
+            const u32 slot = smem_addr(ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES);
 #pragma unroll
-            for (int j = 0; j < GB / 8; ++j)
+            for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
+#pragma unroll
+                for (int tile = 0; tile < 2; ++tile) {
+                    const u64 ws = wgmma_desc(w_base + tile * 8 * W_SBO + (c * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO,
+                                              W_SBO);
+                    wgmma_ss_n64(acc[tile], ws, hb, (c | kk) != 0);
+                }
+            }
+            wgmma_commit();
+        }
+        wgmma_wait<0>();
+        // The thread's rows 16 wq + r0 (+ 8) of each tile and samples 8 j + 2 q + x of the
+        // warpgroup's.
+        xg_t* const out = xg + ((size_t)t * B_ALL + PN * g + 2 * q) * GH + row0 + 16 * wq + r0;
+#pragma unroll
+        for (int tile = 0; tile < 2; ++tile)
+#pragma unroll
+            for (int j = 0; j < PN / 8; ++j)
 #pragma unroll
                 for (int half = 0; half < 2; ++half)
 #pragma unroll
                     for (int x = 0; x < 2; ++x) {
-                        const float v = acc[4 * j + 2 * half + x];
-                        const size_t o = (size_t)(8 * j + x) * GH + 8 * half;
+                        const float v = acc[tile][4 * j + 2 * half + x];
+                        const size_t o = (size_t)(8 * j + x) * GH + REG_ROWS * tile + 8 * half;
 #if XG_HALF
                         out[o] = from_f(v);
 #else
                         out[o] = v;
 #endif
                     }
-            // Every thread has stored its sums (and read the group's input, which the group's
-            // next step overwrites) before the arrival that publishes them.
-            __syncthreads();
-            if (tid == 0) arrive_release(ready + SLOT_WORDS * gr);
-        }
+        // Every thread of the warpgroup has stored its sums (and read the ring) before the
+        // arrivals that publish them.
+        named_sync(2 + g, 128);
+        if (part == 0)
+            for (int gr = group0; gr < group0 + GROUPS_WG; ++gr) arrive_release(ready + SLOT_WORDS * gr);
     }
 }
 

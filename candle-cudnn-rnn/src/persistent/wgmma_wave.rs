@@ -18,12 +18,16 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::Result;
 
 /// The gate rows of W_ih a projection block multiplies (`recurrence_wgmma_wave.cu`'s PROJ_ROWS):
-/// two of wgmma's M of 64, one in each warpgroup's registers.
+/// two of wgmma's M of 64.
 const PROJECTION_ROWS: usize = 128;
 
-/// The samples of a batch group in a wavefront: a projection's products take a group at a time,
-/// wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s GB).
-const WAVE_GROUP: usize = 64;
+/// The batch a wavefront takes: each of a projection block's two warpgroups multiplies half of
+/// it, wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s PN).
+const WAVE_BATCH: usize = 128;
+
+/// The chunks of 128 columns of the input each projection warpgroup's ring holds
+/// (`recurrence_wgmma_wave.cu`'s PSLOTS).
+const PROJECTION_SLOTS: usize = 3;
 
 /// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
 /// SLOT_WORDS).
@@ -57,7 +61,8 @@ impl WgmmaWave {
     fn fits(&self, plan: &Plan, (sms, smem): (usize, usize)) -> bool {
         let gh = plan.cell.gates() * plan.hidden;
         let group = plan.batch / plan.pass_groups(Pass::Forward);
-        group == WAVE_GROUP
+        plan.batch == WAVE_BATCH
+            && (WAVE_BATCH / 2) % group == 0
             && self.blocks(plan) <= sms
             && self.smem_bytes(plan) <= smem
             && gh % PROJECTION_ROWS == 0
@@ -74,10 +79,11 @@ impl WgmmaWave {
         self.layers * recurrence + (self.layers - 1) * Self::projection_blocks(plan)
     }
 
-    /// Shared memory a block: the larger of the recurrence's and a projection block's (a
-    /// step's input, the whole batch).
+    /// Shared memory a block: the larger of the recurrence's and a projection block's (its
+    /// rows of W_ih, each warpgroup's ring of chunks of 128 columns of its half of the batch).
     pub fn smem_bytes(&self, plan: &Plan) -> usize {
-        let projection = plan.batch * plan.hidden * 2;
+        let projection =
+            PROJECTION_ROWS * plan.hidden * 2 + PROJECTION_SLOTS * plan.batch * 128 * 2;
         plan.smem_bytes(Pass::Forward).max(projection)
     }
 

@@ -2,13 +2,14 @@
 //! every layer's recurrence at once on the wgmma forward's blocks, and the upper layers' input
 //! projections made step by step by blocks of their own (128 gate rows of W_ih each) instead of
 //! a GEMM before each layer's launch. A call then takes about seq + 2 (L - 1) steps of the
-//! recurrence instead of seq * L. It fits where all of it fits on the GPU at once, one block a
-//! multiprocessor: at batch 128 and hidden 512 three layers in two groups of 64 samples
-//! ([`super::kernel::Plan::wgmma_subgroups`] 2: 32 blocks a layer) and 2 x 16 projection blocks
-//! take 128 of an H100's 132. The backward stays layer by layer (the forward writes what the
-//! layer-by-layer forward writes).
+//! recurrence instead of seq * L. It runs where the plan's forward is on wgmma and all of it fits
+//! on the GPU at once ([`Plan::wgmma_wave_fits`]): at batch 128 and hidden 512 three layers in
+//! two groups of 64 samples ([`Plan::wgmma_subgroups`] 2: 32 blocks a layer) and 2 x 16
+//! projection blocks take 128 of an H100's 132. The planner asks for that where training leads
+//! with it ([`super::kernel::shape_wgmma_wave`]). The backward stays layer by layer (the forward
+//! writes what the layer-by-layer forward writes).
 
-use super::kernel::{Limits, Pass, Plan, WGMMA_UNITS};
+use super::kernel::{Limits, Pass, Plan};
 use super::tuning::WaveTuning;
 use super::wave::{WaveArgs, WAVE_MAX};
 use candle_core::cuda_backend::cudarc::driver::{
@@ -16,18 +17,6 @@ use candle_core::cuda_backend::cudarc::driver::{
 };
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::Result;
-
-/// The gate rows of W_ih a projection block multiplies (`recurrence_wgmma_wave.cu`'s PROJ_ROWS):
-/// two of wgmma's M of 64.
-const PROJECTION_ROWS: usize = 128;
-
-/// The batch a wavefront takes: each of a projection block's two warpgroups multiplies half of
-/// it, wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s PN).
-const WAVE_BATCH: usize = 128;
-
-/// The chunks of 128 columns of the input each projection warpgroup's ring holds
-/// (`recurrence_wgmma_wave.cu`'s PSLOTS).
-const PROJECTION_SLOTS: usize = 3;
 
 /// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
 /// SLOT_WORDS).
@@ -51,40 +40,8 @@ impl WgmmaWave {
             return None;
         }
         let limits = Limits::of(dev).ok()?;
-        let wave = WgmmaWave { layers };
-        wave.fits(plan, (limits.sms, limits.smem)).then_some(wave)
-    }
-
-    /// Whether the wavefront fits a GPU of `sms` multiprocessors and `smem` bytes of shared
-    /// memory a block: its blocks one a multiprocessor, its counters in the barrier's line,
-    /// whole projection blocks.
-    fn fits(&self, plan: &Plan, (sms, smem): (usize, usize)) -> bool {
-        let gh = plan.cell.gates() * plan.hidden;
-        let group = plan.batch / plan.pass_groups(Pass::Forward);
-        plan.batch == WAVE_BATCH
-            && (WAVE_BATCH / 2) % group == 0
-            && self.blocks(plan) <= sms
-            && self.smem_bytes(plan) <= smem
-            && gh % PROJECTION_ROWS == 0
-    }
-
-    /// Projection blocks of each layer above the lowest.
-    fn projection_blocks(plan: &Plan) -> usize {
-        plan.cell.gates() * plan.hidden / PROJECTION_ROWS
-    }
-
-    /// Every block of the launch: each layer's recurrence, then the projections.
-    pub fn blocks(&self, plan: &Plan) -> usize {
-        let recurrence = plan.pass_groups(Pass::Forward) * plan.hidden / WGMMA_UNITS;
-        self.layers * recurrence + (self.layers - 1) * Self::projection_blocks(plan)
-    }
-
-    /// Shared memory a block: the larger of the recurrence's and a projection block's (its
-    /// rows of W_ih, each warpgroup's ring of chunks of 128 columns of its half of the batch).
-    pub fn smem_bytes(&self, plan: &Plan) -> usize {
-        let projection =
-            PROJECTION_ROWS * plan.hidden * 2 + PROJECTION_SLOTS * plan.batch * 128 * 2;
-        plan.smem_bytes(Pass::Forward).max(projection)
+        plan.wgmma_wave_fits(layers, limits)
+            .then_some(WgmmaWave { layers })
     }
 
     /// The counters: each layer's groups' barriers, then the projections' of the layers above
@@ -107,7 +64,7 @@ impl WgmmaWave {
 
     /// The wavefront's kernel on `dev`, compiled on first use.
     pub fn kernel(&self, dev: &CudaDevice, plan: &Plan) -> Result<CudaFunction> {
-        plan.wgmma_wave_function(dev, self.layers, self.smem_bytes(plan))
+        plan.wgmma_wave_function(dev, self.layers)
     }
 
     /// Launches `f` (from [`WgmmaWave::kernel`]) on every block at once, cooperatively, with
@@ -120,9 +77,9 @@ impl WgmmaWave {
     ) -> Result<()> {
         let counter = args.exchange + self.counters_at(plan);
         let cfg = LaunchConfig {
-            grid_dim: (self.blocks(plan) as u32, 1, 1),
+            grid_dim: (plan.wgmma_wave_blocks(self.layers) as u32, 1, 1),
             block_dim: (plan.threads() as u32, 1, 1),
-            shared_mem_bytes: self.smem_bytes(plan) as u32,
+            shared_mem_bytes: plan.wgmma_wave_smem() as u32,
         };
         let seq = seq as i32;
         let mut launch = stream.launch_builder(f);

@@ -425,9 +425,9 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 /// `shape_wgmma_training`) beside the backward in its own batch groups, and one layer of
 /// [*, 128, 1024] also runs its backward on the wgmma backward (`recurrence_wgmma_bwd.cu`,
 /// `shape_wgmma_backward`); at batch 64 where `CANDLE_RNN_PERSISTENT_WGMMA=1` asks (by default
-/// the layer-by-layer kernels' forward there). With `CANDLE_RNN_PERSISTENT_WGMMA_SUB=2` the
-/// [*, 128, 3 x 512] cases run two subgroups a block, their forwards as one wgmma wavefront
-/// (`recurrence_wgmma_wave.cu`). Then the default (`Heuristic`) serves such
+/// the layer-by-layer kernels' forward there). The [*, 128, 3 x 512] cases train with their forward as
+/// one wgmma wavefront (`recurrence_wgmma_wave.cu`, two subgroups a block, `shape_wgmma_wave`);
+/// with `CANDLE_RNN_PERSISTENT_WGMMA_SUB=2` their inference runs so too. Then the default (`Heuristic`) serves such
 /// inference calls on the kernels, graphed and eager.
 #[test]
 fn persistent_wgmma_forward_matches_the_f64_cpu_path() {

@@ -12,9 +12,17 @@
 #      (layer by layer, one subgroup) / the wavefront / two subgroups layer by layer
 #      (CANDLE_RNN_PERSISTENT_WAVE=0) / the default / the wavefront, at [30, 128, 3 x 512] and
 #      [200, 128, 3 x 512], LSTM and GRU (OUT/ab.log).
-#   4. (torch) the default and the wavefront / PyTorch's fp16 module / ours again at those shapes
+#   4. (suite) the whole GPU suite (OUT/tests.log);
+#   5. (rule, rule-api) with the rule (the wavefront in training forwards at [*, 128, 3 x 512]):
+#      the rule / layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0) / the rule at those shapes,
+#      graphed and eager through the direct call, graphed through loss.backward() and the sink
+#      (OUT/rule.log, OUT/rule-api.log);
+#   6. (torch) the rule and layer by layer / PyTorch's fp16 module / ours again at those shapes
 #      (OUT/torch.log).
-#   results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|torch]...
+#   7. (probe, with PROBE=DIR of probe-build.sh's builds) the wavefront's pace without its waits
+#      (OUT/probe.log).
+#   (Parts 0-3 ran on builds before the rule, with the knob.)
+#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -58,8 +66,48 @@ for part in $parts; do
         echo "$v $c $sh | default $(bench_with X=1) | wave $(bench_with $wave) | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0) | default $(bench_with X=1) | wave $(bench_with $wave)"
       done 2>&1 | tee "$OUT/ab.log"
       ;;
+    suite)
+      stamp "the whole GPU suite"
+      gpu_tests
+      ;;
+    rule | rule-api)
+      # The rule (the wavefront in training) / layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0) /
+      # the rule: graphed and eager through the direct call (rule), graphed through
+      # loss.backward() and the weight-gradient sink (rule-api).
+      stamp "$part"
+      case $part in
+        rule) runs="direct:--graph direct:" ;;
+        *) runs="plain:--graph sink:--graph" ;;
+      esac
+      for run in $runs; do
+        api=${run%%:*} graph=${run#*:}
+        for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+          op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+          split_spec "$spec"
+          echo "$api ${graph:-eager} $v $c $sh | rule $(API=$api bench_with X=1) | layer by layer $(API=$api bench_with CANDLE_RNN_PERSISTENT_WAVE=0) | rule $(API=$api bench_with X=1)"
+        done
+      done 2>&1 | tee "$OUT/$part.log"
+      ;;
+    probe)
+      # The wavefront's probes (probe-build.sh's bench_grid-pN in $PROBE: 1 the upper layers do
+      # not wait for their projections, 2 the projections do not wait for the layer below, 3
+      # neither; wrong results, their pace) beside the build's wavefront, two subgroups (so
+      # inference forwards run as the wavefront too), µs an example (OUT/probe.log).
+      stamp "probe"
+      graph=--graph
+      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+        op-bf16-default:lstm:3,128,200,512; do
+        split_spec "$spec"
+        line="$v $c $sh | wave $(bench_with $wave)"
+        for n in 1 2 3; do
+          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
+          line="$line | p$n $(BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave)"
+        done
+        echo "$line | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0)"
+      done 2>&1 | tee "$OUT/probe.log"
+      ;;
     torch)
-      # Ours (the default, the wavefront) / PyTorch's fp16 module / ours, graphed, µs an example.
+      # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.
       stamp "torch"
       graph=--graph
       only=""
@@ -73,7 +121,7 @@ for part in $parts; do
         for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
           op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
           split_spec "$spec"
-          echo "$v $c $sh | default $(bench_with X=1) | wave $(bench_with $wave)"
+          echo "$v $c $sh | rule $(bench_with X=1) | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
         done
       }
       { ours; torch_fp16 a; ours; } 2>&1 | tee "$OUT/torch.log"

@@ -1190,15 +1190,17 @@ impl Plan {
         plan: Plan,
         (tuning, layers): (&Tuning, usize),
     ) -> Plan {
-        let wave = tuning.wave == WaveTuning::Fitted
-            && shape_wgmma_wave(layers, plan.hidden, plan.batch);
+        let wave =
+            tuning.wave == WaveTuning::Fitted && shape_wgmma_wave(layers, plan.hidden, plan.batch);
         let asked = tuning.wgmma_subgroups.unwrap_or(if wave { 2 } else { 1 });
         let trained = Self::on_wgmma_training_forward(limits, plan, asked);
-        match tuning.wgmma_subgroups.is_none() && !trained.wgmma_wave_fits(layers, limits) {
-            true if trained.wgmma_subgroups > 1 => {
-                Self::on_wgmma_training_forward(limits, plan, 1)
-            }
-            _ => trained,
+        // The rule's two subgroups only where the wavefront then fits: alone they are slower.
+        let unfit = tuning.wgmma_subgroups.is_none()
+            && trained.wgmma_subgroups > 1
+            && !trained.wgmma_wave_fits(layers, limits);
+        match unfit {
+            true => Self::on_wgmma_training_forward(limits, plan, 1),
+            false => trained,
         }
     }
 
@@ -2030,8 +2032,8 @@ impl Plan {
     /// projection block's (its rows of W_ih, each warpgroup's ring of chunks of 128 columns of
     /// its half of the batch).
     pub(super) fn wgmma_wave_smem(&self) -> usize {
-        let projection = WGMMA_PROJECTION_ROWS * self.hidden * 2
-            + WGMMA_PROJECTION_SLOTS * self.batch * 128 * 2;
+        let projection =
+            WGMMA_PROJECTION_ROWS * self.hidden * 2 + WGMMA_PROJECTION_SLOTS * self.batch * 128 * 2;
         self.smem_of(Pass::Forward, true).max(projection)
     }
 

@@ -176,7 +176,8 @@ pub(super) fn forward<T: Elem>(
     // A recurrence that makes its input projection itself (`Plan::input`, one layer) reads no
     // gate buffer, and writes one only in training. An inference forward layer by layer reads
     // its projection in half elements (`Plan::half_projection`; the wavefront's is f32), from
-    // one buffer that every layer's GEMM writes in turn.
+    // one buffer that every layer's GEMM writes in turn (the wgmma wavefront's too, one a layer:
+    // the upper ones' its projection blocks write).
     let folded = plan.pass_input(Pass::Forward).is_some();
     let half_xg = plan.half_projection && wave.is_none() && !folded;
     let n_gates = if (folded || half_xg) && !train {

@@ -23,6 +23,17 @@ const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
 const RECURRENCE_WGMMA_BWD: &str = include_str!("recurrence_wgmma_bwd.cu");
 const RECURRENCE_WGMMA_WAVE: &str = include_str!("recurrence_wgmma_wave.cu");
 
+/// The source of a module for cell `$cell` (a [`Cell`]): the preludes, the cell's pointwise
+/// steps, then `$part`s, as one static list per cell.
+macro_rules! cell_sources {
+    ($cell:expr, [$($part:expr),* $(,)?]) => {
+        match $cell {
+            Cell::Lstm => &[HALF, PHILOX, COMMON, CELL_LSTM, $($part),*],
+            Cell::Gru => &[HALF, PHILOX, COMMON, CELL_GRU, $($part),*],
+        }
+    };
+}
+
 /// Which recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Pass {
@@ -42,17 +53,9 @@ impl Pass {
     /// the dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
     /// wavefront).
     pub(super) fn sources(self, cell: Cell) -> &'static [&'static str] {
-        // The parts in order, as one static list per cell and pass.
-        macro_rules! parts {
-            ($cell:expr, $recurrence:expr) => {
-                &[HALF, PHILOX, COMMON, $cell, DROPOUT, PAD, $recurrence]
-            };
-        }
-        match (self, cell) {
-            (Pass::Forward, Cell::Lstm) => parts!(CELL_LSTM, RECURRENCE_FWD),
-            (Pass::Backward, Cell::Lstm) => parts!(CELL_LSTM, RECURRENCE_BWD),
-            (Pass::Forward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_FWD),
-            (Pass::Backward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_BWD),
+        match self {
+            Pass::Forward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_FWD]),
+            Pass::Backward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_BWD]),
         }
     }
 }
@@ -64,28 +67,7 @@ const WGMMA_KERNEL: &str = "wgmma_fwd";
 /// dropout and row-copy kernels too, which the forward's host code takes from its module), the
 /// instruction's wrappers (`wgmma.cuh`) before the recurrence.
 fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
-    match cell {
-        Cell::Lstm => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_LSTM,
-            DROPOUT,
-            PAD,
-            WGMMA,
-            RECURRENCE_WGMMA_FWD,
-        ],
-        Cell::Gru => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_GRU,
-            DROPOUT,
-            PAD,
-            WGMMA,
-            RECURRENCE_WGMMA_FWD,
-        ],
-    }
+    cell_sources!(cell, [DROPOUT, PAD, WGMMA, RECURRENCE_WGMMA_FWD])
 }
 
 /// The wgmma wavefront's kernel (`recurrence_wgmma_wave.cu`, [`super::wgmma_wave::WgmmaWave`]).
@@ -94,30 +76,16 @@ const WGMMA_WAVE_KERNEL: &str = "wgmma_wave_fwd";
 /// The source of the wgmma wavefront's modules for `cell`: the wgmma forward's, then the
 /// wavefront (its projection blocks and its kernel).
 fn wgmma_wave_sources(cell: Cell) -> &'static [&'static str] {
-    match cell {
-        Cell::Lstm => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_LSTM,
+    cell_sources!(
+        cell,
+        [
             DROPOUT,
             PAD,
             WGMMA,
             RECURRENCE_WGMMA_FWD,
-            RECURRENCE_WGMMA_WAVE,
-        ],
-        Cell::Gru => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_GRU,
-            DROPOUT,
-            PAD,
-            WGMMA,
-            RECURRENCE_WGMMA_FWD,
-            RECURRENCE_WGMMA_WAVE,
-        ],
-    }
+            RECURRENCE_WGMMA_WAVE
+        ]
+    )
 }
 
 /// The wgmma backward's kernel (`recurrence_wgmma_bwd.cu`, [`Plan::wgmma_backward`]).
@@ -126,26 +94,7 @@ const WGMMA_BWD_KERNEL: &str = "wgmma_bwd";
 /// The source of the wgmma backward's modules for `cell` (its helpers, the transpose of W_hh
 /// and the bias parts' sum, stay in the layer-by-layer backward's module: [`Plan::function`]).
 fn wgmma_bwd_sources(cell: Cell) -> &'static [&'static str] {
-    match cell {
-        Cell::Lstm => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_LSTM,
-            DROPOUT,
-            WGMMA,
-            RECURRENCE_WGMMA_BWD,
-        ],
-        Cell::Gru => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_GRU,
-            DROPOUT,
-            WGMMA,
-            RECURRENCE_WGMMA_BWD,
-        ],
-    }
+    cell_sources!(cell, [DROPOUT, WGMMA, RECURRENCE_WGMMA_BWD])
 }
 
 /// The wgmma backward's batch: one group, wgmma's N.
@@ -2163,6 +2112,17 @@ mod tests {
             let defined = source.find("void wgmma_rs_n32(");
             assert!(
                 defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
+                "{cell:?}"
+            );
+            let kernel = format!(
+                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_WAVE_KERNEL}("
+            );
+            let source = wgmma_wave_sources(cell).concat();
+            assert!(source.contains(&kernel), "{cell:?}");
+            // The wavefront calls the wgmma forward's layer, which comes before it.
+            let layer = source.find("void layer_forward(");
+            assert!(
+                layer.is_some_and(|at| at < source.find(&kernel).unwrap()),
                 "{cell:?}"
             );
             let kernel = format!(

@@ -415,6 +415,17 @@ def variants():
             kind = "forward" if half else "training forward"
             yield (f"{cell} wgmma {kind} h{hid} groups {groups} sub {sub} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
+    # The forward's wavefront on wgmma (recurrence_wgmma_wave.cu): 3 x 512 at batch 128 in two
+    # groups of two subgroups, inference and training; 2 layers in f16.
+    for cell in ("lstm", "gru"):
+        for layers, elem, half in ((3, "-DELEM_BF16=1", 1), (3, "-DELEM_BF16=1", 0), (2, "-DELEM_BF16=0", 0)):
+            # (wgmma_wave.rs's smem_bytes, the projection blocks': 128 rows of 512, 3 chunks of
+            # 64 x 128 for each warpgroup; which the kernel checks.)
+            wg = ["-DHID=512", "-DBATCH=32", "-DSUB=2", "-DGROUPS=2", "-DNWARPS=8", elem, f"-DXG_HALF={half}",
+                  f"-DWAVE_LAYERS={layers}", f"-DSMEM_BYTES={128 * 512 * 2 + 3 * 128 * 128 * 2}"]
+            kind = "forward" if half else "training forward"
+            yield (f"{cell} wgmma wavefront {kind} {layers} x 512 {elem[2:]}", "wgmma_wave_fwd", wg,
+                   "compute_90a", cell)
     # The backward on wgmma (recurrence_wgmma_bwd.cu, sm_90a): one group of 128 at hidden 1024 (its
     # one size), W_hh itself or its transpose (WT_ROWS), bf16 and f16, the partial sums in f32 or
     # bf16.
@@ -523,7 +534,9 @@ def main():
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
     bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd,
               "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu"),
-              "wgmma_bwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_bwd.cu")}
+              "wgmma_bwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_bwd.cu"),
+              "wgmma_wave_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu")
+              + "\n" + read("persistent/recurrence_wgmma_wave.cu")}
     def check(variant):
         """(ok, name, report) of one variant."""
         name, kernel, defines, arch, cell = variant

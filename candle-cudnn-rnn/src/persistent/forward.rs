@@ -10,6 +10,7 @@ use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
 use super::transposed::transpose_recurrent_weights;
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
+use super::wgmma_wave::WgmmaWave;
 use super::Elem;
 use crate::backend::{view, Operand, OutputBuffers, Outputs};
 use crate::call::Call;
@@ -158,18 +159,25 @@ pub(super) fn forward<T: Elem>(
     let (steps, cell) = (seq * batch, plan.cell);
     let gh = cell.gates() * hidden;
     let elem = std::mem::size_of::<T>() as u64;
-    // Inference reuses one gate buffer and one buffer between layers (a layer's GEMM reads its
-    // input before its kernel overwrites it); training keeps them all.
-    let kept = |n: usize| if train { n } else { n.min(1) };
+    // Every layer at once, where asked for and it fits (`wave`, or on wgmma `wgmma_wave`), else
+    // layer by layer.
+    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
+    let wgmma_wave = WgmmaWave::new(&dev, &plan, layers, wave_tuning);
+    // Inference layer by layer reuses one gate buffer and one buffer between layers (a layer's
+    // GEMM reads its input before its kernel overwrites it); training and the wgmma wavefront
+    // (whose layers run at once) keep them all.
+    let kept = |n: usize| match train || wgmma_wave.is_some() {
+        true => n,
+        false => n.min(1),
+    };
     let mut outputs = OutputBuffers::new(call, state_apart, |len| {
         Ok(buffers::<T>(&stream, 1, len)?.remove(0))
     })?;
-    // Every layer at once, where asked for and it fits (`wave`), else layer by layer.
-    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
     // A recurrence that makes its input projection itself (`Plan::input`, one layer) reads no
     // gate buffer, and writes one only in training. An inference forward layer by layer reads
     // its projection in half elements (`Plan::half_projection`; the wavefront's is f32), from
-    // one buffer that every layer's GEMM writes in turn.
+    // one buffer that every layer's GEMM writes in turn (the wgmma wavefront's too, one a layer:
+    // the upper ones' its projection blocks write).
     let folded = plan.pass_input(Pass::Forward).is_some();
     let half_xg = plan.half_projection && wave.is_none() && !folded;
     let n_gates = if (folded || half_xg) && !train {
@@ -178,7 +186,8 @@ pub(super) fn forward<T: Elem>(
         kept(layers)
     };
     let mut gates = buffers::<f32>(&stream, n_gates, steps * gh)?;
-    let mut projection = buffers::<T>(&stream, usize::from(half_xg), steps * gh)?;
+    let n_projection = if half_xg { kept(layers) } else { 0 };
+    let mut projection = buffers::<T>(&stream, n_projection, steps * gh)?;
     let saved = steps * cell.saved() * hidden;
     let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, saved)?;
     let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
@@ -195,7 +204,11 @@ pub(super) fn forward<T: Elem>(
     // h_t for the other blocks, two slots taken in turn, rows padded to whole K steps; the
     // padding stays zero. The grid barrier behind it. (The kernels count its columns in 16-bit
     // words: `Operands::words` a `T`.)
-    let cols = wave.map_or(plan.kpad(), |w| w.exchange_cols(&plan));
+    let cols = match (wave, wgmma_wave) {
+        (Some(w), _) => w.exchange_cols(&plan),
+        (None, Some(w)) => w.exchange_cols(&plan),
+        (None, None) => plan.kpad(),
+    };
     let exchange_len = 2 * batch * cols / plan.elem.words();
     // In training the backward's exchange buffers follow, zeroed in the same fill.
     let backward = train.then(|| {
@@ -226,9 +239,10 @@ pub(super) fn forward<T: Elem>(
     let n_transposed = if transposed_fill { layers } else { 0 };
     let mut w_hh_t = buffers::<T>(&stream, n_transposed, hidden * plan.transposed_pitch())?;
     let in_launch = wave.is_none() && plan.forward_transposes;
-    let f = match wave {
-        Some(w) => w.kernel(&dev, &plan)?,
-        None => plan.kernel(&dev, Pass::Forward)?,
+    let f = match (wave, wgmma_wave) {
+        (Some(w), _) => w.kernel(&dev, &plan)?,
+        (None, Some(w)) => w.kernel(&dev, &plan)?,
+        (None, None) => plan.kernel(&dev, Pass::Forward)?,
     };
     let rows = RowKernels {
         dev: &dev,
@@ -259,7 +273,8 @@ pub(super) fn forward<T: Elem>(
         let below_ptrs = addresses(&mut below, &stream);
         let dropped_ptrs = addresses(&mut dropped, &stream);
         let h_prev_ptrs = addresses(&mut h_prev, &stream);
-        let pick = |v: &Vec<(u64, _)>, i: usize| v[if train { i } else { 0 }].0;
+        // Layer i's of the buffers kept (the one buffer where inference shares it).
+        let pick = |v: &Vec<(u64, _)>, i: usize| v[i.min(v.len() - 1)].0;
         let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
         let input_of = |layer: usize| match (layer, dropped_ptrs.get(layer.wrapping_sub(1))) {
             (0, _) => x_ptr,
@@ -278,10 +293,10 @@ pub(super) fn forward<T: Elem>(
                 (false, true) => 0,
                 (false, false) => pick(&below_ptrs, layer),
             };
-            let xg = match (projection_ptr.first(), n_gates) {
-                (Some(p), _) => p.0,
-                (None, 0) => 0,
-                (None, _) => pick(&gate_ptrs, layer),
+            let xg = match (projection_ptr.is_empty(), n_gates) {
+                (false, _) => pick(&projection_ptr, layer),
+                (true, 0) => 0,
+                (true, _) => pick(&gate_ptrs, layer),
             };
             let xg_type = if half_xg { Out::Elem } else { Out::F32 };
             let at = |o: usize| w_ptr + o as u64 * elem;
@@ -319,9 +334,9 @@ pub(super) fn forward<T: Elem>(
                     }
                 });
                 padded.push(None);
-            } else if wave.is_some() && layer > 0 {
-                // Its input's product is made in the recurrence; the backward's padded
-                // operands come after the launch.
+            } else if (wave.is_some() || wgmma_wave.is_some()) && layer > 0 {
+                // Its input's product is made in the launch; the backward's padded operands
+                // come after it.
                 padded.push(None);
             } else if pads(&plan, b.in_size) {
                 let sizes = (steps, gh, b.in_size);
@@ -368,7 +383,7 @@ pub(super) fn forward<T: Elem>(
                 drop[1],
                 drop[2],
             ];
-            if wave.is_some() {
+            if wave.is_some() || wgmma_wave.is_some() {
                 wave_args.layers[layer] = args;
                 continue;
             }
@@ -405,6 +420,10 @@ pub(super) fn forward<T: Elem>(
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;
+        }
+        if let Some(w) = wgmma_wave {
+            wave_args.exchange = hx;
+            w.launch((&stream, &f, &plan), &wave_args, seq)?;
         }
         if let Some(w) = wave {
             wave_args.exchange = hx;

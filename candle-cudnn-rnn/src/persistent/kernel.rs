@@ -5,7 +5,7 @@
 
 use super::cell::{Cell, CELL_GRU, CELL_LSTM, UNIT_STEP};
 use super::launch::{Launch, MAX_GROUPS, MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
-use super::tuning::Tuning;
+use super::tuning::{Tuning, WaveTuning};
 use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
@@ -21,6 +21,18 @@ const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
 const WGMMA: &str = include_str!("wgmma.cuh");
 const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
 const RECURRENCE_WGMMA_BWD: &str = include_str!("recurrence_wgmma_bwd.cu");
+const RECURRENCE_WGMMA_WAVE: &str = include_str!("recurrence_wgmma_wave.cu");
+
+/// The source of a module for cell `$cell` (a [`Cell`]): the preludes, the cell's pointwise
+/// steps, then `$part`s, as one static list per cell.
+macro_rules! cell_sources {
+    ($cell:expr, [$($part:expr),* $(,)?]) => {
+        match $cell {
+            Cell::Lstm => &[HALF, PHILOX, COMMON, CELL_LSTM, $($part),*],
+            Cell::Gru => &[HALF, PHILOX, COMMON, CELL_GRU, $($part),*],
+        }
+    };
+}
 
 /// Which recurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,17 +53,9 @@ impl Pass {
     /// the dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
     /// wavefront).
     pub(super) fn sources(self, cell: Cell) -> &'static [&'static str] {
-        // The parts in order, as one static list per cell and pass.
-        macro_rules! parts {
-            ($cell:expr, $recurrence:expr) => {
-                &[HALF, PHILOX, COMMON, $cell, DROPOUT, PAD, $recurrence]
-            };
-        }
-        match (self, cell) {
-            (Pass::Forward, Cell::Lstm) => parts!(CELL_LSTM, RECURRENCE_FWD),
-            (Pass::Backward, Cell::Lstm) => parts!(CELL_LSTM, RECURRENCE_BWD),
-            (Pass::Forward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_FWD),
-            (Pass::Backward, Cell::Gru) => parts!(CELL_GRU, RECURRENCE_BWD),
+        match self {
+            Pass::Forward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_FWD]),
+            Pass::Backward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_BWD]),
         }
     }
 }
@@ -63,28 +67,25 @@ const WGMMA_KERNEL: &str = "wgmma_fwd";
 /// dropout and row-copy kernels too, which the forward's host code takes from its module), the
 /// instruction's wrappers (`wgmma.cuh`) before the recurrence.
 fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
-    match cell {
-        Cell::Lstm => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_LSTM,
+    cell_sources!(cell, [DROPOUT, PAD, WGMMA, RECURRENCE_WGMMA_FWD])
+}
+
+/// The wgmma wavefront's kernel (`recurrence_wgmma_wave.cu`, [`super::wgmma_wave::WgmmaWave`]).
+const WGMMA_WAVE_KERNEL: &str = "wgmma_wave_fwd";
+
+/// The source of the wgmma wavefront's modules for `cell`: the wgmma forward's, then the
+/// wavefront (its projection blocks and its kernel).
+fn wgmma_wave_sources(cell: Cell) -> &'static [&'static str] {
+    cell_sources!(
+        cell,
+        [
             DROPOUT,
             PAD,
             WGMMA,
             RECURRENCE_WGMMA_FWD,
-        ],
-        Cell::Gru => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_GRU,
-            DROPOUT,
-            PAD,
-            WGMMA,
-            RECURRENCE_WGMMA_FWD,
-        ],
-    }
+            RECURRENCE_WGMMA_WAVE
+        ]
+    )
 }
 
 /// The wgmma backward's kernel (`recurrence_wgmma_bwd.cu`, [`Plan::wgmma_backward`]).
@@ -93,26 +94,7 @@ const WGMMA_BWD_KERNEL: &str = "wgmma_bwd";
 /// The source of the wgmma backward's modules for `cell` (its helpers, the transpose of W_hh
 /// and the bias parts' sum, stay in the layer-by-layer backward's module: [`Plan::function`]).
 fn wgmma_bwd_sources(cell: Cell) -> &'static [&'static str] {
-    match cell {
-        Cell::Lstm => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_LSTM,
-            DROPOUT,
-            WGMMA,
-            RECURRENCE_WGMMA_BWD,
-        ],
-        Cell::Gru => &[
-            HALF,
-            PHILOX,
-            COMMON,
-            CELL_GRU,
-            DROPOUT,
-            WGMMA,
-            RECURRENCE_WGMMA_BWD,
-        ],
-    }
+    cell_sources!(cell, [DROPOUT, WGMMA, RECURRENCE_WGMMA_BWD])
 }
 
 /// The wgmma backward's batch: one group, wgmma's N.
@@ -218,6 +200,21 @@ pub(crate) fn shape_wgmma_training(layers: usize, hidden: usize, batch: usize) -
 /// See [`shape_wgmma_forward`].
 const WGMMA_HALF_HIDDEN: usize = WGMMA_MOST_HIDDEN / 2;
 
+/// Whether a training forward of `layers` layers runs as the wgmma wavefront
+/// (`recurrence_wgmma_wave.cu`: every layer at once in two subgroups a block, so that three layers
+/// and the upper layers' projection blocks fit, [`Plan::wgmma_subgroups`] 2) where the tuning
+/// leaves it to the shape and the wavefront fits (else one subgroup layer by layer, which is
+/// faster than two). Graphed training at [*, 128, 3 x 512] took 0.94-0.97x of the time layer by
+/// layer (LSTM [30, 128, 3 x 512] 6.05 against 6.29 µs an example, GRU [200, 128, 3 x 512] 33.1
+/// against 34.5); inference forwards 0.95-1.12x, so they stay layer by layer
+/// (`results/2026-12-01-h200-wgmma-wave/`).
+pub(crate) fn shape_wgmma_wave(layers: usize, hidden: usize, batch: usize) -> bool {
+    layers == WGMMA_WAVE_LAYERS && hidden == WGMMA_HALF_HIDDEN && batch == WGMMA_HALF_HIDDEN_BATCH
+}
+
+/// See [`shape_wgmma_wave`]: the stacks measured.
+const WGMMA_WAVE_LAYERS: usize = 3;
+
 /// See [`shape_wgmma_forward`]: the one batch measured ahead at [`WGMMA_HALF_HIDDEN`] (batch 64
 /// was behind; past 128 the layer-by-layer kernels were not measured against it).
 const WGMMA_HALF_HIDDEN_BATCH: usize = 128;
@@ -308,14 +305,14 @@ impl Operands {
 /// What a plan must fit on the device: its multiprocessors, the shared memory a block may take,
 /// and its compute capability's major version.
 #[derive(Clone, Copy)]
-struct Limits {
-    sms: usize,
-    smem: usize,
+pub(super) struct Limits {
+    pub sms: usize,
+    pub smem: usize,
     major: usize,
 }
 
 impl Limits {
-    fn of(dev: &CudaDevice) -> std::result::Result<Limits, String> {
+    pub(super) fn of(dev: &CudaDevice) -> std::result::Result<Limits, String> {
         let stream = dev.cuda_stream();
         let attr = |a| {
             stream
@@ -1079,7 +1076,7 @@ impl Plan {
                         .wgmma
                         .unwrap_or_else(|| shape_wgmma_training(layers, hidden, batch));
                     let plan = match train && wgmma_training {
-                        true => Self::with_wgmma_training_forward(limits, plan, tuning),
+                        true => Self::with_wgmma_training_forward(limits, plan, (tuning, layers)),
                         false => plan,
                     };
                     let wgmma_backward = tuning
@@ -1119,28 +1116,47 @@ impl Plan {
     }
 
     /// The subgroups a wgmma forward of `shape` takes ([`Plan::wgmma_subgroups`]): those
-    /// [`Tuning::wgmma_subgroups`] asks for where they fit, else 1; `None` where no wgmma forward
-    /// fits.
+    /// `asked` for where they fit, else 1; `None` where no wgmma forward fits.
     fn wgmma_subgroups_of(
         limits: Limits,
         shape: (Cell, usize, usize, Operands),
         half_projection: bool,
-        tuning: &Tuning,
+        asked: usize,
     ) -> Option<usize> {
-        let asked = tuning.wgmma_subgroups.unwrap_or(1);
         [asked, 1]
             .into_iter()
             .find(|&sub| Self::wgmma_fits(limits, shape, (half_projection, sub)))
     }
 
-    /// `plan` (a training plan) with its forward on the wgmma kernel where that fits and the
-    /// backward does not run in one cluster (whose launch would take the forward's grid as a
-    /// cluster): the forward's fields the wgmma forward's (its own batch groups,
-    /// [`Plan::pass_groups`]; an f32 projection; no transpose of its own), the backward's as
-    /// they are; else `plan`.
-    fn with_wgmma_training_forward(limits: Limits, plan: Plan, tuning: &Tuning) -> Plan {
+    /// `plan` (a training plan of `layers` layers) with its forward on the wgmma kernel where
+    /// that fits and the backward does not run in one cluster (whose launch would take the
+    /// forward's grid as a cluster): the forward's fields the wgmma forward's (its own batch
+    /// groups, [`Plan::pass_groups`]; an f32 projection; no transpose of its own), the
+    /// backward's as they are; else `plan`. Its subgroups: those the tuning asks for, else two
+    /// where [`shape_wgmma_wave`] takes the wgmma wavefront and it fits, else one.
+    fn with_wgmma_training_forward(
+        limits: Limits,
+        plan: Plan,
+        (tuning, layers): (&Tuning, usize),
+    ) -> Plan {
+        let wave =
+            tuning.wave == WaveTuning::Fitted && shape_wgmma_wave(layers, plan.hidden, plan.batch);
+        let asked = tuning.wgmma_subgroups.unwrap_or(if wave { 2 } else { 1 });
+        let trained = Self::on_wgmma_training_forward(limits, plan, asked);
+        // The rule's two subgroups only where the wavefront then fits: alone they are slower.
+        let unfit = tuning.wgmma_subgroups.is_none()
+            && trained.wgmma_subgroups > 1
+            && !trained.wgmma_wave_fits(layers, limits);
+        match unfit {
+            true => Self::on_wgmma_training_forward(limits, plan, 1),
+            false => trained,
+        }
+    }
+
+    /// [`Plan::with_wgmma_training_forward`] in `asked` subgroups (where they fit, else one).
+    fn on_wgmma_training_forward(limits: Limits, plan: Plan, asked: usize) -> Plan {
         let shape = (plan.cell, plan.hidden, plan.batch, plan.elem);
-        let subgroups = Self::wgmma_subgroups_of(limits, shape, false, tuning);
+        let subgroups = Self::wgmma_subgroups_of(limits, shape, false, asked);
         let Some(wgmma_subgroups) = subgroups.filter(|_| !plan.one_cluster) else {
             return plan;
         };
@@ -1195,7 +1211,8 @@ impl Plan {
         tuning: &Tuning,
     ) -> Option<Plan> {
         let shape = (cell, hidden, batch, elem);
-        let subgroups = Self::wgmma_subgroups_of(limits, shape, true, tuning);
+        let asked = tuning.wgmma_subgroups.unwrap_or(1);
+        let subgroups = Self::wgmma_subgroups_of(limits, shape, true, asked);
         subgroups.map(|wgmma_subgroups| Plan {
             cell,
             hidden,
@@ -1937,6 +1954,75 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Whether the wgmma wavefront of `layers` layers of this plan (its forward on wgmma) fits a
+    /// device of `limits` (`recurrence_wgmma_wave.cu`): batch groups of [`WGMMA_WAVE_GROUP`]
+    /// samples, whole projection blocks, every block at once one a multiprocessor.
+    pub(super) fn wgmma_wave_fits(&self, layers: usize, Limits { sms, smem, .. }: Limits) -> bool {
+        let group = self.batch / self.pass_groups(Pass::Forward);
+        let gh = self.cell.gates() * self.hidden;
+        self.pass_wgmma(Pass::Forward)
+            && self.batch == WGMMA_WAVE_BATCH
+            && group == WGMMA_WAVE_GROUP
+            && gh % WGMMA_PROJECTION_ROWS == 0
+            && self.wgmma_wave_blocks(layers) <= sms
+            && self.wgmma_wave_smem() <= smem
+    }
+
+    /// The wgmma wavefront's blocks: each layer's recurrence, then the projections of the
+    /// layers above the lowest (128 gate rows of W_ih each).
+    pub(super) fn wgmma_wave_blocks(&self, layers: usize) -> usize {
+        let recurrence = self.pass_groups(Pass::Forward) * self.hidden / WGMMA_UNITS;
+        let projection = self.cell.gates() * self.hidden / WGMMA_PROJECTION_ROWS;
+        layers * recurrence + (layers - 1) * projection
+    }
+
+    /// The wgmma wavefront's shared memory a block: the larger of the recurrence's and a
+    /// projection block's (its rows of W_ih, each warpgroup's ring of chunks of 128 columns of
+    /// its half of the batch).
+    pub(super) fn wgmma_wave_smem(&self) -> usize {
+        let projection =
+            WGMMA_PROJECTION_ROWS * self.hidden * 2 + WGMMA_PROJECTION_SLOTS * self.batch * 128 * 2;
+        self.smem_of(Pass::Forward, true).max(projection)
+    }
+
+    /// The wgmma wavefront's kernel of `layers` layers of this plan (its forward on wgmma) on
+    /// `dev`, compiled on first use.
+    pub(super) fn wgmma_wave_function(
+        &self,
+        dev: &CudaDevice,
+        layers: usize,
+    ) -> Result<CudaFunction> {
+        let smem = self.wgmma_wave_smem();
+        let mut defines = self.defines_of(Pass::Forward, true);
+        defines.retain(|d| !d.starts_with("-DSMEM_BYTES="));
+        defines.push(format!("-DSMEM_BYTES={smem}"));
+        defines.push(format!("-DWAVE_LAYERS={layers}"));
+        let name = format!("{}_wave{layers}", self.module_name_of(Pass::Forward, true));
+        let sources = wgmma_wave_sources(self.cell);
+        let module = module(name, sources, defines, "compute_90a");
+        let f = function(&module, dev, Pass::Forward, WGMMA_WAVE_KERNEL)?;
+        allow_smem(&f, smem)?;
+        Ok(f)
+    }
+}
+
+/// The batch the wgmma wavefront takes: each warpgroup of a projection block multiplies half of
+/// it, wgmma's N of 64 (`recurrence_wgmma_wave.cu`'s PN).
+const WGMMA_WAVE_BATCH: usize = 128;
+
+/// The samples of a wgmma wavefront's batch group: a projection warpgroup's half of the batch
+/// is one group, which it waits for and publishes on its own.
+const WGMMA_WAVE_GROUP: usize = 64;
+
+/// The gate rows of W_ih a wgmma wavefront's projection block multiplies
+/// (`recurrence_wgmma_wave.cu`'s PROJ_ROWS): two of wgmma's M of 64.
+const WGMMA_PROJECTION_ROWS: usize = 128;
+
+/// The chunks of 128 columns of the input each projection warpgroup's ring holds
+/// (`recurrence_wgmma_wave.cu`'s PSLOTS).
+const WGMMA_PROJECTION_SLOTS: usize = 3;
+
 /// The module of `sources` compiled with `defines` for `arch`, named `name` (unique per pass,
 /// cell and defines).
 pub(super) fn module(
@@ -2026,6 +2112,17 @@ mod tests {
             let defined = source.find("void wgmma_rs_n32(");
             assert!(
                 defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
+                "{cell:?}"
+            );
+            let kernel = format!(
+                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_WAVE_KERNEL}("
+            );
+            let source = wgmma_wave_sources(cell).concat();
+            assert!(source.contains(&kernel), "{cell:?}");
+            // The wavefront calls the wgmma forward's layer, which comes before it.
+            let layer = source.find("void layer_forward(");
+            assert!(
+                layer.is_some_and(|at| at < source.find(&kernel).unwrap()),
                 "{cell:?}"
             );
             let kernel = format!(
@@ -2270,6 +2367,50 @@ mod tests {
                 assert!(wgmma_smem(cell, 1024, half, 2) > 227 << 10, "{cell:?}");
             }
         }
+    }
+
+    /// The wgmma wavefront at [*, 128, 3 x 512] in two subgroups: 3 x 32 recurrence blocks and
+    /// 2 x 16 projection blocks of 128 gate rows for an LSTM (2 x 12 for a GRU), fitting an H100
+    /// SXM's or H200's 132 multiprocessors but not an H100 PCIe's 114; in one subgroup the
+    /// layers' 64 blocks each do not fit together. The rule takes three layers of 512 at batch 128
+    /// only.
+    #[test]
+    fn a_wgmma_wavefront_of_three_layers_fits_132_multiprocessors_in_two_subgroups() {
+        let limits = |sms| Limits {
+            sms,
+            smem: 227 << 10,
+            major: 9,
+        };
+        for (cell, projection_blocks) in [(Cell::Lstm, 16), (Cell::Gru, 12)] {
+            let one = Plan {
+                units: [WGMMA_UNITS, 4],
+                groups: 8,
+                wgmma: true,
+                ..Plan::example(cell, 512, 128)
+            };
+            let two = Plan {
+                wgmma_subgroups: 2,
+                ..one
+            };
+            assert_eq!(two.wgmma_wave_blocks(3), 3 * 32 + 2 * projection_blocks);
+            assert_eq!(two.wgmma_wave_blocks(2), 2 * 32 + projection_blocks);
+            // A projection block's 128 rows of 512 and 2 x 3 chunks of 64 x 128 outweigh the
+            // recurrence's shared memory.
+            assert_eq!(two.wgmma_wave_smem(), 131072 + 98304);
+            assert!(two.wgmma_wave_fits(3, limits(132)), "{cell:?}");
+            assert!(!two.wgmma_wave_fits(3, limits(114)), "{cell:?}");
+            assert!(!one.wgmma_wave_fits(3, limits(132)), "{cell:?}");
+            assert!(!one.wgmma_wave_fits(2, limits(132)), "{cell:?}");
+            let plain = Plan {
+                wgmma: false,
+                ..two
+            };
+            assert!(!plain.wgmma_wave_fits(3, limits(132)), "{cell:?}");
+        }
+        assert!(shape_wgmma_wave(3, 512, 128));
+        assert!(!shape_wgmma_wave(2, 512, 128));
+        assert!(!shape_wgmma_wave(3, 1024, 128));
+        assert!(!shape_wgmma_wave(3, 512, 64));
     }
 
     /// A training plan with its forward on wgmma: the forward in groups of 32 with an f32

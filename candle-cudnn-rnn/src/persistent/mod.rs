@@ -25,9 +25,11 @@ mod side;
 mod transposed;
 mod tuning;
 mod wave;
+mod wgmma_wave;
 
 use kernel::Pass;
 use wave::Wave;
+use wgmma_wave::WgmmaWave;
 
 pub(crate) use cell::Cell;
 pub(crate) use kernel::{batch_groups, Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
@@ -134,9 +136,13 @@ impl PersistentRnn {
                 let (layers, input) = (self.dims.num_layers, self.dims.input_size);
                 let plan = Plan::new(dev, sizes, (train, layers, input), &self.tuning);
                 if self.tuning.show_plans {
+                    let wgmma_wave = plan
+                        .as_ref()
+                        .ok()
+                        .and_then(|p| WgmmaWave::new(dev, p, layers, self.tuning.wave));
                     eprintln!(
                         "candle-cudnn-rnn: {:?} {layers} x {}, input {input}, batch {batch}, \
-                         {dtype:?}, train {train}: {plan:?}",
+                         {dtype:?}, train {train}: {plan:?}, wgmma wavefront: {wgmma_wave:?}",
                         self.cell, self.dims.hidden_size
                     );
                 }

@@ -118,28 +118,30 @@ __device__ __forceinline__ size_t w_row(int n, int blk) {
 }
 
 // Warpgroup g's half of K of rows 16 wq + r0 (+ 8) of the block's register rows, mma.sync's A
-// fragments (lane 4 r0 + q), from W_hh.
-__device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const elem* w_hh, int blk, int g,
-                                               int wq, int r0, int q) {
+// fragments (lane 4 r0 + q), from w (rows of HID): register row n is w's row `row(n)`.
+template <typename Row>
+__device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const elem* w, Row row, int g, int wq,
+                                               int r0, int q) {
 #pragma unroll
     for (int j = 0; j < KSTEPS_HALF; ++j) {
         const int k = (HID / 2) * g + 16 * j + 2 * q;
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const int n = 16 * wq + r0 + 8 * (x & 1);
-            wa[j][x] = *(const u32*)(w_hh + w_row(n, blk) * HID + k + 8 * (x >> 1));
+            wa[j][x] = *(const u32*)(w + row(n) * HID + k + 8 * (x >> 1));
         }
     }
 }
 
 // Warpgroup G's partial sums of the other warpgroup's samples (accumulator columns of tiles
-// 2 (1 - G), + 1) into its slots of `red`, `part` the thread's place in its warpgroup.
-template <int G>
+// 2 (1 - G), + 1) into its slots of `red`, `part` the thread's place in its warpgroup: the rows
+// of its first NG gates (all four of the thread's rows with NG 4).
+template <int G, int NG = GATES>
 __device__ __forceinline__ void hand_over(float* red, const float (&d)[16], const float (&e)[16], int part) {
 #pragma unroll
     for (int jj = 0; jj < 2; ++jj)
 #pragma unroll
-        for (int gt = 0; gt < GATES; ++gt)
+        for (int gt = 0; gt < NG; ++gt)
 #pragma unroll
             for (int x = 0; x < 2; ++x) {
                 const int j = 2 * (1 - G) + jj, at = 4 * j + 2 * (gt % 2) + x;
@@ -156,13 +158,13 @@ __device__ __forceinline__ float& acc(float (&d)[16], float (&e)[16], int s, int
 }
 
 // The whole gate sums of warpgroup G's thread's samples: the other warpgroup's partial sums added
-// to its own, in place.
-template <int G>
+// to its own, in place (of its first NG gates, as hand_over).
+template <int G, int NG = GATES>
 __device__ __forceinline__ void take_over(float (&d)[16], float (&e)[16], const float* red, int part) {
 #pragma unroll
     for (int s = 0; s < 4; ++s)
 #pragma unroll
-        for (int gt = 0; gt < GATES; ++gt)
+        for (int gt = 0; gt < NG; ++gt)
             acc<G>(d, e, s, gt) += red[(G * PART_SUMS + 8 * (s / 2) + 2 * gt + s % 2) * 128 + part];
 }
 
@@ -223,28 +225,29 @@ __device__ __forceinline__ void store_h(const u16 (&hv)[4], unsigned char* out, 
     }
 }
 
-}  // namespace wg
-
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
-          void* xg,                       // [T, B, GH]: elem with XG_HALF, else f32 (training:
-                                          // the gate activations overwrite it)
-          const elem* __restrict__ b_ih,  // [GH] or null
-          const elem* __restrict__ b_hh,  // [GH] or null
-          const elem* h0,                 // [B, H] or null (zeros)
-          const elem* __restrict__ c0,    // [B, H] or null (zeros; a GRU's: h_0)
-          elem* y,                        // [T, B, H]
-          elem* h_n, elem* c_n,           // [B, H] (c_n: null without c)
-          u16* hx,                        // [GROUPS][2][SUB][CHUNKS][CHUNK_BYTES / 2]: h_{t-1}
-                                          // of step t at parity t & 1
-          float* save,                    // [T, B, CELL_SAVED, H], or null (inference)
-          elem*,                          // (recurrence_fwd.cu's yp: never asked for here)
-          elem* dropped,                  // [T, B, H], or null (no dropout after)
-          const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
-          unsigned long long drop_seed, unsigned long long drop_p_layer,
-          const elem*, const elem*, elem*,  // (w_ih, x, w_t: unused)
-          u32* counter, int seq) {
-    using namespace wg;
+// One block's part of a layer's forward: block `blk` of batch group `group` (its samples
+// GB group ..), the group's `blocks` blocks meeting at `bar`. In a wavefront
+// (recurrence_wgmma_wave.cu) `xg_ready` counts the blocks that have written the step's input
+// projection (each step adds `xg_blocks`; null: written before the launch), and `arrive_last`
+// has the block arrive after its last step too (the layer above's projection waits for it).
+__device__ __forceinline__ void layer_forward(
+    const elem* __restrict__ w_hh,  // [GH, H]
+    void* xg,                       // [T, B, GH]: elem with XG_HALF, else f32 (training:
+                                    // the gate activations overwrite it)
+    const elem* __restrict__ b_ih,  // [GH] or null
+    const elem* __restrict__ b_hh,  // [GH] or null
+    const elem* h0,                 // [B, H] or null (zeros)
+    const elem* __restrict__ c0,    // [B, H] or null (zeros; a GRU's: h_0)
+    elem* y,                        // [T, B, H]
+    elem* h_n, elem* c_n,           // [B, H] (c_n: null without c)
+    u16* hx,                        // [GROUPS][2][SUB][CHUNKS][CHUNK_BYTES / 2]: h_{t-1}
+                                    // of step t at parity t & 1
+    float* save,                    // [T, B, CELL_SAVED, H], or null (inference)
+    elem* dropped,                  // [T, B, H], or null (no dropout after)
+    const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
+    unsigned long long drop_seed, unsigned long long drop_p_layer,
+    u32* bar, int seq, int blk, int group, int blocks,
+    const u32* xg_ready, u32 xg_blocks, bool arrive_last) {
 #ifdef SMEM_BYTES
     static_assert(SMEM <= SMEM_BYTES, "kernel.rs's wgmma_smem is short of the layout");
 #endif
@@ -255,10 +258,8 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     unsigned long long* const full = (unsigned long long*)(ring + SUB * RING_BYTES);
     xg_t* const xs = (xg_t*)(full + SUB * CHUNKS);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int blk = blockIdx.x, group = blockIdx.y;
     const int b0 = group * GB;  // the group's first sample
     unsigned char* const h = (unsigned char*)hx + (size_t)group * 2 * SUB * RING_BYTES;
-    u32* const bar = group_counter(counter);
 
     // The shared-memory rows (REG_ROWS.. of the block's, zeros past ROWS), 16 bytes a copy (W_hh
     // starts at an even element, choose.rs's `ours_take_operands`: where not at 16 bytes, in four
@@ -284,7 +285,7 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     // Warpgroup g, warp wq of it, lane 4 r0 + q: its fragments of the register rows.
     const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4;
     u32 wa[KSTEPS_HALF][4];
-    load_fragments(wa, w_hh, blk, g, wq, r0, q);
+    load_fragments(wa, w_hh, [blk](int n) { return w_row(n, blk); }, g, wq, r0, q);
 
     // The gate math: the thread's unit u of the block (unit k of the layer: every gate of it is
     // in its accumulators, `w_row`) for its warpgroup's samples m(s) = 8 (2 g + s / 2) + 2 q + s % 2
@@ -330,14 +331,21 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
         // Thread 0 copies all of h_{t-1} once every block of the group has stored it (each warp
         // left the ring at the end of the step before).
         if (tid == 0) {
-            wait_acquire(bar, (u32)(gridDim.x * (t + 1)));
+            // (In a wavefront, first the step's input projection.)
+            if (xg_ready) wait_acquire(xg_ready, xg_blocks * (u32)(t + 1));
+            wait_acquire(bar, (u32)(blocks * (t + 1)));
             const unsigned char* from = h + (size_t)(t & 1) * SUB * RING_BYTES;
             for (int c = 0; c < SUB * CHUNKS; ++c) {
                 mbar_expect(full + c, CHUNK_BYTES);
                 bulk_copy(ring + (size_t)c * CHUNK_BYTES, from + (size_t)c * CHUNK_BYTES, CHUNK_BYTES, full + c);
             }
         }
-        __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
+        // (Warp 0 whole again before its wgmma's aligned instructions; in a wavefront every warp
+        // waits for thread 0's sight of the input projection before copying it.)
+        if (xg_ready)
+            __syncthreads();
+        else
+            __syncwarp();
         // This step's input projection of the block's units into xs, 16 bytes a copy, in flight
         // during the products (the registers are full): piece x_piece of sample x_sample's row of
         // gate x_gate, and of every X_GATE_STEP-th gate after it, of each subgroup.
@@ -432,7 +440,23 @@ wgmma_fwd(const elem* __restrict__ w_hh,  // [GH, H]
             // overwrite them, and has stored its h_t before the block's arrival publishes it.
             named_sync(1, THREADS);
         }
-        if (tid == 0 && t + 1 < seq) arrive_release(bar);
+        if (tid == 0 && (t + 1 < seq || arrive_last)) arrive_release(bar);
     }
+}
+
+}  // namespace wg
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+wgmma_fwd(const elem* __restrict__ w_hh, void* xg, const elem* __restrict__ b_ih,
+          const elem* __restrict__ b_hh, const elem* h0, const elem* __restrict__ c0, elem* y, elem* h_n,
+          elem* c_n, u16* hx, float* save,
+          elem*,  // (recurrence_fwd.cu's yp: never asked for here)
+          elem* dropped, const unsigned long long* drop_offset, unsigned long long drop_seed,
+          unsigned long long drop_p_layer,
+          const elem*, const elem*, elem*,  // (w_ih, x, w_t: unused)
+          u32* counter, int seq) {
+    u32* const bar = group_counter(counter);
+    wg::layer_forward(w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, hx, save, dropped, drop_offset, drop_seed,
+                      drop_p_layer, bar, seq, blockIdx.x, blockIdx.y, gridDim.x, nullptr, 0, false);
     grid_leave(bar);
 }

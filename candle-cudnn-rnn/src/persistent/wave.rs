@@ -310,8 +310,9 @@ impl Wave {
     }
 }
 
-/// `recurrence_fwd.cu`'s `WaveArgs`: per layer its `LayerArgs` (device addresses and the dropout's
-/// two words, in that struct's order), then the exchange buffer.
+/// `recurrence_fwd.cu`'s `WaveArgs` (and `recurrence_wgmma_wave.cu`'s `WgWaveArgs`): per layer
+/// its `LayerArgs` (device addresses and the dropout's two words, in that struct's order), then
+/// the exchange buffer.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub(super) struct WaveArgs {

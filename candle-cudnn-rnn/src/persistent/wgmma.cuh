@@ -1,7 +1,8 @@
 // The warpgroup tensor-core instruction (wgmma, sm_90a) as recurrence_wgmma_fwd.cu,
 // recurrence_wgmma_bwd.cu and the lab's probes (scripts/persistent-lab/) use it: shared-memory
 // matrix descriptors without swizzle, the fence, commit and wait, and m64n32k16 products with f32
-// accumulators, A from shared memory or from registers (m64n128k16 from registers too). The operands are the module's half
+// accumulators, A from shared memory or from registers (m64n64k16 from shared memory and
+// m64n128k16 from registers too). The operands are the module's half
 // type (ELEM_BF16: 1 bf16, 0 f16).
 // Needs common.cuh (smem_addr).
 
@@ -33,6 +34,22 @@ __device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], u64 a, u64 b, int s
         "%16, %17, p, 1, 1, 0, 0;\n\t}"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// d (+)= A (64 x 16, descriptor a) x B (16 x 64, descriptor b); scale_d 0 overwrites d.
+// (recurrence_wgmma_wave.cu's projection blocks.)
+__device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], u64 a, u64 b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16" WG_TYPES " "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
         : "l"(a), "l"(b), "r"(scale_d));
 }
 

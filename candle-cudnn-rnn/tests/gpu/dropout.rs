@@ -339,6 +339,12 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
                 shape(GRU, (2, false), (128, 3, 32, 1024), persistent),
                 DType::BF16,
             ),
+            // A batch of 128 at hidden 512 in 3 layers: the training forward runs as the wgmma
+            // wavefront (the upper layers' inputs through the masks).
+            (
+                shape(LSTM, (3, false), (128, 3, 32, 512), persistent),
+                DType::BF16,
+            ),
             (
                 tf32(shape(LSTM, (2, false), (8, 6, 48, 96), persistent)),
                 DType::F32,

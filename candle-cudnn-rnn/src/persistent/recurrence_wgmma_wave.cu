@@ -1,0 +1,198 @@
+// A stack's forward as one wavefront launch on the wgmma forward (recurrence_wgmma_fwd.cu): every
+// layer's recurrence runs at once, layer l a step or so behind layer l - 1, instead of layer
+// after layer. Each layer's recurrence takes the wgmma forward's blocks (HID / 32 for each of its
+// GROUPS batch groups); the upper layers' input projections, which layer by layer are GEMMs
+// before each launch, are made step by step by blocks of their own: projection block p of layer
+// l multiplies rows 128 p .. 128 p + 127 of W_ih (all in shared memory) by layer l - 1's output
+// at step t (its y, or what dropout left of it), each warpgroup half of the batch as soon as
+// layer l - 1's groups of those samples have stored it, and writes xg of layer l at step t (no
+// biases: the recurrence adds them). Layer l's recurrence waits at each step until every
+// projection block of its layer has written the step's rows of its batch group.
+//
+// The counters (u32, SLOT_WORDS apart from `counter`, each on a 128-byte line of its own: the
+// polls of one do not slow the arrivals at another; zeroed before the launch: the host fills
+// them with the exchange buffer once a call, and nothing here sets them back): layer l's group
+// g's barrier at slot l GROUPS + g (an arrival a block a step, one for h_0, and below the top
+// one after the last step too); the projection blocks' of layer l and group g at slot
+// WAVE_LAYERS GROUPS + (l - 1) GROUPS + g (an arrival a block a step). The recurrence polls the
+// projection's counter with thread 0 only, before the group's barrier.
+//
+// The arguments are recurrence_fwd.cu's WaveArgs (wave.rs's): per layer its LayerArgs as 16
+// words (w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset,
+// drop_seed, drop_p_layer), then the exchange buffer (each layer's region of 2 B H elements after
+// the one below's). Specialised as recurrence_wgmma_fwd.cu (a batch of 128), and WAVE_LAYERS (2
+// to 4).
+
+#if !defined(WAVE_LAYERS) || WAVE_LAYERS < 2 || WAVE_LAYERS > 4
+#error "the wgmma wavefront takes 2 to 4 layers (WAVE_LAYERS)"
+#endif
+
+namespace wg {
+
+constexpr int REC_BLOCKS = HID / UNITS;            // a layer's blocks of a batch group
+constexpr int PROJ_ROWS = HROWS;                   // the gate rows of W_ih a projection block multiplies
+constexpr int PROJ_BLOCKS = GH / PROJ_ROWS;        // a layer's projection blocks
+constexpr int PN = B_ALL / 2;                      // a projection warpgroup's samples (wgmma's N)
+constexpr int PCHUNK_BYTES = PN * KC * 2;          // a chunk of KC columns of its samples' input
+constexpr int PSLOTS = 3;                          // the chunks a warpgroup's ring holds
+constexpr int PW_BYTES = PROJ_ROWS * HID * 2;      // the block's rows of W_ih
+constexpr int PROJ_SMEM = PW_BYTES + 2 * PSLOTS * PCHUNK_BYTES;
+constexpr int ONE_LAYER_HX = 2 * B_ALL * HID;      // u16s of a layer's exchange region
+constexpr int SLOT_WORDS = 32;                     // u32s between two counters: a 128-byte line each
+static_assert(GH % PROJ_ROWS == 0, "whole projection blocks of 128 gate rows");
+static_assert(PN == 64 && PN % GB == 0, "a projection warpgroup takes whole groups, 64 samples (wgmma's N)");
+
+// The layer's arguments (recurrence_fwd.cu's LayerArgs, as words).
+struct WaveLayer {
+    unsigned long long w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset, drop_seed,
+        drop_p_layer;
+};
+struct WgWaveArgs {
+    WaveLayer layers[4];
+    unsigned long long exchange;
+};
+
+// Projection block p of a layer: xg (rows t B_ALL .. of [T, B, GH], columns 128 p ..) from W_ih
+// and `in`, the layer below's output ([T, B, H]), step by step as the layer below's groups
+// (their barriers `below`, SLOT_WORDS apart) finish each step. Warpgroup g takes samples
+// PN g .. (whole groups: it waits for theirs only), all 128 rows (two wgmma tiles of 64, from
+// shared memory) over all of K in chunks of KC columns through a ring of its own, and counts
+// each of its groups finished at `ready` (SLOT_WORDS apart).
+__device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, const elem* in, xg_t* xg,
+                                              const u32* below, u32* ready, int p, int seq) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    unsigned char* const w_tile = smem;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4, part = tid % 128;
+    unsigned char* const ring = smem + PW_BYTES + (size_t)g * PSLOTS * PCHUNK_BYTES;
+    const int row0 = PROJ_ROWS * p;
+    constexpr int GROUPS_WG = PN / GB;  // the warpgroup's batch groups
+    const int group0 = GROUPS_WG * g;
+
+    // The block's rows of W_ih into shared memory (the tile's layout for rows 0..127).
+    const bool wide = aligned16(w_ih);
+    for (int i = tid; i < PROJ_ROWS * (HID / 8); i += THREADS) {
+        const int n = i / (HID / 8), k = (i % (HID / 8)) * 8;
+        u16* dst = (u16*)(w_tile + w_offset(n, k));
+        const elem* src = w_ih + (size_t)(row0 + n) * HID + k;
+        if (wide)
+            cp_async16(dst, src);
+        else
+            *(uint4*)dst = make_uint4(((const u32*)src)[0], ((const u32*)src)[1], ((const u32*)src)[2],
+                                      ((const u32*)src)[3]);
+    }
+    cp_async_commit();
+    cp_async_wait_all();
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const u32 w_base = smem_addr(w_tile);
+
+    float acc[2][32];
+    for (int t = 0; t < seq; ++t) {
+        // Every block of the warpgroup's groups of the layer below has stored its step t (an
+        // arrival for h_0 and one a step).
+        if (part == 0)
+            for (int gr = group0; gr < group0 + GROUPS_WG; ++gr)
+                wait_acquire(below + SLOT_WORDS * gr, (u32)(REC_BLOCKS * (t + 2)));
+        named_sync(2 + g, 128);
+        // Chunk c of the warpgroup's samples into ring slot c % PSLOTS, one commit group: a
+        // warp's lanes (8 samples by 4 pieces of 16 bytes) write 512 consecutive bytes of the
+        // ring's layout.
+        const elem* const in_t = in + ((size_t)t * B_ALL + PN * g) * HID;
+        auto load = [&](int c) {
+            unsigned char* const slot = ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES;
+#pragma unroll
+            for (int j = 0; j < PN * KC / 8 / 128; ++j) {
+                const int unit = wq + 4 * j;  // PN / 8 groups of 8 samples by KC / 32 groups of 4 pieces
+                const int m = 8 * (unit / (KC / 32)) + lane % 8, kk = 8 * (4 * (unit % (KC / 32)) + lane / 8);
+                cp_async16((u16*)(slot + h_offset(m, kk)), (const u16*)(in_t + (size_t)m * HID + KC * c + kk));
+            }
+            cp_async_commit();
+        };
+        constexpr int FIRST = PSLOTS < CHUNKS ? PSLOTS : CHUNKS;
+#pragma unroll
+        for (int c = 0; c < FIRST; ++c) load(c);
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c) {
+            if (c >= 1 && c + PSLOTS - 1 < CHUNKS) {
+                // Chunk c - 1's products done in every warp before its slot takes chunk c + PSLOTS - 1.
+                wgmma_wait<0>();
+                named_sync(2 + g, 128);
+                load(c + PSLOTS - 1);
+            }
+            const int last = c + PSLOTS - 1 < CHUNKS - 1 ? c + PSLOTS - 1 : CHUNKS - 1;
+            cp_async_wait_upto(last - c);
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            named_sync(2 + g, 128);
+            wgmma_fence();
+            const u32 slot = smem_addr(ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES);
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
+#pragma unroll
+                for (int tile = 0; tile < 2; ++tile) {
+                    const u64 ws = wgmma_desc(w_base + tile * 8 * W_SBO + (c * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO,
+                                              W_SBO);
+                    wgmma_ss_n64(acc[tile], ws, hb, (c | kk) != 0);
+                }
+            }
+            wgmma_commit();
+        }
+        wgmma_wait<0>();
+        // The thread's rows 16 wq + r0 (+ 8) of each tile and samples 8 j + 2 q + x of the
+        // warpgroup's.
+        xg_t* const out = xg + ((size_t)t * B_ALL + PN * g + 2 * q) * GH + row0 + 16 * wq + r0;
+#pragma unroll
+        for (int tile = 0; tile < 2; ++tile)
+#pragma unroll
+            for (int j = 0; j < PN / 8; ++j)
+#pragma unroll
+                for (int half = 0; half < 2; ++half)
+#pragma unroll
+                    for (int x = 0; x < 2; ++x) {
+                        const float v = acc[tile][4 * j + 2 * half + x];
+                        const size_t o = (size_t)(8 * j + x) * GH + REG_ROWS * tile + 8 * half;
+#if XG_HALF
+                        out[o] = from_f(v);
+#else
+                        out[o] = v;
+#endif
+                    }
+        // Every thread of the warpgroup has stored its sums (and read the ring) before the
+        // arrivals that publish them.
+        named_sync(2 + g, 128);
+        if (part == 0)
+            for (int gr = group0; gr < group0 + GROUPS_WG; ++gr) arrive_release(ready + SLOT_WORDS * gr);
+    }
+}
+
+}  // namespace wg
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+wgmma_wave_fwd(const wg::WgWaveArgs args, u32* counter, int seq) {
+    using namespace wg;
+#ifdef SMEM_BYTES
+    static_assert(PROJ_SMEM <= SMEM_BYTES, "wgmma_wave.rs's shared memory is short of the projection's layout");
+#endif
+    const int rec_blocks = WAVE_LAYERS * GROUPS * REC_BLOCKS;
+    const int bid = blockIdx.x;
+    u32* const proj_counters = counter + SLOT_WORDS * WAVE_LAYERS * GROUPS;
+    if (bid < rec_blocks) {
+        const int layer = bid / (GROUPS * REC_BLOCKS), group = (bid / REC_BLOCKS) % GROUPS, blk = bid % REC_BLOCKS;
+        const WaveLayer& a = args.layers[layer];
+        u32* const bar = counter + SLOT_WORDS * (layer * GROUPS + group);
+        const u32* ready = layer > 0 ? proj_counters + SLOT_WORDS * ((layer - 1) * GROUPS + group) : nullptr;
+        layer_forward((const elem*)a.w_hh, (void*)a.xg, (const elem*)a.b_ih, (const elem*)a.b_hh, (const elem*)a.h0,
+                      (const elem*)a.c0, (elem*)a.y, (elem*)a.h_n, (elem*)a.c_n,
+                      (u16*)args.exchange + (size_t)layer * ONE_LAYER_HX, (float*)a.save, (elem*)a.dropped,
+                      (const unsigned long long*)a.drop_offset, a.drop_seed, a.drop_p_layer, bar, seq, blk, group,
+                      REC_BLOCKS, ready, PROJ_BLOCKS, layer + 1 < WAVE_LAYERS);
+    } else {
+        const int layer = 1 + (bid - rec_blocks) / PROJ_BLOCKS, p = (bid - rec_blocks) % PROJ_BLOCKS;
+        const WaveLayer& a = args.layers[layer];
+        const WaveLayer& below = args.layers[layer - 1];
+        const elem* in = (const elem*)(below.dropped ? below.dropped : below.y);
+        project_steps((const elem*)a.w_ih, in, (xg_t*)a.xg, counter + SLOT_WORDS * (layer - 1) * GROUPS,
+                      proj_counters + SLOT_WORDS * (layer - 1) * GROUPS, p, seq);
+    }
+}

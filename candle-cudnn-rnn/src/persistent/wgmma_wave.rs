@@ -1,0 +1,94 @@
+//! A stack's forward as one wavefront launch on the wgmma forward (`recurrence_wgmma_wave.cu`):
+//! every layer's recurrence at once on the wgmma forward's blocks, and the upper layers' input
+//! projections made step by step by blocks of their own (128 gate rows of W_ih each) instead of
+//! a GEMM before each layer's launch. A call then takes about seq + 2 (L - 1) steps of the
+//! recurrence instead of seq * L. It runs where the plan's forward is on wgmma and all of it fits
+//! on the GPU at once ([`Plan::wgmma_wave_fits`]): at batch 128 and hidden 512 three layers in
+//! two groups of 64 samples ([`Plan::wgmma_subgroups`] 2: 32 blocks a layer) and 2 x 16
+//! projection blocks take 128 of an H100's 132. The planner asks for that where training leads
+//! with it ([`super::kernel::shape_wgmma_wave`]). The backward stays layer by layer (the forward
+//! writes what the layer-by-layer forward writes).
+
+use super::kernel::{Limits, Pass, Plan};
+use super::tuning::WaveTuning;
+use super::wave::{WaveArgs, WAVE_MAX};
+use candle_core::cuda_backend::cudarc::driver::{
+    CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+};
+use candle_core::cuda_backend::CudaDevice;
+use candle_core::Result;
+
+/// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
+/// SLOT_WORDS).
+const COUNTER_BYTES: usize = 128;
+
+/// A stack of `layers` layers as one wgmma wavefront.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct WgmmaWave {
+    pub layers: usize,
+}
+
+impl WgmmaWave {
+    /// The wavefront of `layers` layers of `plan` on `dev`, where the plan's forward runs on
+    /// wgmma, `asked` does not turn wavefronts off (or ask for the other one's units) and all of
+    /// it fits at once; `None` otherwise.
+    pub fn new(dev: &CudaDevice, plan: &Plan, layers: usize, asked: WaveTuning) -> Option<Self> {
+        if asked != WaveTuning::Fitted
+            || !plan.pass_wgmma(Pass::Forward)
+            || !(2..=WAVE_MAX).contains(&layers)
+        {
+            return None;
+        }
+        let limits = Limits::of(dev).ok()?;
+        plan.wgmma_wave_fits(layers, limits)
+            .then_some(WgmmaWave { layers })
+    }
+
+    /// The counters: each layer's groups' barriers, then the projections' of the layers above
+    /// the lowest.
+    fn counters(&self, plan: &Plan) -> usize {
+        (2 * self.layers - 1) * plan.pass_groups(Pass::Forward)
+    }
+
+    /// Columns of the exchange buffer's rows (of 2 x batch half elements): each layer's h (one
+    /// layer's region after the other's), then the counters' lines.
+    pub fn exchange_cols(&self, plan: &Plan) -> usize {
+        let counter_cols = (self.counters(plan) * COUNTER_BYTES).div_ceil(4 * plan.batch);
+        self.layers * plan.kpad() + counter_cols.next_multiple_of(16)
+    }
+
+    /// The bytes from the exchange buffer's start to the counters.
+    pub fn counters_at(&self, plan: &Plan) -> u64 {
+        (self.layers * plan.kpad() * 4 * plan.batch) as u64
+    }
+
+    /// The wavefront's kernel on `dev`, compiled on first use.
+    pub fn kernel(&self, dev: &CudaDevice, plan: &Plan) -> Result<CudaFunction> {
+        plan.wgmma_wave_function(dev, self.layers)
+    }
+
+    /// Launches `f` (from [`WgmmaWave::kernel`]) on every block at once, cooperatively, with
+    /// `args` (its exchange buffer, zeroed, [`WgmmaWave::exchange_cols`] wide) and `seq`.
+    pub fn launch(
+        &self,
+        (stream, f, plan): (&CudaStream, &CudaFunction, &Plan),
+        args: &WaveArgs,
+        seq: usize,
+    ) -> Result<()> {
+        let counter = args.exchange + self.counters_at(plan);
+        let cfg = LaunchConfig {
+            grid_dim: (plan.wgmma_wave_blocks(self.layers) as u32, 1, 1),
+            block_dim: (plan.threads() as u32, 1, 1),
+            shared_mem_bytes: plan.wgmma_wave_smem() as u32,
+        };
+        let seq = seq as i32;
+        let mut launch = stream.launch_builder(f);
+        launch.arg(args).arg(&counter).arg(&seq);
+        // SAFETY: the arguments are the kernel's, in its order (`args` is its struct); the grid
+        // has at most one block per multiprocessor, each of which fits (`WgmmaWave::new`).
+        unsafe { launch.launch_cooperative(cfg) }.map_err(|e| {
+            candle_core::Error::Msg(format!("rnn: persistent wgmma wavefront launch: {e}"))
+        })?;
+        Ok(())
+    }
+}

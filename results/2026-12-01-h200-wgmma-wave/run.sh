@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# On the GPU machine, the wgmma wavefront forward (recurrence_wgmma_wave.cu; taken where the
+# plan's forward is on wgmma and it all fits: at [*, 128, 3 x 512] with
+# CANDLE_RNN_PERSISTENT_WGMMA_SUB=2), DIR built as scripts/devbin.sh builds it, in one command:
+#   0. (smoke) a training call and a forward with the knob under a minute's limit, LSTM and GRU;
+#   1. with the knob, the wgmma GPU test (its [3, 128, 3 x 512] cases, inference and training,
+#      every output and gradient against f64) and the persistent dropout test (its
+#      [3, 128, 3 x 512] LSTM case against finite differences) (OUT/tests-wave.log);
+#   2. compute-sanitizer memcheck, racecheck and synccheck on a training call and an inference
+#      forward at [4, 128, 3 x 512] with the knob, LSTM and GRU (OUT/{train,forward}/sanitize.log);
+#   3. graphed training (with the input's gradient) and the forward, µs an example: the default
+#      (layer by layer, one subgroup) / the wavefront / two subgroups layer by layer
+#      (CANDLE_RNN_PERSISTENT_WAVE=0) / the default / the wavefront, at [30, 128, 3 x 512] and
+#      [200, 128, 3 x 512], LSTM and GRU (OUT/ab.log).
+#   4. (suite) the whole GPU suite (OUT/tests.log);
+#   5. (rule, rule-api) with the rule (the wavefront in training forwards at [*, 128, 3 x 512]):
+#      the rule / layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0) / the rule at those shapes,
+#      graphed and eager through the direct call, graphed through loss.backward() and the sink
+#      (OUT/rule.log, OUT/rule-api.log);
+#   6. (torch) the rule and layer by layer / PyTorch's fp16 module / ours again at those shapes
+#      (OUT/torch.log).
+#   7. (probe, with PROBE=DIR of probe-build.sh's builds) the wavefront's pace without its waits
+#      (OUT/probe.log).
+#   (Parts 0-3 ran on builds before the rule, with the knob.)
+#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe]...
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2
+shift 2
+parts=${*:-smoke tests sanitize ab}
+source scripts/on-gpu.sh
+wave="CANDLE_RNN_PERSISTENT_WGMMA_SUB=2"
+for part in $parts; do
+  case $part in
+    smoke)
+      # A launch that hangs (a counter never reached) ends here, within a minute.
+      stamp "smoke"
+      for c in lstm gru; do
+        echo "$c $(CANDLE_RNN_PERSISTENT_WGMMA_SUB=2 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$D/bench_grid" \
+          --no-loop --loss sum --input-grad --reps 2 --warmup 1 --api direct --mode $c --shape 3,128,4,512 \
+          --variants op-bf16-default 2>"$OUT/smoke-$c.err" | grep -E '^\| (Lstm|Gru) ') rc=${PIPESTATUS[0]}"
+        grep -o "wgmma wavefront: [A-Za-z]*" "$OUT/smoke-$c.err" | sort | uniq -c
+      done
+      ;;
+    tests)
+      stamp "tests with the wavefront"
+      CANDLE_RNN_PERSISTENT_WGMMA_SUB=2 CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 gpu_tests_as wave persistent_wgmma \
+        dropout_gradients_use_the_forward_masks_on_the_persistent --nocapture
+      echo "plans with a wgmma wavefront: $(grep -c 'wgmma wavefront: Some' "$OUT/tests-wave.log")"
+      ;;
+    sanitize)
+      stamp "sanitize"
+      for phase in train forward; do
+        (OUT=$OUT/$phase; mkdir -p "$OUT"
+         CANDLE_RNN_PERSISTENT_WGMMA_SUB=2 sanitize_bench "lstm:3,128,4,512 gru:3,128,4,512" op-bf16-default \
+           --phase $phase --input-grad)
+      done
+      ;;
+    ab)
+      stamp "ab"
+      graph=--graph
+      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+        op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+        split_spec "$spec"
+        echo "$v $c $sh | default $(bench_with X=1) | wave $(bench_with $wave) | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0) | default $(bench_with X=1) | wave $(bench_with $wave)"
+      done 2>&1 | tee "$OUT/ab.log"
+      ;;
+    suite)
+      stamp "the whole GPU suite"
+      gpu_tests
+      ;;
+    rule | rule-api)
+      # The rule (the wavefront in training) / layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0) /
+      # the rule: graphed and eager through the direct call (rule), graphed through
+      # loss.backward() and the weight-gradient sink (rule-api).
+      stamp "$part"
+      case $part in
+        rule) runs="direct:--graph direct:" ;;
+        *) runs="plain:--graph sink:--graph" ;;
+      esac
+      for run in $runs; do
+        api=${run%%:*} graph=${run#*:}
+        for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+          op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+          split_spec "$spec"
+          echo "$api ${graph:-eager} $v $c $sh | rule $(API=$api bench_with X=1) | layer by layer $(API=$api bench_with CANDLE_RNN_PERSISTENT_WAVE=0) | rule $(API=$api bench_with X=1)"
+        done
+      done 2>&1 | tee "$OUT/$part.log"
+      ;;
+    probe)
+      # The wavefront's probes (probe-build.sh's bench_grid-pN in $PROBE: 1 the upper layers do
+      # not wait for their projections, 2 the projections do not wait for the layer below, 3
+      # neither; wrong results, their pace) beside the build's wavefront, two subgroups (so
+      # inference forwards run as the wavefront too), µs an example (OUT/probe.log).
+      stamp "probe"
+      graph=--graph
+      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+        op-bf16-default:lstm:3,128,200,512; do
+        split_spec "$spec"
+        line="$v $c $sh | wave $(bench_with $wave)"
+        for n in 1 2 3; do
+          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
+          line="$line | p$n $(BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave)"
+        done
+        echo "$line | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0)"
+      done 2>&1 | tee "$OUT/probe.log"
+      ;;
+    torch)
+      # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.
+      stamp "torch"
+      graph=--graph
+      only=""
+      for spec in lstm,3,128,30,512 gru,3,128,30,512 lstm,3,128,200,512 gru,3,128,200,512; do only="$only --only $spec"; done
+      torch_fp16() {
+        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-fp16 --graph \
+          --loss sum --input-grad --reps 10 --warmup 5 $only > "$OUT/torch-$1.log" 2>>"$OUT/stderr.txt"
+        grep -iE "^\| (lstm|gru) " "$OUT/torch-$1.log"
+      }
+      ours() {
+        for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+          op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+          split_spec "$spec"
+          echo "$v $c $sh | rule $(bench_with X=1) | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
+        done
+      }
+      { ours; torch_fp16 a; ours; } 2>&1 | tee "$OUT/torch.log"
+      ;;
+  esac
+done
+stamp done

@@ -21,8 +21,10 @@
 #      (OUT/torch.log).
 #   7. (probe, with PROBE=DIR of probe-build.sh's builds) the wavefront's pace without its waits
 #      (OUT/probe.log).
+#   8. (pace) the wavefront's step at 2 and 3 layers, and the SM clock meanwhile (OUT/pace.log).
+#   9. (one-layer, with PROBE) one layer in the wavefront's kernel against the wgmma forward.
 #   (Parts 0-3 ran on builds before the rule, with the knob.)
-#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe]...
+#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -105,6 +107,42 @@ for part in $parts; do
         done
         echo "$line | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0)"
       done 2>&1 | tee "$OUT/probe.log"
+      ;;
+    pace)
+      # A wave step's pace against the layers' count, and the SM clock meanwhile: inference
+      # forwards with two subgroups (the wavefront) at [200, 128, L x 512], L = 2 and 3, and layer
+      # by layer, nvidia-smi sampling the SM clock every 50 ms (OUT/pace.log, OUT/clocks-*.csv).
+      stamp "pace"
+      graph=--graph
+      for spec in op-bf16-default:lstm:2,128,200,512 op-bf16-default:lstm:3,128,200,512; do
+        split_spec "$spec"
+        for how in wave layers; do
+          extra=X=1; [ $how = layers ] && extra=CANDLE_RNN_PERSISTENT_WAVE=0
+          nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader -lms 50 > "$OUT/clocks-${sh//,/x}-$how.csv" &
+          smi=$!
+          r=$(PHASE=forward bench_with $wave $extra)
+          kill $smi
+          echo "$v $c $sh $how | $r | SM MHz $(sort -n "$OUT/clocks-${sh//,/x}-$how.csv" | awk -F, '{a[NR]=$1} END {print a[1], a[int(NR/2)+1], a[NR]}') (min, median, max)"
+        done
+      done 2>&1 | tee "$OUT/pace.log"
+      ;;
+    one-layer)
+      # One layer (a lab build of the wavefront kernel that takes one, `logs/rule/probe-one-layer.patch`:
+      # bench_grid-p4 with the wavefront's shared memory, p5 with the recurrence's alone, in
+      # $PROBE) against the wgmma forward in two subgroups, inference forwards at [200, 128, 512]
+      # and [30, 128, 512], µs an example (OUT/one-layer.log).
+      stamp "one layer"
+      graph=--graph
+      for spec in op-bf16-default:lstm:1,128,200,512 op-bf16-default:lstm:1,128,30,512; do
+        split_spec "$spec"
+        line="$v $c $sh | wgmma forward $(PHASE=forward bench_with $wave)"
+        for n in 4 5; do
+          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
+          line="$line | p$n $(PHASE=forward BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave CANDLE_RNN_PERSISTENT_SHOW_PLANS=1)"
+        done
+        echo "$line | wgmma forward $(PHASE=forward bench_with $wave)"
+      done 2>&1 | tee "$OUT/one-layer.log"
+      grep -c "wgmma wavefront: Some" "$OUT/stderr.txt"
       ;;
     torch)
       # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.

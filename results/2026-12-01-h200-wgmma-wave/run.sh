@@ -23,8 +23,9 @@
 #      (OUT/probe.log).
 #   8. (pace) the wavefront's step at 2 and 3 layers, and the SM clock meanwhile (OUT/pace.log).
 #   9. (one-layer, with PROBE) one layer in the wavefront's kernel against the wgmma forward.
+#   10. (no-projection, with PROBE) the layers side by side without the projections' work.
 #   (Parts 0-3 ran on builds before the rule, with the knob.)
-#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer]...
+#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer|no-projection]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -143,6 +144,24 @@ for part in $parts; do
         echo "$line | wgmma forward $(PHASE=forward bench_with $wave)"
       done 2>&1 | tee "$OUT/one-layer.log"
       grep -c "wgmma wavefront: Some" "$OUT/stderr.txt"
+      ;;
+    no-projection)
+      # The layers' recurrences side by side and nothing else: a lab build whose upper layers do
+      # not wait for their projections and whose projection blocks do nothing
+      # (`logs/rule/probe-no-projection.patch`, bench_grid-p6 in $PROBE), beside the wavefront, p3
+      # (no waits, the projection blocks at work) and layer by layer, inference forwards in two
+      # subgroups, µs an example (OUT/no-projection.log).
+      stamp "no projection"
+      graph=--graph
+      for spec in op-bf16-default:lstm:3,128,200,512 op-bf16-default:lstm:2,128,200,512; do
+        split_spec "$spec"
+        line="$v $c $sh | wave $(PHASE=forward bench_with $wave)"
+        for n in 3 6; do
+          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
+          line="$line | p$n $(PHASE=forward BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave)"
+        done
+        echo "$line | layer by layer $(PHASE=forward bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0)"
+      done 2>&1 | tee "$OUT/no-projection.log"
       ;;
     torch)
       # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.

@@ -34,6 +34,22 @@ shift 2
 parts=${*:-smoke tests sanitize ab}
 source scripts/on-gpu.sh
 wave="CANDLE_RNN_PERSISTENT_WGMMA_SUB=2"
+# One line a spec of SPECS ($1): the build's run ($2 names it) with two subgroups, then each lab
+# build $PROBE/bench_grid-pN of the numbers N... ($3), then the build's run as $4 (with the
+# environment $5 too); each bench_with, with PHASE, graphed.
+probe_lines() {
+  local spec n line
+  graph=--graph
+  for spec in $1; do
+    split_spec "$spec"
+    line="$v $c $sh | $2 $(bench_with $wave)"
+    for n in $3; do
+      [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
+      line="$line | p$n $(BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave CANDLE_RNN_PERSISTENT_SHOW_PLANS=1)"
+    done
+    echo "$line | $4 $(bench_with $wave $5)"
+  done
+}
 for part in $parts; do
   case $part in
     smoke)
@@ -97,17 +113,8 @@ for part in $parts; do
       # neither; wrong results, their pace) beside the build's wavefront, two subgroups (so
       # inference forwards run as the wavefront too), µs an example (OUT/probe.log).
       stamp "probe"
-      graph=--graph
-      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
-        op-bf16-default:lstm:3,128,200,512; do
-        split_spec "$spec"
-        line="$v $c $sh | wave $(bench_with $wave)"
-        for n in 1 2 3; do
-          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
-          line="$line | p$n $(BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave)"
-        done
-        echo "$line | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0)"
-      done 2>&1 | tee "$OUT/probe.log"
+      probe_lines "op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 op-bf16-default:lstm:3,128,200,512" \
+        wave "1 2 3" "two, layer by layer" CANDLE_RNN_PERSISTENT_WAVE=0 2>&1 | tee "$OUT/probe.log"
       ;;
     pace)
       # A wave step's pace against the layers' count, and the SM clock meanwhile: inference
@@ -133,16 +140,8 @@ for part in $parts; do
       # $PROBE) against the wgmma forward in two subgroups, inference forwards at [200, 128, 512]
       # and [30, 128, 512], µs an example (OUT/one-layer.log).
       stamp "one layer"
-      graph=--graph
-      for spec in op-bf16-default:lstm:1,128,200,512 op-bf16-default:lstm:1,128,30,512; do
-        split_spec "$spec"
-        line="$v $c $sh | wgmma forward $(PHASE=forward bench_with $wave)"
-        for n in 4 5; do
-          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
-          line="$line | p$n $(PHASE=forward BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave CANDLE_RNN_PERSISTENT_SHOW_PLANS=1)"
-        done
-        echo "$line | wgmma forward $(PHASE=forward bench_with $wave)"
-      done 2>&1 | tee "$OUT/one-layer.log"
+      PHASE=forward probe_lines "op-bf16-default:lstm:1,128,200,512 op-bf16-default:lstm:1,128,30,512" \
+        "wgmma forward" "4 5" "wgmma forward" X=1 2>&1 | tee "$OUT/one-layer.log"
       grep -c "wgmma wavefront: Some" "$OUT/stderr.txt"
       ;;
     no-projection)
@@ -152,16 +151,8 @@ for part in $parts; do
       # (no waits, the projection blocks at work) and layer by layer, inference forwards in two
       # subgroups, µs an example (OUT/no-projection.log).
       stamp "no projection"
-      graph=--graph
-      for spec in op-bf16-default:lstm:3,128,200,512 op-bf16-default:lstm:2,128,200,512; do
-        split_spec "$spec"
-        line="$v $c $sh | wave $(PHASE=forward bench_with $wave)"
-        for n in 3 6; do
-          [ -x "$PROBE/bench_grid-p$n" ] || { xz -dkf "$PROBE/bench_grid-p$n.xz"; chmod +x "$PROBE/bench_grid-p$n"; }
-          line="$line | p$n $(PHASE=forward BENCH_GRID=$PROBE/bench_grid-p$n bench_with $wave)"
-        done
-        echo "$line | layer by layer $(PHASE=forward bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0)"
-      done 2>&1 | tee "$OUT/no-projection.log"
+      PHASE=forward probe_lines "op-bf16-default:lstm:3,128,200,512 op-bf16-default:lstm:2,128,200,512" \
+        wave "3 6" "layer by layer" CANDLE_RNN_PERSISTENT_WAVE=0 2>&1 | tee "$OUT/no-projection.log"
       ;;
     torch)
       # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.

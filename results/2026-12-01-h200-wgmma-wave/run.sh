@@ -24,8 +24,9 @@
 #   8. (pace) the wavefront's step at 2 and 3 layers, and the SM clock meanwhile (OUT/pace.log).
 #   9. (one-layer, with PROBE) one layer in the wavefront's kernel against the wgmma forward.
 #   10. (no-projection, with PROBE) the layers side by side without the projections' work.
+#   11. (projection-parts, with PROBE) which part of the projections' work slows the layers.
 #   (Parts 0-3 ran on builds before the rule, with the knob.)
-#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer|no-projection]...
+#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer|no-projection|projection-parts]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -153,6 +154,15 @@ for part in $parts; do
       stamp "no projection"
       PHASE=forward probe_lines "op-bf16-default:lstm:3,128,200,512 op-bf16-default:lstm:2,128,200,512" \
         wave "3 6" "layer by layer" CANDLE_RNN_PERSISTENT_WAVE=0 2>&1 | tee "$OUT/no-projection.log"
+      ;;
+    projection-parts)
+      # Which part of the projection blocks' work slows the recurrences: probe-parts-build.sh's
+      # lab builds in $PROBE (p7 without their loads, p8 without their stores, p9 without their
+      # products), beside that folder's own build, two subgroups, training | forward, µs an example
+      # (OUT/projection-parts.log). Not run yet.
+      stamp "projection parts"
+      D=$PROBE probe_lines "op-f16-default:lstm:3,128,30,512 op-bf16-default:lstm:3,128,200,512" \
+        wave "7 8 9" "layer by layer" CANDLE_RNN_PERSISTENT_WAVE=0 2>&1 | tee "$OUT/projection-parts.log"
       ;;
     torch)
       # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.

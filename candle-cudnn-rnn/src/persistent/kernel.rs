@@ -10,8 +10,10 @@ use crate::kernels::{Module, HALF, PHILOX};
 use candle_core::cuda_backend::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use candle_core::cuda_backend::cudarc::nvrtc::CompileOptions;
-use candle_core::cuda_backend::CudaDevice;
+use candle_core::cuda_backend::{CudaDevice, DeviceId};
 use candle_core::{DType, Result};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 const COMMON: &str = include_str!("common.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
@@ -312,7 +314,27 @@ pub(super) struct Limits {
 }
 
 impl Limits {
+    /// The limits of `dev`, read from the driver once a device (a forward of a stack on wgmma
+    /// asks on every call, [`super::wgmma_wave::WgmmaWave::new`]).
     pub(super) fn of(dev: &CudaDevice) -> std::result::Result<Limits, String> {
+        static LIMITS: OnceLock<Mutex<HashMap<DeviceId, Limits>>> = OnceLock::new();
+        let known = LIMITS.get_or_init(Default::default);
+        if let Some(limits) = known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&dev.id())
+        {
+            return Ok(*limits);
+        }
+        let limits = Self::read(dev)?;
+        known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(dev.id(), limits);
+        Ok(limits)
+    }
+
+    fn read(dev: &CudaDevice) -> std::result::Result<Limits, String> {
         let stream = dev.cuda_stream();
         let attr = |a| {
             stream

@@ -158,11 +158,14 @@ for part in $parts; do
     projection-parts)
       # Which part of the projection blocks' work slows the recurrences: probe-parts-build.sh's
       # lab builds in $PROBE (p7 without their loads, p8 without their stores, p9 without their
-      # products), beside that folder's own build, two subgroups, training | forward, µs an example
-      # (OUT/projection-parts.log). Not run yet.
+      # products, p10 and p11 with a quarter and a half of their loads), beside that folder's own
+      # build, two subgroups, training | forward, µs an example (OUT/projection-parts.log). Not
+      # run yet.
       stamp "projection parts"
+      # (PROBES names the builds there, by default all five.)
       D=$PROBE probe_lines "op-f16-default:lstm:3,128,30,512 op-bf16-default:lstm:3,128,200,512" \
-        wave "7 8 9" "layer by layer" CANDLE_RNN_PERSISTENT_WAVE=0 2>&1 | tee "$OUT/projection-parts.log"
+        wave "${PROBES:-7 8 9 10 11}" "layer by layer" CANDLE_RNN_PERSISTENT_WAVE=0 2>&1 \
+        | tee -a "$OUT/projection-parts.log"
       ;;
     torch)
       # Ours (the rule, layer by layer) / PyTorch's fp16 module / ours, graphed, µs an example.

@@ -419,10 +419,10 @@ def variants():
     # groups of two subgroups, inference and training; 2 layers in f16.
     for cell in ("lstm", "gru"):
         for layers, elem, half in ((3, "-DELEM_BF16=1", 1), (3, "-DELEM_BF16=1", 0), (2, "-DELEM_BF16=0", 0)):
-            # (wgmma_wave.rs's smem_bytes, the projection blocks': 128 rows of 512, 3 chunks of
-            # 64 x 128 for each warpgroup; which the kernel checks.)
+            # (kernel.rs's wgmma_wave_smem, the projection blocks': 128 rows of 512, 2 chunks of
+            # 64 x 128 for each warpgroup and their mbarriers; which the kernel checks.)
             wg = ["-DHID=512", "-DBATCH=32", "-DSUB=2", "-DGROUPS=2", "-DNWARPS=8", elem, f"-DXG_HALF={half}",
-                  f"-DWAVE_LAYERS={layers}", f"-DSMEM_BYTES={128 * 512 * 2 + 3 * 128 * 128 * 2}"]
+                  f"-DWAVE_LAYERS={layers}", f"-DSMEM_BYTES={128 * 512 * 2 + 2 * 128 * 128 * 2 + 32}"]
             kind = "forward" if half else "training forward"
             yield (f"{cell} wgmma wavefront {kind} {layers} x 512 {elem[2:]}", "wgmma_wave_fwd", wg,
                    "compute_90a", cell)

@@ -423,7 +423,9 @@ pub(super) fn forward<T: Elem>(
         }
         if let Some(w) = wgmma_wave {
             wave_args.exchange = hx;
-            w.launch((&stream, &f, &plan), &wave_args, seq)?;
+            // The upper layers' inputs, which their projection blocks copy by tensor maps.
+            let inputs: Vec<u64> = (1..layers).map(input_of).collect();
+            w.launch((&stream, &f, &plan), (&wave_args, &inputs), seq)?;
         }
         if let Some(w) = wave {
             wave_args.exchange = hx;

@@ -2001,10 +2001,11 @@ impl Plan {
 
     /// The wgmma wavefront's shared memory a block: the larger of the recurrence's and a
     /// projection block's (its rows of W_ih, each warpgroup's ring of chunks of 128 columns of
-    /// its half of the batch).
+    /// its half of the batch, the slots' mbarriers).
     pub(super) fn wgmma_wave_smem(&self) -> usize {
-        let projection =
-            WGMMA_PROJECTION_ROWS * self.hidden * 2 + WGMMA_PROJECTION_SLOTS * self.batch * 128 * 2;
+        let projection = WGMMA_PROJECTION_ROWS * self.hidden * 2
+            + WGMMA_PROJECTION_SLOTS * self.batch * 128 * 2
+            + 2 * WGMMA_PROJECTION_SLOTS * 8;
         self.smem_of(Pass::Forward, true).max(projection)
     }
 
@@ -2041,9 +2042,9 @@ const WGMMA_WAVE_GROUP: usize = 64;
 /// (`recurrence_wgmma_wave.cu`'s PROJ_ROWS): two of wgmma's M of 64.
 const WGMMA_PROJECTION_ROWS: usize = 128;
 
-/// The chunks of 128 columns of the input each projection warpgroup's ring holds
-/// (`recurrence_wgmma_wave.cu`'s PSLOTS).
-const WGMMA_PROJECTION_SLOTS: usize = 3;
+/// The chunks of 128 columns of the input each projection warpgroup's ring holds, each with an
+/// mbarrier (`recurrence_wgmma_wave.cu`'s PSLOTS).
+const WGMMA_PROJECTION_SLOTS: usize = 2;
 
 /// The module of `sources` compiled with `defines` for `arch`, named `name` (unique per pass,
 /// cell and defines).
@@ -2416,9 +2417,9 @@ mod tests {
             };
             assert_eq!(two.wgmma_wave_blocks(3), 3 * 32 + 2 * projection_blocks);
             assert_eq!(two.wgmma_wave_blocks(2), 2 * 32 + projection_blocks);
-            // A projection block's 128 rows of 512 and 2 x 3 chunks of 64 x 128 outweigh the
+            // A projection block's 128 rows of 512 and 2 x 2 chunks of 64 x 128 and their mbarriers outweigh the
             // recurrence's shared memory.
-            assert_eq!(two.wgmma_wave_smem(), 131072 + 98304);
+            assert_eq!(two.wgmma_wave_smem(), 131072 + 65536 + 32);
             assert!(two.wgmma_wave_fits(3, limits(132)), "{cell:?}");
             assert!(!two.wgmma_wave_fits(3, limits(114)), "{cell:?}");
             assert!(!one.wgmma_wave_fits(3, limits(132)), "{cell:?}");

@@ -17,10 +17,12 @@
 // WAVE_LAYERS GROUPS + (l - 1) GROUPS + g (an arrival a block a step). The recurrence polls the
 // projection's counter with thread 0 only, before the group's barrier.
 //
-// The arguments are recurrence_fwd.cu's WaveArgs (wave.rs's): per layer its LayerArgs as 16
-// words (w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset,
-// drop_seed, drop_p_layer), then the exchange buffer (each layer's region of 2 B H elements after
-// the one below's). Specialised as recurrence_wgmma_fwd.cu (a batch of 128), and WAVE_LAYERS (2
+// The arguments (wgmma_wave.rs's WgmmaWaveArgs, a __grid_constant__ parameter whose tensor maps
+// the projections' copies read in place): the tensor maps of the inputs of the layers above the
+// lowest (their y, or what dropout left of it), then per layer its LayerArgs as 16 words (w_ih,
+// w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset, drop_seed,
+// drop_p_layer: recurrence_fwd.cu's), then the exchange buffer (each layer's region of 2 B H
+// elements after the one below's). Specialised as recurrence_wgmma_fwd.cu (a batch of 128), and WAVE_LAYERS (2
 // to 4).
 
 #if !defined(WAVE_LAYERS) || WAVE_LAYERS < 2 || WAVE_LAYERS > 4
@@ -34,37 +36,62 @@ constexpr int PROJ_ROWS = HROWS;                   // the gate rows of W_ih a pr
 constexpr int PROJ_BLOCKS = GH / PROJ_ROWS;        // a layer's projection blocks
 constexpr int PN = B_ALL / 2;                      // a projection warpgroup's samples (wgmma's N)
 constexpr int PCHUNK_BYTES = PN * KC * 2;          // a chunk of KC columns of its samples' input
-constexpr int PSLOTS = 3;                          // the chunks a warpgroup's ring holds
+constexpr int PSLOTS = 2;                          // the chunks a warpgroup's ring holds
 constexpr int PW_BYTES = PROJ_ROWS * HID * 2;      // the block's rows of W_ih
-constexpr int PROJ_SMEM = PW_BYTES + 2 * PSLOTS * PCHUNK_BYTES;
+constexpr int PROJ_SMEM = PW_BYTES + 2 * PSLOTS * PCHUNK_BYTES + 2 * PSLOTS * 8;  // and the slots' mbarriers
+// A chunk as the tensor copy lays it out (its box: 8 columns, PN samples, KC / 8 column groups):
+// wgmma's no-swizzle core matrices, LBO along K (a column group of every sample), SBO along N.
+constexpr u32 P_LBO = PN * 16, P_SBO = 128;
 constexpr int ONE_LAYER_HX = 2 * B_ALL * HID;      // u16s of a layer's exchange region
 constexpr int SLOT_WORDS = 32;                     // u32s between two counters: a 128-byte line each
 static_assert(GH % PROJ_ROWS == 0, "whole projection blocks of 128 gate rows");
 static_assert(PN == 64 && PN % GB == 0, "a projection warpgroup takes whole groups, 64 samples (wgmma's N)");
+static_assert(CHUNKS % PSLOTS == 0, "every slot takes as many chunks a step");
 
 // The layer's arguments (recurrence_fwd.cu's LayerArgs, as words).
 struct WaveLayer {
     unsigned long long w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset, drop_seed,
         drop_p_layer;
 };
+// A tensor map (CUtensorMap, which the host encodes): a layer's input as [T][H / 8][B][8].
+struct alignas(128) TensorMap {
+    unsigned long long words[16];
+};
 struct WgWaveArgs {
+    TensorMap inputs[3];  // of the layers above the lowest
     WaveLayer layers[4];
     unsigned long long exchange;
 };
 
+// Box (0, m0, ko0, t) of the tensor map at `map` (a kernel parameter's address) into this block's
+// shared memory at `dst`, counted by the mbarrier `bar`. The fence orders the generic-proxy view
+// of the layer below's stores (before the barrier this thread has passed) before the copy's
+// async-proxy read.
+__device__ __forceinline__ void tensor_load(void* dst, const TensorMap* map, int m0, int ko0, int t,
+                                            unsigned long long* bar) {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+        "%5}], [%6];" ::"r"(smem_addr(dst)),
+        "l"(map), "r"(0), "r"(m0), "r"(ko0), "r"(t), "r"(smem_addr(bar))
+        : "memory");
+}
+
 // Projection block p of a layer: xg (rows t B_ALL .. of [T, B, GH], columns 128 p ..) from W_ih
-// and `in`, the layer below's output ([T, B, H]), step by step as the layer below's groups
-// (their barriers `below`, SLOT_WORDS apart) finish each step. Warpgroup g takes samples
-// PN g .. (whole groups: it waits for theirs only), all 128 rows (two wgmma tiles of 64, from
-// shared memory) over all of K in chunks of KC columns through a ring of its own, and counts
-// each of its groups finished at `ready` (SLOT_WORDS apart).
-__device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, const elem* in, xg_t* xg,
+// and the layer below's output ([T, B, H], through its tensor map `in`), step by step as the
+// layer below's groups (their barriers `below`, SLOT_WORDS apart) finish each step. Warpgroup g
+// takes samples PN g .. (whole groups: it waits for theirs only), all 128 rows (two wgmma tiles of
+// 64, from shared memory) over all of K in chunks of KC columns through a ring of its own (a
+// tensor copy a chunk, which its first thread issues), and counts each of its groups finished at
+// `ready` (SLOT_WORDS apart).
+__device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, const TensorMap* in, xg_t* xg,
                                               const u32* below, u32* ready, int p, int seq) {
     extern __shared__ __align__(1024) unsigned char smem[];
     unsigned char* const w_tile = smem;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int g = warp / 4, wq = warp % 4, q = lane % 4, r0 = lane / 4, part = tid % 128;
     unsigned char* const ring = smem + PW_BYTES + (size_t)g * PSLOTS * PCHUNK_BYTES;
+    unsigned long long* const full = (unsigned long long*)(smem + PW_BYTES + 2 * PSLOTS * PCHUNK_BYTES) + PSLOTS * g;
     const int row0 = PROJ_ROWS * p;
     constexpr int GROUPS_WG = PN / GB;  // the warpgroup's batch groups
     const int group0 = GROUPS_WG * g;
@@ -82,6 +109,8 @@ __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, con
                                       ((const u32*)src)[3]);
     }
     cp_async_commit();
+    if (part == 0)
+        for (int i = 0; i < PSLOTS; ++i) mbar_init(full + i);
     cp_async_wait_all();
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
@@ -95,23 +124,18 @@ __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, con
             for (int gr = group0; gr < group0 + GROUPS_WG; ++gr)
                 wait_acquire(below + SLOT_WORDS * gr, (u32)(REC_BLOCKS * (t + 2)));
         named_sync(2 + g, 128);
-        // Chunk c of the warpgroup's samples into ring slot c % PSLOTS, one commit group: a
-        // warp's lanes (8 samples by 4 pieces of 16 bytes) write 512 consecutive bytes of the
-        // ring's layout.
-        const elem* const in_t = in + ((size_t)t * B_ALL + PN * g) * HID;
+        // Chunk c of the warpgroup's samples at step t into ring slot c % PSLOTS: a tensor copy
+        // (its box: every column of the chunk, the warpgroup's samples), counted by the slot's
+        // mbarrier.
         auto load = [&](int c) {
-            unsigned char* const slot = ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES;
-#pragma unroll
-            for (int j = 0; j < PN * KC / 8 / 128; ++j) {
-                const int unit = wq + 4 * j;  // PN / 8 groups of 8 samples by KC / 32 groups of 4 pieces
-                const int m = 8 * (unit / (KC / 32)) + lane % 8, kk = 8 * (4 * (unit % (KC / 32)) + lane / 8);
-                cp_async16((u16*)(slot + h_offset(m, kk)), (const u16*)(in_t + (size_t)m * HID + KC * c + kk));
+            if (part == 0) {
+                unsigned long long* const bar = full + c % PSLOTS;
+                mbar_expect(bar, PCHUNK_BYTES);
+                tensor_load(ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES, in, PN * g, (KC / 8) * c, t, bar);
             }
-            cp_async_commit();
         };
-        constexpr int FIRST = PSLOTS < CHUNKS ? PSLOTS : CHUNKS;
 #pragma unroll
-        for (int c = 0; c < FIRST; ++c) load(c);
+        for (int c = 0; c < PSLOTS; ++c) load(c);
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
             if (c >= 1 && c + PSLOTS - 1 < CHUNKS) {
@@ -120,15 +144,13 @@ __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, con
                 named_sync(2 + g, 128);
                 load(c + PSLOTS - 1);
             }
-            const int last = c + PSLOTS - 1 < CHUNKS - 1 ? c + PSLOTS - 1 : CHUNKS - 1;
-            cp_async_wait_upto(last - c);
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            named_sync(2 + g, 128);
+            // The slot's use of this step: CHUNKS / PSLOTS a step, its phases alternating.
+            mbar_wait(full + c % PSLOTS, (u32)((t * (CHUNKS / PSLOTS) + c / PSLOTS) & 1));
             wgmma_fence();
             const u32 slot = smem_addr(ring + (size_t)(c % PSLOTS) * PCHUNK_BYTES);
 #pragma unroll
             for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
+                const u64 hb = wgmma_desc(slot + kk * 2 * P_LBO, P_LBO, P_SBO);
 #pragma unroll
                 for (int tile = 0; tile < 2; ++tile) {
                     const u64 ws = wgmma_desc(w_base + tile * 8 * W_SBO + (c * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO,
@@ -169,7 +191,7 @@ __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, con
 }  // namespace wg
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-wgmma_wave_fwd(const wg::WgWaveArgs args, u32* counter, int seq) {
+wgmma_wave_fwd(const __grid_constant__ wg::WgWaveArgs args, u32* counter, int seq) {
     using namespace wg;
 #ifdef SMEM_BYTES
     static_assert(PROJ_SMEM <= SMEM_BYTES, "wgmma_wave.rs's shared memory is short of the projection's layout");
@@ -190,9 +212,7 @@ wgmma_wave_fwd(const wg::WgWaveArgs args, u32* counter, int seq) {
     } else {
         const int layer = 1 + (bid - rec_blocks) / PROJ_BLOCKS, p = (bid - rec_blocks) % PROJ_BLOCKS;
         const WaveLayer& a = args.layers[layer];
-        const WaveLayer& below = args.layers[layer - 1];
-        const elem* in = (const elem*)(below.dropped ? below.dropped : below.y);
-        project_steps((const elem*)a.w_ih, in, (xg_t*)a.xg, counter + SLOT_WORDS * (layer - 1) * GROUPS,
+        project_steps((const elem*)a.w_ih, &args.inputs[layer - 1], (xg_t*)a.xg, counter + SLOT_WORDS * (layer - 1) * GROUPS,
                       proj_counters + SLOT_WORDS * (layer - 1) * GROUPS, p, seq);
     }
 }

@@ -9,11 +9,11 @@
 //! with it ([`super::kernel::shape_wgmma_wave`]). The backward stays layer by layer (the forward
 //! writes what the layer-by-layer forward writes).
 
-use super::kernel::{Limits, Pass, Plan};
+use super::kernel::{Limits, Operands, Pass, Plan};
 use super::tuning::WaveTuning;
 use super::wave::{WaveArgs, WAVE_MAX};
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+    sys, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::Result;
@@ -21,6 +21,65 @@ use candle_core::Result;
 /// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
 /// SLOT_WORDS).
 const COUNTER_BYTES: usize = 128;
+
+/// `recurrence_wgmma_wave.cu`'s `WgWaveArgs`: the tensor maps of the inputs of the layers above
+/// the lowest ([`input_map`]), then [`WaveArgs`]'s words.
+#[repr(C, align(128))]
+#[derive(Clone, Copy)]
+struct WgmmaWaveArgs {
+    inputs: [[u64; 16]; WAVE_MAX - 1],
+    layers: [[u64; 16]; WAVE_MAX],
+    exchange: u64,
+}
+
+// SAFETY: plain 64-bit words laid out as the kernel's struct (its tensor maps 128-byte aligned).
+unsafe impl DeviceRepr for WgmmaWaveArgs {}
+
+/// The tensor map of a layer's input at `input` ([T, B, H] of `elem`, rows of whole 16-byte
+/// pieces), as the projection blocks copy it: dimensions from the fastest 8 columns, the batch,
+/// H / 8 column groups and the steps, so that a box of {8, 64, 128 / 8, 1} (a chunk of 128
+/// columns of 64 samples) lands in wgmma's no-swizzle layout (`recurrence_wgmma_wave.cu`'s
+/// P_LBO, P_SBO).
+fn input_map(
+    input: u64,
+    (seq, batch, hidden): (usize, usize, usize),
+    elem: Operands,
+) -> Result<[u64; 16]> {
+    let err = |e: String| candle_core::Error::Msg(format!("rnn: wgmma wavefront input map: {e}"));
+    let data_type = match elem {
+        Operands::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        Operands::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        Operands::Tf32 => return Err(err("takes half elements".into())),
+    };
+    let dims: [u64; 4] = [8, batch as u64, (hidden / 8) as u64, seq as u64];
+    // Bytes between neighbours of dimensions 1-3 (the first's elements are adjacent).
+    let strides: [u64; 3] = [(hidden * 2) as u64, 16, (batch * hidden * 2) as u64];
+    let boxes: [u32; 4] = [8, 64, 16, 1];
+    let element_strides = [1u32; 4];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    // SAFETY: `map` is writable and aligned as the driver asks; the arrays hold `rank` entries
+    // (strides one fewer); `input` is a live device address, which the driver only records.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            data_type,
+            4,
+            input as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+        .result()
+    }
+    .map_err(|e| err(e.to_string()))?;
+    // SAFETY: initialised by the call above.
+    Ok(unsafe { map.assume_init() }.opaque)
+}
 
 /// A stack of `layers` layers as one wgmma wavefront.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,14 +127,24 @@ impl WgmmaWave {
     }
 
     /// Launches `f` (from [`WgmmaWave::kernel`]) on every block at once, cooperatively, with
-    /// `args` (its exchange buffer, zeroed, [`WgmmaWave::exchange_cols`] wide) and `seq`.
+    /// `args` (its exchange buffer, zeroed, [`WgmmaWave::exchange_cols`] wide), the inputs of
+    /// the layers above the lowest (`[T, B, H]` each, `seq` steps) and `seq`.
     pub fn launch(
         &self,
         (stream, f, plan): (&CudaStream, &CudaFunction, &Plan),
-        args: &WaveArgs,
+        (args, inputs): (&WaveArgs, &[u64]),
         seq: usize,
     ) -> Result<()> {
         let counter = args.exchange + self.counters_at(plan);
+        let mut maps = [[0u64; 16]; WAVE_MAX - 1];
+        for (map, &input) in maps.iter_mut().zip(inputs) {
+            *map = input_map(input, (seq, plan.batch, plan.hidden), plan.elem)?;
+        }
+        let args = WgmmaWaveArgs {
+            inputs: maps,
+            layers: args.layers,
+            exchange: args.exchange,
+        };
         let cfg = LaunchConfig {
             grid_dim: (plan.wgmma_wave_blocks(self.layers) as u32, 1, 1),
             block_dim: (plan.threads() as u32, 1, 1),
@@ -83,7 +152,7 @@ impl WgmmaWave {
         };
         let seq = seq as i32;
         let mut launch = stream.launch_builder(f);
-        launch.arg(args).arg(&counter).arg(&seq);
+        launch.arg(&args).arg(&counter).arg(&seq);
         // SAFETY: the arguments are the kernel's, in its order (`args` is its struct); the grid
         // has at most one block per multiprocessor, each of which fits (`WgmmaWave::new`).
         unsafe { launch.launch_cooperative(cfg) }.map_err(|e| {

@@ -202,14 +202,13 @@ pub(crate) fn shape_wgmma_training(layers: usize, hidden: usize, batch: usize) -
 /// See [`shape_wgmma_forward`].
 const WGMMA_HALF_HIDDEN: usize = WGMMA_MOST_HIDDEN / 2;
 
-/// Whether a training forward of `layers` layers runs as the wgmma wavefront
+/// Whether a forward of `layers` layers, training or inference, runs as the wgmma wavefront
 /// (`recurrence_wgmma_wave.cu`: every layer at once in two subgroups a block, so that three layers
 /// and the upper layers' projection blocks fit, [`Plan::wgmma_subgroups`] 2) where the tuning
 /// leaves it to the shape and the wavefront fits (else one subgroup layer by layer, which is
-/// faster than two). Graphed training at [*, 128, 3 x 512] took 0.94-0.97x of the time layer by
-/// layer (LSTM [30, 128, 3 x 512] 6.05 against 6.29 µs an example, GRU [200, 128, 3 x 512] 33.1
-/// against 34.5); inference forwards 0.95-1.12x, so they stay layer by layer
-/// (`results/2026-12-01-h200-wgmma-wave/`).
+/// faster than two). With the projections' input loaded by tensor copies, graphed inference
+/// forwards at [*, 128, 3 x 512] took 0.73-0.85x of the time layer by layer, and training its
+/// time through the wavefront's forward (`results/2026-12-01-h200-wgmma-wave/`, "Tensor copies").
 pub(crate) fn shape_wgmma_wave(layers: usize, hidden: usize, batch: usize) -> bool {
     layers == WGMMA_WAVE_LAYERS && hidden == WGMMA_HALF_HIDDEN && batch == WGMMA_HALF_HIDDEN_BATCH
 }
@@ -1066,7 +1065,8 @@ impl Plan {
             .wgmma
             .unwrap_or_else(|| shape_wgmma_forward(hidden, batch));
         if !train && wgmma_asked {
-            if let Some(plan) = Self::wgmma_forward(limits, (cell, hidden, batch, elem), tuning) {
+            let shape = (cell, hidden, batch, elem);
+            if let Some(plan) = Self::wgmma_forward(limits, shape, (tuning, layers)) {
                 return Ok(plan);
             }
         }
@@ -1161,17 +1161,31 @@ impl Plan {
         plan: Plan,
         (tuning, layers): (&Tuning, usize),
     ) -> Plan {
-        let wave =
-            tuning.wave == WaveTuning::Fitted && shape_wgmma_wave(layers, plan.hidden, plan.batch);
+        let shape = (layers, plan.hidden, plan.batch);
+        Self::in_rule_subgroups(limits, (tuning, shape), |sub| {
+            Some(Self::on_wgmma_training_forward(limits, plan, sub))
+        })
+        .unwrap_or(plan)
+    }
+
+    /// `build`'s wgmma forward plan (of `shape`: layers, hidden, batch) in the subgroups the
+    /// tuning asks for, else two where [`shape_wgmma_wave`] takes the wgmma wavefront and it
+    /// then fits ([`Plan::wgmma_wave_fits`]), else one: alone, two subgroups are slower than one
+    /// (`results/2026-11-30-h200-wgmma-subgroups/`).
+    fn in_rule_subgroups(
+        limits: Limits,
+        (tuning, (layers, hidden, batch)): (&Tuning, (usize, usize, usize)),
+        build: impl Fn(usize) -> Option<Plan>,
+    ) -> Option<Plan> {
+        let wave = tuning.wave == WaveTuning::Fitted && shape_wgmma_wave(layers, hidden, batch);
         let asked = tuning.wgmma_subgroups.unwrap_or(if wave { 2 } else { 1 });
-        let trained = Self::on_wgmma_training_forward(limits, plan, asked);
-        // The rule's two subgroups only where the wavefront then fits: alone they are slower.
+        let plan = build(asked)?;
         let unfit = tuning.wgmma_subgroups.is_none()
-            && trained.wgmma_subgroups > 1
-            && !trained.wgmma_wave_fits(layers, limits);
+            && plan.wgmma_subgroups > 1
+            && !plan.wgmma_wave_fits(layers, limits);
         match unfit {
-            true => Self::on_wgmma_training_forward(limits, plan, 1),
-            false => trained,
+            true => build(1),
+            false => Some(plan),
         }
     }
 
@@ -1225,15 +1239,27 @@ impl Plan {
         }
     }
 
-    /// The inference plan on the wgmma forward ([`Plan::wgmma`]) where it fits
-    /// ([`Plan::wgmma_fits`]); `None` elsewhere.
+    /// The inference plan of `layers` layers on the wgmma forward ([`Plan::wgmma`]) where it
+    /// fits ([`Plan::wgmma_fits`]), in the rule's subgroups ([`Plan::in_rule_subgroups`]);
+    /// `None` elsewhere.
     fn wgmma_forward(
         limits: Limits,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
+        (tuning, layers): (&Tuning, usize),
+    ) -> Option<Plan> {
+        Self::in_rule_subgroups(limits, (tuning, (layers, hidden, batch)), |asked| {
+            Self::wgmma_forward_in(limits, (cell, hidden, batch, elem), tuning, asked)
+        })
+    }
+
+    /// [`Plan::wgmma_forward`] in `asked` subgroups where they fit, else one.
+    fn wgmma_forward_in(
+        limits: Limits,
+        (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
         tuning: &Tuning,
+        asked: usize,
     ) -> Option<Plan> {
         let shape = (cell, hidden, batch, elem);
-        let asked = tuning.wgmma_subgroups.unwrap_or(1);
         let subgroups = Self::wgmma_subgroups_of(limits, shape, true, asked);
         subgroups.map(|wgmma_subgroups| Plan {
             cell,
@@ -2434,6 +2460,47 @@ mod tests {
         assert!(!shape_wgmma_wave(2, 512, 128));
         assert!(!shape_wgmma_wave(3, 1024, 128));
         assert!(!shape_wgmma_wave(3, 512, 64));
+    }
+
+    /// The rule's subgroups, training and inference alike: two at [*, 128, 3 x 512] where the
+    /// wavefront then fits, one on 114 multiprocessors (no wavefront) and on other stacks; the
+    /// tuning's subgroups wherever it asks, the wavefront or not.
+    #[test]
+    fn the_rule_takes_two_subgroups_only_where_the_wgmma_wavefront_fits() {
+        let limits = |sms| Limits {
+            sms,
+            smem: 227 << 10,
+            major: 9,
+        };
+        let build = |sub| {
+            Some(Plan {
+                units: [WGMMA_UNITS, 4],
+                wgmma: true,
+                wgmma_subgroups: sub,
+                ..Plan::example(Cell::Lstm, 512, 128)
+            })
+        };
+        let sub = |sms, tuning: &Tuning, layers| {
+            Plan::in_rule_subgroups(limits(sms), (tuning, (layers, 512, 128)), build)
+                .map(|plan| plan.wgmma_subgroups)
+        };
+        let rule = Tuning::DEFAULT;
+        assert_eq!(sub(132, &rule, 3), Some(2));
+        assert_eq!(sub(114, &rule, 3), Some(1));
+        assert_eq!(sub(132, &rule, 2), Some(1));
+        let off = Tuning {
+            wave: WaveTuning::Off,
+            ..rule
+        };
+        assert_eq!(sub(132, &off, 3), Some(1));
+        let two = Tuning {
+            wgmma_subgroups: Some(2),
+            ..rule
+        };
+        assert_eq!(sub(114, &two, 3), Some(2));
+        assert_eq!(sub(132, &two, 1), Some(2));
+        let none = Plan::in_rule_subgroups(limits(132), (&rule, (3, 512, 128)), |_| None);
+        assert!(none.is_none());
     }
 
     /// A training plan with its forward on wgmma: the forward in groups of 32 with an f32

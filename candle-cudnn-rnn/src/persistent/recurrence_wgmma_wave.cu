@@ -77,6 +77,13 @@ __device__ __forceinline__ void tensor_load(void* dst, const TensorMap* map, int
         : "memory");
 }
 
+// Where sample s's sum of row `row` (of the block's 128) lies in the staged sums: a sample's
+// rows one after the other, their groups of 8 swizzled by bits 1-2 of the sample, so that a
+// warp's stores (8 rows of samples 2 q + x, q = 0..3) take distinct banks; a piece of 8 rows
+// (16 bytes of half sums, two pieces of f32 ones) stays whole.
+__device__ __forceinline__ int stage_at(int s, int row) { return s * PROJ_ROWS + (row ^ (((s >> 1) & 3) << 3)); }
+static_assert(PN * PROJ_ROWS * (int)sizeof(xg_t) <= PSLOTS * PCHUNK_BYTES, "a warpgroup's sums fit its ring");
+
 // Projection block p of a layer: xg (rows t B_ALL .. of [T, B, GH], columns 128 p ..) from W_ih
 // and the layer below's output ([T, B, H], through its tensor map `in`), step by step as the
 // layer below's groups (their barriers `below`, SLOT_WORDS apart) finish each step. Warpgroup g
@@ -161,9 +168,12 @@ __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, con
             wgmma_commit();
         }
         wgmma_wait<0>();
-        // The thread's rows 16 wq + r0 (+ 8) of each tile and samples 8 j + 2 q + x of the
-        // warpgroup's.
-        xg_t* const out = xg + ((size_t)t * B_ALL + PN * g + 2 * q) * GH + row0 + 16 * wq + r0;
+        // The sums through the warpgroup's ring (free: the step's chunks are all consumed, and
+        // the next step's copies start after the barrier that opens it), so that the stores to
+        // xg are whole 16-byte pieces of a sample's rows: from the registers each warp's store
+        // would write 8 rows of 4 samples, 4 lines of 16 bytes. The thread holds rows
+        // 64 tile + 16 wq + 8 half + r0 of samples 8 j + 2 q + x.
+        xg_t* const stage = (xg_t*)ring;
 #pragma unroll
         for (int tile = 0; tile < 2; ++tile)
 #pragma unroll
@@ -173,13 +183,23 @@ __device__ __forceinline__ void project_steps(const elem* __restrict__ w_ih, con
 #pragma unroll
                     for (int x = 0; x < 2; ++x) {
                         const float v = acc[tile][4 * j + 2 * half + x];
-                        const size_t o = (size_t)(8 * j + x) * GH + REG_ROWS * tile + 8 * half;
+                        const int s = 8 * j + 2 * q + x, row = REG_ROWS * tile + 16 * wq + 8 * half + r0;
 #if XG_HALF
-                        out[o] = from_f(v);
+                        stage[stage_at(s, row)] = from_f(v);
 #else
-                        out[o] = v;
+                        stage[stage_at(s, row)] = v;
 #endif
                     }
+        named_sync(2 + g, 128);
+        constexpr int PIECE = 16 / (int)sizeof(xg_t);  // sums in 16 bytes
+        xg_t* const out = xg + ((size_t)t * B_ALL + PN * g) * GH + row0;
+#pragma unroll 4
+        for (int i = part; i < PN * PROJ_ROWS / PIECE; i += 128) {
+            const int s = i / (PROJ_ROWS / PIECE), row = PIECE * (i % (PROJ_ROWS / PIECE));
+            *(uint4*)(out + (size_t)s * GH + row) = *(const uint4*)(stage + stage_at(s, row));
+        }
+        // The ring's generic reads ordered before the next step's tensor copies into it.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         // Every thread of the warpgroup has stored its sums (and read the ring) before the
         // arrivals that publish them.
         named_sync(2 + g, 128);

@@ -13,7 +13,8 @@
 #      (CANDLE_RNN_PERSISTENT_WAVE=0) / the default / the wavefront, at [30, 128, 3 x 512] and
 #      [200, 128, 3 x 512], LSTM and GRU (OUT/ab.log).
 #   4. (suite) the whole GPU suite (OUT/tests.log);
-#   5. (rule, rule-api) with the rule (the wavefront in training forwards at [*, 128, 3 x 512]):
+#   5. (rule, rule-api) with the rule (the wavefront in forwards at [*, 128, 3 x 512]; before 9db989d
+#      in training forwards only):
 #      the rule / layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0) / the rule at those shapes,
 #      graphed and eager through the direct call, graphed through loss.backward() and the sink
 #      (OUT/rule.log, OUT/rule-api.log);
@@ -159,8 +160,7 @@ for part in $parts; do
       # Which part of the projection blocks' work slows the recurrences: probe-parts-build.sh's
       # lab builds in $PROBE (p7 without their loads, p8 without their stores, p9 without their
       # products, p10 and p11 with a quarter and a half of their loads), beside that folder's own
-      # build, two subgroups, training | forward, µs an example (OUT/projection-parts.log). Not
-      # run yet.
+      # build, two subgroups, training | forward, µs an example (OUT/projection-parts.log).
       stamp "projection parts"
       # (PROBES names the builds there, by default all five.)
       D=$PROBE probe_lines "op-f16-default:lstm:3,128,30,512 op-bf16-default:lstm:3,128,200,512" \

@@ -107,8 +107,8 @@ pub(crate) struct Tuning {
     /// Subgroups of 32 samples a wgmma forward's block multiplies each step
     /// ([`super::kernel::Plan::wgmma_subgroups`]): `CANDLE_RNN_PERSISTENT_WGMMA_SUB` = `1` or `2`
     /// (where it fits; with 2, a stack's forward runs as the wgmma wavefront where that fits,
-    /// `super::wgmma_wave`). `None` (the default): the planner's rule, 2 in a training forward
-    /// that runs as that wavefront ([`super::kernel::shape_wgmma_wave`]), else 1.
+    /// `super::wgmma_wave`). `None` (the default): the planner's rule, 2 in a forward (training or
+    /// inference) that runs as that wavefront ([`super::kernel::shape_wgmma_wave`]), else 1.
     pub wgmma_subgroups: Option<usize>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the

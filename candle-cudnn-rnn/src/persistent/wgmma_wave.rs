@@ -5,8 +5,8 @@
 //! recurrence instead of seq * L. It runs where the plan's forward is on wgmma and all of it fits
 //! on the GPU at once ([`Plan::wgmma_wave_fits`]): at batch 128 and hidden 512 three layers in
 //! two groups of 64 samples ([`Plan::wgmma_subgroups`] 2: 32 blocks a layer) and 2 x 16
-//! projection blocks take 128 of an H100's 132. The planner asks for that where training leads
-//! with it ([`super::kernel::shape_wgmma_wave`]). The backward stays layer by layer (the forward
+//! projection blocks take 128 of an H100's 132. The planner asks for that where the wavefront
+//! leads ([`super::kernel::shape_wgmma_wave`]). The backward stays layer by layer (the forward
 //! writes what the layer-by-layer forward writes).
 
 use super::kernel::{Limits, Operands, Pass, Plan};

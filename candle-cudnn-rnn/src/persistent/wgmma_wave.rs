@@ -40,8 +40,8 @@ unsafe impl DeviceRepr for WgmmaWaveArgs {}
 
 /// Blocks per cluster of the wavefront's launch where the tuning leaves it to the rule and they
 /// fit ([`WgmmaWave::cluster`]): the blocks do not use their clusters, but launched in pairs the
-/// forwards at [*, 128, 3 x 512] took 0.95-0.98x of the time without
-/// (`results/2026-12-01-h200-wgmma-wave/`, "Multicast").
+/// forwards at [*, 128, 3 x 512] took 0.96-1.0x of the time without
+/// (`results/2026-12-01-h200-wgmma-wave/`, "Multicast over clusters, and clusters alone").
 const WAVE_CLUSTER: usize = 2;
 
 /// The tensor map of a layer's input at `input` ([T, B, H] of `elem`, rows of whole 16-byte

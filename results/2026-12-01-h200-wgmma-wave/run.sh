@@ -26,8 +26,15 @@
 #   9. (one-layer, with PROBE) one layer in the wavefront's kernel against the wgmma forward.
 #   10. (no-projection, with PROBE) the layers side by side without the projections' work.
 #   11. (projection-parts, with PROBE) which part of the projections' work slows the layers.
+#   12. (multicast) the launch in clusters of 1, 2 and 4 blocks, the projections' input copied
+#       once a cluster, and the rule's choice (OUT/multicast.log).
+#   13. (cluster-probe, with PROBE) the clusters' placement alone, without the multicast.
+#   (Parts 12-13 ran on the branch wgmma-wave-multicast's builds, whose knob
+#   CANDLE_RNN_PERSISTENT_WAVE_MULTICAST main names CANDLE_RNN_PERSISTENT_WAVE_CLUSTER, without
+#   the multicast.)
+#   14. (clusters) the launch in clusters of 2 (the rule), none and 4 (OUT/clusters.log).
 #   (Parts 0-3 ran on builds before the rule, with the knob.)
-#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer|no-projection|projection-parts]...
+#   [PROBE=DIR] results/2026-12-01-h200-wgmma-wave/run.sh DIR OUT [smoke|tests|sanitize|ab|suite|rule|rule-api|torch|probe|pace|one-layer|no-projection|projection-parts|multicast|cluster-probe|clusters]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -86,6 +93,50 @@ for part in $parts; do
         split_spec "$spec"
         echo "$v $c $sh | default $(bench_with X=1) | wave $(bench_with $wave) | two, layer by layer $(bench_with $wave CANDLE_RNN_PERSISTENT_WAVE=0) | default $(bench_with X=1) | wave $(bench_with $wave)"
       done 2>&1 | tee "$OUT/ab.log"
+      ;;
+    multicast)
+      # The wavefront's launch in clusters whose projection blocks copy each chunk of their input
+      # once a cluster (CANDLE_RNN_PERSISTENT_WAVE_MULTICAST=1: no clusters, 2, 4) and the rule's
+      # choice, graphed, training | forward, µs an example (OUT/multicast.log); the clusters
+      # each took (OUT/stderr.txt's "clusters of" lines, counted in OUT/multicast.log).
+      stamp "multicast"
+      graph=--graph
+      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+        op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+        split_spec "$spec"
+        m() { bench_with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 ${1:+CANDLE_RNN_PERSISTENT_WAVE_MULTICAST=$1}; }
+        echo "$v $c $sh | 1 $(m 1) | 2 $(m 2) | 4 $(m 4) | rule $(m) | 1 $(m 1) | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
+      done 2>&1 | tee "$OUT/multicast.log"
+      grep -o "wgmma wavefront of [0-9] layers in clusters of [0-9]" "$OUT/stderr.txt" | sort | uniq -c | tee -a "$OUT/multicast.log"
+      ;;
+    cluster-probe)
+      # The clusters' placement alone (with PROBE: its bench_grid-p12, launched in clusters but
+      # every projection block copying its own chunks, logs/multicast/probe-clusters-alone.patch)
+      # against the build's multicast, clusters of 1, 2 and 4, graphed, training | forward, µs an
+      # example (OUT/cluster-probe.log).
+      stamp "cluster probe"
+      graph=--graph
+      [ -x "$PROBE/bench_grid-p12" ] || { xz -dkf "$PROBE/bench_grid-p12.xz"; chmod +x "$PROBE/bench_grid-p12"; }
+      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 op-bf16-default:lstm:3,128,200,512; do
+        split_spec "$spec"
+        m() { bench_with CANDLE_RNN_PERSISTENT_WAVE_MULTICAST=$1; }
+        p() { BENCH_GRID=$PROBE/bench_grid-p12 bench_with CANDLE_RNN_PERSISTENT_WAVE_MULTICAST=$1; }
+        echo "$v $c $sh | multicast 1 $(m 1) | 2 $(m 2) | 4 $(m 4) | clusters alone 2 $(p 2) | 4 $(p 4) | multicast 1 $(m 1)"
+      done 2>&1 | tee "$OUT/cluster-probe.log"
+      ;;
+    clusters)
+      # The wavefront launched in clusters of 2 (the rule), none (CANDLE_RNN_PERSISTENT_WAVE_CLUSTER=1)
+      # and 4, and layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0), graphed, training | forward, µs
+      # an example (OUT/clusters.log).
+      stamp "clusters"
+      graph=--graph
+      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+        op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+        split_spec "$spec"
+        k() { bench_with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 ${1:+CANDLE_RNN_PERSISTENT_WAVE_CLUSTER=$1}; }
+        echo "$v $c $sh | rule $(k) | 1 $(k 1) | 4 $(k 4) | rule $(k) | 1 $(k 1) | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
+      done 2>&1 | tee "$OUT/clusters.log"
+      grep -o "wgmma wavefront of [0-9] layers in clusters of [0-9]" "$OUT/stderr.txt" | sort | uniq -c | tee -a "$OUT/clusters.log"
       ;;
     suite)
       stamp "the whole GPU suite"

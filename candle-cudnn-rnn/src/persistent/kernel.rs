@@ -2020,9 +2020,16 @@ impl Plan {
     /// The wgmma wavefront's blocks: each layer's recurrence, then the projections of the
     /// layers above the lowest (128 gate rows of W_ih each).
     pub(super) fn wgmma_wave_blocks(&self, layers: usize) -> usize {
+        let (recurrence, projection) = self.wgmma_wave_layer_blocks();
+        layers * recurrence + (layers - 1) * projection
+    }
+
+    /// A layer's blocks in the wgmma wavefront: its recurrence's (every batch group's), its
+    /// projection's (above the lowest layer).
+    pub(super) fn wgmma_wave_layer_blocks(&self) -> (usize, usize) {
         let recurrence = self.pass_groups(Pass::Forward) * self.hidden / WGMMA_UNITS;
         let projection = self.cell.gates() * self.hidden / WGMMA_PROJECTION_ROWS;
-        layers * recurrence + (layers - 1) * projection
+        (recurrence, projection)
     }
 
     /// The wgmma wavefront's shared memory a block: the larger of the recurrence's and a

@@ -96,6 +96,24 @@ impl Launch<'_> {
 
     /// [`Launch::cooperative`] in clusters.
     fn cooperative_clusters(&self, ptrs: &[u64], seq: i32) -> Result<()> {
+        let mut values: Vec<u64> = ptrs.to_vec();
+        let mut seq = seq;
+        let mut params: Vec<*mut std::ffi::c_void> = values
+            .iter_mut()
+            .map(|v| v as *mut u64 as *mut std::ffi::c_void)
+            .collect();
+        params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
+        // SAFETY: `params` points at the kernel's arguments in its order, alive meanwhile.
+        unsafe { self.cooperative_params(&mut params) }
+    }
+
+    /// Launches the kernel in clusters of [`Launch::cluster`] blocks, every cluster resident at
+    /// once, with the arguments `params` points at.
+    ///
+    /// # Safety
+    /// `params` points at the kernel's arguments, in its order and of its types, alive until
+    /// this returns (the driver copies them).
+    pub unsafe fn cooperative_params(&self, params: &mut [*mut std::ffi::c_void]) -> Result<()> {
         let cluster = self.cluster;
         // Every cluster must be resident at once, as every block of a cooperative launch
         // (`Plan::new` has checked; a GPU shared with other work may hold fewer now).
@@ -109,17 +127,9 @@ impl Launch<'_> {
         let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
         let mut config = self.cluster_config(&mut attrs);
         config.numAttrs = 2;
-        let mut values: Vec<u64> = ptrs.to_vec();
-        let mut seq = seq;
-        let mut params: Vec<*mut std::ffi::c_void> = values
-            .iter_mut()
-            .map(|v| v as *mut u64 as *mut std::ffi::c_void)
-            .collect();
-        params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
         let mut launch = |config: &sys::CUlaunchConfig| {
-            // SAFETY: the callers pass the kernel's arguments in its order (`params` points at
-            // them, alive until the call returns: the driver copies them); the grid is whole
-            // clusters, all resident at once (checked above).
+            // SAFETY: `params` as this function's caller promises; the grid is whole clusters,
+            // all resident at once (checked above).
             unsafe {
                 sys::cuLaunchKernelEx(
                     config,

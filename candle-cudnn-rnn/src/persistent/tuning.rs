@@ -110,6 +110,11 @@ pub(crate) struct Tuning {
     /// `super::wgmma_wave`). `None` (the default): the planner's rule, 2 in a forward (training or
     /// inference) that runs as that wavefront ([`super::kernel::shape_wgmma_wave`]), else 1.
     pub wgmma_subgroups: Option<usize>,
+    /// Blocks per cluster of the wgmma wavefront's launch (`super::wgmma_wave`):
+    /// `CANDLE_RNN_PERSISTENT_WAVE_CLUSTER` = `1` (no clusters), `2` or `4`, where the clusters
+    /// fit. `None` (the default): the planner's rule
+    /// ([`super::wgmma_wave::WgmmaWave::cluster`]).
+    pub wave_cluster: Option<usize>,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -148,6 +153,7 @@ impl Tuning {
         wgmma_backward: None,
         bf16_partials: false,
         wgmma_subgroups: None,
+        wave_cluster: None,
         show_plans: false,
     };
 
@@ -253,6 +259,13 @@ impl Tuning {
             Some(v @ ("1" | "2")) => v.parse().ok(),
             _ => d.wgmma_subgroups,
         };
+        let wave_cluster = match var("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER")
+            .as_deref()
+            .map(str::trim)
+        {
+            Some(v @ ("1" | "2" | "4")) => v.parse().ok(),
+            _ => d.wave_cluster,
+        };
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -273,6 +286,7 @@ impl Tuning {
             wgmma_backward,
             bf16_partials,
             wgmma_subgroups,
+            wave_cluster,
             show_plans,
         }
     }
@@ -314,6 +328,7 @@ mod tests {
                 wgmma_backward: None,
                 bf16_partials: false,
                 wgmma_subgroups: None,
+                wave_cluster: None,
                 show_plans: false,
             }
         );
@@ -346,6 +361,10 @@ mod tests {
         assert_eq!(sub("2"), Some(2));
         assert_eq!(sub(" 1"), Some(1));
         assert_eq!(sub("3"), None);
+        let cluster = |v| with(&[("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER", v)]).wave_cluster;
+        assert_eq!(cluster("4"), Some(4));
+        assert_eq!(cluster("1 "), Some(1));
+        assert_eq!(cluster("8"), None);
     }
 
     #[test]

@@ -10,13 +10,16 @@
 //! writes what the layer-by-layer forward writes).
 
 use super::kernel::{Limits, Operands, Pass, Plan};
-use super::tuning::WaveTuning;
+use super::launch::Launch;
+use super::tuning::{Tuning, WaveTuning};
 use super::wave::{WaveArgs, WAVE_MAX};
 use candle_core::cuda_backend::cudarc::driver::{
     sys, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::Result;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 /// Bytes between two of the wavefront's counters: a line each (`recurrence_wgmma_wave.cu`'s
 /// SLOT_WORDS).
@@ -34,6 +37,12 @@ struct WgmmaWaveArgs {
 
 // SAFETY: plain 64-bit words laid out as the kernel's struct (its tensor maps 128-byte aligned).
 unsafe impl DeviceRepr for WgmmaWaveArgs {}
+
+/// Blocks per cluster of the wavefront's launch where the tuning leaves it to the rule and they
+/// fit ([`WgmmaWave::cluster`]): the blocks do not use their clusters, but launched in pairs the
+/// forwards at [*, 128, 3 x 512] took 0.96-1.0x of the time without
+/// (`results/2026-12-01-h200-wgmma-wave/`, "Multicast over clusters, and clusters alone").
+const WAVE_CLUSTER: usize = 2;
 
 /// The tensor map of a layer's input at `input` ([T, B, H] of `elem`, rows of whole 16-byte
 /// pieces), as the projection blocks copy it: dimensions from the fastest 8 columns, the batch,
@@ -81,6 +90,13 @@ fn input_map(
     Ok(unsafe { map.assume_init() }.opaque)
 }
 
+/// The clusters chosen for a kernel (its driver handle) and the tuning's ask.
+type ClustersChosen = HashMap<(usize, Option<usize>), usize>;
+
+fn lock_err<T>(_: std::sync::PoisonError<T>) -> candle_core::Error {
+    candle_core::Error::Msg("rnn: wgmma wavefront: a thread panicked choosing clusters".into())
+}
+
 /// A stack of `layers` layers as one wgmma wavefront.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct WgmmaWave {
@@ -126,6 +142,45 @@ impl WgmmaWave {
         plan.wgmma_wave_function(dev, self.layers)
     }
 
+    /// Blocks per cluster of the launch of `f` (from [`WgmmaWave::kernel`]) with `cfg`: the
+    /// tuning's (`asked`) or [`WAVE_CLUSTER`] where each cluster holds one layer's recurrence or
+    /// projection blocks only and all clusters fit on the GPU at once; else 1 (no clusters).
+    /// Kept per kernel.
+    pub fn cluster(
+        &self,
+        (stream, f, plan): (&CudaStream, &CudaFunction, &Plan),
+        cfg: LaunchConfig,
+        asked: Option<usize>,
+    ) -> Result<usize> {
+        static CHOSEN: OnceLock<Mutex<ClustersChosen>> = OnceLock::new();
+        let key = (f.cu_function() as usize, asked);
+        let chosen = CHOSEN.get_or_init(Default::default);
+        if let Some(&cluster) = chosen.lock().map_err(lock_err)?.get(&key) {
+            return Ok(cluster);
+        }
+        let (recurrence, projection) = plan.wgmma_wave_layer_blocks();
+        let c = asked.unwrap_or(WAVE_CLUSTER);
+        let whole = (self.layers * recurrence) % c == 0 && projection % c == 0;
+        let launch = Launch {
+            stream,
+            f,
+            cfg,
+            cluster: c,
+        };
+        let cluster = match c > 1 && whole {
+            true if launch.resident_clusters()? >= cfg.grid_dim.0 as usize / c => c,
+            _ => 1,
+        };
+        if Tuning::from_env().show_plans {
+            eprintln!(
+                "rnn: wgmma wavefront of {} layers in clusters of {cluster}",
+                self.layers
+            );
+        }
+        chosen.lock().map_err(lock_err)?.insert(key, cluster);
+        Ok(cluster)
+    }
+
     /// Launches `f` (from [`WgmmaWave::kernel`]) on every block at once, cooperatively, with
     /// `args` (its exchange buffer, zeroed, [`WgmmaWave::exchange_cols`] wide), the inputs of
     /// the layers above the lowest (`[T, B, H]` each, `seq` steps) and `seq`.
@@ -136,28 +191,49 @@ impl WgmmaWave {
         seq: usize,
     ) -> Result<()> {
         let counter = args.exchange + self.counters_at(plan);
-        let mut maps = [[0u64; 16]; WAVE_MAX - 1];
-        for (map, &input) in maps.iter_mut().zip(inputs) {
-            *map = input_map(input, (seq, plan.batch, plan.hidden), plan.elem)?;
-        }
-        let args = WgmmaWaveArgs {
-            inputs: maps,
-            layers: args.layers,
-            exchange: args.exchange,
-        };
         let cfg = LaunchConfig {
             grid_dim: (plan.wgmma_wave_blocks(self.layers) as u32, 1, 1),
             block_dim: (plan.threads() as u32, 1, 1),
             shared_mem_bytes: plan.wgmma_wave_smem() as u32,
         };
-        let seq = seq as i32;
+        let asked = Tuning::from_env().wave_cluster;
+        let cluster = self.cluster((stream, f, plan), cfg, asked)?;
+        let mut maps = [[0u64; 16]; WAVE_MAX - 1];
+        for (map, &input) in maps.iter_mut().zip(inputs) {
+            *map = input_map(input, (seq, plan.batch, plan.hidden), plan.elem)?;
+        }
+        let mut args = WgmmaWaveArgs {
+            inputs: maps,
+            layers: args.layers,
+            exchange: args.exchange,
+        };
+        let mut seq = seq as i32;
+        let err = |e: String| {
+            candle_core::Error::Msg(format!("rnn: persistent wgmma wavefront launch: {e}"))
+        };
+        if cluster > 1 {
+            let mut counter = counter;
+            let mut params = [
+                &mut args as *mut WgmmaWaveArgs as *mut std::ffi::c_void,
+                &mut counter as *mut u64 as *mut std::ffi::c_void,
+                &mut seq as *mut i32 as *mut std::ffi::c_void,
+            ];
+            let launch = Launch {
+                stream,
+                f,
+                cfg,
+                cluster,
+            };
+            // SAFETY: `params` points at the kernel's arguments in its order (`args` its
+            // struct), alive until the launch returns.
+            return unsafe { launch.cooperative_params(&mut params) }
+                .map_err(|e| err(e.to_string()));
+        }
         let mut launch = stream.launch_builder(f);
         launch.arg(&args).arg(&counter).arg(&seq);
         // SAFETY: the arguments are the kernel's, in its order (`args` is its struct); the grid
         // has at most one block per multiprocessor, each of which fits (`WgmmaWave::new`).
-        unsafe { launch.launch_cooperative(cfg) }.map_err(|e| {
-            candle_core::Error::Msg(format!("rnn: persistent wgmma wavefront launch: {e}"))
-        })?;
+        unsafe { launch.launch_cooperative(cfg) }.map_err(|e| err(e.to_string()))?;
         Ok(())
     }
 }

@@ -59,6 +59,26 @@ probe_lines() {
     echo "$line | $4 $(bench_with $wave $5)"
   done
 }
+# One line a shape of the four, graphed, training | forward, µs an example: the build with the
+# knob $1 at each value of $2 ("-": unset, the rule), then layer by layer
+# (CANDLE_RNN_PERSISTENT_WAVE=0), into OUT/$3.log, then how many launches took each cluster size.
+knob_lines() {
+  local knob=$1 values=$2 log=$OUT/$3.log spec val line
+  graph=--graph
+  for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
+    op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
+    split_spec "$spec"
+    line="$v $c $sh"
+    for val in $values; do
+      case $val in
+        -) line="$line | rule $(bench_with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1)" ;;
+        *) line="$line | $val $(bench_with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 "$knob=$val")" ;;
+      esac
+    done
+    echo "$line | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
+  done 2>&1 | tee "$log"
+  grep -o "wgmma wavefront of [0-9] layers in clusters of [0-9]" "$OUT/stderr.txt" | sort | uniq -c | tee -a "$log"
+}
 for part in $parts; do
   case $part in
     smoke)
@@ -97,17 +117,9 @@ for part in $parts; do
     multicast)
       # The wavefront's launch in clusters whose projection blocks copy each chunk of their input
       # once a cluster (CANDLE_RNN_PERSISTENT_WAVE_MULTICAST=1: no clusters, 2, 4) and the rule's
-      # choice, graphed, training | forward, µs an example (OUT/multicast.log); the clusters
-      # each took (OUT/stderr.txt's "clusters of" lines, counted in OUT/multicast.log).
+      # choice (OUT/multicast.log).
       stamp "multicast"
-      graph=--graph
-      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
-        op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
-        split_spec "$spec"
-        m() { bench_with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 ${1:+CANDLE_RNN_PERSISTENT_WAVE_MULTICAST=$1}; }
-        echo "$v $c $sh | 1 $(m 1) | 2 $(m 2) | 4 $(m 4) | rule $(m) | 1 $(m 1) | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
-      done 2>&1 | tee "$OUT/multicast.log"
-      grep -o "wgmma wavefront of [0-9] layers in clusters of [0-9]" "$OUT/stderr.txt" | sort | uniq -c | tee -a "$OUT/multicast.log"
+      knob_lines CANDLE_RNN_PERSISTENT_WAVE_MULTICAST "1 2 4 - 1" multicast
       ;;
     cluster-probe)
       # The clusters' placement alone (with PROBE: its bench_grid-p12, launched in clusters but
@@ -126,17 +138,9 @@ for part in $parts; do
       ;;
     clusters)
       # The wavefront launched in clusters of 2 (the rule), none (CANDLE_RNN_PERSISTENT_WAVE_CLUSTER=1)
-      # and 4, and layer by layer (CANDLE_RNN_PERSISTENT_WAVE=0), graphed, training | forward, µs
-      # an example (OUT/clusters.log).
+      # and 4 (OUT/clusters.log).
       stamp "clusters"
-      graph=--graph
-      for spec in op-f16-default:lstm:3,128,30,512 op-bf16-default:gru:3,128,30,512 \
-        op-bf16-default:lstm:3,128,200,512 op-bf16-default:gru:3,128,200,512; do
-        split_spec "$spec"
-        k() { bench_with CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 ${1:+CANDLE_RNN_PERSISTENT_WAVE_CLUSTER=$1}; }
-        echo "$v $c $sh | rule $(k) | 1 $(k 1) | 4 $(k 4) | rule $(k) | 1 $(k 1) | layer by layer $(bench_with CANDLE_RNN_PERSISTENT_WAVE=0)"
-      done 2>&1 | tee "$OUT/clusters.log"
-      grep -o "wgmma wavefront of [0-9] layers in clusters of [0-9]" "$OUT/stderr.txt" | sort | uniq -c | tee -a "$OUT/clusters.log"
+      knob_lines CANDLE_RNN_PERSISTENT_WAVE_CLUSTER "- 1 4 - 1" clusters
       ;;
     suite)
       stamp "the whole GPU suite"

@@ -179,6 +179,9 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         // A training stack of three layers past batch 64: in batch groups, layer by layer
         // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).
         (3, 96, 6, 64, 128),
+        // Three layers of 512 at batch 128: one wgmma wavefront (two subgroups a block, clusters
+        // of 2; `kernel.rs`'s `shape_wgmma_wave`), training and inference; TF32 layer by layer.
+        (3, 128, 8, 64, 512),
     ];
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
         for dtype in [DType::BF16, DType::F16, DType::F32] {

@@ -2143,6 +2143,15 @@ mod tests {
         assert_eq!(a.module_name(other), b.module_name(other), "{other:?}");
     }
 
+    /// An sm_90 device's limits (227 KiB of shared memory a block) with `sms` multiprocessors.
+    fn sm90(sms: usize) -> Limits {
+        Limits {
+            sms,
+            smem: 227 << 10,
+            major: 9,
+        }
+    }
+
     /// Every kernel the host launches by name is a kernel of its pass's source, for each cell.
     #[test]
     fn the_launched_names_are_the_sources_kernels() {
@@ -2158,39 +2167,34 @@ mod tests {
                 }
             }
         }
+        // The wgmma modules: each kernel after what it calls (the instruction's wrappers of
+        // wgmma.cuh; the wavefront the wgmma forward's layer).
         for cell in [Cell::Lstm, Cell::Gru] {
-            let kernel = format!(
-                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_KERNEL}("
-            );
-            let source = wgmma_sources(cell).concat();
-            assert!(source.contains(&kernel), "{cell:?}");
-            // The instruction's wrappers (wgmma.cuh) come before the recurrence that calls them.
-            let defined = source.find("void wgmma_rs_n32(");
-            assert!(
-                defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
-                "{cell:?}"
-            );
-            let kernel = format!(
-                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_WAVE_KERNEL}("
-            );
-            let source = wgmma_wave_sources(cell).concat();
-            assert!(source.contains(&kernel), "{cell:?}");
-            // The wavefront calls the wgmma forward's layer, which comes before it.
-            let layer = source.find("void layer_forward(");
-            assert!(
-                layer.is_some_and(|at| at < source.find(&kernel).unwrap()),
-                "{cell:?}"
-            );
-            let kernel = format!(
-                "extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{WGMMA_BWD_KERNEL}("
-            );
-            let source = wgmma_bwd_sources(cell).concat();
-            assert!(source.contains(&kernel), "{cell:?}");
-            let defined = source.find("void wgmma_rs_n128(");
-            assert!(
-                defined.is_some_and(|at| at < source.find(&kernel).unwrap()),
-                "{cell:?}"
-            );
+            let modules = [
+                (WGMMA_KERNEL, wgmma_sources(cell), "void wgmma_rs_n32("),
+                (
+                    WGMMA_WAVE_KERNEL,
+                    wgmma_wave_sources(cell),
+                    "void layer_forward(",
+                ),
+                (
+                    WGMMA_BWD_KERNEL,
+                    wgmma_bwd_sources(cell),
+                    "void wgmma_rs_n128(",
+                ),
+            ];
+            for (name, sources, callee) in modules {
+                let kernel =
+                    format!("extern \"C\" __global__ void __launch_bounds__(THREADS, 1)\n{name}(");
+                let source = sources.concat();
+                let at = source.find(&kernel);
+                assert!(at.is_some(), "{cell:?}: no kernel {name}");
+                let defined = source.find(callee);
+                assert!(
+                    defined.is_some_and(|d| Some(d) < at),
+                    "{cell:?}: {callee} not before {name}"
+                );
+            }
         }
     }
 
@@ -2281,11 +2285,7 @@ mod tests {
             plain.defines(Pass::Backward)
         );
         // Where it fits: sm_90, half elements, batch 128, hidden 1024.
-        let h200 = || Limits {
-            sms: 132,
-            smem: 227 << 10,
-            major: 9,
-        };
+        let h200 = || sm90(132);
         assert!(Plan::wgmma_bwd_fits(h200(), &plain));
         assert!(Plan::wgmma_bwd_fits(
             h200(),
@@ -2432,11 +2432,6 @@ mod tests {
     /// only.
     #[test]
     fn a_wgmma_wavefront_of_three_layers_fits_132_multiprocessors_in_two_subgroups() {
-        let limits = |sms| Limits {
-            sms,
-            smem: 227 << 10,
-            major: 9,
-        };
         for (cell, projection_blocks) in [(Cell::Lstm, 16), (Cell::Gru, 12)] {
             let one = Plan {
                 units: [WGMMA_UNITS, 4],
@@ -2453,15 +2448,15 @@ mod tests {
             // A projection block's 128 rows of 512 and 2 x 2 chunks of 64 x 128 and their mbarriers outweigh the
             // recurrence's shared memory.
             assert_eq!(two.wgmma_wave_smem(), 131072 + 65536 + 32);
-            assert!(two.wgmma_wave_fits(3, limits(132)), "{cell:?}");
-            assert!(!two.wgmma_wave_fits(3, limits(114)), "{cell:?}");
-            assert!(!one.wgmma_wave_fits(3, limits(132)), "{cell:?}");
-            assert!(!one.wgmma_wave_fits(2, limits(132)), "{cell:?}");
+            assert!(two.wgmma_wave_fits(3, sm90(132)), "{cell:?}");
+            assert!(!two.wgmma_wave_fits(3, sm90(114)), "{cell:?}");
+            assert!(!one.wgmma_wave_fits(3, sm90(132)), "{cell:?}");
+            assert!(!one.wgmma_wave_fits(2, sm90(132)), "{cell:?}");
             let plain = Plan {
                 wgmma: false,
                 ..two
             };
-            assert!(!plain.wgmma_wave_fits(3, limits(132)), "{cell:?}");
+            assert!(!plain.wgmma_wave_fits(3, sm90(132)), "{cell:?}");
         }
         assert!(shape_wgmma_wave(3, 512, 128));
         assert!(!shape_wgmma_wave(2, 512, 128));
@@ -2474,11 +2469,6 @@ mod tests {
     /// tuning's subgroups wherever it asks, the wavefront or not.
     #[test]
     fn the_rule_takes_two_subgroups_only_where_the_wgmma_wavefront_fits() {
-        let limits = |sms| Limits {
-            sms,
-            smem: 227 << 10,
-            major: 9,
-        };
         let build = |sub| {
             Some(Plan {
                 units: [WGMMA_UNITS, 4],
@@ -2488,7 +2478,7 @@ mod tests {
             })
         };
         let sub = |sms, tuning: &Tuning, layers| {
-            Plan::in_rule_subgroups(limits(sms), (tuning, (layers, 512, 128)), build)
+            Plan::in_rule_subgroups(sm90(sms), (tuning, (layers, 512, 128)), build)
                 .map(|plan| plan.wgmma_subgroups)
         };
         let rule = Tuning::DEFAULT;
@@ -2506,7 +2496,7 @@ mod tests {
         };
         assert_eq!(sub(114, &two, 3), Some(2));
         assert_eq!(sub(132, &two, 1), Some(2));
-        let none = Plan::in_rule_subgroups(limits(132), (&rule, (3, 512, 128)), |_| None);
+        let none = Plan::in_rule_subgroups(sm90(132), (&rule, (3, 512, 128)), |_| None);
         assert!(none.is_none());
     }
 

@@ -187,10 +187,16 @@ fn ours_lead(
 /// from batch 96 before, and hidden 512 at batch 128, where ours led already), ours lead it: graphed forwards took 0.61-0.81x of `Standard`'s time
 /// (LSTM [30, 128, 1024] 1.51 against 2.45 µs an example, GRU [200, 128, 3 x 1024] 24.6 against
 /// 30.4), eager ones 0.40-0.58x (H200, `results/2026-11-30-h200-wgmma-forward/`).
-/// A training plan whose backward runs on the wgmma kernel (`shape_wgmma_backward`: one layer of
-/// 1024 at batch 128, whose forward is on wgmma too) is taken where it is planned too.
-fn wgmma_leads(plan: &Plan) -> bool {
-    plan.wgmma || plan.wgmma_backward
+/// A training plan whose backward runs on the wgmma kernel (`shape_wgmma_backward`: layers of
+/// 1024 at batch 128, whose forward is on wgmma too) is taken where it is planned too, for one
+/// layer. A stack's is left to [`ours_lead`] (eagerly ours, [`ours_lead_stack_eagerly`]):
+/// graphed, cuDNN's `Standard`, which overlaps the layers' backward, trained stacks of 3 in
+/// 0.87-1.03x of the time on both wgmma kernels (LSTM [200, 128, 3 x 1024] 99.7 against 105.6 µs
+/// an example, GRU 85.1 against 98.0, LSTM [30, 128, 3 x 1024] 17.2 against 16.7;
+/// `results/2026-12-01-h200-stack-1024-profile/`, "Stacks of 1024 on the wgmma kernels").
+fn wgmma_leads(plan: &Plan, dims: &RnnDims, train: bool) -> bool {
+    let stack_backward = train && dims.num_layers > 1 && plan.wgmma_backward;
+    (plan.wgmma || plan.wgmma_backward) && !stack_backward
 }
 
 /// Where `Heuristic` gives ours f32 calls in TF32, inference and training: one layer at batches
@@ -488,7 +494,10 @@ const OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH: usize = 128;
 /// §2-3): [30, 128, 3 x 1024] 22.6-24.9 against 27.8-28.5, [30, 128, 2 x 1024] 15.2-17.0
 /// against 18.5-25.0, [200, 128, 3 x 1024] 142-154 against 151-153 (graphed `Standard` leads:
 /// 0.61-0.76x of ours' time). Their forwards stay on cuDNN: ours took 0.95-1.07x of its time at
-/// 3 x 1024 (0.75-0.99x at [30, 128, 2 x 1024]).
+/// 3 x 1024 (0.75-0.99x at [30, 128, 2 x 1024]). Their training now runs on both wgmma kernels
+/// at batch 128 (`persistent::kernel`'s `shape_wgmma_training`), in 0.69-0.72x of the
+/// layer-by-layer kernels' time eagerly (LSTM [30, 128, 3 x 1024] 17.35 against 24.18,
+/// [200, 128, 3 x 1024] 106.9 against 153.2; `results/2026-12-01-h200-stack-1024-profile/`).
 fn ours_lead_stack_eagerly(
     call: &Call,
     dims: &RnnDims,
@@ -1022,7 +1031,8 @@ impl Chooser {
         let dims = &self.dims;
         match ours {
             Some((plan, one))
-                if wgmma_leads(&plan) || ours_lead(call, dims, (dtype, train), (one, launch)) =>
+                if wgmma_leads(&plan, dims, train)
+                    || ours_lead(call, dims, (dtype, train), (one, launch)) =>
             {
                 Kernel::Persistent(plan)
             }
@@ -1210,6 +1220,37 @@ mod tests {
 
     fn dims(mode: RnnMode, cfg: RnnConfig) -> RnnDims {
         RnnDims::new(mode, 8, 16, &cfg)
+    }
+
+    /// A plan on the wgmma kernels leads where it is planned, but for a stack's training with
+    /// its backward on them, which the rules decide (eagerly ours, graphed `Standard`).
+    #[test]
+    fn wgmma_plans_lead_but_for_stacks_training() {
+        let on_wgmma = Plan {
+            wgmma: true,
+            wgmma_backward: true,
+            ..Plan::example(Cell::Lstm, 1024, 128)
+        };
+        let forward_only = Plan {
+            wgmma_backward: false,
+            ..on_wgmma
+        };
+        let layers = |num_layers| {
+            let cfg = RnnConfig {
+                num_layers,
+                ..Default::default()
+            };
+            RnnDims::new(RnnMode::Lstm, 1024, 1024, &cfg)
+        };
+        assert!(wgmma_leads(&on_wgmma, &layers(1), true));
+        assert!(!wgmma_leads(&on_wgmma, &layers(3), true));
+        assert!(wgmma_leads(&forward_only, &layers(3), false));
+        assert!(wgmma_leads(&forward_only, &layers(3), true));
+        assert!(!wgmma_leads(
+            &Plan::example(Cell::Lstm, 1024, 128),
+            &layers(1),
+            true
+        ));
     }
 
     #[test]

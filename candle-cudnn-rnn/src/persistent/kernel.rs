@@ -113,13 +113,13 @@ pub(super) const WGMMA_BWD_HIDDEN: usize = WGMMA_BWD_UNITS * WGMMA_BWD_CLUSTER *
 /// Whether a layer-by-layer backward in half precision runs on the wgmma kernel
 /// ([`Plan::wgmma_backward`]) where the tuning leaves it to the shape: where the training forward
 /// runs on wgmma ([`shape_wgmma_training`]) at [`WGMMA_BWD_HIDDEN`], the one hidden size it
-/// takes, so one layer of 1024 at batch 128. There graphed training took 0.93-0.94x of the
-/// wgmma forward's with the layer-by-layer backward (LSTM [30, 128, 1024] 5.64 against 6.07 µs an
-/// example, GRU 5.24 against 5.55, LSTM [200, 128, 1024] 35.6 against 38.5). Stacks of 1024 stay
-/// on `Standard`: on both wgmma kernels a stack of 3 took 0.97x of its time as an LSTM but 1.05x as
-/// a GRU (`results/2026-11-30-h200-wgmma-backward/`).
-pub(crate) fn shape_wgmma_backward(layers: usize, hidden: usize, batch: usize) -> bool {
-    hidden == WGMMA_BWD_HIDDEN && shape_wgmma_training(layers, hidden, batch)
+/// takes, so layers of 1024 at batch 128. There graphed training of one layer took 0.93-0.94x of
+/// the wgmma forward's with the layer-by-layer backward (LSTM [30, 128, 1024] 5.64 against 6.07
+/// µs an example, GRU 5.24 against 5.55, LSTM [200, 128, 1024] 35.6 against 38.5;
+/// `results/2026-11-30-h200-wgmma-backward/`). Stacks of 1024 train here where the chooser gives
+/// them ours: eagerly (graphed, cuDNN's `Standard` keeps them; `choose.rs`'s `wgmma_leads`).
+pub(crate) fn shape_wgmma_backward(hidden: usize, batch: usize) -> bool {
+    hidden == WGMMA_BWD_HIDDEN && shape_wgmma_training(hidden, batch)
 }
 
 /// Shared memory of a wgmma backward block for `cell`, as `recurrence_wgmma_bwd.cu` lays it out:
@@ -182,10 +182,10 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
 /// See [`shape_wgmma_forward`]: two groups and more.
 const WGMMA_FROM_BATCH: usize = 64;
 
-/// Whether a training forward in half precision of `layers` runs on the wgmma kernel (its saves
+/// Whether a training forward in half precision runs on the wgmma kernel (its saves
 /// and an f32 projection; the backward in its own batch groups, [`Plan::pass_groups`]) where the
-/// tuning leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] at batch
-/// [`WGMMA_HALF_HIDDEN_BATCH`], and one layer of [`WGMMA_MOST_HIDDEN`] at that batch.
+/// tuning leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] and [`WGMMA_MOST_HIDDEN`] at
+/// batch [`WGMMA_HALF_HIDDEN_BATCH`].
 /// Graphed training at hidden 512 took 0.93-0.99x of the layer-by-layer forward's time (LSTM
 /// [200, 128, 3 x 512] 37.9 against 40.8 µs an example, GRU [30, 128, 512] 1.97 against 1.99),
 /// its whole batch in the backward's 8 groups; the backward in the forward's 4 groups instead
@@ -193,10 +193,13 @@ const WGMMA_FROM_BATCH: usize = 64;
 /// 0.96-0.97x of cuDNN's `Standard` on one layer (LSTM [30, 128, 1024] 6.12 against 6.34, GRU
 /// 5.60 against 5.76) but 1.04-1.22x on stacks of 3, which `Standard` runs with its layers
 /// overlapped (GRU [200, 128, 3 x 1024] 104.6 against 85.8;
-/// `results/2026-11-30-h200-wgmma-train-1024/`).
-pub(crate) fn shape_wgmma_training(layers: usize, hidden: usize, batch: usize) -> bool {
-    batch == WGMMA_HALF_HIDDEN_BATCH
-        && (hidden == WGMMA_HALF_HIDDEN || (hidden == WGMMA_MOST_HIDDEN && layers == 1))
+/// `results/2026-11-30-h200-wgmma-train-1024/`): graphed, the chooser gives those `Standard`.
+/// Eagerly, where it gives stacks of 1024 ours, both wgmma kernels trained them in 0.69-0.72x of
+/// the layer-by-layer kernels' time (LSTM [30, 128, 3 x 1024] 17.35 against 24.18 µs an example,
+/// GRU [200, 128, 3 x 1024] 99.0 against 143.5; `results/2026-12-01-h200-stack-1024-profile/`,
+/// "Stacks of 1024 on the wgmma kernels").
+pub(crate) fn shape_wgmma_training(hidden: usize, batch: usize) -> bool {
+    batch == WGMMA_HALF_HIDDEN_BATCH && (hidden == WGMMA_HALF_HIDDEN || hidden == WGMMA_MOST_HIDDEN)
 }
 
 /// See [`shape_wgmma_forward`].
@@ -1007,9 +1010,9 @@ const WIDE_ONE_CLUSTER_MOST_WORK: usize = 4096;
 
 #[cfg(test)]
 impl Plan {
-    /// A plan for the planner's unit tests: bf16, 8 units a block, no clusters, multicast or
+    /// A plan for the planner's and the chooser's unit tests: bf16, 8 units a block, no clusters, multicast or
     /// batch groups (what a test varies it sets itself).
-    pub(super) fn example(cell: Cell, hidden: usize, batch: usize) -> Plan {
+    pub(crate) fn example(cell: Cell, hidden: usize, batch: usize) -> Plan {
         Plan {
             cell,
             hidden,
@@ -1096,14 +1099,14 @@ impl Plan {
                     };
                     let wgmma_training = tuning
                         .wgmma
-                        .unwrap_or_else(|| shape_wgmma_training(layers, hidden, batch));
+                        .unwrap_or_else(|| shape_wgmma_training(hidden, batch));
                     let plan = match train && wgmma_training {
                         true => Self::with_wgmma_training_forward(limits, plan, (tuning, layers)),
                         false => plan,
                     };
                     let wgmma_backward = tuning
                         .wgmma_backward
-                        .unwrap_or_else(|| shape_wgmma_backward(layers, hidden, batch));
+                        .unwrap_or_else(|| shape_wgmma_backward(hidden, batch));
                     return Ok(match train && wgmma_backward {
                         true => Self::with_wgmma_backward(limits, plan, tuning),
                         false => plan,
@@ -2201,13 +2204,12 @@ mod tests {
     /// A training plan with its backward on wgmma: the batch of 128 as one group at hidden 1024
     /// on 64 blocks in clusters of 8, its own module (compiled for sm_90a, W_hh or its transpose) with
     /// the layout's shared memory; the helpers' module (the transpose, the bias parts' sum) and
-    /// the forward's stay the plain plan's. The rule takes one layer of 1024 at batch 128.
+    /// the forward's stay the plain plan's. The rule takes layers of 1024 at batch 128.
     #[test]
     fn a_wgmma_backward_runs_the_batch_in_one_group_in_clusters_of_8() {
-        assert!(shape_wgmma_backward(1, 1024, 128));
-        assert!(!shape_wgmma_backward(2, 1024, 128));
-        assert!(!shape_wgmma_backward(1, 1024, 64));
-        assert!(!shape_wgmma_backward(1, 512, 128));
+        assert!(shape_wgmma_backward(1024, 128));
+        assert!(!shape_wgmma_backward(1024, 64));
+        assert!(!shape_wgmma_backward(512, 128));
         // The kernel's layout (recurrence_wgmma_bwd.cu's SMEM): the ring (a chunk of 128 x 128 a
         // gate), 4 mbarriers' 64 bytes, 256 stages of 208 bytes, 128 samples' 64 columns + 4.
         assert_eq!(
@@ -2332,14 +2334,13 @@ mod tests {
         assert!(!shape_wgmma_forward(512, 256));
         assert!(!shape_wgmma_forward(768, 128));
         assert!(!shape_wgmma_forward(256, 128));
-        // Training: hidden 512 at batch 128, and one layer of 1024 there.
-        assert!(shape_wgmma_training(1, 512, 128));
-        assert!(shape_wgmma_training(3, 512, 128));
-        assert!(shape_wgmma_training(1, 1024, 128));
-        assert!(!shape_wgmma_training(2, 1024, 128));
-        assert!(!shape_wgmma_training(1, 1024, 64));
-        assert!(!shape_wgmma_training(1, 512, 64));
-        assert!(!shape_wgmma_training(1, 512, 256));
+        // Training: hidden 512 and 1024 at batch 128, in stacks too.
+        assert!(shape_wgmma_training(512, 128));
+        assert!(shape_wgmma_training(1024, 128));
+        assert!(!shape_wgmma_training(768, 128));
+        assert!(!shape_wgmma_training(1024, 64));
+        assert!(!shape_wgmma_training(512, 64));
+        assert!(!shape_wgmma_training(512, 256));
         for cell in [Cell::Lstm, Cell::Gru] {
             assert!(wgmma_smem(cell, 1024, true, 1) <= 227 << 10, "{cell:?}");
         }

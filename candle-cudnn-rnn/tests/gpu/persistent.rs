@@ -418,12 +418,12 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 /// planner takes at hidden 1024 from batch 64 and at hidden 512 at batch 128 (`kernel.rs`'s
 /// `shape_wgmma_forward`): one layer at batch 128 (4 groups of 32) and at 64 (2), two at batch 96
 /// (3 groups; the first layer's input 200, the second's the first's output), and three layers
-/// of 512 at batch 128 (16 blocks a group), LSTM and GRU with both biases and a GRU with one (no
+/// of 512 and of 1024 at batch 128 (16 blocks a group at 512), LSTM and GRU with both biases and a GRU with one (no
 /// b_hh: n's recurrent side without a bias), bf16 and f16, from zeros and from a given state.
-/// The shapes at batch 64 and 128 train too (every gradient): at [*, 128, 512] and one layer of
+/// The shapes at batch 64 and 128 train too (every gradient): at [*, 128, 512] and
 /// [*, 128, 1024] the training forward runs on the kernel (its f32 projection and saves,
-/// `shape_wgmma_training`) beside the backward in its own batch groups, and one layer of
-/// [*, 128, 1024] also runs its backward on the wgmma backward (`recurrence_wgmma_bwd.cu`,
+/// `shape_wgmma_training`), at 512 beside the backward in its own batch groups, and layers of
+/// [*, 128, 1024] run their backward on the wgmma backward (`recurrence_wgmma_bwd.cu`,
 /// `shape_wgmma_backward`); at batch 64 where `CANDLE_RNN_PERSISTENT_WGMMA=1` asks (by default
 /// the layer-by-layer kernels' forward there). The [*, 128, 3 x 512] cases train with their forward as
 /// one wgmma wavefront (`recurrence_wgmma_wave.cu`, two subgroups a block, `shape_wgmma_wave`);
@@ -443,6 +443,7 @@ fn persistent_wgmma_forward_matches_the_f64_cpu_path() {
             (1, 64, 4, 96, 1024),
             (2, 96, 3, 200, 1024),
             (3, 128, 3, 64, 512),
+            (3, 128, 2, 64, 1024),
         ]
         .into_iter()
         .flat_map(move |s| [DType::BF16, DType::F16].map(|dtype| (shape(cell, s), dtype)))

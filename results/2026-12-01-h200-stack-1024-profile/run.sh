@@ -11,7 +11,25 @@
 #   2. (own, not run yet) training with the input's gradient, µs an example: the default / the
 #      crate's wgmma kernels / the default / PyTorch's fp16 module, at [30 and 200, 128, 3 x 1024],
 #      LSTM and GRU, graphed and eager (OUT/own.log, OUT/torch-*.log).
-#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own]...
+#   3. (overlap, not run yet; a build of the branch overlap-weight-grads) each layer's weight
+#      gradients beside the next layer's backward recurrence on the crate's wgmma kernels
+#      (CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1): the wgmma test with the knobs (its
+#      [3, 128, 3 x 1024] cases on both wgmma kernels, every gradient against f64;
+#      OUT/tests-overlap.log), compute-sanitizer on a training call at [4, 128, 3 x 1024]
+#      (OUT/sanitize.log), then training with the input's gradient, µs an example: the crate's
+#      kernels / with the overlap / the default / the crate's kernels / with the overlap, graphed
+#      and eager (OUT/overlap.log).
+#      (Ran from the branch's build and copy of this script; main has no such knob.)
+#   4. (stacks; main from f37cf20, where training at [*, 128, L x 1024] plans both wgmma kernels)
+#      the wgmma GPU test (its [2, 128, 3 x 1024] cases on both wgmma kernels, every gradient
+#      against f64) and the rules' test (eager training of 3 x 1024 on ours), OUT/tests-*.log;
+#      then training with the input's gradient, µs an example, at [30, 128, 2 x 1024],
+#      [30 and 200, 128, 3 x 1024], LSTM and GRU: eagerly the default (now both wgmma kernels) /
+#      the layer-by-layer kernels as before (CANDLE_RNN_PERSISTENT_WGMMA=0,
+#      CANDLE_RNN_PERSISTENT_WGMMA_BWD=0) / the default, through the direct call and through
+#      loss.backward(); graphed the default (cuDNN's `Standard` still); then PyTorch's fp16 module
+#      eager and graphed at those shapes (OUT/stacks.log, OUT/torch-stacks*.log).
+#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -63,6 +81,45 @@ for part in $parts; do
         timeout 300 python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
           --reps 10 --warmup 5 $only > "$OUT/torch${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
         grep -iE "^\| (lstm|gru) " "$OUT/torch${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
+      done
+      ;;
+    overlap)
+      stamp "overlap"
+      # (The knobs exported for the helpers, which are shell functions.)
+      (export $own CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1
+       gpu_tests_as overlap persistent_wgmma --nocapture
+       sanitize_bench "lstm:3,128,4,1024 gru:3,128,4,1024" op-bf16-default --phase train --input-grad)
+      v=op-bf16-default
+      for graph in --graph ""; do
+        for c in lstm gru; do
+          for sh in 3,128,30,1024 3,128,200,1024; do
+            echo "${graph:-eager} $c $sh | own $(bench_with $own) | overlap $(bench_with $own CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1) | default $(bench_with X=1) | own $(bench_with $own) | overlap $(bench_with $own CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1)"
+          done
+        done
+      done 2>&1 | tee "$OUT/overlap.log"
+      ;;
+    stacks)
+      stamp "stacks"
+      gpu_tests_as wgmma persistent_wgmma
+      gpu_tests_as rules graphed_modules_replay
+      before="CANDLE_RNN_PERSISTENT_WGMMA=0 CANDLE_RNN_PERSISTENT_WGMMA_BWD=0"
+      shapes="2,128,30,1024 3,128,30,1024 3,128,200,1024"
+      graph=""  # (bench_with's: eager)
+      for c in lstm gru; do
+        for sh in $shapes; do
+          for api in direct plain; do
+            echo "eager $api $c $sh | default $(API=$api bench_with X=1) | layer by layer $(API=$api bench_with $before) | default $(API=$api bench_with X=1)"
+          done
+          echo "graphed direct $c $sh | default $(bench_rows --graph $c $sh op-bf16-default)"
+          echo "eager direct $c $sh | default $(bench_rows "" $c $sh op-bf16-default)"
+        done
+      done 2>&1 | tee "$OUT/stacks.log"
+      only=""
+      for c in lstm gru; do for sh in $shapes; do only="$only --only $c,$sh"; done; done
+      for graph in --graph ""; do
+        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
+          --reps 10 --warmup 5 $only > "$OUT/torch-stacks${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
+        grep -iE "^\| (lstm|gru) " "$OUT/torch-stacks${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
       done
       ;;
   esac

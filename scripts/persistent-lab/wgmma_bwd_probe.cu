@@ -555,5 +555,60 @@ int main(int argc, char** argv) {
     std::sort(times.begin(), times.end());
     printf("backward step: %.0f ns a step (median of 5 launches of %d steps; min %.0f, max %.0f)\n", times[2], steps,
            times[0], times[4]);
+    // With a third argument 2: two such launches at once on two streams, each with its own
+    // exchange, counter and dg (the inputs shared), as two layers' backward recurrences would run
+    // side by side; their time together against one alone.
+    if (argc > 3 && atoi(argv[3]) == 2) {
+        if (clusters * CLUSTER < 2 * GROUPS * BLOCKS)
+            printf("pair: only %d clusters of %d fit at once, not two launches' %d\n", clusters, CLUSTER,
+                   2 * GROUPS * BLOCKS / CLUSTER);
+        unsigned char* d_xch2;
+        u32* d_counter2;
+        float* d_dg2;
+        CHECK(cudaMalloc(&d_xch2, xch_bytes));
+        CHECK(cudaMalloc(&d_counter2, 32 * GROUPS));
+        CHECK(cudaMalloc(&d_dg2, act.size() * 4));
+        cudaStream_t st[2];
+        for (auto& x : st) CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+        cudaEvent_t e0, e1, joined;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        CHECK(cudaEventCreate(&joined));
+        auto pair = [&](int n) -> float {
+            CHECK(cudaMemset(d_xch, 0, xch_bytes));
+            CHECK(cudaMemset(d_xch2, 0, xch_bytes));
+            CHECK(cudaMemset(d_counter, 0, 32 * GROUPS));
+            CHECK(cudaMemset(d_counter2, 0, 32 * GROUPS));
+            CHECK(cudaDeviceSynchronize());
+            const size_t o = (size_t)(T - n);
+            Args a1{d_w, d_act + o * BATCH * GH, d_cells + o * BATCH * CELL_SAVED * HID, d_c0, d_dy + o * BATCH * HID,
+                    d_dg + o * BATCH * (DG_ROWS == 1 ? 1 : GH), (size_t)T * BATCH, d_xch, d_counter, n};
+            Args a2 = a1;
+            a2.dg = d_dg2 + o * BATCH * (DG_ROWS == 1 ? 1 : GH);
+            a2.xch = d_xch2;
+            a2.counter = d_counter2;
+            CHECK(cudaEventRecord(e0, st[0]));
+            CHECK(cudaStreamWaitEvent(st[1], e0));
+            cudaLaunchConfig_t c1 = launch.cfg, c2 = launch.cfg;
+            c1.stream = st[0];
+            c2.stream = st[1];
+            CHECK(cudaLaunchKernelEx(&c1, probe, a1));
+            CHECK(cudaLaunchKernelEx(&c2, probe, a2));
+            CHECK(cudaEventRecord(joined, st[1]));
+            CHECK(cudaStreamWaitEvent(st[0], joined));
+            CHECK(cudaEventRecord(e1, st[0]));
+            CHECK(cudaEventSynchronize(e1));
+            CHECK(cudaGetLastError());
+            float ms = 0;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            return ms;
+        };
+        std::vector<float> both;
+        for (int k = 0; k < 6; ++k) both.push_back(pair(steps) * 1e6f / (float)steps);
+        both.erase(both.begin());
+        std::sort(both.begin(), both.end());
+        printf("pair: two launches at once: %.0f ns a step for both (min %.0f, max %.0f), %.2fx one alone\n", both[2],
+               both[0], both[4], both[2] / times[2]);
+    }
     return 0;
 }

@@ -29,7 +29,12 @@
 #      CANDLE_RNN_PERSISTENT_WGMMA_BWD=0) / the default, through the direct call and through
 #      loss.backward(); graphed the default (cuDNN's `Standard` still); then PyTorch's fp16 module
 #      eager and graphed at those shapes (OUT/stacks.log, OUT/torch-stacks*.log).
-#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks]...
+#   5. (more-stacks; main's build from f37cf20) training with the input's gradient, µs an example,
+#      the default against the crate's kernels asked for (`op-bf16-persistent`: both wgmma kernels
+#      at batch 128) at [30 and 200, 128, 2 x 1024] and [30 and 200, 128, 4 x 1024], LSTM and GRU,
+#      graphed and eager, each row with the kernel that served (OUT/more-stacks.log): where the
+#      rules' bounds (two layers graphed, four eagerly) stand now.
+#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks|more-stacks]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -121,6 +126,16 @@ for part in $parts; do
           --reps 10 --warmup 5 $only > "$OUT/torch-stacks${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
         grep -iE "^\| (lstm|gru) " "$OUT/torch-stacks${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
       done
+      ;;
+    more-stacks)
+      stamp "more-stacks"
+      for graph in --graph ""; do
+        for c in lstm gru; do
+          for sh in 2,128,30,1024 2,128,200,1024 4,128,30,1024 4,128,200,1024; do
+            echo "${graph:-eager} $c $sh | $(bench_rows "$graph" $c $sh op-bf16-default,op-bf16-persistent)"
+          done
+        done
+      done 2>&1 | tee "$OUT/more-stacks.log"
       ;;
   esac
 done

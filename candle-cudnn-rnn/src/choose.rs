@@ -189,15 +189,22 @@ fn ours_lead(
 /// 30.4), eager ones 0.40-0.58x (H200, `results/2026-11-30-h200-wgmma-forward/`).
 /// A training plan whose backward runs on the wgmma kernel (`shape_wgmma_backward`: layers of
 /// 1024 at batch 128, whose forward is on wgmma too) is taken where it is planned too, for one
-/// layer. A stack's is left to [`ours_lead`] (eagerly ours, [`ours_lead_stack_eagerly`]):
-/// graphed, cuDNN's `Standard`, which overlaps the layers' backward, trained stacks of 3 in
-/// 0.87-1.03x of the time on both wgmma kernels (LSTM [200, 128, 3 x 1024] 99.7 against 105.6 µs
-/// an example, GRU 85.1 against 98.0, LSTM [30, 128, 3 x 1024] 17.2 against 16.7;
-/// `results/2026-12-01-h200-stack-1024-profile/`, "Stacks of 1024 on the wgmma kernels").
-fn wgmma_leads(plan: &Plan, dims: &RnnDims, train: bool) -> bool {
+/// layer, and eagerly for stacks of up to [`WGMMA_EAGER_STACK_MAX_LAYERS`], where cuDNN's
+/// `Standard` waits on the host's launches ([`Launch`]): there ours took 0.42-0.57x of its time
+/// at 4 x 1024 (LSTM [30, 128, 4 x 1024] 23.2 against 40.8 µs an example, GRU [200, 128,
+/// 4 x 1024] 133 against 321). Graphed, `Standard`, which overlaps the layers' backward, keeps
+/// stacks: it trained them in 0.87-1.06x of the time on both wgmma kernels (LSTM [200, 128,
+/// 3 x 1024] 99.7 against 105.6, GRU [200, 128, 4 x 1024] 112.9 against 131.0, LSTM [30, 128,
+/// 2 x 1024] 12.0 against 11.2; `results/2026-12-01-h200-stack-1024-profile/`, "Stacks of 1024
+/// on the wgmma kernels").
+fn wgmma_leads(plan: &Plan, dims: &RnnDims, (train, launch): (bool, Launch)) -> bool {
     let stack_backward = train && dims.num_layers > 1 && plan.wgmma_backward;
-    (plan.wgmma || plan.wgmma_backward) && !stack_backward
+    let eager_stack = launch == Launch::Eager && dims.num_layers <= WGMMA_EAGER_STACK_MAX_LAYERS;
+    (plan.wgmma || plan.wgmma_backward) && (!stack_backward || eager_stack)
 }
+
+/// See [`wgmma_leads`]: the deepest stack measured.
+const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 
 /// Where `Heuristic` gives ours f32 calls in TF32, inference and training: one layer at batches
 /// up to [`CHUNK_SAMPLES`], except GRUs at hidden sizes up to [`TF32_SMALL_H_UP_TO`], where
@@ -1031,7 +1038,7 @@ impl Chooser {
         let dims = &self.dims;
         match ours {
             Some((plan, one))
-                if wgmma_leads(&plan, dims, train)
+                if wgmma_leads(&plan, dims, (train, launch))
                     || ours_lead(call, dims, (dtype, train), (one, launch)) =>
             {
                 Kernel::Persistent(plan)
@@ -1222,10 +1229,10 @@ mod tests {
         RnnDims::new(mode, 8, 16, &cfg)
     }
 
-    /// A plan on the wgmma kernels leads where it is planned, but for a stack's training with
-    /// its backward on them, which the rules decide (eagerly ours, graphed `Standard`).
+    /// A plan on the wgmma kernels leads where it is planned, but for a stack's graphed
+    /// training with its backward on them (`Standard` keeps it) and stacks deeper than measured.
     #[test]
-    fn wgmma_plans_lead_but_for_stacks_training() {
+    fn wgmma_plans_lead_but_for_stacks_graphed_training() {
         let on_wgmma = Plan {
             wgmma: true,
             wgmma_backward: true,
@@ -1242,15 +1249,16 @@ mod tests {
             };
             RnnDims::new(RnnMode::Lstm, 1024, 1024, &cfg)
         };
-        assert!(wgmma_leads(&on_wgmma, &layers(1), true));
-        assert!(!wgmma_leads(&on_wgmma, &layers(3), true));
-        assert!(wgmma_leads(&forward_only, &layers(3), false));
-        assert!(wgmma_leads(&forward_only, &layers(3), true));
-        assert!(!wgmma_leads(
-            &Plan::example(Cell::Lstm, 1024, 128),
-            &layers(1),
-            true
-        ));
+        let plain = Plan::example(Cell::Lstm, 1024, 128);
+        for launch in [GRAPHED, EAGER] {
+            assert!(wgmma_leads(&on_wgmma, &layers(1), (true, launch)));
+            assert!(wgmma_leads(&forward_only, &layers(3), (false, launch)));
+            assert!(wgmma_leads(&forward_only, &layers(3), (true, launch)));
+            assert!(!wgmma_leads(&plain, &layers(1), (true, launch)));
+        }
+        assert!(!wgmma_leads(&on_wgmma, &layers(3), (true, GRAPHED)));
+        assert!(wgmma_leads(&on_wgmma, &layers(4), (true, EAGER)));
+        assert!(!wgmma_leads(&on_wgmma, &layers(5), (true, EAGER)));
     }
 
     #[test]
@@ -1824,7 +1832,8 @@ mod tests {
         assert_eq!(both(l3, 96, (bf16, true), one), (p, p));
         // Eagerly, stacks of up to 3 x 1024 train on ours layer by layer
         // (`wgmma-eager1024` §2), also neither in groups (a prime batch) nor with the backward
-        // in one launch; graphed those stay on cuDNN.
+        // in one launch; graphed those stay on cuDNN. (At batch 128 a plan on both wgmma
+        // kernels leads eagerly up to 4 x 1024: `wgmma_leads`.)
         assert_eq!(both(dims(lstm, 3, 1024), 128, (bf16, true), one), (p, s));
         assert_eq!(both(dims(gru, 2, 1024), 128, (f16, true), one), (p, s));
         assert_eq!(both(dims(gru, 4, 1024), 128, (bf16, true), one), (s, s));

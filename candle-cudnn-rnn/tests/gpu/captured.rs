@@ -92,6 +92,8 @@ fn graphed_modules_replay_their_eager_calls_on_their_rules_kernels() {
         case(RnnMode::Gru, (1, 1024, 0.0), (true, graphed), ours),
         case(RnnMode::Lstm, (2, 1024, 0.0), (true, graphed), standard),
         case(RnnMode::Lstm, (3, 1024, 0.0), (true, eager), ours),
+        case(RnnMode::Gru, (4, 1024, 0.0), (true, eager), ours),
+        case(RnnMode::Gru, (4, 1024, 0.0), (true, graphed), standard),
         case(RnnMode::Lstm, (3, 512, 0.0), (true, graphed), ours),
         case(RnnMode::Lstm, (3, 512, 0.0), (true, eager), ours),
         case(RnnMode::Gru, (3, 512, 0.0), (false, graphed), ours),

@@ -34,7 +34,9 @@
 #      at batch 128) at [30 and 200, 128, 2 x 1024] and [30 and 200, 128, 4 x 1024], LSTM and GRU,
 #      graphed and eager, each row with the kernel that served (OUT/more-stacks.log): where the
 #      rules' bounds (two layers graphed, four eagerly) stand now.
-#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks|more-stacks]...
+#   6. (rule-4; a build with the eager rule up to 4 x 1024) the rules' GPU test (eager 4 x 1024
+#      on ours, graphed on `Standard`; OUT/tests-rules.log), then more-stacks again.
+#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks|more-stacks|rule-4]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -127,7 +129,11 @@ for part in $parts; do
         grep -iE "^\| (lstm|gru) " "$OUT/torch-stacks${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
       done
       ;;
-    more-stacks)
+    rule-4)
+      stamp "rule-4"
+      gpu_tests_as rules graphed_modules_replay
+      ;;&
+    more-stacks | rule-4)
       stamp "more-stacks"
       for graph in --graph ""; do
         for c in lstm gru; do

@@ -182,6 +182,10 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         // Three layers of 512 at batch 128: one wgmma wavefront (two subgroups a block, clusters
         // of 2; `kernel.rs`'s `shape_wgmma_wave`), training and inference; TF32 layer by layer.
         (3, 128, 8, 64, 512),
+        // Three layers of 1024 at batch 128: both wgmma kernels layer by layer
+        // (`kernel.rs`'s `shape_wgmma_training`; eagerly the default's too, `choose.rs`'s
+        // `wgmma_leads`).
+        (3, 128, 6, 256, 1024),
     ];
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
         for dtype in [DType::BF16, DType::F16, DType::F32] {

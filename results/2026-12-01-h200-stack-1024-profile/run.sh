@@ -45,6 +45,17 @@ shift 2
 parts=${*:-profile}
 source scripts/on-gpu.sh
 own="CANDLE_RNN_PERSISTENT_WGMMA=1 CANDLE_RNN_PERSISTENT_WGMMA_BWD=1"
+# A line "GRAPH CELL SHAPE | what the function $2 prints" at each of graphed and eager, LSTM and
+# GRU and the shapes $1 (the function reads `graph`, `c` and `sh`, as bench_with does).
+each_call() {
+  for graph in --graph ""; do
+    for c in lstm gru; do
+      for sh in $1; do
+        echo "${graph:-eager} $c $sh | $($2)"
+      done
+    done
+  done
+}
 for part in $parts; do
   case $part in
     profile)
@@ -75,13 +86,8 @@ for part in $parts; do
     own)
       stamp "own"
       v=op-bf16-default
-      for graph in --graph ""; do
-        for c in lstm gru; do
-          for sh in 3,128,30,1024 3,128,200,1024; do
-            echo "${graph:-eager} $c $sh | default $(bench_with X=1) | own $(bench_with $own) | default $(bench_with X=1)"
-          done
-        done
-      done 2>&1 | tee "$OUT/own.log"
+      own_line() { echo "default $(bench_with X=1) | own $(bench_with $own) | default $(bench_with X=1)"; }
+      each_call "3,128,30,1024 3,128,200,1024" own_line 2>&1 | tee "$OUT/own.log"
       only=""
       for spec in lstm,3,128,30,1024 lstm,3,128,200,1024 gru,3,128,30,1024 gru,3,128,200,1024; do only="$only --only $spec"; done
       for graph in --graph ""; do
@@ -97,13 +103,11 @@ for part in $parts; do
        gpu_tests_as overlap persistent_wgmma --nocapture
        sanitize_bench "lstm:3,128,4,1024 gru:3,128,4,1024" op-bf16-default --phase train --input-grad)
       v=op-bf16-default
-      for graph in --graph ""; do
-        for c in lstm gru; do
-          for sh in 3,128,30,1024 3,128,200,1024; do
-            echo "${graph:-eager} $c $sh | own $(bench_with $own) | overlap $(bench_with $own CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1) | default $(bench_with X=1) | own $(bench_with $own) | overlap $(bench_with $own CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1)"
-          done
-        done
-      done 2>&1 | tee "$OUT/overlap.log"
+      overlap="$own CANDLE_RNN_PERSISTENT_OVERLAP_WEIGHTS=1"
+      overlap_line() {
+        echo "own $(bench_with $own) | overlap $(bench_with $overlap) | default $(bench_with X=1) | own $(bench_with $own) | overlap $(bench_with $overlap)"
+      }
+      each_call "3,128,30,1024 3,128,200,1024" overlap_line 2>&1 | tee "$OUT/overlap.log"
       ;;
     stacks)
       stamp "stacks"
@@ -135,13 +139,9 @@ for part in $parts; do
       ;;&
     more-stacks | rule-4)
       stamp "more-stacks"
-      for graph in --graph ""; do
-        for c in lstm gru; do
-          for sh in 2,128,30,1024 2,128,200,1024 4,128,30,1024 4,128,200,1024; do
-            echo "${graph:-eager} $c $sh | $(bench_rows "$graph" $c $sh op-bf16-default,op-bf16-persistent)"
-          done
-        done
-      done 2>&1 | tee "$OUT/more-stacks.log"
+      stack_line() { bench_rows "$graph" $c $sh op-bf16-default,op-bf16-persistent; }
+      each_call "2,128,30,1024 2,128,200,1024 4,128,30,1024 4,128,200,1024" stack_line 2>&1 \
+        | tee "$OUT/more-stacks.log"
       ;;
   esac
 done

@@ -1250,6 +1250,8 @@ mod tests {
             RnnDims::new(RnnMode::Lstm, 1024, 1024, &cfg)
         };
         let plain = Plan::example(Cell::Lstm, 1024, 128);
+        // (A stack's training with only its forward on wgmma, as the 3 x 512 stacks train,
+        // leads both ways.)
         for launch in [GRAPHED, EAGER] {
             assert!(wgmma_leads(&on_wgmma, &layers(1), (true, launch)));
             assert!(wgmma_leads(&forward_only, &layers(3), (false, launch)));

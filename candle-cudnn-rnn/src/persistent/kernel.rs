@@ -182,8 +182,8 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
 /// See [`shape_wgmma_forward`]: two groups and more.
 const WGMMA_FROM_BATCH: usize = 64;
 
-/// Whether a training forward in half precision runs on the wgmma kernel (its saves
-/// and an f32 projection; the backward in its own batch groups, [`Plan::pass_groups`]) where the
+/// Whether a training forward in half precision runs on the wgmma kernel (its saves and an f32
+/// projection; at 512 the backward in its own batch groups, [`Plan::pass_groups`]) where the
 /// tuning leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] and [`WGMMA_MOST_HIDDEN`] at
 /// batch [`WGMMA_HALF_HIDDEN_BATCH`].
 /// Graphed training at hidden 512 took 0.93-0.99x of the layer-by-layer forward's time (LSTM
@@ -1010,8 +1010,8 @@ const WIDE_ONE_CLUSTER_MOST_WORK: usize = 4096;
 
 #[cfg(test)]
 impl Plan {
-    /// A plan for the planner's and the chooser's unit tests: bf16, 8 units a block, no clusters, multicast or
-    /// batch groups (what a test varies it sets itself).
+    /// A plan for the planner's and the chooser's unit tests: bf16, 8 units a block, no
+    /// clusters, multicast or batch groups (what a test varies it sets itself).
     pub(crate) fn example(cell: Cell, hidden: usize, batch: usize) -> Plan {
         Plan {
             cell,

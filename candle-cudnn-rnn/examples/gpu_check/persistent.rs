@@ -162,6 +162,8 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         (3, 20, 35, 200, 200),
         // One step through a stack: each wavefront's first and last steps at once.
         (3, 2, 1, 24, 48),
+        // Four layers (the deepest wavefront, `wave.rs`) at an odd batch of 7.
+        (4, 7, 5, 48, 64),
         // A wavefront whose blocks do their gate math in two rounds (batch x units past the
         // threads).
         (3, 32, 12, 256, 512),

@@ -333,8 +333,9 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
                 shape(LSTM, (2, false), (32, 4, 40, 256), persistent),
                 DType::BF16,
             ),
-            // A batch of 128 at hidden 1024: where `CANDLE_RNN_PERSISTENT_WGMMA_BWD=1` puts the
-            // backward on wgmma (dy through the masks).
+            // A batch of 128 at hidden 1024: a stack trains on both wgmma kernels (the forward
+            // writes the next layer's input through the masks; the backward takes dy through
+            // them).
             (
                 shape(GRU, (2, false), (128, 3, 32, 1024), persistent),
                 DType::BF16,

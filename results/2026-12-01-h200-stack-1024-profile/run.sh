@@ -36,7 +36,10 @@
 #      rules' bounds (two layers graphed, four eagerly) stand now.
 #   6. (rule-4; a build with the eager rule up to 4 x 1024) the rules' GPU test (eager 4 x 1024
 #      on ours, graphed on `Standard`; OUT/tests-rules.log), then more-stacks again.
-#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks|more-stacks|rule-4]...
+#   7. (suite, gpu-check; not run yet: a build of main after 81e1cb5) the whole GPU suite
+#      (OUT/tests.log; about 220-330 s) and `gpu_check --persistent` with its rows at
+#      [6, 128, 3 x 1024] and [5, 7, 4 x 64] (OUT/gpu_check.log; about 400 s): one command each.
+#   results/2026-12-01-h200-stack-1024-profile/run.sh DIR OUT [profile|own|overlap|stacks|more-stacks|rule-4|suite|gpu-check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -137,6 +140,14 @@ for part in $parts; do
       stamp "rule-4"
       gpu_tests_as rules graphed_modules_replay
       ;;&
+    suite)
+      stamp "suite"
+      gpu_tests
+      ;;
+    gpu-check)
+      stamp "gpu-check"
+      gpu_check_persistent
+      ;;
     more-stacks | rule-4)
       stamp "more-stacks"
       stack_line() { bench_rows "$graph" $c $sh op-bf16-default,op-bf16-persistent; }

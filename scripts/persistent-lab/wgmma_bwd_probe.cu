@@ -448,16 +448,19 @@ int main(int argc, char** argv) {
         fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
         return 1;
     }
+    // A launch's arguments for steps T - n .. T - 1 (the kernel counts t from n - 1): the tensors'
+    // last n steps, into `dg` through `xch` and `counter`.
+    auto args_of = [&](int n, float* dg, unsigned char* xch, u32* counter) {
+        const size_t o = (size_t)(T - n);
+        return Args{d_w, d_act + o * BATCH * GH, d_cells + o * BATCH * CELL_SAVED * HID, d_c0, d_dy + o * BATCH * HID,
+                    dg + o * BATCH * (DG_ROWS == 1 ? 1 : GH), (size_t)T * BATCH, xch, counter, n};
+    };
     auto run = [&](int n) -> float {
         CHECK(cudaMemset(d_xch, 0, xch_bytes));
         CHECK(cudaMemset(d_counter, 0, 32 * GROUPS));
         CHECK(cudaMemset(d_dg, 0, act.size() * 4));
-        // Steps T - n .. T - 1 (the kernel counts t from n - 1): the tensors' last n steps.
-        Args args{d_w, d_act + (size_t)(T - n) * BATCH * GH, d_cells + (size_t)(T - n) * BATCH * CELL_SAVED * HID, d_c0,
-                  d_dy + (size_t)(T - n) * BATCH * HID,
-                  d_dg + (size_t)(T - n) * BATCH * (DG_ROWS == 1 ? 1 : GH), (size_t)T * BATCH, d_xch, d_counter, n};
         // (With n < T, step T - n's c_{t-1} is read from c0: the reference below does the same.)
-        return timed_launch(launch, probe, args);
+        return timed_launch(launch, probe, args_of(n, d_dg, d_xch, d_counter));
     };
 
     if (check_steps > 0) {
@@ -580,13 +583,7 @@ int main(int argc, char** argv) {
             CHECK(cudaMemset(d_counter, 0, 32 * GROUPS));
             CHECK(cudaMemset(d_counter2, 0, 32 * GROUPS));
             CHECK(cudaDeviceSynchronize());
-            const size_t o = (size_t)(T - n);
-            Args a1{d_w, d_act + o * BATCH * GH, d_cells + o * BATCH * CELL_SAVED * HID, d_c0, d_dy + o * BATCH * HID,
-                    d_dg + o * BATCH * (DG_ROWS == 1 ? 1 : GH), (size_t)T * BATCH, d_xch, d_counter, n};
-            Args a2 = a1;
-            a2.dg = d_dg2 + o * BATCH * (DG_ROWS == 1 ? 1 : GH);
-            a2.xch = d_xch2;
-            a2.counter = d_counter2;
+            const Args a1 = args_of(n, d_dg, d_xch, d_counter), a2 = args_of(n, d_dg2, d_xch2, d_counter2);
             CHECK(cudaEventRecord(e0, st[0]));
             CHECK(cudaStreamWaitEvent(st[1], e0));
             cudaLaunchConfig_t c1 = launch.cfg, c2 = launch.cfg;

@@ -418,8 +418,9 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 /// planner takes at hidden 1024 from batch 64 and at hidden 512 at batch 128 (`kernel.rs`'s
 /// `shape_wgmma_forward`): one layer at batch 128 (4 groups of 32) and at 64 (2), two at batch 96
 /// (3 groups; the first layer's input 200, the second's the first's output), and three layers
-/// of 512 and of 1024 at batch 128 (16 blocks a group at 512), LSTM and GRU with both biases and a GRU with one (no
-/// b_hh: n's recurrent side without a bias), bf16 and f16, from zeros and from a given state.
+/// of 512 and of 1024 at batch 128 (16 blocks a group at 512), LSTM and GRU with both biases and
+/// a GRU with one (no b_hh: n's recurrent side without a bias), bf16 and f16, from zeros and from
+/// a given state.
 /// The shapes at batch 64 and 128 train too (every gradient): at [*, 128, 512] and
 /// [*, 128, 1024] the training forward runs on the kernel (its f32 projection and saves,
 /// `shape_wgmma_training`), at 512 beside the backward in its own batch groups, and layers of

@@ -404,16 +404,24 @@ def variants():
     # The forward on wgmma (recurrence_wgmma_fwd.cu, sm_90a): inference (its projection in half
     # elements) at hidden 1024 in 4 groups of 32 (the grid's batch 128), bf16 and f16, and hidden
     # 256 in 2 groups (its fewest chunks); training (an f32 projection, the saves) at 1024 and 512;
-    # at 512 two subgroups of 32 a block (SUB 2: 2 groups of 64), inference and training.
+    # at 512 two subgroups of 32 a block (SUB 2: 2 groups of 64), inference and training; blocks
+    # of 16 units (WG_UNITS) at 1024 in one group (batch 32) and at 512 in four, both kinds.
     for cell in ("lstm", "gru"):
-        for hid, groups, elem, half, sub in ((1024, 4, "-DELEM_BF16=1", 1, 1), (1024, 4, "-DELEM_BF16=0", 1, 1),
-                                             (256, 2, "-DELEM_BF16=1", 1, 1), (1024, 4, "-DELEM_BF16=1", 0, 1),
-                                             (512, 4, "-DELEM_BF16=0", 0, 1), (512, 2, "-DELEM_BF16=1", 1, 2),
-                                             (512, 2, "-DELEM_BF16=0", 0, 2)):
+        for hid, groups, elem, half, sub, units in ((1024, 4, "-DELEM_BF16=1", 1, 1, 32),
+                                                    (1024, 4, "-DELEM_BF16=0", 1, 1, 32),
+                                                    (256, 2, "-DELEM_BF16=1", 1, 1, 32),
+                                                    (1024, 4, "-DELEM_BF16=1", 0, 1, 32),
+                                                    (512, 4, "-DELEM_BF16=0", 0, 1, 32),
+                                                    (512, 2, "-DELEM_BF16=1", 1, 2, 32),
+                                                    (512, 2, "-DELEM_BF16=0", 0, 2, 32),
+                                                    (1024, 1, "-DELEM_BF16=1", 1, 1, 16),
+                                                    (1024, 1, "-DELEM_BF16=0", 0, 1, 16),
+                                                    (512, 4, "-DELEM_BF16=1", 1, 1, 16)):
             wg = [f"-DHID={hid}", "-DBATCH=32", f"-DSUB={sub}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
-                  f"-DXG_HALF={half}"]
+                  f"-DXG_HALF={half}"] + ([f"-DWG_UNITS={units}"] if units != 32 else [])
             kind = "forward" if half else "training forward"
-            yield (f"{cell} wgmma {kind} h{hid} groups {groups} sub {sub} {elem[2:]}", "wgmma_fwd", wg,
+            tag = f" units {units}" if units != 32 else ""
+            yield (f"{cell} wgmma {kind} h{hid} groups {groups} sub {sub}{tag} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
     # The forward's wavefront on wgmma (recurrence_wgmma_wave.cu): 3 x 512 at batch 128 in two
     # groups of two subgroups, inference and training; 2 layers in f16.

@@ -181,6 +181,11 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         // A training stack of three layers past batch 64: in batch groups, layer by layer
         // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).
         (3, 96, 6, 64, 128),
+        // Inference on the wgmma forward's 16-unit blocks (`kernel.rs`'s `shape_wgmma_units`):
+        // two groups of 32 at hidden 1024 (one at batch 32: the row of 3 x 1024 above), four at
+        // 512; their training on its 32-unit blocks (at batch 64 on the layer-by-layer kernels).
+        (1, 64, 10, 96, 1024),
+        (1, 128, 8, 64, 512),
         // Three layers of 512 at batch 128: one wgmma wavefront (two subgroups a block, clusters
         // of 2; `kernel.rs`'s `shape_wgmma_wave`), training and inference; TF32 layer by layer.
         (3, 128, 8, 64, 512),

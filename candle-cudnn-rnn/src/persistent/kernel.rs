@@ -148,6 +148,26 @@ pub(super) const WGMMA_MOST_SUBGROUPS: usize = 2;
 /// The wgmma forward's units a block: 128 gate rows of an LSTM, two of wgmma's M of 64.
 pub(super) const WGMMA_UNITS: usize = 32;
 
+/// The wgmma forward's units a block in its narrow form (`recurrence_wgmma_fwd.cu`'s WG_UNITS
+/// 16): the block's 64 gate rows (an LSTM's; a GRU's 48, padded) all in registers, one wgmma a
+/// k-step instead of two, on twice the blocks; one subgroup.
+pub(super) const WGMMA_REGISTER_UNITS: usize = 16;
+
+/// The units a wgmma forward's block takes ([`WGMMA_UNITS`] or [`WGMMA_REGISTER_UNITS`]) where
+/// the tuning leaves it to the call and they fit (`Plan::wgmma_form_of`; not in the wavefront's
+/// two subgroups): an inference forward's [`WGMMA_REGISTER_UNITS`], a training forward's
+/// [`WGMMA_UNITS`]. Graphed inference forwards on 16-unit blocks took 0.83-0.94x of the rule's
+/// kernels before (LSTM [30, 32, 1024] 3.33 against the layer-by-layer kernel's 3.83 µs an
+/// example, [30, 64, 1024] 1.93 against the 32-unit blocks' 2.31, GRU [200, 128, 512] 3.96
+/// against 4.62), but training with them 1.01-1.04x at batch 32 and 128 (LSTM [30, 128, 512] 2.13
+/// against 2.08; `results/2026-12-01-h200-wgmma-16-units/`).
+pub(crate) fn shape_wgmma_units(train: bool) -> usize {
+    match train {
+        true => WGMMA_UNITS,
+        false => WGMMA_REGISTER_UNITS,
+    }
+}
+
 /// The wgmma forward takes hidden sizes that are multiples of this: whole chunks of 128 columns
 /// of h in each warpgroup's half of K.
 pub(super) const WGMMA_HIDDEN_STEP: usize = 256;
@@ -169,7 +189,10 @@ pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
 /// summed in registers, graphed forwards at batch 128 and hidden 512 took 0.84-0.93x of the
 /// layer-by-layer kernels' time (the stacks layer by layer against their wavefront: LSTM
 /// [30, 128, 3 x 512] 2.40 against 2.81, GRU [200, 128, 3 x 512] 13.9 against 16.3), but LSTM
-/// [30, 64, 512] 1.52 against 1.39 (`results/2026-11-30-h200-wgmma-register-gates/`).
+/// [30, 64, 512] 1.52 against 1.39 (`results/2026-11-30-h200-wgmma-register-gates/`). On 16-unit
+/// blocks ([`shape_wgmma_units`]) LSTM [30, 32, 1024] took 3.33 against the layer-by-layer
+/// kernel's 3.83, GRU 3.20 against 3.39 (`results/2026-12-01-h200-wgmma-16-units/`): one group
+/// from batch 32.
 pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
     let batches = match hidden {
         WGMMA_MOST_HIDDEN => WGMMA_FROM_BATCH..=usize::MAX,
@@ -179,8 +202,8 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
     batches.contains(&batch) && batch % WGMMA_GROUP_SAMPLES == 0
 }
 
-/// See [`shape_wgmma_forward`]: two groups and more.
-const WGMMA_FROM_BATCH: usize = 64;
+/// See [`shape_wgmma_forward`]: one group (of 16-unit blocks) and more.
+const WGMMA_FROM_BATCH: usize = 32;
 
 /// Whether a training forward in half precision runs on the wgmma kernel (its saves and an f32
 /// projection; at 512 the backward in its own batch groups, [`Plan::pass_groups`]) where the
@@ -223,25 +246,28 @@ const WGMMA_WAVE_LAYERS: usize = 3;
 /// was behind; past 128 the layer-by-layer kernels were not measured against it).
 const WGMMA_HALF_HIDDEN_BATCH: usize = 128;
 
-/// Shared memory of a wgmma forward block for `cell` at `hidden`, as `recurrence_wgmma_fwd.cu`
-/// lays it out: the gate rows past the registers' 64 (padded to 64 more), the partial sums the two
-/// warpgroups hand each other, the ring of all of h_{t-1} (the group's) and its mbarriers, and a
-/// step's input projection of the block's units, in half elements (`half_projection`: rows padded
-/// by 8) or f32 (training's: by 4); the ring, mbarriers and inputs once for each of `subgroups`.
+/// Shared memory of a wgmma forward block of `units` units for `cell` at `hidden`, as
+/// `recurrence_wgmma_fwd.cu` lays it out: the gate rows past the registers' 64 (padded to 64
+/// more; none with [`WGMMA_REGISTER_UNITS`]), the partial sums the two warpgroups hand each
+/// other (16 a thread, 8 with two gate rows a thread), the ring of all of h_{t-1} (the group's)
+/// and its mbarriers, and a step's input projection of the block's units, in half elements
+/// (`half_projection`: rows padded by 8) or f32 (training's: by 4); the ring, mbarriers and
+/// inputs once for each of `subgroups`.
 pub(super) fn wgmma_smem(
     cell: Cell,
     hidden: usize,
     half_projection: bool,
-    subgroups: usize,
+    (subgroups, units): (usize, usize),
 ) -> usize {
     let group = WGMMA_GROUP_SAMPLES * subgroups;
-    let tile = 64 * hidden * 2;
-    let sums = 2 * 16 * 128 * 4;
+    let narrow = units == WGMMA_REGISTER_UNITS;
+    let tile = if narrow { 0 } else { 64 * hidden * 2 };
+    let sums = 2 * if narrow { 8 } else { 16 } * 128 * 4;
     let ring = group * hidden * 2;
     let bars = subgroups * hidden / 128 * 8;
     let inputs = match half_projection {
-        true => cell.gates() * group * (WGMMA_UNITS + 8) * 2,
-        false => cell.gates() * group * (WGMMA_UNITS + 4) * 4,
+        true => cell.gates() * group * (units + 8) * 2,
+        false => cell.gates() * group * (units + 4) * 4,
     };
     tile + sums + ring + bars + inputs
 }
@@ -435,7 +461,9 @@ pub(crate) struct Plan {
     pub forward_transposes: bool,
     /// Whether the forward runs on the wgmma kernel (`recurrence_wgmma_fwd.cu`, sm_90a): batch
     /// groups of [`WGMMA_GROUP_SAMPLES`], each on hidden / [`WGMMA_UNITS`] blocks whose first 64
-    /// gate rows are in registers and the rest in shared memory. [`Tuning::wgmma`] asks, by
+    /// gate rows are in registers and the rest in shared memory (or on hidden /
+    /// [`WGMMA_REGISTER_UNITS`] blocks, all their rows in registers: `units`,
+    /// [`Tuning::wgmma_units`], by default [`shape_wgmma_units`]). [`Tuning::wgmma`] asks, by
     /// default [`shape_wgmma_forward`] (inference, the projection in half elements: `units`,
     /// `groups` and `half_projection` say the same, [`Plan::wgmma_forward`]) and
     /// [`shape_wgmma_training`] (training, an f32 projection and the saves; the backward keeps
@@ -1119,38 +1147,54 @@ impl Plan {
     }
 
     /// Whether the wgmma forward fits `(cell, hidden, batch, elem)` on a device of `limits`,
-    /// its projection in half elements or f32 (`half_projection`): sm_90, half elements, hidden
-    /// a multiple of [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], the batch whole groups of
+    /// its projection in half elements or f32 (`half_projection`), in `subgroups` subgroups of
+    /// blocks of `units` units: sm_90, half elements, hidden a multiple of
+    /// [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], [`WGMMA_UNITS`] (or
+    /// [`WGMMA_REGISTER_UNITS`] in one subgroup), the batch whole groups of
     /// [`WGMMA_GROUP_SAMPLES`] whose blocks are all resident, one per multiprocessor.
     fn wgmma_fits(
         Limits { sms, smem, major }: Limits,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
-        (half_projection, subgroups): (bool, usize),
+        (half_projection, subgroups, units): (bool, usize, usize),
     ) -> bool {
         let group = WGMMA_GROUP_SAMPLES * subgroups;
         let groups = batch / group;
+        let form = units == WGMMA_UNITS || (units == WGMMA_REGISTER_UNITS && subgroups == 1);
         major >= 9
             && elem != Operands::Tf32
             && hidden % WGMMA_HIDDEN_STEP == 0
             && hidden <= WGMMA_MOST_HIDDEN
+            && form
             && (1..=WGMMA_MOST_SUBGROUPS).contains(&subgroups)
             && batch % group == 0
             && (1..=MAX_GROUPS).contains(&groups)
-            && groups * hidden / WGMMA_UNITS <= sms
-            && wgmma_smem(cell, hidden, half_projection, subgroups) <= smem
+            && groups * hidden / units <= sms
+            && wgmma_smem(cell, hidden, half_projection, (subgroups, units)) <= smem
     }
 
-    /// The subgroups a wgmma forward of `shape` takes ([`Plan::wgmma_subgroups`]): those
-    /// `asked` for where they fit, else 1; `None` where no wgmma forward fits.
-    fn wgmma_subgroups_of(
+    /// The subgroups and units a block a wgmma forward of `shape` takes
+    /// ([`Plan::wgmma_subgroups`], [`Plan::units`]), an inference forward's (`half_projection`)
+    /// or a training forward's: in the `asked` subgroups the units of `tuning` (else
+    /// [`shape_wgmma_units`]) where they fit, else [`WGMMA_UNITS`]; then likewise in one
+    /// subgroup; `None` where no wgmma forward fits. (Two subgroups, the wavefront's, thus keep
+    /// 32 units.)
+    fn wgmma_form_of(
         limits: Limits,
         shape: (Cell, usize, usize, Operands),
-        half_projection: bool,
+        (half_projection, tuning): (bool, &Tuning),
         asked: usize,
-    ) -> Option<usize> {
-        [asked, 1]
-            .into_iter()
-            .find(|&sub| Self::wgmma_fits(limits, shape, (half_projection, sub)))
+    ) -> Option<(usize, usize)> {
+        let units = tuning
+            .wgmma_units
+            .unwrap_or_else(|| shape_wgmma_units(!half_projection));
+        [
+            (asked, units),
+            (asked, WGMMA_UNITS),
+            (1, units),
+            (1, WGMMA_UNITS),
+        ]
+        .into_iter()
+        .find(|&(sub, units)| Self::wgmma_fits(limits, shape, (half_projection, sub, units)))
     }
 
     /// `plan` (a training plan of `layers` layers) with its forward on the wgmma kernel where
@@ -1166,7 +1210,7 @@ impl Plan {
     ) -> Plan {
         let shape = (layers, plan.hidden, plan.batch);
         Self::in_rule_subgroups(limits, (tuning, shape), |sub| {
-            Some(Self::on_wgmma_training_forward(limits, plan, sub))
+            Some(Self::on_wgmma_training_forward(limits, plan, (tuning, sub)))
         })
         .unwrap_or(plan)
     }
@@ -1192,15 +1236,20 @@ impl Plan {
         }
     }
 
-    /// [`Plan::with_wgmma_training_forward`] in `asked` subgroups (where they fit, else one).
-    fn on_wgmma_training_forward(limits: Limits, plan: Plan, asked: usize) -> Plan {
+    /// [`Plan::with_wgmma_training_forward`] in `asked` subgroups (where they fit, else one),
+    /// its blocks' units as [`Plan::wgmma_form_of`] takes them.
+    fn on_wgmma_training_forward(
+        limits: Limits,
+        plan: Plan,
+        (tuning, asked): (&Tuning, usize),
+    ) -> Plan {
         let shape = (plan.cell, plan.hidden, plan.batch, plan.elem);
-        let subgroups = Self::wgmma_subgroups_of(limits, shape, false, asked);
-        let Some(wgmma_subgroups) = subgroups.filter(|_| !plan.one_cluster) else {
+        let form = Self::wgmma_form_of(limits, shape, (false, tuning), asked);
+        let Some((wgmma_subgroups, units)) = form.filter(|_| !plan.one_cluster) else {
             return plan;
         };
         Plan {
-            units: [WGMMA_UNITS, plan.units[1]],
+            units: [units, plan.units[1]],
             clusters: [1, plan.clusters[1]],
             multicast: 1,
             ring: false,
@@ -1263,12 +1312,12 @@ impl Plan {
         asked: usize,
     ) -> Option<Plan> {
         let shape = (cell, hidden, batch, elem);
-        let subgroups = Self::wgmma_subgroups_of(limits, shape, true, asked);
-        subgroups.map(|wgmma_subgroups| Plan {
+        let form = Self::wgmma_form_of(limits, shape, (true, tuning), asked);
+        form.map(|(wgmma_subgroups, units)| Plan {
             cell,
             hidden,
             batch,
-            units: [WGMMA_UNITS; 2],
+            units: [units; 2],
             elem,
             buffers: 2,
             chunk: tuning.chunk,
@@ -1717,7 +1766,7 @@ impl Plan {
                 self.cell,
                 self.hidden,
                 self.half_projection,
-                self.wgmma_subgroups,
+                (self.wgmma_subgroups, self.units[Pass::Forward as usize]),
             ),
             Pass::Backward if wgmma => wgmma_bwd_smem(self.cell),
             Pass::Forward => {
@@ -1800,6 +1849,7 @@ impl Plan {
                 format!("-DHID={}", self.hidden),
                 format!("-DBATCH={WGMMA_GROUP_SAMPLES}"),
                 format!("-DSUB={}", self.wgmma_subgroups),
+                format!("-DWG_UNITS={}", self.units[pass as usize]),
                 format!("-DGROUPS={}", self.pass_groups(pass)),
                 format!("-DNWARPS={WARPS}"),
                 self.elem.define().to_string(),
@@ -1912,12 +1962,13 @@ impl Plan {
         }
         if wgmma {
             return format!(
-                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}_s{}{}_{}",
+                "candle_cudnn_rnn_{}_{WGMMA_KERNEL}_h{}_b{}_g{}_s{}_u{}{}_{}",
                 self.cell.name(),
                 self.hidden,
                 self.batch,
                 self.pass_groups(pass),
                 self.wgmma_subgroups,
+                self.units[pass as usize],
                 match self.half_projection {
                     true => "_xh",
                     false => "_train",
@@ -2013,6 +2064,7 @@ impl Plan {
         let group = self.batch / self.pass_groups(Pass::Forward);
         let gh = self.cell.gates() * self.hidden;
         self.pass_wgmma(Pass::Forward)
+            && self.units[Pass::Forward as usize] == WGMMA_UNITS
             && self.batch == WGMMA_WAVE_BATCH
             && group == WGMMA_WAVE_GROUP
             && gh % WGMMA_PROJECTION_ROWS == 0
@@ -2326,7 +2378,8 @@ mod tests {
         assert!(shape_wgmma_forward(1024, 128));
         assert!(shape_wgmma_forward(1024, 96));
         assert!(shape_wgmma_forward(1024, 64));
-        assert!(!shape_wgmma_forward(1024, 32));
+        assert!(shape_wgmma_forward(1024, 32));
+        assert!(!shape_wgmma_forward(1024, 16));
         assert!(!shape_wgmma_forward(1024, 100));
         assert!(shape_wgmma_forward(512, 128));
         assert!(!shape_wgmma_forward(512, 64));
@@ -2342,13 +2395,16 @@ mod tests {
         assert!(!shape_wgmma_training(512, 64));
         assert!(!shape_wgmma_training(512, 256));
         for cell in [Cell::Lstm, Cell::Gru] {
-            assert!(wgmma_smem(cell, 1024, true, 1) <= 227 << 10, "{cell:?}");
+            assert!(
+                wgmma_smem(cell, 1024, true, (1, WGMMA_UNITS)) <= 227 << 10,
+                "{cell:?}"
+            );
         }
         // The kernel's layout (recurrence_wgmma_fwd.cu's SMEM) at hidden 1024: 64 rows of 1024
         // columns, 2 x 16 x 128 partial sums, 32 samples of h, 8 mbarriers, 4 gates x 32 samples
         // x 40 inputs.
         assert_eq!(
-            wgmma_smem(Cell::Lstm, 1024, true, 1),
+            wgmma_smem(Cell::Lstm, 1024, true, (1, WGMMA_UNITS)),
             131072 + 16384 + 65536 + 64 + 10240
         );
         let plan = Plan {
@@ -2362,7 +2418,7 @@ mod tests {
         assert_eq!(plan.group_batch(), WGMMA_GROUP_SAMPLES);
         assert_eq!(
             plan.smem_bytes(Pass::Forward),
-            wgmma_smem(Cell::Lstm, 1024, true, 1)
+            wgmma_smem(Cell::Lstm, 1024, true, (1, WGMMA_UNITS))
         );
         assert_eq!(plan.kernel_name(Pass::Forward), WGMMA_KERNEL);
         assert_eq!(plan.kernel_name(Pass::Backward), Pass::Backward.name());
@@ -2380,6 +2436,76 @@ mod tests {
             ..plan
         };
         assert_modules_differ_in(&plan, &plain, Pass::Forward);
+    }
+
+    /// A wgmma forward of 16 units a block: twice the blocks, no shared-memory rows, half the
+    /// partial sums, its own module; taken where asked and its blocks fit (one subgroup), else
+    /// the 32-unit form.
+    #[test]
+    fn a_wgmma_forward_of_16_units_runs_twice_the_blocks() {
+        // The kernel's layout at hidden 1024, one group of 32 (batch 32): no rows in shared
+        // memory, 2 x 8 x 128 partial sums, 32 samples of h, 8 mbarriers, 4 gates x 32 samples x
+        // 24 inputs in half elements (x 20 in f32).
+        assert_eq!(
+            wgmma_smem(Cell::Lstm, 1024, true, (1, WGMMA_REGISTER_UNITS)),
+            8192 + 65536 + 64 + 6144
+        );
+        assert_eq!(
+            wgmma_smem(Cell::Gru, 1024, false, (1, WGMMA_REGISTER_UNITS)),
+            8192 + 65536 + 64 + 7680
+        );
+        let plan = Plan {
+            units: [WGMMA_REGISTER_UNITS, 16],
+            groups: 1,
+            half_projection: true,
+            wgmma: true,
+            ..Plan::example(Cell::Lstm, 1024, 32)
+        };
+        assert_eq!(plan.blocks(Pass::Forward), 64);
+        assert_eq!(
+            plan.smem_bytes(Pass::Forward),
+            wgmma_smem(Cell::Lstm, 1024, true, (1, WGMMA_REGISTER_UNITS))
+        );
+        assert_defines(
+            &plan,
+            Pass::Forward,
+            &["-DWG_UNITS=16", "-DSUB=1", "-DBATCH=32"],
+        );
+        let wide = Plan {
+            units: [WGMMA_UNITS, 16],
+            ..plan
+        };
+        assert_eq!(wide.blocks(Pass::Forward), 32);
+        assert_defines(&wide, Pass::Forward, &["-DWG_UNITS=32"]);
+        assert_modules_differ_in(&plan, &wide, Pass::Forward);
+        // Where asked: at batch 32 and 64 of hidden 1024 (64 and 128 blocks), not at 128 (256
+        // blocks) nor in two subgroups, where the 32-unit form serves.
+        let asked = Tuning {
+            wgmma_units: Some(WGMMA_REGISTER_UNITS),
+            ..Tuning::DEFAULT
+        };
+        let shape = |batch| (Cell::Lstm, 1024, batch, Operands::Bf16);
+        let form = |batch, sub| Plan::wgmma_form_of(sm90(132), shape(batch), (true, &asked), sub);
+        assert_eq!(form(32, 1), Some((1, WGMMA_REGISTER_UNITS)));
+        assert_eq!(form(64, 1), Some((1, WGMMA_REGISTER_UNITS)));
+        assert_eq!(form(64, 2), Some((1, WGMMA_REGISTER_UNITS)));
+        assert_eq!(form(128, 1), Some((1, WGMMA_UNITS)));
+        let shape = (Cell::Gru, 512, 128, Operands::F16);
+        let form = Plan::wgmma_form_of(sm90(132), shape, (false, &asked), 1);
+        assert_eq!(form, Some((1, WGMMA_REGISTER_UNITS)));
+        // Two subgroups asked (the wavefront's): 32 units in two where they fit.
+        let form = Plan::wgmma_form_of(sm90(132), shape, (true, &asked), 2);
+        assert_eq!(form, Some((2, WGMMA_UNITS)));
+        // Unasked, the rule's: 16 units for inference, 32 for training.
+        let rule = |half, sub| Plan::wgmma_form_of(sm90(132), shape, (half, &Tuning::DEFAULT), sub);
+        assert_eq!(rule(true, 1), Some((1, WGMMA_REGISTER_UNITS)));
+        assert_eq!(rule(false, 1), Some((1, WGMMA_UNITS)));
+        assert_eq!(rule(true, 2), Some((2, WGMMA_UNITS)));
+        // Where 16-unit blocks do not fit, 32-unit ones.
+        assert_eq!(
+            Plan::wgmma_form_of(sm90(100), shape, (true, &Tuning::DEFAULT), 1),
+            Some((1, WGMMA_UNITS))
+        );
     }
 
     /// A wgmma forward of two subgroups a block: groups of 64 (half the blocks), the ring,
@@ -2420,8 +2546,14 @@ mod tests {
         assert_modules_differ_in(&one, &two, Pass::Forward);
         for cell in [Cell::Lstm, Cell::Gru] {
             for half in [true, false] {
-                assert!(wgmma_smem(cell, 512, half, 2) <= 227 << 10, "{cell:?}");
-                assert!(wgmma_smem(cell, 1024, half, 2) > 227 << 10, "{cell:?}");
+                assert!(
+                    wgmma_smem(cell, 512, half, (2, WGMMA_UNITS)) <= 227 << 10,
+                    "{cell:?}"
+                );
+                assert!(
+                    wgmma_smem(cell, 1024, half, (2, WGMMA_UNITS)) > 227 << 10,
+                    "{cell:?}"
+                );
             }
         }
     }
@@ -2535,7 +2667,10 @@ mod tests {
         );
         // The training forward at hidden 1024 still fits beside its f32 inputs (227 KiB).
         for cell in [Cell::Lstm, Cell::Gru] {
-            assert!(wgmma_smem(cell, 1024, false, 1) <= 227 << 10, "{cell:?}");
+            assert!(
+                wgmma_smem(cell, 1024, false, (1, WGMMA_UNITS)) <= 227 << 10,
+                "{cell:?}"
+            );
         }
         let inference = Plan {
             half_projection: true,

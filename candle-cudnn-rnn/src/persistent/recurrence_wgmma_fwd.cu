@@ -35,13 +35,27 @@
 // blocks for the batch, one barrier and one exchange for both; the second subgroup's products
 // run while the first's gate math does. Its ring holds both subgroups' h_{t-1}: hidden up to 512.
 //
+// With WG_UNITS 16 a block takes 16 units, twice the blocks: its 64 gate rows are all in
+// registers (no shared-memory rows, no second wgmma a k-step), so a step's products take about
+// half as long, where at batch 32 the 32-unit form's two wgmmas a k-step had set the pace
+// (results/2026-11-30-h200-wgmma-batch32/). A thread's accumulators then hold two gates of a unit
+// (`row_gate`), and the lane 16 apart the other two: the two swap the gates of half their samples
+// by shuffles (`gate_sums`), and each runs the cell for 2 samples instead of 4.
+//
 // Specialised at compile time (NVRTC -D): HID (a multiple of 2 * KC), GROUPS, ELEM_BF16 (1: bf16,
-// 0: f16), NWARPS 8 and BATCH 32 (a subgroup's samples), SUB (1 or 2: subgroups a group), XG_HALF,
+// 0: f16), NWARPS 8 and BATCH 32 (a subgroup's samples), SUB (1 or 2: subgroups a group), WG_UNITS
+// (32, or 16 with SUB 1; 32 where not given), XG_HALF,
 // SMEM_BYTES (kernel.rs's `wgmma_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh,
 // dropout.cu and wgmma.cuh before it.
 
 #ifndef SUB
 #define SUB 1
+#endif
+#ifndef WG_UNITS
+#define WG_UNITS 32
+#endif
+#if WG_UNITS != 32 && (WG_UNITS != 16 || SUB != 1)
+#error "the wgmma forward takes blocks of 32 units, or of 16 in one subgroup"
 #endif
 #if BATCH != 32 || NWARPS != 8 || EW != 1 || (SUB != 1 && SUB != 2)
 #error "the wgmma forward takes subgroups of 32 samples, 1 or 2 a group, 8 warps and half elements"
@@ -55,10 +69,12 @@
 
 namespace wg {
 
-constexpr int UNITS = 32;                 // units a block
+constexpr int UNITS = WG_UNITS;           // units a block
+constexpr bool ALL_IN_REGS = UNITS == 16; // all of the block's gate rows in registers
 constexpr int ROWS = GATES * UNITS;       // its gate rows
 constexpr int REG_ROWS = 64;              // the rows in registers (wgmma's M)
-constexpr int HROWS = 2 * REG_ROWS;       // the rows multiplied (a GRU's fourth gate: zeros)
+constexpr int HROWS = ALL_IN_REGS ? REG_ROWS : 2 * REG_ROWS;  // the rows multiplied (a GRU's fourth gate: zeros)
+constexpr int NS = ALL_IN_REGS ? 2 : 4;   // samples a thread runs the cell for
 constexpr int KC = 128;                   // columns of h a chunk
 constexpr int CHUNKS = HID / KC;          // chunks a step: the ring holds all of them
 constexpr int HALF = CHUNKS / 2;          // a warpgroup's chunks
@@ -68,7 +84,8 @@ constexpr int CHUNK_BYTES = BATCH * KC * 2;
 constexpr int GB = SUB * BATCH;           // a group's samples
 constexpr int B_ALL = GROUPS * GB;        // the batch
 static_assert(HID % (2 * KC) == 0, "HID a multiple of 256: whole chunks in each half of K");
-static_assert(ROWS > REG_ROWS && ROWS <= HROWS, "the gate rows past the registers' fit one wgmma");
+static_assert(ALL_IN_REGS ? ROWS <= REG_ROWS : ROWS > REG_ROWS && ROWS <= HROWS,
+              "the gate rows past the registers' fit one wgmma");
 
 // Shared memory: the rows past REG_ROWS (wgmma's no-swizzle core matrices), the partial sums each
 // warpgroup hands the other ([warpgroup][PART_SUMS][128 threads] f32), the ring ([SUB][CHUNKS]),
@@ -77,7 +94,7 @@ static_assert(ROWS > REG_ROWS && ROWS <= HROWS, "the gate rows past the register
 // padded so that a warp's reads fall in distinct banks: a quarter-warp's 2 q rows 8 q banks
 // apart, its 8 r0 columns in consecutive banks).
 constexpr int W_BYTES = (HROWS - REG_ROWS) * HID * 2;
-constexpr int PART_SUMS = 16;             // 2 sample columns x 4 gate rows x 2 samples
+constexpr int PART_SUMS = ALL_IN_REGS ? 8 : 16;  // 2 sample columns x 4 gate rows (16 units: 2) x 2 samples
 constexpr int RED_BYTES = 2 * PART_SUMS * 128 * 4;
 constexpr int RING_BYTES = CHUNKS * CHUNK_BYTES;  // a subgroup's h_{t-1}
 constexpr int BAR_BYTES = SUB * CHUNKS * 8;
@@ -108,17 +125,24 @@ __device__ __forceinline__ u32 w_offset(int n, int k) {
 
 // Row n of a block's gate rows: in wgmma's accumulators, warp w's lane 4 r0 + q holds rows
 // 16 w + r0 and 16 w + r0 + 8 of each 64, so those four rows are gates 0-3 of unit 8 w + r0
-// (gates 0 and 1 in the registers' 64, 2 and 3 in shared memory's). A gate past the cell's (a
-// GRU's fourth) is a row of zeros.
-__device__ __forceinline__ int row_gate(int n) { return 2 * (n / REG_ROWS) + (n % 16) / 8; }
-__device__ __forceinline__ int row_unit(int n) { return 8 * ((n % REG_ROWS) / 16) + n % 8; }
+// (gates 0 and 1 in the registers' 64, 2 and 3 in shared memory's). With 16 units (one 64) its
+// two rows are gates 0 and 1 of unit 4 w + r0 where r0 < 4, else gates 2 and 3 of unit
+// 4 w + r0 - 4: the lanes 16 apart hold one unit's four gates. A gate past the cell's (a GRU's
+// fourth) is a row of zeros.
+__device__ __forceinline__ int row_gate(int n) {
+    return ALL_IN_REGS ? (n % 16) / 8 + 2 * ((n % 8) / 4) : 2 * (n / REG_ROWS) + (n % 16) / 8;
+}
+__device__ __forceinline__ int row_unit(int n) {
+    return ALL_IN_REGS ? 4 * (n / 16) + n % 4 : 8 * ((n % REG_ROWS) / 16) + n % 8;
+}
 // Its row of W_hh in block `blk` (row_gate(n) < GATES).
 __device__ __forceinline__ size_t w_row(int n, int blk) {
     return (size_t)row_gate(n) * HID + UNITS * blk + row_unit(n);
 }
 
 // Warpgroup g's half of K of rows 16 wq + r0 (+ 8) of the block's register rows, mma.sync's A
-// fragments (lane 4 r0 + q), from w (rows of HID): register row n is w's row `row(n)`.
+// fragments (lane 4 r0 + q), from w (rows of HID): register row n is w's row `row(n)`, zeros
+// where its gate is past the cell's.
 template <typename Row>
 __device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const elem* w, Row row, int g, int wq,
                                                int r0, int q) {
@@ -128,7 +152,12 @@ __device__ __forceinline__ void load_fragments(u32 (&wa)[KSTEPS_HALF][4], const 
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const int n = 16 * wq + r0 + 8 * (x & 1);
-            wa[j][x] = *(const u32*)(w + row(n) * HID + k + 8 * (x >> 1));
+            // (Only a 16-unit GRU's register rows reach a gate past the cell's: such a row loads
+            // the row 8 before it, gate 2's, and takes zeros. A load under the condition instead
+            // made ptxas spill.)
+            const bool zero = ALL_IN_REGS && GATES < 4 && row_gate(n) >= GATES;
+            const u32 v = *(const u32*)(w + row(zero ? n - 8 : n) * HID + k + 8 * (x >> 1));
+            wa[j][x] = zero ? 0u : v;
         }
     }
 }
@@ -168,19 +197,60 @@ __device__ __forceinline__ void take_over(float (&d)[16], float (&e)[16], const 
             acc<G>(d, e, s, gt) += red[(G * PART_SUMS + 8 * (s / 2) + 2 * gt + s % 2) * 128 + part];
 }
 
-// Warpgroup G's thread's gate math for its unit u (unit k of the layer) and samples
-// 8 (2 G + s / 2) + 2 q + s % 2, s < 4, from the whole sums in d and e, the step's input projection xs and the
-// biases; the carried state updated; h_t of each sample into hv. In training (`gs` non-null: the
-// step's gate activations in xg at the thread's first sample and unit, `ss` what the cell saves
-// likewise) it stores those for the backward.
+// With 16 units: warpgroup G's partial sums of the other warpgroup's samples (its two rows of
+// accumulator column tiles 2 (1 - G), + 1) into its slots of `red`, as hand_over.
 template <int G>
-__device__ __forceinline__ void cell_steps(u16 (&hv)[4], float (&d)[16], float (&e)[16], const xg_t* xs,
-                                           const float (&bias)[GATES], float bias_split, float (&state)[4], int u,
-                                           int q, float* gs, float* ss) {
-    // (One base address, the rest immediate offsets.)
-    const xg_t* xq = xs + (16 * G + 2 * q) * XP + u;
+__device__ __forceinline__ void hand_over_rows(float* red, const float (&d)[16], int part) {
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
+    for (int jj = 0; jj < 2; ++jj)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+            for (int x = 0; x < 2; ++x)
+                red[((1 - G) * PART_SUMS + 4 * jj + 2 * hh + x) * 128 + part] = d[4 * (2 * (1 - G) + jj) + 2 * hh + x];
+}
+
+// With 16 units: the other warpgroup's partial sums added to the thread's own, as take_over.
+template <int G>
+__device__ __forceinline__ void take_over_rows(float (&d)[16], const float* red, int part) {
+#pragma unroll
+    for (int jj = 0; jj < 2; ++jj)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+            for (int x = 0; x < 2; ++x)
+                d[4 * (2 * G + jj) + 2 * hh + x] += red[(G * PART_SUMS + 4 * jj + 2 * hh + x) * 128 + part];
+}
+
+// With 16 units: every gate's whole sum of the thread's two samples, sum[s][gate]. The thread
+// holds two gates (`hi`: 2 and 3, else 0 and 1) of its unit for 4 samples of warpgroup G (column
+// tiles 2 G and 2 G + 1); the lane 16 apart holds the unit's other two for the same samples. A
+// thread keeps tile 2 G + hi's two samples and hands the lane its sums of the other tile's.
+template <int G>
+__device__ __forceinline__ void gate_sums(float (&sum)[2][4], const float (&d)[16], bool hi) {
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            const float lo_tile = d[4 * (2 * G) + 2 * hh + s], hi_tile = d[4 * (2 * G + 1) + 2 * hh + s];
+            const float other = __shfl_xor_sync(0xffffffffu, hi ? lo_tile : hi_tile, 16);
+            const float mine = hi ? hi_tile : lo_tile;
+            sum[s][hh] = hi ? other : mine;
+            sum[s][2 + hh] = hi ? mine : other;
+        }
+}
+
+// A thread's gate math for its unit and its NS samples first + 8 (s / 2) + s % 2 (`first`: the
+// thread's first sample of its warpgroup's), from the whole sums (`sum(s, gate)`), the step's
+// input projection (`xq`: xs at the first sample and the unit) and the biases; the carried state
+// updated; h_t of each sample into hv. In training (`gs` non-null: the step's gate activations in
+// xg at the thread's first sample and unit, `ss` what the cell saves likewise) it stores those for
+// the backward.
+template <typename Sum>
+__device__ __forceinline__ void cell_steps(u16 (&hv)[NS], Sum sum_of, const xg_t* xq, const float (&bias)[GATES],
+                                           float bias_split, float (&state)[NS], float* gs, float* ss) {
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
         float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
 #pragma unroll
         for (int gt = 0; gt < GATES; ++gt) {
@@ -189,7 +259,7 @@ __device__ __forceinline__ void cell_steps(u16 (&hv)[4], float (&d)[16], float (
 #else
             const float in = xq[(gt * BATCH + 8 * (s / 2) + s % 2) * XP];
 #endif
-            const float sum = acc<G>(d, e, s, gt);
+            const float sum = sum_of(s, gt);
             pre[gt] = bias[gt] + in + (gt == SPLIT_GATE ? 0.f : sum);
             if (gt == SPLIT_GATE) rec = bias_split + sum;
         }
@@ -205,21 +275,23 @@ __device__ __forceinline__ void cell_steps(u16 (&hv)[4], float (&d)[16], float (
     }
 }
 
-// Warpgroup G's thread's h_t (hv) of unit k and its partner's k ^ 1 (lane ^ 4) into the exchange
-// `out` (the ring's layout) and y's row `y_t` (step t's first sample of the group), in 4-byte
-// stores: a lane of an even unit stores its samples 0 and 1 of the pair, its partner 2 and 3.
-template <int G>
-__device__ __forceinline__ void store_h(const u16 (&hv)[4], unsigned char* out, elem* y_t, int k, int q, bool even) {
+// A thread's h_t (hv) of unit k and its partner's k ^ 1 (lane ^ 4) for its samples
+// first + 8 (s / 2) + s % 2 into the exchange `out` (the ring's layout) and y's row `y_t` (step
+// t's first sample of the group), in 4-byte stores: a lane of an even unit stores the first half
+// of its samples of the pair, its partner the second.
+__device__ __forceinline__ void store_h(const u16 (&hv)[NS], unsigned char* out, elem* y_t, int k, int first,
+                                        bool even) {
     const int k0 = k & ~1;
     unsigned char* const oq = out + (size_t)(k0 / KC) * CHUNK_BYTES + ((k0 % KC) / 8) * H_LBO + (k0 % 8) * 2 +
-                              2 * G * H_SBO + 2 * q * 16;
-    elem* const yq = y_t + (size_t)(16 * G + 2 * q) * HID + k0;
+                              (first / 8) * H_SBO + (first % 8) * 16;
+    elem* const yq = y_t + (size_t)first * HID + k0;
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < NS; ++s) {
         const u16 other = (u16)__shfl_xor_sync(0xffffffffu, (u32)hv[s], 4);
-        if (even != (s < 2)) continue;
+        if (even != (s < NS / 2)) continue;
         const u32 two = even ? (u32)hv[s] | ((u32)other << 16) : (u32)other | ((u32)hv[s] << 16);
-        // Sample 8 (2 G + s / 2) + 2 q + s % 2: core-matrix row group 2 G + s / 2, row 2 q + s % 2.
+        // Sample first + 8 (s / 2) + s % 2: core-matrix row group first / 8 + s / 2 (first % 8 is
+        // even).
         *(u32*)(oq + (s / 2) * H_SBO + (s % 2) * 16) = two;
         *(u32*)(yq + (8 * (s / 2) + s % 2) * HID) = two;
     }
@@ -288,10 +360,13 @@ __device__ __forceinline__ void layer_forward(
     load_fragments(wa, w_hh, [blk](int n) { return w_row(n, blk); }, g, wq, r0, q);
 
     // The gate math: the thread's unit u of the block (unit k of the layer: every gate of it is
-    // in its accumulators, `w_row`) for its warpgroup's samples m(s) = 8 (2 g + s / 2) + 2 q + s % 2
-    // (s < 4); its biases (a split gate's b_hh apart), the carried state (an LSTM's c, a GRU's h in
-    // f32), and h_0 into the exchange at parity 0.
-    const int u = 8 * wq + r0, k = UNITS * blk + u, part = tid % 128;
+    // in its accumulators, `w_row`; with 16 units, after `gate_sums`) for its warpgroup's samples
+    // m(s) = first + 8 (s / 2) + s % 2 (s < NS; with 16 units the tile of the thread's `hi` half
+    // of the lanes); its biases (a split gate's b_hh apart), the carried state (an LSTM's c, a
+    // GRU's h in f32), and h_0 into the exchange at parity 0.
+    const bool hi = ALL_IN_REGS && r0 >= 4;
+    const int u = ALL_IN_REGS ? 4 * wq + r0 % 4 : 8 * wq + r0, k = UNITS * blk + u, part = tid % 128;
+    const int first = 16 * g + 8 * (int)hi + 2 * q;
     // The input projection's copies: thread tid's piece, sample and first gate (xs below); a
     // gate's rows take THREADS / (BATCH * X_PIECES) of the threads' copies (2 in half elements,
     // 1 in f32), and each thread copies its piece of every X_GATE_STEP-th gate.
@@ -301,8 +376,8 @@ __device__ __forceinline__ void layer_forward(
     const int x_piece = tid % X_PIECES, x_sample = (tid / X_PIECES) % BATCH, x_gate = tid / (BATCH * X_PIECES);
     // (In xg's step, in its elements; a subgroup's BATCH * GH further.)
     const int x_from = (b0 + x_sample) * GH + x_gate * HID + UNITS * blk + (16 / (int)sizeof(xg_t)) * x_piece;
-    auto sample = [&](int s) { return 8 * (2 * g + s / 2) + 2 * q + s % 2; };
-    float bias[GATES], bias_split, state[SUB][4];
+    auto sample = [&](int s) { return first + 8 * (s / 2) + s % 2; };
+    float bias[GATES], bias_split, state[SUB][NS];
 #pragma unroll
     for (int gt = 0; gt < GATES; ++gt) {
         float b = b_ih ? to_f(b_ih[gt * HID + k]) : 0.f;
@@ -313,7 +388,7 @@ __device__ __forceinline__ void layer_forward(
 #pragma unroll
     for (int sub = 0; sub < SUB; ++sub)
 #pragma unroll
-        for (int s = 0; s < 4; ++s) {
+        for (int s = 0; s < NS; ++s) {
             const size_t at = (size_t)(b0 + BATCH * sub + sample(s)) * HID + k;
             state[sub][s] = c0 ? to_f(c0[at]) : 0.f;
             *(u16*)(h + (size_t)sub * RING_BYTES + (size_t)(k / KC) * CHUNK_BYTES + h_offset(sample(s), k % KC)) =
@@ -374,7 +449,7 @@ __device__ __forceinline__ void layer_forward(
                     const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, H_LBO, H_SBO);
                     const u64 ws = wgmma_desc(w_base + ((g * HALF + ii) * KSTEPS_CHUNK + kk) * 2 * W_LBO, W_LBO, W_SBO);
                     wgmma_rs_n32(d[sub], wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
-                    wgmma_ss_n32(e[sub], ws, hb, (ii | kk) != 0);
+                    if (!ALL_IN_REGS) wgmma_ss_n32(e[sub], ws, hb, (ii | kk) != 0);
                 }
                 wgmma_commit();
                 if (SUB == 1) wgmma_wait<1>();
@@ -390,45 +465,62 @@ __device__ __forceinline__ void layer_forward(
                 wgmma_wait<0>();
             // The two halves of K summed: each warpgroup hands the other its partial sums of the
             // other's samples.
-            if (g == 0)
+            if (ALL_IN_REGS) {
+                if (g == 0)
+                    hand_over_rows<0>(red, d[sub], part);
+                else
+                    hand_over_rows<1>(red, d[sub], part);
+            } else if (g == 0) {
                 hand_over<0>(red, d[sub], e[sub], part);
-            else
+            } else {
                 hand_over<1>(red, d[sub], e[sub], part);
+            }
             if (sub == 0) cp_async_wait_all();
             named_sync(1, THREADS);
-            u16 hv[4];
+            u16 hv[NS];
             // Training's stores: the thread's first sample's row of step t (one base address each).
-            const size_t first_row = (size_t)t * B_ALL + b0 + BATCH * sub + 16 * g + 2 * q;
+            const size_t first_row = (size_t)t * B_ALL + b0 + BATCH * sub + first;
             float* const gs = WG_TRAIN && save ? (float*)xg + first_row * GH + k : nullptr;
             float* const ss = WG_TRAIN && save ? save + first_row * CELL_SAVED * HID + k : nullptr;
-            const xg_t* const xsub = xs + sub * XS_ELEMS;
-            if (g == 0) {
+            // (One base address, the rest immediate offsets.)
+            const xg_t* const xq = xs + sub * XS_ELEMS + first * XP + u;
+            if (ALL_IN_REGS) {
+                float sum[2][4];
+                if (g == 0) {
+                    take_over_rows<0>(d[sub], red, part);
+                    gate_sums<0>(sum, d[sub], hi);
+                } else {
+                    take_over_rows<1>(d[sub], red, part);
+                    gate_sums<1>(sum, d[sub], hi);
+                }
+                cell_steps(hv, [&](int s, int gt) { return sum[s % 2][gt]; }, xq, bias, bias_split, state[sub], gs,
+                           ss);
+            } else if (g == 0) {
                 take_over<0>(d[sub], e[sub], red, part);
-                cell_steps<0>(hv, d[sub], e[sub], xsub, bias, bias_split, state[sub], u, q, gs, ss);
+                cell_steps(hv, [&](int s, int gt) { return acc<0>(d[sub], e[sub], s, gt); }, xq, bias, bias_split,
+                           state[sub], gs, ss);
             } else {
                 take_over<1>(d[sub], e[sub], red, part);
-                cell_steps<1>(hv, d[sub], e[sub], xsub, bias, bias_split, state[sub], u, q, gs, ss);
+                cell_steps(hv, [&](int s, int gt) { return acc<1>(d[sub], e[sub], s, gt); }, xq, bias, bias_split,
+                           state[sub], gs, ss);
             }
             if (WG_TRAIN && dropped) {
                 // y_t through the mask, the next layer's input (its elements counted over [T, B, H]).
                 // (The mask's state is read each step rather than held: the registers are full.)
                 const Dropout drop = dropout_of(drop_offset, drop_seed, drop_p_layer);
 #pragma unroll
-                for (int s = 0; s < 4; ++s) {
+                for (int s = 0; s < NS; ++s) {
                     const size_t at = (first_row + 8 * (s / 2) + s % 2) * HID + k;
                     dropped[at] = dropout_apply(drop, at, hv[s]);
                 }
             }
             elem* const y_t = y + ((size_t)t * B_ALL + b0 + BATCH * sub) * HID;
-            if (g == 0)
-                store_h<0>(hv, out + (size_t)sub * RING_BYTES, y_t, k, q, (r0 & 1) == 0);
-            else
-                store_h<1>(hv, out + (size_t)sub * RING_BYTES, y_t, k, q, (r0 & 1) == 0);
+            store_h(hv, out + (size_t)sub * RING_BYTES, y_t, k, first, (r0 & 1) == 0);
             if (t == seq - 1) {
                 // h_n and c_n: the group's rows of the thread's samples (one base address each).
-                const size_t at = (size_t)(b0 + BATCH * sub + 16 * g + 2 * q) * HID + k;
+                const size_t at = (size_t)(b0 + BATCH * sub + first) * HID + k;
 #pragma unroll
-                for (int s = 0; s < 4; ++s) {
+                for (int s = 0; s < NS; ++s) {
                     const int row = 8 * (s / 2) + s % 2;
                     h_n[at + row * HID] = hv[s];
 #if CELL_HAS_C

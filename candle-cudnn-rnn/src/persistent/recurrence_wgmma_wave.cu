@@ -31,6 +31,7 @@
 
 namespace wg {
 
+static_assert(UNITS == 32, "the wavefront's projection blocks take the 32-unit form's 128 rows");
 constexpr int REC_BLOCKS = HID / UNITS;            // a layer's blocks of a batch group
 constexpr int PROJ_ROWS = HROWS;                   // the gate rows of W_ih a projection block multiplies
 constexpr int PROJ_BLOCKS = GH / PROJ_ROWS;        // a layer's projection blocks

@@ -110,6 +110,11 @@ pub(crate) struct Tuning {
     /// `super::wgmma_wave`). `None` (the default): the planner's rule, 2 in a forward (training or
     /// inference) that runs as that wavefront ([`super::kernel::shape_wgmma_wave`]), else 1.
     pub wgmma_subgroups: Option<usize>,
+    /// Units a wgmma forward's block takes ([`super::kernel::Plan::units`]):
+    /// `CANDLE_RNN_PERSISTENT_WGMMA_UNITS` = `32` (64 of its gate rows in registers, the rest in
+    /// shared memory) or `16` (all of them in registers, twice the blocks; one subgroup), where
+    /// they fit. `None` (the default): the planner's rule ([`super::kernel::shape_wgmma_units`]).
+    pub wgmma_units: Option<usize>,
     /// Blocks per cluster of the wgmma wavefront's launch (`super::wgmma_wave`):
     /// `CANDLE_RNN_PERSISTENT_WAVE_CLUSTER` = `1` (no clusters), `2` or `4`, where the clusters
     /// fit. `None` (the default): the planner's rule
@@ -153,6 +158,7 @@ impl Tuning {
         wgmma_backward: None,
         bf16_partials: false,
         wgmma_subgroups: None,
+        wgmma_units: None,
         wave_cluster: None,
         show_plans: false,
     };
@@ -259,6 +265,13 @@ impl Tuning {
             Some(v @ ("1" | "2")) => v.parse().ok(),
             _ => d.wgmma_subgroups,
         };
+        let wgmma_units = match var("CANDLE_RNN_PERSISTENT_WGMMA_UNITS")
+            .as_deref()
+            .map(str::trim)
+        {
+            Some(v @ ("16" | "32")) => v.parse().ok(),
+            _ => d.wgmma_units,
+        };
         let wave_cluster = match var("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER")
             .as_deref()
             .map(str::trim)
@@ -286,6 +299,7 @@ impl Tuning {
             wgmma_backward,
             bf16_partials,
             wgmma_subgroups,
+            wgmma_units,
             wave_cluster,
             show_plans,
         }
@@ -328,6 +342,7 @@ mod tests {
                 wgmma_backward: None,
                 bf16_partials: false,
                 wgmma_subgroups: None,
+                wgmma_units: None,
                 wave_cluster: None,
                 show_plans: false,
             }
@@ -361,6 +376,10 @@ mod tests {
         assert_eq!(sub("2"), Some(2));
         assert_eq!(sub(" 1"), Some(1));
         assert_eq!(sub("3"), None);
+        let units = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_UNITS", v)]).wgmma_units;
+        assert_eq!(units("16"), Some(16));
+        assert_eq!(units(" 32"), Some(32));
+        assert_eq!(units("8"), None);
         let cluster = |v| with(&[("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER", v)]).wave_cluster;
         assert_eq!(cluster("4"), Some(4));
         assert_eq!(cluster("1 "), Some(1));

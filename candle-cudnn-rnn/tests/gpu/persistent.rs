@@ -428,8 +428,12 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 /// `shape_wgmma_backward`); at batch 64 where `CANDLE_RNN_PERSISTENT_WGMMA=1` asks (by default
 /// the layer-by-layer kernels' forward there). The [*, 128, 3 x 512] cases train with their forward as
 /// one wgmma wavefront (`recurrence_wgmma_wave.cu`, two subgroups a block, `shape_wgmma_wave`);
-/// with `CANDLE_RNN_PERSISTENT_WGMMA_SUB=2` their inference runs so too. Then the default (`Heuristic`) serves such
-/// inference calls on the kernels, graphed and eager.
+/// with `CANDLE_RNN_PERSISTENT_WGMMA_SUB=2` their inference runs so too. One layer at batch 32
+/// trains too: by default on the layer-by-layer kernels, with `CANDLE_RNN_PERSISTENT_WGMMA=1`
+/// on the wgmma forward in one group, and with `CANDLE_RNN_PERSISTENT_WGMMA_UNITS=16` besides
+/// on its 16-unit blocks (as are the cases at batch 64 and the [*, 128, 512] ones then, layer by
+/// layer). Then the default (`Heuristic`) serves such inference calls on the kernels, graphed
+/// and eager.
 #[test]
 fn persistent_wgmma_forward_matches_the_f64_cpu_path() {
     let test = "persistent_wgmma_forward_matches_the_f64_cpu_path";
@@ -438,23 +442,29 @@ fn persistent_wgmma_forward_matches_the_f64_cpu_path() {
         (RnnMode::Gru, Biases::Both),
         (RnnMode::Gru, Biases::Single),
     ];
+    // (Shapes, and whether they train.)
     let cases = cells.into_iter().flat_map(|cell| {
         [
-            (1, 128, 5, 64, 1024),
-            (1, 64, 4, 96, 1024),
-            (2, 96, 3, 200, 1024),
-            (3, 128, 3, 64, 512),
-            (3, 128, 2, 64, 1024),
+            ((1, 128, 5, 64, 1024), true),
+            ((1, 64, 4, 96, 1024), true),
+            ((1, 32, 4, 64, 1024), true),
+            ((2, 96, 3, 200, 1024), false),
+            ((3, 128, 3, 64, 512), true),
+            ((3, 128, 2, 64, 1024), true),
         ]
         .into_iter()
-        .flat_map(move |s| [DType::BF16, DType::F16].map(|dtype| (shape(cell, s), dtype)))
+        .flat_map(move |(s, train)| {
+            [DType::BF16, DType::F16].map(|dtype| (shape(cell, s), train, dtype))
+        })
     });
-    check_each(test, cases, |gpu, (shape, dtype), rng, verdicts| {
-        match shape.batch % 64 == 0 {
+    check_each(
+        test,
+        cases,
+        |gpu, (shape, train, dtype), rng, verdicts| match train {
             true => check(gpu, &shape, dtype, rng, verdicts),
             false => check_inference(gpu, &shape, dtype, rng, verdicts),
-        }
-    });
+        },
+    );
     let defaults = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
         [Launch::Graphed, Launch::Eager].map(|launch| {
             let mut s =

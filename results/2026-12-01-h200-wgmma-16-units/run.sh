@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# On the GPU machine, the wgmma forward's 16-unit blocks (recurrence_wgmma_fwd.cu's WG_UNITS 16:
+# a block's 64 gate rows all in registers, twice the blocks), DIR built as scripts/devbin.sh
+# builds it:
+#   1. (tests) the wgmma GPU test with CANDLE_RNN_PERSISTENT_WGMMA=1 and
+#      CANDLE_RNN_PERSISTENT_WGMMA_UNITS=16 (its cases at batch 32 and 64 of hidden 1024 and at
+#      [*, 128, 512] on 16-unit blocks, every output and gradient against f64;
+#      OUT/tests-units16.log), then compute-sanitizer memcheck, racecheck and synccheck on a
+#      training call and an inference call of LSTM [1, 32, 3, 1024] and GRU [1, 128, 3, 512] so
+#      (OUT/sanitize.log).
+#   2. (bench) graphed training with the input's gradient and forwards, µs an example, at
+#      [30 and 200, 32, 1024], [30, 64, 1024] and [30 and 200, 128, 512], LSTM and GRU, bf16: the
+#      default / the wgmma forward in 32-unit blocks / in 16-unit blocks / the default; eagerly at
+#      [30, 32, 1024] (OUT/bench.log); then PyTorch's fp16 module at those shapes, graphed and
+#      eager (OUT/torch*.log).
+#   3. (rule; a build with the rule: inference on 16-unit blocks where they fit, from batch 32 at
+#      hidden 1024) the wgmma GPU test and the rules' test by default (OUT/tests-*.log), then the
+#      half grid beside PyTorch's fp16 module (OUT/table.md, OUT/grid.tgz).
+#   4. (gpu-check) `gpu_check --persistent` (OUT/gpu_check.log; about 400 s).
+#   results/2026-12-01-h200-wgmma-16-units/run.sh DIR OUT [tests|bench|rule|gpu-check]...
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2
+shift 2
+parts=${*:-tests}
+source scripts/on-gpu.sh
+wide="CANDLE_RNN_PERSISTENT_WGMMA=1 CANDLE_RNN_PERSISTENT_WGMMA_UNITS=32"
+narrow="CANDLE_RNN_PERSISTENT_WGMMA=1 CANDLE_RNN_PERSISTENT_WGMMA_UNITS=16"
+shapes="1,32,30,1024 1,32,200,1024 1,64,30,1024 1,128,30,512 1,128,200,512"
+for part in $parts; do
+  case $part in
+    tests)
+      stamp "tests"
+      (export $narrow
+       gpu_tests_as units16 persistent_wgmma
+       sanitize_bench "lstm:1,32,3,1024 gru:1,128,3,512" op-bf16-default \
+         --input-grad)
+      ;;
+    bench)
+      stamp "bench"
+      line() { echo "default $(bench_with X=1) | u32 $(bench_with $wide) | u16 $(bench_with $narrow) | default $(bench_with X=1)"; }
+      for graph in --graph; do
+        for c in lstm gru; do
+          for sh in $shapes; do echo "graphed $c $sh | $(line)"; done
+        done
+      done 2>&1 | tee "$OUT/bench.log"
+      graph=""
+      for c in lstm gru; do echo "eager $c 1,32,30,1024 | $(sh=1,32,30,1024 line)"; done 2>&1 | tee -a "$OUT/bench.log"
+      only=""
+      for c in lstm gru; do for sh in $shapes; do only="$only --only $c,$sh"; done; done
+      for graph in --graph ""; do
+        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
+          --reps 10 --warmup 5 $only > "$OUT/torch${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
+        grep -iE "^\| (lstm|gru) " "$OUT/torch${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
+      done
+      ;;
+    rule)
+      stamp "rule"
+      gpu_tests_as wgmma persistent_wgmma
+      gpu_tests_as rules graphed_modules_replay
+      stamp "half grid"
+      half_grid
+      ;;
+    gpu-check)
+      stamp "gpu-check"
+      gpu_check_persistent
+      ;;
+  esac
+done
+stamp done

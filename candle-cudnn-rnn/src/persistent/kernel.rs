@@ -2370,11 +2370,11 @@ mod tests {
         }
     }
 
-    /// The wgmma forward by default at hidden 1024 from batch 64 and at hidden 512 at batch 128,
+    /// The wgmma forward by default at hidden 1024 from batch 32 and at hidden 512 at batch 128,
     /// in whole groups of 32, its blocks in shared memory (227 KiB on sm_90), its module of its
     /// own (compiled for sm_90a) with the layout's defines; the backward's module is the plain one.
     #[test]
-    fn the_wgmma_forward_at_hidden_1024_from_batch_64_and_512_at_128() {
+    fn the_wgmma_forward_at_hidden_1024_from_batch_32_and_512_at_128() {
         assert!(shape_wgmma_forward(1024, 128));
         assert!(shape_wgmma_forward(1024, 96));
         assert!(shape_wgmma_forward(1024, 64));

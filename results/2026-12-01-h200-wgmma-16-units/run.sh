@@ -17,7 +17,11 @@
 #      hidden 1024) the wgmma GPU test and the rules' test by default (OUT/tests-*.log), then the
 #      half grid beside PyTorch's fp16 module (OUT/table.md, OUT/grid.tgz).
 #   4. (gpu-check) `gpu_check --persistent` (OUT/gpu_check.log; about 400 s).
-#   results/2026-12-01-h200-wgmma-16-units/run.sh DIR OUT [tests|bench|rule|gpu-check]...
+#   5. (stacks; the rule's build) inference forwards of stacks that the rule moves, µs an example,
+#      graphed and eager: LSTM and GRU [30, 32, 3 x 1024] (was: the layer-by-layer kernels,
+#      CANDLE_RNN_PERSISTENT_WGMMA=0) and [30, 128, 2 x 512] (was: 32-unit wgmma blocks) /
+#      the default / as before (OUT/stacks.log).
+#   results/2026-12-01-h200-wgmma-16-units/run.sh DIR OUT [tests|bench|rule|gpu-check|stacks]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -61,6 +65,19 @@ for part in $parts; do
       gpu_tests_as rules graphed_modules_replay
       stamp "half grid"
       half_grid
+      ;;
+    stacks)
+      stamp "stacks"
+      export PHASE=forward
+      for graph in --graph ""; do
+        for c in lstm gru; do
+          sh=3,32,30,1024 before=CANDLE_RNN_PERSISTENT_WGMMA=0
+          echo "${graph:-eager} $c $sh | before $(bench_with $before) | default $(bench_with X=1) | before $(bench_with $before)"
+          sh=2,128,30,512 before=CANDLE_RNN_PERSISTENT_WGMMA_UNITS=32
+          echo "${graph:-eager} $c $sh | before $(bench_with $before) | default $(bench_with X=1) | before $(bench_with $before)"
+        done
+      done 2>&1 | tee "$OUT/stacks.log"
+      unset PHASE
       ;;
     gpu-check)
       stamp "gpu-check"

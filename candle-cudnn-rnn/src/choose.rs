@@ -188,7 +188,9 @@ fn ours_lead(
 /// graphed forwards took 0.61-0.81x of `Standard`'s time (LSTM [30, 128, 1024] 1.51 against 2.45
 /// µs an example, GRU [200, 128, 3 x 1024] 24.6 against 30.4), eager ones 0.40-0.58x (H200,
 /// `results/2026-11-30-h200-wgmma-forward/`); at batch 32 and 64 on 16-unit blocks 0.83-0.94x
-/// of ours before (`results/2026-12-01-h200-wgmma-16-units/`).
+/// of ours before, and stacks of 1024 at batch 32, which cuDNN had served, 0.58-0.67x of its
+/// time graphed (LSTM [30, 32, 3 x 1024] 9.86 against 16.96), 0.27-0.31x eagerly
+/// (`results/2026-12-01-h200-wgmma-16-units/`).
 /// A training plan whose backward runs on the wgmma kernel (`shape_wgmma_backward`: layers of
 /// 1024 at batch 128, whose forward is on wgmma too) is taken where it is planned too, for one
 /// layer, and eagerly for stacks of up to [`WGMMA_EAGER_STACK_MAX_LAYERS`], where cuDNN's

@@ -197,29 +197,30 @@ __device__ __forceinline__ void take_over(float (&d)[16], float (&e)[16], const 
             acc<G>(d, e, s, gt) += red[(G * PART_SUMS + 8 * (s / 2) + 2 * gt + s % 2) * 128 + part];
 }
 
-// With 16 units: warpgroup G's partial sums of the other warpgroup's samples (its two rows of
-// accumulator column tiles 2 (1 - G), + 1) into its slots of `red`, as hand_over.
-template <int G>
-__device__ __forceinline__ void hand_over_rows(float* red, const float (&d)[16], int part) {
+// With 16 units: f(slot, at) for each of warpgroup G's samples' partial sums that a thread
+// hands over or takes: its two rows (2 hh + x) of accumulator column tiles 2 G + jj (`at` in its
+// accumulators) and their slot of the warpgroup's part of `red`.
+template <int G, typename F>
+__device__ __forceinline__ void each_row_sum(F f) {
 #pragma unroll
     for (int jj = 0; jj < 2; ++jj)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
-            for (int x = 0; x < 2; ++x)
-                red[((1 - G) * PART_SUMS + 4 * jj + 2 * hh + x) * 128 + part] = d[4 * (2 * (1 - G) + jj) + 2 * hh + x];
+            for (int x = 0; x < 2; ++x) f(4 * jj + 2 * hh + x, 4 * (2 * G + jj) + 2 * hh + x);
+}
+
+// With 16 units: warpgroup G's partial sums of the other warpgroup's samples into their slots of
+// `red`, as hand_over.
+template <int G>
+__device__ __forceinline__ void hand_over_rows(float* red, const float (&d)[16], int part) {
+    each_row_sum<1 - G>([&](int slot, int at) { red[((1 - G) * PART_SUMS + slot) * 128 + part] = d[at]; });
 }
 
 // With 16 units: the other warpgroup's partial sums added to the thread's own, as take_over.
 template <int G>
 __device__ __forceinline__ void take_over_rows(float (&d)[16], const float* red, int part) {
-#pragma unroll
-    for (int jj = 0; jj < 2; ++jj)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-#pragma unroll
-            for (int x = 0; x < 2; ++x)
-                d[4 * (2 * G + jj) + 2 * hh + x] += red[(G * PART_SUMS + 4 * jj + 2 * hh + x) * 128 + part];
+    each_row_sum<G>([&](int slot, int at) { d[at] += red[(G * PART_SUMS + slot) * 128 + part]; });
 }
 
 // With 16 units: every gate's whole sum of the thread's two samples, sum[s][gate]. The thread

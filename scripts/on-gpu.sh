@@ -5,7 +5,7 @@
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
 # helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
-# `bench_with`, `bench_rows`, `compare_grid`, `half_grid`).
+# `bench_with`, `bench_rows`, `torch_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -101,6 +101,20 @@ bench_rows() {
   timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --input-grad --reps 10 --warmup 5 --api "${API:-direct}" \
     --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
+}
+
+# PyTorch's fp16 module at each MODE,L,B,T,H of SPECS ($2: space-separated; MODE lstm or gru),
+# training with the input's gradient and the forward, graphed and eager (10 repetitions after 5
+# of warm-up), each under TIMEOUT seconds ($3, 200 unless given): OUT/NAME-graph.log and
+# OUT/NAME.log ($1: NAME); prints their rows, each led by --graph or eager.
+torch_rows() {
+  local name=$1 only="" spec graph
+  for spec in $2; do only="$only --only $spec"; done
+  for graph in --graph ""; do
+    timeout "${3:-200}" python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
+      --reps 10 --warmup 5 $only > "$OUT/$name${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
+    grep -iE "^\| (lstm|gru) " "$OUT/$name${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
+  done
 }
 
 # scripts/compare-grid.sh against PyTorch's module IMPL ($1: torch-fp16, torch-tf32) for the op's

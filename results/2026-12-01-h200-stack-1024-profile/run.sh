@@ -91,13 +91,7 @@ for part in $parts; do
       v=op-bf16-default
       own_line() { echo "default $(bench_with X=1) | own $(bench_with $own) | default $(bench_with X=1)"; }
       each_call "3,128,30,1024 3,128,200,1024" own_line 2>&1 | tee "$OUT/own.log"
-      only=""
-      for spec in lstm,3,128,30,1024 lstm,3,128,200,1024 gru,3,128,30,1024 gru,3,128,200,1024; do only="$only --only $spec"; done
-      for graph in --graph ""; do
-        timeout 300 python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
-          --reps 10 --warmup 5 $only > "$OUT/torch${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
-        grep -iE "^\| (lstm|gru) " "$OUT/torch${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
-      done
+      torch_rows torch "lstm,3,128,30,1024 lstm,3,128,200,1024 gru,3,128,30,1024 gru,3,128,200,1024" 300
       ;;
     overlap)
       stamp "overlap"
@@ -128,13 +122,7 @@ for part in $parts; do
           echo "eager direct $c $sh | default $(bench_rows "" $c $sh op-bf16-default)"
         done
       done 2>&1 | tee "$OUT/stacks.log"
-      only=""
-      for c in lstm gru; do for sh in $shapes; do only="$only --only $c,$sh"; done; done
-      for graph in --graph ""; do
-        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
-          --reps 10 --warmup 5 $only > "$OUT/torch-stacks${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
-        grep -iE "^\| (lstm|gru) " "$OUT/torch-stacks${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
-      done
+      torch_rows torch-stacks "$(for c in lstm gru; do for sh in $shapes; do echo $c,$sh; done; done)"
       ;;
     rule-4)
       stamp "rule-4"

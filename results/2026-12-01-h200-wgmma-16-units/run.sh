@@ -20,7 +20,8 @@
 #   5. (stacks; the rule's build) inference forwards of stacks that the rule moves, µs an example,
 #      graphed and eager: LSTM and GRU [30, 32, 3 x 1024] (was: the layer-by-layer kernels,
 #      CANDLE_RNN_PERSISTENT_WGMMA=0) and [30, 128, 2 x 512] (was: 32-unit wgmma blocks) /
-#      the default / as before (OUT/stacks.log).
+#      the default / as before (OUT/stacks.log); then PyTorch's fp16 module there
+#      (OUT/torch-stacks*.log).
 #   results/2026-12-01-h200-wgmma-16-units/run.sh DIR OUT [tests|bench|rule|gpu-check|stacks]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,13 +52,7 @@ for part in $parts; do
       done 2>&1 | tee "$OUT/bench.log"
       graph=""
       for c in lstm gru; do echo "eager $c 1,32,30,1024 | $(sh=1,32,30,1024 line)"; done 2>&1 | tee -a "$OUT/bench.log"
-      only=""
-      for c in lstm gru; do for sh in $shapes; do only="$only --only $c,$sh"; done; done
-      for graph in --graph ""; do
-        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
-          --reps 10 --warmup 5 $only > "$OUT/torch${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
-        grep -iE "^\| (lstm|gru) " "$OUT/torch${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
-      done
+      torch_rows torch "$(for c in lstm gru; do for sh in $shapes; do echo $c,$sh; done; done)"
       ;;
     rule)
       stamp "rule"
@@ -78,6 +73,7 @@ for part in $parts; do
         done
       done 2>&1 | tee "$OUT/stacks.log"
       unset PHASE
+      torch_rows torch-stacks "lstm,3,32,30,1024 gru,3,32,30,1024 lstm,2,128,30,512 gru,2,128,30,512"
       ;;
     gpu-check)
       stamp "gpu-check"

@@ -2082,7 +2082,7 @@ impl Plan {
     /// A layer's blocks in the wgmma wavefront: its recurrence's (every batch group's), its
     /// projection's (above the lowest layer).
     pub(super) fn wgmma_wave_layer_blocks(&self) -> (usize, usize) {
-        let recurrence = self.pass_groups(Pass::Forward) * self.hidden / WGMMA_UNITS;
+        let recurrence = self.pass_groups(Pass::Forward) * self.blocks(Pass::Forward);
         let projection = self.cell.gates() * self.hidden / WGMMA_PROJECTION_ROWS;
         (recurrence, projection)
     }

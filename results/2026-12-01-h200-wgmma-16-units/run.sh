@@ -22,7 +22,12 @@
 #      CANDLE_RNN_PERSISTENT_WGMMA=0) and [30, 128, 2 x 512] (was: 32-unit wgmma blocks) /
 #      the default / as before (OUT/stacks.log); then PyTorch's fp16 module there
 #      (OUT/torch-stacks*.log).
-#   results/2026-12-01-h200-wgmma-16-units/run.sh DIR OUT [tests|bench|rule|gpu-check|stacks]...
+#   6. (batch64; the rule's build) training with the input's gradient and the forward at
+#      [30, 64, 1024] and [30, 64, 3 x 1024], LSTM and GRU, graphed and eager: the default against
+#      the wgmma forward asked for (CANDLE_RNN_PERSISTENT_WGMMA=1: 32-unit blocks in training),
+#      each row with the kernel that served (OUT/batch64.log); then PyTorch's fp16 module there
+#      (OUT/torch-batch64*.log).
+#   results/2026-12-01-h200-wgmma-16-units/run.sh DIR OUT [tests|bench|rule|gpu-check|stacks|batch64]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -74,6 +79,18 @@ for part in $parts; do
       done 2>&1 | tee "$OUT/stacks.log"
       unset PHASE
       torch_rows torch-stacks "lstm,3,32,30,1024 gru,3,32,30,1024 lstm,2,128,30,512 gru,2,128,30,512"
+      ;;
+    batch64)
+      stamp "batch64"
+      for graph in --graph ""; do
+        for c in lstm gru; do
+          for sh in 1,64,30,1024 3,64,30,1024; do
+            echo "${graph:-eager} $c $sh | default $(bench_rows "$graph" $c $sh op-bf16-default)" \
+              "wgmma $(CANDLE_RNN_PERSISTENT_WGMMA=1 bench_rows "$graph" $c $sh op-bf16-default)"
+          done
+        done
+      done 2>&1 | tee "$OUT/batch64.log"
+      torch_rows torch-batch64 "lstm,1,64,30,1024 gru,1,64,30,1024 lstm,3,64,30,1024 gru,3,64,30,1024"
       ;;
     gpu-check)
       stamp "gpu-check"

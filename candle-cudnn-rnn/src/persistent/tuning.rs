@@ -213,6 +213,13 @@ impl Tuning {
             _ => None,
         };
         let switch = |name| var(name).as_deref().and_then(on);
+        // A count that must be one of `allowed` (as written, spaces around it aside), else the
+        // default's.
+        let choice = |name, allowed: &[&str]| {
+            var(name)
+                .filter(|v| allowed.contains(&v.trim()))
+                .and_then(|v| v.trim().parse().ok())
+        };
         let one_cluster = switch("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").or(d.one_cluster);
         let one_cluster_blocks = match var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS")
             .as_deref()
@@ -238,13 +245,8 @@ impl Tuning {
             },
             None => d.units,
         };
-        let multicast = match var("CANDLE_RNN_PERSISTENT_MULTICAST")
-            .as_deref()
-            .map(str::trim)
-        {
-            Some(v @ ("1" | "2" | "4" | "8")) => v.parse().ok(),
-            _ => d.multicast,
-        };
+        let multicast =
+            choice("CANDLE_RNN_PERSISTENT_MULTICAST", &["1", "2", "4", "8"]).or(d.multicast);
         let groups = var("CANDLE_RNN_PERSISTENT_GROUPS")
             .and_then(|v| v.trim().parse().ok())
             .filter(|g: &usize| (1..=MAX_GROUPS).contains(g))
@@ -258,27 +260,12 @@ impl Tuning {
         let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
         let bf16_partials =
             switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16").unwrap_or(d.bf16_partials);
-        let wgmma_subgroups = match var("CANDLE_RNN_PERSISTENT_WGMMA_SUB")
-            .as_deref()
-            .map(str::trim)
-        {
-            Some(v @ ("1" | "2")) => v.parse().ok(),
-            _ => d.wgmma_subgroups,
-        };
-        let wgmma_units = match var("CANDLE_RNN_PERSISTENT_WGMMA_UNITS")
-            .as_deref()
-            .map(str::trim)
-        {
-            Some(v @ ("16" | "32")) => v.parse().ok(),
-            _ => d.wgmma_units,
-        };
-        let wave_cluster = match var("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER")
-            .as_deref()
-            .map(str::trim)
-        {
-            Some(v @ ("1" | "2" | "4")) => v.parse().ok(),
-            _ => d.wave_cluster,
-        };
+        let wgmma_subgroups =
+            choice("CANDLE_RNN_PERSISTENT_WGMMA_SUB", &["1", "2"]).or(d.wgmma_subgroups);
+        let wgmma_units =
+            choice("CANDLE_RNN_PERSISTENT_WGMMA_UNITS", &["16", "32"]).or(d.wgmma_units);
+        let wave_cluster =
+            choice("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER", &["1", "2", "4"]).or(d.wave_cluster);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,

@@ -183,7 +183,7 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         (3, 96, 6, 64, 128),
         // Inference on the wgmma forward's 16-unit blocks (`kernel.rs`'s `shape_wgmma_units`):
         // two groups of 32 at hidden 1024 (one at batch 32: the row of 3 x 1024 above), four at
-        // 512; their training on its 32-unit blocks (at batch 64 on the layer-by-layer kernels).
+        // 512; their training on its 32-unit blocks (the backward layer by layer).
         (1, 64, 10, 96, 1024),
         (1, 128, 8, 64, 512),
         // Three layers of 512 at batch 128: one wgmma wavefront (two subgroups a block, clusters

@@ -119,7 +119,7 @@ pub(super) const WGMMA_BWD_HIDDEN: usize = WGMMA_BWD_UNITS * WGMMA_BWD_CLUSTER *
 /// `results/2026-11-30-h200-wgmma-backward/`). Stacks of 1024 train here where the chooser gives
 /// them ours: eagerly (graphed, cuDNN's `Standard` keeps them; `choose.rs`'s `wgmma_leads`).
 pub(crate) fn shape_wgmma_backward(hidden: usize, batch: usize) -> bool {
-    hidden == WGMMA_BWD_HIDDEN && shape_wgmma_training(hidden, batch)
+    hidden == WGMMA_BWD_HIDDEN && batch == WGMMA_BWD_BATCH && shape_wgmma_training(hidden, batch)
 }
 
 /// Shared memory of a wgmma backward block for `cell`, as `recurrence_wgmma_bwd.cu` lays it out:
@@ -208,7 +208,8 @@ const WGMMA_FROM_BATCH: usize = 32;
 /// Whether a training forward in half precision runs on the wgmma kernel (its saves and an f32
 /// projection; at 512 the backward in its own batch groups, [`Plan::pass_groups`]) where the
 /// tuning leaves it to the shape: at hidden [`WGMMA_HALF_HIDDEN`] and [`WGMMA_MOST_HIDDEN`] at
-/// batch [`WGMMA_HALF_HIDDEN_BATCH`].
+/// batch [`WGMMA_HALF_HIDDEN_BATCH`], and at [`WGMMA_MOST_HIDDEN`] at batch
+/// [`WGMMA_TRAINING_HALF_BATCH`] too.
 /// Graphed training at hidden 512 took 0.93-0.99x of the layer-by-layer forward's time (LSTM
 /// [200, 128, 3 x 512] 37.9 against 40.8 µs an example, GRU [30, 128, 512] 1.97 against 1.99),
 /// its whole batch in the backward's 8 groups; the backward in the forward's 4 groups instead
@@ -220,10 +221,18 @@ const WGMMA_FROM_BATCH: usize = 32;
 /// Eagerly, where it gives stacks of 1024 ours, both wgmma kernels trained them in 0.69-0.72x of
 /// the layer-by-layer kernels' time (LSTM [30, 128, 3 x 1024] 17.35 against 24.18 µs an example,
 /// GRU [200, 128, 3 x 1024] 99.0 against 143.5; `results/2026-12-01-h200-stack-1024-profile/`,
-/// "Stacks of 1024 on the wgmma kernels").
+/// "Stacks of 1024 on the wgmma kernels"). At batch 64 of 1024 (the backward layer by layer)
+/// it took 0.93-0.94x of the layer-by-layer forward's time graphed and 0.88-0.99x eagerly, one
+/// layer and 3 x 1024 (LSTM [30, 64, 3 x 1024] 19.38 against 20.93 µs an example;
+/// `results/2026-12-01-h200-wgmma-16-units/`, "Training at batch 64 of 1024").
 pub(crate) fn shape_wgmma_training(hidden: usize, batch: usize) -> bool {
-    batch == WGMMA_HALF_HIDDEN_BATCH && (hidden == WGMMA_HALF_HIDDEN || hidden == WGMMA_MOST_HIDDEN)
+    let batch_128 = batch == WGMMA_HALF_HIDDEN_BATCH
+        && (hidden == WGMMA_HALF_HIDDEN || hidden == WGMMA_MOST_HIDDEN);
+    batch_128 || (batch == WGMMA_TRAINING_HALF_BATCH && hidden == WGMMA_MOST_HIDDEN)
 }
+
+/// See [`shape_wgmma_training`]: the batch of two wgmma groups, measured at hidden 1024 only.
+const WGMMA_TRAINING_HALF_BATCH: usize = 64;
 
 /// See [`shape_wgmma_forward`].
 const WGMMA_HALF_HIDDEN: usize = WGMMA_MOST_HIDDEN / 2;
@@ -2387,11 +2396,12 @@ mod tests {
         assert!(!shape_wgmma_forward(512, 256));
         assert!(!shape_wgmma_forward(768, 128));
         assert!(!shape_wgmma_forward(256, 128));
-        // Training: hidden 512 and 1024 at batch 128, in stacks too.
+        // Training: hidden 512 and 1024 at batch 128, in stacks too; 1024 at batch 64.
         assert!(shape_wgmma_training(512, 128));
         assert!(shape_wgmma_training(1024, 128));
         assert!(!shape_wgmma_training(768, 128));
-        assert!(!shape_wgmma_training(1024, 64));
+        assert!(shape_wgmma_training(1024, 64));
+        assert!(!shape_wgmma_training(1024, 32));
         assert!(!shape_wgmma_training(512, 64));
         assert!(!shape_wgmma_training(512, 256));
         for cell in [Cell::Lstm, Cell::Gru] {

@@ -427,8 +427,8 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 /// [*, 128, 1024] the training forward runs on the kernel (its f32 projection and saves,
 /// `shape_wgmma_training`), at 512 beside the backward in its own batch groups, and layers of
 /// [*, 128, 1024] run their backward on the wgmma backward (`recurrence_wgmma_bwd.cu`,
-/// `shape_wgmma_backward`); at batch 64 where `CANDLE_RNN_PERSISTENT_WGMMA=1` asks (by default
-/// the layer-by-layer kernels' forward there). The [*, 128, 3 x 512] cases train with their forward as
+/// `shape_wgmma_backward`), and at [*, 64, 1024] the training forward too (32-unit blocks, the
+/// backward layer by layer). The [*, 128, 3 x 512] cases train with their forward as
 /// one wgmma wavefront (`recurrence_wgmma_wave.cu`, two subgroups a block, `shape_wgmma_wave`);
 /// with `CANDLE_RNN_PERSISTENT_WGMMA_SUB=2` their inference runs so too. One layer at batch 32
 /// trains too: by default on the layer-by-layer kernels, with `CANDLE_RNN_PERSISTENT_WGMMA=1`

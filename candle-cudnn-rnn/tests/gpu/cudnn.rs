@@ -243,15 +243,16 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(GRU, (1, UNI), (16, 12, 128, 128), default, BF16, ZEROS),
             [RnnAlgo::Persistent; 2],
         ),
-        // Three layers: ours where each pass runs as one wavefront, cuDNN where the stack
-        // does not fit on the GPU at once (hidden 1024 at batch 32).
+        // Three layers: ours where each pass runs as one wavefront; at hidden 1024 and batch
+        // 32, where the stack does not fit on the GPU at once, ours infer layer by layer on the
+        // wgmma forward (`shape_wgmma_forward`) and cuDNN trains.
         (
             case(GRU, (3, UNI), (8, 6, 32, 64), default, BF16, H0),
             [RnnAlgo::Persistent; 2],
         ),
         (
             case(LSTM, (3, UNI), (32, 2, 64, 1024), default, BF16, ZEROS),
-            [RnnAlgo::Standard; 2],
+            [RnnAlgo::Persistent, RnnAlgo::Standard],
         ),
         // Past batch 32, at a batch no batch groups divide (61): ours for a small stack in one
         // launch (the batch in chunks).

@@ -184,7 +184,8 @@ fn ours_lead(
 
 /// Where the planner put an inference forward on the wgmma kernel (`persistent::kernel`'s
 /// `shape_wgmma_forward`: in half precision, hidden 1024 from batch 32, where `Standard` served
-/// from batch 96 before, and hidden 512 at batch 128, where ours led already), ours lead it:
+/// from batch 96 before, and hidden 512 from batch 64 to 128, where ours led already), ours lead
+/// it:
 /// graphed forwards took 0.61-0.81x of `Standard`'s time (LSTM [30, 128, 1024] 1.51 against 2.45
 /// µs an example, GRU [200, 128, 3 x 1024] 24.6 against 30.4), eager ones 0.40-0.58x (H200,
 /// `results/2026-11-30-h200-wgmma-forward/`); at batch 32 and 64 on 16-unit blocks 0.83-0.94x

@@ -182,9 +182,11 @@ fn check_cell(gpu: &Device, rng: &mut StdRng, mode: RnnMode, rows: &mut Rows) ->
         // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).
         (3, 96, 6, 64, 128),
         // Inference on the wgmma forward's 16-unit blocks (`kernel.rs`'s `shape_wgmma_units`):
-        // two groups of 32 at hidden 1024 (one at batch 32: the row of 3 x 1024 above), four at
-        // 512; their training on its 32-unit blocks (the backward layer by layer).
+        // two groups of 32 at hidden 1024 (one at batch 32: the row of 3 x 1024 above), three
+        // and four at 512; their training at 1024 and at [*, 128, 512] on its 32-unit blocks
+        // (the backward layer by layer).
         (1, 64, 10, 96, 1024),
+        (1, 96, 6, 64, 512),
         (1, 128, 8, 64, 512),
         // Three layers of 512 at batch 128: one wgmma wavefront (two subgroups a block, clusters
         // of 2; `kernel.rs`'s `shape_wgmma_wave`), training and inference; TF32 layer by layer.

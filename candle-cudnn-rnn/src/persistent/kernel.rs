@@ -178,8 +178,8 @@ pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
 
 /// Whether an inference forward in half precision runs on the wgmma kernel ([`Plan::wgmma`])
 /// where the tuning leaves it to the shape, in whole groups: at hidden [`WGMMA_MOST_HIDDEN`] from
-/// batch [`WGMMA_FROM_BATCH`], at hidden [`WGMMA_HALF_HIDDEN`] at batch
-/// [`WGMMA_HALF_HIDDEN_BATCH`]. At hidden 1024 the layer-by-layer kernel is bound by the
+/// batch [`WGMMA_FROM_BATCH`], at hidden [`WGMMA_HALF_HIDDEN`] from batch
+/// [`WGMMA_HALF_HIDDEN_FROM_BATCH`] to [`WGMMA_HALF_HIDDEN_BATCH`]. At hidden 1024 the layer-by-layer kernel is bound by the
 /// exchange through L2 and cuDNN's `Standard` served: in the lab a whole step of the wgmma
 /// forward took 4.6-4.7 µs at [128, 1024] against the kernel's 8.6-9.1 in two groups and
 /// `Standard`'s 9.3-10.3 (`results/2026-11-30-h200-wgmma-hybrid/`). In the op, graphed forwards
@@ -192,11 +192,16 @@ pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
 /// [30, 64, 512] 1.52 against 1.39 (`results/2026-11-30-h200-wgmma-register-gates/`). On 16-unit
 /// blocks ([`shape_wgmma_units`]) LSTM [30, 32, 1024] took 3.33 against the layer-by-layer
 /// kernel's 3.83, GRU 3.20 against 3.39 (`results/2026-12-01-h200-wgmma-16-units/`): one group
-/// from batch 32.
+/// from batch 32. At hidden 512 below batch 128 they took 0.78-0.93x of the layer-by-layer
+/// kernels' time graphed (LSTM [200, 64, 512] 7.51 against 8.79 µs an example, [30, 96, 512]
+/// 0.90 against 1.16, [30, 64, 3 x 512] 3.67 against 4.00; GRU [30, 96, 512] 0.87 against
+/// 1.01), GRU [30, 64, 512] as long (1.21 against 1.20), eagerly alike
+/// (`results/2026-12-01-h200-wgmma-train64/`); at batch 32, 1.14-1.24x (LSTM [30, 32, 512] 2.41
+/// against 2.11): from batch 64.
 pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
     let batches = match hidden {
         WGMMA_MOST_HIDDEN => WGMMA_FROM_BATCH..=usize::MAX,
-        WGMMA_HALF_HIDDEN => WGMMA_HALF_HIDDEN_BATCH..=WGMMA_HALF_HIDDEN_BATCH,
+        WGMMA_HALF_HIDDEN => WGMMA_HALF_HIDDEN_FROM_BATCH..=WGMMA_HALF_HIDDEN_BATCH,
         _ => return false,
     };
     batches.contains(&batch) && batch % WGMMA_GROUP_SAMPLES == 0
@@ -204,6 +209,10 @@ pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
 
 /// See [`shape_wgmma_forward`]: one group (of 16-unit blocks) and more.
 const WGMMA_FROM_BATCH: usize = 32;
+
+/// See [`shape_wgmma_forward`]: two groups (of 16-unit blocks) and more at hidden
+/// [`WGMMA_HALF_HIDDEN`].
+const WGMMA_HALF_HIDDEN_FROM_BATCH: usize = 64;
 
 /// Whether a training forward in half precision runs on the wgmma kernel (its saves and an f32
 /// projection; at 512 the backward in its own batch groups, [`Plan::pass_groups`]) where the
@@ -251,8 +260,9 @@ pub(crate) fn shape_wgmma_wave(layers: usize, hidden: usize, batch: usize) -> bo
 /// See [`shape_wgmma_wave`]: the stacks measured.
 const WGMMA_WAVE_LAYERS: usize = 3;
 
-/// See [`shape_wgmma_forward`]: the one batch measured ahead at [`WGMMA_HALF_HIDDEN`] (batch 64
-/// was behind; past 128 the layer-by-layer kernels were not measured against it).
+/// See [`shape_wgmma_forward`]: the largest batch measured ahead at [`WGMMA_HALF_HIDDEN`] (past
+/// 128 the layer-by-layer kernels were not measured against it); the one batch of the wgmma
+/// training forward there ([`shape_wgmma_training`]) and of its wavefront ([`shape_wgmma_wave`]).
 const WGMMA_HALF_HIDDEN_BATCH: usize = 128;
 
 /// Shared memory of a wgmma forward block of `units` units for `cell` at `hidden`, as
@@ -2379,11 +2389,12 @@ mod tests {
         }
     }
 
-    /// The wgmma forward by default at hidden 1024 from batch 32 and at hidden 512 at batch 128,
-    /// in whole groups of 32, its blocks in shared memory (227 KiB on sm_90), its module of its
-    /// own (compiled for sm_90a) with the layout's defines; the backward's module is the plain one.
+    /// The wgmma forward by default at hidden 1024 from batch 32 and at hidden 512 from batch 64
+    /// to 128, in whole groups of 32, its blocks in shared memory (227 KiB on sm_90), its module
+    /// of its own (compiled for sm_90a) with the layout's defines; the backward's module is the
+    /// plain one.
     #[test]
-    fn the_wgmma_forward_at_hidden_1024_from_batch_32_and_512_at_128() {
+    fn the_wgmma_forward_at_hidden_1024_from_batch_32_and_512_from_64() {
         assert!(shape_wgmma_forward(1024, 128));
         assert!(shape_wgmma_forward(1024, 96));
         assert!(shape_wgmma_forward(1024, 64));
@@ -2391,8 +2402,10 @@ mod tests {
         assert!(!shape_wgmma_forward(1024, 16));
         assert!(!shape_wgmma_forward(1024, 100));
         assert!(shape_wgmma_forward(512, 128));
-        assert!(!shape_wgmma_forward(512, 64));
-        assert!(!shape_wgmma_forward(512, 96));
+        assert!(shape_wgmma_forward(512, 96));
+        assert!(shape_wgmma_forward(512, 64));
+        assert!(!shape_wgmma_forward(512, 32));
+        assert!(!shape_wgmma_forward(512, 80));
         assert!(!shape_wgmma_forward(512, 256));
         assert!(!shape_wgmma_forward(768, 128));
         assert!(!shape_wgmma_forward(256, 128));

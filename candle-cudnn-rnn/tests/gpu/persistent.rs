@@ -415,10 +415,10 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 }
 
 /// The inference forward on the wgmma kernel (`recurrence_wgmma_fwd.cu`, sm_90), which the
-/// planner takes at hidden 1024 from batch 32 and at hidden 512 at batch 128 (`kernel.rs`'s
-/// `shape_wgmma_forward`; on 16-unit blocks where they fit, `shape_wgmma_units`: at batch 32 and
-/// 64 of 1024 and one layer of 512): one layer at batch 128 (4 groups of 32), at 64 (2) and at
-/// 32 (1), two at batch 96
+/// planner takes at hidden 1024 from batch 32 and at hidden 512 from batch 64 to 128
+/// (`kernel.rs`'s `shape_wgmma_forward`; on 16-unit blocks where they fit, `shape_wgmma_units`:
+/// at batch 32 and 64 of 1024 and one layer of 512): one layer at batch 128 (4 groups of 32), at
+/// 64 (2) and at 32 (1), one of 512 at batch 64 (2 groups), two at batch 96
 /// (3 groups; the first layer's input 200, the second's the first's output), and three layers
 /// of 512 and of 1024 at batch 128 (16 blocks a group at 512), LSTM and GRU with both biases and
 /// a GRU with one (no b_hh: n's recurrent side without a bias), bf16 and f16, from zeros and from
@@ -451,6 +451,7 @@ fn persistent_wgmma_forward_matches_the_f64_cpu_path() {
             ((1, 64, 4, 96, 1024), true),
             ((1, 32, 4, 64, 1024), true),
             ((2, 96, 3, 200, 1024), false),
+            ((1, 64, 3, 96, 512), false),
             ((3, 128, 3, 64, 512), true),
             ((3, 128, 2, 64, 1024), true),
         ]

@@ -196,7 +196,7 @@ pub(super) const WGMMA_MOST_HIDDEN: usize = 1024;
 /// kernels' time graphed (LSTM [200, 64, 512] 7.51 against 8.79 µs an example, [30, 96, 512]
 /// 0.90 against 1.16, [30, 64, 3 x 512] 3.67 against 4.00; GRU [30, 96, 512] 0.87 against
 /// 1.01), GRU [30, 64, 512] as long (1.21 against 1.20), eagerly alike
-/// (`results/2026-12-01-h200-wgmma-train64/`); at batch 32, 1.14-1.24x (LSTM [30, 32, 512] 2.41
+/// (`results/2026-12-01-h200-wgmma-train64/`); at batch 32, 1.04-1.24x (LSTM [30, 32, 512] 2.41
 /// against 2.11): from batch 64.
 pub(crate) fn shape_wgmma_forward(hidden: usize, batch: usize) -> bool {
     let batches = match hidden {

@@ -336,29 +336,50 @@ mod tests {
         );
     }
 
+    /// The switches that leave it to the shape unless set: on, off, or (anything else) the
+    /// rule's; and those that are off unless set.
     #[test]
-    fn the_transposed_fill_unless_asked_off() {
-        let transposed = |v| with(&[("CANDLE_RNN_PERSISTENT_TRANSPOSED", v)]).transposed;
-        assert_eq!(transposed("0"), Some(false));
-        assert_eq!(transposed("1"), Some(true));
-        assert_eq!(transposed("maybe"), None);
-        let forward =
-            |v| with(&[("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES", v)]).forward_transposes;
-        assert_eq!(forward("0"), Some(false));
-        assert_eq!(forward("1"), Some(true));
-        assert_eq!(forward(""), None);
-        let wgmma = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA", v)]).wgmma;
-        assert_eq!(wgmma("0"), Some(false));
-        assert_eq!(wgmma("1"), Some(true));
-        assert_eq!(wgmma("x"), None);
-        let backward = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_BWD", v)]).wgmma_backward;
-        assert_eq!(backward("1"), Some(true));
-        assert_eq!(backward("0"), Some(false));
-        assert_eq!(backward(""), None);
-        let bf16 = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16", v)]).bf16_partials;
-        assert!(bf16("1"));
-        assert!(!bf16("0"));
-        assert!(!bf16("x"));
+    fn switches_by_shape_unless_asked() {
+        // A knob's name and the field it sets.
+        type Switch<T> = (&'static str, fn(&Tuning) -> T);
+        let by_shape: [Switch<Option<bool>>; 8] = [
+            ("CANDLE_RNN_PERSISTENT_TRANSPOSED", |t| t.transposed),
+            ("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES", |t| {
+                t.forward_transposes
+            }),
+            ("CANDLE_RNN_PERSISTENT_WGMMA", |t| t.wgmma),
+            ("CANDLE_RNN_PERSISTENT_WGMMA_BWD", |t| t.wgmma_backward),
+            ("CANDLE_RNN_PERSISTENT_SIDE_STREAMS", |t| t.side_streams),
+            ("CANDLE_RNN_PERSISTENT_HALF_PROJECTION", |t| {
+                t.half_projection
+            }),
+            ("CANDLE_RNN_PERSISTENT_FOLD", |t| t.fold),
+            ("CANDLE_RNN_PERSISTENT_ONE_CLUSTER", |t| t.one_cluster),
+        ];
+        for (name, field) in by_shape {
+            let value = |v| field(&with(&[(name, v)]));
+            assert_eq!(value("1"), Some(true), "{name}");
+            assert_eq!(value(" 1 "), Some(true), "{name}");
+            assert_eq!(value(" 0 "), Some(false), "{name}");
+            for other in ["", "maybe", "yes", "2"] {
+                assert_eq!(value(other), None, "{name}={other:?}");
+            }
+        }
+        let off_unless_set: [Switch<bool>; 2] = [
+            ("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16", |t| t.bf16_partials),
+            ("CANDLE_RNN_PERSISTENT_SHOW_PLANS", |t| t.show_plans),
+        ];
+        for (name, field) in off_unless_set {
+            let value = |v| field(&with(&[(name, v)]));
+            assert!(value("1"), "{name}");
+            assert!(value(" 1 "), "{name}");
+            assert!(!value("0"), "{name}");
+            assert!(!value("yes"), "{name}");
+        }
+    }
+
+    #[test]
+    fn counts_from_a_few_unless_asked() {
         let sub = |v| with(&[("CANDLE_RNN_PERSISTENT_WGMMA_SUB", v)]).wgmma_subgroups;
         assert_eq!(sub("2"), Some(2));
         assert_eq!(sub(" 1"), Some(1));
@@ -371,23 +392,6 @@ mod tests {
         assert_eq!(cluster("4"), Some(4));
         assert_eq!(cluster("1 "), Some(1));
         assert_eq!(cluster("8"), None);
-    }
-
-    #[test]
-    fn side_streams_by_shape_unless_asked() {
-        let side = |v| with(&[("CANDLE_RNN_PERSISTENT_SIDE_STREAMS", v)]).side_streams;
-        assert_eq!(side("1"), Some(true));
-        assert_eq!(side(" 0 "), Some(false));
-        assert_eq!(side("yes"), None);
-    }
-
-    #[test]
-    fn plans_shown_only_when_asked() {
-        let show = |v| with(&[("CANDLE_RNN_PERSISTENT_SHOW_PLANS", v)]).show_plans;
-        assert!(show("1"));
-        assert!(show(" 1 "));
-        assert!(!show("0"));
-        assert!(!show("yes"));
     }
 
     #[test]
@@ -410,22 +414,6 @@ mod tests {
         assert_eq!(push("0,1"), Some([false, true]));
         assert_eq!(push("yes"), None);
         assert_eq!(push("1,x"), None);
-    }
-
-    #[test]
-    fn the_half_input_projection_by_the_cell_unless_asked() {
-        let half = |v| with(&[("CANDLE_RNN_PERSISTENT_HALF_PROJECTION", v)]).half_projection;
-        assert_eq!(half("1"), Some(true));
-        assert_eq!(half(" 0 "), Some(false));
-        assert_eq!(half("no"), None);
-    }
-
-    #[test]
-    fn the_folded_input_projection_unless_asked_not_to() {
-        let fold = |v| with(&[("CANDLE_RNN_PERSISTENT_FOLD", v)]).fold;
-        assert_eq!(fold("1"), Some(true));
-        assert_eq!(fold(" 0 "), Some(false));
-        assert_eq!(fold("no"), None);
     }
 
     #[test]
@@ -460,15 +448,6 @@ mod tests {
         assert_eq!(units("6"), None);
         assert_eq!(units("8,0"), None);
         assert_eq!(units("x"), None);
-    }
-
-    #[test]
-    fn one_cluster_by_shape_unless_asked() {
-        let one = |v| with(&[("CANDLE_RNN_PERSISTENT_ONE_CLUSTER", v)]).one_cluster;
-        assert_eq!(one("1"), Some(true));
-        assert_eq!(one(" 1 "), Some(true));
-        assert_eq!(one("0"), Some(false));
-        assert_eq!(one("yes"), None);
     }
 
     #[test]

@@ -43,6 +43,13 @@
 //
 // -DCELL_GRU makes the step a GRU's (48 rows a block of 16 units; not with WREG).
 //
+// -DCHUNK_FLAGS=1 (with HYBRID): no barrier of the whole group before a step's copies. Each chunk
+// of h (KC columns: the units of KC / UNITS blocks) has a count of its own, which those blocks
+// arrive at once they have stored h_t; thread 0 copies each chunk as soon as its count is full,
+// so that the first chunks' copies and products need not wait for the last block of the group.
+// At batch 32 the 16-unit step was bound by the exchange's latency, not its bytes (4 MB in
+// 2.2 µs, 8 MB in 2.5; 1.2 µs to the first chunk: results/2026-11-30-h200-wgmma-batch32/).
+//
 // -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32): the batch in four groups of 32 samples, each on 32
 // blocks of 32 units (128 blocks in all), so that each block reads only 64 KB of h_{t-1} a step
 // (8 MB of L2 a step in all, half of two groups'), where the exchange alone of 8 MB took about
@@ -108,6 +115,12 @@
 #ifndef FULL
 #define FULL 0
 #endif
+#ifndef CHUNK_FLAGS
+#define CHUNK_FLAGS 0
+#endif
+#if CHUNK_FLAGS && !HYBRID
+#error "CHUNK_FLAGS takes HYBRID"
+#endif
 #if FULL && !HYBRID
 #error "FULL takes HYBRID"
 #endif
@@ -164,6 +177,13 @@
 #define KC 64                         // columns of h a chunk
 #endif
 #define CHUNKS (HID / KC)             // chunks a step
+// CHUNK_FLAGS: a count per chunk of h, which the blocks whose units fill it arrive at, instead of
+// the group's one barrier count; each count on a line of its own (32 words apart).
+#define COUNTS (CHUNK_FLAGS ? CHUNKS : 1)
+#define CHUNK_WRITERS (KC / UNITS)
+#if CHUNK_FLAGS && KC % UNITS
+#error "CHUNK_FLAGS takes chunks of whole blocks' units"
+#endif
 #define KSTEPS_CHUNK (KC / 16)
 #ifndef NSLOT
 #define NSLOT 6
@@ -370,7 +390,7 @@ struct Args {
     const unsigned char* w;   // [BLOCKS][W_BYTES]: each block's tile in its shared-memory layout
     const float* bias;        // [BLOCKS][ROWS]
     unsigned char* h;         // [GROUPS][2][CHUNKS][CHUNK_BYTES]: h_{t-1} of step t at parity t & 1
-    u32* counter;             // each group's barrier count at counter[32 group] (0 at launch)
+    u32* counter;             // each group's barrier counts at counter[32 COUNTS group] (0 at launch)
     int steps, swap;
     const u16* xg;            // FULL: [steps][BATCH][GATES * HID], the input projection
     u16* y;                   // FULL: [steps][BATCH][HID], the outputs
@@ -394,7 +414,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
     const u32 rank = ctarank(), cs = cluster_nctarank();
     const int blk = blockIdx.x % BLOCKS, group = blockIdx.x / BLOCKS;
     unsigned char* const h = a.h + (size_t)group * 2 * CHUNKS * CHUNK_BYTES;
-    u32* const counter = a.counter + 32 * group;
+    u32* const counter = a.counter + 32 * COUNTS * group;
     // The consumer warps of the cluster that multiply each slot's bytes.
     constexpr u32 readers = HALF_K ? 4 : 8;
 
@@ -554,12 +574,18 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         for (int t = 0; t < a.steps; ++t) {
             if (tid == 0) stamp(t, 0);
             // Thread 0 issues all of the step's chunks once every block of the group has stored
-            // h_{t-1} (the ring holds all of them: every warp left the slots at the step's end).
+            // h_{t-1} (the ring holds all of them: every warp left the slots at the step's end);
+            // with CHUNK_FLAGS each chunk once the blocks whose units it holds have. (A block
+            // overwrites the buffer of h_{t-1} only in step t + 1, after it has waited for every
+            // chunk of h_t, so after every block's arrival at step t's end, which follows its
+            // copies of h_{t-1}.)
             if (loads && tid == 0) {
-                if (t > 0) wait_acquire(counter, (u32)(BLOCKS * t));
-                stamp(t, 4);
+                if (!CHUNK_FLAGS && t > 0) wait_acquire(counter, (u32)(BLOCKS * t));
+                if (!CHUNK_FLAGS) stamp(t, 4);
                 for (int i = 0; i < CHUNKS; ++i) {
                     const Fill f = fill_of(t, i);
+                    if (CHUNK_FLAGS && t > 0) wait_acquire(counter + 32 * f.kc, (u32)(CHUNK_WRITERS * t));
+                    if (CHUNK_FLAGS && i == 0) stamp(t, 4);
                     mbar_expect(full + f.slot, CHUNK_BYTES);
                     bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES,
                                    h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES, CHUNK_BYTES,
@@ -630,7 +656,7 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
             // Every thread has read the sums and the slots before the next step's overwrite them.
             named_sync(1, CONSUMERS);
             if (loads && tid == 0)
-                arrive_release(counter);
+                arrive_release(CHUNK_FLAGS ? counter + 32 * (UNITS * blk / KC) : counter);
         }
 #else
         // Warpgroup g: samples 64 g .. 64 g + 63 of every chunk; the accumulators' row (sample)
@@ -784,7 +810,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&d_w, tiles.size()));
     CHECK(cudaMalloc(&d_h, hbuf.size()));
     CHECK(cudaMalloc(&d_bias, bias_blk.size() * 4));
-    CHECK(cudaMalloc(&d_counter, 128 * GROUPS));
+    CHECK(cudaMalloc(&d_counter, 128 * GROUPS * COUNTS));
     CHECK(cudaMemcpy(d_w, tiles.data(), tiles.size(), cudaMemcpyHostToDevice));
     // FULL: the input projection of every step (uniform in [-1, 1], bf16) and the outputs.
     const int xg_steps = FULL ? std::max(steps, check_steps) : 0;
@@ -803,16 +829,16 @@ int main(int argc, char** argv) {
     ClusterLaunch launch;
     cluster_launch(launch, kernel, GRID_BLOCKS, THREADS, smem, cs);
     const int clusters = launch.resident;
-    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d HYBRID=%d cluster=%d (resident clusters %d) smem=%zu "
-           "mode=%d swap=%d\n",
-           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, HYBRID, cs, clusters, smem, mode, swap);
+    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d HYBRID=%d CHUNK_FLAGS=%d cluster=%d "
+           "(resident clusters %d) smem=%zu mode=%d swap=%d\n",
+           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, HYBRID, CHUNK_FLAGS, cs, clusters, smem, mode, swap);
     if (clusters * cs < GRID_BLOCKS) {
         fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
         return 1;
     }
     auto run = [&](int n) -> float {
         CHECK(cudaMemcpy(d_h, hbuf.data(), hbuf.size(), cudaMemcpyHostToDevice));
-        CHECK(cudaMemset(d_counter, 0, 128 * GROUPS));
+        CHECK(cudaMemset(d_counter, 0, 128 * GROUPS * COUNTS));
         Args args{d_w, d_bias, d_h, d_counter, n, swap, d_xg, d_y};
         return timed_launch(launch, kernel, args);
     };

@@ -8,7 +8,8 @@
 # (-DHYBRID=1, clusters of 1 only); the -b32-hybrid ones the same at batch 32 (one group); the
 # -full ones with a layer's input projection read and its outputs written each step (-DFULL=1);
 # the -regs ones 16 units a block (64 blocks a group of 32 samples), every gate row in registers,
-# none in shared memory.
+# none in shared memory; the -flags ones without the group's barrier before a step's copies, each
+# chunk copied once the blocks that fill it have arrived (-DCHUNK_FLAGS=1).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -44,6 +45,10 @@ variants=(
   "gru-b32-regs-full:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
   "lstm-b64-regs-full:-DBATCH=64 -DGROUPS=2 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
   "lstm-g4-hybrid-kc128-full:-DGROUPS=4 -DUNITS=32 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
+  "lstm-b32-regs-full-flags:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1"
+  "gru-b32-regs-full-flags:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1"
+  "lstm-b64-regs-full-flags:-DBATCH=64 -DGROUPS=2 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1"
+  "lstm-b32-regs-full-kc64-flags:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=64 -DNSLOT=16 -DFULL=1 -DCHUNK_FLAGS=1"
 )
 case $what in
 build)

@@ -574,23 +574,28 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
         for (int t = 0; t < a.steps; ++t) {
             if (tid == 0) stamp(t, 0);
             // Thread 0 issues all of the step's chunks once every block of the group has stored
-            // h_{t-1} (the ring holds all of them: every warp left the slots at the step's end);
-            // with CHUNK_FLAGS each chunk once the blocks whose units it holds have. (A block
-            // overwrites the buffer of h_{t-1} only in step t + 1, after it has waited for every
-            // chunk of h_t, so after every block's arrival at step t's end, which follows its
-            // copies of h_{t-1}.)
-            if (loads && tid == 0) {
-                if (!CHUNK_FLAGS && t > 0) wait_acquire(counter, (u32)(BLOCKS * t));
-                if (!CHUNK_FLAGS) stamp(t, 4);
-                for (int i = 0; i < CHUNKS; ++i) {
-                    const Fill f = fill_of(t, i);
-                    if (CHUNK_FLAGS && t > 0) wait_acquire(counter + 32 * f.kc, (u32)(CHUNK_WRITERS * t));
-                    if (CHUNK_FLAGS && i == 0) stamp(t, 4);
-                    mbar_expect(full + f.slot, CHUNK_BYTES);
-                    bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES,
-                                   h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES, CHUNK_BYTES,
-                                   full + f.slot, 1);
-                }
+            // h_{t-1} (the ring holds all of them: every warp left the slots at the step's end).
+            // With CHUNK_FLAGS each warpgroup's first thread copies its own chunks instead, each
+            // once the blocks that fill it have arrived at its count, one chunk ahead of the
+            // warpgroup's products (the wait for the next chunk's count overlaps this one's
+            // products). A block overwrites the buffer of h_{t-1} only in step t + 1, after it has
+            // waited for every chunk of h_t, so after every block's arrival at step t's end,
+            // which follows its copies of h_{t-1}.
+            const bool lead = CHUNK_FLAGS && loads && tid == 128 * g;
+            auto copy_chunk = [&](const Fill& f) {
+                if (CHUNK_FLAGS && t > 0) wait_acquire(counter + 32 * f.kc, (u32)(CHUNK_WRITERS * t));
+                mbar_expect(full + f.slot, CHUNK_BYTES);
+                bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES,
+                               h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES, CHUNK_BYTES, full + f.slot, 1);
+            };
+            if (!CHUNK_FLAGS && loads && tid == 0) {
+                if (t > 0) wait_acquire(counter, (u32)(BLOCKS * t));
+                stamp(t, 4);
+                for (int i = 0; i < CHUNKS; ++i) copy_chunk(fill_of(t, i));
+            }
+            if (lead) {
+                copy_chunk(fill_of(t, g));
+                if (tid == 0) stamp(t, 4);
             }
             __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
 #if FULL
@@ -610,18 +615,22 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 const Fill f = fill_of(t, 2 * ii + g);
                 if (loads) mbar_wait(full + f.slot, f.number & 1);
                 if (ii == 0 && tid == 0) stamp(t, 1);
-                if (!products) continue;
-                wgmma_fence();
-                const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
+                if (products) {
+                    wgmma_fence();
+                    const u32 slot = smem_addr(slots + (size_t)f.slot * CHUNK_BYTES);
 #pragma unroll
-                for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
-                    const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, hl, hs);
-                    const u64 wsm = wgmma_desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
-                    wgmma_rs_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
-                    if (HROWS > REG_ROWS) wgmma_ss_n32(e, wsm, hb, (ii | kk) != 0);
+                    for (int kk = 0; kk < KSTEPS_CHUNK; ++kk) {
+                        const u64 hb = wgmma_desc(slot + kk * 2 * H_LBO, hl, hs);
+                        const u64 wsm = wgmma_desc(w_base + (f.kc * KSTEPS_CHUNK + kk) * 2 * W_LBO, wl, ws);
+                        wgmma_rs_n32(d, wa[ii * KSTEPS_CHUNK + kk], hb, (ii | kk) != 0);
+                        if (HROWS > REG_ROWS) wgmma_ss_n32(e, wsm, hb, (ii | kk) != 0);
+                    }
+                    wgmma_commit();
                 }
-                wgmma_commit();
-                wgmma_wait<1>();
+                // CHUNK_FLAGS: the warpgroup's next chunk, while these products run.
+                if (lead && ii + 1 < CHUNKS / 2) copy_chunk(fill_of(t, 2 * (ii + 1) + g));
+                if (CHUNK_FLAGS) __syncwarp();  // (the lead's warp whole again for the wait)
+                if (products) wgmma_wait<1>();
             }
             if (products) wgmma_wait<0>();
             if (tid == 0) stamp(t, 2);

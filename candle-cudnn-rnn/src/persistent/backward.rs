@@ -17,6 +17,7 @@ use super::wave::WaveBwdArgs;
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
 use crate::layout::RnnDims;
+use crate::memory::fill;
 use crate::sink::SinkMode;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
@@ -307,6 +308,11 @@ pub(super) fn backward<T: Elem>(
                         true => 0,
                         false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
                     };
+                    // A call whose passes both push left the buffer and its words unfilled
+                    // (`Reserve::exchanges_zeroed`); the joining words start at 0.
+                    if joins != 0 && !r.exchanges_zeroed {
+                        fill(&stream, joins, GROUP_WORDS * 4, 0)?;
+                    }
                     ptrs.extend([db_parts, joins]);
                 }
                 ptrs.push(counter_ptr);

@@ -42,8 +42,12 @@ pub(super) struct Reserve<T> {
     /// backward's h_{t-1} for the recurrent weight's gradient.
     pub h_prev: Vec<CudaSlice<T>>,
     /// The forward's exchange buffer, and behind it the backward's, zeroed with it (one fill a
-    /// call, not one a pass).
+    /// call, not one a pass) unless no pass reads it ([`Reserve::exchanges_zeroed`]).
     pub exchanges: CudaSlice<T>,
+    /// Whether `exchanges` was zeroed: not where both passes push what a step exchanges, layer
+    /// by layer (then only the words that join a pushed backward's batch groups may be read,
+    /// and the backward zeroes those where it needs them).
+    pub exchanges_zeroed: bool,
     /// The backward's exchange buffers in `exchanges` (see [`BackwardExchange`]).
     pub backward_exchange: BackwardExchange,
     /// The backward's every-layer launch, where it runs as one (`wave`), decided with the
@@ -223,12 +227,18 @@ pub(super) fn forward<T: Elem>(
         Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
-    // A pushed forward exchanges h through shared memory and meets at no barrier in memory:
-    // its buffer goes unread, so inference leaves it unfilled (a fill is a node of its own
-    // before the launch in a graph). Training's backward reads its part zeroed.
-    let unread = !train && wave.is_none() && plan.pass_push(Pass::Forward);
+    // A pushed pass exchanges through shared memory and meets at no barrier in memory, so a
+    // call whose passes all push leaves the buffer unfilled (a fill is a node of its own before
+    // the launch in a graph, about 1.25 µs: results/2026-11-30-h200-call-trace/). A backward
+    // that exchanges through L2 reads its part zeroed.
+    let backward_pushes = match &backward {
+        None => true,
+        Some((_, backward_wave)) => backward_wave.is_none() && plan.pass_push(Pass::Backward),
+    };
+    let unread = wave.is_none() && plan.pass_push(Pass::Forward) && backward_pushes;
     let mut exchange = match unread {
-        // SAFETY: nothing reads it (`recurrence_fwd.cu`'s PUSH).
+        // SAFETY: nothing reads it (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH) but
+        // the words that join a pushed backward's groups, which the backward zeroes first.
         true => unsafe { stream.alloc::<T>(exchanges_len) }?,
         false => stream.alloc_zeros::<T>(exchanges_len)?,
     };
@@ -455,6 +465,7 @@ pub(super) fn forward<T: Elem>(
         padded,
         h_prev,
         exchanges: exchange,
+        exchanges_zeroed: !unread,
         backward_exchange,
         backward_wave,
         w_hh_t,

@@ -46,7 +46,8 @@ gpu_check_persistent() {
   grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
 }
 
-# compute-sanitizer memcheck, racecheck and synccheck on one repetition of bench_grid (no
+# compute-sanitizer memcheck, racecheck and synccheck (SAN_TOOLS, if set: initcheck too, say)
+# on one repetition of bench_grid (no
 # warm-up) at each CELL:L,B,T,H of SPECS ($1), VARIANT ($2), with bench_grid's further options
 # $3.. (the phase, --input-grad), each under SAN_TIMEOUT seconds (150 unless set): a line a run
 # (the tool's summary and bench_grid's row) into OUT/sanitize.log, the logs in OUT/sanitize.tgz.
@@ -55,7 +56,7 @@ sanitize_bench() {
   shift 2
   for spec in $specs; do
     c=${spec%%:*} sh=${spec#*:}
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
       log="$OUT/cs-$tool-$c-${sh//,/x}.log"
       timeout "${SAN_TIMEOUT:-150}" "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum \
         --api direct --reps 1 --warmup 0 "$@" --mode $c --shape $sh --variants $variant > "$log" 2>&1

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# On the GPU machine, a training call whose passes both push (one cluster a batch group, h and
+# dh pushed into the cluster's shared memory) without its exchange buffer's fill: the graph's
+# memset node before the forward (about 1.25 µs a call; results/2026-11-30-h200-call-trace/)
+# is gone, and the backward zeroes the words that join its batch groups where it reads them
+# (batch groups whose bias gradients the kernel adds: without side streams). DIR built as
+# `scripts/devbin.sh DIR --old REV` builds it (REV: main before the change):
+#   1. (tests) the op's whole GPU suite (OUT/tests.log).
+#   2. (sanitize) compute-sanitizer initcheck, memcheck, racecheck and synccheck on a training
+#      call of LSTM [1, 128, 3, 128] and GRU [1, 32, 3, 128] (both pushed; side streams, so the
+#      groups' bias parts are added after the kernel) and of LSTM [1, 32, 3, 256] (pushed,
+#      4 groups, no side streams: the joining words filled), by default, then with
+#      CANDLE_RNN_PERSISTENT_SIDE_STREAMS=0 (OUT/sanitize-*.log, OUT/sanitize-*.tgz).
+#   3. (bench) graphed and eager training with the input's gradient and the forward, µs an
+#      example, bf16, at [30, 128, 128], [30, 32, 128], [30, 32, 64] and [30, 32, 256], LSTM and
+#      GRU: the build before / this one / before / this one, through the direct call and through
+#      `loss.backward()` (bench_grid --api plain); the plans and each training call's graph
+#      nodes at LSTM [30, 128, 128] and [30, 32, 256] (OUT/bench.log, OUT/nodes-*.log).
+#   results/2026-12-01-h200-unzeroed-exchange/run.sh DIR OUT [tests|sanitize|bench]...
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2
+shift 2
+parts=${*:-tests}
+source scripts/on-gpu.sh
+for part in $parts; do
+  case $part in
+    tests)
+      stamp "tests"
+      gpu_tests
+      ;;
+    sanitize)
+      stamp "sanitize"
+      for setting in X=1 CANDLE_RNN_PERSISTENT_SIDE_STREAMS=0; do
+        (export $setting SAN_TOOLS="initcheck memcheck racecheck synccheck"
+         sanitize_bench "lstm:1,128,3,128 gru:1,32,3,128 lstm:1,32,3,256" op-bf16-default \
+           --input-grad > /dev/null 2>&1)
+        name=${setting%%=*}
+        mv "$OUT/sanitize.log" "$OUT/sanitize-$name.log"
+        mv "$OUT/sanitize.tgz" "$OUT/sanitize-$name.tgz"
+        sed "s/^/$name /" "$OUT/sanitize-$name.log"
+      done
+      ;;
+    bench)
+      stamp "bench"
+      old="$bin/old-bench_grid"
+      for api in direct plain; do
+        for graph in --graph ""; do
+          for c in lstm gru; do
+            for sh in 1,128,30,128 1,32,30,128 1,32,30,64 1,32,30,256; do
+              echo "${graph:-eager} $api $c $sh | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
+                "| new $(API=$api bench_with X=1) | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
+                "| new $(API=$api bench_with X=1)"
+            done
+          done
+        done
+      done 2>&1 | tee "$OUT/bench.log"
+      for b in old new; do
+        exe="$D/bench_grid"; [ $b = old ] && exe=$old
+        for sh in 1,128,30,128 1,32,30,256; do
+          CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$exe" --no-loop --graph --loss sum --input-grad \
+            --reps 1 --warmup 0 --api direct --mode lstm --shape $sh --variants op-bf16-default \
+            > "$OUT/nodes-$b-$sh.log" 2>&1
+          echo "$b $sh: $(grep 'graph nodes' "$OUT/nodes-$b-$sh.log" | head -1)"
+        done
+      done
+      ;;
+  esac
+done
+stamp done

@@ -258,6 +258,10 @@ pub(super) fn backward<T: Elem>(
         }
         // candle's cuBLAS handle, on the device's stream.
         let main_blas = device_blas(&dev);
+        // Whether the words that join a pushed backward's groups are zero: where the forward
+        // zeroed the exchange, or once the first launch that reads them had them zeroed (each
+        // launch's last block sets them back).
+        let mut joins_zeroed = r.exchanges_zeroed;
         for layer in (0..layers).rev() {
             let b = dims.block(layer, 0);
             let top = layer + 1 == layers;
@@ -310,8 +314,9 @@ pub(super) fn backward<T: Elem>(
                     };
                     // A call whose passes both push left the buffer and its words unfilled
                     // (`Reserve::exchanges_zeroed`); the joining words start at 0.
-                    if joins != 0 && !r.exchanges_zeroed {
+                    if joins != 0 && !joins_zeroed {
                         fill(&stream, joins, GROUP_WORDS * 4, 0)?;
+                        joins_zeroed = true;
                     }
                     ptrs.extend([db_parts, joins]);
                 }

@@ -120,6 +120,19 @@ pub(super) fn with_barrier<T>(len: usize) -> usize {
     (barrier_offset::<T>(len) + BARRIER_LINE) / std::mem::size_of::<T>()
 }
 
+/// Whether a call on `plan` reads its exchange buffer or the barrier words behind it, so that they
+/// must start zeroed: not where every pass it runs pushes what a step exchanges into its
+/// cluster's shared memory, layer by layer, and meets at no barrier in memory (a fill is a node
+/// of its own before the launch in a graph, about 1.25 µs: results/2026-11-30-h200-call-trace/).
+/// `forward_wave`: the forward runs as a wavefront; `backward`: none in inference, else whether
+/// the backward runs as one. (A pushed backward's batch groups may still join at words there,
+/// which the backward zeroes itself.)
+fn exchange_is_read(plan: &Plan, forward_wave: bool, backward: Option<bool>) -> bool {
+    let pushed = |pass, wave: bool| !wave && plan.pass_push(pass);
+    let backward_pushed = backward.is_none_or(|wave| pushed(Pass::Backward, wave));
+    !(pushed(Pass::Forward, forward_wave) && backward_pushed)
+}
+
 /// The address of the barrier behind the exchange buffer at `base` of `len` elements of `T`.
 pub(super) fn barrier_at<T>(base: u64, len: usize) -> u64 {
     base + barrier_offset::<T>(len) as u64
@@ -227,15 +240,8 @@ pub(super) fn forward<T: Elem>(
         Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
-    // A pushed pass exchanges through shared memory and meets at no barrier in memory, so a
-    // call whose passes all push leaves the buffer unfilled (a fill is a node of its own before
-    // the launch in a graph, about 1.25 µs: results/2026-11-30-h200-call-trace/). A backward
-    // that exchanges through L2 reads its part zeroed.
-    let backward_pushes = match &backward {
-        None => true,
-        Some((_, backward_wave)) => backward_wave.is_none() && plan.pass_push(Pass::Backward),
-    };
-    let unread = wave.is_none() && plan.pass_push(Pass::Forward) && backward_pushes;
+    let backward_wave = backward.as_ref().map(|(_, w)| w.is_some());
+    let unread = !exchange_is_read(&plan, wave.is_some(), backward_wave);
     let mut exchange = match unread {
         // SAFETY: nothing reads it (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH) but
         // the words that join a pushed backward's groups, which the backward zeroes first.
@@ -476,6 +482,27 @@ pub(super) fn forward<T: Elem>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persistent::cell::Cell;
+
+    #[test]
+    fn the_exchange_is_left_unfilled_only_where_every_pass_pushes() {
+        let plan = |push| Plan {
+            push,
+            one_cluster: true,
+            ..Plan::example(Cell::Lstm, 128, 32)
+        };
+        // Inference: the forward's push decides.
+        assert!(!exchange_is_read(&plan([true, false]), false, None));
+        assert!(exchange_is_read(&plan([false, false]), false, None));
+        // Training, layer by layer: both passes pushed, or it is read.
+        assert!(!exchange_is_read(&plan([true, true]), false, Some(false)));
+        assert!(exchange_is_read(&plan([true, false]), false, Some(false)));
+        assert!(exchange_is_read(&plan([false, true]), false, Some(false)));
+        // A wavefront exchanges through memory.
+        assert!(exchange_is_read(&plan([true, true]), true, Some(false)));
+        assert!(exchange_is_read(&plan([true, true]), false, Some(true)));
+        assert!(exchange_is_read(&plan([true, false]), true, None));
+    }
 
     #[test]
     fn the_barrier_has_a_line_of_its_own_inside_the_allocation() {

@@ -12,7 +12,7 @@ use super::kernel::{Pass, Plan};
 use super::launch::GROUP_WORDS;
 use super::masks;
 use super::padded::{padded, pads, RowKernels, Rows};
-use super::side::{shape_side_streams, Fork};
+use super::side::{bias_parts_summed_after, weight_gradients_aside, Fork};
 use super::wave::WaveBwdArgs;
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
@@ -258,9 +258,10 @@ pub(super) fn backward<T: Elem>(
         }
         // candle's cuBLAS handle, on the device's stream.
         let main_blas = device_blas(&dev);
-        // Whether the words that join a pushed backward's groups are zero: where the forward
-        // zeroed the exchange, or once the first launch that reads them had them zeroed (each
-        // launch's last block sets them back).
+        // Whether the words that join a backward's groups are zero: where the forward zeroed
+        // the exchange (wherever it judged them read: `forward.rs`'s `exchange_is_read`), or
+        // once the first launch that reads them had them zeroed (each launch's last block sets
+        // them back).
         let mut joins_zeroed = r.exchanges_zeroed;
         for layer in (0..layers).rev() {
             let b = dims.block(layer, 0);
@@ -271,19 +272,11 @@ pub(super) fn backward<T: Elem>(
             // buffer and the row kernels of the device's stream.
             let padded_input = padded_inputs[layer].as_ref();
             let kept = kept_h_prev.get(layer);
-            let aside = padded_input.is_none()
-                && kept.is_none()
-                && plan
-                    .side_streams
-                    .unwrap_or_else(|| shape_side_streams((gh, b.in_size, hidden)));
-            // With batch groups and the weight gradients aside, the groups' bias gradients are
-            // added after the kernel, beside those (`rnn_sum_bias_parts`); else by the kernel's
-            // first group, after every group's blocks have joined.
+            let padded_rows = padded_input.is_some() || kept.is_some();
+            let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
             let (db_ih, db_hh) = (bias_at(b.b_ih), bias_at(b.b_hh));
-            let sum_after = wave.is_none()
-                && plan.pass_groups(Pass::Backward) > 1
-                && aside
-                && (db_ih != 0 || db_hh != 0);
+            let sum_after =
+                wave.is_none() && bias_parts_summed_after(&plan, aside, db_ih != 0 || db_hh != 0);
             if wave.is_none() {
                 // The recurrence's arguments (`persistent_bwd`'s or, on a plan whose backward
                 // runs on wgmma, `wgmma_bwd`'s): `BwdArgs` without W_ih and the input gradient,
@@ -312,8 +305,8 @@ pub(super) fn backward<T: Elem>(
                         true => 0,
                         false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
                     };
-                    // A call whose passes both push left the buffer and its words unfilled
-                    // (`Reserve::exchanges_zeroed`); the joining words start at 0.
+                    // A forward that judged no word read left the buffer unfilled
+                    // (`Reserve::exchanges_zeroed`); the joining words must start at 0.
                     if joins != 0 && !joins_zeroed {
                         fill(&stream, joins, GROUP_WORDS * 4, 0)?;
                         joins_zeroed = true;

@@ -7,6 +7,7 @@ use super::kernel::{Pass, Plan};
 use super::launch::{GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
 use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
+use super::side::{bias_parts_summed_after, weight_gradients_aside};
 use super::transposed::transpose_recurrent_weights;
 use super::tuning::WaveTuning;
 use super::wave::{Wave, WaveArgs};
@@ -45,8 +46,8 @@ pub(super) struct Reserve<T> {
     /// call, not one a pass) unless no pass reads it ([`Reserve::exchanges_zeroed`]).
     pub exchanges: CudaSlice<T>,
     /// Whether `exchanges` was zeroed: not where both passes push what a step exchanges, layer
-    /// by layer (then only the words that join a pushed backward's batch groups may be read,
-    /// and the backward zeroes those where it needs them).
+    /// by layer, and no layer's batch groups join at words (`exchange_is_read`; should a
+    /// backward launch read those words anyway, the backward zeroes them first).
     pub exchanges_zeroed: bool,
     /// The backward's exchange buffers in `exchanges` (see [`BackwardExchange`]).
     pub backward_exchange: BackwardExchange,
@@ -120,17 +121,19 @@ pub(super) fn with_barrier<T>(len: usize) -> usize {
     (barrier_offset::<T>(len) + BARRIER_LINE) / std::mem::size_of::<T>()
 }
 
-/// Whether a call on `plan` reads its exchange buffer or the barrier words behind it, so that they
-/// must start zeroed: not where every pass it runs pushes what a step exchanges into its
-/// cluster's shared memory, layer by layer, and meets at no barrier in memory (a fill is a node
-/// of its own before the launch in a graph, about 1.25 µs: results/2026-11-30-h200-call-trace/).
-/// `forward_wave`: the forward runs as a wavefront; `backward`: none in inference, else whether
-/// the backward runs as one. (A pushed backward's batch groups may still join at words there,
-/// which the backward zeroes itself.)
-fn exchange_is_read(plan: &Plan, forward_wave: bool, backward: Option<bool>) -> bool {
+/// Whether a call on `plan` reads its exchange buffer or the words behind it, so that they must
+/// start zeroed: not where every pass it runs pushes what a step exchanges into its cluster's
+/// shared memory, layer by layer, and meets at no barrier in memory (a fill is a node of its own
+/// in a graph, about 1.25 µs: results/2026-11-30-h200-call-trace/). `forward_wave`: the forward
+/// runs as a wavefront; `backward`: none in inference, else whether the backward runs as one and
+/// whether any layer's batch groups join at the words behind their barriers
+/// (`side::bias_parts_summed_after`; a fill the backward made itself, between the passes, took
+/// 1-2% longer than the forward's: results/2026-12-01-h200-unzeroed-exchange/).
+fn exchange_is_read(plan: &Plan, forward_wave: bool, backward: Option<(bool, bool)>) -> bool {
     let pushed = |pass, wave: bool| !wave && plan.pass_push(pass);
-    let backward_pushed = backward.is_none_or(|wave| pushed(Pass::Backward, wave));
-    !(pushed(Pass::Forward, forward_wave) && backward_pushed)
+    let backward_unread =
+        backward.is_none_or(|(wave, joins)| pushed(Pass::Backward, wave) && !joins);
+    !(pushed(Pass::Forward, forward_wave) && backward_unread)
 }
 
 /// The address of the barrier behind the exchange buffer at `base` of `len` elements of `T`.
@@ -240,11 +243,20 @@ pub(super) fn forward<T: Elem>(
         Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
-    let backward_wave = backward.as_ref().map(|(_, w)| w.is_some());
-    let unread = !exchange_is_read(&plan, wave.is_some(), backward_wave);
+    // Whether a layer's backward groups join at words (its padded rows as this pass keeps them,
+    // or where its input needs padding and a folded or wavefront projection kept none).
+    let groups_join = (0..layers).any(|layer| {
+        let b = dims.block(layer, 0);
+        let padded_rows = pads(&plan, b.in_size) || pads(&plan, hidden);
+        let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
+        let biased = b.b_ih.is_some() || b.b_hh.is_some();
+        plan.pass_groups(Pass::Backward) > 1 && !bias_parts_summed_after(&plan, aside, biased)
+    });
+    let backward_reads = backward.as_ref().map(|(_, w)| (w.is_some(), groups_join));
+    let unread = !exchange_is_read(&plan, wave.is_some(), backward_reads);
     let mut exchange = match unread {
-        // SAFETY: nothing reads it (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH) but
-        // the words that join a pushed backward's groups, which the backward zeroes first.
+        // SAFETY: nothing reads it (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH, no
+        // groups joined at words; the backward zeroes those itself where a launch would read).
         true => unsafe { stream.alloc::<T>(exchanges_len) }?,
         false => stream.alloc_zeros::<T>(exchanges_len)?,
     };
@@ -494,13 +506,39 @@ mod tests {
         // Inference: the forward's push decides.
         assert!(!exchange_is_read(&plan([true, false]), false, None));
         assert!(exchange_is_read(&plan([false, false]), false, None));
-        // Training, layer by layer: both passes pushed, or it is read.
-        assert!(!exchange_is_read(&plan([true, true]), false, Some(false)));
-        assert!(exchange_is_read(&plan([true, false]), false, Some(false)));
-        assert!(exchange_is_read(&plan([false, true]), false, Some(false)));
+        // Training, layer by layer: both passes pushed and no groups joined at words, or it is
+        // read.
+        assert!(!exchange_is_read(
+            &plan([true, true]),
+            false,
+            Some((false, false))
+        ));
+        assert!(exchange_is_read(
+            &plan([true, true]),
+            false,
+            Some((false, true))
+        ));
+        assert!(exchange_is_read(
+            &plan([true, false]),
+            false,
+            Some((false, false))
+        ));
+        assert!(exchange_is_read(
+            &plan([false, true]),
+            false,
+            Some((false, false))
+        ));
         // A wavefront exchanges through memory.
-        assert!(exchange_is_read(&plan([true, true]), true, Some(false)));
-        assert!(exchange_is_read(&plan([true, true]), false, Some(true)));
+        assert!(exchange_is_read(
+            &plan([true, true]),
+            true,
+            Some((false, false))
+        ));
+        assert!(exchange_is_read(
+            &plan([true, true]),
+            false,
+            Some((true, false))
+        ));
         assert!(exchange_is_read(&plan([true, false]), true, None));
     }
 

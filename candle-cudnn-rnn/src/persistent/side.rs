@@ -10,6 +10,7 @@
 //! They are made once per context, outside any graph capture (making a cuBLAS handle allocates),
 //! and kept for the process. Inside a capture the fork becomes branches of the graph.
 
+use super::kernel::{Pass, Plan};
 use candle_core::cuda_backend::cudarc::cublas::{result as blas, sys as blas_sys};
 use candle_core::cuda_backend::cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig,
@@ -33,6 +34,29 @@ pub(super) fn shape_side_streams((gh, in_size, hidden): (usize, usize, usize)) -
 
 /// See [`shape_side_streams`]: an LSTM's weights at hidden 128 (512 x 128 each).
 const SIDE_MOST_OUTPUTS: usize = 1 << 16;
+
+/// Whether a layer's weight gradients, `[gh, in_size]` and `[gh, hidden]`, go to the side
+/// streams: from unpadded rows only (`padded_rows`: its input or its h_{t-1} kept in padded
+/// rows share one scratch buffer and the row kernels of the device's stream), where `plan`'s
+/// tuning says so or, left to the shape, [`shape_side_streams`].
+pub(super) fn weight_gradients_aside(
+    plan: &Plan,
+    padded_rows: bool,
+    shape: (usize, usize, usize),
+) -> bool {
+    !padded_rows
+        && plan
+            .side_streams
+            .unwrap_or_else(|| shape_side_streams(shape))
+}
+
+/// Whether a layer's backward, layer by layer, adds its batch groups' bias gradients after the
+/// kernel, beside the weight gradients on the side streams (`aside`; `rnn_sum_bias_parts`),
+/// where it has a bias (`biased`). Otherwise its kernel's first group adds them once every
+/// group's blocks have joined at the words behind the groups' barriers, which must start zeroed.
+pub(super) fn bias_parts_summed_after(plan: &Plan, aside: bool, biased: bool) -> bool {
+    plan.pass_groups(Pass::Backward) > 1 && aside && biased
+}
 
 /// The side streams of one context, their cuBLAS handles and the events that fork and join.
 struct Streams {

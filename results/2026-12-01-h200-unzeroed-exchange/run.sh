@@ -17,7 +17,11 @@
 #      GRU: the build before / this one / before / this one, through the direct call and through
 #      `loss.backward()` (bench_grid --api plain); the plans and each training call's graph
 #      nodes at LSTM [30, 128, 128] and [30, 32, 256] (OUT/bench.log, OUT/nodes-*.log).
-#   results/2026-12-01-h200-unzeroed-exchange/run.sh DIR OUT [tests|sanitize|bench]...
+#   4. (recheck) the second build's, where a backward's groups that join at words keep the
+#      forward's fill: graphed old / new / old / new through both APIs at the same shapes, eager
+#      at [30, 32, 256], each training call's graph nodes at three shapes and cells, and
+#      initcheck at the three sanitized shapes (OUT/recheck.log).
+#   results/2026-12-01-h200-unzeroed-exchange/run.sh DIR OUT [tests|sanitize|bench|recheck]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -69,6 +73,42 @@ for part in $parts; do
           echo "$b $sh: $(grep 'graph nodes' "$OUT/nodes-$b-$sh.log" | head -1)"
         done
       done
+      ;;
+    recheck)
+      stamp "recheck"
+      old="$bin/old-bench_grid" graph=--graph
+      for api in direct plain; do
+        for c in lstm gru; do
+          for sh in 1,128,30,128 1,32,30,128 1,32,30,64 1,32,30,256; do
+            echo "--graph $api $c $sh | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
+              "| new $(API=$api bench_with X=1) | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
+              "| new $(API=$api bench_with X=1)"
+          done
+        done
+      done 2>&1 | tee "$OUT/recheck.log"
+      graph="" sh=1,32,30,256
+      for c in lstm gru; do
+        echo "eager direct $c $sh | old $(BENCH_GRID=$old bench_with X=1) | new $(bench_with X=1)" \
+          "| old $(BENCH_GRID=$old bench_with X=1) | new $(bench_with X=1)"
+      done 2>&1 | tee -a "$OUT/recheck.log"
+      for b in old new; do
+        exe="$D/bench_grid"; [ $b = old ] && exe=$old
+        for sh in 1,128,30,128 1,32,30,128 1,32,30,256; do
+          for c in lstm gru; do
+            echo "$b $c $sh: $(timeout 60 "$exe" --no-loop --graph --loss sum --input-grad --reps 1 \
+              --warmup 0 --api direct --mode $c --shape $sh --variants op-bf16-default 2>&1 \
+              | grep 'graph nodes' | head -1)"
+          done
+        done
+      done 2>&1 | tee -a "$OUT/recheck.log"
+      for spec in lstm:1,128,3,128 gru:1,32,3,128 lstm:1,32,3,256; do
+        c=${spec%%:*} sh=${spec#*:} log="$OUT/initcheck-${spec//[:,]/-}.log"
+        timeout 100 "$CS" --tool initcheck --print-limit 3 "$D/bench_grid" --no-loop --loss sum \
+          --api direct --reps 1 --warmup 0 --input-grad --mode $c --shape $sh \
+          --variants op-bf16-default > "$log" 2>&1
+        echo "initcheck $c $sh rc=$? $(grep 'ERROR SUMMARY' "$log" | head -1)" \
+          "$(grep -A1 Uninit "$log" | grep ' at ' | sort | uniq -c)"
+      done 2>&1 | tee -a "$OUT/recheck.log"
       ;;
   esac
 done

@@ -9,6 +9,9 @@
 #              step, 4 steps (OUT/sanitize.log, the logs in OUT/sanitize.tgz).
 #   results/2026-12-01-h200-wgmma-chunk-flags/run.sh DIR OUT probe|sanitize
 here=$(cd "$(dirname "$0")" && pwd)
-VARIANTS='(lstm|gru)-b32-regs-full(-flags)?|lstm-b64-regs-full(-flags)?|lstm-b32-regs-full-kc64-flags' \
-  SAN_VARIANTS='lstm-b32-regs-full-flags gru-b32-regs-full-flags lstm-b64-regs-full-flags' \
+# With GREEDY=1 the -greedy variants (README §2) in place of the -flags ones.
+k=${GREEDY:+greedy}
+k=${k:-flags}
+VARIANTS="(lstm|gru)-b32-regs-full(-$k)?|lstm-b64-regs-full(-$k)?|lstm-b32-regs-full-kc64-$k" \
+  SAN_VARIANTS="lstm-b32-regs-full-$k gru-b32-regs-full-$k lstm-b64-regs-full-$k" \
   exec bash "$here/../2026-11-30-h200-wgmma-hybrid/run.sh" "$@"

@@ -50,6 +50,12 @@
 // At batch 32 the 16-unit step was bound by the exchange's latency, not its bytes (4 MB in
 // 2.2 µs, 8 MB in 2.5; 1.2 µs to the first chunk: results/2026-11-30-h200-wgmma-batch32/).
 //
+// -DCHUNK_GREEDY=1 (with CHUNK_FLAGS): each warpgroup's first thread issues every one of its
+// chunks whose count is full whenever it looks, not one chunk ahead of its products: one copy
+// in flight at a time paid each chunk's latency in turn, 1.28x the barrier's step
+// (results/2026-12-01-h200-wgmma-chunk-flags/). (A ninth, loading warp would cap every thread at
+// 168 registers, 256 x 288 rounded to warpgroups: spills, and serialized wgmma.)
+//
 // -DHYBRID=1 (with -DGROUPS=4 -DUNITS=32): the batch in four groups of 32 samples, each on 32
 // blocks of 32 units (128 blocks in all), so that each block reads only 64 KB of h_{t-1} a step
 // (8 MB of L2 a step in all, half of two groups'), where the exchange alone of 8 MB took about
@@ -120,6 +126,12 @@
 #endif
 #if CHUNK_FLAGS && !HYBRID
 #error "CHUNK_FLAGS takes HYBRID"
+#endif
+#ifndef CHUNK_GREEDY
+#define CHUNK_GREEDY 0
+#endif
+#if CHUNK_GREEDY && !CHUNK_FLAGS
+#error "CHUNK_GREEDY takes CHUNK_FLAGS"
 #endif
 #if FULL && !HYBRID
 #error "FULL takes HYBRID"
@@ -360,6 +372,13 @@ struct Fill {
     int kc, slot;
     u32 number;
 };
+// One acquire load of a count (CHUNK_GREEDY looks at several without waiting on any).
+__device__ __forceinline__ u32 load_acquire(const u32* counter) {
+    u32 v;
+    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    return v;
+}
+
 __device__ __forceinline__ Fill fill_of(int t, int i) {
 #if HALF_K
     constexpr int RING = NSLOT / 2, HALF = CHUNKS / 2;
@@ -593,8 +612,30 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                 stamp(t, 4);
                 for (int i = 0; i < CHUNKS; ++i) copy_chunk(fill_of(t, i));
             }
+            // CHUNK_GREEDY: the warpgroup's chunks of this step issued so far (bit ii); issues
+            // every one whose count is full, and looks again until chunk `need` is issued.
+            u32 issued = 0;
+            auto issue_ready = [&](int need) {
+                while (true) {
+#pragma unroll
+                    for (int jj = 0; jj < CHUNKS / 2; ++jj) {
+                        const Fill f = fill_of(t, 2 * jj + g);
+                        if ((issued >> jj & 1) ||
+                            (t > 0 && load_acquire(counter + 32 * f.kc) < (u32)(CHUNK_WRITERS * t)))
+                            continue;
+                        mbar_expect(full + f.slot, CHUNK_BYTES);
+                        bulk_multicast(slots + (size_t)f.slot * CHUNK_BYTES,
+                                       h + ((size_t)(t & 1) * CHUNKS + f.kc) * CHUNK_BYTES, CHUNK_BYTES, full + f.slot, 1);
+                        issued |= 1u << jj;
+                    }
+                    if (issued >> need & 1) return;
+                    __nanosleep(32);
+                }
+            };
+            (void)issue_ready;
             if (lead) {
-                copy_chunk(fill_of(t, g));
+                if (CHUNK_GREEDY) issue_ready(0);
+                else copy_chunk(fill_of(t, g));
                 if (tid == 0) stamp(t, 4);
             }
             __syncwarp();  // (warp 0 whole again before its wgmma's aligned instructions)
@@ -628,7 +669,10 @@ __global__ void __launch_bounds__(THREADS, 1) probe(Args a) {
                     wgmma_commit();
                 }
                 // CHUNK_FLAGS: the warpgroup's next chunk, while these products run.
-                if (lead && ii + 1 < CHUNKS / 2) copy_chunk(fill_of(t, 2 * (ii + 1) + g));
+                if (lead && ii + 1 < CHUNKS / 2) {
+                    if (CHUNK_GREEDY) issue_ready(ii + 1);
+                    else copy_chunk(fill_of(t, 2 * (ii + 1) + g));
+                }
                 if (CHUNK_FLAGS) __syncwarp();  // (the lead's warp whole again for the wait)
                 if (products) wgmma_wait<1>();
             }
@@ -838,9 +882,10 @@ int main(int argc, char** argv) {
     ClusterLaunch launch;
     cluster_launch(launch, kernel, GRID_BLOCKS, THREADS, smem, cs);
     const int clusters = launch.resident;
-    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d HYBRID=%d CHUNK_FLAGS=%d cluster=%d "
-           "(resident clusters %d) smem=%zu mode=%d swap=%d\n",
-           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, HYBRID, CHUNK_FLAGS, cs, clusters, smem, mode, swap);
+    printf("HID=%d BATCH=%d GROUPS=%d UNITS=%d blocks=%d KC=%d NSLOT=%d WREG=%d HYBRID=%d CHUNK_FLAGS=%d CHUNK_GREEDY=%d "
+           "cluster=%d (resident clusters %d) smem=%zu mode=%d swap=%d\n",
+           HID, BATCH, GROUPS, UNITS, GRID_BLOCKS, KC, NSLOT, WREG, HYBRID, CHUNK_FLAGS, CHUNK_GREEDY, cs, clusters, smem,
+           mode, swap);
     if (clusters * cs < GRID_BLOCKS) {
         fprintf(stderr, "the blocks are not all resident at once: no grid barrier\n");
         return 1;

@@ -9,7 +9,8 @@
 # -full ones with a layer's input projection read and its outputs written each step (-DFULL=1);
 # the -regs ones 16 units a block (64 blocks a group of 32 samples), every gate row in registers,
 # none in shared memory; the -flags ones without the group's barrier before a step's copies, each
-# chunk copied once the blocks that fill it have arrived (-DCHUNK_FLAGS=1).
+# chunk copied once the blocks that fill it have arrived (-DCHUNK_FLAGS=1); the -greedy ones
+# with every chunk whose count is full issued whenever the copying thread looks (-DCHUNK_GREEDY=1).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 what=$1 dir=$2
@@ -49,6 +50,10 @@ variants=(
   "gru-b32-regs-full-flags:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1"
   "lstm-b64-regs-full-flags:-DBATCH=64 -DGROUPS=2 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1"
   "lstm-b32-regs-full-kc64-flags:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=64 -DNSLOT=16 -DFULL=1 -DCHUNK_FLAGS=1"
+  "lstm-b32-regs-full-greedy:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1 -DCHUNK_GREEDY=1"
+  "gru-b32-regs-full-greedy:-DCELL_GRU -DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1 -DCHUNK_GREEDY=1"
+  "lstm-b64-regs-full-greedy:-DBATCH=64 -DGROUPS=2 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1 -DCHUNK_GREEDY=1"
+  "lstm-b32-regs-full-kc64-greedy:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=64 -DNSLOT=16 -DFULL=1 -DCHUNK_FLAGS=1 -DCHUNK_GREEDY=1"
 )
 case $what in
 build)

@@ -22,6 +22,7 @@ builds=(
   "wgmma_probe.cu:-DBATCH=32 -DGROUPS=1 -DUNITS=32 -DHYBRID=1 -DNSLOT=16"
   "wgmma_probe.cu:-DCELL_GRU -DBATCH=64 -DGROUPS=2 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1"
   "wgmma_probe.cu:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=64 -DNSLOT=16 -DFULL=1 -DCHUNK_FLAGS=1"
+  "wgmma_probe.cu:-DBATCH=32 -DGROUPS=1 -DUNITS=16 -DHYBRID=1 -DKC=128 -DNSLOT=8 -DFULL=1 -DCHUNK_FLAGS=1 -DCHUNK_GREEDY=1"
   "wgmma_bwd_probe.cu:"
   "wgmma_bwd_probe.cu:-DCELL_GRU -DPARTIAL_BF16=1"
   "wgmma_bwd_probe.cu:-DDG_ROWS=2"

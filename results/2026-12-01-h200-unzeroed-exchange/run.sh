@@ -21,7 +21,10 @@
 #      forward's fill: graphed old / new / old / new through both APIs at the same shapes, eager
 #      at [30, 32, 256], each training call's graph nodes at three shapes and cells, and
 #      initcheck at the three sanitized shapes (OUT/recheck.log).
-#   results/2026-12-01-h200-unzeroed-exchange/run.sh DIR OUT [tests|sanitize|bench|recheck]...
+#   5. (pytorch) the op's bf16 and f16 defaults (and bf16 through `loss.backward()`) / PyTorch's
+#      fp16 module / the op again, graphed and eager, at LSTM and GRU [30, 128, 128] and
+#      [30, 32, 128] (OUT/pytorch.log; PyTorch's rows in OUT/torch*.log).
+#   results/2026-12-01-h200-unzeroed-exchange/run.sh DIR OUT [tests|sanitize|bench|recheck|pytorch]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -109,6 +112,20 @@ for part in $parts; do
         echo "initcheck $c $sh rc=$? $(grep 'ERROR SUMMARY' "$log" | head -1)" \
           "$(grep -A1 Uninit "$log" | grep ' at ' | sort | uniq -c)"
       done 2>&1 | tee -a "$OUT/recheck.log"
+      ;;
+    pytorch)
+      stamp "pytorch"
+      specs="lstm:1,128,30,128 gru:1,128,30,128 lstm:1,32,30,128 gru:1,32,30,128"
+      ours() {
+        for graph in --graph ""; do
+          for spec in $specs; do
+            c=${spec%%:*} sh=${spec#*:}
+            echo "${graph:-eager} ours $c $sh | $(bench_rows "$graph" $c $sh op-bf16-default,op-f16-default)" \
+              "plain $(API=plain bench_rows "$graph" $c $sh op-bf16-default)"
+          done
+        done
+      }
+      { ours; torch_rows torch "${specs//:/,}"; ours; } 2>&1 | tee "$OUT/pytorch.log"
       ;;
   esac
 done

@@ -15,8 +15,8 @@
 #   3. (bench) graphed and eager training with the input's gradient and the forward, µs an
 #      example, bf16, at [30, 128, 128], [30, 32, 128], [30, 32, 64] and [30, 32, 256], LSTM and
 #      GRU: the build before / this one / before / this one, through the direct call and through
-#      `loss.backward()` (bench_grid --api plain); the plans and each training call's graph
-#      nodes at LSTM [30, 128, 128] and [30, 32, 256] (OUT/bench.log, OUT/nodes-*.log).
+#      `loss.backward()` (bench_grid --api plain) into OUT/bench.log; then each training call's
+#      graph nodes at LSTM [30, 128, 128] and [30, 32, 256].
 #   4. (recheck) the second build's, where a backward's groups that join at words keep the
 #      forward's fill: graphed old / new / old / new through both APIs at the same shapes, eager
 #      at [30, 32, 256], each training call's graph nodes at three shapes and cells, and
@@ -32,6 +32,28 @@ D=$1 OUT=$2
 shift 2
 parts=${*:-tests}
 source scripts/on-gpu.sh
+old="$bin/old-bench_grid"
+# One line: the label $1, then bench_with's row by the build before / this one / before / this
+# one, at `c`, `sh`, `graph` and API (direct unless set).
+old_new() {
+  echo "$1 | old $(BENCH_GRID=$old bench_with X=1) | new $(bench_with X=1)" \
+    "| old $(BENCH_GRID=$old bench_with X=1) | new $(bench_with X=1)"
+}
+# The graphed training call's nodes of each build at the cells $1 and shapes $2 (L,B,T,H).
+nodes() {
+  local b exe c sh
+  for b in old new; do
+    exe="$D/bench_grid"; [ $b = old ] && exe=$old
+    for sh in $2; do
+      for c in $1; do
+        echo "$b $c $sh: $(timeout 60 "$exe" --no-loop --graph --loss sum --input-grad --reps 1 \
+          --warmup 0 --api direct --mode $c --shape $sh --variants op-bf16-default 2>&1 \
+          | grep 'graph nodes' | head -1)"
+      done
+    done
+  done
+}
+shapes="1,128,30,128 1,32,30,128 1,32,30,64 1,32,30,256"
 for part in $parts; do
   case $part in
     tests)
@@ -55,63 +77,37 @@ for part in $parts; do
       ;;
     bench)
       stamp "bench"
-      old="$bin/old-bench_grid"
-      for api in direct plain; do
+      for API in direct plain; do
         for graph in --graph ""; do
           for c in lstm gru; do
-            for sh in 1,128,30,128 1,32,30,128 1,32,30,64 1,32,30,256; do
-              echo "${graph:-eager} $api $c $sh | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
-                "| new $(API=$api bench_with X=1) | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
-                "| new $(API=$api bench_with X=1)"
-            done
+            for sh in $shapes; do old_new "${graph:-eager} $API $c $sh"; done
           done
         done
       done 2>&1 | tee "$OUT/bench.log"
-      for b in old new; do
-        exe="$D/bench_grid"; [ $b = old ] && exe=$old
-        for sh in 1,128,30,128 1,32,30,256; do
-          CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$exe" --no-loop --graph --loss sum --input-grad \
-            --reps 1 --warmup 0 --api direct --mode lstm --shape $sh --variants op-bf16-default \
-            > "$OUT/nodes-$b-$sh.log" 2>&1
-          echo "$b $sh: $(grep 'graph nodes' "$OUT/nodes-$b-$sh.log" | head -1)"
-        done
-      done
+      API=direct
+      nodes lstm "1,128,30,128 1,32,30,256"
       ;;
     recheck)
       stamp "recheck"
-      old="$bin/old-bench_grid" graph=--graph
-      for api in direct plain; do
-        for c in lstm gru; do
-          for sh in 1,128,30,128 1,32,30,128 1,32,30,64 1,32,30,256; do
-            echo "--graph $api $c $sh | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
-              "| new $(API=$api bench_with X=1) | old $(API=$api BENCH_GRID=$old bench_with X=1)" \
-              "| new $(API=$api bench_with X=1)"
-          done
-        done
-      done 2>&1 | tee "$OUT/recheck.log"
-      graph="" sh=1,32,30,256
-      for c in lstm gru; do
-        echo "eager direct $c $sh | old $(BENCH_GRID=$old bench_with X=1) | new $(bench_with X=1)" \
-          "| old $(BENCH_GRID=$old bench_with X=1) | new $(bench_with X=1)"
-      done 2>&1 | tee -a "$OUT/recheck.log"
-      for b in old new; do
-        exe="$D/bench_grid"; [ $b = old ] && exe=$old
-        for sh in 1,128,30,128 1,32,30,128 1,32,30,256; do
+      {
+        graph=--graph
+        for API in direct plain; do
           for c in lstm gru; do
-            echo "$b $c $sh: $(timeout 60 "$exe" --no-loop --graph --loss sum --input-grad --reps 1 \
-              --warmup 0 --api direct --mode $c --shape $sh --variants op-bf16-default 2>&1 \
-              | grep 'graph nodes' | head -1)"
+            for sh in $shapes; do old_new "--graph $API $c $sh"; done
           done
         done
-      done 2>&1 | tee -a "$OUT/recheck.log"
-      for spec in lstm:1,128,3,128 gru:1,32,3,128 lstm:1,32,3,256; do
-        c=${spec%%:*} sh=${spec#*:} log="$OUT/initcheck-${spec//[:,]/-}.log"
-        timeout 100 "$CS" --tool initcheck --print-limit 3 "$D/bench_grid" --no-loop --loss sum \
-          --api direct --reps 1 --warmup 0 --input-grad --mode $c --shape $sh \
-          --variants op-bf16-default > "$log" 2>&1
-        echo "initcheck $c $sh rc=$? $(grep 'ERROR SUMMARY' "$log" | head -1)" \
-          "$(grep -A1 Uninit "$log" | grep ' at ' | sort | uniq -c)"
-      done 2>&1 | tee -a "$OUT/recheck.log"
+        graph="" API=direct sh=1,32,30,256
+        for c in lstm gru; do old_new "eager direct $c $sh"; done
+        nodes "lstm gru" "1,128,30,128 1,32,30,128 1,32,30,256"
+        for spec in lstm:1,128,3,128 gru:1,32,3,128 lstm:1,32,3,256; do
+          c=${spec%%:*} sh=${spec#*:} log="$OUT/initcheck-${spec//[:,]/-}.log"
+          timeout 100 "$CS" --tool initcheck --print-limit 3 "$D/bench_grid" --no-loop --loss sum \
+            --api direct --reps 1 --warmup 0 --input-grad --mode $c --shape $sh \
+            --variants op-bf16-default > "$log" 2>&1
+          echo "initcheck $c $sh rc=$? $(grep 'ERROR SUMMARY' "$log" | head -1)" \
+            "$(grep -A1 Uninit "$log" | grep ' at ' | sort | uniq -c)"
+        done
+      } 2>&1 | tee "$OUT/recheck.log"
       ;;
     pytorch)
       stamp "pytorch"

@@ -503,43 +503,29 @@ mod tests {
             one_cluster: true,
             ..Plan::example(Cell::Lstm, 128, 32)
         };
-        // Inference: the forward's push decides.
-        assert!(!exchange_is_read(&plan([true, false]), false, None));
-        assert!(exchange_is_read(&plan([false, false]), false, None));
-        // Training, layer by layer: both passes pushed and no groups joined at words, or it is
-        // read.
-        assert!(!exchange_is_read(
-            &plan([true, true]),
-            false,
-            Some((false, false))
-        ));
-        assert!(exchange_is_read(
-            &plan([true, true]),
-            false,
-            Some((false, true))
-        ));
-        assert!(exchange_is_read(
-            &plan([true, false]),
-            false,
-            Some((false, false))
-        ));
-        assert!(exchange_is_read(
-            &plan([false, true]),
-            false,
-            Some((false, false))
-        ));
-        // A wavefront exchanges through memory.
-        assert!(exchange_is_read(
-            &plan([true, true]),
-            true,
-            Some((false, false))
-        ));
-        assert!(exchange_is_read(
-            &plan([true, true]),
-            false,
-            Some((true, false))
-        ));
-        assert!(exchange_is_read(&plan([true, false]), true, None));
+        // (push per pass, forward wavefront, backward: (wavefront, groups joined at words)), read
+        let cases = [
+            // Inference: the forward's push decides.
+            ([true, false], false, None, false),
+            ([false, false], false, None, true),
+            // Training, layer by layer: both passes pushed and no groups joined at words, or it
+            // is read.
+            ([true, true], false, Some((false, false)), false),
+            ([true, true], false, Some((false, true)), true),
+            ([true, false], false, Some((false, false)), true),
+            ([false, true], false, Some((false, false)), true),
+            // A wavefront exchanges through memory.
+            ([true, true], true, Some((false, false)), true),
+            ([true, true], false, Some((true, false)), true),
+            ([true, false], true, None, true),
+        ];
+        for (push, forward_wave, backward, read) in cases {
+            assert_eq!(
+                exchange_is_read(&plan(push), forward_wave, backward),
+                read,
+                "push {push:?}, forward wave {forward_wave}, backward {backward:?}"
+            );
+        }
     }
 
     #[test]

@@ -230,7 +230,50 @@ fn driver(e: impl std::fmt::Display) -> candle_core::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::shape_side_streams;
+    use super::{bias_parts_summed_after, shape_side_streams, weight_gradients_aside};
+    use crate::persistent::cell::Cell;
+    use crate::persistent::kernel::Plan;
+
+    #[test]
+    fn the_groups_bias_parts_are_summed_after_the_kernel_only_beside_the_weight_gradients() {
+        let plan = |groups, side_streams| Plan {
+            groups,
+            side_streams,
+            ..Plan::example(Cell::Lstm, 128, 32)
+        };
+        // Aside where the tuning or the shape says so, from unpadded rows only.
+        assert!(weight_gradients_aside(
+            &plan(4, None),
+            false,
+            (512, 128, 128)
+        ));
+        assert!(!weight_gradients_aside(
+            &plan(4, None),
+            true,
+            (512, 128, 128)
+        ));
+        assert!(!weight_gradients_aside(
+            &plan(4, None),
+            false,
+            (1024, 256, 256)
+        ));
+        assert!(weight_gradients_aside(
+            &plan(4, Some(true)),
+            false,
+            (1024, 256, 256)
+        ));
+        assert!(!weight_gradients_aside(
+            &plan(4, Some(false)),
+            false,
+            (512, 128, 128)
+        ));
+        // Summed after the kernel: batch groups, the weight gradients aside, a bias. Else the
+        // kernel's groups join at words.
+        assert!(bias_parts_summed_after(&plan(4, None), true, true));
+        assert!(!bias_parts_summed_after(&plan(4, None), false, true));
+        assert!(!bias_parts_summed_after(&plan(4, None), true, false));
+        assert!(!bias_parts_summed_after(&plan(1, None), true, true));
+    }
 
     #[test]
     fn side_streams_up_to_hidden_128() {

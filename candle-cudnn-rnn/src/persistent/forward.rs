@@ -243,16 +243,19 @@ pub(super) fn forward<T: Elem>(
         Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
-    // Whether a layer's backward groups join at words (its padded rows as this pass keeps them,
-    // or where its input needs padding and a folded or wavefront projection kept none).
-    let groups_join = (0..layers).any(|layer| {
-        let b = dims.block(layer, 0);
-        let padded_rows = pads(&plan, b.in_size) || pads(&plan, hidden);
-        let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
-        let biased = b.b_ih.is_some() || b.b_hh.is_some();
-        plan.pass_groups(Pass::Backward) > 1 && !bias_parts_summed_after(&plan, aside, biased)
-    });
-    let backward_reads = backward.as_ref().map(|(_, w)| (w.is_some(), groups_join));
+    // In training, whether a layer's backward groups join at words (its padded rows as this
+    // pass keeps them, or where its input needs padding and a folded or wavefront projection
+    // kept none).
+    let groups_join = || {
+        (0..layers).any(|layer| {
+            let b = dims.block(layer, 0);
+            let padded_rows = pads(&plan, b.in_size) || pads(&plan, hidden);
+            let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
+            let biased = b.b_ih.is_some() || b.b_hh.is_some();
+            plan.pass_groups(Pass::Backward) > 1 && !bias_parts_summed_after(&plan, aside, biased)
+        })
+    };
+    let backward_reads = backward.as_ref().map(|(_, w)| (w.is_some(), groups_join()));
     let unread = !exchange_is_read(&plan, wave.is_some(), backward_reads);
     let mut exchange = match unread {
         // SAFETY: nothing reads it (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH, no

@@ -46,11 +46,11 @@ gpu_check_persistent() {
   grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
 }
 
-# compute-sanitizer memcheck, racecheck and synccheck (SAN_TOOLS, if set: initcheck too, say)
-# on one repetition of bench_grid (no
-# warm-up) at each CELL:L,B,T,H of SPECS ($1), VARIANT ($2), with bench_grid's further options
-# $3.. (the phase, --input-grad), each under SAN_TIMEOUT seconds (150 unless set): a line a run
-# (the tool's summary and bench_grid's row) into OUT/sanitize.log, the logs in OUT/sanitize.tgz.
+# compute-sanitizer memcheck, racecheck and synccheck (or the tools SAN_TOOLS names: initcheck,
+# say) on one repetition of bench_grid (no warm-up) at each CELL:L,B,T,H of SPECS ($1), VARIANT
+# ($2), with bench_grid's further options $3.. (the phase, --input-grad), each under SAN_TIMEOUT
+# seconds (150 unless set): a line a run (the tool's summary, where its first report is, and
+# bench_grid's row) into OUT/sanitize.log, the logs in OUT/sanitize.tgz.
 sanitize_bench() {
   local specs=$1 variant=$2 spec c sh tool log
   shift 2
@@ -60,7 +60,9 @@ sanitize_bench() {
       log="$OUT/cs-$tool-$c-${sh//,/x}.log"
       timeout "${SAN_TIMEOUT:-150}" "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum \
         --api direct --reps 1 --warmup 0 "$@" --mode $c --shape $sh --variants $variant > "$log" 2>&1
-      echo "$tool $c $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//') | $(grep -E '^\| (Lstm|Gru) ' "$log" | cut -d'|' -f7-9)"
+      echo "$tool $c $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//')" \
+        "$(grep -m1 -E '^=+ +at ' "$log" | sed 's/^=* */(first /; s/$/)/')" \
+        "| $(grep -E '^\| (Lstm|Gru) ' "$log" | cut -d'|' -f7-9)"
     done
   done 2>&1 | tee "$OUT/sanitize.log"
   (cd "$OUT" && tar czf sanitize.tgz cs-*.log && rm -f cs-*.log)

@@ -20,7 +20,8 @@
 #   4. (recheck) the second build's, where a backward's groups that join at words keep the
 #      forward's fill: graphed old / new / old / new through both APIs at the same shapes, eager
 #      at [30, 32, 256], each training call's graph nodes at three shapes and cells, and
-#      initcheck at the three sanitized shapes (OUT/recheck.log).
+#      initcheck at the three sanitized shapes (OUT/recheck.log; the initcheck logs in
+#      OUT/sanitize.tgz).
 #   5. (pytorch) the op's bf16 and f16 defaults (and bf16 through `loss.backward()`) / PyTorch's
 #      fp16 module / the op again, graphed and eager, at LSTM and GRU [30, 128, 128] and
 #      [30, 32, 128] (OUT/pytorch.log; PyTorch's rows in OUT/torch*.log).
@@ -99,14 +100,8 @@ for part in $parts; do
         graph="" API=direct sh=1,32,30,256
         for c in lstm gru; do old_new "eager direct $c $sh"; done
         nodes "lstm gru" "1,128,30,128 1,32,30,128 1,32,30,256"
-        for spec in lstm:1,128,3,128 gru:1,32,3,128 lstm:1,32,3,256; do
-          c=${spec%%:*} sh=${spec#*:} log="$OUT/initcheck-${spec//[:,]/-}.log"
-          timeout 100 "$CS" --tool initcheck --print-limit 3 "$D/bench_grid" --no-loop --loss sum \
-            --api direct --reps 1 --warmup 0 --input-grad --mode $c --shape $sh \
-            --variants op-bf16-default > "$log" 2>&1
-          echo "initcheck $c $sh rc=$? $(grep 'ERROR SUMMARY' "$log" | head -1)" \
-            "$(grep -A1 Uninit "$log" | grep ' at ' | sort | uniq -c)"
-        done
+        SAN_TOOLS=initcheck sanitize_bench "lstm:1,128,3,128 gru:1,32,3,128 lstm:1,32,3,256" \
+          op-bf16-default --input-grad
       } 2>&1 | tee "$OUT/recheck.log"
       ;;
     pytorch)

@@ -405,21 +405,26 @@ def variants():
     # elements) at hidden 1024 in 4 groups of 32 (the grid's batch 128), bf16 and f16, and hidden
     # 256 in 2 groups (its fewest chunks); training (an f32 projection, the saves) at 1024 and 512;
     # at 512 two subgroups of 32 a block (SUB 2: 2 groups of 64), inference and training; blocks
-    # of 16 units (WG_UNITS) at 1024 in one group (batch 32) and at 512 in four, both kinds.
+    # of 16 units (WG_UNITS) at 1024 in one group (batch 32) and at 512 in four, both kinds; an f32
+    # layer's inference as scaled f16 operands (F16_SCALED, f16_scaled.cu) on both kinds of
+    # blocks.
     for cell in ("lstm", "gru"):
-        for hid, groups, elem, half, sub, units in ((1024, 4, "-DELEM_BF16=1", 1, 1, 32),
-                                                    (1024, 4, "-DELEM_BF16=0", 1, 1, 32),
-                                                    (256, 2, "-DELEM_BF16=1", 1, 1, 32),
-                                                    (1024, 4, "-DELEM_BF16=1", 0, 1, 32),
-                                                    (512, 4, "-DELEM_BF16=0", 0, 1, 32),
-                                                    (512, 2, "-DELEM_BF16=1", 1, 2, 32),
-                                                    (512, 2, "-DELEM_BF16=0", 0, 2, 32),
-                                                    (1024, 1, "-DELEM_BF16=1", 1, 1, 16),
-                                                    (1024, 1, "-DELEM_BF16=0", 0, 1, 16),
-                                                    (512, 4, "-DELEM_BF16=1", 1, 1, 16)):
+        for hid, groups, elem, half, sub, units, scaled in ((1024, 4, "-DELEM_BF16=1", 1, 1, 32, 0),
+                                                            (1024, 4, "-DELEM_BF16=0", 1, 1, 32, 0),
+                                                            (256, 2, "-DELEM_BF16=1", 1, 1, 32, 0),
+                                                            (1024, 4, "-DELEM_BF16=1", 0, 1, 32, 0),
+                                                            (512, 4, "-DELEM_BF16=0", 0, 1, 32, 0),
+                                                            (512, 2, "-DELEM_BF16=1", 1, 2, 32, 0),
+                                                            (512, 2, "-DELEM_BF16=0", 0, 2, 32, 0),
+                                                            (1024, 1, "-DELEM_BF16=1", 1, 1, 16, 0),
+                                                            (1024, 1, "-DELEM_BF16=0", 0, 1, 16, 0),
+                                                            (512, 4, "-DELEM_BF16=1", 1, 1, 16, 0),
+                                                            (1024, 4, "-DELEM_BF16=0", 0, 1, 32, 1),
+                                                            (1024, 1, "-DELEM_BF16=0", 0, 1, 16, 1)):
             wg = [f"-DHID={hid}", "-DBATCH=32", f"-DSUB={sub}", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
-                  f"-DXG_HALF={half}"] + ([f"-DWG_UNITS={units}"] if units != 32 else [])
+                  f"-DXG_HALF={half}", f"-DF16_SCALED={scaled}"] + ([f"-DWG_UNITS={units}"] if units != 32 else [])
             kind = "forward" if half else "training forward"
+            kind = "f32 forward as scaled f16" if scaled else kind
             tag = f" units {units}" if units != 32 else ""
             yield (f"{cell} wgmma {kind} h{hid} groups {groups} sub {sub}{tag} {elem[2:]}", "wgmma_fwd", wg,
                    "compute_90a", cell)
@@ -541,7 +546,8 @@ def main():
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
     bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd,
-              "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu"),
+              "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu")
+              + "\n" + read("persistent/f16_scaled.cu"),
               "wgmma_bwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_bwd.cu"),
               "wgmma_wave_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu")
               + "\n" + read("persistent/recurrence_wgmma_wave.cu")}

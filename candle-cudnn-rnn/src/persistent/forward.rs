@@ -2,6 +2,7 @@
 //! all steps (one GEMM), then the recurrence (one cooperative launch). In training mode every
 //! layer keeps its gate activations, cell states and output for the backward ([`Reserve`]).
 
+use super::f16_scaled::ScaledOperands;
 use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::{Pass, Plan};
 use super::launch::{GROUP_WORDS, MAX_GROUPS};
@@ -314,6 +315,11 @@ pub(super) fn forward<T: Elem>(
         };
         let mut wave_args = WaveArgs::default();
         let mut drop_guards = Vec::new();
+        // An f32 layer on the wgmma forward (inference) takes W_hh and h_0 as scaled f16 rows.
+        let mut scaled = match plan.f16_scaled() {
+            true => Some(ScaledOperands::new(&dev, &stream, &plan)?),
+            false => None,
+        };
         for layer in 0..layers {
             let b = dims.block(layer, 0);
             let input = input_of(layer);
@@ -427,6 +433,15 @@ pub(super) fn forward<T: Elem>(
             let (w_ih, folded_x) = match &folded_input {
                 Some((x, _)) => (w_ih, *x),
                 None => (0, 0),
+            };
+            // The wgmma forward's scaled f16 rows take the places of W_hh and h_0, their scales
+            // those of W_ih and the input (which it does not read).
+            let (w_hh, h0, w_ih, folded_x) = match scaled.as_mut() {
+                Some(s) => {
+                    let rows = s.scale(&stream, w_hh, h0)?;
+                    (rows.w_hh, rows.h0, rows.w_scale, rows.h_scale)
+                }
+                None => (w_hh, h0, w_ih, folded_x),
             };
             let ptrs = [
                 w_hh,

@@ -24,6 +24,7 @@ const WGMMA: &str = include_str!("wgmma.cuh");
 const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
 const RECURRENCE_WGMMA_BWD: &str = include_str!("recurrence_wgmma_bwd.cu");
 const RECURRENCE_WGMMA_WAVE: &str = include_str!("recurrence_wgmma_wave.cu");
+const F16_SCALED: &str = include_str!("f16_scaled.cu");
 
 /// The source of a module for cell `$cell` (a [`Cell`]): the preludes, the cell's pointwise
 /// steps, then `$part`s, as one static list per cell.
@@ -67,10 +68,17 @@ const WGMMA_KERNEL: &str = "wgmma_fwd";
 
 /// The source of the wgmma forward's modules for `cell`, in [`Pass::sources`]'s order (the
 /// dropout and row-copy kernels too, which the forward's host code takes from its module), the
-/// instruction's wrappers (`wgmma.cuh`) before the recurrence.
+/// instruction's wrappers (`wgmma.cuh`) before the recurrence, and the scaled f16 rows of an f32
+/// layer's operands after it ([`Plan::f16_scaled`]).
 fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
-    cell_sources!(cell, [DROPOUT, PAD, WGMMA, RECURRENCE_WGMMA_FWD])
+    cell_sources!(
+        cell,
+        [DROPOUT, PAD, WGMMA, RECURRENCE_WGMMA_FWD, F16_SCALED]
+    )
 }
+
+/// The kernel of `f16_scaled.cu`, in the wgmma forward's module.
+pub(super) const F16_SCALED_KERNEL: &str = "rows_to_f16_scaled";
 
 /// The wgmma wavefront's kernel (`recurrence_wgmma_wave.cu`, [`super::wgmma_wave::WgmmaWave`]).
 const WGMMA_WAVE_KERNEL: &str = "wgmma_wave_fwd";
@@ -1167,7 +1175,8 @@ impl Plan {
 
     /// Whether the wgmma forward fits `(cell, hidden, batch, elem)` on a device of `limits`,
     /// its projection in half elements or f32 (`half_projection`), in `subgroups` subgroups of
-    /// blocks of `units` units: sm_90, half elements, hidden a multiple of
+    /// blocks of `units` units: sm_90, half elements (or f32 ones as scaled f16 operands, with an
+    /// f32 projection: [`Plan::f16_scaled`]), hidden a multiple of
     /// [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], [`WGMMA_UNITS`] (or
     /// [`WGMMA_REGISTER_UNITS`] in one subgroup), the batch whole groups of
     /// [`WGMMA_GROUP_SAMPLES`] whose blocks are all resident, one per multiprocessor.
@@ -1180,7 +1189,7 @@ impl Plan {
         let groups = batch / group;
         let form = units == WGMMA_UNITS || (units == WGMMA_REGISTER_UNITS && subgroups == 1);
         major >= 9
-            && elem != Operands::Tf32
+            && (elem != Operands::Tf32 || !half_projection)
             && hidden % WGMMA_HIDDEN_STEP == 0
             && hidden <= WGMMA_MOST_HIDDEN
             && form
@@ -1192,20 +1201,22 @@ impl Plan {
     }
 
     /// The subgroups and units a block a wgmma forward of `shape` takes
-    /// ([`Plan::wgmma_subgroups`], [`Plan::units`]), an inference forward's (`half_projection`)
-    /// or a training forward's: in the `asked` subgroups the units of `tuning` (else
+    /// ([`Plan::wgmma_subgroups`], [`Plan::units`]), a training forward's (`train`) or an
+    /// inference forward's (its projection in half elements, f32 for f32 operands): in the
+    /// `asked` subgroups the units of `tuning` (else
     /// [`shape_wgmma_units`]) where they fit, else [`WGMMA_UNITS`]; then likewise in one
     /// subgroup; `None` where no wgmma forward fits. (Two subgroups, the wavefront's, thus keep
     /// 32 units.)
     fn wgmma_form_of(
         limits: Limits,
         shape: (Cell, usize, usize, Operands),
-        (half_projection, tuning): (bool, &Tuning),
+        (train, tuning): (bool, &Tuning),
         asked: usize,
     ) -> Option<(usize, usize)> {
         let units = tuning
             .wgmma_units
-            .unwrap_or_else(|| shape_wgmma_units(!half_projection));
+            .unwrap_or_else(|| shape_wgmma_units(train));
+        let half_projection = !train && shape.3 != Operands::Tf32;
         [
             (asked, units),
             (asked, WGMMA_UNITS),
@@ -1263,7 +1274,11 @@ impl Plan {
         (tuning, asked): (&Tuning, usize),
     ) -> Plan {
         let shape = (plan.cell, plan.hidden, plan.batch, plan.elem);
-        let form = Self::wgmma_form_of(limits, shape, (false, tuning), asked);
+        // (f32 operands train on the other kernels: scaled f16 operands serve inference only.)
+        let form = match plan.elem {
+            Operands::Tf32 => None,
+            _ => Self::wgmma_form_of(limits, shape, (true, tuning), asked),
+        };
         let Some((wgmma_subgroups, units)) = form.filter(|_| !plan.one_cluster) else {
             return plan;
         };
@@ -1331,7 +1346,7 @@ impl Plan {
         asked: usize,
     ) -> Option<Plan> {
         let shape = (cell, hidden, batch, elem);
-        let form = Self::wgmma_form_of(limits, shape, (true, tuning), asked);
+        let form = Self::wgmma_form_of(limits, shape, (false, tuning), asked);
         form.map(|(wgmma_subgroups, units)| Plan {
             cell,
             hidden,
@@ -1346,7 +1361,7 @@ impl Plan {
             ring: false,
             push: [false; 2],
             input: 0,
-            half_projection: true,
+            half_projection: elem != Operands::Tf32,
             groups: batch / (WGMMA_GROUP_SAMPLES * wgmma_subgroups),
             side_streams: None,
             transposed: false,
@@ -1864,6 +1879,7 @@ impl Plan {
             return defines;
         }
         if wgmma {
+            let scaled = self.f16_scaled();
             return vec![
                 format!("-DHID={}", self.hidden),
                 format!("-DBATCH={WGMMA_GROUP_SAMPLES}"),
@@ -1871,7 +1887,12 @@ impl Plan {
                 format!("-DWG_UNITS={}", self.units[pass as usize]),
                 format!("-DGROUPS={}", self.pass_groups(pass)),
                 format!("-DNWARPS={WARPS}"),
-                self.elem.define().to_string(),
+                match scaled {
+                    true => Operands::F16.define(),
+                    false => self.elem.define(),
+                }
+                .to_string(),
+                format!("-DF16_SCALED={}", u8::from(scaled)),
                 format!("-DXG_HALF={}", u8::from(self.half_projection)),
                 format!("-DSMEM_BYTES={}", self.smem_of(pass, true)),
             ];
@@ -1935,6 +1956,14 @@ impl Plan {
         }
     }
 
+    /// Whether the forward runs f32 operands on the wgmma kernel as f16 ones, W_hh's rows and h's
+    /// each scaled by a power of two (`recurrence_wgmma_fwd.cu`'s F16_SCALED, `f16_scaled.cu`):
+    /// TF32's 11 significant bits with f32's range, where W_hh fits on chip in f16 and not in
+    /// f32 (hidden 1024); inference only ([`Plan::wgmma_form_of`]).
+    pub fn f16_scaled(&self) -> bool {
+        self.wgmma && self.elem == Operands::Tf32
+    }
+
     /// The batch groups of `pass`: the wgmma forward's of [`WGMMA_GROUP_SAMPLES`] (in training
     /// the backward keeps [`Plan::groups`]: `results/2026-11-30-h200-wgmma-train-forward/`),
     /// else [`Plan::groups`].
@@ -1988,9 +2017,10 @@ impl Plan {
                 self.pass_groups(pass),
                 self.wgmma_subgroups,
                 self.units[pass as usize],
-                match self.half_projection {
-                    true => "_xh",
-                    false => "_train",
+                match (self.half_projection, self.f16_scaled()) {
+                    (true, _) => "_xh",
+                    (false, true) => "_f16s",
+                    (false, false) => "_train",
                 },
                 self.elem.name()
             );
@@ -2083,6 +2113,7 @@ impl Plan {
         let group = self.batch / self.pass_groups(Pass::Forward);
         let gh = self.cell.gates() * self.hidden;
         self.pass_wgmma(Pass::Forward)
+            && !self.f16_scaled()
             && self.units[Pass::Forward as usize] == WGMMA_UNITS
             && self.batch == WGMMA_WAVE_BATCH
             && group == WGMMA_WAVE_GROUP
@@ -2508,25 +2539,26 @@ mod tests {
             ..Tuning::DEFAULT
         };
         let shape = |batch| (Cell::Lstm, 1024, batch, Operands::Bf16);
-        let form = |batch, sub| Plan::wgmma_form_of(sm90(132), shape(batch), (true, &asked), sub);
+        let form = |batch, sub| Plan::wgmma_form_of(sm90(132), shape(batch), (false, &asked), sub);
         assert_eq!(form(32, 1), Some((1, WGMMA_REGISTER_UNITS)));
         assert_eq!(form(64, 1), Some((1, WGMMA_REGISTER_UNITS)));
         assert_eq!(form(64, 2), Some((1, WGMMA_REGISTER_UNITS)));
         assert_eq!(form(128, 1), Some((1, WGMMA_UNITS)));
         let shape = (Cell::Gru, 512, 128, Operands::F16);
-        let form = Plan::wgmma_form_of(sm90(132), shape, (false, &asked), 1);
+        let form = Plan::wgmma_form_of(sm90(132), shape, (true, &asked), 1);
         assert_eq!(form, Some((1, WGMMA_REGISTER_UNITS)));
         // Two subgroups asked (the wavefront's): 32 units in two where they fit.
-        let form = Plan::wgmma_form_of(sm90(132), shape, (true, &asked), 2);
+        let form = Plan::wgmma_form_of(sm90(132), shape, (false, &asked), 2);
         assert_eq!(form, Some((2, WGMMA_UNITS)));
         // Unasked, the rule's: 16 units for inference, 32 for training.
-        let rule = |half, sub| Plan::wgmma_form_of(sm90(132), shape, (half, &Tuning::DEFAULT), sub);
-        assert_eq!(rule(true, 1), Some((1, WGMMA_REGISTER_UNITS)));
-        assert_eq!(rule(false, 1), Some((1, WGMMA_UNITS)));
-        assert_eq!(rule(true, 2), Some((2, WGMMA_UNITS)));
+        let rule =
+            |train, sub| Plan::wgmma_form_of(sm90(132), shape, (train, &Tuning::DEFAULT), sub);
+        assert_eq!(rule(false, 1), Some((1, WGMMA_REGISTER_UNITS)));
+        assert_eq!(rule(true, 1), Some((1, WGMMA_UNITS)));
+        assert_eq!(rule(false, 2), Some((2, WGMMA_UNITS)));
         // Where 16-unit blocks do not fit, 32-unit ones.
         assert_eq!(
-            Plan::wgmma_form_of(sm90(100), shape, (true, &Tuning::DEFAULT), 1),
+            Plan::wgmma_form_of(sm90(100), shape, (false, &Tuning::DEFAULT), 1),
             Some((1, WGMMA_UNITS))
         );
     }
@@ -2654,6 +2686,57 @@ mod tests {
         assert_eq!(sub(132, &two, 1), Some(2));
         let none = Plan::in_rule_subgroups(sm90(132), (&rule, (3, 512, 128)), |_| None);
         assert!(none.is_none());
+    }
+
+    /// f32 operands (TF32 math) infer on the wgmma forward as scaled f16 ones (`F16_SCALED`):
+    /// f16 elements, an f32 projection (its rows of xs padded by 4 floats), the inference's
+    /// 16-unit blocks, a module of their own; not as the wgmma wavefront (one subgroup, layer by
+    /// layer, at [*, 128, 3 x 512]), and not in training.
+    #[test]
+    fn f32_operands_infer_on_the_wgmma_forward_as_scaled_f16() {
+        let rule = Tuning::DEFAULT;
+        let plan = |cell, (hidden, batch), elem, layers| {
+            Plan::wgmma_forward(sm90(132), (cell, hidden, batch, elem), (&rule, layers))
+        };
+        for cell in [Cell::Lstm, Cell::Gru] {
+            let scaled = plan(cell, (1024, 32), Operands::Tf32, 1).expect("the wgmma forward fits");
+            assert!(scaled.f16_scaled() && !scaled.half_projection, "{cell:?}");
+            assert_eq!(scaled.units[0], WGMMA_REGISTER_UNITS, "{cell:?}");
+            assert_eq!(
+                scaled.smem_bytes(Pass::Forward),
+                wgmma_smem(cell, 1024, false, (1, WGMMA_REGISTER_UNITS))
+            );
+            let wanted = [
+                "-DELEM_BF16=0",
+                "-DF16_SCALED=1",
+                "-DXG_HALF=0",
+                "-DWG_UNITS=16",
+            ];
+            assert_defines(&scaled, Pass::Forward, &wanted);
+            // At batch 128 the 16-unit blocks do not fit (4 groups of 64): 32-unit ones, their
+            // f32 inputs beside the shared-memory rows.
+            let wide = plan(cell, (1024, 128), Operands::Tf32, 1).expect("the wgmma forward fits");
+            assert!(
+                wide.f16_scaled() && wide.units[0] == WGMMA_UNITS,
+                "{cell:?}"
+            );
+            let half = plan(cell, (1024, 32), Operands::F16, 1).expect("the wgmma forward fits");
+            assert!(!half.f16_scaled(), "{cell:?}");
+            assert_defines(&half, Pass::Forward, &["-DELEM_BF16=0", "-DF16_SCALED=0"]);
+            assert_ne!(
+                scaled.module_name(Pass::Forward),
+                half.module_name(Pass::Forward)
+            );
+            let stack = plan(cell, (512, 128), Operands::Tf32, 3).expect("the wgmma forward fits");
+            assert!(stack.f16_scaled() && stack.wgmma_subgroups == 1, "{cell:?}");
+            assert!(!stack.wgmma_wave_fits(3, sm90(132)), "{cell:?}");
+            let training = Plan {
+                elem: Operands::Tf32,
+                ..Plan::example(cell, 1024, 128)
+            };
+            let training = Plan::on_wgmma_training_forward(sm90(132), training, (&rule, 1));
+            assert!(!training.wgmma && !training.f16_scaled(), "{cell:?}");
+        }
     }
 
     /// A training plan with its forward on wgmma: the forward in groups of 32 with an f32

@@ -15,6 +15,7 @@
 
 mod backward;
 mod cell;
+mod f16_scaled;
 mod forward;
 mod gemm;
 mod kernel;

@@ -42,9 +42,17 @@
 // (`row_gate`), and the lane 16 apart the other two: the two swap the gates of half their samples
 // by shuffles (`gate_sums`), and each runs the cell for 2 samples instead of 4.
 //
+// With F16_SCALED 1 (an inference forward of f32 operands under TF32 math, f16 elements) the
+// layer's tensors are f32 (xg, the biases, the states, y, h_n, c_n) and its products take f16
+// operands scaled by powers of two (f16_scaled.cu): W_hh's rows each by `w_scale` (its f32 copy in
+// f16 as `w_hh`), h by `h_scale` of its sample (h_0 in f16 as `h0`, scaled likewise; null: no h_0,
+// and 2^14), so that every operand keeps TF32's 11 significant bits over f32's range where a
+// layer's weights do not fit on chip in f32 (hidden 1024). The recurrent sums are scaled back
+// (exactly: powers of two) before the gate math; h goes into the exchange scaled, to y as it is.
+//
 // Specialised at compile time (NVRTC -D): HID (a multiple of 2 * KC), GROUPS, ELEM_BF16 (1: bf16,
 // 0: f16), NWARPS 8 and BATCH 32 (a subgroup's samples), SUB (1 or 2: subgroups a group), WG_UNITS
-// (32, or 16 with SUB 1; 32 where not given), XG_HALF,
+// (32, or 16 with SUB 1; 32 where not given), XG_HALF, F16_SCALED (0 where not given),
 // SMEM_BYTES (kernel.rs's `wgmma_smem`, checked here). Needs the cell (cell_lstm.cuh or cell_gru.cuh), common.cuh,
 // dropout.cu and wgmma.cuh before it.
 
@@ -63,11 +71,28 @@
 #ifndef XG_HALF
 #define XG_HALF 0
 #endif
+#ifndef F16_SCALED
+#define F16_SCALED 0
+#endif
+#if F16_SCALED && (ELEM_BF16 || XG_HALF)
+#error "the scaled f16 operands' forward takes f16 elements and an f32 projection"
+#endif
 // Training's forward (the saves, dropout) is the one whose projection is f32: the host sets
-// XG_HALF only for inference; inference keeps none of training's code (nor its registers).
-#define WG_TRAIN (!XG_HALF)
+// XG_HALF only for inference (or F16_SCALED, whose projection is f32 too); inference keeps none
+// of training's code (nor its registers).
+#define WG_TRAIN (!XG_HALF && !F16_SCALED)
 
 namespace wg {
+
+// The type of the layer's tensors other than the operands of its products: f32 with F16_SCALED,
+// else the elements'.
+#if F16_SCALED
+using io_t = float;
+__device__ __forceinline__ float io_f(float v) { return v; }
+#else
+using io_t = elem;
+__device__ __forceinline__ float io_f(elem v) { return to_f(v); }
+#endif
 
 constexpr int UNITS = WG_UNITS;           // units a block
 constexpr bool ALL_IN_REGS = UNITS == 16; // all of the block's gate rows in registers
@@ -241,15 +266,30 @@ __device__ __forceinline__ void gate_sums(float (&sum)[2][4], const float (&d)[1
         }
 }
 
+// With F16_SCALED, a thread's scales of its products' operands (else none): s_w of its unit's gate
+// rows (inverted, for the sums), and s_h of each of its samples (and its inverse) in each subgroup.
+struct Scales {
+#if F16_SCALED
+    float w_inv[GATES];
+    float h[SUB][NS], h_inv[SUB][NS];
+#endif
+};
+
+// s_h where a call has no h_0: h_t of an LSTM or a GRU from zeros stays within (-1, 1), so 2^14
+// keeps it in f16's normal range (f16_scaled.cu's scale of h_0's rows, whose largest is at least 1).
+constexpr float H_SCALE_NONE = 16384.f;
+
 // A thread's gate math for its unit and its NS samples first + 8 (s / 2) + s % 2 (`first`: the
-// thread's first sample of its warpgroup's), from the whole sums (`sum(s, gate)`), the step's
-// input projection (`xq`: xs at the first sample and the unit) and the biases; the carried state
-// updated; h_t of each sample into hv. In training (`gs` non-null: the step's gate activations in
-// xg at the thread's first sample and unit, `ss` what the cell saves likewise) it stores those for
-// the backward.
+// thread's first sample of its warpgroup's) of subgroup `sub`, from the whole sums (`sum(s, gate)`;
+// with F16_SCALED scaled back by `sc`), the step's input projection (`xq`: xs at the first sample
+// and the unit) and the biases; the carried state updated; h_t of each sample into hv as the
+// exchange takes it (F16_SCALED: scaled by s_h), and with F16_SCALED unscaled in f32 into hf. In
+// training (`gs` non-null: the step's gate activations in xg at the thread's first sample and unit,
+// `ss` what the cell saves likewise) it stores those for the backward.
 template <typename Sum>
-__device__ __forceinline__ void cell_steps(u16 (&hv)[NS], Sum sum_of, const xg_t* xq, const float (&bias)[GATES],
-                                           float bias_split, float (&state)[NS], float* gs, float* ss) {
+__device__ __forceinline__ void cell_steps(u16 (&hv)[NS], float (&hf)[NS], Sum sum_of, const xg_t* xq,
+                                           const float (&bias)[GATES], float bias_split, float (&state)[NS],
+                                           const Scales& sc, int sub, float* gs, float* ss) {
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
         float pre[GATES], gate[GATES], saved[CELL_SAVED], rec = 0.f;
@@ -260,11 +300,21 @@ __device__ __forceinline__ void cell_steps(u16 (&hv)[NS], Sum sum_of, const xg_t
 #else
             const float in = xq[(gt * BATCH + 8 * (s / 2) + s % 2) * XP];
 #endif
+#if F16_SCALED
+            const float sum = sum_of(s, gt) * sc.w_inv[gt] * sc.h_inv[sub][s];
+#else
             const float sum = sum_of(s, gt);
+#endif
             pre[gt] = bias[gt] + in + (gt == SPLIT_GATE ? 0.f : sum);
             if (gt == SPLIT_GATE) rec = bias_split + sum;
         }
-        hv[s] = from_f(cell_forward(pre, rec, gate, state[s], saved));
+        const float h = cell_forward(pre, rec, gate, state[s], saved);
+#if F16_SCALED
+        hf[s] = h;
+        hv[s] = from_f(h * sc.h[sub][s]);
+#else
+        hv[s] = from_f(h);
+#endif
         if (WG_TRAIN && gs) {
             // Sample row 8 (s / 2) + s % 2 past the thread's first.
             const int row = 8 * (s / 2) + s % 2;
@@ -279,22 +329,32 @@ __device__ __forceinline__ void cell_steps(u16 (&hv)[NS], Sum sum_of, const xg_t
 // A thread's h_t (hv) of unit k and its partner's k ^ 1 (lane ^ 4) for its samples
 // first + 8 (s / 2) + s % 2 into the exchange `out` (the ring's layout) and y's row `y_t` (step
 // t's first sample of the group), in 4-byte stores: a lane of an even unit stores the first half
-// of its samples of the pair, its partner the second.
-__device__ __forceinline__ void store_h(const u16 (&hv)[NS], unsigned char* out, elem* y_t, int k, int first,
-                                        bool even) {
+// of its samples of the pair, its partner the second. With F16_SCALED y takes each thread's own
+// unscaled f32 h_t (hf) instead.
+__device__ __forceinline__ void store_h(const u16 (&hv)[NS], const float (&hf)[NS], unsigned char* out, io_t* y_t,
+                                        int k, int first, bool even) {
     const int k0 = k & ~1;
     unsigned char* const oq = out + (size_t)(k0 / KC) * CHUNK_BYTES + ((k0 % KC) / 8) * H_LBO + (k0 % 8) * 2 +
                               (first / 8) * H_SBO + (first % 8) * 16;
+#if F16_SCALED
+    float* const yq = y_t + (size_t)first * HID + k;
+#else
     elem* const yq = y_t + (size_t)first * HID + k0;
+#endif
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
         const u16 other = (u16)__shfl_xor_sync(0xffffffffu, (u32)hv[s], 4);
+#if F16_SCALED
+        yq[(8 * (s / 2) + s % 2) * HID] = hf[s];
+#endif
         if (even != (s < NS / 2)) continue;
         const u32 two = even ? (u32)hv[s] | ((u32)other << 16) : (u32)other | ((u32)hv[s] << 16);
         // Sample first + 8 (s / 2) + s % 2: core-matrix row group first / 8 + s / 2 (first % 8 is
         // even).
         *(u32*)(oq + (s / 2) * H_SBO + (s % 2) * 16) = two;
+#if !F16_SCALED
         *(u32*)(yq + (8 * (s / 2) + s % 2) * HID) = two;
+#endif
     }
 }
 
@@ -304,15 +364,15 @@ __device__ __forceinline__ void store_h(const u16 (&hv)[NS], unsigned char* out,
 // projection (each step adds `xg_blocks`; null: written before the launch), and `arrive_last`
 // has the block arrive after its last step too (the layer above's projection waits for it).
 __device__ __forceinline__ void layer_forward(
-    const elem* __restrict__ w_hh,  // [GH, H]
+    const elem* __restrict__ w_hh,  // [GH, H] (F16_SCALED: scaled by w_scale)
     void* xg,                       // [T, B, GH]: elem with XG_HALF, else f32 (training:
                                     // the gate activations overwrite it)
-    const elem* __restrict__ b_ih,  // [GH] or null
-    const elem* __restrict__ b_hh,  // [GH] or null
-    const elem* h0,                 // [B, H] or null (zeros)
-    const elem* __restrict__ c0,    // [B, H] or null (zeros; a GRU's: h_0)
-    elem* y,                        // [T, B, H]
-    elem* h_n, elem* c_n,           // [B, H] (c_n: null without c)
+    const io_t* __restrict__ b_ih,  // [GH] or null
+    const io_t* __restrict__ b_hh,  // [GH] or null
+    const elem* h0,                 // [B, H] or null (zeros; F16_SCALED: scaled by h_scale)
+    const io_t* __restrict__ c0,    // [B, H] or null (zeros; a GRU's: h_0)
+    io_t* y,                        // [T, B, H]
+    io_t* h_n, io_t* c_n,           // [B, H] (c_n: null without c)
     u16* hx,                        // [GROUPS][2][SUB][CHUNKS][CHUNK_BYTES / 2]: h_{t-1}
                                     // of step t at parity t & 1
     float* save,                    // [T, B, CELL_SAVED, H], or null (inference)
@@ -320,7 +380,9 @@ __device__ __forceinline__ void layer_forward(
     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
     unsigned long long drop_seed, unsigned long long drop_p_layer,
     u32* bar, int seq, int blk, int group, int blocks,
-    const u32* xg_ready, u32 xg_blocks, bool arrive_last) {
+    const u32* xg_ready, u32 xg_blocks, bool arrive_last,
+    const float* w_scale,           // F16_SCALED: [GH], each row's s_w (else unused)
+    const float* h_scale) {         // F16_SCALED: [B], each sample's s_h, or null (2^14)
 #ifdef SMEM_BYTES
     static_assert(SMEM <= SMEM_BYTES, "kernel.rs's wgmma_smem is short of the layout");
 #endif
@@ -381,17 +443,30 @@ __device__ __forceinline__ void layer_forward(
     float bias[GATES], bias_split, state[SUB][NS];
 #pragma unroll
     for (int gt = 0; gt < GATES; ++gt) {
-        float b = b_ih ? to_f(b_ih[gt * HID + k]) : 0.f;
-        if (b_hh && gt != SPLIT_GATE) b += to_f(b_hh[gt * HID + k]);
+        float b = b_ih ? io_f(b_ih[gt * HID + k]) : 0.f;
+        if (b_hh && gt != SPLIT_GATE) b += io_f(b_hh[gt * HID + k]);
         bias[gt] = b;
     }
-    bias_split = (SPLIT_GATE >= 0 && b_hh) ? to_f(b_hh[SPLIT_GATE * HID + k]) : 0.f;
+    bias_split = (SPLIT_GATE >= 0 && b_hh) ? io_f(b_hh[SPLIT_GATE * HID + k]) : 0.f;
+    Scales sc;
+#if F16_SCALED
+#pragma unroll
+    for (int gt = 0; gt < GATES; ++gt) sc.w_inv[gt] = 1.f / w_scale[gt * HID + k];
+#pragma unroll
+    for (int sub = 0; sub < SUB; ++sub)
+#pragma unroll
+        for (int s = 0; s < NS; ++s) {
+            const float hs = h_scale ? h_scale[b0 + BATCH * sub + sample(s)] : H_SCALE_NONE;
+            sc.h[sub][s] = hs;
+            sc.h_inv[sub][s] = 1.f / hs;
+        }
+#endif
 #pragma unroll
     for (int sub = 0; sub < SUB; ++sub)
 #pragma unroll
         for (int s = 0; s < NS; ++s) {
             const size_t at = (size_t)(b0 + BATCH * sub + sample(s)) * HID + k;
-            state[sub][s] = c0 ? to_f(c0[at]) : 0.f;
+            state[sub][s] = c0 ? io_f(c0[at]) : 0.f;
             *(u16*)(h + (size_t)sub * RING_BYTES + (size_t)(k / KC) * CHUNK_BYTES + h_offset(sample(s), k % KC)) =
                 h0 ? h0[at] : (u16)0;
         }
@@ -479,6 +554,7 @@ __device__ __forceinline__ void layer_forward(
             if (sub == 0) cp_async_wait_all();
             named_sync(1, THREADS);
             u16 hv[NS];
+            float hf[NS];
             // Training's stores: the thread's first sample's row of step t (one base address each).
             const size_t first_row = (size_t)t * B_ALL + b0 + BATCH * sub + first;
             float* const gs = WG_TRAIN && save ? (float*)xg + first_row * GH + k : nullptr;
@@ -494,16 +570,16 @@ __device__ __forceinline__ void layer_forward(
                     take_over_rows<1>(d[sub], red, part);
                     gate_sums<1>(sum, d[sub], hi);
                 }
-                cell_steps(hv, [&](int s, int gt) { return sum[s % 2][gt]; }, xq, bias, bias_split, state[sub], gs,
-                           ss);
+                cell_steps(hv, hf, [&](int s, int gt) { return sum[s % 2][gt]; }, xq, bias, bias_split, state[sub],
+                           sc, sub, gs, ss);
             } else if (g == 0) {
                 take_over<0>(d[sub], e[sub], red, part);
-                cell_steps(hv, [&](int s, int gt) { return acc<0>(d[sub], e[sub], s, gt); }, xq, bias, bias_split,
-                           state[sub], gs, ss);
+                cell_steps(hv, hf, [&](int s, int gt) { return acc<0>(d[sub], e[sub], s, gt); }, xq, bias,
+                           bias_split, state[sub], sc, sub, gs, ss);
             } else {
                 take_over<1>(d[sub], e[sub], red, part);
-                cell_steps(hv, [&](int s, int gt) { return acc<1>(d[sub], e[sub], s, gt); }, xq, bias, bias_split,
-                           state[sub], gs, ss);
+                cell_steps(hv, hf, [&](int s, int gt) { return acc<1>(d[sub], e[sub], s, gt); }, xq, bias,
+                           bias_split, state[sub], sc, sub, gs, ss);
             }
             if (WG_TRAIN && dropped) {
                 // y_t through the mask, the next layer's input (its elements counted over [T, B, H]).
@@ -515,17 +591,24 @@ __device__ __forceinline__ void layer_forward(
                     dropped[at] = dropout_apply(drop, at, hv[s]);
                 }
             }
-            elem* const y_t = y + ((size_t)t * B_ALL + b0 + BATCH * sub) * HID;
-            store_h(hv, out + (size_t)sub * RING_BYTES, y_t, k, first, (r0 & 1) == 0);
+            io_t* const y_t = y + ((size_t)t * B_ALL + b0 + BATCH * sub) * HID;
+            store_h(hv, hf, out + (size_t)sub * RING_BYTES, y_t, k, first, (r0 & 1) == 0);
             if (t == seq - 1) {
                 // h_n and c_n: the group's rows of the thread's samples (one base address each).
                 const size_t at = (size_t)(b0 + BATCH * sub + first) * HID + k;
 #pragma unroll
                 for (int s = 0; s < NS; ++s) {
                     const int row = 8 * (s / 2) + s % 2;
+#if F16_SCALED
+                    h_n[at + row * HID] = hf[s];
+#if CELL_HAS_C
+                    c_n[at + row * HID] = state[sub][s];
+#endif
+#else
                     h_n[at + row * HID] = hv[s];
 #if CELL_HAS_C
                     c_n[at + row * HID] = from_f(state[sub][s]);
+#endif
 #endif
                 }
             }
@@ -540,16 +623,19 @@ __device__ __forceinline__ void layer_forward(
 }  // namespace wg
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-wgmma_fwd(const elem* __restrict__ w_hh, void* xg, const elem* __restrict__ b_ih,
-          const elem* __restrict__ b_hh, const elem* h0, const elem* __restrict__ c0, elem* y, elem* h_n,
-          elem* c_n, u16* hx, float* save,
+wgmma_fwd(const elem* __restrict__ w_hh, void* xg, const wg::io_t* __restrict__ b_ih,
+          const wg::io_t* __restrict__ b_hh, const elem* h0, const wg::io_t* __restrict__ c0, wg::io_t* y,
+          wg::io_t* h_n, wg::io_t* c_n, u16* hx, float* save,
           elem*,  // (recurrence_fwd.cu's yp: never asked for here)
           elem* dropped, const unsigned long long* drop_offset, unsigned long long drop_seed,
           unsigned long long drop_p_layer,
-          const elem*, const elem*, elem*,  // (w_ih, x, w_t: unused)
+          // F16_SCALED's scales (layer_forward's), in persistent_fwd's places of W_ih and x; w_t
+          // unused.
+          const float* w_scale, const float* h_scale, elem*,
           u32* counter, int seq) {
     u32* const bar = group_counter(counter);
     wg::layer_forward(w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, hx, save, dropped, drop_offset, drop_seed,
-                      drop_p_layer, bar, seq, blockIdx.x, blockIdx.y, gridDim.x, nullptr, 0, false);
+                      drop_p_layer, bar, seq, blockIdx.x, blockIdx.y, gridDim.x, nullptr, 0, false, w_scale,
+                      h_scale);
     grid_leave(bar);
 }

@@ -229,7 +229,7 @@ wgmma_wave_fwd(const __grid_constant__ wg::WgWaveArgs args, u32* counter, int se
                       (const elem*)a.c0, (elem*)a.y, (elem*)a.h_n, (elem*)a.c_n,
                       (u16*)args.exchange + (size_t)layer * ONE_LAYER_HX, (float*)a.save, (elem*)a.dropped,
                       (const unsigned long long*)a.drop_offset, a.drop_seed, a.drop_p_layer, bar, seq, blk, group,
-                      REC_BLOCKS, ready, PROJ_BLOCKS, layer + 1 < WAVE_LAYERS);
+                      REC_BLOCKS, ready, PROJ_BLOCKS, layer + 1 < WAVE_LAYERS, nullptr, nullptr);
     } else {
         const int layer = 1 + (bid - rec_blocks) / PROJ_BLOCKS, p = (bid - rec_blocks) % PROJ_BLOCKS;
         const WaveLayer& a = args.layers[layer];

@@ -26,7 +26,8 @@ use crate::call::{Call, Dropout};
 use crate::cudnn::{CudnnRnn, Trial};
 use crate::layout::RnnDims;
 use crate::persistent::{
-    batch_groups, Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
+    batch_groups, shape_wgmma_forward, Cell, OneLaunch, PersistentRnn, Plan, Tuning, CHUNK_SAMPLES,
+    MAX_KERNEL_BATCH,
 };
 use crate::timing::{eager_times, graphed_times};
 use crate::{Launch, MathMode, RnnAlgo, RnnConfig, RnnMode};
@@ -252,6 +253,15 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// 14.4); at hidden up to [`TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN`] `PersistStaticSmallH` keeps
 /// inference (forwards at [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the
 /// training the same or faster on ours: `results/2026-11-29-h200-batch128-exchange/`).
+///
+/// Inference at the wgmma forward's shapes (`persistent::kernel`'s `shape_wgmma_forward`: hidden
+/// 1024 from batch 32, 512 from 64 to 128), whose products take the f32 operands as f16 ones
+/// scaled by powers of two (`Plan::f16_scaled`), leads in stacks of up to
+/// [`TF32_SCALED_MAX_LAYERS`]: graphed forwards took 0.40-0.50x of cuDNN's TF32 `Standard`'s time
+/// at [30, 128, 1024], [30, 128, 3 x 1024] and [200, 128, 3 x 1024] (LSTM [30, 128, 1024] 1.88
+/// against 4.66 µs an example), eagerly 0.36-0.47x; at the shapes the rule above gave ours
+/// already they run on it too (LSTM [30, 32, 1024] 4.1, [30, 128, 3 x 512] 2.6; H200,
+/// `results/2026-12-01-h200-tf32-f16-scaled/`).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
@@ -276,8 +286,14 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let stack = (2..=TF32_STACK_MAX_LAYERS).contains(&dims.num_layers)
         && dims.hidden_size <= stack_hidden
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
-    (layer || stack) && !small_gru
+    let scaled = !train
+        && shape_wgmma_forward(dims.hidden_size, call.batch)
+        && dims.num_layers <= TF32_SCALED_MAX_LAYERS;
+    (layer || stack || scaled) && !small_gru
 }
+
+/// See [`ours_lead_tf32`]: the deepest stack measured on the scaled f16 operands.
+const TF32_SCALED_MAX_LAYERS: usize = 3;
 
 /// See [`ours_lead_tf32`]: below where a small GRU's inference on ours and on
 /// `PersistStaticSmallH` take the same time by the two seqs measured (30 and 200, each a fixed
@@ -1395,9 +1411,21 @@ mod tests {
                     train,
                     "{mode:?} [30, 77, 200] {train}"
                 );
-                assert!(
-                    !lead(cell(mode, 1, 1024), 128),
+                // At the wgmma forward's shapes ours infer (as scaled f16 operands), in stacks
+                // of up to three layers.
+                assert_eq!(
+                    lead(cell(mode, 1, 1024), 128),
+                    !train,
                     "{mode:?} [30, 128, 1024] {train}"
+                );
+                assert_eq!(
+                    lead(cell(mode, 3, 1024), 96),
+                    !train,
+                    "{mode:?} [30, 96, 3 x 1024] {train}"
+                );
+                assert!(
+                    !lead(cell(mode, 4, 1024), 128),
+                    "{mode:?} [30, 128, 4 x 1024] {train}"
                 );
                 assert!(
                     !lead(cell(mode, 1, 512), 256),
@@ -1413,7 +1441,7 @@ mod tests {
                     (2, 512, 8, true),
                     (4, 512, 32, false),
                     (2, 650, 64, false),
-                    (3, 1024, 32, false),
+                    (3, 1024, 32, !train),
                     (3, 512, 256, false),
                     (2, 1500, 20, false),
                 ] {

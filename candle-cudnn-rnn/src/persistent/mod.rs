@@ -33,7 +33,9 @@ use wave::Wave;
 use wgmma_wave::WgmmaWave;
 
 pub(crate) use cell::Cell;
-pub(crate) use kernel::{batch_groups, Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
+pub(crate) use kernel::{
+    batch_groups, shape_wgmma_forward, Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
+};
 pub(crate) use tuning::Tuning;
 
 use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients, Outputs};

@@ -280,6 +280,18 @@ fn check_tf32(
         false => format!("{name} {algo:?} tf32 inference, h0 {with_state}"),
     };
     let inputs = Inputs::random(shape, with_state, DType::F32, rng);
+    check_tf32_on(gpu, shape, train, &inputs, &what, verdicts);
+}
+
+/// [`check_tf32`] on `inputs` (f32), named `what`.
+fn check_tf32_on(
+    gpu: &Gpu,
+    shape: &Shape,
+    train: bool,
+    inputs: &Inputs,
+    what: &str,
+    verdicts: &mut Verdicts,
+) {
     let reference = shape.with_algo(RnnAlgo::Standard);
     let host = inputs.to(&Device::Cpu, DType::F64);
     let want = call(&reference, &host, None, train, true, None).expect("the CPU path");
@@ -287,17 +299,86 @@ fn check_tf32(
     let cudnn = call(&reference, &on_gpu, None, train, true, None).expect("cuDNN");
     match call(shape, &on_gpu, None, train, true, None) {
         Ok(got) => {
-            verdicts.require_persistent(&what, got.served);
+            verdicts.require_persistent(what, got.served);
             let theirs = errors(shape, &cudnn, &want);
             let rows: Vec<_> = errors(shape, &got, &want)
                 .into_iter()
                 .zip(theirs)
                 .map(|((q, e), (_, their))| (q, e, (2.0 * their).max(TF32_FLOOR)))
                 .collect();
-            verdicts.case(&what, &rows);
+            verdicts.case(what, &rows);
         }
         Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
     }
+}
+
+/// f32 inference in TF32 on the wgmma forward, whose products take f16 operands scaled by powers
+/// of two (`Plan::f16_scaled`): LSTM and GRU at hidden 1024 at batch 32 (16-unit blocks) and 128
+/// (32-unit ones, in 4 groups), a stack of two at batch 96, and hidden 512 at batch 64, from zeros
+/// and from a given state, each by [`check_tf32`]; on the default (`Heuristic`, whose rule gives
+/// them to the kernels) [*, 128, 1024] graphed and [*, 96, 3 x 1024] eagerly. Then operands that f16 could not hold
+/// unscaled, at [*, 32, 1024] without biases, each against the CPU path in f64 within twice
+/// cuDNN's TF32 `Standard`'s error: one step of weights 10^7 times as large (past f16's largest)
+/// on an input and h_0 10^-7 times (h_0 among f16's subnormals; the gates short of saturation),
+/// and four steps of weights 10^-6 times as large (among its subnormals) from h_0 10^6 times
+/// (past its largest; W_hh h_0 still counts, and a GRU carries such an h on).
+#[test]
+fn persistent_tf32_wgmma_forward_matches_the_f64_cpu_path() {
+    let test = "persistent_tf32_wgmma_forward_matches_the_f64_cpu_path";
+    let tf32 = |mode, (layers, batch, seq, input, hidden)| {
+        let mut shape = shape((mode, Biases::Both), (layers, batch, seq, input, hidden));
+        shape.cfg.math = MathMode::Tf32;
+        shape.with_algo(RnnAlgo::Persistent)
+    };
+    let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [
+            (1, 32, 4, 64, 1024),
+            (1, 128, 5, 64, 1024),
+            (2, 96, 3, 200, 1024),
+            (1, 64, 3, 96, 512),
+        ]
+        .map(move |s| tf32(mode, s))
+    });
+    check_each(test, cases, |gpu, shape, rng, verdicts| {
+        for with_state in [false, true] {
+            check_tf32(gpu, &shape, (false, with_state), rng, verdicts);
+        }
+    });
+    // The default's rule gives such calls the kernels, graphed and eager, in stacks of three.
+    let defaults = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [
+            ((1, 128, 4, 64, 1024), Launch::Graphed),
+            ((3, 96, 3, 64, 1024), Launch::Eager),
+        ]
+        .map(move |(s, launch)| {
+            let mut shape = tf32(mode, s).with_algo(RnnAlgo::Heuristic);
+            shape.cfg.launch = launch;
+            shape
+        })
+    });
+    check_each(test, defaults, |gpu, shape, rng, verdicts| {
+        check_tf32(gpu, &shape, (false, true), rng, verdicts);
+    });
+    // (steps, and the factors of the weights, the input and the state)
+    let extremes = [(1, [1e7, 1e-7, 1e-7]), (4, [1e-6, 1.0, 1e6])];
+    let extremes = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        extremes.map(|(seq, factors)| {
+            let mut shape = shape((mode, Biases::Neither), (1, 32, seq, 64, 1024));
+            shape.cfg.math = MathMode::Tf32;
+            (shape.with_algo(RnnAlgo::Persistent), factors)
+        })
+    });
+    check_each(test, extremes, |gpu, (shape, [w, x, s]), rng, verdicts| {
+        let mut inputs = Inputs::random(&shape, true, DType::F32, rng);
+        inputs.w = (&inputs.w * w).unwrap();
+        inputs.x = (&inputs.x * x).unwrap();
+        inputs.s = inputs.s.map(|s0| (s0 * s).unwrap());
+        let what = format!(
+            "{} tf32 inference, weights x {w:e}, input x {x:e}, h0 x {s:e}",
+            shape.name()
+        );
+        check_tf32_on(gpu, &shape, false, &inputs, &what, verdicts);
+    });
 }
 
 /// The least bound of [`persistent_tf32_matches_the_f64_cpu_path`]: TF32 keeps 10

@@ -12,8 +12,17 @@
 #   3. (bench) graphed inference forwards, µs an example, op-tf32-default and op-tf32-persistent
 #      in one bench_grid call / PyTorch's TF32 module (torch_reference.py --impls torch-tf32,
 #      training and forward) / the op again, at the TF32 grid's shapes the path takes, LSTM and
-#      GRU; then the op's eagerly (OUT/bench.log; PyTorch's rows in OUT/torch*.log).
-#   results/2026-12-01-h200-tf32-f16-scaled/run.sh DIR OUT [tests|sanitize|bench]...
+#      GRU; then the op's eagerly (OUT/bench.log; PyTorch's rows in OUT/bench-torch*.log).
+#   4. (rule) on the build with the TF32 rule's change (the default takes the path at those
+#      shapes, stacks of up to 3): the TF32 tests again, then as `bench` the default against
+#      cuDNN's `Standard` at shapes the grid lacks ([30, 64-96, 1024], [30, 32, 3 x 1024],
+#      [30, 96, 2 x 1024]), into OUT/rule.log.
+#   5. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
+#      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
+#   6. (check) `gpu_check --persistent --dtype tf32`, both cells: every TF32 row against the CPU
+#      path in f64 and cuDNN's TF32 errors, the new inference rows at [*, 64-128, 1024] among
+#      them (OUT/gpu_check.log).
+#   results/2026-12-01-h200-tf32-f16-scaled/run.sh DIR OUT [tests|sanitize|bench|rule|grid|check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -27,7 +36,7 @@ shapes="1,32,30,1024 1,128,30,1024 3,128,30,1024 3,128,200,1024 1,64,30,512 1,12
 # an example, graphed where $1 is --graph (empty: eager), at CELL $2 and SHAPE $3 (L,B,T,H).
 forward_rows() {
   timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --reps 10 --warmup 5 --api direct --phase forward \
-    --mode "$2" --shape "$3" --variants $variants 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    --mode "$2" --shape "$3" --variants "$variants" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{n=$7; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",f); printf "%s %s | ", n, f}'
 }
 # forward_rows at every cell and shape, each line led by $2.
@@ -48,20 +57,37 @@ for part in $parts; do
       stamp "sanitize"
       SAN_TIMEOUT=120 sanitize_bench "lstm:1,32,2,1024 gru:1,128,2,1024" op-tf32-persistent --phase forward
       ;;
-    bench)
-      stamp "bench"
+    bench|rule)
+      stamp "$part"
+      log=bench
+      if [ $part = rule ]; then
+        gpu_tests_as tf32-rule persistent_tf32
+        variants=op-tf32-default,op-tf32-standard log=rule
+        shapes="1,64,30,1024 1,96,30,1024 3,32,30,1024 2,96,30,1024"
+      fi
       {
         all_rows --graph "ours graphed"
         only=""
         for sh in $shapes; do for c in lstm gru; do only="$only --only $c,$sh"; done; done
         for graph in --graph ""; do
           timeout 200 python3 scripts/torch_reference.py --grid --impls torch-tf32 $graph --loss sum \
-            --reps 10 --warmup 5 $only > "$OUT/torch${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
-          grep -iE "^\| (lstm|gru) " "$OUT/torch${graph:+-graph}.log" | sed "s/^/torch ${graph:-eager} /"
+            --reps 10 --warmup 5 $only > "$OUT/$log-torch${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
+          grep -iE "^\| (lstm|gru) " "$OUT/$log-torch${graph:+-graph}.log" | sed "s/^/torch ${graph:-eager} /"
         done
         all_rows --graph "ours graphed again"
         all_rows "" "ours eager"
-      } | tee "$OUT/bench.log"
+      } | tee "$OUT/$log.log"
+      ;;
+    grid)
+      stamp "grid"
+      compare_grid torch-tf32 op-tf32-default 450
+      ;;
+    check)
+      stamp "check"
+      timeout 560 "$D/gpu_check" --persistent --dtype tf32 --seed 2711 > "$OUT/gpu_check.log" 2>&1
+      echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
+      grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+      grep -E 'H1024 tf32 inference' "$OUT/gpu_check.log"
       ;;
   esac
 done

@@ -4,10 +4,11 @@
 //! kept in the pool (and released when asked); memory over 1,000 steps;
 //! the persistent LSTM and GRU kernels (`persistent`).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent [--mode lstm|gru]] [--seed N]`
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example gpu_check -- [--json FILE] [--quick] [--fixtures FILE] [--devices] [--persistent [--mode lstm|gru] [--dtype bf16|f16|tf32]] [--seed N]`
 //! Prints a table and exits non-zero if any check fails. `--devices` and `--persistent` run
 //! that check alone (`--persistent` with the weight-gradient sinks, which it also serves;
-//! `--mode` takes its rows of one cell only, half of its time).
+//! `--mode` takes its rows of one cell only, half of its time; `--dtype` those of one precision,
+//! f32 in TF32 as `tf32`).
 
 mod persistent;
 
@@ -738,12 +739,22 @@ fn main() -> Result<()> {
         },
         None => vec![RnnMode::Lstm, RnnMode::Gru],
     };
+    let dtypes = match args.iter().position(|a| a == "--dtype") {
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some("bf16") => vec![DType::BF16],
+            Some("f16") => vec![DType::F16],
+            Some("tf32") => vec![DType::F32],
+            _ => bail!("--dtype takes bf16, f16 or tf32"),
+        },
+        None => vec![DType::BF16, DType::F16, DType::F32],
+    };
     println!("| persistent case | rel err vs f64 CPU | ok |");
     println!("|---|---|---|");
     // (Each row printed as it is checked.)
     let mut persistent_rows = persistent::Rows::default();
-    persistent::check_persistent(&gpu, &mut rng, &cells, &mut persistent_rows)?;
-    persistent::check_dropout(&gpu, &mut rng, &cells, &mut persistent_rows)?;
+    let rows_of = (cells.as_slice(), dtypes.as_slice());
+    persistent::check_persistent(&gpu, &mut rng, rows_of, &mut persistent_rows)?;
+    persistent::check_dropout(&gpu, &mut rng, rows_of, &mut persistent_rows)?;
     for (case, result, ok) in persistent_rows.into_rows() {
         failures += usize::from(!ok);
         rows.push(json!({"persistent_case": case, "result": result, "ok": ok}));

@@ -401,6 +401,19 @@ def variants():
             if mcast == 1:
                 bwd = [d for d in f32 if not d.startswith("-DMCAST=")]
                 yield (f"{cell} backward h{hid} b{batch} tf32 cl{cl}", "persistent_bwd", bwd, arch, cell)
+    # The forward of f32 operands in TF32 inference as scaled f16 ones (F16_SCALED, f16_scaled.cu,
+    # kernel.rs's Plan::scaled): the shapes above, PTB large's (1500 at batch 20), and hidden 128
+    # at batch 16 in 4 groups, each one cluster, h pushed.
+    for cell in ("lstm", "gru"):
+        for hid, batch, groups, units, cl, mcast, one in ((66, 3, 1, 4, 1, 1, 0), (512, 32, 1, 8, 2, 1, 0),
+                                                          (512, 32, 1, 8, 1, 8, 0), (200, 77, 1, 4, 1, 1, 0),
+                                                          (1500, 20, 1, 12, 1, 1, 0), (128, 16, 4, 16, 1, 1, 1)):
+            scaled = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=8", "-DELEM_BF16=0",
+                      f"-DUNITS={units}", f"-DCL={cl}", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}",
+                      "-DF16_SCALED=1"] + (["-DONE_CLUSTER=1", "-DPUSH=1"] if one else [])
+            arch = "compute_80" if cl == 1 and mcast == 1 and not one else "compute_90"
+            yield (f"{cell} forward h{hid} b{batch} groups {groups} f32 as scaled f16 cl{cl} multicast {mcast}"
+                   f"{' one cluster pushed' if one else ''}", "persistent_fwd", scaled, arch, cell)
     # The forward on wgmma (recurrence_wgmma_fwd.cu, sm_90a): inference (its projection in half
     # elements) at hidden 1024 in 4 groups of 32 (the grid's batch 128), bf16 and f16, and hidden
     # 256 in 2 groups (its fewest chunks); training (an f32 projection, the saves) at 1024 and 512;
@@ -545,7 +558,9 @@ def main():
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
     fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
-    bodies = {"persistent_fwd": fwd, "persistent_bwd": bwd, "wave_fwd": fwd, "wave_bwd": bwd,
+    scaled_rows = read("persistent/f16_scaled.cu")
+    bodies = {"persistent_fwd": fwd + "\n" + scaled_rows, "persistent_bwd": bwd, "wave_fwd": fwd + "\n" + scaled_rows,
+              "wave_bwd": bwd,
               "wgmma_fwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_fwd.cu")
               + "\n" + read("persistent/f16_scaled.cu"),
               "wgmma_bwd": read("persistent/wgmma.cuh") + "\n" + read("persistent/recurrence_wgmma_bwd.cu"),

@@ -54,10 +54,10 @@ impl Pass {
 
     /// The source of the pass's modules for `cell`: the preludes, the cell's pointwise steps,
     /// the dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
-    /// wavefront).
+    /// wavefront), and the forward's scaled f16 rows of an f32 layer's operands ([`Plan::scaled`]).
     pub(super) fn sources(self, cell: Cell) -> &'static [&'static str] {
         match self {
-            Pass::Forward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_FWD]),
+            Pass::Forward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_FWD, F16_SCALED]),
             Pass::Backward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_BWD]),
         }
     }
@@ -77,7 +77,7 @@ fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
     )
 }
 
-/// The kernel of `f16_scaled.cu`, in the wgmma forward's module.
+/// The kernel of `f16_scaled.cu`, in the forward's modules.
 pub(super) const F16_SCALED_KERNEL: &str = "rows_to_f16_scaled";
 
 /// The wgmma wavefront's kernel (`recurrence_wgmma_wave.cu`, [`super::wgmma_wave::WgmmaWave`]).
@@ -516,6 +516,14 @@ pub(crate) struct Plan {
     /// `results/2026-11-30-h200-wgmma-subgroups/`): it is the layers' share of a wavefront's
     /// multiprocessors to come.
     pub wgmma_subgroups: usize,
+    /// Whether the forward takes f32 operands (TF32 math) as f16 ones, each row of W_hh and of h
+    /// scaled by a power of two (`recurrence_fwd.cu`'s and `recurrence_wgmma_fwd.cu`'s
+    /// F16_SCALED, `f16_scaled.cu`): TF32's 11 significant bits with f32's range, the tiles and
+    /// the exchange in half the bytes, the products at half precision's rate; where W_hh fits on
+    /// chip in f16 and not in f32 (hidden 1024), on the wgmma forward. Inference plans of f32
+    /// operands where [`Tuning::f16_scaled`] leaves it on; the rest of such a plan (its units,
+    /// groups, shared memory) is sized as for f32, which holds the f16 layout.
+    pub scaled: bool,
 }
 
 /// Batch groups of a call of `layers` of `hidden` units at `batch` in `elem` (`train`: a
@@ -1091,6 +1099,7 @@ impl Plan {
             wgmma_backward: false,
             bf16_partials: false,
             wgmma_subgroups: 1,
+            scaled: false,
         }
     }
 }
@@ -1122,7 +1131,9 @@ impl Plan {
         let wgmma_asked = tuning
             .wgmma
             .unwrap_or_else(|| shape_wgmma_forward(hidden, batch));
-        if !train && wgmma_asked {
+        // (f32 operands take the wgmma forward only as scaled f16 ones.)
+        let wgmma_takes = elem != Operands::Tf32 || tuning.f16_scaled;
+        if !train && wgmma_asked && wgmma_takes {
             let shape = (cell, hidden, batch, elem);
             if let Some(plan) = Self::wgmma_forward(limits, shape, (tuning, layers)) {
                 return Ok(plan);
@@ -1370,6 +1381,7 @@ impl Plan {
             wgmma_backward: false,
             bf16_partials: false,
             wgmma_subgroups,
+            scaled: elem == Operands::Tf32,
         })
     }
 
@@ -1423,6 +1435,7 @@ impl Plan {
             wgmma_backward: false,
             bf16_partials: false,
             wgmma_subgroups: 1,
+            scaled: !train && elem == Operands::Tf32 && tuning.f16_scaled,
         };
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],
@@ -1897,13 +1910,18 @@ impl Plan {
                 format!("-DSMEM_BYTES={}", self.smem_of(pass, true)),
             ];
         }
+        let scaled = self.pass_scaled(pass);
         let mut defines = vec![
             format!("-DHID={}", self.hidden),
             format!("-DBATCH={}", self.group_batch()),
             format!("-DGROUPS={}", self.groups),
             format!("-DUNITS={}", self.units[pass as usize]),
             format!("-DNWARPS={WARPS}"),
-            self.elem.define().to_string(),
+            match scaled {
+                true => Operands::F16.define(),
+                false => self.elem.define(),
+            }
+            .to_string(),
             format!("-DNBUF={}", self.buffers),
             format!("-DCL={}", self.cluster(pass)),
             format!("-DCH={}", self.chunk),
@@ -1928,7 +1946,15 @@ impl Plan {
         if self.pass_transposes(pass) {
             defines.push("-DWT_WRITE=1".into());
         }
+        if scaled {
+            defines.push("-DF16_SCALED=1".into());
+        }
         defines
+    }
+
+    /// Whether `pass` takes f32 operands as scaled f16 ones ([`Plan::scaled`]: the forward).
+    pub fn pass_scaled(&self, pass: Pass) -> bool {
+        pass == Pass::Forward && self.scaled
     }
 
     /// Whether `pass` writes W_hh transposed ([`Plan::forward_transposes`]: the forward).
@@ -1956,12 +1982,9 @@ impl Plan {
         }
     }
 
-    /// Whether the forward runs f32 operands on the wgmma kernel as f16 ones, W_hh's rows and h's
-    /// each scaled by a power of two (`recurrence_wgmma_fwd.cu`'s F16_SCALED, `f16_scaled.cu`):
-    /// TF32's 11 significant bits with f32's range, where W_hh fits on chip in f16 and not in
-    /// f32 (hidden 1024); inference only ([`Plan::wgmma_form_of`]).
+    /// Whether the forward takes f32 operands as scaled f16 ones ([`Plan::scaled`]).
     pub fn f16_scaled(&self) -> bool {
-        self.wgmma && self.elem == Operands::Tf32
+        self.scaled
     }
 
     /// The batch groups of `pass`: the wgmma forward's of [`WGMMA_GROUP_SAMPLES`] (in training
@@ -2026,7 +2049,7 @@ impl Plan {
             );
         }
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -2056,6 +2079,10 @@ impl Plan {
                 (Pass::Backward, true, _) => "_wt",
                 (Pass::Forward, _, true) => "_wtw",
                 _ => "",
+            },
+            match self.pass_scaled(pass) {
+                true => "_f16s",
+                false => "",
             },
             self.elem.name(),
         )
@@ -2737,6 +2764,29 @@ mod tests {
             let training = Plan::on_wgmma_training_forward(sm90(132), training, (&rule, 1));
             assert!(!training.wgmma && !training.f16_scaled(), "{cell:?}");
         }
+    }
+
+    /// An inference plan of f32 operands off the wgmma forward (`Plan::scaled`) compiles the
+    /// layer-by-layer forward for scaled f16 operands, in a module of its own; its backward's
+    /// module (which inference never asks for) and a training plan's keep TF32.
+    #[test]
+    fn f32_operands_infer_layer_by_layer_as_scaled_f16() {
+        let tf32 = Plan {
+            elem: Operands::Tf32,
+            ..Plan::example(Cell::Gru, 1500, 20)
+        };
+        let scaled = Plan {
+            scaled: true,
+            ..tf32
+        };
+        assert!(scaled.pass_scaled(Pass::Forward) && !scaled.pass_scaled(Pass::Backward));
+        assert_defines(&scaled, Pass::Forward, &["-DELEM_BF16=0", "-DF16_SCALED=1"]);
+        assert_defines(&scaled, Pass::Backward, &["-DELEM_F32=1"]);
+        assert!(!scaled
+            .defines(Pass::Backward)
+            .contains(&"-DF16_SCALED=1".to_string()));
+        assert_defines(&tf32, Pass::Forward, &["-DELEM_F32=1"]);
+        assert_modules_differ_in(&tf32, &scaled, Pass::Forward);
     }
 
     /// A training plan with its forward on wgmma: the forward in groups of 32 with an f32

@@ -72,6 +72,14 @@
 // cost the launch nothing, where the transpose on a side stream (transposed.rs) still delayed the
 // backward by about half of what it saves (results/2026-11-30-h200-fill-rows/ §6).
 //
+// With F16_SCALED (1; an inference forward of f32 operands under TF32 math, f16 elements) the
+// layer's tensors are f32 (xg, the biases, the states, y, h_n, c_n) and its products take f16
+// operands scaled by powers of two (f16_scaled.cu, as recurrence_wgmma_fwd.cu's F16_SCALED): W_hh's
+// rows each by `w_scale` (its f32 copy in f16 as `w_hh`), h by `h_scale` of its sample (h_0 in f16
+// as `h0`, scaled likewise; null: no h_0, and 2^14). A block's recurrent sums are scaled back
+// (exactly: powers of two) before the gate math; h goes into the exchange scaled, to y as it is.
+// The f16 tiles and exchange take half the bytes of f32's and the products twice the rate.
+//
 // With WAVE_LAYERS (2..WAVE_MAX, CL 1) the module's kernel is `wave_fwd` instead: every
 // layer of a stack at once, as a wavefront. Blocks 0.. take the lowest layer (UNITS0 units
 // each, as above); the rest the layers above in turn (UNITS1 units each), whose rows hold the
@@ -133,6 +141,26 @@
 #if WT_WRITE && (!PUSH || EW != 1 || HID % 8 || defined(WAVE_LAYERS))
 #error "the forward writes W_hh transposed in a pushed layer of half elements, HID a multiple of 8"
 #endif
+// F16_SCALED (1): f32 tensors, scaled f16 operands (see above); inference, one layer at a time.
+#ifndef F16_SCALED
+#define F16_SCALED 0
+#endif
+#if F16_SCALED && (EW != 1 || ELEM_BF16 || FOLD || WT_WRITE || defined(WAVE_LAYERS))
+#error "the scaled f16 operands take f16 elements, one layer, neither XIN nor WT_WRITE"
+#endif
+// The type of the layer's tensors other than its products' operands (and training's): f32 with
+// F16_SCALED, else the elements'.
+#if F16_SCALED
+typedef float io_t;
+__device__ __forceinline__ float io_f(float v) { return v; }
+__device__ __forceinline__ float to_io(float v) { return v; }
+#else
+typedef elem io_t;
+__device__ __forceinline__ float io_f(elem v) { return to_f(v); }
+__device__ __forceinline__ elem to_io(float v) { return from_f(v); }
+#endif
+// s_h where a call has no h_0 (recurrence_wgmma_fwd.cu's H_SCALE_NONE).
+#define F16_H_SCALE_NONE 16384.f
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
 // W_ih beside its W_hh; a split gate's two products stay apart in two groups, its W_ih rows
@@ -250,6 +278,9 @@ struct FwdTile {
 #define XG_HALF 0
 #endif
 #if XG_HALF && !ELEM_F32
+#if F16_SCALED
+#error "the scaled f16 operands take an f32 projection"
+#endif
 typedef elem xg_t;
 __device__ __forceinline__ float xg_f(xg_t v) { return to_f(v); }
 #else
@@ -261,15 +292,15 @@ __device__ __forceinline__ float xg_f(float v) { return v; }
 // `w_ih`, and their `xg` is only written, in training). Null `y`: the output is not kept.
 struct LayerArgs {
     const elem* w_ih;                       // [GH, H] (upper wavefront layers)
-    const elem* w_hh;                       // [GH, H]
+    const elem* w_hh;                       // [GH, H] (F16_SCALED: scaled)
     xg_t* xg;                               // [T, B, GH]
-    const elem* b_ih;                       // [GH] or null
-    const elem* b_hh;                       // [GH] or null
-    const elem* h0;                         // [B, H] or null (zeros)
-    const elem* c0;                         // [B, H] or null (zeros)
-    elem* y;                                // [T, B, H] or null
-    elem* h_n;                              // [B, H]
-    elem* c_n;                              // [B, H]
+    const io_t* b_ih;                       // [GH] or null
+    const io_t* b_hh;                       // [GH] or null
+    const elem* h0;                         // [B, H] or null (zeros; F16_SCALED: scaled)
+    const io_t* c0;                         // [B, H] or null (zeros)
+    io_t* y;                                // [T, B, H] or null
+    io_t* h_n;                              // [B, H]
+    io_t* c_n;                              // [B, H]
     float* save;                            // [T, B, CELL_SAVED, H], or null
     elem* yp;                               // [T + 1, B, LDP], zeroed, or null
     elem* dropped;                          // [T, B, H], or null (no dropout after)
@@ -367,15 +398,20 @@ __device__ __forceinline__ void tile_products(float (&acc)[MPW][NT][4], const u3
 // Item `it`'s outputs (of the chunk whose first sample is n0) that no other block reads during
 // the launch: y (and its padded copy, and with dropout after the layer, y through the mask in
 // `dropped`: `hd` when the step already made it), and in training the gate activations (over
-// the step's input projection in `xg`) and what the cell saves.
+// the step's input projection in `xg`) and what the cell saves. (F16_SCALED: y from `hf`, h
+// unscaled in f32; `hb` holds it scaled.)
 template <int UB, int ITEMS>
-__device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem* hb, const elem* hd,
-                                              const float (*gate)[GATES],
+__device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem* hb, const float* hf,
+                                              const elem* hd, const float (*gate)[GATES],
                                               const float (*saved)[CELL_SAVED],
                                               const LayerArgs& a, int u0, const Dropout& drop) {
     int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = n0 + idx / UB;
     size_t row = (size_t)t * BROWS + n;
+#if F16_SCALED
+    if (a.y) a.y[row * HID + u] = hf[it];
+#else
     if (a.y) a.y[row * HID + u] = hb[it];
+#endif
     if (a.yp) a.yp[(row + BROWS) * LDP + u] = hb[it];
     // (The mask's elements are counted from the batch's first sample, not the group's.)
     if (a.dropped)
@@ -393,10 +429,13 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem*
 // Layer `layer`'s recurrence on block `bl` of its blocks, over `waves` grid-wide steps of which
 // it takes seq, from wave step `layer` (UPPER: an upper layer of the wavefront, whose tile
 // holds W_ih beside W_hh and whose input comes through the exchange buffer).
+// F16_SCALED: `w_scale` [GH] and `h_scale` [B] (the group's samples; null: no h_0) scale the
+// products' operands (see above).
 template <int UB, int KS, bool UPPER>
 __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int layer, int bl,
                                            u32* counter, int seq, int waves,
-                                           const elem* xin = nullptr, elem* w_t = nullptr) {
+                                           const elem* xin = nullptr, elem* w_t = nullptr,
+                                           const float* w_scale = nullptr, const float* h_scale = nullptr) {
     using P = FwdTile<UB, KS, UPPER ? UPPER_GROUPS : GATES>;
     constexpr int CU = P::CU, ROWS = P::ROWS, MT = P::MT, MROWS = P::MROWS, KSB = P::KSB;
     // A split gate's recurrent product in a row group of its own (an upper wavefront layer's),
@@ -515,7 +554,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         for (int ch = 0; ch < NCH; ++ch) {
             int n = ch * NB + idx / UB;
             bool live = unit && IN_BATCH(n);
-            c[ch][it] = (live && a.c0) ? to_f(a.c0[n * HID + u]) : 0.f;
+            c[ch][it] = (live && a.c0) ? io_f(a.c0[n * HID + u]) : 0.f;
             if (live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
             // An upper layer reads h_0 from the exchange slot of the wave step before its first
             // (the buffer is zeroed before the launch, and no other layer writes these columns).
@@ -524,12 +563,29 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #pragma unroll
         for (int g = 0; g < GATES; ++g) {
             float b = 0.f;
-            if (unit && a.b_ih) b += to_f(a.b_ih[g * HID + u]);
-            if (unit && a.b_hh && g != SPLIT_GATE) b += to_f(a.b_hh[g * HID + u]);
+            if (unit && a.b_ih) b += io_f(a.b_ih[g * HID + u]);
+            if (unit && a.b_hh && g != SPLIT_GATE) b += io_f(a.b_hh[g * HID + u]);
             bias[it][g] = b;
         }
-        bias_split[it] = (SPLIT_GATE >= 0 && unit && a.b_hh) ? to_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
+        bias_split[it] = (SPLIT_GATE >= 0 && unit && a.b_hh) ? io_f(a.b_hh[SPLIT_GATE * HID + u]) : 0.f;
     }
+#if F16_SCALED
+    // Each item's scales: 1 / s_w of its unit's gate rows; s_h of its sample in each chunk, and
+    // its inverse.
+    float w_inv[ITEMS][GATES], h_s[NCH][ITEMS], h_inv[NCH][ITEMS];
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        int idx = tid + it * THREADS, u = min(u0 + idx % UB, HID - 1);
+#pragma unroll
+        for (int g = 0; g < GATES; ++g) w_inv[it][g] = 1.f / w_scale[g * HID + u];
+#pragma unroll
+        for (int ch = 0; ch < NCH; ++ch) {
+            int n = min(ch * NB + idx / UB, BATCH - 1);
+            h_s[ch][it] = h_scale ? h_scale[n] : F16_H_SCALE_NONE;
+            h_inv[ch][it] = 1.f / h_s[ch][it];
+        }
+    }
+#endif
     // The multicast's stage rows past the batch (a chunk's rows nb..NPAD), which the products
     // read (their columns of the sums are dropped) and no copy writes, are zeros: written once,
     // before any block of the cluster may multicast into this one, so that no step reads
@@ -655,6 +711,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
         const bool active = t >= 0 && t < seq;
         float gate[NCH][ITEMS][GATES], saved[NCH][ITEMS][CELL_SAVED];
         elem hb[NCH][ITEMS], hd[NCH][ITEMS];
+        float hf[NCH][ITEMS];  // (F16_SCALED: h_t unscaled)
         if (active) {
             PHASE(0);
             if (!PREFETCH_X && !FOLD) load_x(t);
@@ -853,7 +910,11 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                             float sum = FOLD ? bias[it][g] : bias[it][g] + xv[ch][it][g];
                             if (g == SPLIT_GATE) rec = bias_split[it];
                             float& acc = (g == SPLIT_GATE) ? rec : sum;
-#if CL > 1
+#if CL > 1 && F16_SCALED
+                            float r = 0.f;
+                            for (int q = 0; q < CL; ++q) r += part[(q * NB + nl) * GATES * UB + g * UB + ul];
+                            acc += r * w_inv[it][g] * h_inv[ch][it];
+#elif CL > 1
                             for (int q = 0; q < CL; ++q)
                                 acc += part[(q * NB + nl) * GATES * UB + g * UB + ul];
 #else
@@ -872,13 +933,27 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                                 for (int q = 0; q < KG; ++q)
                                     rec += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
                             } else {
+#if F16_SCALED
+                                // (The recurrent sums scaled back: s_w of the row, s_h of the
+                                // sample.)
+                                float r = 0.f;
+                                for (int q = 0; q < KG; ++q)
+                                    r += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
+                                acc += r * w_inv[it][g] * h_inv[ch][it];
+#else
                                 for (int q = 0; q < KG; ++q)
                                     acc += red[q * (GROUP_BYTES / 4) + nl * RPITCH + g * UB + ul];
+#endif
                             }
 #endif
                             pre[g] = sum;
                         }
+#if F16_SCALED
+                        hf[ch][it] = cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]);
+                        hb[ch][it] = from_f(hf[ch][it] * h_s[ch][it]);
+#else
                         hb[ch][it] = from_f(cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]));
+#endif
                         u16* row = hx + XSLOT(s) + n * XP;
 #if PUSH
                         const elem e = mma_elem(hb[ch][it]);
@@ -897,9 +972,13 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                             *(elem*)&row[x_h + KPAD + u * EW] = mma_elem(hd[ch][it]);
                         }
                         if (t == seq - 1) {
+#if F16_SCALED
+                            a.h_n[n * HID + u] = hf[ch][it];
+#else
                             a.h_n[n * HID + u] = hb[ch][it];
+#endif
 #if CELL_HAS_C
-                            a.c_n[n * HID + u] = from_f(c[ch][it]);
+                            a.c_n[n * HID + u] = to_io(c[ch][it]);
 #endif
                         }
                     }
@@ -944,7 +1023,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                 for (int it = 0; it < ITEMS; ++it) {
                     int idx = tid + it * THREADS, u = u0 + idx % UB, n = ch * NB + idx / UB;
                     if (idx < UB * NB && IN_BATCH(n) && u < HID)
-                        store_outputs<UB, ITEMS>(it, ch * NB, t, hb[ch], feeds ? hd[ch] : nullptr,
+                        store_outputs<UB, ITEMS>(it, ch * NB, t, hb[ch], hf[ch], feeds ? hd[ch] : nullptr,
                                                  gate[ch], saved[ch], a, u0, drop);
                 }
         }
@@ -970,14 +1049,14 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #ifndef WAVE_LAYERS
 // One layer, UNITS units per block.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
+persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H] (F16_SCALED: scaled)
                     xg_t* xg,                        // [T, B, GH]
-                    const elem* __restrict__ b_ih,   // [GH] or null
-                    const elem* __restrict__ b_hh,   // [GH] or null
-                    const elem* h0,                  // [B, H] or null (zeros)
-                    const elem* __restrict__ c0,     // [B, H] or null (zeros)
-                    elem* y,                         // [T, B, H]
-                    elem* h_n, elem* c_n,            // [B, H]
+                    const io_t* __restrict__ b_ih,   // [GH] or null
+                    const io_t* __restrict__ b_hh,   // [GH] or null
+                    const elem* h0,                  // [B, H] or null (zeros; F16_SCALED: scaled)
+                    const io_t* __restrict__ c0,     // [B, H] or null (zeros)
+                    io_t* y,                         // [T, B, H]
+                    io_t* h_n, io_t* c_n,            // [B, H]
                     u16* hx,                         // [2, B, KPAD] 16-bit words, zeroed
                                                      // (B: every group's samples; unread
                                                      // with PUSH, as is `counter`)
@@ -986,8 +1065,10 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
                     elem* dropped,                   // [T, B, H], or null (no dropout after)
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
-                    const elem* __restrict__ w_ih,   // [GH, XIN] (XIN), or null
-                    const elem* __restrict__ x,      // [T, B, XIN] (XIN), or null
+                    // [GH, XIN] (XIN), or null; F16_SCALED: W_hh's rows' scales, f32 [GH]
+                    const elem* __restrict__ w_ih,
+                    // [T, B, XIN] (XIN), or null; F16_SCALED: h's samples' scales, f32 [B], or null
+                    const elem* __restrict__ x,
                     elem* w_t,                       // [HID, WT_PITCH] (WT_WRITE), or null
                     u32* counter, int seq) {
     // The block's group's samples (common.cuh's GROUPS).
@@ -1001,8 +1082,13 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     // What the host sized the launch's shared memory by (kernel.rs's `forward_smem`).
     static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");
 #endif
+#if F16_SCALED
+    recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq, nullptr,
+                                     nullptr, (const float*)w_ih, from_elem((const float*)x, b0));
+#else
     recurrence<UNITS, KSTEPS, false>(a, hx + b0 * XP, 0, blockIdx.x, group_counter(counter), seq, seq,
                                      from_elem(x, b0 * XIN), w_t);
+#endif
     // Pushed, the blocks met at no barrier in memory (its words may hold anything: forward.rs).
     if (!PUSH) grid_leave(group_counter(counter));
     MARK(6);

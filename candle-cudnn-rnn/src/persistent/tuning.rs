@@ -120,6 +120,11 @@ pub(crate) struct Tuning {
     /// fit. `None` (the default): the planner's rule
     /// ([`super::wgmma_wave::WgmmaWave::cluster`]).
     pub wave_cluster: Option<usize>,
+    /// Whether an inference forward of f32 operands (TF32 math) takes them as f16 ones, each row
+    /// of W_hh and of h scaled by a power of two ([`super::kernel::Plan::scaled`]): by default;
+    /// `CANDLE_RNN_PERSISTENT_F16_SCALED=0` keeps its products in TF32 (and so off the wgmma
+    /// forward).
+    pub f16_scaled: bool,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -160,6 +165,7 @@ impl Tuning {
         wgmma_subgroups: None,
         wgmma_units: None,
         wave_cluster: None,
+        f16_scaled: true,
         show_plans: false,
     };
 
@@ -266,6 +272,7 @@ impl Tuning {
             choice("CANDLE_RNN_PERSISTENT_WGMMA_UNITS", &["16", "32"]).or(d.wgmma_units);
         let wave_cluster =
             choice("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER", &["1", "2", "4"]).or(d.wave_cluster);
+        let f16_scaled = switch("CANDLE_RNN_PERSISTENT_F16_SCALED").unwrap_or(d.f16_scaled);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -288,6 +295,7 @@ impl Tuning {
             wgmma_subgroups,
             wgmma_units,
             wave_cluster,
+            f16_scaled,
             show_plans,
         }
     }
@@ -331,6 +339,7 @@ mod tests {
                 wgmma_subgroups: None,
                 wgmma_units: None,
                 wave_cluster: None,
+                f16_scaled: true,
                 show_plans: false,
             }
         );
@@ -376,6 +385,10 @@ mod tests {
             assert!(!value("0"), "{name}");
             assert!(!value("yes"), "{name}");
         }
+        // On unless set to 0.
+        let scaled = |v| with(&[("CANDLE_RNN_PERSISTENT_F16_SCALED", v)]).f16_scaled;
+        assert!(scaled("1") && scaled("yes"));
+        assert!(!scaled("0") && !scaled(" 0 "));
     }
 
     #[test]

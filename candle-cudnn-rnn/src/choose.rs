@@ -261,7 +261,11 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// at [30, 128, 1024], [30, 128, 3 x 1024] and [200, 128, 3 x 1024] (LSTM [30, 128, 1024] 1.88
 /// against 4.66 µs an example), eagerly 0.36-0.47x; at the shapes the rule above gave ours
 /// already they run on it too (LSTM [30, 32, 1024] 4.1, [30, 128, 3 x 512] 2.6; H200,
-/// `results/2026-12-01-h200-tf32-f16-scaled/`).
+/// `results/2026-12-01-h200-tf32-f16-scaled/`). On the layer-by-layer forward, sized for f16
+/// tiles, inference of stacks up to hidden [`TF32_SCALED_STACK_MAX_HIDDEN`] at batches up to
+/// [`CHUNK_SAMPLES`] leads too: PTB large's [35, 20, 2 x 1500] 25.9 against `Standard`'s 52.5
+/// µs an example, [35, 20, 2 x 1024] and [30, 8, 3 x 1024] 0.42-0.56x its time
+/// (`results/2026-12-01-h200-tf32-f16-scaled-layers/` §4).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
@@ -287,10 +291,15 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
         && dims.hidden_size <= stack_hidden
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
     let scaled = !train
-        && shape_wgmma_forward(dims.hidden_size, call.batch)
+        && (shape_wgmma_forward(dims.hidden_size, call.batch)
+            || (call.batch <= CHUNK_SAMPLES && dims.hidden_size <= TF32_SCALED_STACK_MAX_HIDDEN))
         && dims.num_layers <= TF32_SCALED_MAX_LAYERS;
     (layer || stack || scaled) && !small_gru
 }
+
+/// See [`ours_lead_tf32`]: the widest stack measured on the scaled f16 operands up to batch
+/// [`CHUNK_SAMPLES`] (PTB large's).
+const TF32_SCALED_STACK_MAX_HIDDEN: usize = 1500;
 
 /// See [`ours_lead_tf32`]: the deepest stack measured on the scaled f16 operands.
 const TF32_SCALED_MAX_LAYERS: usize = 3;
@@ -1443,7 +1452,7 @@ mod tests {
                     (2, 650, 64, false),
                     (3, 1024, 32, !train),
                     (3, 512, 256, false),
-                    (2, 1500, 20, false),
+                    (2, 1500, 20, !train),
                 ] {
                     assert_eq!(
                         lead(cell(mode, layers, hidden), batch),

@@ -33,9 +33,10 @@ const HALF_MOST_OVER_CUDNN: f64 = 2.0;
 /// same inputs, or this (TF32 rounds to 10 mantissa bits, about 5e-4 relative).
 const TF32_FLOOR: f64 = 1e-3;
 
-/// The largest hidden size of the shapes below whose TF32 layers fit the kernels' shared memory
-/// (f32 tiles take twice the bytes: at 1024 the forward's blocks fit only in clusters of 2 that
-/// split K): the TF32 rows of larger ones are not run.
+/// The largest hidden size of the shapes below whose TF32 layers train on the kernels (f32
+/// tiles take twice the bytes: at 1024 the forward's blocks fit only in clusters of 2 that split
+/// K): larger ones (PTB large's 1500) run their TF32 inference rows only, on scaled f16
+/// operands.
 const TF32_MAX_HIDDEN: usize = 1024;
 
 /// The same for the training of batches of several chunks (past 32), whose forward holds two
@@ -208,11 +209,10 @@ fn check_cell(
             // f32 in TF32.
             let tf32 = dtype == DType::F32;
             let chunked = batch > 32;
-            if tf32 && hidden > TF32_MAX_HIDDEN {
-                continue;
-            }
-            // Those the kernels infer only: as scaled f16 operands on the wgmma forward.
-            let inference_only = tf32 && chunked && hidden > TF32_CHUNKED_MAX_HIDDEN;
+            // Those the kernels infer only (as scaled f16 operands, whose tiles fit where f32
+            // ones do not).
+            let inference_only =
+                tf32 && (hidden > TF32_MAX_HIDDEN || (chunked && hidden > TF32_CHUNKED_MAX_HIDDEN));
             let cfg = |algo| {
                 let cfg = RnnConfig {
                     num_layers: layers,

@@ -521,8 +521,9 @@ pub(crate) struct Plan {
     /// F16_SCALED, `f16_scaled.cu`): TF32's 11 significant bits with f32's range, the tiles and
     /// the exchange in half the bytes, the products at half precision's rate; where W_hh fits on
     /// chip in f16 and not in f32 (hidden 1024), on the wgmma forward. Inference plans of f32
-    /// operands where [`Tuning::f16_scaled`] leaves it on; the rest of such a plan (its units,
-    /// groups, shared memory) is sized as for f32, which holds the f16 layout.
+    /// operands where [`Tuning::f16_scaled`] leaves it on. Such a plan's shared memory and
+    /// exchange rows are the f16 layout's ([`Plan::kpad`]); its units, groups and clusters
+    /// follow the TF32 rules.
     pub scaled: bool,
 }
 
@@ -1783,7 +1784,12 @@ impl Plan {
     /// Columns of the forward's exchange buffer rows in 16-bit words ([`Operands::words`]): the
     /// hidden size in whole K steps.
     pub fn kpad(&self) -> usize {
-        (self.hidden * self.elem.words()).div_ceil(16) * 16
+        // (A scaled plan's forward exchanges f16 h: [`Plan::scaled`].)
+        let words = match self.scaled {
+            true => Operands::F16.words(),
+            false => self.elem.words(),
+        };
+        (self.hidden * words).div_ceil(16) * 16
     }
 
     /// Columns of the backward's exchange buffer rows: the gate rows in whole chunks.
@@ -3026,7 +3032,8 @@ mod tests {
         assert!(!folds_input(lstm, 32, 4, 128) && folds_input(lstm, 32, 4, 64));
     }
 
-    /// The exchange rows count 16-bit words: an f32 plan's are twice a half plan's.
+    /// The exchange rows count 16-bit words: an f32 plan's are twice a half plan's, and a scaled
+    /// f32 plan's forward exchanges f16 (its backward, which inference does not run, f32).
     #[test]
     fn exchange_rows_count_16_bit_words() {
         let plan = |elem| Plan {
@@ -3036,6 +3043,20 @@ mod tests {
         let (half, tf32) = (plan(Operands::Bf16), plan(Operands::Tf32));
         assert_eq!((half.kpad(), tf32.kpad()), (208, 400));
         assert_eq!((half.gpad(), tf32.gpad()), (640, 1216));
+        let scaled = Plan {
+            scaled: true,
+            ..tf32
+        };
+        assert_eq!((scaled.kpad(), scaled.gpad()), (208, 1216));
+        assert!(scaled.smem_bytes(Pass::Forward) < tf32.smem_bytes(Pass::Forward));
+        assert_eq!(
+            scaled.smem_bytes(Pass::Forward),
+            Plan {
+                elem: Operands::F16,
+                ..tf32
+            }
+            .smem_bytes(Pass::Forward)
+        );
     }
 
     /// W_hh transposed has rows of whole 16-byte pieces: a GRU's 4500 gate rows at hidden 1500

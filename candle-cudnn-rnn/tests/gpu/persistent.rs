@@ -381,6 +381,28 @@ fn persistent_tf32_wgmma_forward_matches_the_f64_cpu_path() {
     });
 }
 
+/// f32 inference in TF32 where f32 tiles would not fit on chip, as scaled f16 operands on the
+/// layer-by-layer forward (`Plan::scaled`, its shared memory the f16 layout's): PTB large's two
+/// layers of 1500 at batch 20, LSTM and GRU, from zeros and from a given state, each by
+/// [`check_tf32`]; asked for (`Persistent`) and by the default's rule (`Heuristic`, graphed).
+#[test]
+fn persistent_tf32_scaled_inference_matches_the_f64_cpu_path_past_f32s_fit() {
+    let test = "persistent_tf32_scaled_inference_matches_the_f64_cpu_path_past_f32s_fit";
+    let cases = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [RnnAlgo::Persistent, RnnAlgo::Heuristic].map(|algo| {
+            let mut shape = shape((mode, Biases::Both), (2, 20, 4, 64, 1500));
+            shape.cfg.math = MathMode::Tf32;
+            shape.cfg.launch = Launch::Graphed;
+            shape.with_algo(algo)
+        })
+    });
+    check_each(test, cases, |gpu, shape, rng, verdicts| {
+        for with_state in [false, true] {
+            check_tf32(gpu, &shape, (false, with_state), rng, verdicts);
+        }
+    });
+}
+
 /// The least bound of [`persistent_tf32_matches_the_f64_cpu_path`]: TF32 keeps 10
 /// mantissa bits (relative rounding 2^-11, about 5e-4), and a few 1e-4 are seen either way.
 const TF32_FLOOR: f64 = 1e-3;

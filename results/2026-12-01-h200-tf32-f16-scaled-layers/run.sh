@@ -13,7 +13,13 @@
 #   5. (sanitize) compute-sanitizer memcheck, racecheck and synccheck on an inference forward,
 #      op-tf32-persistent: LSTM [3, 8, 512] (64 blocks, the barrier in memory), GRU [3, 16, 128]
 #      (4 groups, one cluster each, h pushed) and LSTM [3, 32, 200] (OUT/sanitize.log).
-#   results/2026-12-01-h200-tf32-f16-scaled-layers/run.sh DIR OUT [tests|check|bench|grid|sanitize]...
+#   6. (fit) on the build whose scaled plans take the f16 layout's shared memory and whose TF32
+#      rule gives ours such stacks' inference up to hidden 1500 at batch 32: the TF32 tests, then
+#      graphed forwards of op-tf32-default (now ours), op-tf32-standard and op-tf32-persistent at
+#      PTB large's [35, 20, 2 x 1500] and a few more / PyTorch's TF32 module / ours again
+#      (OUT/fit.log, OUT/fit-torch-graph.log), then `gpu_check --persistent --dtype tf32` (its
+#      PTB large rows now infer; OUT/gpu_check.log).
+#   results/2026-12-01-h200-tf32-f16-scaled-layers/run.sh DIR OUT [tests|check|bench|grid|sanitize|fit]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -68,6 +74,25 @@ for part in $parts; do
     grid)
       stamp "grid"
       compare_grid torch-tf32 op-tf32-default 450
+      ;;
+    fit)
+      stamp "fit"
+      gpu_tests_as tf32-fit persistent_tf32
+      variants=op-tf32-default,op-tf32-standard,op-tf32-persistent
+      shapes="2,20,35,1500 1,20,35,1500 2,20,35,1024 3,8,30,1024"
+      {
+        for sh in $shapes; do for c in lstm gru; do echo "ours $c $sh | $(forward_rows $c $sh X=1)"; done; done
+        only=""
+        for sh in $shapes; do for c in lstm gru; do only="$only --only $c,$sh"; done; done
+        timeout 200 python3 scripts/torch_reference.py --grid --impls torch-tf32 --graph --loss sum \
+          --reps 10 --warmup 5 $only > "$OUT/fit-torch-graph.log" 2>>"$OUT/stderr.txt"
+        grep -iE "^\| (lstm|gru) " "$OUT/fit-torch-graph.log" | sed "s/^/torch --graph /"
+        for sh in $shapes; do for c in lstm gru; do echo "ours again $c $sh | $(forward_rows $c $sh X=1)"; done; done
+      } | tee "$OUT/fit.log"
+      timeout 300 "$D/gpu_check" --persistent --dtype tf32 --seed 2711 > "$OUT/gpu_check.log" 2>&1
+      echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
+      grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+      grep -E 'H1500 tf32 inference' "$OUT/gpu_check.log"
       ;;
     sanitize)
       stamp "sanitize"

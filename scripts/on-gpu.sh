@@ -5,7 +5,7 @@
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
 # helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
-# `bench_with`, `bench_rows`, `torch_rows`, `compare_grid`, `half_grid`).
+# `bench_with`, `bench_rows`, `forward_rows`, `torch_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -104,6 +104,15 @@ bench_rows() {
   timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --input-grad --reps 10 --warmup 5 --api "${API:-direct}" \
     --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
+}
+
+# bench_rows for the inference forward alone: "variant (kernel) forward |" per variant (µs an
+# example), graphed where $1 is --graph (empty: eager), at CELL $2, SHAPE $3 (L,B,T,H), VARIANTS $4
+# (comma-joined), with the environment given before the call.
+forward_rows() {
+  timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --reps 10 --warmup 5 --api direct --phase forward \
+    --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{n=$7; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",f); printf "%s %s | ", n, f}'
 }
 
 # PyTorch's fp16 module at each MODE,L,B,T,H of SPECS ($2: space-separated; MODE lstm or gru),

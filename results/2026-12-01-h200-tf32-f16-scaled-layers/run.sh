@@ -29,20 +29,15 @@ parts=${*:-tests}
 source scripts/on-gpu.sh
 variants=op-tf32-default,op-tf32-persistent
 shapes="1,32,30,128 1,128,30,128 1,32,30,512 1,8,30,512 2,20,35,650 2,20,35,1500"
-# "variant (kernel) forward |" per variant: bench_grid's inference forward alone, µs an example,
-# graphed, at CELL $1 and SHAPE $2, with the setting $3 (VAR=VALUE; X=1 for none).
-forward_rows() {
-  env "$3" timeout 150 "$D/bench_grid" --no-loop --graph --loss sum --reps 10 --warmup 5 --api direct \
-    --phase forward --mode "$1" --shape "$2" --variants "$variants" 2>>"$OUT/stderr.txt" \
-    | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{n=$7; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",f); printf "%s %s | ", n, f}'
-}
+# on-gpu.sh's forward_rows of $variants, graphed, at CELL $1 and SHAPE $2, with the setting $3
+# (VAR=VALUE; X=1 for none).
+graphed_rows() { (export "$3"; forward_rows --graph "$1" "$2" "$variants"); }
 # Each cell and shape: TF32 products / scaled f16, each line led by $1.
 all_rows() {
   local c sh
   for sh in $shapes; do
     for c in lstm gru; do
-      echo "$1 $c $sh | tf32 | $(forward_rows $c $sh CANDLE_RNN_PERSISTENT_F16_SCALED=0) scaled | $(forward_rows $c $sh X=1)"
+      echo "$1 $c $sh | tf32 | $(graphed_rows $c $sh CANDLE_RNN_PERSISTENT_F16_SCALED=0) scaled | $(graphed_rows $c $sh X=1)"
     done
   done
 }
@@ -81,13 +76,13 @@ for part in $parts; do
       variants=op-tf32-default,op-tf32-standard,op-tf32-persistent
       shapes="2,20,35,1500 1,20,35,1500 2,20,35,1024 3,8,30,1024"
       {
-        for sh in $shapes; do for c in lstm gru; do echo "ours $c $sh | $(forward_rows $c $sh X=1)"; done; done
+        for sh in $shapes; do for c in lstm gru; do echo "ours $c $sh | $(graphed_rows $c $sh X=1)"; done; done
         only=""
         for sh in $shapes; do for c in lstm gru; do only="$only --only $c,$sh"; done; done
         timeout 200 python3 scripts/torch_reference.py --grid --impls torch-tf32 --graph --loss sum \
           --reps 10 --warmup 5 $only > "$OUT/fit-torch-graph.log" 2>>"$OUT/stderr.txt"
         grep -iE "^\| (lstm|gru) " "$OUT/fit-torch-graph.log" | sed "s/^/torch --graph /"
-        for sh in $shapes; do for c in lstm gru; do echo "ours again $c $sh | $(forward_rows $c $sh X=1)"; done; done
+        for sh in $shapes; do for c in lstm gru; do echo "ours again $c $sh | $(graphed_rows $c $sh X=1)"; done; done
       } | tee "$OUT/fit.log"
       timeout 300 "$D/gpu_check" --persistent --dtype tf32 --seed 2711 > "$OUT/gpu_check.log" 2>&1
       echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"

@@ -32,18 +32,12 @@ parts=${*:-tests}
 source scripts/on-gpu.sh
 variants=op-tf32-default,op-tf32-persistent
 shapes="1,32,30,1024 1,128,30,1024 3,128,30,1024 3,128,200,1024 1,64,30,512 1,128,30,512 3,128,30,512"
-# "variant (kernel) forward |" per variant of $variants: bench_grid's inference forward alone, µs
-# an example, graphed where $1 is --graph (empty: eager), at CELL $2 and SHAPE $3 (L,B,T,H).
-forward_rows() {
-  timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --reps 10 --warmup 5 --api direct --phase forward \
-    --mode "$2" --shape "$3" --variants "$variants" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{n=$7; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",f); printf "%s %s | ", n, f}'
-}
-# forward_rows at every cell and shape, each line led by $2.
+# on-gpu.sh's forward_rows of $variants at every cell and shape, graphed where $1 is --graph,
+# each line led by $2.
 all_rows() {
   local c sh
   for sh in $shapes; do
-    for c in lstm gru; do echo "$2 $c $sh | $(forward_rows "$1" $c $sh)"; done
+    for c in lstm gru; do echo "$2 $c $sh | $(forward_rows "$1" $c $sh "$variants")"; done
   done
 }
 for part in $parts; do

@@ -1,8 +1,8 @@
 // f32 rows as f16 operands of the tensor cores' products, each row scaled by a power of two
-// (recurrence_wgmma_fwd.cu's F16_SCALED: an inference forward of f32 operands under TF32 math
-// whose weights fit on chip in f16, not in f32). Scaled so that its largest magnitude lies in
-// [2^14, 2^15), a row keeps f16's 11 significant bits (TF32's) down to 2^-28 of that largest,
-// and cannot overflow; the products are scaled back exactly. One warp a row, in one launch:
+// (recurrence_fwd.cu's and recurrence_wgmma_fwd.cu's F16_SCALED: an inference forward of f32
+// operands under TF32 math, in half the bytes of f32 tiles). Scaled so that its largest
+// magnitude lies in [2^14, 2^15), a row keeps f16's 11 significant bits (TF32's) down to 2^-28
+// of that largest, and cannot overflow; the products are scaled back exactly. One warp a row, in one launch:
 // the `a_rows` rows of `a` (W_hh, [GH, H]) and the `b_rows` rows of `b` (h_0, [B, H]; none where
 // null), each `cols` long. A row of h is scaled as if its largest were at least 1, which every
 // later h_t of the row is below (an LSTM's |h_t| < 1; a GRU's h_t is a convex mix of h_{t-1} and

@@ -1,6 +1,6 @@
-//! An f32 layer's operands for the wgmma forward as f16 ones, each row of W_hh and of h_0 scaled
-//! by a power of two ([`Plan::f16_scaled`], `f16_scaled.cu`): made once a layer, before its
-//! launch, into buffers that the layers of an inference call take in turn.
+//! An f32 layer's operands for the forward as f16 ones, each row of W_hh and of h_0 scaled by a
+//! power of two ([`Plan::scaled`], `f16_scaled.cu`): made once a layer, before its launch, into
+//! buffers that the layers of an inference call take in turn.
 
 use super::kernel::{Pass, Plan, F16_SCALED_KERNEL};
 use candle_core::cuda_backend::cudarc::driver::{

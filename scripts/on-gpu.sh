@@ -108,9 +108,10 @@ bench_rows() {
 
 # bench_rows for the inference forward alone: "variant (kernel) forward |" per variant (µs an
 # example), graphed where $1 is --graph (empty: eager), at CELL $2, SHAPE $3 (L,B,T,H), VARIANTS $4
-# (comma-joined), with the environment given before the call.
+# (comma-joined), with the environment given before the call; BENCH_GRID names another binary
+# than D's (an old build's, say).
 forward_rows() {
-  timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --reps 10 --warmup 5 --api direct --phase forward \
+  timeout 150 "${BENCH_GRID:-$D/bench_grid}" --no-loop $1 --loss sum --reps 10 --warmup 5 --api direct --phase forward \
     --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{n=$7; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",f); printf "%s %s | ", n, f}'
 }

@@ -315,7 +315,8 @@ pub(super) fn forward<T: Elem>(
         };
         let mut wave_args = WaveArgs::default();
         let mut drop_guards = Vec::new();
-        // An f32 layer on the wgmma forward (inference) takes W_hh and h_0 as scaled f16 rows.
+        // An f32 layer's inference forward takes W_hh and h_0 as scaled f16 rows
+        // (`Plan::scaled`).
         let mut scaled = match plan.f16_scaled() {
             true => Some(ScaledOperands::new(&dev, &stream, &plan)?),
             false => None,
@@ -434,8 +435,8 @@ pub(super) fn forward<T: Elem>(
                 Some((x, _)) => (w_ih, *x),
                 None => (0, 0),
             };
-            // The wgmma forward's scaled f16 rows take the places of W_hh and h_0, their scales
-            // those of W_ih and the input (which it does not read).
+            // The scaled f16 rows take the places of W_hh and h_0, their scales those of W_ih
+            // and the folded input (which no scaled forward reads).
             let (w_hh, h0, w_ih, folded_x) = match scaled.as_mut() {
                 Some(s) => {
                     let rows = s.scale(&stream, w_hh, h0)?;

@@ -17,6 +17,27 @@ typedef u16 elem;
 #define EW 1
 #endif
 
+// F16_SCALED (1; the forwards': recurrence_fwd.cu, recurrence_wgmma_fwd.cu) marks a module of f32
+// tensors whose products take f16 operands (elem), each row of W_hh and of h scaled by a power
+// of two (f16_scaled.cu). `io_t` is the type of a layer's tensors other than its products'
+// operands: f32 there, else the elements'; io_f and to_io convert it from and to f32.
+#ifndef F16_SCALED
+#define F16_SCALED 0
+#endif
+#if F16_SCALED
+typedef float io_t;
+__device__ __forceinline__ float io_f(float v) { return v; }
+__device__ __forceinline__ float to_io(float v) { return v; }
+#else
+typedef elem io_t;
+__device__ __forceinline__ float io_f(elem v) { return to_f(v); }
+__device__ __forceinline__ elem to_io(float v) { return from_f(v); }
+#endif
+// s_h where a call has no h_0: h_t of an LSTM or a GRU from zeros stays within (-1, 1), so 2^14
+// keeps it in f16's normal range (f16_scaled.cu's scale of h_0's rows, whose largest is at least
+// 1).
+#define F16_H_SCALE_NONE 16384.f
+
 // A 32-bit word of the products' operands as the tensor cores take it: an f32 rounded to TF32's
 // 10 mantissa bits (to nearest, away from zero on ties; the products would otherwise drop the
 // bits), or a pair of half elements unchanged.

@@ -141,26 +141,11 @@
 #if WT_WRITE && (!PUSH || EW != 1 || HID % 8 || defined(WAVE_LAYERS))
 #error "the forward writes W_hh transposed in a pushed layer of half elements, HID a multiple of 8"
 #endif
-// F16_SCALED (1): f32 tensors, scaled f16 operands (see above); inference, one layer at a time.
-#ifndef F16_SCALED
-#define F16_SCALED 0
-#endif
+// F16_SCALED (1): f32 tensors (common.cuh's io_t), scaled f16 operands (see above); inference,
+// one layer at a time.
 #if F16_SCALED && (EW != 1 || ELEM_BF16 || FOLD || WT_WRITE || defined(WAVE_LAYERS))
 #error "the scaled f16 operands take f16 elements, one layer, neither XIN nor WT_WRITE"
 #endif
-// The type of the layer's tensors other than its products' operands (and training's): f32 with
-// F16_SCALED, else the elements'.
-#if F16_SCALED
-typedef float io_t;
-__device__ __forceinline__ float io_f(float v) { return v; }
-__device__ __forceinline__ float to_io(float v) { return v; }
-#else
-typedef elem io_t;
-__device__ __forceinline__ float io_f(elem v) { return to_f(v); }
-__device__ __forceinline__ elem to_io(float v) { return from_f(v); }
-#endif
-// s_h where a call has no h_0 (recurrence_wgmma_fwd.cu's H_SCALE_NONE).
-#define F16_H_SCALE_NONE 16384.f
 
 // The row groups of an upper wavefront layer's tile: one per gate, whose rows hold the gate's
 // W_ih beside its W_hh; a split gate's two products stay apart in two groups, its W_ih rows

@@ -71,9 +71,6 @@
 #ifndef XG_HALF
 #define XG_HALF 0
 #endif
-#ifndef F16_SCALED
-#define F16_SCALED 0
-#endif
 #if F16_SCALED && (ELEM_BF16 || XG_HALF)
 #error "the scaled f16 operands' forward takes f16 elements and an f32 projection"
 #endif
@@ -83,16 +80,6 @@
 #define WG_TRAIN (!XG_HALF && !F16_SCALED)
 
 namespace wg {
-
-// The type of the layer's tensors other than the operands of its products: f32 with F16_SCALED,
-// else the elements'.
-#if F16_SCALED
-using io_t = float;
-__device__ __forceinline__ float io_f(float v) { return v; }
-#else
-using io_t = elem;
-__device__ __forceinline__ float io_f(elem v) { return to_f(v); }
-#endif
 
 constexpr int UNITS = WG_UNITS;           // units a block
 constexpr bool ALL_IN_REGS = UNITS == 16; // all of the block's gate rows in registers
@@ -275,10 +262,6 @@ struct Scales {
 #endif
 };
 
-// s_h where a call has no h_0: h_t of an LSTM or a GRU from zeros stays within (-1, 1), so 2^14
-// keeps it in f16's normal range (f16_scaled.cu's scale of h_0's rows, whose largest is at least 1).
-constexpr float H_SCALE_NONE = 16384.f;
-
 // A thread's gate math for its unit and its NS samples first + 8 (s / 2) + s % 2 (`first`: the
 // thread's first sample of its warpgroup's) of subgroup `sub`, from the whole sums (`sum(s, gate)`;
 // with F16_SCALED scaled back by `sc`), the step's input projection (`xq`: xs at the first sample
@@ -456,7 +439,7 @@ __device__ __forceinline__ void layer_forward(
     for (int sub = 0; sub < SUB; ++sub)
 #pragma unroll
         for (int s = 0; s < NS; ++s) {
-            const float hs = h_scale ? h_scale[b0 + BATCH * sub + sample(s)] : H_SCALE_NONE;
+            const float hs = h_scale ? h_scale[b0 + BATCH * sub + sample(s)] : F16_H_SCALE_NONE;
             sc.h[sub][s] = hs;
             sc.h_inv[sub][s] = 1.f / hs;
         }
@@ -623,9 +606,9 @@ __device__ __forceinline__ void layer_forward(
 }  // namespace wg
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-wgmma_fwd(const elem* __restrict__ w_hh, void* xg, const wg::io_t* __restrict__ b_ih,
-          const wg::io_t* __restrict__ b_hh, const elem* h0, const wg::io_t* __restrict__ c0, wg::io_t* y,
-          wg::io_t* h_n, wg::io_t* c_n, u16* hx, float* save,
+wgmma_fwd(const elem* __restrict__ w_hh, void* xg, const io_t* __restrict__ b_ih,
+          const io_t* __restrict__ b_hh, const elem* h0, const io_t* __restrict__ c0, io_t* y,
+          io_t* h_n, io_t* c_n, u16* hx, float* save,
           elem*,  // (recurrence_fwd.cu's yp: never asked for here)
           elem* dropped, const unsigned long long* drop_offset, unsigned long long drop_seed,
           unsigned long long drop_p_layer,

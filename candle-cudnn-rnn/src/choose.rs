@@ -256,7 +256,7 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 ///
 /// Inference at the wgmma forward's shapes (`persistent::kernel`'s `shape_wgmma_forward`: hidden
 /// 1024 from batch 32, 512 from 64 to 128), whose products take the f32 operands as f16 ones
-/// scaled by powers of two (`Plan::f16_scaled`), leads in stacks of up to
+/// scaled by powers of two (`Plan::scaled`), leads in stacks of up to
 /// [`TF32_SCALED_MAX_LAYERS`]: graphed forwards took 0.40-0.50x of cuDNN's TF32 `Standard`'s time
 /// at [30, 128, 1024], [30, 128, 3 x 1024] and [200, 128, 3 x 1024] (LSTM [30, 128, 1024] 1.88
 /// against 4.66 µs an example), eagerly 0.36-0.47x; at the shapes the rule above gave ours

@@ -35,7 +35,7 @@ pub(super) struct Scaled {
 }
 
 impl ScaledOperands {
-    /// The buffers for `plan`'s layers (its forward [`Plan::f16_scaled`]) at `batch`, and the
+    /// The buffers for `plan`'s layers (its forward [`Plan::scaled`]) at `batch`, and the
     /// kernel that fills them, on `dev`.
     pub fn new(dev: &CudaDevice, stream: &Arc<CudaStream>, plan: &Plan) -> Result<Self> {
         let (gh, hidden, batch) = (plan.cell.gates() * plan.hidden, plan.hidden, plan.batch);

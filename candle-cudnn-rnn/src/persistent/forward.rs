@@ -317,7 +317,7 @@ pub(super) fn forward<T: Elem>(
         let mut drop_guards = Vec::new();
         // An f32 layer's inference forward takes W_hh and h_0 as scaled f16 rows
         // (`Plan::scaled`).
-        let mut scaled = match plan.f16_scaled() {
+        let mut scaled = match plan.scaled {
             true => Some(ScaledOperands::new(&dev, &stream, &plan)?),
             false => None,
         };

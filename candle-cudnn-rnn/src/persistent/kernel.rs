@@ -69,7 +69,7 @@ const WGMMA_KERNEL: &str = "wgmma_fwd";
 /// The source of the wgmma forward's modules for `cell`, in [`Pass::sources`]'s order (the
 /// dropout and row-copy kernels too, which the forward's host code takes from its module), the
 /// instruction's wrappers (`wgmma.cuh`) before the recurrence, and the scaled f16 rows of an f32
-/// layer's operands after it ([`Plan::f16_scaled`]).
+/// layer's operands after it ([`Plan::scaled`]).
 fn wgmma_sources(cell: Cell) -> &'static [&'static str] {
     cell_sources!(
         cell,
@@ -1188,7 +1188,7 @@ impl Plan {
     /// Whether the wgmma forward fits `(cell, hidden, batch, elem)` on a device of `limits`,
     /// its projection in half elements or f32 (`half_projection`), in `subgroups` subgroups of
     /// blocks of `units` units: sm_90, half elements (or f32 ones as scaled f16 operands, with an
-    /// f32 projection: [`Plan::f16_scaled`]), hidden a multiple of
+    /// f32 projection: [`Plan::scaled`]), hidden a multiple of
     /// [`WGMMA_HIDDEN_STEP`] up to [`WGMMA_MOST_HIDDEN`], [`WGMMA_UNITS`] (or
     /// [`WGMMA_REGISTER_UNITS`] in one subgroup), the batch whole groups of
     /// [`WGMMA_GROUP_SAMPLES`] whose blocks are all resident, one per multiprocessor.
@@ -1898,7 +1898,7 @@ impl Plan {
             return defines;
         }
         if wgmma {
-            let scaled = self.f16_scaled();
+            let scaled = self.scaled;
             return vec![
                 format!("-DHID={}", self.hidden),
                 format!("-DBATCH={WGMMA_GROUP_SAMPLES}"),
@@ -1988,11 +1988,6 @@ impl Plan {
         }
     }
 
-    /// Whether the forward takes f32 operands as scaled f16 ones ([`Plan::scaled`]).
-    pub fn f16_scaled(&self) -> bool {
-        self.scaled
-    }
-
     /// The batch groups of `pass`: the wgmma forward's of [`WGMMA_GROUP_SAMPLES`] (in training
     /// the backward keeps [`Plan::groups`]: `results/2026-11-30-h200-wgmma-train-forward/`),
     /// else [`Plan::groups`].
@@ -2046,7 +2041,7 @@ impl Plan {
                 self.pass_groups(pass),
                 self.wgmma_subgroups,
                 self.units[pass as usize],
-                match (self.half_projection, self.f16_scaled()) {
+                match (self.half_projection, self.scaled) {
                     (true, _) => "_xh",
                     (false, true) => "_f16s",
                     (false, false) => "_train",
@@ -2146,7 +2141,7 @@ impl Plan {
         let group = self.batch / self.pass_groups(Pass::Forward);
         let gh = self.cell.gates() * self.hidden;
         self.pass_wgmma(Pass::Forward)
-            && !self.f16_scaled()
+            && !self.scaled
             && self.units[Pass::Forward as usize] == WGMMA_UNITS
             && self.batch == WGMMA_WAVE_BATCH
             && group == WGMMA_WAVE_GROUP
@@ -2733,7 +2728,7 @@ mod tests {
         };
         for cell in [Cell::Lstm, Cell::Gru] {
             let scaled = plan(cell, (1024, 32), Operands::Tf32, 1).expect("the wgmma forward fits");
-            assert!(scaled.f16_scaled() && !scaled.half_projection, "{cell:?}");
+            assert!(scaled.scaled && !scaled.half_projection, "{cell:?}");
             assert_eq!(scaled.units[0], WGMMA_REGISTER_UNITS, "{cell:?}");
             assert_eq!(
                 scaled.smem_bytes(Pass::Forward),
@@ -2749,26 +2744,23 @@ mod tests {
             // At batch 128 the 16-unit blocks do not fit (4 groups of 64): 32-unit ones, their
             // f32 inputs beside the shared-memory rows.
             let wide = plan(cell, (1024, 128), Operands::Tf32, 1).expect("the wgmma forward fits");
-            assert!(
-                wide.f16_scaled() && wide.units[0] == WGMMA_UNITS,
-                "{cell:?}"
-            );
+            assert!(wide.scaled && wide.units[0] == WGMMA_UNITS, "{cell:?}");
             let half = plan(cell, (1024, 32), Operands::F16, 1).expect("the wgmma forward fits");
-            assert!(!half.f16_scaled(), "{cell:?}");
+            assert!(!half.scaled, "{cell:?}");
             assert_defines(&half, Pass::Forward, &["-DELEM_BF16=0", "-DF16_SCALED=0"]);
             assert_ne!(
                 scaled.module_name(Pass::Forward),
                 half.module_name(Pass::Forward)
             );
             let stack = plan(cell, (512, 128), Operands::Tf32, 3).expect("the wgmma forward fits");
-            assert!(stack.f16_scaled() && stack.wgmma_subgroups == 1, "{cell:?}");
+            assert!(stack.scaled && stack.wgmma_subgroups == 1, "{cell:?}");
             assert!(!stack.wgmma_wave_fits(3, sm90(132)), "{cell:?}");
             let training = Plan {
                 elem: Operands::Tf32,
                 ..Plan::example(cell, 1024, 128)
             };
             let training = Plan::on_wgmma_training_forward(sm90(132), training, (&rule, 1));
-            assert!(!training.wgmma && !training.f16_scaled(), "{cell:?}");
+            assert!(!training.wgmma && !training.scaled, "{cell:?}");
         }
     }
 

@@ -313,7 +313,7 @@ fn check_tf32_on(
 }
 
 /// f32 inference in TF32 on the wgmma forward, whose products take f16 operands scaled by powers
-/// of two (`Plan::f16_scaled`): LSTM and GRU at hidden 1024 at batch 32 (16-unit blocks) and 128
+/// of two (`Plan::scaled`): LSTM and GRU at hidden 1024 at batch 32 (16-unit blocks) and 128
 /// (32-unit ones, in 4 groups), a stack of two at batch 96, and hidden 512 at batch 64, from zeros
 /// and from a given state, each by [`check_tf32`]; on the default (`Heuristic`, whose rule gives
 /// them to the kernels) [*, 128, 1024] graphed and [*, 96, 3 x 1024] eagerly. Then operands that f16 could not hold

@@ -520,8 +520,10 @@ pub(crate) struct Plan {
     /// scaled by a power of two (`recurrence_fwd.cu`'s and `recurrence_wgmma_fwd.cu`'s
     /// F16_SCALED, `f16_scaled.cu`): TF32's 11 significant bits with f32's range, the tiles and
     /// the exchange in half the bytes, the products at half precision's rate; where W_hh fits on
-    /// chip in f16 and not in f32 (hidden 1024), on the wgmma forward. Inference plans of f32
-    /// operands where [`Tuning::f16_scaled`] leaves it on. Such a plan's shared memory and
+    /// chip in f16 and not in f32 (hidden 1024), on the wgmma forward. Plans of f32 operands
+    /// where [`Tuning::f16_scaled`] leaves it on: inference, and training's forward (its
+    /// backward keeps TF32 products: the gate gradients have no bound that one scale could
+    /// serve; its forward's saves are f32 either way). Such a plan's shared memory and
     /// exchange rows are the f16 layout's ([`Plan::kpad`]); its units, groups and clusters
     /// follow the TF32 rules.
     pub scaled: bool,
@@ -1436,7 +1438,7 @@ impl Plan {
             wgmma_backward: false,
             bf16_partials: false,
             wgmma_subgroups: 1,
-            scaled: !train && elem == Operands::Tf32 && tuning.f16_scaled,
+            scaled: elem == Operands::Tf32 && tuning.f16_scaled,
         };
         let passes: &[Pass] = match train {
             true => &[Pass::Forward, Pass::Backward],

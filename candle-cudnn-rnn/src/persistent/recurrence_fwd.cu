@@ -72,8 +72,9 @@
 // cost the launch nothing, where the transpose on a side stream (transposed.rs) still delayed the
 // backward by about half of what it saves (results/2026-11-30-h200-fill-rows/ §6).
 //
-// With F16_SCALED (1; an inference forward of f32 operands under TF32 math, f16 elements) the
-// layer's tensors are f32 (xg, the biases, the states, y, h_n, c_n) and its products take f16
+// With F16_SCALED (1; a forward of f32 operands under TF32 math, f16 elements) the layer's
+// tensors are f32 (xg, the biases, the states, y, h_n, c_n, the output through dropout; training's
+// saves are f32 anyway) and its products take f16
 // operands scaled by powers of two (f16_scaled.cu, as recurrence_wgmma_fwd.cu's F16_SCALED): W_hh's
 // rows each by `w_scale` (its f32 copy in f16 as `w_hh`), h by `h_scale` of its sample (h_0 in f16
 // as `h0`, scaled likewise; null: no h_0, and 2^14). A block's recurrent sums are scaled back
@@ -141,8 +142,8 @@
 #if WT_WRITE && (!PUSH || EW != 1 || HID % 8 || defined(WAVE_LAYERS))
 #error "the forward writes W_hh transposed in a pushed layer of half elements, HID a multiple of 8"
 #endif
-// F16_SCALED (1): f32 tensors (common.cuh's io_t), scaled f16 operands (see above); inference,
-// one layer at a time.
+// F16_SCALED (1): f32 tensors (common.cuh's io_t), scaled f16 operands (see above); one layer at
+// a time (no `yp`: f32 rows are never padded).
 #if F16_SCALED && (EW != 1 || ELEM_BF16 || FOLD || WT_WRITE || defined(WAVE_LAYERS))
 #error "the scaled f16 operands take f16 elements, one layer, neither XIN nor WT_WRITE"
 #endif
@@ -288,7 +289,7 @@ struct LayerArgs {
     io_t* c_n;                              // [B, H]
     float* save;                            // [T, B, CELL_SAVED, H], or null
     elem* yp;                               // [T + 1, B, LDP], zeroed, or null
-    elem* dropped;                          // [T, B, H], or null (no dropout after)
+    io_t* dropped;                          // [T, B, H], or null (no dropout after)
     const unsigned long long* drop_offset;  // dropout.cu's Dropout, or null
     unsigned long long drop_seed, drop_p_layer;
 };
@@ -397,10 +398,16 @@ __device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem*
 #else
     if (a.y) a.y[row * HID + u] = hb[it];
 #endif
-    if (a.yp) a.yp[(row + BROWS) * LDP + u] = hb[it];
+    if (!F16_SCALED && a.yp) a.yp[(row + BROWS) * LDP + u] = hb[it];
     // (The mask's elements are counted from the batch's first sample, not the group's.)
+#if F16_SCALED
+    // (y through the mask, from h unscaled in f32.)
+    if (a.dropped)
+        a.dropped[row * HID + u] = dropout_keep(drop, (row + first_sample()) * HID + u) ? hf[it] * drop.scale : 0.f;
+#else
     if (a.dropped)
         a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, (row + first_sample()) * HID + u, hb[it]);
+#endif
     if (a.save) {
         // (Training's projection is f32: the host sets XG_HALF only for inference.)
         float* gs = (float*)a.xg + row * GATES * HID + u;
@@ -540,7 +547,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
             int n = ch * NB + idx / UB;
             bool live = unit && IN_BATCH(n);
             c[ch][it] = (live && a.c0) ? io_f(a.c0[n * HID + u]) : 0.f;
-            if (live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
+            if (!F16_SCALED && live && a.yp && a.h0) a.yp[n * LDP + u] = a.h0[n * HID + u];
             // An upper layer reads h_0 from the exchange slot of the wave step before its first
             // (the buffer is zeroed before the launch, and no other layer writes these columns).
             if (UPPER && live && a.h0) *(elem*)&hx[XSLOT(layer - 1) + n * XP + x_h + u * EW] = a.h0[n * HID + u];
@@ -1047,7 +1054,7 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H] (F16_SCALED: scaled)
                                                      // with PUSH, as is `counter`)
                     float* save,                     // [T, B, CELL_SAVED, H], or null
                     elem* yp,                        // [T + 1, B, LDP], zeroed, or null
-                    elem* dropped,                   // [T, B, H], or null (no dropout after)
+                    io_t* dropped,                   // [T, B, H], or null (no dropout after)
                     const unsigned long long* drop_offset,  // dropout.cu's Dropout, or null
                     unsigned long long drop_seed, unsigned long long drop_p_layer,
                     // [GH, XIN] (XIN), or null; F16_SCALED: W_hh's rows' scales, f32 [GH]

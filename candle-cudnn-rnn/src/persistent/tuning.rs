@@ -120,10 +120,10 @@ pub(crate) struct Tuning {
     /// fit. `None` (the default): the planner's rule
     /// ([`super::wgmma_wave::WgmmaWave::cluster`]).
     pub wave_cluster: Option<usize>,
-    /// Whether an inference forward of f32 operands (TF32 math) takes them as f16 ones, each row
-    /// of W_hh and of h scaled by a power of two ([`super::kernel::Plan::scaled`]): by default;
-    /// `CANDLE_RNN_PERSISTENT_F16_SCALED=0` keeps its products in TF32 (and so off the wgmma
-    /// forward).
+    /// Whether a forward of f32 operands (TF32 math; inference, and training's forward) takes
+    /// them as f16 ones, each row of W_hh and of h scaled by a power of two
+    /// ([`super::kernel::Plan::scaled`]): by default; `CANDLE_RNN_PERSISTENT_F16_SCALED=0` keeps
+    /// its products in TF32 (and so an inference off the wgmma forward).
     pub f16_scaled: bool,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the

@@ -1144,9 +1144,15 @@ impl Plan {
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
+        // A scaled plan (f32 operands as f16 ones, inference: [`Plan::scaled`]) takes half
+        // precision's rules for its groups and clusters, as its tiles and exchange are f16's.
+        let rule_elem = match !train && elem == Operands::Tf32 && tuning.f16_scaled {
+            true => Operands::F16,
+            false => elem,
+        };
         let asked_groups = tuning
             .groups
-            .unwrap_or_else(|| shape_groups((layers, hidden, batch), (elem, train)));
+            .unwrap_or_else(|| shape_groups((layers, hidden, batch), (rule_elem, train)));
         let mut groups = most_dividing(asked_groups, batch);
         loop {
             match Self::grouped(
@@ -1449,7 +1455,13 @@ impl Plan {
         let sizes: &[usize] = match tuning.one_cluster {
             Some(true) => &ONE_CLUSTER_SIZES,
             Some(false) => &[],
-            None => shape_one_cluster(elem, (layers, hidden, plan.group_batch())),
+            None => shape_one_cluster(
+                match plan.scaled {
+                    true => Operands::F16,
+                    false => elem,
+                },
+                (layers, hidden, plan.group_batch()),
+            ),
         };
         if major >= 9 {
             let push = tuning.push.unwrap_or(shape_one_cluster_pushes(hidden));

@@ -252,7 +252,10 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// too (GRU [30, 16, 128] 5.25 | 2.33 against 6.53 | 3.35, [100, 16, 128]'s training 12.7 against
 /// 14.4); at hidden up to [`TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN`] `PersistStaticSmallH` keeps
 /// inference (forwards at [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the
-/// training the same or faster on ours: `results/2026-11-29-h200-batch128-exchange/`).
+/// training the same or faster on ours: `results/2026-11-29-h200-batch128-exchange/`). On the
+/// scaled f16 operands (below) in half precision's batch groups, a small GRU's inference leads
+/// up to batch [`TF32_CHUNKED_TRAIN_MAX_BATCH`] too: [30, 64, 128] 0.67 against 0.88 µs an
+/// example, [30, 128, 128] 0.39 against 0.46 (`results/2026-12-01-h200-tf32-scaled-half-rules/`).
 ///
 /// Inference at the wgmma forward's shapes (`persistent::kernel`'s `shape_wgmma_forward`: hidden
 /// 1024 from batch 32, 512 from 64 to 128), whose products take the f32 operands as f16 ones
@@ -276,11 +279,17 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let chunked = (train || grouped)
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
+    // A small GRU's inference on scaled f16 operands leads in half precision's batch groups
+    // too (`persistent::kernel`'s `rules_operands`), up to batch 128.
     let pushed_leads = dims.num_layers == 1
-        && call.batch <= CHUNK_SAMPLES
-        && (train
-            || (call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
-                && dims.hidden_size > TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN));
+        && match train {
+            true => call.batch <= CHUNK_SAMPLES,
+            false => {
+                call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH
+                    && call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
+                    && dims.hidden_size > TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN
+            }
+        };
     let small_gru = dims.mode == RnnMode::Gru && small_h && !pushed_leads;
     let layer = dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked);
     let stack_hidden = match call.batch <= CHUNK_SAMPLES {
@@ -1491,17 +1500,23 @@ mod tests {
                 train,
                 "GRU [200, 32, 128] {train}"
             );
-            // At hidden 128 in batch groups, LSTMs up to batch 128, GRUs not.
+            // At hidden 128 in batch groups, LSTMs up to batch 128; GRUs in inference only (on
+            // scaled operands), not past batch 128.
             for batch in [48, 128] {
                 assert!(
                     lead(cell(RnnMode::Lstm, 1, 128), batch),
                     "LSTM [30, {batch}, 128] {train}"
                 );
-                assert!(
-                    !lead(cell(RnnMode::Gru, 1, 128), batch),
+                assert_eq!(
+                    lead(cell(RnnMode::Gru, 1, 128), batch),
+                    !train,
                     "GRU [30, {batch}, 128] {train}"
                 );
             }
+            assert!(
+                !lead(cell(RnnMode::Gru, 1, 128), 256),
+                "GRU [30, 256, 128] {train}"
+            );
         }
     }
 

@@ -524,8 +524,9 @@ pub(crate) struct Plan {
     /// where [`Tuning::f16_scaled`] leaves it on: inference, and training's forward (its
     /// backward keeps TF32 products: the gate gradients have no bound that one scale could
     /// serve; its forward's saves are f32 either way). Such a plan's shared memory and
-    /// exchange rows are the f16 layout's ([`Plan::kpad`]); its units, groups and clusters
-    /// follow the TF32 rules.
+    /// exchange rows are the f16 layout's ([`Plan::kpad`]); its units follow the TF32 rules, its
+    /// batch groups and one-cluster sizes half precision's in inference and TF32's in training
+    /// ([`rules_operands`]).
     pub scaled: bool,
 }
 
@@ -1003,6 +1004,18 @@ const UNCLUSTERED_UP_TO: usize = 512;
 /// See [`shape_clusters`]: hidden sizes past this run the backward in clusters of 4.
 const WIDE: usize = 1024;
 
+/// The operands whose rules size a plan's batch groups and one-cluster blocks
+/// ([`shape_groups`], [`shape_one_cluster`]): f16's for a scaled inference plan
+/// ([`Plan::scaled`]: its tiles and exchange are f16's;
+/// `results/2026-12-01-h200-tf32-scaled-half-rules/`), else the operands' own. A scaled
+/// training plan keeps TF32's: its backward's tiles are f32.
+fn rules_operands(elem: Operands, scaled_inference: bool) -> Operands {
+    match scaled_inference {
+        true => Operands::F16,
+        false => elem,
+    }
+}
+
 /// The cluster sizes, largest first, that a one-cluster plan ([`Plan::one_cluster`]) of each
 /// batch group of `group_batch` samples of a layer of `hidden` units in `elem`, of a stack of
 /// `layers`, tries where the tuning leaves it to the shape (the planner takes the first whose
@@ -1144,12 +1157,7 @@ impl Plan {
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
-        // A scaled plan (f32 operands as f16 ones, inference: [`Plan::scaled`]) takes half
-        // precision's rules for its groups and clusters, as its tiles and exchange are f16's.
-        let rule_elem = match !train && elem == Operands::Tf32 && tuning.f16_scaled {
-            true => Operands::F16,
-            false => elem,
-        };
+        let rule_elem = rules_operands(elem, !train && elem == Operands::Tf32 && tuning.f16_scaled);
         let asked_groups = tuning
             .groups
             .unwrap_or_else(|| shape_groups((layers, hidden, batch), (rule_elem, train)));
@@ -1456,10 +1464,7 @@ impl Plan {
             Some(true) => &ONE_CLUSTER_SIZES,
             Some(false) => &[],
             None => shape_one_cluster(
-                match plan.scaled {
-                    true => Operands::F16,
-                    false => elem,
-                },
+                rules_operands(elem, !train && plan.scaled),
                 (layers, hidden, plan.group_batch()),
             ),
         };

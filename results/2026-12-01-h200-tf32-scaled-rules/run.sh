@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# On the GPU machine: main with both scaled-operand changes (TF32 training's forward on scaled
+# f16 operands, `results/2026-12-01-h200-tf32-scaled-training/`; scaled inference plans on half
+# precision's batch groups and one-cluster sizes, `results/2026-12-01-h200-tf32-scaled-half-rules/`)
+# and the TF32 rule that gives ours a small GRU's inference up to batch 128 (`choose.rs`'s
+# `ours_lead_tf32`). DIR built as `scripts/devbin.sh DIR` builds it:
+#   1. (tests) the whole GPU test suite (OUT/tests.log).
+#   2. (small) a GRU at hidden 128, graphed, µs an example: inference forwards of the default,
+#      ours and cuDNN's `PersistStaticSmallH` at batches 48-128, seq 30 and 200; training (with
+#      the input's gradient) of ours and `PersistStaticSmallH` at batches 64 and 128
+#      (OUT/small.log).
+#   3. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
+#      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
+#   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
+#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|grid|check]...
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+D=$1 OUT=$2
+shift 2
+parts=${*:-tests}
+source scripts/on-gpu.sh
+for part in $parts; do
+  case $part in
+    tests)
+      stamp "tests"
+      gpu_tests
+      ;;
+    small)
+      stamp "small"
+      {
+        for sh in 1,48,30,128 1,64,30,128 1,96,30,128 1,128,30,128 1,64,200,128 1,128,200,128; do
+          echo "forward gru $sh | $(forward_rows --graph gru $sh op-tf32-default,op-tf32-persistent,op-tf32-static-small-h)"
+        done
+        for sh in 1,64,30,128 1,128,30,128; do
+          echo "training gru $sh | $(bench_rows --graph gru $sh op-tf32-persistent,op-tf32-static-small-h)"
+        done
+      } | tee "$OUT/small.log"
+      ;;
+    grid)
+      stamp "grid"
+      compare_grid torch-tf32 op-tf32-default 450
+      ;;
+    check)
+      stamp "check"
+      timeout 560 "$D/gpu_check" --persistent --dtype tf32 --seed 2711 > "$OUT/gpu_check.log" 2>&1
+      echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
+      grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+      ;;
+  esac
+done

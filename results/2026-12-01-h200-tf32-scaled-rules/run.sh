@@ -9,10 +9,16 @@
 #      ours and cuDNN's `PersistStaticSmallH` at batches 48-128, seq 30 and 200; training (with
 #      the input's gradient) of ours and `PersistStaticSmallH` at batches 64 and 128
 #      (OUT/small.log).
+#   2b. (train) as `small`'s training, at [30, 48 and 96, 128] and [200, 48 and 64, 128]
+#      (OUT/train.log).
+#   2c. (confirm) on the build with the rule's training bound (a small GRU's training on ours
+#      up to batch 64) and dropout.rs's bf16 step for x: the dropout GPU tests
+#      (OUT/tests-dropout.log), then the default's training beside `PersistStaticSmallH`'s at
+#      GRU [30, 48-128, 128] and [200, 64, 128] (OUT/confirm.log).
 #   3. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
 #      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
 #   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
-#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|grid|check]...
+#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|grid|check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -36,6 +42,19 @@ for part in $parts; do
           echo "training gru $sh | $(bench_rows --graph gru $sh op-tf32-persistent,op-tf32-static-small-h)"
         done
       } | tee "$OUT/small.log"
+      ;;
+    train)
+      stamp "train"
+      for sh in 1,48,30,128 1,96,30,128 1,48,200,128 1,64,200,128; do
+        echo "training gru $sh | $(bench_rows --graph gru $sh op-tf32-persistent,op-tf32-static-small-h)"
+      done | tee "$OUT/train.log"
+      ;;
+    confirm)
+      stamp "confirm"
+      gpu_tests_as dropout dropout
+      for sh in 1,48,30,128 1,64,30,128 1,96,30,128 1,128,30,128 1,64,200,128; do
+        echo "training gru $sh | $(bench_rows --graph gru $sh op-tf32-default,op-tf32-static-small-h)"
+      done | tee "$OUT/confirm.log"
       ;;
     grid)
       stamp "grid"

@@ -87,10 +87,10 @@ pub enum MathMode {
     #[default]
     Fp32,
     /// Tensor cores with TF32 inputs allowed (cuDNN `CUDNN_DEFAULT_MATH`): faster, ~1e-3 relative.
-    /// The products keep TF32's 11 significant bits. The crate's kernels infer with f16 operands
-    /// instead, each row of W_hh and of h scaled by a power of two: the same 11 bits, over f32's
-    /// range, in half the bytes (at hidden 1024 the weights then fit on chip). Training keeps
-    /// TF32 products.
+    /// The products keep TF32's 11 significant bits. The crate's kernels run forwards (inference
+    /// and training's) with f16 operands instead, each row of W_hh and of h scaled by a power of
+    /// two: the same 11 bits, over f32's range, in half the bytes (at hidden 1024 the weights
+    /// then fit on chip). The backward keeps TF32 products.
     Tf32,
 }
 

@@ -55,6 +55,15 @@ for part in $parts; do
       for sh in 1,48,30,128 1,64,30,128 1,96,30,128 1,128,30,128 1,64,200,128; do
         echo "training gru $sh | $(bench_rows --graph gru $sh op-tf32-default,op-tf32-static-small-h)"
       done | tee "$OUT/confirm.log"
+      # Ours' training at GRU [30, 128, 128] on other batch groups and one-cluster sizes than
+      # the TF32 rules' (the plans into OUT/plans.txt).
+      graph=--graph v=op-tf32-persistent c=gru sh=1,128,30,128
+      CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$D/bench_grid" --no-loop --graph --loss sum \
+        --input-grad --reps 2 --warmup 1 --mode gru --shape $sh --variants $v > /dev/null 2> "$OUT/plans.txt"
+      echo "knobs gru $sh | rules $(bench_with X=1) | groups 16 $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=16)" \
+        "| groups 8 $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=8)" \
+        "| groups 16, the largest cluster that fits $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=16 CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1)" \
+        "| rules $(bench_with X=1)" | tee -a "$OUT/confirm.log"
       ;;
     grid)
       stamp "grid"

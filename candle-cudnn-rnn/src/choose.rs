@@ -257,10 +257,9 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// up to batch [`TF32_CHUNKED_TRAIN_MAX_BATCH`] too: [30, 64, 128] 0.67 against 0.88 µs an
 /// example, [30, 128, 128] 0.39 against 0.46 (`results/2026-12-01-h200-tf32-scaled-half-rules/`;
 /// [30, 48-96, 128] 0.72-0.44 against 1.17-0.61, but [200, 64-128, 128] 3.24 and 2.24 against
-/// 2.83 and 1.59). With its training forward scaled, its training leads up to batch
-/// [`TF32_SMALL_GRU_TRAIN_MAX_BATCH`]: [30, 48-64, 128] 2.22 and 1.83 against 2.60 and 2.12,
-/// [200, 48-64, 128] 11.8 and 9.9 against 13.0 and 12.4; [30, 96-128, 128] 1.72 and 1.44 against
-/// 1.63 and 1.39 (`results/2026-12-01-h200-tf32-scaled-rules/`).
+/// 2.83 and 1.59). With its training forward scaled and half precision's groups, its training
+/// leads up to that batch too: [30, 96-128, 128] 0.95 and 0.89 against 1.62 and 1.39, [200,
+/// 64, 128] 9.9 against 12.4 on the TF32 groups (`results/2026-12-01-h200-tf32-scaled-rules/`).
 ///
 /// Inference at the wgmma forward's shapes (`persistent::kernel`'s `shape_wgmma_forward`: hidden
 /// 1024 from batch 32, 512 from 64 to 128), whose products take the f32 operands as f16 ones
@@ -284,12 +283,11 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let chunked = (train || grouped)
         && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
         && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
-    // On scaled f16 operands a small GRU leads in batch groups too: its training (the forward
-    // scaled) up to batch 64, its inference (on half precision's groups:
-    // `persistent::kernel`'s `rules_operands`) up to batch 128.
+    // On scaled f16 operands in half precision's batch groups (`persistent::kernel`'s
+    // `rules_operands`) a small GRU leads up to batch 128 too, its inference at short seqs.
     let pushed_leads = dims.num_layers == 1
         && match train {
-            true => call.batch <= TF32_SMALL_GRU_TRAIN_MAX_BATCH,
+            true => call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH,
             false => {
                 call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH
                     && call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
@@ -328,9 +326,6 @@ const TF32_SMALL_GRU_INFERENCE_MAX_SEQ: usize = 64;
 /// See [`ours_lead_tf32`]: up to this hidden size a small GRU's inference stays on
 /// `PersistStaticSmallH`.
 const TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN: usize = 64;
-
-/// See [`ours_lead_tf32`]: up to this batch a small GRU's training leads `PersistStaticSmallH`.
-const TF32_SMALL_GRU_TRAIN_MAX_BATCH: usize = 64;
 
 /// See [`ours_lead_tf32`]: the deepest TF32 stack measured.
 const TF32_STACK_MAX_LAYERS: usize = 3;
@@ -1509,18 +1504,15 @@ mod tests {
                 train,
                 "GRU [200, 32, 128] {train}"
             );
-            // At hidden 128 in batch groups, LSTMs up to batch 128; GRUs on scaled operands,
-            // training up to batch 64, inference up to 128.
+            // At hidden 128 in batch groups, LSTMs and (on scaled operands) GRUs up to batch
+            // 128.
             for batch in [48, 64, 96, 128] {
-                assert!(
-                    lead(cell(RnnMode::Lstm, 1, 128), batch),
-                    "LSTM [30, {batch}, 128] {train}"
-                );
-                assert_eq!(
-                    lead(cell(RnnMode::Gru, 1, 128), batch),
-                    !train || batch <= 64,
-                    "GRU [30, {batch}, 128] {train}"
-                );
+                for mode in [RnnMode::Lstm, RnnMode::Gru] {
+                    assert!(
+                        lead(cell(mode, 1, 128), batch),
+                        "{mode:?} [30, {batch}, 128] {train}"
+                    );
+                }
             }
             assert!(
                 !lead(cell(RnnMode::Gru, 1, 128), 256),

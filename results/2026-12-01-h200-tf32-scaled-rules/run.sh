@@ -15,10 +15,20 @@
 #      up to batch 64) and dropout.rs's bf16 step for x: the dropout GPU tests
 #      (OUT/tests-dropout.log), then the default's training beside `PersistStaticSmallH`'s at
 #      GRU [30, 48-128, 128] and [200, 64, 128] (OUT/confirm.log).
+#   2d. (groups) ours' TF32 training (the forward scaled), graphed, with the rules' batch groups
+#      and with 16 and 8, LSTM and GRU at hidden 128-256, batch 48-128 (OUT/groups.log).
+#   2e. (groups2) as `groups`, the counts half precision's rule gives where they differ from
+#      16 and 8 ([30, 48, 128] 6, [30, 96, 128] 12) and hidden 512 (8 against the rules' 4), one
+#      layer and three (OUT/groups2.log).
+#   2f. (final) on the build with half precision's groups for scaled training plans and a small
+#      GRU's training on ours up to batch 128: the GPU tests of TF32, dropout and batch groups
+#      (OUT/tests-*.log), then the default's training beside `PersistStaticSmallH`'s, GRU at
+#      [30, 96-128, 128], [200, 128, 128] and [30, 128, 64], and the default's alone at LSTM
+#      [30, 128, 128-256] (OUT/final.log).
 #   3. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
 #      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
 #   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
-#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|grid|check]...
+#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|groups|groups2|final|grid|check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -64,6 +74,41 @@ for part in $parts; do
         "| groups 8 $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=8)" \
         "| groups 16, the largest cluster that fits $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=16 CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1)" \
         "| rules $(bench_with X=1)" | tee -a "$OUT/confirm.log"
+      ;;
+    groups)
+      stamp "groups"
+      graph=--graph v=op-tf32-persistent
+      for sh in 1,128,30,128 1,96,30,128 1,64,30,128 1,48,30,128 1,128,200,128 1,128,30,256; do
+        for c in lstm gru; do
+          echo "$c $sh | rules $(bench_with X=1) | groups 16 $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=16)" \
+            "| groups 8 $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=8) | rules $(bench_with X=1)"
+        done
+      done | tee "$OUT/groups.log"
+      ;;
+    groups2)
+      stamp "groups2"
+      graph=--graph v=op-tf32-persistent
+      for spec in 1,48,30,128:6 1,96,30,128:12 1,128,30,512:8 1,64,30,512:8 3,128,30,512:8; do
+        sh=${spec%:*} n=${spec#*:}
+        for c in lstm gru; do
+          echo "$c $sh | rules $(bench_with X=1) | groups $n $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=$n)" \
+            "| rules $(bench_with X=1)"
+        done
+      done | tee "$OUT/groups2.log"
+      ;;
+    final)
+      stamp "final"
+      gpu_tests_as tf32 persistent_tf32
+      gpu_tests_as dropout dropout
+      gpu_tests_as groups persistent_batch_groups
+      {
+        for sh in 1,96,30,128 1,128,30,128 1,128,200,128 1,128,30,64; do
+          echo "training gru $sh | $(bench_rows --graph gru $sh op-tf32-default,op-tf32-static-small-h)"
+        done
+        for sh in 1,128,30,128 1,128,30,256; do
+          echo "training lstm $sh | $(bench_rows --graph lstm $sh op-tf32-default)"
+        done
+      } | tee "$OUT/final.log"
       ;;
     grid)
       stamp "grid"

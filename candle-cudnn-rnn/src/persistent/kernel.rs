@@ -525,8 +525,8 @@ pub(crate) struct Plan {
     /// backward keeps TF32 products: the gate gradients have no bound that one scale could
     /// serve; its forward's saves are f32 either way). Such a plan's shared memory and
     /// exchange rows are the f16 layout's ([`Plan::kpad`]); its units follow the TF32 rules, its
-    /// batch groups and one-cluster sizes half precision's in inference and TF32's in training
-    /// ([`rules_operands`]).
+    /// batch groups half precision's, its one-cluster sizes half precision's in inference and
+    /// TF32's in training ([`rules_operands`]).
     pub scaled: bool,
 }
 
@@ -1004,13 +1004,15 @@ const UNCLUSTERED_UP_TO: usize = 512;
 /// See [`shape_clusters`]: hidden sizes past this run the backward in clusters of 4.
 const WIDE: usize = 1024;
 
-/// The operands whose rules size a plan's batch groups and one-cluster blocks
-/// ([`shape_groups`], [`shape_one_cluster`]): f16's for a scaled inference plan
-/// ([`Plan::scaled`]: its tiles and exchange are f16's;
-/// `results/2026-12-01-h200-tf32-scaled-half-rules/`), else the operands' own. A scaled
-/// training plan keeps TF32's: its backward's tiles are f32.
-fn rules_operands(elem: Operands, scaled_inference: bool) -> Operands {
-    match scaled_inference {
+/// The operands whose rules size a plan's batch groups or one-cluster blocks ([`shape_groups`],
+/// [`shape_one_cluster`]): f16's where `as_f16` (a scaled plan, [`Plan::scaled`], whose tiles and
+/// exchange are f16's: its groups in inference and training, its one-cluster sizes in
+/// inference; a training plan's backward keeps f32 tiles), else the operands' own. Graphed, on
+/// half precision's groups, TF32 forwards at [30, 64-128, 128] took 0.65-0.85x the time
+/// (`results/2026-12-01-h200-tf32-scaled-half-rules/`) and TF32 training at [30, 48-128,
+/// 128-256] 0.55-0.85x, at hidden 512 0.95-1.0x (`results/2026-12-01-h200-tf32-scaled-rules/`).
+fn rules_operands(elem: Operands, as_f16: bool) -> Operands {
+    match as_f16 {
         true => Operands::F16,
         false => elem,
     }
@@ -1157,7 +1159,7 @@ impl Plan {
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
-        let rule_elem = rules_operands(elem, !train && elem == Operands::Tf32 && tuning.f16_scaled);
+        let rule_elem = rules_operands(elem, elem == Operands::Tf32 && tuning.f16_scaled);
         let asked_groups = tuning
             .groups
             .unwrap_or_else(|| shape_groups((layers, hidden, batch), (rule_elem, train)));

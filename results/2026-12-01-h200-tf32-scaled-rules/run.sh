@@ -24,7 +24,8 @@
 #      GRU's training on ours up to batch 128: the GPU tests of TF32, dropout and batch groups
 #      (OUT/tests-*.log), then the default's training beside `PersistStaticSmallH`'s, GRU at
 #      [30, 96-128, 128], [200, 128, 128] and [30, 128, 64], and the default's alone at LSTM
-#      [30, 128, 128-256] (OUT/final.log).
+#      [30, 128, 128-256]; then the default's training against TF32's group counts where half
+#      precision's differ ([30, 8, 128], [30, 16-128, 64]) (OUT/final.log).
 #   3. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
 #      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
 #   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
@@ -107,6 +108,15 @@ for part in $parts; do
         done
         for sh in 1,128,30,128 1,128,30,256; do
           echo "training lstm $sh | $(bench_rows --graph lstm $sh op-tf32-default)"
+        done
+        # Where half precision's groups differ from TF32's at small batches and hidden 64:
+        # the default's against TF32's count.
+        graph=--graph v=op-tf32-default
+        for spec in 1,8,30,128:1 1,16,30,64:4 1,128,30,64:4; do
+          sh=${spec%:*} n=${spec#*:}
+          for c in lstm gru; do
+            echo "training $c $sh | default $(bench_with X=1) | groups $n $(bench_with CANDLE_RNN_PERSISTENT_GROUPS=$n)"
+          done
         done
       } | tee "$OUT/final.log"
       ;;

@@ -247,8 +247,8 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// `PersistStaticSmallH` at batches up to [`CHUNK_SAMPLES`] in training (GRU [30, 32, 128] 2.89
 /// against 3.67 µs an example, [200, 32, 128] 13.2 against 15.4) and in inference up to seq
 /// [`TF32_SMALL_GRU_INFERENCE_MAX_SEQ`] ([30, 32, 128] 1.28 against 1.70, but [200, 32, 128]
-/// 6.7 against 5.4); at batch 128 `PersistStaticSmallH` keeps both (1.48 | 0.65 against
-/// 1.42 | 0.47). With batches 16-24 in groups of 4 (`persistent::batch_groups`) ours lead there
+/// 6.7 against 5.4); at batch 128 `PersistStaticSmallH` then kept both (1.48 | 0.65 against
+/// 1.42 | 0.47; but see the scaled operands below). With batches 16-24 in groups of 4 (`persistent::batch_groups`) ours lead there
 /// too (GRU [30, 16, 128] 5.25 | 2.33 against 6.53 | 3.35, [100, 16, 128]'s training 12.7 against
 /// 14.4); at hidden up to [`TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN`] `PersistStaticSmallH` keeps
 /// inference (forwards at [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the
@@ -259,7 +259,8 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// [30, 48-96, 128] 0.72-0.44 against 1.17-0.61, but [200, 64-128, 128] 3.24 and 2.24 against
 /// 2.83 and 1.59). With its training forward scaled and half precision's groups, its training
 /// leads up to that batch too: [30, 96-128, 128] 0.95 and 0.89 against 1.62 and 1.39, [200,
-/// 64, 128] 9.9 against 12.4 on the TF32 groups (`results/2026-12-01-h200-tf32-scaled-rules/`).
+/// 128, 128] 4.82 against 11.44, [30, 128, 64] 0.55 against 1.08
+/// (`results/2026-12-01-h200-tf32-scaled-rules/`).
 ///
 /// Inference at the wgmma forward's shapes (`persistent::kernel`'s `shape_wgmma_forward`: hidden
 /// 1024 from batch 32, 512 from 64 to 128), whose products take the f32 operands as f16 ones

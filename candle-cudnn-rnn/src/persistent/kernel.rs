@@ -534,7 +534,10 @@ pub(crate) struct Plan {
 /// training call), where the tuning leaves it to the shape; the planner takes fewer where they
 /// do not divide the batch or fit ([`Plan::new`]). In one group a batch runs within each step
 /// on every block, which takes in all of h_{t-1}; in groups each block takes only its group's.
-/// Graphed on an H100 (`results/2026-11-27-h100-groups-sanitize/`), the best was:
+/// A plan of f32 operands on scaled f16 ones (the default in TF32, [`Plan::scaled`]) asks with
+/// f16 for `elem` ([`rules_operands`]); the TF32 counts below serve its TF32 products
+/// (`CANDLE_RNN_PERSISTENT_F16_SCALED=0`). Graphed on an H100
+/// (`results/2026-11-27-h100-groups-sanitize/`), the best was:
 /// - up to hidden [`GROUPS_MAX_HIDDEN`], one group per [`GROUP_SAMPLES`] samples, up to
 ///   [`HALF_MAX_GROUPS`] ([`TF32_MAX_GROUPS`] in TF32, whose tiles are twice the size): bf16 GRU
 ///   [30, 32, 512] trained in 5.8 µs an example in 4 groups against 6.4 in one, LSTM

@@ -26,10 +26,15 @@
 #      [30, 96-128, 128], [200, 128, 128] and [30, 128, 64], and the default's alone at LSTM
 #      [30, 128, 128-256]; then the default's training against TF32's group counts where half
 #      precision's differ ([30, 8, 128], [30, 16-128, 64]) (OUT/final.log).
+#   2g. (probe) ours' TF32 training where the rules were not measured: at [30, 64, 128] in
+#      clusters of 16 (`CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1`; training plans keep TF32's
+#      one-cluster sizes), and at [30, 64-128, 1024] op-tf32-persistent beside `Standard`
+#      (whether ours plans there now that the forward is scaled; OUT/probe.log, the plans in
+#      OUT/probe-plans.txt).
 #   3. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
 #      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
 #   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
-#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|groups|groups2|final|grid|check]...
+#   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|groups|groups2|final|probe|grid|check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -119,6 +124,25 @@ for part in $parts; do
           done
         done
       } | tee "$OUT/final.log"
+      ;;
+    probe)
+      stamp "probe"
+      {
+        graph=--graph v=op-tf32-persistent
+        for sh in 1,64,30,128 1,32,30,128; do
+          for c in lstm gru; do
+            echo "training $c $sh | rules $(bench_with X=1) | largest cluster $(bench_with CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1)" \
+              "| rules $(bench_with X=1)"
+          done
+        done
+        for sh in 1,64,30,1024 1,128,30,1024; do
+          for c in lstm gru; do
+            echo "training $c $sh | $(bench_rows --graph $c $sh op-tf32-persistent,op-tf32-standard,op-tf32-default)"
+            CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$D/bench_grid" --no-loop --loss sum --input-grad \
+              --reps 1 --warmup 0 --mode $c --shape $sh --variants op-tf32-persistent > /dev/null 2>> "$OUT/probe-plans.txt"
+          done
+        done
+      } | tee "$OUT/probe.log"
       ;;
     grid)
       stamp "grid"

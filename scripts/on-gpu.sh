@@ -39,9 +39,10 @@ gpu_tests_as() {
   grep -E "FAILED|panicked|failed:|exceeds" "$OUT/tests-$name.log" | head -8
 }
 
-# `gpu_check --persistent` into OUT/gpu_check.log; prints the verdicts and the rows ok.
+# `gpu_check --persistent` (with gpu_check's further options $@: `--dtype tf32`, say) into
+# OUT/gpu_check.log; prints the verdicts and the rows ok.
 gpu_check_persistent() {
-  timeout 560 "$D/gpu_check" --persistent --seed 2711 > "$OUT/gpu_check.log" 2>&1
+  timeout 560 "$D/gpu_check" --persistent --seed 2711 "$@" > "$OUT/gpu_check.log" 2>&1
   echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
   grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
 }

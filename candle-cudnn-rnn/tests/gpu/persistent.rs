@@ -233,10 +233,12 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
 /// f32 inference and training with TF32 products (a module built with `MathMode::Tf32`) on the
 /// kernels, LSTM and GRU: one layer at an odd batch and hidden size (66 at 3, no tile filled),
 /// at hidden 512 and batch 8 (64 blocks: on an H100, in multicast clusters of 8) and 32 (in 4
-/// batch groups), and a batch of several chunks whose last ends early (77 at 200, in one
-/// group); and on the default (`RnnAlgo::Heuristic`, whose rule gives them to the kernels), a
-/// stack of two layers at batch 64 (layer by layer, in batch groups) and one layer at hidden 128
-/// and batch 16 (4 groups, each in one cluster, h pushed); each by [`check_tf32`].
+/// batch groups), a batch of several chunks whose last ends early (67 at 200: a prime, in one
+/// group, as no count divides it) and 77 at 200 (7 groups of 11 on scaled operands); and on the default (`RnnAlgo::Heuristic`, whose rule gives them to
+/// the kernels), a stack of two layers at batch 64 (layer by layer, in batch groups), one layer
+/// at hidden 128 and batch 16 (4 groups, each in one cluster, h pushed) and at batch 128 (16
+/// groups, half precision's count for scaled plans; a GRU's training too since
+/// `results/2026-12-01-h200-tf32-scaled-rules/`); each by [`check_tf32`].
 #[test]
 fn persistent_tf32_matches_the_f64_cpu_path() {
     let test = "persistent_tf32_matches_the_f64_cpu_path";
@@ -245,9 +247,11 @@ fn persistent_tf32_matches_the_f64_cpu_path() {
             (1, 3, 5, 40, 66, RnnAlgo::Persistent),
             (1, 8, 4, 32, 512, RnnAlgo::Persistent),
             (1, 32, 12, 64, 512, RnnAlgo::Persistent),
+            (1, 67, 4, 32, 200, RnnAlgo::Persistent),
             (1, 77, 4, 32, 200, RnnAlgo::Persistent),
             (2, 64, 5, 48, 256, RnnAlgo::Heuristic),
             (1, 16, 6, 32, 128, RnnAlgo::Heuristic),
+            (1, 128, 5, 32, 128, RnnAlgo::Heuristic),
         ]
         .map(move |(layers, batch, seq, input, hidden, algo)| {
             let mut shape = shape((mode, Biases::Both), (layers, batch, seq, input, hidden));

@@ -1013,7 +1013,7 @@ const WIDE: usize = 1024;
 /// inference; a training plan's backward keeps f32 tiles), else the operands' own. Graphed, on
 /// half precision's groups, TF32 forwards at [30, 64-128, 128] took 0.65-0.85x the time
 /// (`results/2026-12-01-h200-tf32-scaled-half-rules/`) and TF32 training at [30, 48-128,
-/// 128-256] 0.55-0.85x, at hidden 512 0.95-1.0x (`results/2026-12-01-h200-tf32-scaled-rules/`).
+/// 128-256] 0.56-0.86x, at hidden 512 0.95-1.0x (`results/2026-12-01-h200-tf32-scaled-rules/`).
 fn rules_operands(elem: Operands, as_f16: bool) -> Operands {
     match as_f16 {
         true => Operands::F16,

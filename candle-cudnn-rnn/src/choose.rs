@@ -250,9 +250,10 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// 6.7 against 5.4); at batch 128 `PersistStaticSmallH` then kept both (1.48 | 0.65 against
 /// 1.42 | 0.47; but see the scaled operands below). With batches 16-24 in groups of 4
 /// (`persistent::batch_groups`) ours lead there too (GRU [30, 16, 128] 5.25 | 2.33 against
-/// 6.53 | 3.35, [100, 16, 128]'s training 12.7 against 14.4); at hidden up to [`TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN`] `PersistStaticSmallH` keeps
-/// inference (forwards at [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the
-/// training the same or faster on ours: `results/2026-11-29-h200-batch128-exchange/`). On the
+/// 6.53 | 3.35, [100, 16, 128]'s training 12.7 against 14.4); at hidden up to
+/// [`TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN`] `PersistStaticSmallH` keeps inference (forwards at
+/// [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the training the same or
+/// faster on ours: `results/2026-11-29-h200-batch128-exchange/`). On the
 /// scaled f16 operands (below) in half precision's batch groups, a small GRU's inference leads
 /// up to batch [`TF32_CHUNKED_TRAIN_MAX_BATCH`] too: [30, 64, 128] 0.67 against 0.88 µs an
 /// example, [30, 128, 128] 0.39 against 0.46 (`results/2026-12-01-h200-tf32-scaled-half-rules/`;

@@ -1152,8 +1152,9 @@ impl Plan {
         let wgmma_asked = tuning
             .wgmma
             .unwrap_or_else(|| shape_wgmma_forward(hidden, batch));
-        // (f32 operands take the wgmma forward only as scaled f16 ones.)
-        let wgmma_takes = elem != Operands::Tf32 || tuning.f16_scaled;
+        // (f32 operands take the wgmma forward only as scaled f16 ones: [`Plan::scaled`].)
+        let scaled = elem == Operands::Tf32 && tuning.f16_scaled;
+        let wgmma_takes = elem != Operands::Tf32 || scaled;
         if !train && wgmma_asked && wgmma_takes {
             let shape = (cell, hidden, batch, elem);
             if let Some(plan) = Self::wgmma_forward(limits, shape, (tuning, layers)) {
@@ -1162,7 +1163,7 @@ impl Plan {
         }
         // The most batch groups asked for (or by the rule) that divide the batch; their blocks'
         // fit is checked below, with fewer groups while they do not.
-        let rule_elem = rules_operands(elem, elem == Operands::Tf32 && tuning.f16_scaled);
+        let rule_elem = rules_operands(elem, scaled);
         let asked_groups = tuning
             .groups
             .unwrap_or_else(|| shape_groups((layers, hidden, batch), (rule_elem, train)));

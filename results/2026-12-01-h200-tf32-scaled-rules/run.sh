@@ -26,14 +26,16 @@
 #      [30, 96-128, 128], [200, 128, 128] and [30, 128, 64], and the default's alone at LSTM
 #      [30, 128, 128-256]; then the default's training against TF32's group counts where half
 #      precision's differ ([30, 8, 128], [30, 16-128, 64]) (OUT/final.log).
-#   2g. (probe) ours' TF32 training where the rules were not measured: at [30, 64, 128] in
-#      clusters of 16 (`CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1`; training plans keep TF32's
+#   2g. (probe, not yet run) ours' TF32 training where the rules were not measured: at
+#      [30, 32-64, 128] in clusters of 16 (`CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1`; training plans keep TF32's
 #      one-cluster sizes), and at [30, 64-128, 1024] op-tf32-persistent beside `Standard`
 #      (whether ours plans there now that the forward is scaled; OUT/probe.log, the plans in
 #      OUT/probe-plans.txt).
 #   3. (grid) scripts/compare-grid.sh in TF32: the op's default against PyTorch's TF32 module
 #      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
 #   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
+# logs/rules/ holds tests, small, train, grid and check (on 30ff963) and confirm, groups and
+# groups2 (on 4a803dd); logs/final/ holds final (on fd37726).
 #   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|groups|groups2|final|probe|grid|check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

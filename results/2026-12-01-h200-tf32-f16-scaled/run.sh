@@ -78,9 +78,7 @@ for part in $parts; do
       ;;
     check)
       stamp "check"
-      timeout 560 "$D/gpu_check" --persistent --dtype tf32 --seed 2711 > "$OUT/gpu_check.log" 2>&1
-      echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
-      grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+      gpu_check_persistent --dtype tf32
       grep -E 'H1024 tf32 inference' "$OUT/gpu_check.log"
       ;;
   esac

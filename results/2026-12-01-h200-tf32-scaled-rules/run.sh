@@ -26,7 +26,7 @@
 #      [30, 96-128, 128], [200, 128, 128] and [30, 128, 64], and the default's alone at LSTM
 #      [30, 128, 128-256]; then the default's training against TF32's group counts where half
 #      precision's differ ([30, 8, 128], [30, 16-128, 64]) (OUT/final.log).
-#   2g. (probe, not yet run) ours' TF32 training where the rules were not measured: at
+#   2g. (probe) ours' TF32 training where the rules were not measured: at
 #      [30, 32-64, 128] in clusters of 16 (`CANDLE_RNN_PERSISTENT_ONE_CLUSTER=1`; training plans keep TF32's
 #      one-cluster sizes), and at [30, 64-128, 1024] op-tf32-persistent beside `Standard`
 #      (whether ours plans there now that the forward is scaled; OUT/probe.log, the plans in
@@ -35,7 +35,8 @@
 #      (OUT/grid.log, OUT/table.md, OUT/grid.tgz).
 #   4. (check) `gpu_check --persistent --dtype tf32`, both cells (OUT/gpu_check.log).
 # logs/rules/ holds tests, small, train, grid and check (on 30ff963) and confirm, groups and
-# groups2 (on 4a803dd); logs/final/ holds final (on fd37726).
+# groups2 (on 4a803dd); logs/final/ holds final (on fd37726); logs/last/ holds tests, grid, check
+# and probe (on 04741ac: the final rules, with the GPU tests' new cases).
 #   results/2026-12-01-h200-tf32-scaled-rules/run.sh DIR OUT [tests|small|train|confirm|groups|groups2|final|probe|grid|check]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -220,12 +220,12 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// [30, 32, 128] and 1.24-1.31x `Standard` at batch 128; training
 /// (`results/2026-11-27-h100-tf32-train/`) 0.36-0.57x of PyTorch's TF32 module at [30, 32,
 /// 256-1024] and 0.82x on LSTM [30, 32, 128], but 1.27x on GRU [30, 32, 128] and 0.85-0.91x at
-/// [30, 128, 512], whose forward alone is slower: so training past batch 32 goes to ours too,
-/// up to [`TF32_CHUNKED_TRAIN_MAX_BATCH`] at hidden sizes up to
-/// [`TF32_CHUNKED_TRAIN_MAX_HIDDEN`] (at [30, 128, 512] 0.91x `Standard`'s time for a GRU, 0.97x
-/// for an LSTM), inference does not. Stacks run layer by layer (the wavefront multiplies half
+/// [30, 128, 512], whose forward alone is slower: so training past batch 32 goes to ours too
+/// at hidden sizes up to [`TF32_CHUNKED_MAX_HIDDEN`] (at [30, 128, 512] 0.91x `Standard`'s time
+/// for a GRU, 0.97x for an LSTM), inference does not. Stacks run layer by layer (the wavefront multiplies half
 /// elements only; see below). At hidden 1024 a TF32 forward splits K over clusters of
-/// 2; at several chunks of the batch it does not fit (cuDNN serves). Since ours run each batch
+/// 2; at several chunks of the batch its f32 tiles did not fit (cuDNN served; on scaled f16
+/// operands they do, below). Since ours run each batch
 /// group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
 /// training took 0.83-0.89x of `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there
 /// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`);
@@ -233,9 +233,7 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// seq 200 (`results/2026-11-27-h100-pushed-backward/`).
 ///
 /// Stacks (layer by layer, past batch 32 in batch groups) lead up to
-/// [`TF32_STACK_MAX_LAYERS`] layers, hidden [`TF32_STACK_MAX_HIDDEN`] up to batch
-/// [`CHUNK_SAMPLES`] and [`TF32_CHUNKED_TRAIN_MAX_HIDDEN`] past it, up to batch
-/// [`TF32_CHUNKED_TRAIN_MAX_BATCH`], in training and inference, graphed and eager: graphed,
+/// [`TF32_STACK_MAX_LAYERS`] layers, in training and inference, graphed and eager: graphed,
 /// ours took 0.44-0.82x of cuDNN's TF32 `Standard`'s training time and 0.46-0.95x of its
 /// forwards' on LSTM and GRU [30, 128, 3 x 512], [200, 128, 3 x 512], [30, 128, 2 x 512],
 /// [30, 128, 3 x 256], [30, 64, 3 x 512], [30, 32, 2 x 512], [30, 32, 3 x 512] and
@@ -255,7 +253,7 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// [30, 8-32, 64] 3.86, 1.82 and 0.93 against 3.51, 1.75 and 0.90; the training the same or
 /// faster on ours: `results/2026-11-29-h200-batch128-exchange/`). On the
 /// scaled f16 operands (below) in half precision's batch groups, a small GRU's inference leads
-/// up to batch [`TF32_CHUNKED_TRAIN_MAX_BATCH`] too: [30, 64, 128] 0.67 against 0.88 µs an
+/// up to batch 128 too: [30, 64, 128] 0.67 against 0.88 µs an
 /// example, [30, 128, 128] 0.39 against 0.46 (`results/2026-12-01-h200-tf32-scaled-half-rules/`;
 /// [30, 48-96, 128] 0.72-0.44 against 1.17-0.61, but [200, 64-128, 128] 3.24 and 2.24 against
 /// 2.83 and 1.59). With its training forward scaled and half precision's groups, its training
@@ -275,39 +273,52 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// [`CHUNK_SAMPLES`] leads too: PTB large's [35, 20, 2 x 1500] 25.9 against `Standard`'s 52.5
 /// µs an example, [35, 20, 2 x 1024] and [30, 8, 3 x 1024] 0.42-0.56x its time
 /// (`results/2026-12-01-h200-tf32-f16-scaled-layers/` §4).
+///
+/// With the training forward scaled, ours train wider layers past batch 32, and run batches
+/// past 128 (graphed, µs an example against the TF32 `Standard` or `PersistStaticSmallH` the
+/// rule above left them on; H200, `results/2026-12-01-h200-tf32-wide-rules/`):
+/// - one layer up to hidden [`TF32_WIDE_MAX_HIDDEN`] trains on ours up to batch
+///   [`TF32_WIDE_MAX_BATCH`]: LSTM [30, 64-128, 1024] 13.6-12.2 against 23.4-14.0, [200, 64-128,
+///   1024] 0.51-0.85x, [30, 128, 768] 0.91-0.95x; at batch 256 `Standard` led (LSTM [30, 256,
+///   1024] 9.9 against 12.5, [30, 256, 768] 7.1 against 11.0);
+/// - stacks up to that hidden size lead up to batch [`TF32_WIDE_STACK_MAX_BATCH`], in training
+///   and inference: LSTM [30, 32, 3 x 1024] 45 against 77, [200, 32, 3 x 1024] 260 against 453,
+///   [30, 64, 3 x 1024] 0.74-0.77x, [30, 64, 3 x 768] 0.74-0.94x and its forward 0.72-0.74x; at
+///   batch 96-128 `Standard` trained three layers of 1024 in 0.87-0.96x of ours' time, three of
+///   768 at 128 in 0.74-0.76x;
+/// - past batch [`TF32_WIDE_MAX_BATCH`], layers and stacks up to hidden
+///   [`TF32_CHUNKED_MAX_HIDDEN`] lead in training and inference: [30, 256, 128-256] 0.34-0.60x
+///   (GRUs on ours too), [30, 192-256, 512] 0.54-0.88x, [200, 256, 512] 0.47-0.69x, [30, 256,
+///   3 x 512] 0.86-0.98x (training and forwards).
 fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
-    let small_h = dims.hidden_size <= TF32_SMALL_H_UP_TO;
+    let (hidden, batch) = (dims.hidden_size, call.batch);
+    let small_h = hidden <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
     // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
-    // (`results/2026-11-27-h100-batch-groups/`): there inference goes to ours too.
-    let shape = (dims.num_layers, dims.hidden_size, call.batch);
+    // (`results/2026-11-27-h100-batch-groups/`): there inference goes to ours too, and past
+    // batch 128 at any grouping.
+    let shape = (dims.num_layers, hidden, batch);
     let grouped = batch_groups(shape, (DType::F32, train)) > 1;
-    let chunked = (train || grouped)
-        && dims.hidden_size <= TF32_CHUNKED_TRAIN_MAX_HIDDEN
-        && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
+    let past_wide = batch > TF32_WIDE_MAX_BATCH;
+    let chunked = (train || grouped || past_wide) && hidden <= TF32_CHUNKED_MAX_HIDDEN;
+    // Training layers wider than that, on the scaled forward, up to batch 128.
+    let wide_training = train && hidden <= TF32_WIDE_MAX_HIDDEN && !past_wide;
     // On scaled f16 operands in half precision's batch groups (`persistent::kernel`'s
-    // `rules_operands`) a small GRU leads up to batch 128 too, its inference at short seqs.
+    // `rules_operands`) a small GRU leads at every batch too, its inference at short seqs.
     let pushed_leads = dims.num_layers == 1
-        && match train {
-            true => call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH,
-            false => {
-                call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH
-                    && call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
-                    && dims.hidden_size > TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN
-            }
-        };
+        && (train
+            || (call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
+                && hidden > TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN));
     let small_gru = dims.mode == RnnMode::Gru && small_h && !pushed_leads;
-    let layer = dims.num_layers == 1 && (call.batch <= CHUNK_SAMPLES || chunked);
-    let stack_hidden = match call.batch <= CHUNK_SAMPLES {
-        true => TF32_STACK_MAX_HIDDEN,
-        false => TF32_CHUNKED_TRAIN_MAX_HIDDEN,
+    let layer = dims.num_layers == 1 && (batch <= CHUNK_SAMPLES || chunked || wide_training);
+    let stack_hidden = match batch <= TF32_WIDE_STACK_MAX_BATCH {
+        true => TF32_WIDE_MAX_HIDDEN,
+        false => TF32_CHUNKED_MAX_HIDDEN,
     };
-    let stack = (2..=TF32_STACK_MAX_LAYERS).contains(&dims.num_layers)
-        && dims.hidden_size <= stack_hidden
-        && call.batch <= TF32_CHUNKED_TRAIN_MAX_BATCH;
+    let stack = (2..=TF32_STACK_MAX_LAYERS).contains(&dims.num_layers) && hidden <= stack_hidden;
     let scaled = !train
-        && (shape_wgmma_forward(dims.hidden_size, call.batch)
-            || (call.batch <= CHUNK_SAMPLES && dims.hidden_size <= TF32_SCALED_STACK_MAX_HIDDEN))
+        && (shape_wgmma_forward(hidden, batch)
+            || (batch <= CHUNK_SAMPLES && hidden <= TF32_SCALED_STACK_MAX_HIDDEN))
         && dims.num_layers <= TF32_SCALED_MAX_LAYERS;
     (layer || stack || scaled) && !small_gru
 }
@@ -332,14 +343,20 @@ const TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN: usize = 64;
 /// See [`ours_lead_tf32`]: the deepest TF32 stack measured.
 const TF32_STACK_MAX_LAYERS: usize = 3;
 
-/// See [`ours_lead_tf32`]: the widest TF32 stack measured (PTB medium's, at batch 20).
-const TF32_STACK_MAX_HIDDEN: usize = 650;
+/// See [`ours_lead_tf32`]: the largest batch at which layers wider than
+/// [`TF32_CHUNKED_MAX_HIDDEN`] train on ours (at 256 `Standard` led hidden 768-1024), and past
+/// which layers up to it infer on ours in any batch grouping.
+const TF32_WIDE_MAX_BATCH: usize = 128;
 
-/// See [`ours_lead_tf32`].
-const TF32_CHUNKED_TRAIN_MAX_BATCH: usize = 128;
+/// See [`ours_lead_tf32`]: the widest layer measured in TF32 training past batch 32.
+const TF32_WIDE_MAX_HIDDEN: usize = 1024;
 
-/// See [`ours_lead_tf32`].
-const TF32_CHUNKED_TRAIN_MAX_HIDDEN: usize = 512;
+/// See [`ours_lead_tf32`]: the largest batch at which stacks up to [`TF32_WIDE_MAX_HIDDEN`] lead
+/// (at 96-128 `Standard` trained three layers of 1024 faster).
+const TF32_WIDE_STACK_MAX_BATCH: usize = 64;
+
+/// See [`ours_lead_tf32`]: the widest layer ours lead at every batch they take.
+const TF32_CHUNKED_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_tf32`].
 const TF32_SMALL_H_UP_TO: usize = 128;
@@ -1386,8 +1403,9 @@ mod tests {
     }
 
     /// Ours take f32 only with TF32 allowed, and `Heuristic` gives them one layer at batches up
-    /// to 32 (GRUs at hidden 128 in inference up to seq 64), inference and training alike, and
-    /// training up to batch 128 at hidden 512, and stacks of up to three layers ([`ours_lead_tf32`]).
+    /// to 32 (GRUs at hidden 128 in inference up to seq 64), inference and training alike,
+    /// training at hidden 512 at every batch and at 1024 up to batch 128, inference past batch
+    /// 128 at hidden 512, and stacks of up to three layers ([`ours_lead_tf32`]).
     #[test]
     fn ours_take_tf32_and_lead_layers_and_small_stacks() {
         use MathMode::{Fp32, Tf32};
@@ -1436,11 +1454,20 @@ mod tests {
                     "{mode:?} [30, 77, 200] {train}"
                 );
                 // At the wgmma forward's shapes ours infer (as scaled f16 operands), in stacks
-                // of up to three layers.
-                assert_eq!(
+                // of up to three layers; one layer of 1024 trains on ours up to batch 128.
+                assert!(
                     lead(cell(mode, 1, 1024), 128),
-                    !train,
                     "{mode:?} [30, 128, 1024] {train}"
+                );
+                assert_eq!(
+                    lead(cell(mode, 1, 1024), 256),
+                    !train,
+                    "{mode:?} [30, 256, 1024] {train}"
+                );
+                assert_eq!(
+                    lead(cell(mode, 1, 768), 128),
+                    train,
+                    "{mode:?} [30, 128, 768] {train}"
                 );
                 assert_eq!(
                     lead(cell(mode, 3, 1024), 96),
@@ -1451,12 +1478,17 @@ mod tests {
                     !lead(cell(mode, 4, 1024), 128),
                     "{mode:?} [30, 128, 4 x 1024] {train}"
                 );
+                // Past batch 128, hidden up to 512 at any grouping.
                 assert!(
-                    !lead(cell(mode, 1, 512), 256),
+                    lead(cell(mode, 1, 512), 256),
                     "{mode:?} [30, 256, 512] {train}"
                 );
-                // Stacks, layer by layer: up to three layers, hidden 650 up to batch 32 and 512
-                // past it, up to batch 128.
+                assert!(
+                    lead(cell(mode, 1, 128), 256),
+                    "{mode:?} [30, 256, 128] {train}"
+                );
+                // Stacks, layer by layer: up to three layers, hidden 1024 up to batch 64 and 512
+                // past it.
                 for (layers, hidden, batch, leads) in [
                     (2, 512, 32, true),
                     (3, 512, 128, true),
@@ -1464,9 +1496,11 @@ mod tests {
                     (3, 256, 64, true),
                     (2, 512, 8, true),
                     (4, 512, 32, false),
-                    (2, 650, 64, false),
-                    (3, 1024, 32, !train),
-                    (3, 512, 256, false),
+                    (2, 650, 64, true),
+                    (3, 768, 64, true),
+                    (3, 1024, 32, true),
+                    (3, 768, 128, false),
+                    (3, 512, 256, true),
                     (2, 1500, 20, !train),
                 ] {
                     assert_eq!(
@@ -1506,9 +1540,8 @@ mod tests {
                 train,
                 "GRU [200, 32, 128] {train}"
             );
-            // At hidden 128 in batch groups, LSTMs and (on scaled operands) GRUs up to batch
-            // 128.
-            for batch in [48, 64, 96, 128] {
+            // At hidden 128 in batch groups, LSTMs and (on scaled operands) GRUs at every batch.
+            for batch in [48, 64, 96, 128, 256] {
                 for mode in [RnnMode::Lstm, RnnMode::Gru] {
                     assert!(
                         lead(cell(mode, 1, 128), batch),
@@ -1516,10 +1549,6 @@ mod tests {
                     );
                 }
             }
-            assert!(
-                !lead(cell(RnnMode::Gru, 1, 128), 256),
-                "GRU [30, 256, 128] {train}"
-            );
         }
     }
 

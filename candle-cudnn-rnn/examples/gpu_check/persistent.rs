@@ -35,16 +35,10 @@ const TF32_FLOOR: f64 = 1e-3;
 
 /// The largest hidden size of the shapes below whose TF32 layers train on the kernels (f32
 /// tiles take twice the bytes: at 1024 the forward's blocks fit only in clusters of 2 that split
-/// K): larger ones (PTB large's 1500) run their TF32 inference rows only, on scaled f16
-/// operands.
+/// K, and past batch 32 only since the training forward multiplies scaled f16 operands,
+/// `results/2026-12-01-h200-tf32-scaled-training/`): larger ones (PTB large's 1500) run their
+/// TF32 inference rows only, on scaled f16 operands.
 const TF32_MAX_HIDDEN: usize = 1024;
-
-/// The same for the training of batches of several chunks (past 32), whose forward holds two
-/// stages of h: at hidden 1024 its blocks overflow shared memory in clusters of 2, and the
-/// planner found no clusters of 4 that fit (`results/2026-11-27-h100-tf32-train/`: cuDNN served
-/// [30, 128, 1024]). Their inference runs on the wgmma forward, its products' operands f16
-/// scaled by powers of two (`results/2026-12-01-h200-tf32-f16-scaled/`).
-const TF32_CHUNKED_MAX_HIDDEN: usize = 512;
 
 /// Whether an error `e` passes against cuDNN's on the same inputs (`theirs`): in bf16 and f16
 /// within [`TOL`] and [`HALF_MOST_OVER_CUDNN`] times `theirs`, in TF32 (`tf32`) within twice
@@ -208,11 +202,9 @@ fn check_cell(
         for &dtype in dtypes {
             // f32 in TF32.
             let tf32 = dtype == DType::F32;
-            let chunked = batch > 32;
             // Those the kernels infer only (as scaled f16 operands, whose tiles fit where f32
             // ones do not).
-            let inference_only =
-                tf32 && (hidden > TF32_MAX_HIDDEN || (chunked && hidden > TF32_CHUNKED_MAX_HIDDEN));
+            let inference_only = tf32 && hidden > TF32_MAX_HIDDEN;
             let cfg = |algo| {
                 let cfg = RnnConfig {
                     num_layers: layers,

@@ -117,15 +117,16 @@ forward_rows() {
     | awk -F'|' '{n=$7; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",f); printf "%s %s | ", n, f}'
 }
 
-# PyTorch's fp16 module at each MODE,L,B,T,H of SPECS ($2: space-separated; MODE lstm or gru),
-# training with the input's gradient and the forward, graphed and eager (10 repetitions after 5
-# of warm-up), each under TIMEOUT seconds ($3, 200 unless given): OUT/NAME-graph.log and
-# OUT/NAME.log ($1: NAME); prints their rows, each led by --graph or eager.
+# PyTorch's fp16 module (or TORCH_IMPL's: torch-tf32, say) at each MODE,L,B,T,H of SPECS ($2:
+# space-separated; MODE lstm or gru), training with the input's gradient and the forward, graphed
+# and eager (10 repetitions after 5 of warm-up), each under TIMEOUT seconds ($3, 200 unless
+# given): OUT/NAME-graph.log and OUT/NAME.log ($1: NAME); prints their rows, each led by --graph
+# or eager.
 torch_rows() {
   local name=$1 only="" spec graph
   for spec in $2; do only="$only --only $spec"; done
   for graph in --graph ""; do
-    timeout "${3:-200}" python3 scripts/torch_reference.py --grid --impls torch-fp16 $graph --loss sum --input-grad \
+    timeout "${3:-200}" python3 scripts/torch_reference.py --grid --impls "${TORCH_IMPL:-torch-fp16}" $graph --loss sum --input-grad \
       --reps 10 --warmup 5 $only > "$OUT/$name${graph:+-graph}.log" 2>>"$OUT/stderr.txt"
     grep -iE "^\| (lstm|gru) " "$OUT/$name${graph:+-graph}.log" | sed "s/^/${graph:-eager} /"
   done

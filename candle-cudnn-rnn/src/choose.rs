@@ -152,7 +152,8 @@ const PERSISTENT_FALLBACK: RnnAlgo = RnnAlgo::Standard;
 /// persistent kernels lead: [`small_h_leads`] (f16 GRU [200, 20, 128]: 18.8 against ours' 25.1
 /// µs an example) where [`small_h_leads_ours`], or [`persist_static_leads`] where not
 /// [`ours_lead_persist_static`], in stacks of up to [`OURS_LEAD_MAX_LAYERS`] (deeper
-/// wavefronts ran faster than it). f32 in TF32 has a rule of its own, [`ours_lead_tf32`].
+/// wavefronts ran faster than it). f32 in TF32 has a rule of its own, [`ours_lead_tf32`], which
+/// [`Chooser::heuristic`] asks instead.
 fn ours_lead(
     call: &Call,
     dims: &RnnDims,
@@ -177,9 +178,6 @@ fn ours_lead(
     let eagerly = launch == Launch::Eager
         && ours_lead_stack_eagerly(call, dims, (one_launch, train))
         && !persist_static;
-    if dtype == DType::F32 {
-        return ours_lead_tf32(call, dims, train);
-    }
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 
@@ -290,8 +288,19 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 ///   [`TF32_CHUNKED_MAX_HIDDEN`] lead in training and inference: [30, 256, 128-256] 0.34-0.60x
 ///   (GRUs on ours too), [30, 192-256, 512] 0.54-0.88x, [200, 256, 512] 0.47-0.69x, [30, 256,
 ///   3 x 512] 0.86-0.98x (training and forwards).
-fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
+///
+/// Where the module's forwards keep TF32 products (`scaled` false:
+/// `CANDLE_RNN_PERSISTENT_F16_SCALED=0`), the rule is the one measured on them, before the
+/// scaled operands: batches up to 128, a small GRU on ours up to batch 32 (at batch 128 its
+/// training took 1.48 µs an example against `PersistStaticSmallH`'s 1.42, above), stacks up to
+/// hidden 650 at batches up to 32 and 512 past it, and no wide layers past batch 32.
+fn ours_lead_tf32(call: &Call, dims: &RnnDims, (train, scaled): (bool, bool)) -> bool {
     let (hidden, batch) = (dims.hidden_size, call.batch);
+    // Without the scaled operands (`CANDLE_RNN_PERSISTENT_F16_SCALED=0`), the rule as it was
+    // measured on TF32 products: up to batch 128, no wide layers past batch 32.
+    if !scaled && batch > TF32_WIDE_MAX_BATCH {
+        return false;
+    }
     let small_h = hidden <= TF32_SMALL_H_UP_TO;
     // In batch groups (`persistent::batch_groups`) ours trained [30, 64-128, 512] in 0.43-0.53x
     // of cuDNN's TF32 `Standard`'s time, and ran its forward at batch 128 in 0.65-0.67x
@@ -302,25 +311,28 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, train: bool) -> bool {
     let past_wide = batch > TF32_WIDE_MAX_BATCH;
     let chunked = (train || grouped || past_wide) && hidden <= TF32_CHUNKED_MAX_HIDDEN;
     // Training layers wider than that, on the scaled forward, up to batch 128.
-    let wide_training = train && hidden <= TF32_WIDE_MAX_HIDDEN && !past_wide;
+    let wide_training = scaled && train && hidden <= TF32_WIDE_MAX_HIDDEN && !past_wide;
     // On scaled f16 operands in half precision's batch groups (`persistent::kernel`'s
     // `rules_operands`) a small GRU leads at every batch too, its inference at short seqs.
     let pushed_leads = dims.num_layers == 1
+        && (scaled || batch <= CHUNK_SAMPLES)
         && (train
             || (call.seq <= TF32_SMALL_GRU_INFERENCE_MAX_SEQ
                 && hidden > TF32_SMALL_GRU_INFERENCE_PAST_HIDDEN));
     let small_gru = dims.mode == RnnMode::Gru && small_h && !pushed_leads;
     let layer = dims.num_layers == 1 && (batch <= CHUNK_SAMPLES || chunked || wide_training);
-    let stack_hidden = match batch <= TF32_WIDE_STACK_MAX_BATCH {
-        true => TF32_WIDE_MAX_HIDDEN,
-        false => TF32_CHUNKED_MAX_HIDDEN,
+    let stack_hidden = match (scaled, batch) {
+        (true, ..=TF32_WIDE_STACK_MAX_BATCH) => TF32_WIDE_MAX_HIDDEN,
+        (false, ..=CHUNK_SAMPLES) => TF32_PRODUCTS_STACK_MAX_HIDDEN,
+        _ => TF32_CHUNKED_MAX_HIDDEN,
     };
     let stack = (2..=TF32_STACK_MAX_LAYERS).contains(&dims.num_layers) && hidden <= stack_hidden;
-    let scaled = !train
+    let scaled_inference = scaled
+        && !train
         && (shape_wgmma_forward(hidden, batch)
             || (batch <= CHUNK_SAMPLES && hidden <= TF32_SCALED_STACK_MAX_HIDDEN))
         && dims.num_layers <= TF32_SCALED_MAX_LAYERS;
-    (layer || stack || scaled) && !small_gru
+    (layer || stack || scaled_inference) && !small_gru
 }
 
 /// See [`ours_lead_tf32`]: the widest stack measured on the scaled f16 operands up to batch
@@ -357,6 +369,10 @@ const TF32_WIDE_STACK_MAX_BATCH: usize = 64;
 
 /// See [`ours_lead_tf32`]: the widest layer ours lead at every batch they take.
 const TF32_CHUNKED_MAX_HIDDEN: usize = 512;
+
+/// See [`ours_lead_tf32`]: the widest stack measured on TF32 products up to batch
+/// [`CHUNK_SAMPLES`] (PTB medium's, at batch 20).
+const TF32_PRODUCTS_STACK_MAX_HIDDEN: usize = 650;
 
 /// See [`ours_lead_tf32`].
 const TF32_SMALL_H_UP_TO: usize = 128;
@@ -1028,10 +1044,10 @@ impl Chooser {
             .filter(|_| ours_take_dtype(dtype, self.math) && ours_take_batch(call.batch))
             // `Heuristic` plans ours for an f32 call only where it may give it them (a plan
             // compiles kernels, to ask the driver whether its clusters fit).
-            .filter(|_| {
+            .filter(|ours| {
                 self.algo != RnnAlgo::Heuristic
                     || dtype != DType::F32
-                    || ours_lead_tf32(call, &self.dims, train)
+                    || ours_lead_tf32(call, &self.dims, (train, ours.scales_tf32()))
             })
             .and_then(|ours| {
                 let plan = ours
@@ -1101,7 +1117,10 @@ impl Chooser {
         match ours {
             Some((plan, one))
                 if wgmma_leads(&plan, dims, (train, launch))
-                    || ours_lead(call, dims, (dtype, train), (one, launch)) =>
+                    || match dtype {
+                        DType::F32 => ours_lead_tf32(call, dims, (train, plan.scaled)),
+                        _ => ours_lead(call, dims, (dtype, train), (one, launch)),
+                    } =>
             {
                 Kernel::Persistent(plan)
             }
@@ -1430,8 +1449,7 @@ mod tests {
                     lengths: None,
                     zero_state: true,
                 };
-                let launch = (OneLaunch::default(), GRAPHED);
-                ours_lead(&c, &dims, (DType::F32, train), launch)
+                ours_lead_tf32(&c, &dims, (train, true))
             };
             for mode in [RnnMode::Lstm, RnnMode::Gru] {
                 assert!(
@@ -1534,9 +1552,8 @@ mod tests {
                 lengths: None,
                 zero_state: true,
             };
-            let launch = (OneLaunch::default(), GRAPHED);
             assert_eq!(
-                ours_lead(&long, &long.dims, (DType::F32, train), launch),
+                ours_lead_tf32(&long, &long.dims, (train, true)),
                 train,
                 "GRU [200, 32, 128] {train}"
             );
@@ -1548,6 +1565,35 @@ mod tests {
                         "{mode:?} [30, {batch}, 128] {train}"
                     );
                 }
+            }
+            // Without the scaled operands, the rule measured on TF32 products: up to batch 128,
+            // a small GRU past batch 32 and wide layers past it on cuDNN, stacks up to hidden 650.
+            let products = |mode, layers, hidden, batch| {
+                let c = Call {
+                    dims: cell(mode, layers, hidden),
+                    seq: 30,
+                    batch,
+                    lengths: None,
+                    zero_state: true,
+                };
+                ours_lead_tf32(&c, &c.dims, (train, false))
+            };
+            for (mode, layers, hidden, batch, leads) in [
+                (RnnMode::Lstm, 1, 512, 128, true),
+                (RnnMode::Lstm, 1, 512, 256, false),
+                (RnnMode::Lstm, 1, 1024, 32, true),
+                (RnnMode::Lstm, 1, 1024, 128, false),
+                (RnnMode::Gru, 1, 128, 32, true),
+                (RnnMode::Gru, 1, 128, 64, false),
+                (RnnMode::Lstm, 2, 650, 20, true),
+                (RnnMode::Lstm, 3, 1024, 32, false),
+                (RnnMode::Lstm, 3, 512, 128, true),
+            ] {
+                assert_eq!(
+                    products(mode, layers, hidden, batch),
+                    leads,
+                    "{mode:?} [30, {batch}, {layers} x {hidden}] {train}, TF32 products"
+                );
             }
         }
     }

@@ -121,6 +121,12 @@ impl PersistentRnn {
         self.counters.restore(dev, generation, state)
     }
 
+    /// Whether its TF32 plans multiply scaled f16 operands in their forwards (`Plan::scaled`;
+    /// off with `CANDLE_RNN_PERSISTENT_F16_SCALED=0`).
+    pub(crate) fn scales_tf32(&self) -> bool {
+        self.tuning.f16_scaled
+    }
+
     /// The kernel plan for calls of `batch` in `dtype` on `dev` (with room for the backward
     /// when `train`), or why there is none (the dtype, the batch or the hidden size; made once).
     pub(crate) fn plan(

@@ -5,7 +5,8 @@
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
 # helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
-# `bench_with`, `bench_rows`, `forward_rows`, `torch_rows`, `compare_grid`, `half_grid`).
+# `bench_with`, `bench_rows`, `beside_default`, `forward_rows`, `torch_rows`, `compare_grid`,
+# `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -105,6 +106,17 @@ bench_rows() {
   timeout 150 "$D/bench_grid" --no-loop $1 --loss sum --input-grad --reps 10 --warmup 5 --api "${API:-direct}" \
     --mode "$2" --shape "$3" --variants "$4" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{n=$7; t=$8; f=$9; gsub(/^ +| +$/,"",n); gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s %s | ", n, t, f}'
+}
+
+# Ours (op-P-persistent) beside the default (op-P-default) in precision P ($1: bf16, f16, tf32)
+# at each CELL:L,B,T,H of SPECS ($2: whitespace-separated), launched as $3 (--graph, or empty
+# for eager): a line a shape, "training CELL SHAPE | " and bench_rows's columns.
+beside_default() {
+  local p=$1 specs=$2 graph=${3:-} spec c sh
+  for spec in $specs; do
+    c=${spec%%:*} sh=${spec#*:}
+    echo "training $c $sh | $(bench_rows "$graph" $c $sh op-$p-persistent,op-$p-default)"
+  done
 }
 
 # bench_rows for the inference forward alone: "variant (kernel) forward |" per variant (µs an

@@ -1441,7 +1441,8 @@ mod tests {
             RnnDims::new(mode, hidden, hidden, &cfg)
         };
         for train in [false, true] {
-            let lead = |dims: RnnDims, batch| {
+            // On the scaled f16 operands (`scaled`) or TF32 products.
+            let lead_as = |dims: RnnDims, batch, scaled| {
                 let c = Call {
                     dims,
                     seq: 30,
@@ -1449,8 +1450,9 @@ mod tests {
                     lengths: None,
                     zero_state: true,
                 };
-                ours_lead_tf32(&c, &dims, (train, true))
+                ours_lead_tf32(&c, &dims, (train, scaled))
             };
+            let lead = |dims, batch| lead_as(dims, batch, true);
             for mode in [RnnMode::Lstm, RnnMode::Gru] {
                 assert!(
                     lead(cell(mode, 1, 512), 32),
@@ -1568,16 +1570,6 @@ mod tests {
             }
             // Without the scaled operands, the rule measured on TF32 products: up to batch 128,
             // a small GRU past batch 32 and wide layers past it on cuDNN, stacks up to hidden 650.
-            let products = |mode, layers, hidden, batch| {
-                let c = Call {
-                    dims: cell(mode, layers, hidden),
-                    seq: 30,
-                    batch,
-                    lengths: None,
-                    zero_state: true,
-                };
-                ours_lead_tf32(&c, &c.dims, (train, false))
-            };
             for (mode, layers, hidden, batch, leads) in [
                 (RnnMode::Lstm, 1, 512, 128, true),
                 (RnnMode::Lstm, 1, 512, 256, false),
@@ -1590,7 +1582,7 @@ mod tests {
                 (RnnMode::Lstm, 3, 512, 128, true),
             ] {
                 assert_eq!(
-                    products(mode, layers, hidden, batch),
+                    lead_as(cell(mode, layers, hidden), batch, false),
                     leads,
                     "{mode:?} [30, {batch}, {layers} x {hidden}] {train}, TF32 products"
                 );

@@ -25,15 +25,6 @@ D=$1 OUT=$2
 shift 2
 parts=${*:-layers}
 source scripts/on-gpu.sh
-# Ours beside the default in precision $1 at each CELL:L,B,T,H of $2, launched as $3 (--graph
-# or empty for eager): a line a shape.
-sweep() {
-  local p=$1 specs=$2 graph=$3 spec c sh
-  for spec in $specs; do
-    c=${spec%%:*} sh=${spec#*:}
-    echo "training $c $sh | $(bench_rows "$graph" $c $sh op-$p-persistent,op-$p-default)"
-  done
-}
 layer_specs=$(for c in lstm gru; do for h in 128 256 512 768 1024; do for b in 48 64 96 160 192 256; do
   echo "$c:1,$b,30,$h"; done; done; done)
 stack_specs=$(for c in lstm gru; do
@@ -43,11 +34,11 @@ long_specs=$(for c in lstm gru; do for sh in 1,64,200,256 1,256,200,256 1,64,200
   1,64,200,1024 1,256,200,1024 3,64,200,512 3,256,200,512; do echo "$c:$sh"; done; done)
 for part in $parts; do
   case $part in
-    layers) stamp "layers"; sweep f16 "$layer_specs" --graph | tee "$OUT/layers.log" ;;
-    stacks) stamp "stacks"; sweep f16 "$stack_specs" --graph | tee "$OUT/stacks.log" ;;
-    long) stamp "long"; sweep f16 "$long_specs" --graph | tee "$OUT/long.log" ;;
-    eager) stamp "eager"; sweep f16 "$layer_specs" "" | tee "$OUT/eager.log" ;;
-    bf16) stamp "bf16"; sweep bf16 "$layer_specs" --graph | tee "$OUT/bf16.log" ;;
+    layers) stamp "layers"; beside_default f16 "$layer_specs" --graph | tee "$OUT/layers.log" ;;
+    stacks) stamp "stacks"; beside_default f16 "$stack_specs" --graph | tee "$OUT/stacks.log" ;;
+    long) stamp "long"; beside_default f16 "$long_specs" --graph | tee "$OUT/long.log" ;;
+    eager) stamp "eager"; beside_default f16 "$layer_specs" "" | tee "$OUT/eager.log" ;;
+    bf16) stamp "bf16"; beside_default bf16 "$layer_specs" --graph | tee "$OUT/bf16.log" ;;
     summary)
       stamp "summary"
       python3 "$here/summary.py" "$OUT"/{layers,stacks,long,eager,bf16}.log 2>&1 | tee "$OUT/summary.log"

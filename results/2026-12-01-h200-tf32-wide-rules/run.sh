@@ -36,23 +36,22 @@ for part in $parts; do
   case $part in
     sweep1)
       stamp "sweep1"
-      for c in lstm gru; do
-        for sh in 1,32,30,512 1,128,30,512 3,128,30,512 3,32,200,512 1,32,30,1024 1,32,200,1024 \
-          1,128,200,1024 3,32,30,1024 3,128,30,1024 3,128,200,1024; do
-          echo "training $c $sh | $(bench_rows --graph $c $sh op-tf32-persistent,op-tf32-default)"
-          CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$D/bench_grid" --no-loop --loss sum --input-grad \
-            --reps 1 --warmup 0 --mode $c --shape $sh --variants op-tf32-persistent > /dev/null 2>> "$OUT/sweep1-plans.txt"
-        done
-      done | tee "$OUT/sweep1.log"
+      specs=$(for c in lstm gru; do for sh in 1,32,30,512 1,128,30,512 3,128,30,512 3,32,200,512 \
+        1,32,30,1024 1,32,200,1024 1,128,200,1024 3,32,30,1024 3,128,30,1024 3,128,200,1024; do
+        echo "$c:$sh"; done; done)
+      beside_default tf32 "$specs" --graph | tee "$OUT/sweep1.log"
+      for spec in $specs; do
+        CANDLE_RNN_PERSISTENT_SHOW_PLANS=1 timeout 60 "$D/bench_grid" --no-loop --loss sum --input-grad \
+          --reps 1 --warmup 0 --mode ${spec%%:*} --shape ${spec#*:} --variants op-tf32-persistent \
+          > /dev/null 2>> "$OUT/sweep1-plans.txt"
+      done
       ;;
     sweep2)
       stamp "sweep2"
-      for c in lstm gru; do
-        for sh in 3,64,30,1024 3,32,200,1024 3,64,200,1024 2,20,35,1500 2,64,35,1500 1,256,30,1024 \
-          1,64,200,1024 1,96,30,1024 3,96,30,1024 3,128,30,768 1,256,30,512; do
-          echo "training $c $sh | $(bench_rows --graph $c $sh op-tf32-persistent,op-tf32-default)"
-        done
-      done | tee "$OUT/sweep2.log"
+      specs=$(for c in lstm gru; do for sh in 3,64,30,1024 3,32,200,1024 3,64,200,1024 2,20,35,1500 \
+        2,64,35,1500 1,256,30,1024 1,64,200,1024 1,96,30,1024 3,96,30,1024 3,128,30,768 1,256,30,512; do
+        echo "$c:$sh"; done; done)
+      beside_default tf32 "$specs" --graph | tee "$OUT/sweep2.log"
       ;;
     sweep3)
       stamp "sweep3"

@@ -220,11 +220,10 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// 256-1024] and 0.82x on LSTM [30, 32, 128], but 1.27x on GRU [30, 32, 128] and 0.85-0.91x at
 /// [30, 128, 512], whose forward alone is slower: so training past batch 32 goes to ours too
 /// at hidden sizes up to [`TF32_CHUNKED_MAX_HIDDEN`] (at [30, 128, 512] 0.91x `Standard`'s time
-/// for a GRU, 0.97x for an LSTM), inference does not. Stacks run layer by layer (the wavefront multiplies half
-/// elements only; see below). At hidden 1024 a TF32 forward splits K over clusters of
-/// 2; at several chunks of the batch its f32 tiles did not fit (cuDNN served; on scaled f16
-/// operands they do, below). Since ours run each batch
-/// group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
+/// for a GRU, 0.97x for an LSTM), inference does not. Stacks run layer by layer (the wavefront
+/// multiplies half elements only; see below). At hidden 1024 a TF32 forward splits K over
+/// clusters of 2; at several chunks of the batch its f32 tiles did not fit (cuDNN served; on
+/// scaled f16 operands they do, below). Since ours run each batch group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
 /// training took 0.83-0.89x of `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there
 /// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`);
 /// with the pushed backward, 1.0x at [30, 32, 128], 1.1-1.23x at batches 20 and 48 and

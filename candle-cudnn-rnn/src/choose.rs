@@ -223,11 +223,12 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// for a GRU, 0.97x for an LSTM), inference does not. Stacks run layer by layer (the wavefront
 /// multiplies half elements only; see below). At hidden 1024 a TF32 forward splits K over
 /// clusters of 2; at several chunks of the batch its f32 tiles did not fit (cuDNN served; on
-/// scaled f16 operands they do, below). Since ours run each batch group in one cluster, LSTMs at hidden 128 lead up to that batch too: at [30, 48-128, 128]
-/// training took 0.83-0.89x of `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there
-/// still took 1.06-1.34x (1.5x at [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`);
-/// with the pushed backward, 1.0x at [30, 32, 128], 1.1-1.23x at batches 20 and 48 and
-/// seq 200 (`results/2026-11-27-h100-pushed-backward/`).
+/// scaled f16 operands they do, below). Since ours run each batch group in one cluster, LSTMs at
+/// hidden 128 lead up to that batch too: at [30, 48-128, 128] training took 0.83-0.89x of
+/// `PersistStaticSmallH`'s time, forwards 0.65-0.80x; GRUs there still took 1.06-1.34x (1.5x at
+/// [200, 32, 128]; `results/2026-11-27-h100-small-h-default/`); with the pushed backward, 1.0x at
+/// [30, 32, 128], 1.1-1.23x at batches 20 and 48 and seq 200
+/// (`results/2026-11-27-h100-pushed-backward/`).
 ///
 /// Stacks (layer by layer, past batch 32 in batch groups) lead up to
 /// [`TF32_STACK_MAX_LAYERS`] layers, in training and inference, graphed and eager: graphed,

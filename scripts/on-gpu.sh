@@ -4,9 +4,9 @@
 # (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
 # binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`,
-# `bench_with`, `bench_rows`, `beside_default`, `forward_rows`, `torch_rows`, `compare_grid`,
-# `half_grid`).
+# helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_part`, `gpu_tests_as`,
+# `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`, `bench_with`, `bench_rows`,
+# `beside_default`, `forward_rows`, `torch_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -29,6 +29,18 @@ run_gpu_tests() {
 gpu_tests() {
   run_gpu_tests "$OUT/tests.log" "$@"
   echo "rc=$?"; grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | head
+}
+
+# Part K of N ($1, $2) of the op's GPU tests, every N-th by name from the K-th (1-based), into
+# OUT/tests-K.log; prints the verdict and the failures. The whole suite took 528 s on a fresh
+# machine (results/2026-12-01-h200-tf32-scaled-rules/logs/last/), near the device's 600 s a
+# command: run its parts as commands of their own.
+gpu_tests_part() {
+  local k=$1 n=$2 names
+  names=$(RNN_TEST_REQUIRE_GPU=1 "$D/op-gpu-tests" --list 2>/dev/null | sed -n 's/: test$//p' \
+    | awk -v k="$k" -v n="$n" '(NR - k) % n == 0 && NR >= k')
+  # shellcheck disable=SC2086
+  gpu_tests_as "$k" --exact $names
 }
 
 # The op's GPU tests matching FILTER... (with the environment given before the call) into

@@ -11,7 +11,11 @@
 #      chunk columns, beside `Standard`, at LSTM and GRU [30, 128, 1024], [30, 96, 3 x 1024]
 #      and [30, 128, 3 x 1024] (OUT/knobs.log, the plans in OUT/plans.txt).
 #   2. (long) the best of `knobs` by hand at [200, 128, 3 x 1024]: KNOBS="VAR=V ..." (OUT/long.log).
-#   results/2026-12-01-h200-tf32-1024-tuning/run.sh DIR OUT [knobs|long]...
+#   3. (eager) ours beside the default launched eagerly (the TF32 rule does not tell launches
+#      apart; eagerly `Standard` waits on the host's launches, and the grid's eager GRU
+#      [200, 128, 3 x 1024] took 1.077x PyTorch's time on it) at [30, 96-128, 3 x 1024] and
+#      [200, 128, 3 x 1024] (OUT/eager.log).
+#   results/2026-12-01-h200-tf32-1024-tuning/run.sh DIR OUT [knobs|long|eager]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -47,6 +51,12 @@ for part in $parts; do
         echo "$c $sh | rules $(bench_with X=1) | ${KNOBS:-none} $(bench_with ${KNOBS:-X=1})" \
           "| Standard $(v=op-tf32-standard bench_with X=1)"
       done | tee "$OUT/long.log"
+      ;;
+    eager)
+      stamp "eager"
+      specs=$(for c in lstm gru; do for sh in 3,96,30,1024 3,128,30,1024 3,128,200,1024; do
+        echo "$c:$sh"; done; done)
+      beside_default tf32 "$specs" "" | tee "$OUT/eager.log"
       ;;
   esac
 done

@@ -525,8 +525,8 @@ pub(crate) struct Plan {
     /// backward keeps TF32 products: the gate gradients have no bound that one scale could
     /// serve; its forward's saves are f32 either way). Such a plan's shared memory and
     /// exchange rows are the f16 layout's ([`Plan::kpad`]); its units follow the TF32 rules, its
-    /// batch groups half precision's, its one-cluster sizes half precision's in inference and
-    /// TF32's in training ([`rules_operands`]).
+    /// batch groups half precision's, its one-cluster sizes half precision's in inference and in
+    /// a small step's training up to batch 32, else TF32's ([`one_cluster_operands`]).
     pub scaled: bool,
 }
 
@@ -1010,7 +1010,8 @@ const WIDE: usize = 1024;
 /// The operands whose rules size a plan's batch groups or one-cluster blocks ([`shape_groups`],
 /// [`shape_one_cluster`]): f16's where `as_f16` (a scaled plan, [`Plan::scaled`], whose tiles and
 /// exchange are f16's: its groups in inference and training, its one-cluster sizes in
-/// inference; a training plan's backward keeps f32 tiles), else the operands' own. Graphed, on
+/// inference and in some training, [`one_cluster_operands`]; a training plan's backward keeps
+/// f32 tiles), else the operands' own. Graphed, on
 /// half precision's groups, TF32 forwards at [30, 64-128, 128] took 0.65-0.85x the time
 /// (`results/2026-12-01-h200-tf32-scaled-half-rules/`) and TF32 training at [30, 48-128,
 /// 128-256] 0.56-0.86x, at hidden 512 0.95-1.0x (`results/2026-12-01-h200-tf32-scaled-rules/`).
@@ -1019,6 +1020,24 @@ fn rules_operands(elem: Operands, as_f16: bool) -> Operands {
         true => Operands::F16,
         false => elem,
     }
+}
+
+/// The operands whose rule sizes the clusters of a one-cluster plan of `step` ((layers, hidden,
+/// group batch), [`shape_one_cluster`]): as [`rules_operands`] for a `scaled` plan's inference,
+/// and for its training where the step is small ([`small_one_cluster_step`]) and the batch one
+/// chunk ([`CHUNK_SAMPLES`]), whose backward's f32 tiles then fit in clusters of 16 too: graphed
+/// TF32 training at [30, 32, 128] took 0.88x (LSTM, 2.35 against 2.68 µs an example) and 0.93x
+/// (GRU) the time of TF32's clusters of 8; at batch 64 1.0-1.05x
+/// (`results/2026-12-01-h200-tf32-scaled-rules/logs/last/probe.log`). Wider steps keep TF32's
+/// rule in training (the grid barrier).
+fn one_cluster_operands(
+    elem: Operands,
+    scaled: bool,
+    (train, batch): (bool, usize),
+    (layers, hidden, group_batch): (usize, usize, usize),
+) -> Operands {
+    let small_chunk = batch <= CHUNK_SAMPLES && small_one_cluster_step(layers, hidden, group_batch);
+    rules_operands(elem, scaled && (!train || small_chunk))
 }
 
 /// The cluster sizes, largest first, that a one-cluster plan ([`Plan::one_cluster`]) of each
@@ -1469,10 +1488,13 @@ impl Plan {
         let sizes: &[usize] = match tuning.one_cluster {
             Some(true) => &ONE_CLUSTER_SIZES,
             Some(false) => &[],
-            None => shape_one_cluster(
-                rules_operands(elem, !train && plan.scaled),
-                (layers, hidden, plan.group_batch()),
-            ),
+            None => {
+                let step = (layers, hidden, plan.group_batch());
+                shape_one_cluster(
+                    one_cluster_operands(elem, plan.scaled, (train, batch), step),
+                    step,
+                )
+            }
         };
         if major >= 9 {
             let push = tuning.push.unwrap_or(shape_one_cluster_pushes(hidden));
@@ -2969,6 +2991,32 @@ mod tests {
         assert_eq!(shape_one_cluster(Operands::Tf32, (1, 512, 8)), NONE);
         assert_eq!(shape_one_cluster_pushes(384), [true, true]);
         assert_eq!(shape_one_cluster_pushes(512), [true, false]);
+    }
+
+    /// A scaled plan sizes its clusters by f16's rule in inference and in training of a small
+    /// step in one chunk of the batch, else by TF32's; plans of TF32 products and half ones by
+    /// their own.
+    #[test]
+    fn scaled_training_takes_half_clusters_in_one_chunk() {
+        use Operands::{Bf16, Tf32, F16};
+        let (small, wide) = ((1, 128, 8), (1, 512, 8));
+        assert_eq!(one_cluster_operands(Tf32, true, (false, 128), small), F16);
+        assert_eq!(one_cluster_operands(Tf32, true, (false, 32), wide), F16);
+        assert_eq!(one_cluster_operands(Tf32, true, (true, 32), small), F16);
+        assert_eq!(one_cluster_operands(Tf32, true, (true, 32), wide), Tf32);
+        assert_eq!(one_cluster_operands(Tf32, true, (true, 64), small), Tf32);
+        assert_eq!(one_cluster_operands(Tf32, false, (true, 8), small), Tf32);
+        assert_eq!(one_cluster_operands(Bf16, false, (true, 8), small), Bf16);
+        // [*, 32, 128] in groups of 8: clusters of 16 first, where TF32's rule gives 8 only.
+        let sizes = |elem| shape_one_cluster(elem, small);
+        assert_eq!(
+            sizes(one_cluster_operands(Tf32, true, (true, 32), small)),
+            [16, 8]
+        );
+        assert_eq!(
+            sizes(one_cluster_operands(Tf32, true, (true, 64), small)),
+            [8]
+        );
     }
 
     /// An H100's shared memory per block (227 KiB).

@@ -236,8 +236,10 @@ fn persistent_multicast_forward_matches_the_f64_cpu_path() {
 /// batch groups), a batch of several chunks whose last ends early (67 at 200: a prime, in one
 /// group, as no count divides it) and 77 at 200 (7 groups of 11 on scaled operands); and on the default (`RnnAlgo::Heuristic`, whose rule gives them to
 /// the kernels), a stack of two layers at batch 64 (layer by layer, in batch groups), one layer
-/// at hidden 128 and batch 16 (4 groups, each in one cluster, h pushed) and at batch 128 (16
-/// groups, half precision's count for scaled plans; a GRU's training too since
+/// at hidden 128 and batch 16 (4 groups, each in one cluster, h pushed), at batch 32 (4 groups of
+/// 8, training too in clusters of 16, half precision's size, since
+/// `results/2026-12-01-h200-tf32-cluster16-training/`) and at batch 128 (16 groups, half
+/// precision's count for scaled plans; a GRU's training too since
 /// `results/2026-12-01-h200-tf32-scaled-rules/`); each by [`check_tf32`].
 #[test]
 fn persistent_tf32_matches_the_f64_cpu_path() {
@@ -251,6 +253,7 @@ fn persistent_tf32_matches_the_f64_cpu_path() {
             (1, 77, 4, 32, 200, RnnAlgo::Persistent),
             (2, 64, 5, 48, 256, RnnAlgo::Heuristic),
             (1, 16, 6, 32, 128, RnnAlgo::Heuristic),
+            (1, 32, 6, 32, 128, RnnAlgo::Heuristic),
             (1, 128, 5, 32, 128, RnnAlgo::Heuristic),
         ]
         .map(move |(layers, batch, seq, input, hidden, algo)| {

@@ -377,12 +377,11 @@ const TF32_PRODUCTS_STACK_MAX_HIDDEN: usize = 650;
 /// See [`ours_lead_tf32`].
 const TF32_SMALL_H_UP_TO: usize = 128;
 
-/// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead one layer: in training
-/// up to batch [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`], and eagerly up to
+/// Past batch 32 (the kernels multiply chunks of 32 in turn) ours lead one layer: eagerly in
+/// training and inference up to batch [`OURS_LEAD_IN_CHUNKS_MAX_BATCH`] (below); graphed, in
+/// training up to batch [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`], in inference up to it at
+/// hidden sizes up to [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`] and up to
 /// [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH`] at hidden sizes up to
-/// [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN`]; in inference eagerly up to hidden
-/// [`OURS_LEAD_IN_CHUNKS_MAX_HIDDEN`], graphed up to it at batches up to
-/// [`OURS_LEAD_TRAINING_IN_CHUNKS_MAX_BATCH`] and past that up to
 /// [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_HIDDEN`].
 ///
 /// Training: graphed through `loss.backward()`, at batches 40-64 ours took 0.81-0.96x of bf16
@@ -408,6 +407,14 @@ const TF32_SMALL_H_UP_TO: usize = 128;
 /// graphed at batch 128 ours still trail `Standard` in training and in the forward at hidden 512,
 /// and lead the forward at 256; eager training at [30, 128, 512] took ours 0.53-0.88x of
 /// `Standard`'s time, which the rule does not follow yet (one measurement).
+///
+/// Eagerly ours lead one layer up to batch [`OURS_LEAD_IN_CHUNKS_MAX_BATCH`] at every hidden size
+/// up to [`OURS_LEAD_EAGER_IN_CHUNKS_MAX_HIDDEN`], in training and inference: f16 [30, 96, 768] trained in 7.9 against `Standard`'s 14.2 µs an
+/// example (GRU 7.0 against 9.1) and inferred in 3.3 against 5.4, [30, 96, 1024] trained in
+/// 0.58-0.68x; graphed `Standard` led their training (6.3 against 6.9; H200,
+/// `results/2026-12-01-h200-half-rule-sweep/`); [30, 128, 768] 7.1 | 3.1 against 11.0 | 4.2
+/// (training | forward), [30, 80, 640] 7.7 | 3.1 against 15.0 | 6.6
+/// (`results/2026-12-01-h200-half-rules/` `eager`).
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let (batch, hidden) = (call.batch, dims.hidden_size);
     let small = batch <= OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH
@@ -416,15 +423,19 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
     dims.num_layers == 1
         && match (train, launch) {
             (true, Launch::Graphed) => up_to_64,
-            (true, Launch::Eager) => up_to_64 || small,
             (false, Launch::Graphed) => {
                 (up_to_64 && hidden <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN) || small
             }
-            (false, Launch::Eager) => {
-                batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH && hidden <= OURS_LEAD_IN_CHUNKS_MAX_HIDDEN
+            (_, Launch::Eager) => {
+                (train && up_to_64)
+                    || (batch <= OURS_LEAD_IN_CHUNKS_MAX_BATCH
+                        && hidden <= OURS_LEAD_EAGER_IN_CHUNKS_MAX_HIDDEN)
             }
         }
 }
+
+/// See [`ours_lead_in_chunks`]: the largest hidden size measured eagerly past batch 64.
+const OURS_LEAD_EAGER_IN_CHUNKS_MAX_HIDDEN: usize = 1024;
 
 /// Where a batch past [`CHUNK_SAMPLES`] runs on ours in batch groups (`persistent::batch_groups`:
 /// the batch split into independent recurrences on blocks of their own; a stack then runs layer
@@ -449,7 +460,10 @@ fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch)
 /// hidden 64-256 (LSTM [30, 256, 128] 0.29 against 0.60 µs an example, [200, 256, 128] 1.82
 /// against 4.52), but LSTM [30, 256, 512] 1.09x (GRU 0.88x) and [30, 256, 3 x 128] 1.07-1.12x;
 /// eager ones 0.22-0.37x at hidden 128-256 and 0.57-0.78x at [30, 256, 512] (H200,
-/// `results/2026-11-29-h200-refill-batch256/`).
+/// `results/2026-11-29-h200-refill-batch256/`). A GRU's graphed forward leads up to hidden
+/// [`OURS_LEAD_WIDE_BATCH_GRU_INFERENCE_MAX_HIDDEN`]: f16 [30, 160-256, 512] 0.69-0.79 against
+/// `Standard`'s 0.82-1.21, [200, 256, 512] 4.83 against 5.86; LSTMs there 1.06-1.35x
+/// (`results/2026-12-01-h200-half-rule-sweep/`).
 fn ours_lead_in_groups(
     call: &Call,
     dims: &RnnDims,
@@ -460,9 +474,10 @@ fn ours_lead_in_groups(
     let grouped = call.batch > CHUNK_SAMPLES && batch_groups(shape, (dtype, train)) > 1;
     let one_layer = dims.num_layers == 1;
     let stack_batch = one_layer || call.batch <= OURS_LEAD_GROUPED_STACK_MAX_BATCH;
-    let wide_batch_max_hidden = match launch {
-        Launch::Graphed => OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN,
-        Launch::Eager => OURS_LEAD_IN_CHUNKS_MAX_HIDDEN,
+    let wide_batch_max_hidden = match (launch, dims.mode) {
+        (Launch::Graphed, RnnMode::Gru) => OURS_LEAD_WIDE_BATCH_GRU_INFERENCE_MAX_HIDDEN,
+        (Launch::Graphed, _) => OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN,
+        (Launch::Eager, _) => OURS_LEAD_IN_CHUNKS_MAX_HIDDEN,
     };
     let inference = call.batch <= OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH
         || (one_layer && dims.hidden_size <= wide_batch_max_hidden);
@@ -486,20 +501,38 @@ const OURS_LEAD_GROUPED_STACK_MAX_BATCH: usize = 128;
 /// 1.11x for GRU [200, 256, 3 x 128] and 1.04-1.27x at hidden 512: `Standard` keeps them (too
 /// few measurements for a rule by shape). Eagerly ours took 0.19-0.61x of `Standard`'s time in
 /// training and 0.17-0.63x in the forward on all of those and [30, 256, 3 x 512].
+///
+/// In f16 at batches 192-256 (graphed, against the f16 `Standard`, H200,
+/// `results/2026-12-01-h200-half-rule-sweep/`): GRU stacks train on ours up to hidden
+/// [`OURS_LEAD_WIDE_BATCH_GRU_STACK_GRAPHED_MAX_HIDDEN`] ([30, 192-256, 2 x 512] 3.45-3.53
+/// against 4.08-4.85 µs an example, [30, 192-256, 3 x 512] 0.78-0.93x, [200, 256, 3 x 512] 31.6
+/// against 35.5; LSTMs there 1.05-1.12x); forwards of stacks past hidden 128 up to
+/// [`OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN`] lead too ([30, 192-256, 2 x 256] 0.71-0.81x,
+/// [30, 192-256, 3 x 256] 0.83-0.91x), where at hidden 128 f16 `PersistStaticSmallH` leads and
+/// bf16 `Standard` led three layers (above).
 fn ours_lead_wide_batch_stack(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
-    let max_hidden = match (launch, train) {
-        (Launch::Graphed, true) => OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN,
-        (Launch::Graphed, false) => 0,
-        (Launch::Eager, _) => OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN,
+    let hidden = dims.hidden_size;
+    let fits = match (launch, train) {
+        (Launch::Graphed, true) => match dims.mode {
+            RnnMode::Gru => hidden <= OURS_LEAD_WIDE_BATCH_GRU_STACK_GRAPHED_MAX_HIDDEN,
+            _ => hidden <= OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN,
+        },
+        (Launch::Graphed, false) => {
+            hidden > SMALL_H_MAX_HIDDEN && hidden <= OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN
+        }
+        (Launch::Eager, _) => hidden <= OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN,
     };
     dims.num_layers > 1
         && call.batch > OURS_LEAD_GROUPED_STACK_MAX_BATCH
         && call.batch <= MAX_KERNEL_BATCH
-        && dims.hidden_size <= max_hidden
+        && fits
 }
 
 /// See [`ours_lead_wide_batch_stack`].
 const OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN: usize = 256;
+
+/// See [`ours_lead_wide_batch_stack`]: the largest hidden size measured ahead.
+const OURS_LEAD_WIDE_BATCH_GRU_STACK_GRAPHED_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_wide_batch_stack`]: the largest hidden size measured.
 const OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN: usize = 512;
@@ -509,6 +542,9 @@ const OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH: usize = 128;
 
 /// See [`ours_lead_in_groups`].
 const OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN: usize = 256;
+
+/// See [`ours_lead_in_groups`]: [`OURS_LEAD_WIDE_BATCH_INFERENCE_MAX_HIDDEN`] for a GRU.
+const OURS_LEAD_WIDE_BATCH_GRU_INFERENCE_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_in_chunks`]: past batch 64, ours lead one layer up to this hidden size in
 /// graphed inference and eager training, up to batch [`OURS_LEAD_SMALL_IN_CHUNKS_MAX_BATCH`].
@@ -643,13 +679,17 @@ fn ours_lead_stack(dims: &RnnDims, in_one_launch: bool) -> bool {
 /// Where ours lead cuDNN's f16 `PersistStatic` where both serve (an f16 LSTM whose sizes are
 /// multiples of 128): up to hidden [`OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN`]; in stacks up to
 /// [`OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN`]; one layer's training at every hidden size and
-/// batch, and its inference at batch [`OURS_LEAD_PERSIST_STATIC_INFERENCE_BATCH`]. Graphed, µs an
-/// example, ours against `PersistStatic` (H200, `results/2026-11-29-h200-prologue/` section 4):
+/// batch, and its inference from batch [`OURS_LEAD_PERSIST_STATIC_INFERENCE_MIN_BATCH`].
+/// Graphed, µs an example, ours against `PersistStatic` (H200,
+/// `results/2026-11-29-h200-prologue/` section 4):
 /// forwards [30, 32, 256] 1.67 against 2.73, [30, 32, 384] 2.28 against 2.55, [30, 32, 512] 2.33
 /// against 2.73, [30, 32, 1024] 3.84-3.87 against 3.97-3.99, [200, 32, 512] 15.1 against 18.6;
 /// training [30, 8, 512] 19.2 against 22.5, [30, 16, 512] 10.4 against 11.6, [30, 32, 1024] 9.3
 /// against 10.1. `PersistStatic` leads one layer's forward at [30, 8-16, 512] (7.1 against 8.3,
-/// 3.3 against 4.6). Stacks (H100, `results/2026-11-26-h100-h200-f16-persist-static/`, through
+/// 3.3 against 4.6). Past batch 32 ours lead it further: graphed forwards at [30, 48-96, 256]
+/// took 0.79-1.00 against 2.50-2.61, [30, 48, 512] 1.44 against 2.60, [200, 64, 256] 6.4 against
+/// 18.2; eagerly 0.37-0.62x of its time (H200, `results/2026-12-01-h200-half-rule-sweep/`).
+/// Stacks (H100, `results/2026-11-26-h100-h200-f16-persist-static/`, through
 /// `loss.backward()`, before the pushed and multicast forwards): [30, 32, 2 x 256] 7.5 | 3.0
 /// against 14.4 | 5.2 in training | inference, [30, 8-32, 2 x 512] 0.63-0.72x in training and
 /// 0.81-1.0x forward; `PersistStatic` led [30, 32, 2 x 1024] (26.1 against 26.9).
@@ -658,7 +698,7 @@ fn ours_lead_persist_static(dims: &RnnDims, call: &Call, train: bool) -> bool {
     let stacked = dims.num_layers > 1;
     hidden <= OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN
         || (stacked && hidden <= OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN)
-        || (!stacked && (train || call.batch == OURS_LEAD_PERSIST_STATIC_INFERENCE_BATCH))
+        || (!stacked && (train || call.batch >= OURS_LEAD_PERSIST_STATIC_INFERENCE_MIN_BATCH))
 }
 
 /// See [`ours_lead_persist_static`]: ours lead every call up to this hidden size (LSTM
@@ -668,9 +708,9 @@ const OURS_LEAD_PERSIST_STATIC_MAX_HIDDEN: usize = 128;
 /// See [`ours_lead_persist_static`]: ours lead stacks up to this hidden size.
 const OURS_LEAD_PERSIST_STATIC_STACKED_MAX_HIDDEN: usize = 512;
 
-/// See [`ours_lead_persist_static`]: the batch at which ours lead one layer's inference (the
-/// one measured ahead; 8 and 16 behind).
-const OURS_LEAD_PERSIST_STATIC_INFERENCE_BATCH: usize = 32;
+/// See [`ours_lead_persist_static`]: the smallest batch at which ours lead one layer's
+/// inference (8 and 16 measured behind).
+const OURS_LEAD_PERSIST_STATIC_INFERENCE_MIN_BATCH: usize = 32;
 
 /// Where cuDNN's `PersistStatic` leads `Standard` in f16: an LSTM of one direction without
 /// per-sample lengths or a projection, input and hidden sizes multiples of 128 (at 200, 650 or
@@ -735,15 +775,32 @@ const CUDNN_PERSISTENT_BATCH_STEP: usize = 8;
 /// 1.37 against 1.50, [200, 256, 3 x 128] 12.8 against 14.8; eagerly 1.56-1.69 against 1.73 and
 /// 13.1 against 15.1), LSTM stacks not throughout ([30, 256, 2 x 128] 1.47 against 1.28 graphed,
 /// §3).
+///
+/// Stacks now lead it up to batch [`OURS_LEAD_SMALL_H_STACK_MAX_BATCH`] (as wavefronts and in
+/// batch groups), and train faster up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]. Graphed f16,
+/// training | forward, µs an example, ours against `PersistStaticSmallH` (H200,
+/// `results/2026-12-01-h200-half-rules/` `small` and `neighbors`, and
+/// `results/2026-12-01-h200-half-rule-sweep/`): [30, 8, 3 x 128] 17.7 | 7.9 against
+/// 48.7 | 20.7, [30, 16-32, 2-3 x 128] 0.42-0.64x | 0.42-0.69x, GRU [35, 24, 2 x 128] 7.2 | 3.3
+/// against 12.0 | 5.2, [30, 48-96, 2-3 x 128] 0.62-0.89x | 0.55-0.99x; at batch 128 training
+/// 0.80-0.95x ([200, 128, 2 x 128] 13.2 against 16.6), but the forward 0.97-1.13x ([30, 128,
+/// 2 x 128] 1.02 against 0.90); at batch 192-256 it kept the forward (0.92 against 1.20 at
+/// [30, 192, 3 x 128]) and led or tied LSTMs' training ([30, 256, 2 x 128] 1.28 against 1.43).
 fn small_h_leads_ours(dims: &RnnDims, call: &Call, train: bool) -> bool {
     let batch_fits = cudnn_persistent_batch_fits(call.batch);
     let wide = call.batch > OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH;
     let gru = dims.mode == RnnMode::Gru;
-    match dims.num_layers {
-        1 => (train && gru && !batch_fits) || (!train && wide),
-        _ => !(train && gru && wide) && (gru || batch_fits),
+    match (dims.num_layers, call.batch) {
+        (1, _) => (train && gru && !batch_fits) || (!train && wide),
+        (_, b) if b <= OURS_LEAD_SMALL_H_STACK_MAX_BATCH => false,
+        (_, _) if !wide => !train,
+        (_, _) => !(train && gru) && (gru || batch_fits),
     }
 }
+
+/// See [`small_h_leads_ours`]: the largest batch at which ours were measured ahead of
+/// `PersistStaticSmallH` in a stack's forward.
+const OURS_LEAD_SMALL_H_STACK_MAX_BATCH: usize = 96;
 
 /// Up to this hidden size cuDNN's f16 `PersistStatic` leads inference past batch 32 too: eager
 /// forwards at batch 128 took 0.83x of ours in chunks at [30, 128, 512] (2.16 against 2.60 µs
@@ -1616,9 +1673,10 @@ mod tests {
         assert_eq!(train(lstm(2, 1500), 20, DType::BF16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::BF16), (false, s));
         // f16: PersistStatic from 256 at multiples of 128, ours elsewhere (SmallH at hidden 128
-        // only for stacks and one GRU's training at batches that are not multiples of 8).
+        // for one GRU's training at batches that are not multiples of 8, and for stacks' past
+        // batch 96, `half-rules`).
         assert_eq!(train(lstm(1, 128), 32, DType::F16), (true, psh));
-        assert_eq!(train(lstm(2, 128), 32, DType::F16), (false, psh));
+        assert_eq!(train(lstm(2, 128), 32, DType::F16), (true, psh));
         // Ours lead PersistStatic in one layer's training (`prologue`), in stacks up to 512
         // (`f16-persist-static`).
         assert_eq!(train(lstm(1, 1024), 32, DType::F16), (true, ps));
@@ -1663,7 +1721,7 @@ mod tests {
         assert_eq!(train(lstm(2, 650), 20, DType::F16), (true, s));
         assert_eq!(train(lstm(3, 512), 32, DType::F16), (false, ps));
         // Deeper stacks: ours where every pass runs as one wavefront, PersistStatic's f16
-        // shapes included, else cuDNN (`deep-stacks`); SmallH's f16 shapes stay with SmallH.
+        // shapes included, else cuDNN (`deep-stacks`).
         let deep = |dims: RnnDims, batch, dtype, in_one_launch| {
             let c = call(dims, batch);
             (
@@ -1681,7 +1739,8 @@ mod tests {
         assert_eq!(deep(lstm(3, 512), 8, DType::F16, true), (true, ps));
         assert_eq!(deep(lstm(3, 512), 32, DType::F16, false), (false, ps));
         assert_eq!(deep(lstm(3, 1024), 32, DType::BF16, false), (false, s));
-        assert_eq!(deep(lstm(3, 128), 32, DType::F16, true), (false, psh));
+        // SmallH's f16 shapes are ours too up to batch 96 (`half-rules`).
+        assert_eq!(deep(lstm(3, 128), 32, DType::F16, true), (true, psh));
         // Two layers lead whether or not they run in one launch.
         assert_eq!(deep(lstm(2, 1500), 20, DType::BF16, false), (true, s));
         // Past batch 32, stacks in one launch up to batch 64 and 1300 units (`batch64`).
@@ -1785,14 +1844,19 @@ mod tests {
                 cudnn_by_rule(&dims, &c, (dtype, false), EAGER),
             )
         };
-        assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::F16), (false, ps));
-        // But a stack in batch groups is ours (`deep-stacks`).
+        // cuDNN's rule: f16 LSTM inference at batch 128 up to hidden 512 on PersistStatic
+        // (`inference-forward`); but ours lead it in one layer past batch 32 (`half-rule-sweep`).
+        assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::F16), (true, ps));
+        assert_eq!(infer_cudnn(lstm(1, 256), 48, DType::F16), (true, ps));
+        // And a stack in batch groups (`deep-stacks`).
         assert_eq!(infer_cudnn(lstm(3, 512), 128, DType::F16), (true, ps));
-        assert_eq!(infer_cudnn(lstm(1, 1024), 128, DType::F16), (false, s));
+        // (Eagerly every hidden size up to batch 128, `half-rules`; the wgmma forward at 1024.)
+        assert_eq!(infer_cudnn(lstm(1, 1024), 128, DType::F16), (true, s));
         // Past batch 128, eagerly ours up to hidden 512 (`refill-batch256`).
         assert_eq!(infer_cudnn(lstm(1, 512), 256, DType::F16), (true, s));
         assert_eq!(infer_cudnn(lstm(1, 512), 128, DType::BF16), (true, s));
-        assert!(!infer(lstm(1, 1024), 128, DType::BF16));
+        assert!(infer(lstm(1, 1024), 128, DType::BF16));
+        assert!(!infer(lstm(1, 1024), 160, DType::BF16));
         // Eagerly ours infer a stack of up to 3 x 512 at batch 128 (`eager-graphed`).
         assert!(infer(lstm(3, 512), 128, DType::BF16));
         assert!(!infer(lstm(3, 1024), 128, DType::BF16));
@@ -1884,19 +1948,22 @@ mod tests {
                 pick(d, b, how, one, Launch::Graphed),
             )
         };
-        // Inference, one layer: in batch groups (up to hidden 512) ours up to batch 128, but
-        // f16 `PersistStatic` eagerly; not in groups, eagerly ours up to hidden 512 at batch 128,
-        // graphed `Standard` (ours and `PersistStatic` 1.2-1.45x).
+        // Inference, one layer: in batch groups (up to hidden 512) ours up to batch 128, and
+        // ahead of f16 `PersistStatic` (`half-rule-sweep`); not in groups, eagerly ours up to
+        // hidden 512 at batch 128, graphed `Standard` (ours and `PersistStatic` 1.2-1.45x).
         assert_eq!(both(dims(gru, 1, 512), 128, (bf16, false), one), (p, p));
-        assert_eq!(both(dims(lstm, 1, 512), 128, (f16, false), one), (ps, p));
+        assert_eq!(both(dims(lstm, 1, 512), 128, (f16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 96, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 77, (bf16, false), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 79, (bf16, false), one), (p, s));
         assert_eq!(both(dims(gru, 1, 256), 128, (bf16, false), one), (p, p));
-        assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (ps, ps));
+        assert_eq!(both(dims(lstm, 1, 256), 128, (f16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 512), 64, (bf16, false), one), (p, p));
-        assert_eq!(both(dims(gru, 1, 512), 256, (bf16, false), one), (p, s));
-        // Past batch 128 ours infer one layer up to hidden 256, eagerly 512 (`refill-batch256`).
+        // Past batch 128 ours infer one layer up to hidden 256, eagerly 512 (`refill-batch256`),
+        // a GRU graphed up to 512 too (`half-rule-sweep`).
+        assert_eq!(both(dims(gru, 1, 512), 256, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 1, 512), 160, (f16, false), one), (p, p));
+        assert_eq!(both(dims(lstm, 1, 512), 192, (f16, false), one), (p, s));
         assert_eq!(both(dims(lstm, 1, 128), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 256), 256, (bf16, false), one), (p, p));
         assert_eq!(both(dims(gru, 1, 64), 200, (bf16, false), one), (p, p));
@@ -1917,16 +1984,18 @@ mod tests {
         assert_eq!(both(dims(lstm, 3, 128), 256, (bf16, false), one), (p, s));
         assert_eq!(both(dims(gru, 3, 512), 256, (bf16, false), one), (p, s));
         assert_eq!(both(dims(gru, 3, 1024), 256, (bf16, false), one), (s, s));
-        assert_eq!(both(dims(gru, 1, 1024), 128, (bf16, false), one), (s, s));
-        // Training, one layer: in batch groups ours at every batch; not in groups up to batch
-        // 64, eagerly also up to 128 at hidden 256.
+        // (Eagerly ours by this rule at every hidden size up to batch 128, `half-rules`; at
+        // hidden 1024 the wgmma forward serves, `wgmma_leads`.)
+        assert_eq!(both(dims(gru, 1, 1024), 128, (bf16, false), one), (p, s));
+        // Training, one layer: in batch groups ours at every batch; not in groups graphed up to
+        // batch 64, eagerly up to 128.
         assert_eq!(both(dims(gru, 1, 256), 128, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 128, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 512), 64, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 256, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 77, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 256), 79, (bf16, true), one), (p, s));
-        assert_eq!(both(dims(lstm, 1, 1024), 128, (bf16, true), one), (s, s));
+        assert_eq!(both(dims(lstm, 1, 1024), 128, (bf16, true), one), (p, s));
         // Stacks past batch 32 run in batch groups, layer by layer, up to batch 128
         // (`groups-sanitize`); deeper than two layers past hidden 256, or past batch 64 in
         // training and hidden 128 in inference (`deep-stacks`). Inference in groups is ours.
@@ -1972,14 +2041,46 @@ mod tests {
             both(dims(lstm, 2, 128), 256, (f16, true), one),
             (pssh, pssh)
         );
-        // f16 GRU stacks there train on ours; below it on `PersistStaticSmallH`.
+        // f16 GRU stacks there train on ours; at batch 97-128 stacks train on ours and infer on
+        // `PersistStaticSmallH` (`half-rules`).
         assert_eq!(both(dims(gru, 2, 128), 256, (f16, true), one), (p, p));
-        assert_eq!(both(dims(gru, 3, 128), 128, (f16, true), one), (pssh, pssh));
+        assert_eq!(both(dims(gru, 3, 128), 128, (f16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 2, 128), 128, (f16, true), one), (p, p));
+        assert_eq!(
+            both(dims(lstm, 2, 128), 128, (f16, false), one),
+            (pssh, pssh)
+        );
         assert_eq!(
             both(dims(gru, 3, 128), 256, (f16, false), one),
             (pssh, pssh)
         );
         assert_eq!(both(l3, 127, (bf16, true), backward_only), (p, s));
+        // Up to batch 96 ours lead stacks at hidden 128 (`half-rule-sweep`, `half-rules`): up to
+        // batch 64 as a wavefront in one launch, past it in groups (inference in one launch).
+        let wave = OneLaunch::both(true);
+        assert_eq!(both(dims(lstm, 3, 128), 64, (f16, true), wave), (p, p));
+        assert_eq!(both(dims(gru, 3, 128), 96, (f16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 128), 96, (f16, false), wave), (p, p));
+        assert_eq!(both(dims(lstm, 3, 128), 48, (f16, false), wave), (p, p));
+        assert_eq!(both(dims(lstm, 2, 128), 32, (f16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 2, 128), 20, (f16, false), one), (p, p));
+        // Past batch 128, graphed, f16 GRU stacks train on ours up to hidden 512, LSTMs up to
+        // 256; forwards of stacks lead past hidden 128 up to 256 (`half-rule-sweep`).
+        assert_eq!(both(dims(gru, 2, 512), 256, (f16, true), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 512), 192, (f16, true), one), (p, p));
+        assert_eq!(both(dims(lstm, 2, 512), 256, (f16, true), one), (p, s));
+        assert_eq!(both(dims(gru, 2, 1024), 256, (f16, true), one), (s, s));
+        assert_eq!(both(dims(lstm, 2, 256), 256, (f16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 256), 192, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 512), 192, (f16, false), one), (p, s));
+        // One layer, eagerly: ours at every hidden size up to batch 128 (`half-rule-sweep`,
+        // `half-rules`).
+        assert_eq!(both(dims(lstm, 1, 768), 96, (f16, true), one), (p, s));
+        assert_eq!(both(dims(gru, 1, 768), 96, (f16, false), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 768), 128, (f16, true), one), (p, s));
+        assert_eq!(both(dims(lstm, 1, 768), 160, (f16, true), one), (s, s));
+        assert_eq!(both(dims(lstm, 1, 1500), 96, (bf16, true), one), (s, s));
+        assert_eq!(both(dims(lstm, 1, 1500), 64, (bf16, true), one), (p, p));
         // At batch 32 and below the two agree.
         assert_eq!(both(dims(gru, 1, 512), 32, (bf16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 1, 1024), 32, (f16, false), one), (p, p));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (prepared, not yet run): the half-precision rules (`choose.rs`'s
+# On the GPU machine (run 2026-12-01, logs in logs/): the half-precision rules (`choose.rs`'s
 # `ours_lead` and the rules it names) past the shapes they were measured on. TF32's sweep
 # (`results/2026-12-01-h200-tf32-wide-rules/`) found ours 1.1-2.4x faster than the kernels the
 # rule had left calls on, at batches past 128 and at hidden 768-1024; most half-precision rules

@@ -231,6 +231,25 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(LSTM, (1, UNI), (16, 10, 256, 256), default, F16, H0),
             [RnnAlgo::PersistStatic, RnnAlgo::Persistent],
         ),
+        // Past batch 32 ours lead it in inference too, and `PersistStaticSmallH` in a stack at
+        // hidden 128 up to batch 96; at 97-128 in training only (`choose.rs`'s
+        // `ours_lead_persist_static`, `small_h_leads_ours`).
+        (
+            case(LSTM, (1, UNI), (48, 3, 256, 256), default, F16, H0),
+            [RnnAlgo::Persistent; 2],
+        ),
+        (
+            case(GRU, (3, UNI), (48, 3, 128, 128), default, F16, ZEROS),
+            [RnnAlgo::Persistent; 2],
+        ),
+        (
+            case(LSTM, (2, UNI), (16, 3, 128, 128), default, F16, H0),
+            [RnnAlgo::Persistent; 2],
+        ),
+        (
+            case(LSTM, (2, UNI), (128, 2, 128, 128), default, F16, H0),
+            [RnnAlgo::PersistStaticSmallH, RnnAlgo::Persistent],
+        ),
         (
             case(LSTM, (2, UNI), (8, 9, 64, 64), default, BF16, H0),
             [RnnAlgo::Persistent; 2],

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine (prepared, not yet run): ours' TF32 training at hidden 1024, batch 96-128,
-# under other plans than the planner's. There `Standard` (what PyTorch's TF32 module runs) kept
-# three layers' training: ours took 1.04-1.15x its time (`results/2026-12-01-h200-tf32-wide-rules/`,
-# sweep2: LSTM [30, 128, 3 x 1024] 36.3 against 34.9 µs an example, GRU [200, 128, 3 x 1024]
-# 204 against 177), on chunks of 64 in clusters of 2 that split K, 8 units a block (the plans in
-# that folder's logs/before/sweep1-plans.txt). The grid's one shape over 1.0x in TF32 is GRU
-# [200, 128, 3 x 1024] on `Standard`, both sides. DIR built as `scripts/devbin.sh DIR` builds it:
+# On the GPU machine (run 2026-12-01, logs in logs/): ours' TF32 training at hidden 1024, batch
+# 96-128, under other plans than the planner's. There `Standard` (what PyTorch's TF32 module runs)
+# kept three layers' training: ours took 1.04-1.15x its time
+# (`results/2026-12-01-h200-tf32-wide-rules/`, sweep2: LSTM [30, 128, 3 x 1024] 36.3 against 34.9 µs
+# an example, GRU [200, 128, 3 x 1024] 204 against 177), on chunks of 64 in clusters of 2 that split
+# K, 8 units a block (the plans in that folder's logs/before/sweep1-plans.txt). The grid's one shape
+# over 1.0x in TF32 is GRU [200, 128, 3 x 1024] on `Standard`, both sides. DIR built as
+# `scripts/devbin.sh DIR` builds it:
 #   1. (knobs) graphed training with the input's gradient, µs an example, ours with the rules'
 #      plan and with other batch groups, units a block, cluster sizes, multicast and backward
 #      chunk columns, beside `Standard`, at LSTM and GRU [30, 128, 1024], [30, 96, 3 x 1024]

@@ -225,7 +225,7 @@ def variants():
                     clustered = [d for d in chunks if not d.startswith("-DCL=")] + [f"-DCL={cl}"]
                     yield (f"{cell} forward h{hid} b{batch} {dt} chunks cl{cl}", "persistent_fwd",
                            clustered, "compute_90", cell)
-    # The backward of batches of several chunks, in the clusters kernel.rs's shape_clusters
+    # The backward of batches of several chunks, in the clusters rules.rs's shape_clusters
     # gives them (hidden 1024 and 512 at batch 128: 2; 128 and 200: none).
     for hid, batch, units, cl in ((1024, 128, 8, 2), (512, 128, 4, 2), (128, 128, 4, 1),
                                   (200, 77, 4, 1), (1024, 256, 8, 2)):
@@ -236,7 +236,7 @@ def variants():
             yield (f"{cell} backward h{hid} b{batch} bf16 cl{cl} chunks", "persistent_bwd", chunks,
                    arch, cell)
     # A layer in one thread-block cluster whose hardware barrier serves each step (ONE_CLUSTER,
-    # kernel.rs's shape_one_cluster): 8 blocks, hidden 256 at batch 8 and 128 at 16.
+    # rules.rs's shape_one_cluster): 8 blocks, hidden 256 at batch 8 and 128 at 16.
     for cell in ("lstm", "gru"):
         for hid, batch, units in ((256, 8, 32), (128, 16, 16)):
             one = [f"-DHID={hid}", f"-DBATCH={batch}", "-DNWARPS=8", "-DELEM_BF16=1",
@@ -244,7 +244,7 @@ def variants():
             tag = f"h{hid} b{batch} bf16 one cluster"
             yield (f"{cell} forward {tag}", "persistent_fwd", one, "compute_90", cell)
             yield (f"{cell} backward {tag}", "persistent_bwd", one, "compute_90", cell)
-    # Its forward pushing h through distributed shared memory (PUSH, kernel.rs's Plan::push):
+    # Its forward pushing h through distributed shared memory (PUSH, plan.rs's Plan::push):
     # hidden 128 at batch 32, bf16 and f16.
     for cell in ("lstm", "gru"):
         for elem in ("-DELEM_BF16=1", "-DELEM_BF16=0"):
@@ -281,10 +281,10 @@ def variants():
         yield (f"{cell} backward {tag}", "persistent_bwd", grouped, "compute_90", cell)
         yield (f"{cell} backward {tag} pushed", "persistent_bwd", grouped + ["-DPUSH=1"],
                "compute_90", cell)
-    # In 16 blocks, the non-portable cluster (kernel.rs's shape_one_cluster), 8 samples a group:
+    # In 16 blocks, the non-portable cluster (rules.rs's shape_one_cluster), 8 samples a group:
     # hidden 256 (16 units a block) and 384 in 4 groups (24 units), both passes pushed; 512 in 4
     # groups (32 units), bf16 and f16, the forward pushed and the backward's exchange through L2
-    # behind the cluster's barrier (kernel.rs's shape_one_cluster_pushes).
+    # behind the cluster's barrier (rules.rs's shape_one_cluster_pushes).
     for cell in ("lstm", "gru"):
         for hid, groups, units, elem in ((256, 1, 16, "-DELEM_BF16=1"), (384, 4, 24, "-DELEM_BF16=1"),
                                          (512, 4, 32, "-DELEM_BF16=1"), (512, 4, 32, "-DELEM_BF16=0")):
@@ -296,7 +296,7 @@ def variants():
                    "compute_90", cell)
             yield (f"{cell} backward {tag}{' pushed' if push_bwd else ''}", "persistent_bwd",
                    one + push_bwd, "compute_90", cell)
-    # The backward's tile from W_hh transposed (WT_ROWS, kernel.rs's Plan::backward_transposed),
+    # The backward's tile from W_hh transposed (WT_ROWS, plan.rs's Plan::backward_transposed),
     # in every shape of exchange through L2: PTB large in clusters of 4 (a GRU's 4500 gate rows
     # a row, padded to whole 16-byte pieces), an odd hidden and batch in clusters of 2, one
     # cluster of 16 blocks in 4 groups (f16), batches of several chunks in clusters of 2, and f32
@@ -315,7 +315,7 @@ def variants():
             arch = "compute_90" if cl > 1 or one else "compute_80"
             yield (f"{cell} backward h{hid} b{batch} g{groups} {tag} cl{cl}{' one cluster' if one else ''} "
                    "from W_hh transposed", "persistent_bwd", wt, arch, cell)
-    # The pushed forward writing W_hh transposed for its backward (WT_WRITE, kernel.rs's
+    # The pushed forward writing W_hh transposed for its backward (WT_WRITE, plan.rs's
     # Plan::forward_transposes): hidden 512 in 4 groups of 16 blocks, bf16 and f16, and hidden
     # 200 at batch 7 (25 tiles of 8 units, an odd batch) with its input projection folded.
     for cell in ("lstm", "gru"):
@@ -328,7 +328,7 @@ def variants():
             tag = "bf16" if elem.endswith("1") else "f16"
             yield (f"{cell} forward h{hid} b{batch} g{groups} x{xin} {tag} one cluster pushed "
                    "writing W_hh transposed", "persistent_fwd", writes, "compute_90", cell)
-    # The pushed forward making its input projection itself (XIN, kernel.rs's Plan::input):
+    # The pushed forward making its input projection itself (XIN, plan.rs's Plan::input):
     # hidden 128 at batch 4 in 8 groups (an input of 128, f16 and bf16), hidden 256 at batch 8,
     # and odd sizes: hidden 46 in blocks of 8 units (a GRU's gates across tiles) at batch 5 with
     # an input of 40 (its K steps fewer than the warps, the last one half empty).
@@ -343,7 +343,7 @@ def variants():
             tag = "bf16" if elem.endswith("1") else "f16"
             yield (f"{cell} forward h{hid} b{batch} g{groups} x{xin} {tag} one cluster pushed folded",
                    "persistent_fwd", folded, "compute_90", cell)
-    # The forward's multicast exchange (MCAST, kernel.rs's shape_multicast): hidden 512 at batch
+    # The forward's multicast exchange (MCAST, rules.rs's shape_multicast): hidden 512 at batch
     # 32 in clusters of 8, 1024 in clusters of 2, an odd batch and hidden (66 at 3, which fills
     # no tile and no whole K group) in clusters of 4, and batches of several chunks (128; 77,
     # whose last chunk ends early) in clusters of 2.
@@ -354,7 +354,7 @@ def variants():
                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", f"-DMCAST={mcast}"]
             yield (f"{cell} forward h{hid} b{batch} bf16 multicast {mcast}", "persistent_fwd", mc,
                    "compute_90", cell)
-    # The multicast's ring of two chunk slots (MRING, kernel.rs's Plan::ring): hidden 1024 at
+    # The multicast's ring of two chunk slots (MRING, plan.rs's Plan::ring): hidden 1024 at
     # batch 128 (four chunks) and 100 (the last ending early), bf16 and f16.
     for cell in ("lstm", "gru"):
         for batch, elem in ((128, "-DELEM_BF16=1"), (100, "-DELEM_BF16=0")):
@@ -362,7 +362,7 @@ def variants():
                     "-DNBUF=2", "-DCH=64", "-DMCAST=2", "-DMRING=1"]
             yield (f"{cell} forward h1024 b{batch} {elem[2:]} multicast 2 ring", "persistent_fwd",
                    ring, "compute_90", cell)
-    # An inference forward's input projection in half elements (XG_HALF, kernel.rs's
+    # An inference forward's input projection in half elements (XG_HALF, plan.rs's
     # Plan::half_projection): hidden 1024 at batch 32 in 2 groups of 16 (16 units a block, the
     # multicast in clusters of 4), bf16 and f16, and a batch of several chunks (77) at 200.
     for cell in ("lstm", "gru"):
@@ -374,7 +374,7 @@ def variants():
                     "-DXG_HALF=1"]
             yield (f"{cell} forward h{hid} b{batch} groups {groups} {elem[2:]} half projection",
                    "persistent_fwd", half, "compute_90", cell)
-    # Batch groups (GROUPS, kernel.rs's shape_groups): batch 128 at hidden 512 in 4 groups of 32
+    # Batch groups (GROUPS, rules.rs's shape_groups): batch 128 at hidden 512 in 4 groups of 32
     # (16 units a block, the forward multicast in clusters of 8), and TF32 in 2 groups of 64 (two
     # chunks each) at hidden 200.
     for cell in ("lstm", "gru"):
@@ -402,7 +402,7 @@ def variants():
                 bwd = [d for d in f32 if not d.startswith("-DMCAST=")]
                 yield (f"{cell} backward h{hid} b{batch} tf32 cl{cl}", "persistent_bwd", bwd, arch, cell)
     # The forward of f32 operands in TF32 inference as scaled f16 ones (F16_SCALED, f16_scaled.cu,
-    # kernel.rs's Plan::scaled): the shapes above, PTB large's (1500 at batch 20), and hidden 128
+    # plan.rs's Plan::scaled): the shapes above, PTB large's (1500 at batch 20), and hidden 128
     # at batch 16 in 4 groups, each one cluster, h pushed.
     for cell in ("lstm", "gru"):
         for hid, batch, groups, units, cl, mcast, one in ((66, 3, 1, 4, 1, 1, 0), (512, 32, 1, 8, 2, 1, 0),
@@ -445,7 +445,7 @@ def variants():
     # groups of two subgroups, inference and training; 2 layers in f16.
     for cell in ("lstm", "gru"):
         for layers, elem, half in ((3, "-DELEM_BF16=1", 1), (3, "-DELEM_BF16=1", 0), (2, "-DELEM_BF16=0", 0)):
-            # (kernel.rs's wgmma_wave_smem, the projection blocks': 128 rows of 512, 2 chunks of
+            # (plan.rs's Plan::wgmma_wave_smem, the projection blocks': 128 rows of 512, 2 chunks of
             # 64 x 128 for each warpgroup and their mbarriers; which the kernel checks.)
             wg = ["-DHID=512", "-DBATCH=32", "-DSUB=2", "-DGROUPS=2", "-DNWARPS=8", elem, f"-DXG_HALF={half}",
                   f"-DWAVE_LAYERS={layers}", f"-DSMEM_BYTES={128 * 512 * 2 + 2 * 128 * 128 * 2 + 32}"]

@@ -181,7 +181,7 @@ fn ours_lead(
     OURS_MEASURED_CELLS.contains(&dims.mode) && (stack || eagerly) && !cudnn_faster
 }
 
-/// Where the planner put an inference forward on the wgmma kernel (`persistent::kernel`'s
+/// Where the planner put an inference forward on the wgmma kernel (`persistent::rules`'s
 /// `shape_wgmma_forward`: in half precision, hidden 1024 from batch 32, where `Standard` served
 /// from batch 96 before, and hidden 512 from batch 64 to 128, where ours led already), ours lead
 /// it:
@@ -259,7 +259,7 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// 128, 128] 4.82 against 11.44, [30, 128, 64] 0.55 against 1.08
 /// (`results/2026-12-01-h200-tf32-scaled-rules/`).
 ///
-/// Inference at the wgmma forward's shapes (`persistent::kernel`'s `shape_wgmma_forward`: hidden
+/// Inference at the wgmma forward's shapes (`persistent::rules`'s `shape_wgmma_forward`: hidden
 /// 1024 from batch 32, 512 from 64 to 128), whose products take the f32 operands as f16 ones
 /// scaled by powers of two (`Plan::scaled`), leads in stacks of up to
 /// [`TF32_SCALED_MAX_LAYERS`]: graphed forwards took 0.40-0.50x of cuDNN's TF32 `Standard`'s time
@@ -312,7 +312,7 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, (train, scaled): (bool, bool)) ->
     let chunked = (train || grouped || past_wide) && hidden <= TF32_CHUNKED_MAX_HIDDEN;
     // Training layers wider than that, on the scaled forward, up to batch 128.
     let wide_training = scaled && train && hidden <= TF32_WIDE_MAX_HIDDEN && !past_wide;
-    // On scaled f16 operands in half precision's batch groups (`persistent::kernel`'s
+    // On scaled f16 operands in half precision's batch groups (`persistent::rules`'s
     // `rules_operands`) a small GRU leads at every batch too, its inference at short seqs.
     let pushed_leads = dims.num_layers == 1
         && (scaled || batch <= CHUNK_SAMPLES)
@@ -442,7 +442,7 @@ const OURS_LEAD_EAGER_IN_CHUNKS_MAX_HIDDEN: usize = 1024;
 /// by layer), ours lead its training, graphed and eager, at every batch they take, and its
 /// inference up to [`OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH`]; stacks up to
 /// [`OURS_LEAD_GROUPED_STACK_MAX_BATCH`] (those deeper than two layers take groups by the
-/// hidden size and the batch, `persistent::kernel`'s `shape_groups`). Graphed on an H100, bf16,
+/// hidden size and the batch, `persistent::rules`'s `shape_groups`). Graphed on an H100, bf16,
 /// µs an example against cuDNN's `Standard` (`results/2026-11-27-h100-batch-groups/`): training
 /// [30, 64, 512] 3.8-4.2 against 6.7-7.2, [30, 128, 512] 2.5-2.7 against 4.0-4.1, [30, 128, 128]
 /// 1.3 against 2.6, [30, 256, 512] 2.0-2.6 against 2.6-2.8, [30, 256, 128] 0.73-0.77 against
@@ -616,7 +616,7 @@ const OURS_LEAD_STACK_IN_CHUNKS_INFERENCE_MAX_BATCH: usize = 128;
 /// against 18.5-25.0, [200, 128, 3 x 1024] 142-154 against 151-153 (graphed `Standard` leads:
 /// 0.61-0.76x of ours' time). Their forwards stay on cuDNN: ours took 0.95-1.07x of its time at
 /// 3 x 1024 (0.75-0.99x at [30, 128, 2 x 1024]). Their training now runs on both wgmma kernels
-/// at batch 128 (`persistent::kernel`'s `shape_wgmma_training`), in 0.69-0.72x of the
+/// at batch 128 (`persistent::rules`'s `shape_wgmma_training`), in 0.69-0.72x of the
 /// layer-by-layer kernels' time eagerly (LSTM [30, 128, 3 x 1024] 17.35 against 24.18,
 /// [200, 128, 3 x 1024] 106.9 against 153.2; `results/2026-12-01-h200-stack-1024-profile/`).
 fn ours_lead_stack_eagerly(

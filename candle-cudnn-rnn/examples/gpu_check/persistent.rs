@@ -174,16 +174,16 @@ fn check_cell(
         (1, 128, 30, 512, 1024),
         (1, 256, 10, 64, 512),
         // Batch 128 at hidden 128: 16 batch groups of 8 in half precision (4 in TF32), each in
-        // one cluster (`kernel.rs`'s `shape_groups`).
+        // one cluster (`rules.rs`'s `shape_groups`).
         (1, 128, 8, 64, 128),
         // Batch 256 at hidden 128: 16 groups of 16, where the default infers on ours past batch
         // 128 (`choose.rs`'s `ours_lead_in_groups`).
         (1, 256, 6, 64, 128),
         (2, 77, 12, 96, 200),
         // A training stack of three layers past batch 64: in batch groups, layer by layer
-        // (`kernel.rs`'s `shape_groups`; its inference in one group, as a wavefront).
+        // (`rules.rs`'s `shape_groups`; its inference in one group, as a wavefront).
         (3, 96, 6, 64, 128),
-        // Inference on the wgmma forward's 16-unit blocks (`kernel.rs`'s `shape_wgmma_units`):
+        // Inference on the wgmma forward's 16-unit blocks (`rules.rs`'s `shape_wgmma_units`):
         // two groups of 32 at hidden 1024 (one at batch 32: the row of 3 x 1024 above), three
         // and four at 512; their training at 1024 and at [*, 128, 512] on its 32-unit blocks
         // (the backward layer by layer).
@@ -191,10 +191,10 @@ fn check_cell(
         (1, 96, 6, 64, 512),
         (1, 128, 8, 64, 512),
         // Three layers of 512 at batch 128: one wgmma wavefront (two subgroups a block, clusters
-        // of 2; `kernel.rs`'s `shape_wgmma_wave`), training and inference; TF32 layer by layer.
+        // of 2; `rules.rs`'s `shape_wgmma_wave`), training and inference; TF32 layer by layer.
         (3, 128, 8, 64, 512),
         // Three layers of 1024 at batch 128: both wgmma kernels layer by layer
-        // (`kernel.rs`'s `shape_wgmma_training`; eagerly the default's too, `choose.rs`'s
+        // (`rules.rs`'s `shape_wgmma_training`; eagerly the default's too, `choose.rs`'s
         // `wgmma_leads`).
         (3, 128, 6, 256, 1024),
     ];

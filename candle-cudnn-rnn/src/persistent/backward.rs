@@ -8,10 +8,11 @@
 
 use super::forward::{addresses, barrier_at, cooperative, Reserve};
 use super::gemm::{device_blas, matmul, Mat, Out};
-use super::kernel::{Pass, Plan};
+use super::kernel::Pass;
 use super::launch::GROUP_WORDS;
 use super::masks;
 use super::padded::{padded, pads, RowKernels, Rows};
+use super::plan::Plan;
 use super::side::{bias_parts_summed_after, weight_gradients_aside, Fork};
 use super::wave::WaveBwdArgs;
 use super::Elem;

@@ -2,7 +2,8 @@
 //! power of two ([`Plan::scaled`], `f16_scaled.cu`): made once a layer, before its launch, into
 //! buffers that the layers of an inference call take in turn.
 
-use super::kernel::{Pass, Plan, F16_SCALED_KERNEL};
+use super::kernel::{Pass, F16_SCALED_KERNEL};
+use super::plan::Plan;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };

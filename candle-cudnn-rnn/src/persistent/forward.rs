@@ -4,10 +4,11 @@
 
 use super::f16_scaled::ScaledOperands;
 use super::gemm::{device_blas, matmul, Mat, Out};
-use super::kernel::{Pass, Plan};
+use super::kernel::Pass;
 use super::launch::{GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
 use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
+use super::plan::Plan;
 use super::side::{bias_parts_summed_after, weight_gradients_aside};
 use super::transposed::transpose_recurrent_weights;
 use super::tuning::WaveTuning;

@@ -13,7 +13,7 @@ use candle_core::Result;
 pub(super) const MAX_GROUPS: usize = 16;
 
 /// The portable cluster size: a launch in larger clusters (up to 16 on sm_90) needs its
-/// kernel's non-portable attribute (`kernel.rs`'s `Plan::kernel`).
+/// kernel's non-portable attribute (`plan.rs`'s `Plan::kernel`).
 pub(super) const PORTABLE_CLUSTER_BLOCKS: usize = 8;
 
 /// The largest cluster sm_90 gives a kernel with the non-portable attribute.

@@ -1,7 +1,8 @@
 //! Inter-layer dropout of the persistent path (`dropout.cu`): each module's mask counter per
 //! device, in device memory, and the arguments with which the recurrences apply the masks.
 
-use super::kernel::{Pass, Plan};
+use super::kernel::Pass;
+use super::plan::Plan;
 use crate::call::Dropout;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg, SyncOnDrop,

@@ -22,6 +22,8 @@ mod kernel;
 mod launch;
 mod masks;
 mod padded;
+mod plan;
+mod rules;
 mod side;
 mod transposed;
 mod tuning;
@@ -33,9 +35,9 @@ use wave::Wave;
 use wgmma_wave::WgmmaWave;
 
 pub(crate) use cell::Cell;
-pub(crate) use kernel::{
-    batch_groups, shape_wgmma_forward, Operands, Plan, CHUNK_SAMPLES, MAX_KERNEL_BATCH,
-};
+pub(crate) use kernel::{Operands, CHUNK_SAMPLES, MAX_KERNEL_BATCH};
+pub(crate) use plan::Plan;
+pub(crate) use rules::{batch_groups, shape_wgmma_forward};
 pub(crate) use tuning::Tuning;
 
 use crate::backend::{BackwardInputs, ForwardInputs, Forwarded, GpuReserve, Gradients, Outputs};

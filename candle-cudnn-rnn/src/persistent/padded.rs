@@ -5,7 +5,8 @@
 //! Operands of such a width are copied into zero-padded rows first, and products of such a
 //! width are made in padded rows, then copied or added into place (`pad.cu`).
 
-use super::kernel::{Pass, Plan};
+use super::kernel::Pass;
+use super::plan::Plan;
 use super::Elem;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, CudaStream, LaunchConfig, PushKernelArg,

@@ -10,7 +10,8 @@
 //! They are made once per context, outside any graph capture (making a cuBLAS handle allocates),
 //! and kept for the process. Inside a capture the fork becomes branches of the graph.
 
-use super::kernel::{Pass, Plan};
+use super::kernel::Pass;
+use super::plan::Plan;
 use candle_core::cuda_backend::cudarc::cublas::{result as blas, sys as blas_sys};
 use candle_core::cuda_backend::cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig,
@@ -232,7 +233,7 @@ fn driver(e: impl std::fmt::Display) -> candle_core::Error {
 mod tests {
     use super::{bias_parts_summed_after, shape_side_streams, weight_gradients_aside};
     use crate::persistent::cell::Cell;
-    use crate::persistent::kernel::Plan;
+    use crate::persistent::plan::Plan;
 
     #[test]
     fn the_groups_bias_parts_are_summed_after_the_kernel_only_beside_the_weight_gradients() {

@@ -7,7 +7,8 @@
 //! the path of both passes; a pushed forward can write it in its own launch instead
 //! ([`Plan::forward_transposes`], by default where each block's share is small).
 
-use super::kernel::{Pass, Plan};
+use super::kernel::Pass;
+use super::plan::Plan;
 use super::side::Fork;
 use super::Elem;
 use candle_core::cuda_backend::cudarc::driver::{

@@ -1,5 +1,5 @@
 //! The persistent kernels' tuning knobs, read from the environment once per process
-//! ([`Tuning::from_env`]) and handed to the planners ([`super::kernel::Plan::new`],
+//! ([`Tuning::from_env`]) and handed to the planners ([`super::plan::Plan::new`],
 //! [`super::wave::Wave::new`]). Each has a default that the measurements chose; the variables
 //! exist to measure the alternatives again.
 
@@ -13,7 +13,7 @@ pub(crate) struct Tuning {
     /// Blocks per thread-block cluster of the forward and of the backward (1: none), which split
     /// the recurrent product's K (`recurrence_fwd.cu`, `recurrence_bwd.cu`); a size whose
     /// clusters do not fit falls back to the next smaller. `None` (the default): the planner's
-    /// rule for the shape ([`super::kernel::shape_clusters`]). `CANDLE_RNN_PERSISTENT_CLUSTER` =
+    /// rule for the shape ([`super::rules::shape_clusters`]). `CANDLE_RNN_PERSISTENT_CLUSTER` =
     /// `N` (both passes) or `F,B`, each 1, 2 or 4 (anything else: 1), sets them for every shape.
     pub clusters: Option<[usize; 2]>,
     /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH): 64 by default
@@ -27,49 +27,49 @@ pub(crate) struct Tuning {
     /// [`Tuning::one_cluster_blocks`] (sm_90; hidden sizes up to about 512) runs in
     /// one, each step's barrier the cluster's hardware barrier instead of the grid-wide one in
     /// memory (`common.cuh`'s ONE_CLUSTER); its blocks then take more units each. `None` (the
-    /// default): the planner's rule for the shape ([`super::kernel::shape_one_cluster`]);
+    /// default): the planner's rule for the shape ([`super::rules::shape_one_cluster`]);
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `1` wherever it fits (in batch groups, one cluster
     /// per group), `0` never.
     pub one_cluster: Option<bool>,
     /// The most blocks of a one-cluster plan's cluster: by default 16, the non-portable size
     /// that sm_90 gives a kernel that asks, where the shape's rule tries it
-    /// ([`super::kernel::shape_one_cluster`]); `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=8`
+    /// ([`super::rules::shape_one_cluster`]); `CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=8`
     /// keeps every cluster to the portable size.
     pub one_cluster_blocks: usize,
     /// Whether a one-cluster layer's forward and backward push what a step exchanges into the
     /// shared memory of the cluster's blocks, with no barrier between steps
     /// (`recurrence_fwd.cu`'s and `recurrence_bwd.cu`'s PUSH), instead of exchanging it through
     /// L2 behind the cluster's barrier, where they can (a batch of one chunk).
-    /// `None` (the default): the planner's ([`super::kernel::shape_one_cluster_pushes`]);
+    /// `None` (the default): the planner's ([`super::rules::shape_one_cluster_pushes`]);
     /// `CANDLE_RNN_PERSISTENT_PUSH` = `1` both where they can, `0` neither, or `F,B` each
     /// (`1,0`: the forward only).
     pub push: Option<[bool; 2]>,
     /// Whether a pushed forward makes its input projection itself
-    /// ([`super::kernel::Plan::input`]). `None` (the default): the planner's rule for the shape
-    /// ([`super::kernel::folds_input`]); `CANDLE_RNN_PERSISTENT_FOLD` = `1` wherever it can,
+    /// ([`super::plan::Plan::input`]). `None` (the default): the planner's rule for the shape
+    /// ([`super::rules::folds_input`]); `CANDLE_RNN_PERSISTENT_FOLD` = `1` wherever it can,
     /// `0` never.
     pub fold: Option<bool>,
     /// Hidden units per block of a layer-by-layer forward and backward. `None` (the default):
-    /// the planner's rule for the shape ([`super::kernel::block_units`]);
+    /// the planner's rule for the shape ([`super::rules::block_units`]);
     /// `CANDLE_RNN_PERSISTENT_UNITS` = `U` (both passes) or `F,B`, positive multiples of 4, sets
     /// them where the blocks fit (one per multiprocessor; a pass whose clusters do not all fit
     /// may take more).
     pub units: Option<[usize; 2]>,
     /// Blocks per cluster of the forward's multicast exchange (`common.cuh`'s MCAST), where the
-    /// forward can take one ([`super::kernel::Plan::multicast`]). `None` (the default): the
-    /// planner's rule for the shape ([`super::kernel::shape_multicast`]);
+    /// forward can take one ([`super::plan::Plan::multicast`]). `None` (the default): the
+    /// planner's rule for the shape ([`super::rules::shape_multicast`]);
     /// `CANDLE_RNN_PERSISTENT_MULTICAST` = `1` (none), `2`, `4` or `8` sets it for every shape.
     pub multicast: Option<usize>,
     /// Batch groups of a layer-by-layer forward and backward: the batch split into this many
     /// equal slices, each an independent recurrence on blocks of its own (`common.cuh`'s
-    /// GROUPS; [`super::kernel::Plan::groups`]). `None` (the default): the planner's rule for
-    /// the shape ([`super::kernel::shape_groups`]); `CANDLE_RNN_PERSISTENT_GROUPS` = `G`
+    /// GROUPS; [`super::plan::Plan::groups`]). `None` (the default): the planner's rule for
+    /// the shape ([`super::rules::shape_groups`]); `CANDLE_RNN_PERSISTENT_GROUPS` = `G`
     /// (1 to [`MAX_GROUPS`]) asks for G where they divide the batch and fit.
     pub groups: Option<usize>,
     /// Whether an inference forward in half precision takes its input projection from the GEMM
-    /// in the operands' type instead of f32 ([`super::kernel::Plan::half_projection`]). `None`
+    /// in the operands' type instead of f32 ([`super::plan::Plan::half_projection`]). `None`
     /// (the default): the planner's rule for the cell
-    /// ([`super::kernel::cell_half_projection`]); `CANDLE_RNN_PERSISTENT_HALF_PROJECTION` = `1`
+    /// ([`super::rules::cell_half_projection`]); `CANDLE_RNN_PERSISTENT_HALF_PROJECTION` = `1`
     /// for every cell, `0` never.
     pub half_projection: Option<bool>,
     /// Whether a layer's two weight-gradient GEMMs run on side streams beside its input
@@ -79,41 +79,41 @@ pub(crate) struct Tuning {
     pub side_streams: Option<bool>,
     /// Whether a layer-by-layer backward that exchanges through L2 (not pushed) fills its
     /// weight tile from W_hh transposed, which the training forward makes on a side stream
-    /// ([`super::kernel::Plan::transposed`]). `None` (the default): the planner's rule for the
-    /// shape ([`super::kernel::shape_transposed`]); `CANDLE_RNN_PERSISTENT_TRANSPOSED` = `1`
+    /// ([`super::plan::Plan::transposed`]). `None` (the default): the planner's rule for the
+    /// shape ([`super::rules::shape_transposed`]); `CANDLE_RNN_PERSISTENT_TRANSPOSED` = `1`
     /// wherever it can, `0` never (the tile from W_hh itself).
     pub transposed: Option<bool>,
     /// Whether a pushed training forward writes that transpose itself
-    /// ([`super::kernel::Plan::forward_transposes`]) instead of a side stream.
+    /// ([`super::plan::Plan::forward_transposes`]) instead of a side stream.
     /// `None` (the default): where each block's share is small
-    /// ([`super::kernel::FORWARD_SHARE_MOST_BYTES`]); `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` =
+    /// ([`super::rules::FORWARD_SHARE_MOST_BYTES`]); `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` =
     /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
-    /// Whether a forward runs on the wgmma kernel ([`super::kernel::Plan::wgmma`], sm_90).
+    /// Whether a forward runs on the wgmma kernel ([`super::plan::Plan::wgmma`], sm_90).
     /// `None` (the default): the planner's rules for the shape, an inference forward's
-    /// ([`super::kernel::shape_wgmma_forward`]) and a training forward's
-    /// ([`super::kernel::shape_wgmma_training`]);
+    /// ([`super::rules::shape_wgmma_forward`]) and a training forward's
+    /// ([`super::rules::shape_wgmma_training`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA` = `1` wherever it fits, inference and training, `0` never.
     pub wgmma: Option<bool>,
     /// Whether a layer-by-layer backward runs on the wgmma kernel
-    /// ([`super::kernel::Plan::wgmma_backward`], sm_90, batch 128). `None` (the default): the
-    /// planner's rule ([`super::kernel::shape_wgmma_backward`]);
+    /// ([`super::plan::Plan::wgmma_backward`], sm_90, batch 128). `None` (the default): the
+    /// planner's rule ([`super::rules::shape_wgmma_backward`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA_BWD` = `1` wherever it fits, `0` never.
     pub wgmma_backward: Option<bool>,
     /// Whether the wgmma backward sends its partial sums in bf16
-    /// ([`super::kernel::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
+    /// ([`super::plan::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
     /// default.
     pub bf16_partials: bool,
     /// Subgroups of 32 samples a wgmma forward's block multiplies each step
-    /// ([`super::kernel::Plan::wgmma_subgroups`]): `CANDLE_RNN_PERSISTENT_WGMMA_SUB` = `1` or `2`
+    /// ([`super::plan::Plan::wgmma_subgroups`]): `CANDLE_RNN_PERSISTENT_WGMMA_SUB` = `1` or `2`
     /// (where it fits; with 2, a stack's forward runs as the wgmma wavefront where that fits,
     /// `super::wgmma_wave`). `None` (the default): the planner's rule, 2 in a forward (training or
-    /// inference) that runs as that wavefront ([`super::kernel::shape_wgmma_wave`]), else 1.
+    /// inference) that runs as that wavefront ([`super::rules::shape_wgmma_wave`]), else 1.
     pub wgmma_subgroups: Option<usize>,
-    /// Units a wgmma forward's block takes ([`super::kernel::Plan::units`]):
+    /// Units a wgmma forward's block takes ([`super::plan::Plan::units`]):
     /// `CANDLE_RNN_PERSISTENT_WGMMA_UNITS` = `32` (64 of its gate rows in registers, the rest in
     /// shared memory) or `16` (all of them in registers, twice the blocks; one subgroup), where
-    /// they fit. `None` (the default): the planner's rule ([`super::kernel::shape_wgmma_units`]).
+    /// they fit. `None` (the default): the planner's rule ([`super::rules::shape_wgmma_units`]).
     pub wgmma_units: Option<usize>,
     /// Blocks per cluster of the wgmma wavefront's launch (`super::wgmma_wave`):
     /// `CANDLE_RNN_PERSISTENT_WAVE_CLUSTER` = `1` (no clusters), `2` or `4`, where the clusters
@@ -122,7 +122,7 @@ pub(crate) struct Tuning {
     pub wave_cluster: Option<usize>,
     /// Whether a forward of f32 operands (TF32 math; inference, and training's forward) takes
     /// them as f16 ones, each row of W_hh and of h scaled by a power of two
-    /// ([`super::kernel::Plan::scaled`]): by default; `CANDLE_RNN_PERSISTENT_F16_SCALED=0` keeps
+    /// ([`super::plan::Plan::scaled`]): by default; `CANDLE_RNN_PERSISTENT_F16_SCALED=0` keeps
     /// its products in TF32 (and so an inference off the wgmma forward).
     pub f16_scaled: bool,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,

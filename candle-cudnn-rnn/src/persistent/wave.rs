@@ -18,9 +18,9 @@
 
 use super::cell::UNIT_STEP;
 use super::kernel::{
-    allow_smem, forward_smem, function, module, Pass, Plan, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS,
-    WARPS,
+    allow_smem, forward_smem, function, module, Pass, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS, WARPS,
 };
+use super::plan::Plan;
 use super::tuning::WaveTuning;
 use candle_core::cuda_backend::cudarc::driver::sys::CUdevice_attribute;
 use candle_core::cuda_backend::cudarc::driver::{

@@ -6,11 +6,12 @@
 //! on the GPU at once ([`Plan::wgmma_wave_fits`]): at batch 128 and hidden 512 three layers in
 //! two groups of 64 samples ([`Plan::wgmma_subgroups`] 2: 32 blocks a layer) and 2 x 16
 //! projection blocks take 128 of an H100's 132. The planner asks for that where the wavefront
-//! leads ([`super::kernel::shape_wgmma_wave`]). The backward stays layer by layer (the forward
+//! leads ([`super::rules::shape_wgmma_wave`]). The backward stays layer by layer (the forward
 //! writes what the layer-by-layer forward writes).
 
-use super::kernel::{Limits, Operands, Pass, Plan};
+use super::kernel::{Limits, Operands, Pass};
 use super::launch::Launch;
+use super::plan::Plan;
 use super::tuning::{Tuning, WaveTuning};
 use super::wave::{WaveArgs, WAVE_MAX};
 use candle_core::cuda_backend::cudarc::driver::{

@@ -185,7 +185,7 @@ fn persistent_gru_matches_the_f64_cpu_path() {
     );
 }
 
-/// One layer in clusters of 16 blocks (`kernel.rs`'s `shape_one_cluster`, sm_90), h pushed
+/// One layer in clusters of 16 blocks (`rules.rs`'s `shape_one_cluster`, sm_90), h pushed
 /// between their shared memories: hidden 256 at batch 8 (one group, 16 units a block), LSTM
 /// hidden 384 at batch 32 (4 groups of 8, 24 units a block), and at hidden 512 (32 units a
 /// block, the backward's exchange through L2 behind the cluster's barrier) GRU at batch 32 (4
@@ -212,7 +212,7 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
 }
 
 /// One layer at hidden 512, whose forward on an sm_90 GPU shares each step's h_{t-1} by
-/// multicast within clusters (`kernel.rs`'s `shape_multicast`): at batch 20, in two batch groups
+/// multicast within clusters (`rules.rs`'s `shape_multicast`): at batch 20, in two batch groups
 /// of 10 rows, which the blocks of a cluster of 8 copy unevenly; at batch 37 (no batch groups
 /// divide it), two chunks of the batch (the second ends early), 128 blocks in clusters of 2;
 /// and at hidden 1024 and batch 100 (one group of four chunks, the last ending early), whose
@@ -455,7 +455,7 @@ fn persistent_inference_in_chunks_matches_the_f64_cpu_path() {
 }
 
 /// Training batches of several chunks: batch 96 in one layer, in 8 batch groups of 12
-/// (`kernel.rs`'s `shape_groups`; each group's bias gradients added by the first), batch 64 at
+/// (`rules.rs`'s `shape_groups`; each group's bias gradients added by the first), batch 64 at
 /// hidden 512 in 8 groups of 8, and a prime batch (67, no groups) whose last chunk ends early in
 /// two layers (a wavefront in chunks: both recurrences take a step's batch 32 samples at a
 /// time), LSTM and GRU: inference, then every gradient.
@@ -526,7 +526,7 @@ fn the_default_runs_inference_in_chunks_on_the_kernels() {
 
 /// The inference forward on the wgmma kernel (`recurrence_wgmma_fwd.cu`, sm_90), which the
 /// planner takes at hidden 1024 from batch 32 and at hidden 512 from batch 64 to 128
-/// (`kernel.rs`'s `shape_wgmma_forward`; on 16-unit blocks where they fit, `shape_wgmma_units`:
+/// (`rules.rs`'s `shape_wgmma_forward`; on 16-unit blocks where they fit, `shape_wgmma_units`:
 /// at batch 32 and 64 of 1024 and one layer of 512): one layer at batch 128 (4 groups of 32), at
 /// 64 (2) and at 32 (1), one of 512 at batch 64 (2 groups), two at batch 96
 /// (3 groups; the first layer's input 200, the second's the first's output), and three layers

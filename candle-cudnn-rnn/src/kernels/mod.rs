@@ -5,7 +5,9 @@
 //! - [`Module`]: a source and its compile options, compiled once per process and loaded once
 //!   per device. Every module of every crate shares one cache (name, source and options to
 //!   PTX), so that a module named twice is compiled once, and a name cannot stand for two
-//!   different programs (a device loads a module by its name).
+//!   different programs (a device loads a module by its name). Between processes the PTX is
+//!   kept on disk (`ptx_cache`: `CANDLE_RNN_KERNEL_CACHE` names the folder, `0` turns it off;
+//!   by default `~/.cache/candle-cudnn-rnn/ptx`).
 //! - [`HALF`]: bf16 and f16 as raw 16-bit patterns and their conversions to and from f32.
 //! - [`PHILOX`]: the Philox4x32-10 counter-based random generator.
 //!
@@ -33,6 +35,8 @@ use candle_core::{bail, Layout, Result};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+
+mod ptx_cache;
 
 /// The elements of a contiguous operand, for a launch's argument list (its layout's offsets
 /// into the storage's slice).
@@ -66,11 +70,19 @@ pub struct Module {
     options: Option<CompileOptions>,
 }
 
-/// One program of the process-wide cache, compiled at its first use.
+/// One program of the process-wide cache, compiled (or read from the disk's cache) at its
+/// first use.
 struct Compiled {
     parts: &'static [&'static str],
     options: Option<CompileOptions>,
-    ptx: OnceLock<std::result::Result<Arc<str>, String>>,
+    ptx: OnceLock<std::result::Result<Program, String>>,
+}
+
+/// A program's PTX, and its file in the disk's cache where it came from there.
+#[derive(Clone)]
+struct Program {
+    ptx: Arc<str>,
+    file: Option<String>,
 }
 
 /// Every compiled program of the process, by module name.
@@ -119,16 +131,27 @@ impl Module {
     /// shared. Errors with NVRTC's log when the source does not compile, and when the name
     /// already stands for another source or other options.
     pub fn ptx(&self) -> Result<Arc<str>> {
+        Ok(self.program()?.ptx)
+    }
+
+    /// The module's PTX and where it came from: [`Module::ptx`].
+    fn program(&self) -> Result<Program> {
         let entry = self.entry()?;
         // Compiled outside the cache's lock: other modules need not wait for this one.
-        let ptx = entry.ptx.get_or_init(|| {
-            let opts = entry.options.clone().unwrap_or_default();
-            compile_ptx_with_opts(entry.parts.join("\n"), opts)
-                .map(|p| Arc::from(p.to_src()))
-                .map_err(|e| e.to_string())
+        let program = entry.ptx.get_or_init(|| {
+            let source = entry.parts.join("\n");
+            let options = entry.options.clone().unwrap_or_default();
+            let file = ptx_cache::file_name(&self.name, &source, &options);
+            let ptx = ptx_cache::cached_or_compiled(ptx_cache::cache_dir(), &file, || {
+                compile(source, options)
+            })?;
+            Ok(Program {
+                ptx: Arc::from(ptx.text),
+                file: ptx.from_file.then_some(file),
+            })
         });
-        match ptx {
-            Ok(ptx) => Ok(ptx.clone()),
+        match program {
+            Ok(program) => Ok(program.clone()),
             Err(e) => bail!("NVRTC module {}: {e}", self.name),
         }
     }
@@ -160,11 +183,33 @@ impl Module {
     /// Kernel `kernel` of the module on `dev`: compiled at the first request in the process,
     /// loaded at the first on each device.
     pub fn function(&self, dev: &CudaDevice, kernel: &str) -> Result<CudaFunction> {
-        let ptx = self.ptx()?;
-        Ok(dev
-            .get_or_load_custom_func(kernel, &self.name, &ptx)?
-            .into_cuda_function())
+        let program = self.program()?;
+        let loaded = dev.get_or_load_custom_func(kernel, &self.name, &program.ptx);
+        match (loaded, program.file, ptx_cache::cache_dir()) {
+            (Ok(f), _, _) => Ok(f.into_cuda_function()),
+            // PTX from the disk's cache that the driver does not take (a file damaged since it
+            // was written): compiled again, loaded, and put in the file's place.
+            (Err(_), Some(file), Some(dir)) => {
+                ptx_cache::forget(dir, &file);
+                let options = self.options.clone().unwrap_or_default();
+                let ptx = match compile(self.parts.join("\n"), options) {
+                    Ok(ptx) => ptx,
+                    Err(e) => bail!("NVRTC module {}: {e}", self.name),
+                };
+                let f = dev.get_or_load_custom_func(kernel, &self.name, &ptx)?;
+                ptx_cache::write(dir, &file, &ptx);
+                Ok(f.into_cuda_function())
+            }
+            (Err(e), _, _) => Err(e),
+        }
     }
+}
+
+/// `source` compiled by NVRTC with `options`: its PTX, or NVRTC's log.
+fn compile(source: String, options: CompileOptions) -> std::result::Result<String, String> {
+    compile_ptx_with_opts(source, options)
+        .map(|p| p.to_src())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

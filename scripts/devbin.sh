@@ -5,8 +5,9 @@
 # with --old REV also old-ptb-lm and old-bench_grid built from REV (a git worktree on the same
 # target directory, so only the workspace's crates build twice); with CUBLAS_DIR (cuBLAS's
 # include/ and lib/, e.g. the nvidia-cublas wheel unpacked) also the GEMM probe
-# (scripts/persistent-lab/gemm_probe.cu). On the GPU machine: `source DIR/gpu-env.sh` and
-# `xz -dk DIR/*.xz`; the op's GPU tests then run with
+# (scripts/persistent-lab/gemm_probe.cu); with .kernel-cache/kernel-cache.txz (a GPU run's
+# OUT/kernel-cache.txz, saved) also that, for scripts/on-gpu.sh. On the GPU machine:
+# `source DIR/gpu-env.sh` and `xz -dk DIR/*.xz`; the op's GPU tests then run with
 # `RNN_TEST_REQUIRE_GPU=1 DIR/op-gpu-tests --nocapture --test-threads=1`. Needs the CUDA build
 # kit (../shared/tools/cuda-build-env.sh, run by this script).
 #   scripts/devbin.sh DIR [--old REV]
@@ -62,6 +63,10 @@ if [ -n "${CUBLAS_DIR:-}" ]; then
     -L"$CUBLAS_DIR/lib" -l:libcublas.so.13 -l:libcublasLt.so.13 -o "$dir/gemm_probe"
 fi
 cp ../shared/tools/gpu-env.sh "$dir/"
+# An earlier GPU run's kernel cache, which scripts/on-gpu.sh loads before anything runs.
+if [ -f .kernel-cache/kernel-cache.txz ]; then
+  cp .kernel-cache/kernel-cache.txz "$dir/"
+fi
 for f in ptb-lm ptb-lm-tests op-gpu-tests gpu_check bench_grid old-ptb-lm old-bench_grid; do
   [ -f "$dir/$f" ] || continue
   strip "$dir/$f"

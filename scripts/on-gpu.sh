@@ -1,12 +1,12 @@
-# Sourced by the scripts a GPU machine runs on binaries of scripts/devbin.sh: with D (the
-# binaries' folder) and OUT (where results go) set, makes OUT absolute, sets `bin` to D's
-# absolute path (for commands run from elsewhere), sources D/gpu-env.sh
-# (its output in OUT/env.txt), writes the GPU's name and driver into OUT/gpu.txt, unpacks the
-# binaries that are not unpacked yet and defines
-# `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one) and the
-# helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_part`, `gpu_tests_as`,
-# `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`, `bench_with`, `bench_rows`,
-# `beside_default`, `forward_rows`, `torch_rows`, `compare_grid`, `half_grid`).
+# Sourced by the scripts a GPU machine runs on binaries of scripts/devbin.sh: with D (the binaries'
+# folder) and OUT (where results go) set, makes OUT absolute, sets `bin` to D's absolute path (for
+# commands run from elsewhere), sources D/gpu-env.sh (its output in OUT/env.txt), writes the GPU's
+# name and driver into OUT/gpu.txt, unpacks the binaries that are not unpacked yet and defines
+# `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one), the
+# kernel cache (CANDLE_RNN_KERNEL_CACHE, warmed from D/kernel-cache.txz, handed back in
+# OUT/kernel-cache.txz) and the helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_part`,
+# `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`, `bench_with`,
+# `bench_rows`, `beside_default`, `forward_rows`, `torch_rows`, `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -14,6 +14,31 @@ source "$D/gpu-env.sh" > "$OUT/env.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 for f in "$D"/*.xz; do [ -e "$f" ] || continue; [ -x "${f%.xz}" ] || { xz -dkf -T8 "$f"; chmod +x "${f%.xz}"; }; done
 stamp() { echo "[$(date +%T)] $*"; }
+
+# The op's kernel cache (the PTX of every kernel variant, `kernels/ptx_cache.rs`), one folder for
+# every process of the command. A fresh machine compiles each variant at its first use, one at a
+# time (over 420 s of the GPU suite's 528 s; results/2026-11-30-h200-wgmma-train-forward/ §5):
+# where DIR brings an earlier run's cache (kernel-cache.txz, which `scripts/devbin.sh` copies from
+# .kernel-cache/), its files are loaded on all cores at once first (scripts/warm-kernels.py), so
+# that the driver's own cache holds their machine code before anything asks for it. On exit the
+# files this command used go back in OUT/kernel-cache.txz (save it as .kernel-cache/kernel-cache.txz
+# for the next build).
+export CANDLE_RNN_KERNEL_CACHE=${CANDLE_RNN_KERNEL_CACHE:-${HOME:-/tmp}/.cache/candle-cudnn-rnn/ptx}
+export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-4294967296}
+mkdir -p "$CANDLE_RNN_KERNEL_CACHE"
+kernel_cache_since=$(mktemp)
+if [ -f "$D/kernel-cache.txz" ] && [ ! -e "$CANDLE_RNN_KERNEL_CACHE/.warmed" ]; then
+  tar -xJf "$D/kernel-cache.txz" -C "$CANDLE_RNN_KERNEL_CACHE" \
+    && timeout 300 python3 scripts/warm-kernels.py "$CANDLE_RNN_KERNEL_CACHE" "$(nproc)" \
+    | sed "s/^/[$(date +%T)] /" && touch "$CANDLE_RNN_KERNEL_CACHE/.warmed"
+fi
+# Packs the kernel cache's files that this command read or wrote into OUT/kernel-cache.txz.
+keep_kernel_cache() {
+  (cd "$CANDLE_RNN_KERNEL_CACHE" \
+    && find . -maxdepth 1 -name '*.ptx' -newer "$kernel_cache_since" -print0 \
+    | tar --null -T - -cf - | xz -6 -T0 > "$OUT/kernel-cache.txz") 2>/dev/null
+}
+trap keep_kernel_cache EXIT
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 
 # The op's GPU tests (arguments: a name filter, if any) into the log $1, within TESTS_TIMEOUT

@@ -118,10 +118,16 @@ pub(super) fn cached_or_compiled(
 }
 
 /// The PTX in `path`, if it reads as a whole module (NVRTC's output opens with comments and
-/// `.version`, and names a `.target`).
+/// `.version`, and names a `.target`). Its modification time is set to now, so that a file's
+/// age says when a process last used it (`scripts/on-gpu.sh` hands back the files a command
+/// used).
 fn read(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let whole = text.contains(".version") && text.contains(".target");
+    if whole {
+        let touched = std::fs::File::options().append(true).open(path);
+        let _ = touched.and_then(|f| f.set_modified(std::time::SystemTime::now()));
+    }
     whole.then_some(text)
 }
 
@@ -232,6 +238,21 @@ mod tests {
         // No temporary file is left beside it.
         let files = std::fs::read_dir(&scratch.0).unwrap().count();
         assert_eq!(files, 1);
+    }
+
+    #[test]
+    fn a_file_read_is_marked_used_now() {
+        let scratch = Scratch::new("used");
+        std::fs::create_dir_all(&scratch.0).unwrap();
+        let file = scratch.0.join("m.ptx");
+        std::fs::write(&file, PTX).unwrap();
+        let long_ago = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        let f = std::fs::File::options().append(true).open(&file).unwrap();
+        f.set_modified(long_ago).unwrap();
+        let ptx = cached_or_compiled(Some(&scratch.0), "m.ptx", || Err("not asked".into()));
+        assert!(ptx.unwrap().from_file);
+        let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+        assert!(modified > long_ago + std::time::Duration::from_secs(1 << 20));
     }
 
     #[test]

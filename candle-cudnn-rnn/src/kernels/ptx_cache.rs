@@ -4,8 +4,9 @@
 //!
 //! A program's file is named by the SHA-256 of everything its PTX depends on: its name, its
 //! source, its options and NVRTC's version, so a changed kernel or compiler never meets an old
-//! file. Files are written whole under a temporary name, then renamed into place. The cache
-//! never fails a compile: a folder it cannot read or write is passed over.
+//! file. Files are written whole under a temporary name, then renamed into place; past 1 GiB the
+//! files used longest ago go. The cache never fails a compile: a folder it cannot read or write
+//! is passed over.
 //!
 //! The folder: `CANDLE_RNN_KERNEL_CACHE` where set (`0` or empty: no cache), else
 //! `$XDG_CACHE_HOME/candle-cudnn-rnn/ptx`, else `$HOME/.cache/candle-cudnn-rnn/ptx`.
@@ -132,7 +133,7 @@ fn read(path: &Path) -> Option<String> {
 }
 
 /// Writes `text` into `dir`'s `file` under a temporary name first, so that a reader sees the
-/// whole file or none; passes over whatever fails.
+/// whole file or none, then keeps the folder within [`MOST_BYTES`]; passes over whatever fails.
 pub(super) fn write(dir: &Path, file: &str, text: &str) {
     static WRITES: AtomicUsize = AtomicUsize::new(0);
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
@@ -140,8 +141,44 @@ pub(super) fn write(dir: &Path, file: &str, text: &str) {
     let written = std::fs::create_dir_all(dir)
         .and_then(|_| std::fs::write(&temp, text))
         .and_then(|_| std::fs::rename(&temp, dir.join(file)));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    match written {
+        Ok(()) => trim(dir, MOST_BYTES),
+        Err(_) => {
+            let _ = std::fs::remove_file(&temp);
+        }
+    }
+}
+
+/// The most bytes of PTX the folder keeps: a persistent kernel's module is 0.1-0.25 MB, so some
+/// thousands of kernel variants (a sweep over many shapes makes hundreds).
+const MOST_BYTES: u64 = 1 << 30;
+
+/// Where `dir`'s PTX files outgrow `most` bytes, removes those used longest ago (by their
+/// modification time, which a read renews) until three quarters of it are left.
+fn trim(dir: &Path, most: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let ptx = e.file_name().to_str()?.ends_with(".ptx");
+            let meta = e.metadata().ok().filter(|m| ptx && m.is_file())?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut bytes: u64 = files.iter().map(|f| f.1).sum();
+    if bytes <= most {
+        return;
+    }
+    files.sort();
+    for (_, len, path) in files {
+        if bytes <= most / 4 * 3 {
+            break;
+        }
+        if std::fs::remove_file(path).is_ok() {
+            bytes -= len;
+        }
     }
 }
 
@@ -283,6 +320,35 @@ mod tests {
         );
         let none = cached_or_compiled(None, "m.ptx", || Ok(PTX.into())).unwrap();
         assert!(!none.from_file);
+    }
+
+    #[test]
+    fn a_full_folder_loses_the_files_used_longest_ago() {
+        let scratch = Scratch::new("trim");
+        std::fs::create_dir_all(&scratch.0).unwrap();
+        let day = std::time::Duration::from_secs(86_400);
+        let epoch = std::time::SystemTime::UNIX_EPOCH;
+        for (i, days) in [(0, 3), (1, 1), (2, 4), (3, 2)] {
+            let file = scratch.0.join(format!("m{i}.ptx"));
+            std::fs::write(&file, [b'x'; 100]).unwrap();
+            let f = std::fs::File::options().append(true).open(&file).unwrap();
+            f.set_modified(epoch + day * days).unwrap();
+        }
+        std::fs::write(scratch.0.join("other"), [b'x'; 1000]).unwrap();
+        trim(&scratch.0, 400);
+        assert_eq!(
+            std::fs::read_dir(&scratch.0).unwrap().count(),
+            5,
+            "within the bound"
+        );
+        // Over 300 bytes: down to three quarters of that, those used longest ago first.
+        trim(&scratch.0, 300);
+        let mut left: Vec<_> = std::fs::read_dir(&scratch.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["m0.ptx", "m2.ptx", "other"]);
     }
 
     #[test]

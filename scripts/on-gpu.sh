@@ -3,10 +3,11 @@
 # commands run from elsewhere), sources D/gpu-env.sh (its output in OUT/env.txt), writes the GPU's
 # name and driver into OUT/gpu.txt, unpacks the binaries that are not unpacked yet and defines
 # `stamp` (a timestamped progress line), CS (compute-sanitizer's path, empty without one), the
-# kernel cache (CANDLE_RNN_KERNEL_CACHE, warmed from D/kernel-cache.txz, handed back in
-# OUT/kernel-cache.txz) and the helpers below (`run_gpu_tests`, `gpu_tests`, `gpu_tests_part`,
-# `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`, `split_spec`, `bench_with`,
-# `bench_rows`, `beside_default`, `forward_rows`, `torch_rows`, `compare_grid`, `half_grid`).
+# kernel cache (CANDLE_RNN_KERNEL_CACHE, warmed from D/kernel-cache.txz; with KEEP_KERNEL_CACHE=1
+# handed back in OUT/kernel-cache.txz) and the helpers below (`run_gpu_tests`, `gpu_tests`,
+# `gpu_tests_part`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`,
+# `split_spec`, `bench_with`, `bench_rows`, `beside_default`, `forward_rows`, `torch_rows`,
+# `compare_grid`, `half_grid`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -20,9 +21,9 @@ stamp() { echo "[$(date +%T)] $*"; }
 # time (over 420 s of the GPU suite's 528 s; results/2026-11-30-h200-wgmma-train-forward/ §5):
 # where DIR brings an earlier run's cache (kernel-cache.txz, which `scripts/devbin.sh` copies from
 # .kernel-cache/), its files are loaded on all cores at once first (scripts/warm-kernels.py), so
-# that the driver's own cache holds their machine code before anything asks for it. On exit the
-# files this command used go back in OUT/kernel-cache.txz (save it as .kernel-cache/kernel-cache.txz
-# for the next build).
+# that the driver's own cache holds their machine code before anything asks for it. With
+# KEEP_KERNEL_CACHE=1 the files this command used go back on exit in OUT/kernel-cache.txz (one of
+# the 8 files a command hands back; save it as .kernel-cache/kernel-cache.txz for the next build).
 export CANDLE_RNN_KERNEL_CACHE=${CANDLE_RNN_KERNEL_CACHE:-${HOME:-/tmp}/.cache/candle-cudnn-rnn/ptx}
 export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-4294967296}
 mkdir -p "$CANDLE_RNN_KERNEL_CACHE"
@@ -38,7 +39,7 @@ keep_kernel_cache() {
     && find . -maxdepth 1 -name '*.ptx' -newer "$kernel_cache_since" -print0 \
     | tar --null -T - -cf - | xz -6 -T0 > "$OUT/kernel-cache.txz") 2>/dev/null
 }
-trap keep_kernel_cache EXIT
+[ "${KEEP_KERNEL_CACHE:-0}" = 1 ] && trap keep_kernel_cache EXIT
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 
 # The op's GPU tests (arguments: a name filter, if any) into the log $1, within TESTS_TIMEOUT

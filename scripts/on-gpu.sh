@@ -20,24 +20,32 @@ stamp() { echo "[$(date +%T)] $*"; }
 # every process of the command. A fresh machine compiles each variant at its first use, one at a
 # time (over 420 s of the GPU suite's 528 s; results/2026-11-30-h200-wgmma-train-forward/ §5):
 # where DIR brings an earlier run's cache (kernel-cache.txz, which `scripts/devbin.sh` copies from
-# .kernel-cache/), its files are loaded on all cores at once first (scripts/warm-kernels.py), so
-# that the driver's own cache holds their machine code before anything asks for it. With
+# .kernel-cache/), its files are loaded first, 16 processes at once (scripts/warm-kernels.py, up to
+# 120 s), so that the driver's own cache holds their machine code before anything asks for it. With
 # KEEP_KERNEL_CACHE=1 the files this command used go back on exit in OUT/kernel-cache.txz (one of
 # the 8 files a command hands back; save it as .kernel-cache/kernel-cache.txz for the next build).
 export CANDLE_RNN_KERNEL_CACHE=${CANDLE_RNN_KERNEL_CACHE:-${HOME:-/tmp}/.cache/candle-cudnn-rnn/ptx}
 export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-4294967296}
 mkdir -p "$CANDLE_RNN_KERNEL_CACHE"
 kernel_cache_since=$(mktemp)
-if [ -f "$D/kernel-cache.txz" ] && [ ! -e "$CANDLE_RNN_KERNEL_CACHE/.warmed" ]; then
-  tar -xJf "$D/kernel-cache.txz" -C "$CANDLE_RNN_KERNEL_CACHE" \
-    && timeout 300 python3 scripts/warm-kernels.py "$CANDLE_RNN_KERNEL_CACHE" "$(nproc)" \
-    | sed "s/^/[$(date +%T)] /" && touch "$CANDLE_RNN_KERNEL_CACHE/.warmed"
+if [ -f "$D/kernel-cache.txz" ]; then
+  # Once a machine for each archive (a warm machine's driver cache has them already).
+  archive_sum=$(cksum < "$D/kernel-cache.txz")
+  if [ "$(cat "$CANDLE_RNN_KERNEL_CACHE/.warmed" 2>/dev/null)" != "$archive_sum" ]; then
+    tar -xJf "$D/kernel-cache.txz" -C "$CANDLE_RNN_KERNEL_CACHE" \
+      && stamp "$(timeout 120 python3 scripts/warm-kernels.py "$CANDLE_RNN_KERNEL_CACHE" 16)" \
+      && echo "$archive_sum" > "$CANDLE_RNN_KERNEL_CACHE/.warmed"
+  fi
 fi
-# Packs the kernel cache's files that this command read or wrote into OUT/kernel-cache.txz.
+# Packs the kernel cache's files that this command read or wrote into OUT/kernel-cache.txz
+# (none: no archive).
 keep_kernel_cache() {
-  (cd "$CANDLE_RNN_KERNEL_CACHE" \
-    && find . -maxdepth 1 -name '*.ptx' -newer "$kernel_cache_since" -print0 \
-    | tar --null -T - -cf - | xz -6 -T0 > "$OUT/kernel-cache.txz") 2>/dev/null
+  local used
+  used=$(cd "$CANDLE_RNN_KERNEL_CACHE" \
+    && find . -maxdepth 1 -name '*.ptx' -newer "$kernel_cache_since")
+  [ -n "$used" ] && (cd "$CANDLE_RNN_KERNEL_CACHE" && echo "$used" | tar -T - -cf - \
+    | xz -6 -T0 > "$OUT/kernel-cache.txz")
+  rm -f "$kernel_cache_since"
 }
 [ "${KEEP_KERNEL_CACHE:-0}" = 1 ] && trap keep_kernel_cache EXIT
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)

@@ -75,14 +75,7 @@ pub struct Module {
 struct Compiled {
     parts: &'static [&'static str],
     options: Option<CompileOptions>,
-    ptx: OnceLock<std::result::Result<Program, String>>,
-}
-
-/// A program's PTX, and its file in the disk's cache where it came from there.
-#[derive(Clone)]
-struct Program {
-    ptx: Arc<str>,
-    file: Option<String>,
+    ptx: OnceLock<std::result::Result<Arc<str>, String>>,
 }
 
 /// Every compiled program of the process, by module name.
@@ -131,27 +124,21 @@ impl Module {
     /// shared. Errors with NVRTC's log when the source does not compile, and when the name
     /// already stands for another source or other options.
     pub fn ptx(&self) -> Result<Arc<str>> {
-        Ok(self.program()?.ptx)
-    }
-
-    /// The module's PTX and where it came from: [`Module::ptx`].
-    fn program(&self) -> Result<Program> {
         let entry = self.entry()?;
         // Compiled outside the cache's lock: other modules need not wait for this one.
-        let program = entry.ptx.get_or_init(|| {
+        let ptx = entry.ptx.get_or_init(|| {
             let source = entry.parts.join("\n");
             let options = entry.options.clone().unwrap_or_default();
             let file = ptx_cache::file_name(&self.name, &source, &options);
             let ptx = ptx_cache::cached_or_compiled(ptx_cache::cache_dir(), &file, || {
-                compile(source, options)
+                compile_ptx_with_opts(source, options)
+                    .map(|p| p.to_src())
+                    .map_err(|e| e.to_string())
             })?;
-            Ok(Program {
-                ptx: Arc::from(ptx.text),
-                file: ptx.from_file.then_some(file),
-            })
+            Ok(Arc::from(ptx))
         });
-        match program {
-            Ok(program) => Ok(program.clone()),
+        match ptx {
+            Ok(ptx) => Ok(ptx.clone()),
             Err(e) => bail!("NVRTC module {}: {e}", self.name),
         }
     }
@@ -183,33 +170,11 @@ impl Module {
     /// Kernel `kernel` of the module on `dev`: compiled at the first request in the process,
     /// loaded at the first on each device.
     pub fn function(&self, dev: &CudaDevice, kernel: &str) -> Result<CudaFunction> {
-        let program = self.program()?;
-        let loaded = dev.get_or_load_custom_func(kernel, &self.name, &program.ptx);
-        match (loaded, program.file, ptx_cache::cache_dir()) {
-            (Ok(f), _, _) => Ok(f.into_cuda_function()),
-            // PTX from the disk's cache that the driver does not take (a file damaged since it
-            // was written): compiled again, loaded, and put in the file's place.
-            (Err(_), Some(file), Some(dir)) => {
-                ptx_cache::forget(dir, &file);
-                let options = self.options.clone().unwrap_or_default();
-                let ptx = match compile(self.parts.join("\n"), options) {
-                    Ok(ptx) => ptx,
-                    Err(e) => bail!("NVRTC module {}: {e}", self.name),
-                };
-                let f = dev.get_or_load_custom_func(kernel, &self.name, &ptx)?;
-                ptx_cache::write(dir, &file, &ptx);
-                Ok(f.into_cuda_function())
-            }
-            (Err(e), _, _) => Err(e),
-        }
+        let ptx = self.ptx()?;
+        Ok(dev
+            .get_or_load_custom_func(kernel, &self.name, &ptx)?
+            .into_cuda_function())
     }
-}
-
-/// `source` compiled by NVRTC with `options`: its PTX, or NVRTC's log.
-fn compile(source: String, options: CompileOptions) -> std::result::Result<String, String> {
-    compile_ptx_with_opts(source, options)
-        .map(|p| p.to_src())
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -19,6 +19,9 @@
 #      0.84-0.96x `PersistStaticSmallH`'s time at seq 30, which led at seq 200 on 2026-11-29), GRU
 #      stacks' forwards at hidden 512 at batch 160-224 (ours 0.76-0.85x `Standard`'s at 192,
 #      1.04x at 256) (OUT/half-left.log).
+# With KEEP_KERNEL_CACHE=1 the kernels' PTX comes back in OUT/kernel-cache.txz (scripts/on-gpu.sh);
+# saved as .kernel-cache/kernel-cache.txz, the next `scripts/devbin.sh` carries it, and the next
+# machine loads it on 16 cores before anything runs.
 #   results/2026-12-01-h200-plain-api-grid/run.sh DIR OUT [half|tf32|tf32-eager|half-left]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -75,7 +75,7 @@ __device__ __forceinline__ elem mma_elem(elem v) {
 #define NCH ((BATCH + NB - 1) / NB)
 #define IN_BATCH(n) (NCH == 1 || (n) < BATCH)
 
-// Batch groups (GROUPS > 1, kernel.rs's `Plan::groups`): a step's BROWS samples split into
+// Batch groups (GROUPS > 1, plan.rs's `Plan::groups`): a step's BROWS samples split into
 // GROUPS slices of BATCH, each an independent recurrence (the samples of a batch never meet in
 // one) on gridDim.x blocks of its own, group blockIdx.y from sample first_sample(): each has its
 // own copy of the weight tiles and its own grid barrier, and its blocks take in only its

@@ -178,7 +178,7 @@ struct BwdTile {
     static constexpr bool PUSH_IN_REGS = PUSH && PMT_PER_WARP * PKSTEPS * 4 <= 64;
 #endif
     static constexpr int PUSH_SMEM = (PROWS + 2 * NPAD) * PW * 2 + (RECV_BYTES > SLOT_BYTES ? RECV_BYTES : SLOT_BYTES) + 16;
-    // Shared memory per block (kernel.rs's `backward_smem` says the same).
+    // Shared memory per block (plan.rs's `Plan::backward_smem` says the same).
     static constexpr int SMEM = PUSH ? PUSH_SMEM : ROWS * APITCH * 2 + PART_BYTES + NWARPS * WARP_BYTES;
 };
 
@@ -885,7 +885,7 @@ persistent_bwd(const elem* __restrict__ w_hh,  // [GH, H]
                        from_elem(dc0, b0 * HID), db_ih, db_hh, nullptr, drop_offset, drop_seed,
                        drop_p_layer, from_elem(dgh, b0 * GH)};
 #ifdef SMEM_BYTES
-    // What the host sized the launch's shared memory by (kernel.rs's `backward_smem`).
+    // What the host sized the launch's shared memory by (plan.rs's `Plan::backward_smem`).
     static_assert(BwdTile<UNITS, false>::SMEM <= SMEM_BYTES, "backward_smem is short of the tile");
 #endif
     recurrence_bwd<UNITS, false>(a, db_add, 0, blockIdx.x, group_counter(counter), seq, seq, db_parts, joins);

@@ -61,7 +61,7 @@
 // once the step's partial sums are read, into accumulators of their own that step t + 1's
 // partial sums take in. Warps without gate math do that while the others do the step's gate
 // math, off the step's path; a warp with gate math makes its products after its push, where
-// they wait for the push's stores (kernel.rs's `folds_input` says where the fold pays). A split
+// they wait for the push's stores (rules.rs's `folds_input` says where the fold pays). A split
 // gate's input product stays apart in the sums (in UB columns behind the tile's rows), as its
 // recurrent product is scaled on its own. `xg` is then only written (training's activations).
 //

@@ -22,8 +22,8 @@
 // barrier.
 //
 // The input projection comes from a GEMM before the launch (`xg`, [T, B, GH]), without biases:
-// in half elements with XG_HALF (1; an inference forward's, kernel.rs's `half_projection`), else
-// in f32 (a training forward's). With `save` non-null (training), as in recurrence_fwd.cu, the
+// in half elements with XG_HALF (1; an inference forward's, plan.rs's `Plan::half_projection`),
+// else in f32 (a training forward's). With `save` non-null (training), as in recurrence_fwd.cu, the
 // gate activations overwrite `xg` (f32) in place and what the cell saves goes to `save`, f32
 // [T, B, CELL_SAVED, H], for the backward; with `dropped` non-null, y_t through the dropout mask
 // goes there too (the next layer's input). Hidden sizes here are multiples of 256: no padded

@@ -3,12 +3,13 @@
 //! instead of compiling each again (a persistent kernel's module takes NVRTC 0.3-0.5 s).
 //!
 //! A program's file is named by the SHA-256 of everything its PTX depends on: its name, its
-//! source, its options, NVRTC's version and this crate's, so a changed kernel or compiler never
+//! source's code (comments and blank lines left out: they change no PTX, and a comment edited keeps
+//! the files), its options, NVRTC's version and this crate's, so a changed kernel or compiler never
 //! meets an old file. A file ends in a line with the SHA-256 of the PTX before it, and is written
 //! whole under a temporary name, then renamed into place: a file that does not check out (cut
-//! short, damaged) is compiled again and replaced, so the driver is never handed it. Past 1 GiB
-//! the files used longest ago go. The cache never fails a compile: a folder it cannot read or
-//! write is passed over.
+//! short, damaged) is compiled again and replaced, so the driver is never handed it. Past 1 GiB the
+//! files used longest ago go. The cache never fails a compile: a folder it cannot read or write is
+//! passed over.
 //!
 //! The folder: `CANDLE_RNN_KERNEL_CACHE` where set (`0` or empty: no cache), else
 //! `$XDG_CACHE_HOME/candle-cudnn-rnn/ptx`, else `$HOME/.cache/candle-cudnn-rnn/ptx`.
@@ -67,7 +68,8 @@ fn nvrtc_version() -> &'static str {
 }
 
 /// The file name of program `name` of `source` compiled with `options`: the name cut to
-/// something a file system takes, then the SHA-256 of everything the PTX depends on.
+/// something a file system takes, then the SHA-256 of everything the PTX depends on (of the
+/// source, its [`code`]).
 pub(super) fn file_name(name: &str, source: &str, options: &CompileOptions) -> String {
     file_name_with(name, source, options, nvrtc_version())
 }
@@ -75,7 +77,13 @@ pub(super) fn file_name(name: &str, source: &str, options: &CompileOptions) -> S
 fn file_name_with(name: &str, source: &str, options: &CompileOptions, nvrtc: &str) -> String {
     let mut key = Sha256::new();
     let crate_version = env!("CARGO_PKG_VERSION");
-    for part in [name, source, &format!("{options:?}"), nvrtc, crate_version] {
+    for part in [
+        name,
+        &code(source),
+        &format!("{options:?}"),
+        nvrtc,
+        crate_version,
+    ] {
         // Each part's length first, so that no two lists of parts hash alike.
         key.update((part.len() as u64).to_le_bytes());
         key.update(part.as_bytes());
@@ -92,6 +100,48 @@ fn file_name_with(name: &str, source: &str, options: &CompileOptions, nvrtc: &st
         .take(96)
         .collect();
     format!("{stem}-{hex}.ptx")
+}
+
+/// CUDA C `source` without its comments, its lines' trailing blanks and its blank lines: what
+/// NVRTC's PTX depends on where no line number reaches it (the sources use no `__LINE__`, and
+/// NVRTC writes no line information unless asked). String and character literals are kept
+/// whole.
+fn code(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    // The quote of the literal being copied, if any.
+    let mut quote = None;
+    while let Some(c) = chars.next() {
+        match (quote, c, chars.peek()) {
+            (Some(q), _, _) => {
+                out.push(c);
+                if c == '\\' {
+                    out.extend(chars.next());
+                } else if c == q || c == '\n' {
+                    quote = None;
+                }
+            }
+            (None, '/', Some('/')) => while chars.next_if(|&n| n != '\n').is_some() {},
+            (None, '/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for n in chars.by_ref() {
+                    if last == '*' && n == '/' {
+                        break;
+                    }
+                    last = n;
+                }
+                out.push(' ');
+            }
+            (None, '"' | '\'', _) => {
+                quote = Some(c);
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    let lines = out.lines().map(str::trim_end).filter(|l| !l.is_empty());
+    lines.collect::<Vec<_>>().join("\n")
 }
 
 /// `bytes` in lowercase hexadecimal.
@@ -311,6 +361,23 @@ mod tests {
             compiles.set(compiles.get() + 1);
             Ok(PTX.to_string())
         }
+    }
+
+    #[test]
+    fn the_key_leaves_out_comments_and_blank_lines_only() {
+        let source = "// a kernel\n__global__ void k(int* x) { /* one */ x[0] = 1; }\n";
+        let code = "__global__ void k(int* x) {   x[0] = 1; }";
+        assert_eq!(super::code(source), code);
+        let key = |s| file_name_with("m", s, &CompileOptions::default(), "13.0");
+        let rewrapped =
+            "// a\n// kernel\n\n__global__ void k(int* x) { /* one\n */ x[0] = 1; }  \n";
+        assert_eq!(key(source), key(rewrapped));
+        assert_ne!(key(source), key(&source.replace("= 1", "= 2")));
+        // Literals keep what looks like comments, and their escaped quotes.
+        let literals = r#"const char* s = "a // b \" /* c */"; char q = '\''; // d"#;
+        let kept = r#"const char* s = "a // b \" /* c */"; char q = '\'';"#;
+        assert_eq!(super::code(literals), kept);
+        assert_eq!(super::code("a /* never closed"), "a");
     }
 
     #[test]

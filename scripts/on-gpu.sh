@@ -27,7 +27,6 @@ stamp() { echo "[$(date +%T)] $*"; }
 export CANDLE_RNN_KERNEL_CACHE=${CANDLE_RNN_KERNEL_CACHE:-${HOME:-/tmp}/.cache/candle-cudnn-rnn/ptx}
 export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-4294967296}
 mkdir -p "$CANDLE_RNN_KERNEL_CACHE"
-kernel_cache_since=$(mktemp)
 if [ -f "$D/kernel-cache.txz" ]; then
   # Once a machine for each archive (a warm machine's driver cache has them already).
   archive_sum=$(cksum < "$D/kernel-cache.txz")
@@ -47,7 +46,10 @@ keep_kernel_cache() {
     | xz -6 -T0 > "$OUT/kernel-cache.txz")
   rm -f "$kernel_cache_since"
 }
-[ "${KEEP_KERNEL_CACHE:-0}" = 1 ] && trap keep_kernel_cache EXIT
+if [ "${KEEP_KERNEL_CACHE:-0}" = 1 ]; then
+  kernel_cache_since=$(mktemp)
+  trap keep_kernel_cache EXIT
+fi
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 
 # The op's GPU tests (arguments: a name filter, if any) into the log $1, within TESTS_TIMEOUT

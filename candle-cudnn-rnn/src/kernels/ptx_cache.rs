@@ -177,13 +177,14 @@ pub(super) fn cached_or_compiled(
 /// text before it). Its modification time is then set to now, so that a file's age says when a
 /// process last used it ([`trim`]; `scripts/on-gpu.sh` hands back the files a command used).
 fn read(path: &Path) -> Option<String> {
-    let file = std::fs::read_to_string(path).ok()?;
-    let (text, check) = file.strip_suffix('\n')?.rsplit_once('\n')?;
-    let text = format!("{text}\n");
-    let sum = check.strip_prefix(CHECK)?;
-    if sum != hex(&Sha256::digest(&text)) || text.contains('\0') {
+    let mut text = std::fs::read_to_string(path).ok()?;
+    // The PTX: up to the last line's start.
+    let ptx_len = text.strip_suffix('\n')?.rfind('\n')? + 1;
+    let sum = text[ptx_len..].strip_suffix('\n')?.strip_prefix(CHECK)?;
+    if sum != hex(&Sha256::digest(&text[..ptx_len])) || text.contains('\0') {
         return None;
     }
+    text.truncate(ptx_len);
     let touched = std::fs::File::options().append(true).open(path);
     let _ = touched.and_then(|f| f.set_modified(std::time::SystemTime::now()));
     Some(text)

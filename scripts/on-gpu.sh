@@ -24,10 +24,12 @@ stamp() { echo "[$(date +%T)] $*"; }
 # 120 s), so that the driver's own cache holds their machine code before anything asks for it. With
 # KEEP_KERNEL_CACHE=1 the files this command used go back on exit in OUT/kernel-cache.txz (one of
 # the 8 files a command hands back; save it as .kernel-cache/kernel-cache.txz for the next build).
+# CANDLE_RNN_KERNEL_CACHE=0 turns all of it off.
 export CANDLE_RNN_KERNEL_CACHE=${CANDLE_RNN_KERNEL_CACHE:-${HOME:-/tmp}/.cache/candle-cudnn-rnn/ptx}
 export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-4294967296}
-mkdir -p "$CANDLE_RNN_KERNEL_CACHE"
-if [ -f "$D/kernel-cache.txz" ]; then
+kernel_cache_on=$([ "${CANDLE_RNN_KERNEL_CACHE:-0}" != 0 ] && echo 1)
+[ -n "$kernel_cache_on" ] && mkdir -p "$CANDLE_RNN_KERNEL_CACHE"
+if [ -n "$kernel_cache_on" ] && [ -f "$D/kernel-cache.txz" ]; then
   # Once a machine for each archive (a warm machine's driver cache has them already).
   archive_sum=$(cksum < "$D/kernel-cache.txz")
   if [ "$(cat "$CANDLE_RNN_KERNEL_CACHE/.warmed" 2>/dev/null)" != "$archive_sum" ]; then
@@ -46,7 +48,7 @@ keep_kernel_cache() {
     | xz -6 -T0 > "$OUT/kernel-cache.txz")
   rm -f "$kernel_cache_since"
 }
-if [ "${KEEP_KERNEL_CACHE:-0}" = 1 ]; then
+if [ -n "$kernel_cache_on" ] && [ "${KEEP_KERNEL_CACHE:-0}" = 1 ]; then
   kernel_cache_since=$(mktemp)
   trap keep_kernel_cache EXIT
 fi

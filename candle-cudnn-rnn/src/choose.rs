@@ -409,11 +409,12 @@ const TF32_SMALL_H_UP_TO: usize = 128;
 /// `Standard`'s time, which the rule does not follow yet (one measurement).
 ///
 /// Eagerly ours lead one layer up to batch [`OURS_LEAD_IN_CHUNKS_MAX_BATCH`] at every hidden size
-/// up to [`OURS_LEAD_EAGER_IN_CHUNKS_MAX_HIDDEN`], in training and inference: f16 [30, 96, 768] trained in 7.9 against `Standard`'s 14.2 µs an
-/// example (GRU 7.0 against 9.1) and inferred in 3.3 against 5.4, [30, 96, 1024] trained in
-/// 0.58-0.68x; graphed `Standard` led their training (6.3 against 6.9; H200,
-/// `results/2026-12-01-h200-half-rule-sweep/`); [30, 128, 768] 7.1 | 3.1 against 11.0 | 4.2
-/// (training | forward), [30, 80, 640] 7.7 | 3.1 against 15.0 | 6.6
+/// up to [`OURS_LEAD_EAGER_IN_CHUNKS_MAX_HIDDEN`], in training and inference: f16
+/// [30, 96, 768] trained in 7.9 against `Standard`'s 14.2 µs an example (GRU 7.0 against 9.1) and
+/// inferred in 3.3 against 5.4, [30, 96, 1024] trained in 0.58-0.68x; graphed `Standard` led
+/// their training (6.3 against 6.9; H200, `results/2026-12-01-h200-half-rule-sweep/`);
+/// [30, 128, 768] 7.1 | 3.1 against 11.0 | 4.2 (training | forward), [30, 80, 640] 7.7 | 3.1
+/// against 15.0 | 6.6
 /// (`results/2026-12-01-h200-half-rules/` `eager`).
 fn ours_lead_in_chunks(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let (batch, hidden) = (call.batch, dims.hidden_size);

@@ -294,7 +294,23 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// scaled operands: batches up to 128, a small GRU on ours up to batch 32 (at batch 128 its
 /// training took 1.48 µs an example against `PersistStaticSmallH`'s 1.42, above), stacks up to
 /// hidden 650 at batches up to 32 and 512 past it, and no wide layers past batch 32.
-fn ours_lead_tf32(call: &Call, dims: &RnnDims, (train, scaled): (bool, bool)) -> bool {
+///
+/// Eagerly ([`Launch::Eager`], a module's default), where cuDNN's `Standard` waits on the host's
+/// launches step by step, ours also lead layers wider than [`TF32_CHUNKED_MAX_HIDDEN`] up to
+/// [`TF32_EAGER_WIDE_MAX_HIDDEN`] at batches up to [`TF32_WIDE_MAX_BATCH`], stacks and one
+/// layer's inference alike: eager training |
+/// forward, µs an example, ours against the rule's `Standard` (H200,
+/// `results/2026-12-01-h200-plain-api-grid/` `tf32-eager`): LSTM [30, 128, 3 x 768] 31.5 | 11.7
+/// against 39.0 | 16.6, GRU 27.0 | 10.5 against 34.2 | 14.0; the forward of LSTM [30, 128, 768]
+/// 4.0 against 5.8, GRU 3.7 against 4.1. At [30, 128, 3 x 1024] they tied (36.6 against 35.7 in
+/// training), and at batch 256 `Standard` kept leading ([30, 256, 768] 11.3 | 4.6 against
+/// 7.9 | 2.3).
+fn ours_lead_tf32(
+    call: &Call,
+    dims: &RnnDims,
+    (train, scaled): (bool, bool),
+    launch: Launch,
+) -> bool {
     let (hidden, batch) = (dims.hidden_size, call.batch);
     // Without the scaled operands (`CANDLE_RNN_PERSISTENT_F16_SCALED=0`), the rule as it was
     // measured on TF32 products: up to batch 128, no wide layers past batch 32.
@@ -332,8 +348,17 @@ fn ours_lead_tf32(call: &Call, dims: &RnnDims, (train, scaled): (bool, bool)) ->
         && (shape_wgmma_forward(hidden, batch)
             || (batch <= CHUNK_SAMPLES && hidden <= TF32_SCALED_STACK_MAX_HIDDEN))
         && dims.num_layers <= TF32_SCALED_MAX_LAYERS;
-    (layer || stack || scaled_inference) && !small_gru
+    let eager_wide = launch == Launch::Eager
+        && scaled
+        && !past_wide
+        && (TF32_CHUNKED_MAX_HIDDEN + 1..=TF32_EAGER_WIDE_MAX_HIDDEN).contains(&hidden)
+        && dims.num_layers <= TF32_STACK_MAX_LAYERS;
+    (layer || stack || scaled_inference || eager_wide) && !small_gru
 }
+
+/// See [`ours_lead_tf32`]: the widest stack measured ahead of `Standard` eagerly past batch
+/// [`TF32_WIDE_STACK_MAX_BATCH`].
+const TF32_EAGER_WIDE_MAX_HIDDEN: usize = 768;
 
 /// See [`ours_lead_tf32`]: the widest stack measured on the scaled f16 operands up to batch
 /// [`CHUNK_SAMPLES`] (PTB large's).
@@ -510,7 +535,11 @@ const OURS_LEAD_GROUPED_STACK_MAX_BATCH: usize = 128;
 /// against 35.5; LSTMs there 1.05-1.12x); forwards of stacks past hidden 128 up to
 /// [`OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN`] lead too ([30, 192-256, 2 x 256] 0.71-0.81x,
 /// [30, 192-256, 3 x 256] 0.83-0.91x), where at hidden 128 f16 `PersistStaticSmallH` leads and
-/// bf16 `Standard` led three layers (above).
+/// bf16 `Standard` led three layers (above). GRU stacks' forwards lead at hidden 512 too, up to
+/// batch [`OURS_LEAD_WIDE_BATCH_GRU_STACK_INFERENCE_MAX_BATCH`]: f16 [30, 160, 2 x 512] 1.60
+/// against 2.00 µs an example, [30, 160, 3 x 512] 2.39 against 2.65, [200, 192, 3 x 512] 13.6
+/// against 14.8; at batch 224 `Standard` tied or led (1.56 against 1.59, 2.09 against 2.36;
+/// `results/2026-12-01-h200-plain-api-grid/` `half-left`).
 fn ours_lead_wide_batch_stack(call: &Call, dims: &RnnDims, train: bool, launch: Launch) -> bool {
     let hidden = dims.hidden_size;
     let fits = match (launch, train) {
@@ -519,7 +548,11 @@ fn ours_lead_wide_batch_stack(call: &Call, dims: &RnnDims, train: bool, launch: 
             _ => hidden <= OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN,
         },
         (Launch::Graphed, false) => {
-            hidden > SMALL_H_MAX_HIDDEN && hidden <= OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN
+            let gru_fits = dims.mode == RnnMode::Gru
+                && hidden <= OURS_LEAD_WIDE_BATCH_GRU_STACK_GRAPHED_MAX_HIDDEN
+                && call.batch <= OURS_LEAD_WIDE_BATCH_GRU_STACK_INFERENCE_MAX_BATCH;
+            hidden > SMALL_H_MAX_HIDDEN
+                && (hidden <= OURS_LEAD_WIDE_BATCH_STACK_GRAPHED_MAX_HIDDEN || gru_fits)
         }
         (Launch::Eager, _) => hidden <= OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN,
     };
@@ -537,6 +570,10 @@ const OURS_LEAD_WIDE_BATCH_GRU_STACK_GRAPHED_MAX_HIDDEN: usize = 512;
 
 /// See [`ours_lead_wide_batch_stack`]: the largest hidden size measured.
 const OURS_LEAD_WIDE_BATCH_STACK_EAGER_MAX_HIDDEN: usize = 512;
+
+/// See [`ours_lead_wide_batch_stack`]: the largest batch of a GRU stack's forward measured ahead
+/// at hidden [`OURS_LEAD_WIDE_BATCH_GRU_STACK_GRAPHED_MAX_HIDDEN`].
+const OURS_LEAD_WIDE_BATCH_GRU_STACK_INFERENCE_MAX_BATCH: usize = 192;
 
 /// See [`ours_lead_in_groups`].
 const OURS_LEAD_GROUPED_INFERENCE_MAX_BATCH: usize = 128;
@@ -1105,7 +1142,7 @@ impl Chooser {
             .filter(|ours| {
                 self.algo != RnnAlgo::Heuristic
                     || dtype != DType::F32
-                    || ours_lead_tf32(call, &self.dims, (train, ours.scales_tf32()))
+                    || ours_lead_tf32(call, &self.dims, (train, ours.scales_tf32()), self.launch)
             })
             .and_then(|ours| {
                 let plan = ours
@@ -1176,7 +1213,7 @@ impl Chooser {
             Some((plan, one))
                 if wgmma_leads(&plan, dims, (train, launch))
                     || match dtype {
-                        DType::F32 => ours_lead_tf32(call, dims, (train, plan.scaled)),
+                        DType::F32 => ours_lead_tf32(call, dims, (train, plan.scaled), launch),
                         _ => ours_lead(call, dims, (dtype, train), (one, launch)),
                     } =>
             {
@@ -1508,7 +1545,7 @@ mod tests {
                     lengths: None,
                     zero_state: true,
                 };
-                ours_lead_tf32(&c, &dims, (train, scaled))
+                ours_lead_tf32(&c, &dims, (train, scaled), GRAPHED)
             };
             let lead = |dims, batch| lead_as(dims, batch, true);
             for mode in [RnnMode::Lstm, RnnMode::Gru] {
@@ -1624,7 +1661,7 @@ mod tests {
                 zero_state: true,
             };
             assert_eq!(
-                ours_lead_tf32(&long, &long.dims, (train, true)),
+                ours_lead_tf32(&long, &long.dims, (train, true), GRAPHED),
                 train,
                 "GRU [200, 32, 128] {train}"
             );
@@ -1634,6 +1671,33 @@ mod tests {
                     assert!(
                         lead(cell(mode, 1, 128), batch),
                         "{mode:?} [30, {batch}, 128] {train}"
+                    );
+                }
+            }
+            // Eagerly, layers past 512 up to 768 at batches up to 128, stacks and inference
+            // alike; not past batch 128, nor wider, nor deeper than three layers.
+            for (layers, hidden, batch, leads) in [
+                (3, 768, 128, true),
+                (2, 640, 96, true),
+                (1, 768, 128, true),
+                (3, 768, 256, false),
+                (1, 768, 256, false),
+                (4, 768, 128, false),
+                (3, 1024, 128, !train),
+            ] {
+                for mode in [RnnMode::Lstm, RnnMode::Gru] {
+                    let dims = cell(mode, layers, hidden);
+                    let c = Call {
+                        dims,
+                        seq: 30,
+                        batch,
+                        lengths: None,
+                        zero_state: true,
+                    };
+                    assert_eq!(
+                        ours_lead_tf32(&c, &dims, (train, true), EAGER),
+                        leads,
+                        "{mode:?} [30, {batch}, {layers} x {hidden}] {train}, eager"
                     );
                 }
             }
@@ -2066,14 +2130,19 @@ mod tests {
         assert_eq!(both(dims(lstm, 2, 128), 32, (f16, true), one), (p, p));
         assert_eq!(both(dims(gru, 2, 128), 20, (f16, false), one), (p, p));
         // Past batch 128, graphed, f16 GRU stacks train on ours up to hidden 512, LSTMs up to
-        // 256; forwards of stacks lead past hidden 128 up to 256 (`half-rule-sweep`).
+        // 256; forwards of stacks lead past hidden 128 up to 256 (`half-rule-sweep`), a GRU
+        // stack's up to 512 up to batch 192 (`plain-api-grid`'s `half-left`).
         assert_eq!(both(dims(gru, 2, 512), 256, (f16, true), one), (p, p));
         assert_eq!(both(dims(gru, 3, 512), 192, (f16, true), one), (p, p));
         assert_eq!(both(dims(lstm, 2, 512), 256, (f16, true), one), (p, s));
         assert_eq!(both(dims(gru, 2, 1024), 256, (f16, true), one), (s, s));
         assert_eq!(both(dims(lstm, 2, 256), 256, (f16, false), one), (p, p));
         assert_eq!(both(dims(gru, 3, 256), 192, (bf16, false), one), (p, p));
-        assert_eq!(both(dims(gru, 3, 512), 192, (f16, false), one), (p, s));
+        assert_eq!(both(dims(gru, 3, 512), 192, (f16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 2, 512), 160, (bf16, false), one), (p, p));
+        assert_eq!(both(dims(gru, 3, 512), 224, (f16, false), one), (p, s));
+        assert_eq!(both(dims(lstm, 3, 512), 192, (f16, false), one), (p, s));
+        assert_eq!(both(dims(gru, 3, 1024), 192, (f16, false), one), (s, s));
         // One layer, eagerly: ours at every hidden size up to batch 128 (`half-rule-sweep`,
         // `half-rules`).
         assert_eq!(both(dims(lstm, 1, 768), 96, (f16, true), one), (p, s));

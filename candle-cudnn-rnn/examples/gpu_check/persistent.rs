@@ -197,6 +197,11 @@ fn check_cell(
         // (`rules.rs`'s `shape_wgmma_training`; eagerly the default's too, `choose.rs`'s
         // `wgmma_leads`).
         (3, 128, 6, 256, 1024),
+        // Where the default's rules past 512 lead with ours: a TF32 stack of 768 at batch 128
+        // (eagerly, `choose.rs`'s `ours_lead_tf32`), a GRU stack of 512 at batch 192 (graphed
+        // inference, `ours_lead_wide_batch_stack`).
+        (3, 128, 5, 64, 768),
+        (2, 192, 5, 64, 512),
     ];
     for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
         for &dtype in dtypes {

@@ -22,7 +22,8 @@
 # With KEEP_KERNEL_CACHE=1 the kernels' PTX comes back in OUT/kernel-cache.txz (scripts/on-gpu.sh);
 # saved as .kernel-cache/kernel-cache.txz, the next `scripts/devbin.sh` carries it, and the next
 # machine loads it on 16 cores before anything runs.
-#   results/2026-12-01-h200-plain-api-grid/run.sh DIR OUT [half|tf32|tf32-eager|half-left]...
+#   5. (confirm) the rules moved by parts 3 and 4, beside ours and cuDNN, and gpu_check's new rows.
+#   results/2026-12-01-h200-plain-api-grid/run.sh DIR OUT [half|tf32|tf32-eager|half-left|confirm]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -64,6 +65,29 @@ for part in $parts; do
           echo "gru $sh | $(bench_rows --graph gru $sh ${small_h%-static-small-h}-standard)"
         done
       } | tee "$OUT/half-left.log"
+      ;;
+    confirm)
+      # (the build with the rules these parts moved) the default beside ours where the rules
+      # changed: TF32 eagerly at hidden 640-768 up to batch 128 (and 256, which stays on
+      # `Standard`), f16 and bf16 GRU stacks' graphed forwards at hidden 512 past batch 128
+      # (224 stays on `Standard`) beside cuDNN's `Standard` (OUT/confirm.log); then
+      # `gpu_check --persistent` in TF32 and for f16 GRUs (OUT/gpu_check-tf32.log,
+      # OUT/gpu_check-f16-gru.log).
+      stamp "confirm"
+      OUT=$root
+      {
+        beside_default tf32 "lstm:3,128,30,768 gru:3,128,30,768 lstm:1,128,30,768 gru:1,128,30,768 \
+          lstm:2,96,30,640 gru:3,256,30,768" ""
+        for sh in 2,160,30,512 2,192,30,512 3,160,30,512 3,192,30,512 3,192,200,512 3,224,30,512; do
+          echo "gru $sh | $(bench_rows --graph gru $sh op-f16-default,op-f16-standard,op-bf16-default)"
+        done
+      } | tee "$OUT/confirm.log"
+      stamp "gpu_check tf32"
+      timeout 280 "$D/gpu_check" --persistent --seed 2711 --dtype tf32 > "$OUT/gpu_check-tf32.log" 2>&1
+      echo "rc=$? ok $(grep -c '| ok |' "$OUT/gpu_check-tf32.log")"; grep -E '\| FAIL \||768|x 512' "$OUT/gpu_check-tf32.log" | head -20
+      stamp "gpu_check f16 gru"
+      timeout 150 "$D/gpu_check" --persistent --seed 2711 --dtype f16 --mode gru > "$OUT/gpu_check-f16-gru.log" 2>&1
+      echo "rc=$? ok $(grep -c '| ok |' "$OUT/gpu_check-f16-gru.log")"; grep -E '\| FAIL \||192' "$OUT/gpu_check-f16-gru.log" | head -20
       ;;
   esac
 done

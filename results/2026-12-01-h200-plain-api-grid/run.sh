@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine (prepared, not yet run): the op as a candle user trains it, and TF32's rule
+# On the GPU machine (parts 1-4 ran on 2fcb72a's build, 5 on the rules they moved; logs/, and
+# docs/RESULTS.md's entry): the op as a candle user trains it, and TF32's rule
 # launched eagerly. Every grid so far timed the op's training through
 # `candle_cudnn_rnn::backward` (bench_grid `--api direct`); a model built on candle calls
 # `loss.backward()` and candle's autograd adds the weight's gradient into a fresh tensor

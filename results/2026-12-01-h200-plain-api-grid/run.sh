@@ -24,7 +24,8 @@
 # saved as .kernel-cache/kernel-cache.txz, the next `scripts/devbin.sh` carries it, and the next
 # machine loads it on 16 cores before anything runs.
 #   5. (confirm) the rules moved by parts 3 and 4, beside ours and cuDNN, and gpu_check's new rows.
-#   results/2026-12-01-h200-plain-api-grid/run.sh DIR OUT [half|tf32|tf32-eager|half-left|confirm]...
+#   6. (api) `loss.backward()` against `candle_cudnn_rnn::backward` in one command.
+#   results/2026-12-01-h200-plain-api-grid/run.sh DIR OUT [half|tf32|tf32-eager|half-left|confirm|api]...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -89,6 +90,21 @@ for part in $parts; do
       stamp "gpu_check f16 gru"
       timeout 150 "$D/gpu_check" --persistent --seed 2711 --dtype f16 --mode gru > "$OUT/gpu_check-f16-gru.log" 2>&1
       echo "rc=$? ok $(grep -c '| ok |' "$OUT/gpu_check-f16-gru.log")"; grep -E '\| FAIL \||192' "$OUT/gpu_check-f16-gru.log" | head -20
+      ;;
+    api)
+      # candle's zero fill and add of a custom op's gradients in one command: graphed training
+      # with the input's gradient through `candle_cudnn_rnn::backward` (direct) and
+      # `loss.backward()` (plain), direct / plain / direct, at the plain grids' slowest rows
+      # (OUT/api.log: "train forward; " per run, µs an example).
+      stamp "api"
+      OUT=$root
+      graph=--graph
+      for spec in op-bf16-default:lstm:1,32,30,1024 op-tf32-default:gru:2,20,35,1500 \
+        op-bf16-default:lstm:3,128,30,1024 op-bf16-default:lstm:1,128,30,128; do
+        split_spec "$spec"
+        echo "$spec | direct $(API=direct bench_with X=1) plain $(API=plain bench_with X=1)" \
+          "direct $(API=direct bench_with X=1)"
+      done | tee "$OUT/api.log"
       ;;
   esac
 done

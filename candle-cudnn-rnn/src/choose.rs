@@ -1536,8 +1536,9 @@ mod tests {
             RnnDims::new(mode, hidden, hidden, &cfg)
         };
         for train in [false, true] {
-            // On the scaled f16 operands (`scaled`) or TF32 products.
-            let lead_as = |dims: RnnDims, batch, scaled| {
+            // On the scaled f16 operands (`scaled`) or TF32 products, launched as `launch`
+            // (graphed unless said).
+            let lead_launched = |dims: RnnDims, batch, scaled, launch| {
                 let c = Call {
                     dims,
                     seq: 30,
@@ -1545,8 +1546,9 @@ mod tests {
                     lengths: None,
                     zero_state: true,
                 };
-                ours_lead_tf32(&c, &dims, (train, scaled), GRAPHED)
+                ours_lead_tf32(&c, &dims, (train, scaled), launch)
             };
+            let lead_as = |dims, batch, scaled| lead_launched(dims, batch, scaled, GRAPHED);
             let lead = |dims, batch| lead_as(dims, batch, true);
             for mode in [RnnMode::Lstm, RnnMode::Gru] {
                 assert!(
@@ -1686,16 +1688,8 @@ mod tests {
                 (3, 1024, 128, !train),
             ] {
                 for mode in [RnnMode::Lstm, RnnMode::Gru] {
-                    let dims = cell(mode, layers, hidden);
-                    let c = Call {
-                        dims,
-                        seq: 30,
-                        batch,
-                        lengths: None,
-                        zero_state: true,
-                    };
                     assert_eq!(
-                        ours_lead_tf32(&c, &dims, (train, true), EAGER),
+                        lead_launched(cell(mode, layers, hidden), batch, true, EAGER),
                         leads,
                         "{mode:?} [30, {batch}, {layers} x {hidden}] {train}, eager"
                     );

@@ -298,13 +298,12 @@ const WGMMA_EAGER_STACK_MAX_LAYERS: usize = 4;
 /// Eagerly ([`Launch::Eager`], a module's default), where cuDNN's `Standard` waits on the host's
 /// launches step by step, ours also lead layers wider than [`TF32_CHUNKED_MAX_HIDDEN`] up to
 /// [`TF32_EAGER_WIDE_MAX_HIDDEN`] at batches up to [`TF32_WIDE_MAX_BATCH`], stacks and one
-/// layer's inference alike: eager training |
-/// forward, µs an example, ours against the rule's `Standard` (H200,
-/// `results/2026-12-01-h200-plain-api-grid/` `tf32-eager`): LSTM [30, 128, 3 x 768] 31.5 | 11.7
-/// against 39.0 | 16.6, GRU 27.0 | 10.5 against 34.2 | 14.0; the forward of LSTM [30, 128, 768]
-/// 4.0 against 5.8, GRU 3.7 against 4.1. At [30, 128, 3 x 1024] they tied (36.6 against 35.7 in
-/// training), and at batch 256 `Standard` kept leading ([30, 256, 768] 11.3 | 4.6 against
-/// 7.9 | 2.3).
+/// layer's inference alike. Eager training | forward, µs an example, ours against the rule's
+/// `Standard` (H200, `results/2026-12-01-h200-plain-api-grid/` `tf32-eager`): LSTM [30, 128,
+/// 3 x 768] 31.5 | 11.7 against 39.0 | 16.6, GRU 27.0 | 10.5 against 34.2 | 14.0; the forward of
+/// LSTM [30, 128, 768] 4.0 against 5.8, GRU 3.7 against 4.1. At [30, 128, 3 x 1024] they tied
+/// (36.6 against 35.7 in training), and at batch 256 `Standard` kept leading ([30, 256, 768]
+/// 11.3 | 4.6 against 7.9 | 2.3).
 fn ours_lead_tf32(
     call: &Call,
     dims: &RnnDims,

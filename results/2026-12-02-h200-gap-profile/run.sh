@@ -11,7 +11,16 @@
 #           NCU_SHAPES (CELL:L,B,T,H ...): speed of light, warp states, instruction statistics and
 #           the warps' stall reasons per issued instruction (OUT/ncu.log).
 #   sweep:  ../2026-11-30-h200-knob-sweep/run.sh's sweep with SWEEP (OUT/sweep.log).
-#   results/2026-12-02-h200-gap-profile/run.sh DIR OUT trace|ncu|sweep
+#   check:  (weight_grads.cu) the op's GPU tests of one layer, stacks, the GRU, single biases and
+#           batch groups against the f64 reference (OUT/tests-fused.log); `gpu_check --persistent`
+#           in bf16 and f16 (OUT/gpu_check-*.log); compute-sanitizer memcheck, racecheck and
+#           synccheck on bf16 training with the input's gradient at LSTM [6, 16, 128], GRU
+#           [6, 16, 128] and LSTM [2, 8, 3, 64] x 2 layers (OUT/sanitize.log).
+#   fused:  graphed bf16 and f16 training | forward (µs an example, `--api direct`), the default /
+#           CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS=0 (cuBLAS's products) / the default, at
+#           FUSED_SPECS (CELL:L,B,T,H ...); then bf16 through `loss.backward()` (`--api plain`) and
+#           eagerly at the first two (OUT/fused.log).
+#   results/2026-12-02-h200-gap-profile/run.sh DIR OUT trace|ncu|sweep|check|fused
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
@@ -47,6 +56,32 @@ ncu)
   ;;
 sweep)
   bash "$here/../2026-11-30-h200-knob-sweep/run.sh" "$D" "$OUT" sweep
+  ;;
+check)
+  gpu_tests_as fused persistent_lstm_one_layer persistent_lstm_stacks persistent_gru_matches \
+    persistent_single_and_no_bias persistent_batch_groups
+  for dt in bf16 f16; do
+    gpu_check_persistent --dtype $dt; mv "$OUT/gpu_check.log" "$OUT/gpu_check-$dt.log"
+  done
+  sanitize_bench "lstm:1,16,6,128 gru:1,16,6,128 lstm:2,8,3,64" op-bf16-persistent --phase train --input-grad
+  ;;
+fused)
+  specs=${FUSED_SPECS:-lstm:1,128,30,128 gru:1,128,30,128 lstm:1,32,30,128 gru:1,32,30,128 lstm:1,64,30,64 lstm:1,128,200,128 gru:3,64,30,128 lstm:1,8,30,128}
+  for spec in $specs; do
+    c=${spec%%:*} sh=${spec#*:}
+    for v in op-bf16-default op-f16-default; do
+      graph=--graph
+      echo "$v $c $sh | $(bench_with X=1) | off $(bench_with CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS=0) | $(bench_with X=1)"
+    done
+  done 2>&1 | tee "$OUT/fused.log"
+  v=op-bf16-default
+  for spec in $(echo $specs | cut -d' ' -f1-2); do
+    c=${spec%%:*} sh=${spec#*:}
+    graph=--graph
+    echo "plain $c $sh | $(API=plain bench_with X=1) | off $(API=plain bench_with CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS=0) | $(API=plain bench_with X=1)"
+    graph=""
+    echo "eager $c $sh | $(bench_with X=1) | off $(bench_with CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS=0) | $(bench_with X=1)"
+  done 2>&1 | tee -a "$OUT/fused.log"
   ;;
 *) echo "unknown part $PART" >&2; exit 2 ;;
 esac

@@ -19,17 +19,20 @@
 #define WG_TILE 128
 #define WG_THREADS 256
 #ifndef WG_SPLIT
-#define WG_SPLIT 16
+#define WG_SPLIT 8
 #endif
 // Rows of both operands a stage holds, and the stages in flight.
 #define WG_KC 32
-#define WG_STAGES 4
+#define WG_STAGES 6
 // A stage row's elements: 272 bytes, so that the 8 rows an ldmatrix reads hit 8 bank groups.
 #define WG_PITCH (WG_TILE + 8)
 #define WG_STAGE_ELEMS (2 * WG_KC * WG_PITCH)
-// The partial tile's row, f32 (16-byte rows for the cluster's vector loads).
+// The partial tile's row, f32 (16-byte rows for the cluster's vector loads); the tile takes the
+// stages' bytes once the products are made.
 #define WG_PART_PITCH (WG_TILE + 4)
-#define WG_SMEM (WG_STAGES * WG_STAGE_ELEMS * 2 + WG_TILE * WG_PART_PITCH * 4)
+#define WG_STAGE_BYTES (WG_STAGES * WG_STAGE_ELEMS * 2)
+#define WG_PART_BYTES (WG_TILE * WG_PART_PITCH * 4)
+#define WG_SMEM (WG_STAGE_BYTES > WG_PART_BYTES ? WG_STAGE_BYTES : WG_PART_BYTES)
 #define WG_ROWS_A_BLOCK (WG_TILE / WG_SPLIT)
 
 __device__ __forceinline__ u32 wg_smem(const void* p) {
@@ -86,8 +89,7 @@ __device__ __forceinline__ float4 wg_load_peer(const float* p, u32 rank) {
     float4 v;
     asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "r"(remote)
-                 : "memory");
+                 : "r"(remote));
     return v;
 }
 
@@ -98,7 +100,7 @@ __device__ void weight_grads(const u16* __restrict__ dg, const u16* __restrict__
                              int rows, int batch, int gh, int in_size, int hidden, int add) {
     extern __shared__ __align__(16) unsigned char wg_shared[];
     u16* stages = (u16*)wg_shared;
-    float* part = (float*)(wg_shared + WG_STAGES * WG_STAGE_ELEMS * 2);
+    float* part = (float*)wg_shared;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int q = (int)wg_rank();
     // This cluster's tile: dW_ih's tiles first, then dW_hh's, each by rows of gh then columns.
@@ -190,6 +192,8 @@ __device__ void weight_grads(const u16* __restrict__ dg, const u16* __restrict__
         }
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
+    // Every warp is done with the stages, which the partial tile takes.
+    __syncthreads();
 
     // The block's partial tile, then the cluster's sum of its rows.
 #pragma unroll
@@ -205,13 +209,17 @@ __device__ void weight_grads(const u16* __restrict__ dg, const u16* __restrict__
     wg_cluster_sync();
     for (int i = tid; i < WG_ROWS_A_BLOCK * (WG_TILE / 4); i += WG_THREADS) {
         const int r = q * WG_ROWS_A_BLOCK + i / (WG_TILE / 4), c = (i % (WG_TILE / 4)) * 4;
+        // Every block's loads in flight at once, then their sum in the blocks' order.
+        float4 v[WG_SPLIT];
+#pragma unroll
+        for (int p = 0; p < WG_SPLIT; ++p) v[p] = wg_load_peer(part + r * WG_PART_PITCH + c, (u32)p);
         float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
         for (int p = 0; p < WG_SPLIT; ++p) {
-            const float4 v = wg_load_peer(part + r * WG_PART_PITCH + c, (u32)p);
-            s[0] += v.x;
-            s[1] += v.y;
-            s[2] += v.z;
-            s[3] += v.w;
+            s[0] += v[p].x;
+            s[1] += v[p].y;
+            s[2] += v[p].z;
+            s[3] += v[p].w;
         }
         const int m = m0 + r;
         if (m < gh)

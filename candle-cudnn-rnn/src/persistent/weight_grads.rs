@@ -4,9 +4,9 @@
 //! whole and 16-byte aligned, and only where [`takes`] says the layer's products are small.
 
 use super::kernel::{allow_smem, Operands};
-use super::launch::MOST_CLUSTER_BLOCKS;
+use super::launch::PORTABLE_CLUSTER_BLOCKS;
 use crate::kernels::{Module, HALF};
-use candle_core::cuda_backend::cudarc::driver::sys::{self, CUfunction_attribute};
+use candle_core::cuda_backend::cudarc::driver::sys;
 use candle_core::cuda_backend::cudarc::driver::CudaFunction;
 use candle_core::cuda_backend::cudarc::nvrtc::CompileOptions;
 use candle_core::cuda_backend::CudaDevice;
@@ -18,12 +18,12 @@ const WEIGHT_GRADS: &str = include_str!("weight_grads.cu");
 /// A cluster's tile of a gradient (`weight_grads.cu`'s WG_TILE), its blocks (WG_SPLIT, the
 /// rows split between them) and a block's threads.
 const TILE: usize = 128;
-const SPLIT: usize = MOST_CLUSTER_BLOCKS;
+const SPLIT: usize = PORTABLE_CLUSTER_BLOCKS;
 const THREADS: u32 = 256;
 
-/// A block's shared memory (`weight_grads.cu`'s WG_SMEM): 4 stages of 32 rows of both operands'
-/// tile columns (136 elements a row), then the partial tile in f32 (132 a row).
-const SMEM: usize = 4 * 2 * 32 * (TILE + 8) * 2 + TILE * (TILE + 4) * 4;
+/// A block's shared memory (`weight_grads.cu`'s WG_SMEM): 6 stages of 32 rows of both operands'
+/// tile columns (136 elements a row), which the partial tile in f32 (132 a row) takes after.
+const SMEM: usize = 6 * 2 * 32 * (TILE + 8) * 2;
 
 /// What one launch takes: the device addresses of the gate gradients `dg` (rows of `gh`) and
 /// `dgh` (the recurrent side's: `dg` itself for a cell without a split gate), the input `x`
@@ -85,11 +85,6 @@ fn kernel(dev: &CudaDevice, elem: Operands) -> Result<CudaFunction> {
         .function(dev, name)
         .map_err(|e| candle_core::Error::Msg(format!("rnn: {name}: {e}")))?;
     allow_smem(&f, SMEM)?;
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-        1,
-    )
-    .map_err(|e| candle_core::Error::Msg(format!("rnn: {name}: {e}")))?;
     Ok(f)
 }
 
@@ -210,5 +205,6 @@ mod tests {
         // A GRU's 3 x 128 gate rows take three tiles of each gradient.
         assert_eq!(tiles(&grads(384, 128, 128)), 6);
         assert_eq!(tiles(&grads(512, 64, 128)), 8);
+        assert!(SMEM >= TILE * (TILE + 4) * 4);
     }
 }

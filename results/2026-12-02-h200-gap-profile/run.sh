@@ -11,12 +11,12 @@
 #           NCU_SHAPES (CELL:L,B,T,H ...): speed of light, warp states, instruction statistics and
 #           the warps' stall reasons per issued instruction (OUT/ncu.log).
 #   sweep:  ../2026-11-30-h200-knob-sweep/run.sh's sweep with SWEEP (OUT/sweep.log).
-#   check:  (weight_grads.cu) the op's GPU tests of one layer, stacks, the GRU, single biases and
+#   check:  (a build with weight-grads.patch applied; it did not run) the op's GPU tests of one layer, stacks, the GRU, single biases and
 #           batch groups against the f64 reference (OUT/tests-fused.log); `gpu_check --persistent`
 #           in bf16 and f16 (OUT/gpu_check-*.log); compute-sanitizer memcheck, racecheck and
 #           synccheck on bf16 training with the input's gradient at LSTM [6, 16, 128], GRU
 #           [6, 16, 128] and LSTM [2, 8, 3, 64] x 2 layers (OUT/sanitize.log).
-#   fused:  graphed bf16 and f16 training | forward (µs an example, `--api direct`), the default /
+#   fused:  (a build with weight-grads.patch applied) graphed bf16 and f16 training | forward (µs an example, `--api direct`), the default /
 #           CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS=0 (cuBLAS's products) / the default, at
 #           FUSED_SPECS (CELL:L,B,T,H ...); then bf16 through `loss.backward()` (`--api plain`) and
 #           eagerly at the first two (OUT/fused.log).

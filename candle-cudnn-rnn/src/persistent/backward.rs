@@ -15,7 +15,6 @@ use super::padded::{padded, pads, RowKernels, Rows};
 use super::plan::Plan;
 use super::side::{bias_parts_summed_after, weight_gradients_aside, Fork};
 use super::wave::WaveBwdArgs;
-use super::weight_grads::{self, WeightGrads};
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
 use crate::layout::RnnDims;
@@ -395,35 +394,7 @@ pub(super) fn backward<T: Elem>(
             let (ih_blas, hh_blas) = fork
                 .as_ref()
                 .map_or((main_blas, main_blas), |f| (f.blas(0), f.blas(1)));
-            // Small products as one launch on a side stream (`weight_grads`), else cuBLAS's.
-            let fused = WeightGrads {
-                dg: dg_ptr,
-                dgh: dgh_ptr,
-                x: input,
-                y,
-                h0: h0.unwrap_or(0),
-                dw_ih: dw_at(b.w_ih),
-                dw_hh: dw_at(b.w_hh),
-                rows: steps,
-                batch,
-                gh,
-                in_size: b.in_size,
-                hidden,
-                add: !overwrite,
-            };
-            let fused = match &fork {
-                Some(fork)
-                    if weight_grads::takes(plan.elem, aside, plan.fused_weight_grads, &fused) =>
-                {
-                    // SAFETY: the layer's gate gradients, input, output and state, and the
-                    // weight gradient, all live past the fork's join below.
-                    unsafe { weight_grads::launch(&dev, fork.stream(0), plan.elem, &fused) }?;
-                    true
-                }
-                _ => false,
-            };
             match padded_input {
-                _ if fused => {}
                 Some(((pi, _), _, ld)) => {
                     padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
                 }
@@ -431,7 +402,6 @@ pub(super) fn backward<T: Elem>(
             }
             // With padded rows, the forward kept them (`Reserve::h_prev`).
             match kept {
-                _ if fused => {}
                 Some((kept, _)) => {
                     padded_product(dght, (steps, padded(hidden)), *kept, dw_at(b.w_hh), hidden)?
                 }

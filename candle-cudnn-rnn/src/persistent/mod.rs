@@ -28,7 +28,6 @@ mod side;
 mod transposed;
 mod tuning;
 mod wave;
-mod weight_grads;
 mod wgmma_wave;
 
 use kernel::Pass;

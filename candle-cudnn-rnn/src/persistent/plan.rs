@@ -98,9 +98,6 @@ pub(crate) struct Plan {
     /// Whether a layer's weight-gradient GEMMs run on side streams ([`Tuning::side_streams`]:
     /// `None`, the default, leaves it to the products' sizes, `side::shape_side_streams`).
     pub side_streams: Option<bool>,
-    /// Whether those side streams' two weight gradients are one launch of `weight_grads.cu`
-    /// ([`Tuning::fused_weight_grads`]: `None`, the default, wherever it takes them).
-    pub fused_weight_grads: Option<bool>,
     /// Whether a backward that exchanges through L2 (not pushed) runs layer by layer with its
     /// weight tile filled from W_hh transposed ([`Plan::backward_transposed`],
     /// `recurrence_bwd.cu`'s WT_ROWS), which the training forward makes beside its recurrence on a
@@ -176,7 +173,6 @@ impl Plan {
             half_projection: false,
             groups: 1,
             side_streams: None,
-            fused_weight_grads: None,
             transposed: true,
             forward_transposes: false,
             wgmma: false,
@@ -461,7 +457,6 @@ impl Plan {
             half_projection: elem != Operands::Tf32,
             groups: batch / (WGMMA_GROUP_SAMPLES * wgmma_subgroups),
             side_streams: None,
-            fused_weight_grads: None,
             transposed: false,
             forward_transposes: false,
             wgmma: true,
@@ -514,7 +509,6 @@ impl Plan {
                     .unwrap_or_else(|| cell_half_projection(cell)),
             groups,
             side_streams: tuning.side_streams,
-            fused_weight_grads: tuning.fused_weight_grads,
             transposed: tuning
                 .transposed
                 .unwrap_or_else(|| shape_transposed(elem, (cell.gates() * hidden, hidden))),

@@ -162,12 +162,6 @@ impl<'a> Fork<'a> {
         self.streams.blas[i]
     }
 
-    /// Side stream `i` (< [`SIDES`]) itself, for a launch the fork's own cannot make (in
-    /// clusters).
-    pub fn stream(&self, i: usize) -> sys::CUstream {
-        self.streams.streams[i]
-    }
-
     /// Launches `f` on side stream `i` (< [`SIDES`]) with `cfg`, its arguments the device
     /// addresses `args`.
     ///

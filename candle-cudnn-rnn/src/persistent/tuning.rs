@@ -77,11 +77,6 @@ pub(crate) struct Tuning {
     /// ([`super::side::shape_side_streams`]); `CANDLE_RNN_PERSISTENT_SIDE_STREAMS` = `1` always,
     /// `0` never.
     pub side_streams: Option<bool>,
-    /// Whether a layer's two weight gradients on the side streams are one launch of
-    /// `weight_grads.cu` instead of cuBLAS's products (half operands whose rows it takes:
-    /// [`super::weight_grads::takes`]). `None` (the default): wherever it can;
-    /// `CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS` = `0` never.
-    pub fused_weight_grads: Option<bool>,
     /// Whether a layer-by-layer backward that exchanges through L2 (not pushed) fills its
     /// weight tile from W_hh transposed, which the training forward makes on a side stream
     /// ([`super::plan::Plan::transposed`]). `None` (the default): the planner's rule for the
@@ -162,7 +157,6 @@ impl Tuning {
         groups: None,
         half_projection: None,
         side_streams: None,
-        fused_weight_grads: None,
         transposed: None,
         forward_transposes: None,
         wgmma: None,
@@ -265,8 +259,6 @@ impl Tuning {
             .or(d.groups);
         let half_projection = switch("CANDLE_RNN_PERSISTENT_HALF_PROJECTION").or(d.half_projection);
         let side_streams = switch("CANDLE_RNN_PERSISTENT_SIDE_STREAMS").or(d.side_streams);
-        let fused_weight_grads =
-            switch("CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS").or(d.fused_weight_grads);
         let transposed = switch("CANDLE_RNN_PERSISTENT_TRANSPOSED").or(d.transposed);
         let forward_transposes =
             switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
@@ -295,7 +287,6 @@ impl Tuning {
             groups,
             half_projection,
             side_streams,
-            fused_weight_grads,
             transposed,
             forward_transposes,
             wgmma,
@@ -340,7 +331,6 @@ mod tests {
                 groups: None,
                 half_projection: None,
                 side_streams: None,
-                fused_weight_grads: None,
                 transposed: None,
                 forward_transposes: None,
                 wgmma: None,
@@ -361,7 +351,7 @@ mod tests {
     fn switches_by_shape_unless_asked() {
         // A knob's name and the field it sets.
         type Switch<T> = (&'static str, fn(&Tuning) -> T);
-        let by_shape: [Switch<Option<bool>>; 9] = [
+        let by_shape: [Switch<Option<bool>>; 8] = [
             ("CANDLE_RNN_PERSISTENT_TRANSPOSED", |t| t.transposed),
             ("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES", |t| {
                 t.forward_transposes
@@ -369,9 +359,6 @@ mod tests {
             ("CANDLE_RNN_PERSISTENT_WGMMA", |t| t.wgmma),
             ("CANDLE_RNN_PERSISTENT_WGMMA_BWD", |t| t.wgmma_backward),
             ("CANDLE_RNN_PERSISTENT_SIDE_STREAMS", |t| t.side_streams),
-            ("CANDLE_RNN_PERSISTENT_FUSED_WEIGHT_GRADS", |t| {
-                t.fused_weight_grads
-            }),
             ("CANDLE_RNN_PERSISTENT_HALF_PROJECTION", |t| {
                 t.half_projection
             }),

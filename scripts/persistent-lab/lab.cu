@@ -1,8 +1,10 @@
-// A standalone timing harness for one persistent LSTM recurrence (recurrence_fwd.cu, or
+// A standalone timing harness for one persistent LSTM recurrence (recurrence_fwd.cu, with
+// -DREG_GATES=1 recurrence_reg_fwd.cu's, or
 // recurrence_bwd.cu with -DLAB_BWD; a GRU's forward with -DLAB_GRU), built by build.sh with nvcc for the same -D parameters the
 // library passes NVRTC. It launches the kernel on fixed pseudo-random operands, times each launch with CUDA
-// events, and with -DLAB_PHASES records, for thread 0 of every block (of the first batch group),
-// the SM clock at each PHASE(i) of every step and the global timer around the grid barrier; with
+// events, and with -DLAB_PHASES records, for thread 0 of every block (of the first batch group; another
+// thread with -DLAB_PHASE_THREAD=N), the SM clock at each PHASE(i) of every step and the global
+// timer around the grid barrier (-DLAB_INFER: a forward without training's saves); with
 // -DLAB_MARKS, the global timer at each MARK(i) of a launch for every block, each batch group's
 // end of steps and which blocks shared a multiprocessor (-DLAB_SMEM=N: blocks of at least N bytes
 // of shared memory). The output is written to a file so that two builds (a change and the kernel
@@ -24,14 +26,20 @@
 #endif
 
 #ifdef LAB_PHASES
-__device__ unsigned long long lab_clock[LAB_T * 8 * 256];
-__device__ unsigned long long lab_timer[LAB_T * 8 * 256];
+// LAB_SLOTS phases a step (slot 7 of step 0: the block's start); recorded by thread
+// LAB_PHASE_THREAD of each block (thread 0 by default: another warp's view with another).
+#define LAB_SLOTS 16
+#ifndef LAB_PHASE_THREAD
+#define LAB_PHASE_THREAD 0
+#endif
+__device__ unsigned long long lab_clock[LAB_T * LAB_SLOTS * 256];
+__device__ unsigned long long lab_timer[LAB_T * LAB_SLOTS * 256];
 #define PHASE(i)                                                                       \
     do {                                                                               \
-        if (threadIdx.x == 0 && blockIdx.y == 0 && t >= 0 && t < LAB_T) {            \
+        if (threadIdx.x == LAB_PHASE_THREAD && blockIdx.y == 0 && t >= 0 && t < LAB_T) { \
             unsigned long long g;                                                      \
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));                      \
-            size_t at = ((size_t)blockIdx.x * LAB_T + t) * 8 + (i);                    \
+            size_t at = ((size_t)blockIdx.x * LAB_T + t) * LAB_SLOTS + (i);            \
             lab_clock[at] = clock64();                                                 \
             lab_timer[at] = g;                                                         \
         }                                                                              \
@@ -108,6 +116,7 @@ __device__ u16* lab_w_t;
 #include "../../candle-cudnn-rnn/src/persistent/recurrence_bwd.cu"
 #else
 #include "../../candle-cudnn-rnn/src/persistent/recurrence_fwd.cu"
+#include "../../candle-cudnn-rnn/src/persistent/recurrence_reg_fwd.cu"
 #endif
 
 #include "check.cuh"
@@ -204,7 +213,11 @@ int main(int argc, char** argv) {
     float* pristine = nullptr;
     float* xg = nullptr;
 #else
+#if REG_GATES
+    smem = RG_SMEM;
+#else
     smem = FwdTile<UNITS, KSTEPS>::SMEM;
+#endif
     std::vector<float> x = floats((size_t)T * B * 4 * H, -1, 1);
     float* pristine = upload(x);
     float* xg = upload(x);
@@ -238,7 +251,13 @@ int main(int argc, char** argv) {
     u16* w_ih = nullptr;
     u16* x_in = nullptr;
 #endif
-    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save, &no_yp, &no_dropped,
+    // -DLAB_INFER: an inference forward (nothing saved for a backward).
+#ifdef LAB_INFER
+    float* save_arg = nullptr;
+#else
+    float* save_arg = save;
+#endif
+    void* ptrs[] = {&w, &xg, &b_ih, &b_hh, &h0, &c0, &y, &h_n, &c_n, &hx, &save_arg, &no_yp, &no_dropped,
                     &no_drop, &drop_seed, &drop_p_layer, &w_ih, &x_in, &no_w_t, &counter, &seq};
     memcpy(args, ptrs, sizeof(ptrs));
     auto kernel = persistent_fwd;
@@ -398,35 +417,36 @@ int main(int argc, char** argv) {
         }
     }
 #ifdef LAB_PHASES
-    std::vector<unsigned long long> clk((size_t)LAB_T * 8 * 256), tim(clk.size());
+    std::vector<unsigned long long> clk((size_t)LAB_T * LAB_SLOTS * 256), tim(clk.size());
     CHECK(cudaMemcpyFromSymbol(clk.data(), lab_clock, clk.size() * 8));
     CHECK(cudaMemcpyFromSymbol(tim.data(), lab_timer, tim.size() * 8));
     // Mean cycles from the step's phase 0 to each later phase that the kernel marks, over the
     // middle steps of every block; then the step's length (phase 0 to the next phase 0).
     int nph = 0;
-    for (int i = 1; i < 8; ++i)
-        if (clk[(size_t)(0 * LAB_T + 1) * 8 + i]) nph = i;
+    for (int i = 1; i < LAB_SLOTS; ++i)
+        if (clk[(size_t)(0 * LAB_T + 1) * LAB_SLOTS + i]) nph = i;
     printf("phase cycles after phase 0 (thread 0, mean over blocks, steps 1..%d):", T - 2);
     for (int i = 1; i <= nph; ++i) {
+        if (i == 7) continue;  // (step 0's start only)
         double s = 0;
         int n = 0;
         for (int b = 0; b < blocks; ++b)
             for (int t = 1; t < T - 1; ++t) {
-                size_t at = ((size_t)b * LAB_T + t) * 8;
+                size_t at = ((size_t)b * LAB_T + t) * LAB_SLOTS;
                 if (clk[at + i] && clk[at]) s += (double)(clk[at + i] - clk[at]), ++n;
             }
         printf(" p%d %.0f", i, n ? s / n : 0.0);
     }
 #ifdef LAB_BWD
-    const int next = -8;  // the backward runs from the last step
+    const int next = -LAB_SLOTS;  // the backward runs from the last step
 #else
-    const int next = 8;
+    const int next = LAB_SLOTS;
 #endif
     double step = 0;
     int n = 0;
     for (int b = 0; b < blocks; ++b)
         for (int t = 2; t < T - 2; ++t) {
-            size_t at = ((size_t)b * LAB_T + t) * 8;
+            size_t at = ((size_t)b * LAB_T + t) * LAB_SLOTS;
             step += (double)(long long)(clk[(size_t)((long long)at + next)] - clk[at]), ++n;
         }
     printf(" | step %.0f cycles\n", step / n);
@@ -437,7 +457,7 @@ int main(int argc, char** argv) {
     for (int t = 2; t < T - 2; ++t) {
         unsigned long long lo = ~0ull, hi = 0, lo_next = ~0ull;
         for (int b = 0; b < blocks; ++b) {
-            size_t at = ((size_t)b * LAB_T + t) * 8;
+            size_t at = ((size_t)b * LAB_T + t) * LAB_SLOTS;
             lo = std::min(lo, tim[at]);
             hi = std::max(hi, tim[at]);
             lo_next = std::min(lo_next, tim[(size_t)((long long)at + next)]);
@@ -451,7 +471,7 @@ int main(int argc, char** argv) {
     double prologue = 0;
     unsigned long long first = ~0ull, last = 0;
     for (int b = 0; b < blocks; ++b) {
-        size_t at = (size_t)b * LAB_T * 8;
+        size_t at = (size_t)b * LAB_T * LAB_SLOTS;
         prologue += (double)(tim[at] - tim[at + 7]);
         first = std::min(first, tim[at + 7]);
         last = std::max(last, tim[at + 7]);

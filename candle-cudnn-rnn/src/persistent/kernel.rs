@@ -18,6 +18,7 @@ const COMMON: &str = include_str!("common.cuh");
 const DROPOUT: &str = include_str!("dropout.cu");
 const PAD: &str = include_str!("pad.cu");
 const RECURRENCE_FWD: &str = include_str!("recurrence_fwd.cu");
+const RECURRENCE_REG_FWD: &str = include_str!("recurrence_reg_fwd.cu");
 const RECURRENCE_BWD: &str = include_str!("recurrence_bwd.cu");
 const WGMMA: &str = include_str!("wgmma.cuh");
 const RECURRENCE_WGMMA_FWD: &str = include_str!("recurrence_wgmma_fwd.cu");
@@ -54,11 +55,15 @@ impl Pass {
 
     /// The source of the pass's modules for `cell`: the preludes, the cell's pointwise steps, the
     /// dropout and row-copy kernels, then the recurrence (its layer-by-layer kernel and its
-    /// wavefront), and the forward's scaled f16 rows of an f32 layer's operands
-    /// ([`Plan::scaled`](super::plan::Plan::scaled)).
+    /// wavefront; the forward's with its gates in registers, which a module takes instead of the
+    /// layer-by-layer one, [`Plan::reg_gates`](super::plan::Plan::reg_gates)), and the forward's
+    /// scaled f16 rows of an f32 layer's operands ([`Plan::scaled`](super::plan::Plan::scaled)).
     pub(super) fn sources(self, cell: Cell) -> &'static [&'static str] {
         match self {
-            Pass::Forward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_FWD, F16_SCALED]),
+            Pass::Forward => cell_sources!(
+                cell,
+                [DROPOUT, PAD, RECURRENCE_FWD, RECURRENCE_REG_FWD, F16_SCALED]
+            ),
             Pass::Backward => cell_sources!(cell, [DROPOUT, PAD, RECURRENCE_BWD]),
         }
     }
@@ -371,6 +376,36 @@ pub(super) fn forward_smem(
         false => (tile, whole),
     };
     head + part + stages * k_groups * group.next_multiple_of(16) + behind + folded_bytes
+}
+
+/// The most hidden units (and input columns) of a forward with its gates in registers
+/// ([`Plan::reg_gates`](super::plan::Plan::reg_gates)): 16 K steps of W_hh's tile in each warp's
+/// registers.
+pub(super) const REG_GATES_MOST_HIDDEN: usize = 256;
+
+/// The most samples of a batch group of such a forward: one tile of 8 (two made each step longer
+/// than two groups' steps, `results/2026-12-02-h200-register-gates/`).
+pub(super) const REG_GATES_GROUP_SAMPLES: usize = 8;
+
+/// Shared memory of a forward block with its gates in registers ([`Plan::reg_gates`]) of
+/// `units` units, `steps` K steps of h and a batch group of `batch` samples (one tile of 8),
+/// folding in an input of `input` columns (0: none), as `recurrence_reg_fwd.cu` lays it out: the
+/// two pushed stages of all of h (8 rows of whole K steps and a 16-byte pad), six mbarriers (the
+/// stages' and the hand-offs', two each), two slots of each item's input sums (4 f32) and
+/// records (8 f32), a gate warp's 32 items a tile of 4 units, and with an input each helper
+/// warp's two stages of x.
+///
+/// [`Plan::reg_gates`]: super::plan::Plan::reg_gates
+pub(super) fn reg_gates_smem(units: usize, steps: usize, batch: usize, input: usize) -> usize {
+    debug_assert!(batch <= REG_GATES_GROUP_SAMPLES, "one tile of 8 samples");
+    let rows = REG_GATES_GROUP_SAMPLES;
+    let stages = 2 * rows * (steps * 16 + 8) * 2;
+    let items = units / 4 * 32;
+    let x_stages = match input {
+        0 => 0,
+        _ => units / 4 * 2 * rows * (input.div_ceil(16) * 16 + 8) * 2,
+    };
+    stages + 6 * 8 + 2 * items * 16 + 2 * items * 32 + x_stages
 }
 
 /// Shared memory of a pushed backward block ([`Plan::push`](super::plan::Plan::push)) of `units`

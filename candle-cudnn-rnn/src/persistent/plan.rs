@@ -5,13 +5,14 @@
 
 use super::cell::{Cell, UNIT_STEP};
 use super::kernel::{
-    allow_smem, forward_smem, function, module, pushed_backward_smem, wgmma_bwd_smem,
-    wgmma_bwd_sources, wgmma_smem, wgmma_sources, wgmma_wave_sources, Limits, Operands, Pass,
-    CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS, MAX_KERNEL_BATCH, WARPS, WGMMA_BWD_BATCH,
-    WGMMA_BWD_CLUSTER, WGMMA_BWD_HIDDEN, WGMMA_BWD_KERNEL, WGMMA_BWD_UNITS, WGMMA_GROUP_SAMPLES,
-    WGMMA_HIDDEN_STEP, WGMMA_KERNEL, WGMMA_MOST_HIDDEN, WGMMA_MOST_SUBGROUPS,
-    WGMMA_PROJECTION_ROWS, WGMMA_PROJECTION_SLOTS, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
-    WGMMA_WAVE_BATCH, WGMMA_WAVE_GROUP, WGMMA_WAVE_KERNEL,
+    allow_smem, forward_smem, function, module, pushed_backward_smem, reg_gates_smem,
+    wgmma_bwd_smem, wgmma_bwd_sources, wgmma_smem, wgmma_sources, wgmma_wave_sources, Limits,
+    Operands, Pass, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS, MAX_KERNEL_BATCH,
+    REG_GATES_GROUP_SAMPLES, REG_GATES_MOST_HIDDEN, WARPS, WGMMA_BWD_BATCH, WGMMA_BWD_CLUSTER,
+    WGMMA_BWD_HIDDEN, WGMMA_BWD_KERNEL, WGMMA_BWD_UNITS, WGMMA_GROUP_SAMPLES, WGMMA_HIDDEN_STEP,
+    WGMMA_KERNEL, WGMMA_MOST_HIDDEN, WGMMA_MOST_SUBGROUPS, WGMMA_PROJECTION_ROWS,
+    WGMMA_PROJECTION_SLOTS, WGMMA_REGISTER_UNITS, WGMMA_UNITS, WGMMA_WAVE_BATCH, WGMMA_WAVE_GROUP,
+    WGMMA_WAVE_KERNEL,
 };
 use super::launch::{Launch, MAX_GROUPS, PORTABLE_CLUSTER_BLOCKS};
 use super::rules::{
@@ -108,6 +109,14 @@ pub(crate) struct Plan {
     /// [`Tuning::forward_transposes`] asks, by default where each block's share
     /// ([`Plan::transpose_share_bytes`]) is at most [`FORWARD_SHARE_MOST_BYTES`].
     pub forward_transposes: bool,
+    /// Whether the forward keeps its gates in registers (`recurrence_reg_fwd.cu`, REG_GATES):
+    /// each warp multiplies 4 units' gate rows by all of h_{t-1} and does their gate math
+    /// itself, with no partial sums through shared memory, and helper warps store the outputs
+    /// and make the input sums. Where [`Plan::reg_gates_fit`] and [`Tuning::reg_gates`] asks (off
+    /// by default): a pushed one-cluster forward of at most 8 samples a batch group, hidden up to
+    /// 256, where its steps were shorter than `recurrence_fwd.cu`'s, or as long
+    /// (`results/2026-12-02-h200-register-gates/`).
+    pub reg_gates: bool,
     /// Whether the forward runs on the wgmma kernel (`recurrence_wgmma_fwd.cu`, sm_90a): batch
     /// groups of [`WGMMA_GROUP_SAMPLES`], each on hidden / [`WGMMA_UNITS`] blocks whose first 64
     /// gate rows are in registers and the rest in shared memory (or on hidden /
@@ -175,6 +184,7 @@ impl Plan {
             side_streams: None,
             transposed: true,
             forward_transposes: false,
+            reg_gates: false,
             wgmma: false,
             wgmma_backward: false,
             bf16_partials: false,
@@ -251,6 +261,10 @@ impl Plan {
                     let plan = match train && wgmma_training {
                         true => Self::with_wgmma_training_forward(limits, plan, (tuning, layers)),
                         false => plan,
+                    };
+                    let plan = Plan {
+                        reg_gates: tuning.reg_gates && plan.reg_gates_fit(),
+                        ..plan
                     };
                     let wgmma_backward = tuning
                         .wgmma_backward
@@ -384,6 +398,7 @@ impl Plan {
             input: 0,
             half_projection: false,
             forward_transposes: false,
+            reg_gates: false,
             wgmma: true,
             wgmma_subgroups,
             ..plan
@@ -459,6 +474,7 @@ impl Plan {
             side_streams: None,
             transposed: false,
             forward_transposes: false,
+            reg_gates: false,
             wgmma: true,
             wgmma_backward: false,
             bf16_partials: false,
@@ -513,6 +529,7 @@ impl Plan {
                 .transposed
                 .unwrap_or_else(|| shape_transposed(elem, (cell.gates() * hidden, hidden))),
             forward_transposes: false,
+            reg_gates: false,
             wgmma: false,
             wgmma_backward: false,
             bf16_partials: false,
@@ -757,7 +774,7 @@ impl Plan {
     fn launch_config(&self, pass: Pass) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (self.blocks(pass) as u32, self.pass_groups(pass) as u32, 1),
-            block_dim: (self.threads() as u32, 1, 1),
+            block_dim: (self.pass_warps(pass) as u32 * 32, 1, 1),
             shared_mem_bytes: self.smem_bytes(pass) as u32,
         }
     }
@@ -835,6 +852,24 @@ impl Plan {
             && self.hidden % 8 == 0
     }
 
+    /// Whether the forward can keep its gates in registers ([`Plan::reg_gates`]): a pushed
+    /// one-cluster forward (not the wgmma kernel's) of half elements (not scaled f32), at most 8
+    /// samples a batch group, units a multiple of 4 (two warps a 4 units: a gate warp and its
+    /// helper), hidden and a folded input up to 256 (16 K steps in registers).
+    pub fn reg_gates_fit(&self) -> bool {
+        let units = self.units[Pass::Forward as usize];
+        !self.wgmma
+            && self.one_cluster
+            && self.pass_push(Pass::Forward)
+            && self.elem != Operands::Tf32
+            && !self.scaled
+            && self.group_batch() <= REG_GATES_GROUP_SAMPLES
+            && units % 4 == 0
+            && units / 4 * 2 <= WARPS
+            && self.kpad() <= REG_GATES_MOST_HIDDEN
+            && self.input <= REG_GATES_MOST_HIDDEN
+    }
+
     /// Bytes of W_hh transposed that each block of a training forward writes where it writes
     /// the transpose ([`Plan::forward_transposes`]): the layer's, over all batch groups' blocks.
     pub fn transpose_share_bytes(&self) -> usize {
@@ -866,6 +901,16 @@ impl Plan {
 
     pub fn threads(&self) -> usize {
         WARPS * 32
+    }
+
+    /// Warps of a block of `pass`'s layer-by-layer kernel: [`WARPS`], or with its gates in
+    /// registers ([`Plan::reg_gates`]) a gate warp and a helper for each 4 units, and no more
+    /// (each step's hand-offs then go through named barriers of the whole block).
+    pub fn pass_warps(&self, pass: Pass) -> usize {
+        match pass == Pass::Forward && self.reg_gates {
+            true => self.units[pass as usize] / 4 * 2,
+            false => WARPS,
+        }
     }
 
     /// Columns of the forward's exchange buffer rows in 16-bit words ([`Operands::words`]): the
@@ -909,6 +954,12 @@ impl Plan {
                 (self.wgmma_subgroups, self.units[Pass::Forward as usize]),
             ),
             Pass::Backward if wgmma => wgmma_bwd_smem(self.cell),
+            Pass::Forward if self.reg_gates => reg_gates_smem(
+                self.units[pass as usize],
+                self.kpad() / 16,
+                self.group_batch(),
+                self.input,
+            ),
             Pass::Forward => {
                 let steps = self.kpad() / 16;
                 let sizes = (self.group_batch(), self.cell.gates());
@@ -1009,7 +1060,7 @@ impl Plan {
             format!("-DBATCH={}", self.group_batch()),
             format!("-DGROUPS={}", self.groups),
             format!("-DUNITS={}", self.units[pass as usize]),
-            format!("-DNWARPS={WARPS}"),
+            format!("-DNWARPS={}", self.pass_warps(pass)),
             match scaled {
                 true => Operands::F16.define(),
                 false => self.elem.define(),
@@ -1035,6 +1086,9 @@ impl Plan {
         }
         if pass == Pass::Backward && self.backward_transposed() {
             defines.push("-DWT_ROWS=1".into());
+        }
+        if pass == Pass::Forward && self.reg_gates {
+            defines.push("-DREG_GATES=1".into());
         }
         if self.pass_transposes(pass) {
             defines.push("-DWT_WRITE=1".into());
@@ -1137,7 +1191,7 @@ impl Plan {
             );
         }
         format!(
-            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}{}{}_{}",
+            "candle_cudnn_rnn_{}_{}_h{}_b{}_g{}_u{}_n{}_c{}_m{}{}_ch{}{}{}{}{}{}{}_{}",
             self.cell.name(),
             pass.name(),
             self.hidden,
@@ -1170,6 +1224,10 @@ impl Plan {
             },
             match self.pass_scaled(pass) {
                 true => "_f16s",
+                false => "",
+            },
+            match pass == Pass::Forward && self.reg_gates {
+                true => "_rg",
                 false => "",
             },
             self.elem.name(),
@@ -2012,6 +2070,116 @@ mod tests {
         };
         assert_eq!(one.transpose_share_bytes(), 128 << 10);
         assert!(one.transpose_share_bytes() > FORWARD_SHARE_MOST_BYTES);
+    }
+
+    /// The forward keeps its gates in registers only where its kernel takes the plan (a pushed
+    /// one-cluster forward in half precision, 8 samples a group, 4-unit tiles, hidden and input
+    /// up to 256); such a plan's forward module, block and shared memory are that kernel's, its
+    /// backward's unchanged.
+    #[test]
+    fn the_forward_keeps_its_gates_in_registers_where_its_kernel_fits() {
+        // LSTM [*, 128, 128]: 16 groups of 8, each one cluster of 8 blocks of 16 units, the
+        // input of 128 folded in.
+        let fits = Plan {
+            units: [16, 16],
+            groups: 16,
+            one_cluster: true,
+            push: [true, true],
+            input: 128,
+            ..Plan::example(Cell::Lstm, 128, 128)
+        };
+        assert!(fits.reg_gates_fit());
+        let no = |plan: Plan, why: &str| assert!(!plan.reg_gates_fit(), "{why}");
+        no(Plan { groups: 8, ..fits }, "16 samples a group");
+        no(
+            Plan {
+                push: [false, true],
+                ..fits
+            },
+            "not pushed",
+        );
+        no(
+            Plan {
+                one_cluster: false,
+                ..fits
+            },
+            "no cluster",
+        );
+        no(
+            Plan {
+                elem: Operands::Tf32,
+                ..fits
+            },
+            "f32 operands",
+        );
+        no(
+            Plan {
+                units: [18, 16],
+                ..fits
+            },
+            "units past 4-unit tiles",
+        );
+        no(
+            Plan {
+                units: [20, 16],
+                ..fits
+            },
+            "10 warps",
+        );
+        no(
+            Plan {
+                hidden: 272,
+                ..fits
+            },
+            "17 K steps",
+        );
+        no(Plan { input: 264, ..fits }, "an input of 17 K steps");
+        no(
+            Plan {
+                wgmma: true,
+                ..fits
+            },
+            "the wgmma forward",
+        );
+        let on = Plan {
+            reg_gates: true,
+            ..fits
+        };
+        // Two stages of 8 rows of 136 elements, six mbarriers, the input sums' and the
+        // records' two slots of 4 x 32 items, the helpers' two stages of x.
+        let smem = 2 * 8 * 136 * 2 + 48 + 2 * 128 * 16 + 2 * 128 * 32 + 4 * 2 * 8 * 136 * 2;
+        assert_eq!(on.smem_bytes(Pass::Forward), smem);
+        assert_eq!(
+            on.smem_bytes(Pass::Backward),
+            fits.smem_bytes(Pass::Backward)
+        );
+        assert_eq!(on.pass_warps(Pass::Forward), 8);
+        assert_eq!(
+            Plan {
+                units: [8, 8],
+                ..on
+            }
+            .pass_warps(Pass::Forward),
+            4
+        );
+        assert_eq!(on.pass_warps(Pass::Backward), WARPS);
+        assert_eq!(on.launch_config(Pass::Forward).block_dim, (256, 1, 1));
+        let defines = on.defines(Pass::Forward);
+        assert!(
+            defines.contains(&"-DREG_GATES=1".to_string()),
+            "{defines:?}"
+        );
+        assert!(!on
+            .defines(Pass::Backward)
+            .contains(&"-DREG_GATES=1".to_string()));
+        assert_ne!(
+            on.module_name(Pass::Forward),
+            fits.module_name(Pass::Forward)
+        );
+        assert_eq!(
+            on.module_name(Pass::Backward),
+            fits.module_name(Pass::Backward)
+        );
     }
 
     /// A group's kernel is the kernel of a group's batch: the same shared memory and chunks,

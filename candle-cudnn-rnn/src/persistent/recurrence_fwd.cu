@@ -135,6 +135,10 @@
 #if FOLD && (!PUSH || XIN % 8)
 #error "the folded input projection takes the pushed exchange and an input size a multiple of 8"
 #endif
+// REG_GATES (1): the module's `persistent_fwd` is recurrence_reg_fwd.cu's (gates in registers).
+#ifndef REG_GATES
+#define REG_GATES 0
+#endif
 // WT_WRITE (1): the forward writes W_hh transposed (see above).
 #ifndef WT_WRITE
 #define WT_WRITE 0
@@ -381,41 +385,49 @@ __device__ __forceinline__ void tile_products(float (&acc)[MPW][NT][4], const u3
     }
 }
 
-// Item `it`'s outputs (of the chunk whose first sample is n0) that no other block reads during
+// The outputs of unit u of sample n (of the group) at step t that no other block reads during
 // the launch: y (and its padded copy, and with dropout after the layer, y through the mask in
-// `dropped`: `hd` when the step already made it), and in training the gate activations (over
-// the step's input projection in `xg`) and what the cell saves. (F16_SCALED: y from `hf`, h
-// unscaled in f32; `hb` holds it scaled.)
-template <int UB, int ITEMS>
-__device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem* hb, const float* hf,
-                                              const elem* hd, const float (*gate)[GATES],
-                                              const float (*saved)[CELL_SAVED],
-                                              const LayerArgs& a, int u0, const Dropout& drop) {
-    int idx = threadIdx.x + it * THREADS, u = u0 + idx % UB, n = n0 + idx / UB;
+// `dropped`: `hd` when the step already made it, else null), and in training the gate
+// activations (over the step's input projection in `xg`) and what the cell saves. (F16_SCALED: y
+// from `hf`, h unscaled in f32; `hb` holds it scaled.)
+__device__ __forceinline__ void store_unit(int u, int n, int t, elem hb, float hf, const elem* hd,
+                                           const float (&gate)[GATES], const float (&saved)[CELL_SAVED],
+                                           const LayerArgs& a, const Dropout& drop) {
     size_t row = (size_t)t * BROWS + n;
 #if F16_SCALED
-    if (a.y) a.y[row * HID + u] = hf[it];
+    if (a.y) a.y[row * HID + u] = hf;
 #else
-    if (a.y) a.y[row * HID + u] = hb[it];
+    if (a.y) a.y[row * HID + u] = hb;
 #endif
-    if (!F16_SCALED && a.yp) a.yp[(row + BROWS) * LDP + u] = hb[it];
+    if (!F16_SCALED && a.yp) a.yp[(row + BROWS) * LDP + u] = hb;
     // (The mask's elements are counted from the batch's first sample, not the group's.)
 #if F16_SCALED
     // (y through the mask, from h unscaled in f32.)
     if (a.dropped)
-        a.dropped[row * HID + u] = dropout_keep(drop, (row + first_sample()) * HID + u) ? hf[it] * drop.scale : 0.f;
+        a.dropped[row * HID + u] = dropout_keep(drop, (row + first_sample()) * HID + u) ? hf * drop.scale : 0.f;
 #else
     if (a.dropped)
-        a.dropped[row * HID + u] = hd ? hd[it] : dropout_apply(drop, (row + first_sample()) * HID + u, hb[it]);
+        a.dropped[row * HID + u] = hd ? *hd : dropout_apply(drop, (row + first_sample()) * HID + u, hb);
 #endif
     if (a.save) {
         // (Training's projection is f32: the host sets XG_HALF only for inference.)
         float* gs = (float*)a.xg + row * GATES * HID + u;
 #pragma unroll
-        for (int g = 0; g < GATES; ++g) gs[g * HID] = gate[it][g];
+        for (int g = 0; g < GATES; ++g) gs[g * HID] = gate[g];
 #pragma unroll
-        for (int k = 0; k < CELL_SAVED; ++k) a.save[(row * CELL_SAVED + k) * HID + u] = saved[it][k];
+        for (int k = 0; k < CELL_SAVED; ++k) a.save[(row * CELL_SAVED + k) * HID + u] = saved[k];
     }
+}
+
+// Item `it`'s outputs (of the chunk whose first sample is n0): store_unit's.
+template <int UB, int ITEMS>
+__device__ __forceinline__ void store_outputs(int it, int n0, int t, const elem* hb, const float* hf,
+                                              const elem* hd, const float (*gate)[GATES],
+                                              const float (*saved)[CELL_SAVED],
+                                              const LayerArgs& a, int u0, const Dropout& drop) {
+    int idx = threadIdx.x + it * THREADS;
+    store_unit(u0 + idx % UB, n0 + idx / UB, t, hb[it], hf[it], hd ? hd + it : nullptr, gate[it], saved[it], a,
+               drop);
 }
 
 // Layer `layer`'s recurrence on block `bl` of its blocks, over `waves` grid-wide steps of which
@@ -940,12 +952,14 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
 #endif
                             pre[g] = sum;
                         }
+                        PHASE(8);
 #if F16_SCALED
                         hf[ch][it] = cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]);
                         hb[ch][it] = from_f(hf[ch][it] * h_s[ch][it]);
 #else
                         hb[ch][it] = from_f(cell_forward(pre, rec, gate[ch][it], c[ch][it], saved[ch][it]));
 #endif
+                        PHASE(9);
                         u16* row = hx + XSLOT(s) + n * XP;
 #if PUSH
                         const elem e = mma_elem(hb[ch][it]);
@@ -982,6 +996,7 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
                     push_units<VEC, EW>(whole + (t & 1) * P::PUSH_SLOT + (ch * NPAD + nl) * P::WPITCH + u * EW,
                                         push_bar + (t & 1), gridDim.x, pushed_bits,
                                         idx < UB * NB && ul % VEC == 0 && u < HID && t + 1 < seq);
+                    PHASE(10);
 #endif
                 }
                 // The next chunk's stage takes the bytes of these partial sums: every thread has
@@ -1038,8 +1053,8 @@ __device__ __forceinline__ void recurrence(const LayerArgs& a, u16* hx, int laye
     MARK(5);
 }
 
-#ifndef WAVE_LAYERS
-// One layer, UNITS units per block.
+#if !defined(WAVE_LAYERS) && !REG_GATES
+// One layer, UNITS units per block (REG_GATES: recurrence_reg_fwd.cu's kernel instead).
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H] (F16_SCALED: scaled)
                     xg_t* xg,                        // [T, B, GH]
@@ -1085,7 +1100,7 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H] (F16_SCALED: scaled)
     if (!PUSH) grid_leave(group_counter(counter));
     MARK(6);
 }
-#else
+#elif defined(WAVE_LAYERS)
 // Every layer at once (see above): blocks of the lowest layer, then each upper layer's.
 #define WAVE_MAX 4
 #if CL != 1 || WAVE_LAYERS < 2 || WAVE_LAYERS > WAVE_MAX

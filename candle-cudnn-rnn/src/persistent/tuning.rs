@@ -89,6 +89,12 @@ pub(crate) struct Tuning {
     /// ([`super::rules::FORWARD_SHARE_MOST_BYTES`]); `CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES` =
     /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
+    /// Whether a pushed one-cluster forward of at most 8 samples a batch group keeps its gates in
+    /// registers ([`super::plan::Plan::reg_gates`], `recurrence_reg_fwd.cu`) where it fits: with
+    /// `CANDLE_RNN_PERSISTENT_REG_GATES=1`. Off by default until the kernel's form with mbarrier
+    /// hand-offs has run the GPU tests and compute-sanitizer
+    /// (`results/2026-12-02-h200-register-gates/` §5); its form with named barriers was faster.
+    pub reg_gates: bool,
     /// Whether a forward runs on the wgmma kernel ([`super::plan::Plan::wgmma`], sm_90).
     /// `None` (the default): the planner's rules for the shape, an inference forward's
     /// ([`super::rules::shape_wgmma_forward`]) and a training forward's
@@ -159,6 +165,7 @@ impl Tuning {
         side_streams: None,
         transposed: None,
         forward_transposes: None,
+        reg_gates: false,
         wgmma: None,
         wgmma_backward: None,
         bf16_partials: false,
@@ -262,6 +269,7 @@ impl Tuning {
         let transposed = switch("CANDLE_RNN_PERSISTENT_TRANSPOSED").or(d.transposed);
         let forward_transposes =
             switch("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES").or(d.forward_transposes);
+        let reg_gates = switch("CANDLE_RNN_PERSISTENT_REG_GATES").unwrap_or(d.reg_gates);
         let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
         let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
         let bf16_partials =
@@ -289,6 +297,7 @@ impl Tuning {
             side_streams,
             transposed,
             forward_transposes,
+            reg_gates,
             wgmma,
             wgmma_backward,
             bf16_partials,
@@ -333,6 +342,7 @@ mod tests {
                 side_streams: None,
                 transposed: None,
                 forward_transposes: None,
+                reg_gates: false,
                 wgmma: None,
                 wgmma_backward: None,
                 bf16_partials: false,
@@ -374,9 +384,10 @@ mod tests {
                 assert_eq!(value(other), None, "{name}={other:?}");
             }
         }
-        let off_unless_set: [Switch<bool>; 2] = [
+        let off_unless_set: [Switch<bool>; 3] = [
             ("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16", |t| t.bf16_partials),
             ("CANDLE_RNN_PERSISTENT_SHOW_PLANS", |t| t.show_plans),
+            ("CANDLE_RNN_PERSISTENT_REG_GATES", |t| t.reg_gates),
         ];
         for (name, field) in off_unless_set {
             let value = |v| field(&with(&[(name, v)]));

@@ -211,6 +211,33 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
     );
 }
 
+/// The shapes at the edges of the forward with its gates in registers (`recurrence_reg_fwd.cu`:
+/// a pushed one-cluster forward of up to 8 samples a batch group, hidden up to 256), which they
+/// take with `CANDLE_RNN_PERSISTENT_REG_GATES=1` (off by default), LSTM and GRU,
+/// each biases' form: hidden 66 at batch 3 (a block's last 4 units past the hidden size, three
+/// samples of a tile's 8, padded rows for the weight gradient's products) with a folded input of
+/// 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps) with a folded input
+/// of 200; hidden 64 at batch 16 (2 groups, 4 units a block: one gate warp and one helper) from
+/// an input of 100 (not a multiple of 8: the projection by a GEMM before the launch); two layers
+/// of 128 at batch 128 (16 groups, layer by layer, the upper layer's input folded in).
+#[test]
+fn persistent_register_gates_match_the_f64_cpu_path() {
+    run_cells(
+        "persistent_register_gates_match_the_f64_cpu_path",
+        &[
+            (RnnMode::Lstm, Biases::Both),
+            (RnnMode::Gru, Biases::Single),
+            (RnnMode::Gru, Biases::Neither),
+        ],
+        &[
+            (1, 3, 5, 24, 66),
+            (1, 8, 6, 200, 256),
+            (1, 16, 7, 100, 64),
+            (2, 128, 4, 32, 128),
+        ],
+    );
+}
+
 /// One layer at hidden 512, whose forward on an sm_90 GPU shares each step's h_{t-1} by
 /// multicast within clusters (`rules.rs`'s `shape_multicast`): at batch 20, in two batch groups
 /// of 10 rows, which the blocks of a cluster of 8 copy unevenly; at batch 37 (no batch groups

@@ -26,7 +26,8 @@
 // `xg` and what the cell saves, h_n and c_n, `yp`'s padded rows, y through dropout; with WT_WRITE
 // W_hh transposed for the backward. The code takes NT tiles of 8 samples, but 16 samples (two
 // tiles) made each step longer than two groups' steps (results/2026-12-02-h200-register-gates/).
-// Needs recurrence_fwd.cu before it (LayerArgs, store_unit, load_b, write_transposed_share).
+// Needs recurrence_fwd.cu before it (LayerArgs, store_unit, zero_acc, load_b,
+// write_transposed_share).
 
 #if REG_GATES
 #if !PUSH || EW != 1 || NB > 8 || NCH != 1 || UNITS % 4 || GATES > 4 || KSTEPS > 16 || F16_SCALED || \
@@ -102,12 +103,7 @@ template <int KS>
 __device__ __forceinline__ void tile_times(float (&acc)[NT][4], const u32 (&f)[KS][4], const u16* rows, int pitch,
                                            int lane) {
     float part[RG_CHAINS][NT][4];
-#pragma unroll
-    for (int c = 0; c < RG_CHAINS; ++c)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) part[c][nt][q] = 0.f;
+    zero_acc(part);
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
         u32 b[NT][2];

@@ -25,7 +25,8 @@
 #           racecheck and synccheck at LSTM and GRU [6, 16, 128], LSTM [5, 3, 66], GRU [4, 8, 256];
 #           ab in bf16 at the grid's four shapes that it moves; torch.
 #   short:  last without torch, racecheck alone at [6, 16, 128] (the device time left).
-#   results/2026-12-02-h200-register-gates/run.sh DIR OUT check|ab|torch|race|units|final|last|short
+#   gpucheck: `gpu_check --persistent` in bf16, then in f16 (OUT/gpu_check-*.log).
+#   results/2026-12-02-h200-register-gates/run.sh DIR OUT check|ab|torch|race|units|final|last|short|gpucheck
 # The builds that ran here had the kernel on by default; the library as it landed has it off, so
 # every part asks for it (CANDLE_RNN_PERSISTENT_REG_GATES=1) unless the caller sets the knob.
 set -uo pipefail
@@ -123,6 +124,11 @@ short)
   SAN_TOOLS=racecheck sanitize_bench "lstm:1,16,6,128 gru:1,16,6,128" op-bf16-persistent --phase train --input-grad
   AB_VARIANTS=op-bf16-default AB_SPECS="lstm:1,128,30,128 gru:1,128,30,128 lstm:1,32,30,128 gru:1,32,30,128" \
     bash "$0" "$D" "$OUT" ab
+  ;;
+gpucheck)
+  for dt in bf16 f16; do
+    gpu_check_persistent --dtype $dt; mv "$OUT/gpu_check.log" "$OUT/gpu_check-$dt.log"
+  done
   ;;
 *) echo "unknown part $PART" >&2; exit 2 ;;
 esac

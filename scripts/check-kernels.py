@@ -315,6 +315,28 @@ def variants():
             arch = "compute_90" if cl > 1 or one else "compute_80"
             yield (f"{cell} backward h{hid} b{batch} g{groups} {tag} cl{cl}{' one cluster' if one else ''} "
                    "from W_hh transposed", "persistent_bwd", wt, arch, cell)
+    # The pushed forward with its gates in registers (REG_GATES, plan.rs's Plan::reg_gates), its
+    # shared memory as kernel.rs's reg_gates_smem sizes it (which the kernel checks), a gate warp
+    # and a helper for each 4 units: hidden 128 in 16 groups of 8 (16 units a block) with an
+    # input of 128 folded in, bf16; an odd hidden and batch (66 at 3, 8 units a block, the last
+    # block's 4-unit tile past the hidden size) with an input of 24, f16; hidden 256 (16 K steps)
+    # writing W_hh transposed, its projection before the launch; hidden 64 in 4-unit blocks.
+    def reg_gates_smem(units, hid, xin):
+        items = units // 4 * 32
+        x_stages = units // 4 * 2 * 8 * (-(-xin // 16) * 16 + 8) * 2 if xin else 0
+        return 2 * 8 * (-(-hid // 16) * 16 + 8) * 2 + 48 + 2 * items * 16 + 2 * items * 32 + x_stages
+    for cell in ("lstm", "gru"):
+        for hid, batch, groups, units, xin, elem, wt in ((128, 8, 16, 16, 128, "-DELEM_BF16=1", 0),
+                                                         (66, 3, 1, 8, 24, "-DELEM_BF16=0", 0),
+                                                         (256, 8, 4, 16, 0, "-DELEM_BF16=1", 1),
+                                                         (64, 8, 2, 4, 64, "-DELEM_BF16=1", 0)):
+            reg = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", f"-DNWARPS={units // 2}", elem,
+                   f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1", "-DPUSH=1",
+                   f"-DXIN={xin}", f"-DWT_WRITE={wt}", "-DREG_GATES=1",
+                   f"-DSMEM_BYTES={reg_gates_smem(units, hid, xin)}"]
+            tag = "bf16" if elem.endswith("1") else "f16"
+            yield (f"{cell} forward h{hid} b{batch} g{groups} u{units} x{xin} {tag} gates in registers"
+                   f"{' writing W_hh transposed' if wt else ''}", "persistent_fwd", reg, "compute_90", cell)
     # The pushed forward writing W_hh transposed for its backward (WT_WRITE, plan.rs's
     # Plan::forward_transposes): hidden 512 in 4 groups of 16 blocks, bf16 and f16, and hidden
     # 200 at batch 7 (25 tiles of 8 units, an odd batch) with its input projection folded.
@@ -557,7 +579,10 @@ def main():
     nvrtc = load_nvrtc(nvrtc_dir())
     read = lambda f: open(os.path.join(SRC, f)).read()
     head = lambda cell: "\n".join(read(f.format(cell=cell)) for f in HEAD)
-    fwd, bwd = read("persistent/recurrence_fwd.cu"), read("persistent/recurrence_bwd.cu")
+    # (The forward's module: the layer-by-layer recurrence and the one with its gates in
+    # registers, which REG_GATES takes instead, as kernel.rs's Pass::sources joins them.)
+    fwd = read("persistent/recurrence_fwd.cu") + "\n" + read("persistent/recurrence_reg_fwd.cu")
+    bwd = read("persistent/recurrence_bwd.cu")
     scaled_rows = read("persistent/f16_scaled.cu")
     bodies = {"persistent_fwd": fwd + "\n" + scaled_rows, "persistent_bwd": bwd, "wave_fwd": fwd + "\n" + scaled_rows,
               "wave_bwd": bwd,

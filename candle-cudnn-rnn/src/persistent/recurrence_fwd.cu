@@ -298,6 +298,22 @@ struct LayerArgs {
     unsigned long long drop_seed, drop_p_layer;
 };
 
+// `a` (the whole batch's buffers, as a kernel takes them) from the block's batch group's first
+// sample on (common.cuh's GROUPS).
+__device__ __forceinline__ LayerArgs at_group(LayerArgs a) {
+    const size_t b0 = first_sample();
+    a.xg += b0 * GATES * HID;
+    a.h0 = from_elem(a.h0, b0 * HID);
+    a.c0 = from_elem(a.c0, b0 * HID);
+    a.y = from_elem(a.y, b0 * HID);
+    a.h_n += b0 * HID;
+    a.c_n = from_elem(a.c_n, b0 * HID);
+    a.save = from_elem(a.save, b0 * CELL_SAVED * HID);
+    a.yp = from_elem(a.yp, b0 * LDP);
+    a.dropped = from_elem(a.dropped, b0 * HID);
+    return a;
+}
+
 // The 8x8 tiles [part, part + 1) / parts of this block's share of W_hh's (`w`, [GH][HID] 16-bit
 // elements) written transposed into `w_t` ([HID][WT_PITCH], WT_PITCH = GH where HID is a multiple
 // of 8): tile q holds gate rows q / (HID / 8) * 8.. and units q % (HID / 8) * 8... A warp loads
@@ -1080,11 +1096,8 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H] (F16_SCALED: scaled)
                     u32* counter, int seq) {
     // The block's group's samples (common.cuh's GROUPS).
     const size_t b0 = first_sample();
-    const LayerArgs a = {w_ih, w_hh, xg + b0 * GATES * HID, b_ih, b_hh, from_elem(h0, b0 * HID),
-                         from_elem(c0, b0 * HID), from_elem(y, b0 * HID), h_n + b0 * HID,
-                         from_elem(c_n, b0 * HID), from_elem(save, b0 * CELL_SAVED * HID),
-                         from_elem(yp, b0 * LDP), from_elem(dropped, b0 * HID), drop_offset, drop_seed,
-                         drop_p_layer};
+    const LayerArgs a = at_group({w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset,
+                                  drop_seed, drop_p_layer});
 #ifdef SMEM_BYTES
     // What the host sized the launch's shared memory by (kernel.rs's `forward_smem`).
     static_assert(FwdTile<UNITS, KSTEPS>::SMEM <= SMEM_BYTES, "forward_smem is short of the tile");

@@ -26,7 +26,7 @@
 // `xg` and what the cell saves, h_n and c_n, `yp`'s padded rows, y through dropout; with WT_WRITE
 // W_hh transposed for the backward. The code takes NT tiles of 8 samples, but 16 samples (two
 // tiles) made each step longer than two groups' steps (results/2026-12-02-h200-register-gates/).
-// Needs recurrence_fwd.cu before it (LayerArgs, store_unit, zero_acc, load_b,
+// Needs recurrence_fwd.cu before it (LayerArgs, at_group, store_unit, zero_acc, load_b,
 // write_transposed_share).
 
 #if REG_GATES
@@ -411,13 +411,9 @@ persistent_fwd(const elem* __restrict__ w_hh,  // [GH, H]
     // What the host sized the launch's shared memory by (kernel.rs's `reg_gates_smem`).
     static_assert(RG_SMEM <= SMEM_BYTES, "reg_gates_smem is short of the layout");
 #endif
-    const size_t b0 = first_sample();
-    const LayerArgs a = {w_ih, w_hh, xg + b0 * GATES * HID, b_ih, b_hh, from_elem(h0, b0 * HID),
-                         from_elem(c0, b0 * HID), from_elem(y, b0 * HID), h_n + b0 * HID,
-                         from_elem(c_n, b0 * HID), from_elem(save, b0 * CELL_SAVED * HID),
-                         from_elem(yp, b0 * LDP), from_elem(dropped, b0 * HID), drop_offset, drop_seed,
-                         drop_p_layer};
-    reg_gates_recurrence(a, from_elem(x, b0 * XIN), w_t, seq);
+    const LayerArgs a = at_group({w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, drop_offset,
+                                  drop_seed, drop_p_layer});
+    reg_gates_recurrence(a, from_elem(x, first_sample() * XIN), w_t, seq);
     MARK(6);
 }
 #endif

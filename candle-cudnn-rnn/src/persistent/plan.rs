@@ -903,11 +903,16 @@ impl Plan {
         WARPS * 32
     }
 
+    /// Whether `pass` keeps its gates in registers ([`Plan::reg_gates`]: the forward).
+    pub fn pass_reg_gates(&self, pass: Pass) -> bool {
+        pass == Pass::Forward && self.reg_gates
+    }
+
     /// Warps of a block of `pass`'s layer-by-layer kernel: [`WARPS`], or with its gates in
     /// registers ([`Plan::reg_gates`]) a gate warp and a helper for each 4 units, and no more
-    /// (each step's hand-offs then go through named barriers of the whole block).
+    /// (no warp idles through the steps).
     pub fn pass_warps(&self, pass: Pass) -> usize {
-        match pass == Pass::Forward && self.reg_gates {
+        match self.pass_reg_gates(pass) {
             true => self.units[pass as usize] / 4 * 2,
             false => WARPS,
         }
@@ -954,7 +959,7 @@ impl Plan {
                 (self.wgmma_subgroups, self.units[Pass::Forward as usize]),
             ),
             Pass::Backward if wgmma => wgmma_bwd_smem(self.cell),
-            Pass::Forward if self.reg_gates => reg_gates_smem(
+            Pass::Forward if self.pass_reg_gates(pass) => reg_gates_smem(
                 self.units[pass as usize],
                 self.kpad() / 16,
                 self.group_batch(),
@@ -1087,7 +1092,7 @@ impl Plan {
         if pass == Pass::Backward && self.backward_transposed() {
             defines.push("-DWT_ROWS=1".into());
         }
-        if pass == Pass::Forward && self.reg_gates {
+        if self.pass_reg_gates(pass) {
             defines.push("-DREG_GATES=1".into());
         }
         if self.pass_transposes(pass) {
@@ -1226,7 +1231,7 @@ impl Plan {
                 true => "_f16s",
                 false => "",
             },
-            match pass == Pass::Forward && self.reg_gates {
+            match self.pass_reg_gates(pass) {
                 true => "_rg",
                 false => "",
             },

@@ -112,7 +112,7 @@ pub(crate) struct Plan {
     /// Whether the forward keeps its gates in registers (`recurrence_reg_fwd.cu`, REG_GATES):
     /// each warp multiplies 4 units' gate rows by all of h_{t-1} and does their gate math
     /// itself, with no partial sums through shared memory, and helper warps store the outputs
-    /// and make the input sums. Where [`Plan::reg_gates_fit`] and [`Tuning::reg_gates`] asks (off
+    /// and make the input sums. Where [`Plan::reg_gates_fit`] and [`Tuning::reg_gates`] asks (on
     /// by default): a pushed one-cluster forward of at most 8 samples a batch group, hidden up to
     /// 256, where its steps were shorter than `recurrence_fwd.cu`'s, or as long
     /// (`results/2026-12-02-h200-register-gates/`).

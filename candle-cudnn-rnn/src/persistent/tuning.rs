@@ -90,10 +90,9 @@ pub(crate) struct Tuning {
     /// `1`: wherever it can; `0`: never (the side stream's).
     pub forward_transposes: Option<bool>,
     /// Whether a pushed one-cluster forward of at most 8 samples a batch group keeps its gates in
-    /// registers ([`super::plan::Plan::reg_gates`], `recurrence_reg_fwd.cu`) where it fits: with
-    /// `CANDLE_RNN_PERSISTENT_REG_GATES=1`. Off by default until the kernel's form with mbarrier
-    /// hand-offs has run the GPU tests and compute-sanitizer
-    /// (`results/2026-12-02-h200-register-gates/` §5); its form with named barriers was faster.
+    /// registers ([`super::plan::Plan::reg_gates`], `recurrence_reg_fwd.cu`) where it fits: on
+    /// unless `CANDLE_RNN_PERSISTENT_REG_GATES=0` (`recurrence_fwd.cu`'s kernel then), its
+    /// forwards 0.85-0.89x the other's (`results/2026-12-02-h200-register-gates/` §3, §6).
     pub reg_gates: bool,
     /// Whether a forward runs on the wgmma kernel ([`super::plan::Plan::wgmma`], sm_90).
     /// `None` (the default): the planner's rules for the shape, an inference forward's
@@ -165,7 +164,7 @@ impl Tuning {
         side_streams: None,
         transposed: None,
         forward_transposes: None,
-        reg_gates: false,
+        reg_gates: true,
         wgmma: None,
         wgmma_backward: None,
         bf16_partials: false,
@@ -342,7 +341,7 @@ mod tests {
                 side_streams: None,
                 transposed: None,
                 forward_transposes: None,
-                reg_gates: false,
+                reg_gates: true,
                 wgmma: None,
                 wgmma_backward: None,
                 bf16_partials: false,
@@ -384,10 +383,9 @@ mod tests {
                 assert_eq!(value(other), None, "{name}={other:?}");
             }
         }
-        let off_unless_set: [Switch<bool>; 3] = [
+        let off_unless_set: [Switch<bool>; 2] = [
             ("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16", |t| t.bf16_partials),
             ("CANDLE_RNN_PERSISTENT_SHOW_PLANS", |t| t.show_plans),
-            ("CANDLE_RNN_PERSISTENT_REG_GATES", |t| t.reg_gates),
         ];
         for (name, field) in off_unless_set {
             let value = |v| field(&with(&[(name, v)]));
@@ -397,9 +395,15 @@ mod tests {
             assert!(!value("yes"), "{name}");
         }
         // On unless set to 0.
-        let scaled = |v| with(&[("CANDLE_RNN_PERSISTENT_F16_SCALED", v)]).f16_scaled;
-        assert!(scaled("1") && scaled("yes"));
-        assert!(!scaled("0") && !scaled(" 0 "));
+        let on_unless_zero: [Switch<bool>; 2] = [
+            ("CANDLE_RNN_PERSISTENT_F16_SCALED", |t| t.f16_scaled),
+            ("CANDLE_RNN_PERSISTENT_REG_GATES", |t| t.reg_gates),
+        ];
+        for (name, field) in on_unless_zero {
+            let value = |v| field(&with(&[(name, v)]));
+            assert!(value("1") && value("yes") && value(""), "{name}");
+            assert!(!value("0") && !value(" 0 "), "{name}");
+        }
     }
 
     #[test]

@@ -213,7 +213,7 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
 
 /// The shapes at the edges of the forward with its gates in registers (`recurrence_reg_fwd.cu`:
 /// a pushed one-cluster forward of up to 8 samples a batch group, hidden up to 256), which they
-/// take with `CANDLE_RNN_PERSISTENT_REG_GATES=1` (off by default), LSTM and GRU,
+/// take by default (with `CANDLE_RNN_PERSISTENT_REG_GATES=0`, `recurrence_fwd.cu`'s), LSTM and GRU,
 /// each biases' form: hidden 66 at batch 3 (a block's last 4 units past the hidden size, three
 /// samples of a tile's 8, padded rows for the weight gradient's products) with a folded input of
 /// 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps) with a folded input

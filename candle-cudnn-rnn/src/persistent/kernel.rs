@@ -383,6 +383,11 @@ pub(super) fn forward_smem(
 /// registers.
 pub(super) const REG_GATES_MOST_HIDDEN: usize = 256;
 
+/// The most units a block of such a forward takes where its batch groups' clusters would share
+/// multiprocessors otherwise ([`super::rules::reg_gates_units`]): 16 warps, a gate warp and a
+/// helper for each 4 units (the widest the lab ran, `results/2026-12-02-h200-cluster-sizes/`).
+pub(super) const REG_GATES_MOST_UNITS: usize = 32;
+
 /// The most samples of a batch group of such a forward: one tile of 8 (two made each step longer
 /// than two groups' steps, `results/2026-12-02-h200-register-gates/`).
 pub(super) const REG_GATES_GROUP_SAMPLES: usize = 8;

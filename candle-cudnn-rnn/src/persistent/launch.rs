@@ -94,6 +94,17 @@ impl Launch<'_> {
         Ok(fits.max(0) as usize)
     }
 
+    /// How many clusters of the kernel the GPU holds at once with each block on a multiprocessor of
+    /// its own: [`Launch::resident_clusters`] with `whole_sm` bytes of shared memory a block, more
+    /// than half a multiprocessor's (which the kernel must allow).
+    pub fn alone_clusters(&self, whole_sm: usize) -> Result<usize> {
+        let cfg = LaunchConfig {
+            shared_mem_bytes: whole_sm as u32,
+            ..self.cfg
+        };
+        Launch { cfg, ..*self }.resident_clusters()
+    }
+
     /// [`Launch::cooperative`] in clusters.
     fn cooperative_clusters(&self, ptrs: &[u64], seq: i32) -> Result<()> {
         let mut values: Vec<u64> = ptrs.to_vec();

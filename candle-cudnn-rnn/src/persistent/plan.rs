@@ -17,10 +17,10 @@ use super::kernel::{
 use super::launch::{Launch, MAX_GROUPS, PORTABLE_CLUSTER_BLOCKS};
 use super::rules::{
     block_units, cell_half_projection, folds_input, most_dividing, one_cluster_operands,
-    rules_operands, shape_clusters, shape_groups, shape_multicast, shape_one_cluster,
-    shape_one_cluster_pushes, shape_transposed, shape_wgmma_backward, shape_wgmma_forward,
-    shape_wgmma_training, shape_wgmma_units, shape_wgmma_wave, FORWARD_SHARE_MOST_BYTES,
-    ONE_CLUSTER_SIZES,
+    reg_gates_units, rules_operands, shape_clusters, shape_groups, shape_multicast,
+    shape_one_cluster, shape_one_cluster_pushes, shape_transposed, shape_wgmma_backward,
+    shape_wgmma_forward, shape_wgmma_training, shape_wgmma_units, shape_wgmma_wave,
+    FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
 };
 use super::tuning::{Tuning, WaveTuning};
 use candle_core::cuda_backend::cudarc::driver::sys::CUfunction_attribute;
@@ -265,6 +265,10 @@ impl Plan {
                     let plan = Plan {
                         reg_gates: tuning.reg_gates && plan.reg_gates_fit(),
                         ..plan
+                    };
+                    let plan = match plan.reg_gates {
+                        true => plan.with_forward_clusters_alone(dev, limits.smem),
+                        false => plan,
                     };
                     let wgmma_backward = tuning
                         .wgmma_backward
@@ -744,6 +748,42 @@ impl Plan {
             *self = wider;
         }
         ok
+    }
+
+    /// This plan with the forward's units a block that [`reg_gates_units`] gives a forward with
+    /// its gates in registers (wider blocks where its batch groups' clusters would share
+    /// multiprocessors), where those fit in `smem` bytes a block and every group's cluster is
+    /// resident at once.
+    fn with_forward_clusters_alone(self, dev: &CudaDevice, smem: usize) -> Plan {
+        let forward = Pass::Forward as usize;
+        let alone = |blocks| self.alone_clusters(dev, smem, blocks).unwrap_or(0);
+        let units = reg_gates_units(self.hidden, self.groups, self.units[forward], alone);
+        let mut wider = self;
+        wider.units[forward] = units;
+        let fits = wider.smem_bytes(Pass::Forward) <= smem
+            && wider
+                .resident_clusters(dev, Pass::Forward)
+                .is_some_and(|r| r >= self.groups);
+        match units != self.units[forward] && fits {
+            true => wider,
+            false => self,
+        }
+    }
+
+    /// How many one-cluster forwards of `blocks` blocks the GPU holds at once with each block on
+    /// a multiprocessor of its own (asked of this plan's forward kernel given all of a block's
+    /// `smem` bytes of shared memory, which is then set back; none where the kernel does not
+    /// build or the driver cannot say).
+    fn alone_clusters(&self, dev: &CudaDevice, smem: usize, blocks: usize) -> Option<usize> {
+        let f = self.kernel(dev, Pass::Forward).ok()?;
+        allow_smem(&f, smem).ok()?;
+        let stream = dev.cuda_stream();
+        let mut launch = self.launch(&stream, &f, Pass::Forward);
+        launch.cfg.grid_dim.0 = blocks as u32;
+        launch.cluster = blocks;
+        let alone = launch.alone_clusters(smem).ok();
+        allow_smem(&f, self.smem_bytes(Pass::Forward)).ok()?;
+        alone
     }
 
     /// How many clusters of `pass` the GPU holds at once (none when its kernel does not build

@@ -6,8 +6,8 @@
 
 use super::cell::{Cell, UNIT_STEP};
 use super::kernel::{
-    Operands, CHUNK_SAMPLES, WARPS, WGMMA_BWD_BATCH, WGMMA_BWD_HIDDEN, WGMMA_GROUP_SAMPLES,
-    WGMMA_MOST_HIDDEN, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
+    Operands, CHUNK_SAMPLES, REG_GATES_MOST_UNITS, WARPS, WGMMA_BWD_BATCH, WGMMA_BWD_HIDDEN,
+    WGMMA_GROUP_SAMPLES, WGMMA_MOST_HIDDEN, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
 };
 use super::launch::{MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
 use candle_core::DType;
@@ -590,6 +590,35 @@ pub(super) fn shape_one_cluster(
     }
 }
 
+/// Units per block of a forward with its gates in registers
+/// ([`Plan::reg_gates`](super::plan::Plan::reg_gates)) of `hidden` units planned at `units` a
+/// block, in `groups` batch groups of one cluster each, where `alone(blocks)` is how many clusters
+/// of `blocks` blocks the GPU holds with a multiprocessor to each block: `units` where its groups'
+/// clusters all fit so, else the fewest more (in steps of [`UNIT_STEP`], up to
+/// [`REG_GATES_MOST_UNITS`]) whose fewer blocks a cluster do, if any. The clusters that share
+/// multiprocessors end every launch: at hidden 128 and batch 128 (16 groups of 8 samples) an H200
+/// holds 15 clusters of 8 blocks of 16 units alone, and the other group's step took 1.6x as long
+/// (each group's end, the lab: 37.5-37.9 µs against 23.4-24.1); in clusters of 6 blocks of 24
+/// units, 17 of which it holds alone, every group ended at 30.3-30.9 µs and a launch took
+/// 0.82-0.87x the time, LSTM and GRU alike (`results/2026-12-02-h200-cluster-sizes/`). Blocks of
+/// 32 units ended later (35.6-36.3 µs), and clusters of 7 blocks of 20 units fit only 15 times.
+pub(super) fn reg_gates_units(
+    hidden: usize,
+    groups: usize,
+    units: usize,
+    alone: impl Fn(usize) -> usize,
+) -> usize {
+    let blocks = |units: usize| hidden.div_ceil(units);
+    if groups == 1 || alone(blocks(units)) >= groups {
+        return units;
+    }
+    (units + UNIT_STEP..=REG_GATES_MOST_UNITS)
+        .step_by(UNIT_STEP)
+        .filter(|&wider| blocks(wider) < blocks(units))
+        .find(|&wider| alone(blocks(wider)) >= groups)
+        .unwrap_or(units)
+}
+
 /// The cluster sizes a one-cluster plan tries, largest first: 16 blocks, then the portable 8.
 pub(super) const ONE_CLUSTER_SIZES: [usize; 2] = [MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS];
 
@@ -618,6 +647,31 @@ const WIDE_ONE_CLUSTER_MOST_WORK: usize = 4096;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_gates_widen_blocks_until_every_cluster_has_multiprocessors_of_its_own() {
+        // An H200's clusters alone by blocks a cluster, as its driver counted them (8: 15, 7: 15,
+        // 6: 17); smaller clusters fit more.
+        let h200 = |blocks: usize| match blocks {
+            8 => 15,
+            7 => 15,
+            6 => 17,
+            b => 132 / b,
+        };
+        // Batch 128 at hidden 128: 16 groups, 8 blocks of 16 units: 6 of 24.
+        assert_eq!(reg_gates_units(128, 16, 16, h200), 24);
+        // 15 groups fit as they are; one group always does.
+        assert_eq!(reg_gates_units(128, 15, 16, h200), 16);
+        assert_eq!(reg_gates_units(128, 1, 8, |_| 0), 8);
+        // Hidden 64 at 8 units (8 blocks): 12 units, 6 blocks.
+        assert_eq!(reg_gates_units(64, 16, 8, h200), 12);
+        // No count from the driver, or none wide enough: the planned units.
+        assert_eq!(reg_gates_units(128, 16, 16, |_| 0), 16);
+        assert_eq!(
+            reg_gates_units(256, 16, 16, |b| if b > 8 { 0 } else { 15 }),
+            16
+        );
+    }
 
     #[test]
     fn blocks_take_the_most_units_of_the_fewest_tiles() {

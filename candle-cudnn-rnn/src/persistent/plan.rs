@@ -36,8 +36,9 @@ pub(crate) struct Plan {
     pub hidden: usize,
     pub batch: usize,
     /// Hidden units per block in the forward and in the backward. The forward's are a multiple
-    /// of [`UNIT_STEP`]; the backward's grow when its clusters would not all be resident
-    /// at once otherwise.
+    /// of [`UNIT_STEP`], and grow where a forward with its gates in registers would have batch
+    /// groups' clusters share multiprocessors otherwise ([`reg_gates_units`]); the backward's
+    /// grow when its clusters would not all be resident at once otherwise.
     pub units: [usize; 2],
     pub elem: Operands,
     /// The backward's chunk buffers per warp: as many as shared memory holds, up to

@@ -1,7 +1,7 @@
 //! The planner's rules by shape: for each choice of a [`Plan`](super::plan::Plan) that the tuning
 //! ([`super::tuning::Tuning`]) leaves to the call, the measured rule that makes it (batch groups,
 //! one-cluster sizes, clusters, multicast, the wgmma kernels, units a block, the folded input
-//! projection), each with the measurements that set it. [`Plan::new`](super::plan::Plan::new)
+//! projection, the register-gates forward's wider blocks), each with the measurements that set it. [`Plan::new`](super::plan::Plan::new)
 //! applies them.
 
 use super::cell::{Cell, UNIT_STEP};

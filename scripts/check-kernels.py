@@ -318,7 +318,9 @@ def variants():
     # The pushed forward with its gates in registers (REG_GATES, plan.rs's Plan::reg_gates), its
     # shared memory as kernel.rs's reg_gates_smem sizes it (which the kernel checks), a gate warp
     # and a helper for each 4 units: hidden 128 in 16 groups of 8 (16 units a block) with an
-    # input of 128 folded in, bf16; an odd hidden and batch (66 at 3, 8 units a block, the last
+    # input of 128 folded in, bf16, and so in 24-unit blocks writing W_hh transposed (rules.rs's
+    # reg_gates_units on an H200: 6 blocks, the last with 2 of its 6 tiles in the hidden size);
+    # an odd hidden and batch (66 at 3, 8 units a block, the last
     # block's 4-unit tile past the hidden size) with an input of 24, f16; hidden 256 (16 K steps)
     # writing W_hh transposed, its projection before the launch; hidden 64 in 4-unit blocks.
     def reg_gates_smem(units, hid, xin):
@@ -327,6 +329,7 @@ def variants():
         return 2 * 8 * (-(-hid // 16) * 16 + 8) * 2 + 48 + 2 * items * 16 + 2 * items * 32 + x_stages
     for cell in ("lstm", "gru"):
         for hid, batch, groups, units, xin, elem, wt in ((128, 8, 16, 16, 128, "-DELEM_BF16=1", 0),
+                                                         (128, 8, 16, 24, 128, "-DELEM_BF16=1", 1),
                                                          (66, 3, 1, 8, 24, "-DELEM_BF16=0", 0),
                                                          (256, 8, 4, 16, 0, "-DELEM_BF16=1", 1),
                                                          (64, 8, 2, 4, 64, "-DELEM_BF16=1", 0)):

@@ -173,9 +173,12 @@ fn check_cell(
         // whose last chunk ends early.
         (1, 128, 30, 512, 1024),
         (1, 256, 10, 64, 512),
-        // Batch 128 at hidden 128: 16 batch groups of 8 in half precision (4 in TF32), each in
-        // one cluster (`rules.rs`'s `shape_groups`).
+        // Batch 128 at hidden 128 and 64: 16 batch groups of 8 in half precision (4 in TF32),
+        // each in one cluster (`rules.rs`'s `shape_groups`), of wider blocks where 16 clusters
+        // would share multiprocessors (`reg_gates_units`: 6 blocks of 24 and of 12 units on an
+        // H200).
         (1, 128, 8, 64, 128),
+        (1, 128, 6, 48, 64),
         // Batch 256 at hidden 128: 16 groups of 16, where the default infers on ours past batch
         // 128 (`choose.rs`'s `ours_lead_in_groups`).
         (1, 256, 6, 64, 128),

@@ -219,7 +219,10 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
 /// 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps) with a folded input
 /// of 200; hidden 64 at batch 16 (2 groups, 4 units a block: one gate warp and one helper) from
 /// an input of 100 (not a multiple of 8: the projection by a GEMM before the launch); two layers
-/// of 128 at batch 128 (16 groups, layer by layer, the upper layer's input folded in).
+/// of 128 at batch 128 (16 groups, layer by layer, the upper layer's input folded in) and one of
+/// 64 there, whose 16 groups' clusters take wider blocks where they would share multiprocessors
+/// (`rules.rs`'s `reg_gates_units`; on an H200 6 blocks of 24 and of 12 units, the last block's
+/// tiles partly past the hidden size).
 #[test]
 fn persistent_register_gates_match_the_f64_cpu_path() {
     run_cells(
@@ -234,6 +237,7 @@ fn persistent_register_gates_match_the_f64_cpu_path() {
             (1, 8, 6, 200, 256),
             (1, 16, 7, 100, 64),
             (2, 128, 4, 32, 128),
+            (1, 128, 3, 40, 64),
         ],
     );
 }

@@ -1,8 +1,8 @@
 //! The planner's rules by shape: for each choice of a [`Plan`](super::plan::Plan) that the tuning
 //! ([`super::tuning::Tuning`]) leaves to the call, the measured rule that makes it (batch groups,
 //! one-cluster sizes, clusters, multicast, the wgmma kernels, units a block, the folded input
-//! projection, the register-gates forward's wider blocks), each with the measurements that set it. [`Plan::new`](super::plan::Plan::new)
-//! applies them.
+//! projection, the register-gates forward's wider blocks), each with the measurements that set
+//! it. [`Plan::new`](super::plan::Plan::new) applies them.
 
 use super::cell::{Cell, UNIT_STEP};
 use super::kernel::{
@@ -599,7 +599,7 @@ pub(super) fn shape_one_cluster(
 /// multiprocessors end every launch: at hidden 128 and batch 128 (16 groups of 8 samples) an H200
 /// holds 15 clusters of 8 blocks of 16 units alone, and the other group's step took 1.6x as long
 /// (each group's end, the lab: 37.5-37.9 µs against 23.4-24.1); in clusters of 6 blocks of 24
-/// units, 17 of which it holds alone, every group ended at 30.3-30.9 µs and a launch took
+/// units, 17 of which it holds alone, every group ended at 29.9-30.9 µs and a launch took
 /// 0.82-0.87x the time, LSTM and GRU alike (`results/2026-12-02-h200-cluster-sizes/`). Blocks of
 /// 32 units ended later (35.6-36.3 µs), and clusters of 7 blocks of 20 units fit only 15 times.
 pub(super) fn reg_gates_units(

@@ -759,13 +759,16 @@ impl Plan {
         let forward = Pass::Forward as usize;
         let alone = |blocks| self.alone_clusters(dev, smem, blocks).unwrap_or(0);
         let units = reg_gates_units(self.hidden, self.groups, self.units[forward], alone);
+        if units == self.units[forward] {
+            return self;
+        }
         let mut wider = self;
         wider.units[forward] = units;
         let fits = wider.smem_bytes(Pass::Forward) <= smem
             && wider
                 .resident_clusters(dev, Pass::Forward)
                 .is_some_and(|r| r >= self.groups);
-        match units != self.units[forward] && fits {
+        match fits {
             true => wider,
             false => self,
         }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The lab builds of this folder (nvcc here, ../shared/tools/cuda-build-env.sh), from the repository
+# root, each into a folder of its own; on the GPU: `scripts/persistent-lab/variants.sh run DIR 30`
+# for each, and .lab-p/push_probe as logs/push-probe.log says.
+#   results/2026-12-02-h200-push-bandwidth/lab.sh
+# The patches (reg-gates-512, senders, bulk-push, push-quads) were applied to main at ee4fd16
+# (`git apply`) for their builds only; none is in the library.
+set -euo pipefail
+R=results/2026-12-02-h200-push-bandwidth
+eval "$(bash ../shared/tools/cuda-build-env.sh)"
+v=scripts/persistent-lab/variants.sh
+shape="-DHID=512 -DBATCH=8 -DUNITS=32 -DONE_CLUSTER=1 -DGROUPS=4"
+# §1: the library's forward and backward at hidden 512 (logs/lab-phases-512.log, lab-warps.log).
+bash $v build .lab-h512 "$shape -DNBUF=2" fwd:-DPUSH=1 fwd-w16:"-DPUSH=1 -DNWARPS=16" bwd:-DLAB_BWD \
+  bwd-push:"-DLAB_BWD -DPUSH=1"
+bash $v build .lab-w "$shape -DNBUF=2 -DPUSH=1" fwd: fwd-w3:-DLAB_PHASE_THREAD=96 \
+  fwd-w7:-DLAB_PHASE_THREAD=224 fwd-w7b:-DLAB_PHASE_THREAD=255 fwd-infer:-DLAB_INFER
+# §2: the probe (logs/push-probe.log).
+mkdir -p .lab-p && nvcc -O3 -std=c++17 -arch=sm_90a scripts/persistent-lab/push_probe.cu -o .lab-p/push_probe
+# §3: fewer senders (senders.patch; logs/lab-senders.log).
+git apply $R/senders.patch
+bash $v build .lab-s "$shape -DNBUF=2 -DPUSH=1" fwd: fwd-s2:-DLAB_SENDERS=2 fwd-s4:-DLAB_SENDERS=4 \
+  fwd-s16:-DLAB_SENDERS=16
+git apply -R $R/senders.patch
+# §4: gates in registers at hidden 512 (reg-gates-512.patch; logs/lab-reg-gates-512.log).
+git apply $R/reg-gates-512.patch
+bash $v build .lab-rg "$shape -DNBUF=2 -DPUSH=1" fwd: fwd-rg1:"-DREG_GATES=1 -DNWARPS=9 -DRG_HELPERS=1" \
+  fwd-rg2:"-DREG_GATES=1 -DNWARPS=10 -DRG_HELPERS=2" fwd-rg4:"-DREG_GATES=1 -DNWARPS=12 -DRG_HELPERS=4"
+git apply -R $R/reg-gates-512.patch
+# §5: the pushed backward by bulk copies and in 16-byte stores (bulk-push.patch, push-quads.patch;
+# logs/lab-bulk-backward.log, lab-quads.log, sanitize-quads.log).
+git apply $R/bulk-push.patch
+bash $v build .lab-b "$shape -DNBUF=8 -DLAB_BWD" bwd: bwd-push:-DPUSH=1 bwd-bulk:"-DPUSH=1 -DPUSH_BULK=1"
+for hu in 384:24 256:16; do
+  bash $v build .lab-b${hu%:*} "-DHID=${hu%:*} -DBATCH=8 -DUNITS=${hu#*:} -DNBUF=8 -DONE_CLUSTER=1 -DGROUPS=4 -DLAB_BWD" \
+    bwd: bwd-push:-DPUSH=1 bwd-bulk:"-DPUSH=1 -DPUSH_BULK=1"
+done
+git apply -R $R/bulk-push.patch
+git apply $R/push-quads.patch
+for hu in 512:32 384:24 256:16 128:8; do
+  d=.lab-q${hu%:*}; [ "${hu%:*}" = 512 ] && d=.lab-q  # (the logs' name)
+  bash $v build $d "-DHID=${hu%:*} -DBATCH=8 -DUNITS=${hu#*:} -DNBUF=8 -DONE_CLUSTER=1 -DGROUPS=4 -DLAB_BWD" \
+    bwd: bwd-pairs:"-DPUSH=1 -DPUSH_QUADS=0" bwd-quads:-DPUSH=1
+done
+git apply -R $R/push-quads.patch

@@ -43,3 +43,15 @@ for hu in 512:32 384:24 256:16 128:8; do
     bwd: bwd-pairs:"-DPUSH=1 -DPUSH_QUADS=0" bwd-quads:-DPUSH=1
 done
 git apply -R $R/push-quads.patch
+# §7: wgmma with N = 8 (wgmma-n8.patch: §4's patch and RG_WGMMA, lab.cu's include of wgmma.cuh,
+# build.sh's -gencode; logs/lab-wgmma-n8.log).
+git apply $R/wgmma-n8.patch
+wg="-DREG_GATES=1 -DRG_WGMMA=1"
+bash $v build .lab-wg "$shape -DNBUF=2 -DPUSH=1" fwd: fwd-wg1:"$wg -DNWARPS=10 -DRG_HELPERS=2 -DRG_WG_CHAINS=1" \
+  fwd-wg2:"$wg -DNWARPS=10 -DRG_HELPERS=2 -DRG_WG_CHAINS=2" fwd-wg2h4:"$wg -DNWARPS=12 -DRG_HELPERS=4 -DRG_WG_CHAINS=2" \
+  fwd-wg2i:"$wg -DNWARPS=10 -DRG_HELPERS=2 -DRG_WG_CHAINS=2 -DLAB_INFER"
+for h in 256 128; do
+  bash $v build .lab-wg$h "-DHID=$h -DBATCH=8 -DUNITS=16 -DNBUF=2 -DONE_CLUSTER=1 -DGROUPS=4 -DPUSH=1" fwd: \
+    fwd-rg:"-DREG_GATES=1 -DNWARPS=8" fwd-wg:"$wg -DNWARPS=8 -DRG_WG_CHAINS=2" fwd-wg1:"$wg -DNWARPS=8 -DRG_WG_CHAINS=1"
+done
+git apply -R $R/wgmma-n8.patch

@@ -7,6 +7,10 @@
 // there): past the exchange's own latency a step takes the work's time, below it the latency's.
 // Mode 2 stores the block's share into its own shared memory instead and copies it to every
 // block with one bulk copy each (cp.async.bulk shared::cluster.shared::cta, by threads 0..CLUSTER).
+// Mode 3 pulls instead: each block stores its share into its own shared memory, the cluster's
+// barrier, then each block loads every block's share (ld.shared::cluster, 16 bytes a load) into its
+// stage; the work follows, then a second cluster barrier (no block overwrites its share while
+// another may still read it).
 // Mode 0 instead bounces 16 bytes between ranks 0 and CLUSTER - 1 (one thread each): a round trip
 // of one store's latency to the other's mbarrier wait.
 //
@@ -65,6 +69,12 @@ __device__ __forceinline__ void bulk_to(unsigned to, unsigned from, unsigned byt
                  "r"(from), "r"(bytes), "r"(bar)
                  : "memory");
 }
+__device__ __forceinline__ uint4 pull16(unsigned from) {
+    uint4 v;
+    asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(from)
+                 : "memory");
+    return v;
+}
 __device__ __forceinline__ void spin(long long cycles) {
     const long long t0 = clock64();
     while (clock64() - t0 < cycles) {
@@ -109,6 +119,22 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
         return;
     }
     const unsigned stores = bytes_per_block / 16 * blocks;  // this block's a step
+    if (mode == 3) {
+        for (int t = 0; t < STEPS; ++t) {
+            if (t == 1) t0 = clock64();
+            for (unsigned i = tid; i < bytes_per_block / 16; i += THREADS)
+                *(uint4*)(own + i * 16) = make_uint4(t, t, t, t);
+            cluster_sync_all();
+            for (unsigned i = tid; i < stores; i += THREADS) {
+                const unsigned from = i % blocks, piece = i / blocks;
+                *(uint4*)(stage + from * bytes_per_block + piece * 16) = pull16(remote(smem_u32(own + piece * 16), from));
+            }
+            spin(work);
+            cluster_sync_all();
+        }
+        if (tid == 0) out[blockIdx.x] = (clock64() - t0) / (STEPS - 1);
+        return;
+    }
     for (int t = 0; t < STEPS; ++t) {
         if (t == 1) t0 = clock64();
         if (t > 0) {
@@ -174,8 +200,8 @@ int main(int argc, char** argv) {
     printf("cluster %d: ping-pong %lld cycles a one-way hop (store to the peer's wait)\n", cluster, run(0, 0));
     for (int i = 3; i < argc || i == 3; ++i) {
         const long long work = argc > i ? atoll(argv[i]) : 0;
-        printf("cluster %d, %d bytes a block to each block: step %lld cycles (st.async), %lld (bulk copies) with %lld cycles of work\n",
-               cluster, bytes, run(1, work), run(2, work), work);
+        printf("cluster %d, %d bytes a block to each block: step %lld cycles (st.async), %lld (bulk copies), %lld (pulls) with %lld cycles of work\n",
+               cluster, bytes, run(1, work), run(2, work), run(3, work), work);
     }
     return 0;
 }

@@ -55,3 +55,11 @@ for h in 256 128; do
     fwd-rg:"-DREG_GATES=1 -DNWARPS=8" fwd-wg:"$wg -DNWARPS=8 -DRG_WG_CHAINS=2" fwd-wg1:"$wg -DNWARPS=8 -DRG_WG_CHAINS=1"
 done
 git apply -R $R/wgmma-n8.patch
+# §8 (built, not run): the register-gates forward's 16-byte pushes (reg-gates-push16.patch).
+git apply $R/reg-gates-push16.patch
+for cfg in 128:16:4:8 128:24:16:12 256:16:4:8 64:8:4:4; do
+  IFS=: read -r H U G W <<< "$cfg"
+  bash $v build .lab-p16-$H-$G "-DHID=$H -DBATCH=8 -DUNITS=$U -DNBUF=2 -DONE_CLUSTER=1 -DGROUPS=$G -DPUSH=1 -DREG_GATES=1 -DNWARPS=$W" \
+    fwd: fwd-16:-DRG_PUSH16=1
+done
+git apply -R $R/reg-gates-push16.patch

@@ -28,6 +28,7 @@ builds=(
   "wgmma_bwd_probe.cu:-DDG_ROWS=2"
   "wgmma_bwd_probe.cu:-DCELL_GRU -DDG_ROWS=0"
   "wait_value_probe.cu:"
+  "push_probe.cu:"
 )
 # lab.cu's defaults, as build.sh gives them (a later -D of the same name replaces one).
 lab=(-DHID=1500 -DBATCH=20 -DUNITS=12 -DNWARPS=8 -DELEM_BF16=1 -DCL=1 -DNBUF=3 -DCH=64)

@@ -63,3 +63,11 @@ for cfg in 128:16:4:8 128:24:16:12 256:16:4:8 64:8:4:4; do
     fwd: fwd-16:-DRG_PUSH16=1
 done
 git apply -R $R/reg-gates-push16.patch
+# §9 (built, not run): the backward's gate gradients by multicast into one stage, a mbarrier a warp
+# (backward-multicast.patch, -DBMCAST=1), against the library's L2 streaming (8 chunk buffers a warp).
+git apply $R/backward-multicast.patch
+for hu in 512:32 384:24 256:16; do
+  bash $v build .lab-bm${hu%:*} "-DHID=${hu%:*} -DBATCH=8 -DUNITS=${hu#*:} -DNBUF=8 -DONE_CLUSTER=1 -DGROUPS=4 -DLAB_BWD" \
+    bwd: bwd-bm:-DBMCAST=1
+done
+git apply -R $R/backward-multicast.patch

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# On the GPU, from the repository root, after lab.sh's §8 and §9 builds (carry the .lab-p16-* and
+# .lab-bm* folders; strip the binaries first to stay within the device's 64 MiB): each folder's
+# variants (variants.sh run, their outputs against the first variant's), then compute-sanitizer
+# on the two new variants at small shapes, into $OUT.
+#   results/2026-12-02-h200-push-bandwidth/run-next.sh
+set -u
+for d in .lab-p16-128-4 .lab-p16-128-16 .lab-p16-256-4 .lab-p16-64-4 .lab-bm512 .lab-bm384 .lab-bm256; do
+  [ -d "$d" ] || continue
+  echo "### $d"
+  bash scripts/persistent-lab/variants.sh run "$d" 30 2>&1 | grep -v "^prologue"
+done > "$OUT/lab.txt" 2>&1
+cat "$OUT/lab.txt"
+CSAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer | head -n 1)
+for tool in memcheck racecheck synccheck; do
+  for run in .lab-p16-128-4/lab-fwd-16 .lab-bm256/lab-bwd-bm; do
+    [ -x "$run" ] || continue
+    echo "== $tool $run: $(cd "$(dirname "$run")" && timeout 90 "$CSAN" --tool $tool "./$(basename "$run")" 1 2>&1 \
+      | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | head -2 | tr '\n' ' ')"
+  done
+done 2>&1 | tee "$OUT/sanitize.txt"

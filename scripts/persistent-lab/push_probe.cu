@@ -11,6 +11,9 @@
 // barrier, then each block loads every block's share (ld.shared::cluster, 16 bytes a load) into its
 // stage; the work follows, then a second cluster barrier (no block overwrites its share while
 // another may still read it).
+// Mode 4 stores with plain remote stores (st.shared::cluster, 16 bytes each), then after the
+// block's barrier threads 0..CLUSTER each release one arrival on a block's mbarrier (which counts
+// CLUSTER arrivals a step, no bytes): the stores without st.async's byte counts.
 // Mode 0 instead bounces 16 bytes between ranks 0 and CLUSTER - 1 (one thread each): a round trip
 // of one store's latency to the other's mbarrier wait.
 //
@@ -75,6 +78,13 @@ __device__ __forceinline__ uint4 pull16(unsigned from) {
                  : "memory");
     return v;
 }
+__device__ __forceinline__ void store16(unsigned to, unsigned v) {
+    asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(to), "r"(v) : "memory");
+}
+__device__ __forceinline__ void arrive_remote(unsigned bar) {
+    asm volatile("fence.acq_rel.cluster;\n\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar)
+                 : "memory");
+}
 __device__ __forceinline__ void spin(long long cycles) {
     const long long t0 = clock64();
     while (clock64() - t0 < cycles) {
@@ -89,7 +99,13 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
     unsigned char* own = stage + 2 * cluster_blocks() * bytes_per_block;  // mode 2: [2][bytes_per_block]
     const unsigned rank = rank_in_cluster(), blocks = cluster_blocks(), tid = threadIdx.x;
     const unsigned step_bytes = blocks * bytes_per_block;
-    if (tid == 0) {
+    if (tid == 0 && mode == 4) {
+        for (int q = 0; q < 2; ++q)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(
+                             smem_u32(bar + q)),
+                         "r"(blocks)
+                         : "memory");
+    } else if (tid == 0) {
         bar_init(bar);
         bar_init(bar + 1);
         bar_expect(bar, mode == 0 ? 16 : step_bytes);
@@ -139,7 +155,16 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
         if (t == 1) t0 = clock64();
         if (t > 0) {
             bar_wait(bar + ((t + 1) & 1), ((t - 1) >> 1) & 1);
-            if (tid == 0 && t + 2 < STEPS) bar_expect(bar + ((t + 1) & 1), step_bytes);
+            if (tid == 0 && t + 2 < STEPS && mode != 4) bar_expect(bar + ((t + 1) & 1), step_bytes);
+        }
+        if (t + 1 < STEPS && mode == 4) {
+            for (unsigned i = tid; i < stores; i += THREADS) {
+                const unsigned to = i % blocks, piece = i / blocks;
+                unsigned char* at = stage + (t & 1) * step_bytes + rank * bytes_per_block + piece * 16;
+                store16(remote(smem_u32(at), to), t);
+            }
+            __syncthreads();
+            if (tid < blocks) arrive_remote(remote(smem_u32(bar + (t & 1)), tid));
         }
         if (t + 1 < STEPS && mode == 2) {
             unsigned char* src = own + (t & 1) * bytes_per_block;
@@ -200,8 +225,9 @@ int main(int argc, char** argv) {
     printf("cluster %d: ping-pong %lld cycles a one-way hop (store to the peer's wait)\n", cluster, run(0, 0));
     for (int i = 3; i < argc || i == 3; ++i) {
         const long long work = argc > i ? atoll(argv[i]) : 0;
-        printf("cluster %d, %d bytes a block to each block: step %lld cycles (st.async), %lld (bulk copies), %lld (pulls) with %lld cycles of work\n",
-               cluster, bytes, run(1, work), run(2, work), run(3, work), work);
+        printf("cluster %d, %d bytes a block to each block: step %lld cycles (st.async), %lld (bulk copies), %lld (pulls), "
+               "%lld (stores and arrivals) with %lld cycles of work\n",
+               cluster, bytes, run(1, work), run(2, work), run(3, work), run(4, work), work);
     }
     return 0;
 }

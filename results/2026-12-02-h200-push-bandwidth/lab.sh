@@ -71,3 +71,12 @@ for hu in 512:32 384:24 256:16; do
     bwd: bwd-bm:-DBMCAST=1
 done
 git apply -R $R/backward-multicast.patch
+# §10 (built, not run): the forward's pushed stage with an mbarrier a K group's columns, each warp
+# multiplying as soon as its columns have landed, senders starting at their own rank
+# (slice-barriers.patch, -DSLICE_BARS=1).
+git apply $R/slice-barriers.patch
+for hu in 512:32 384:24 256:16; do
+  bash $v build .lab-sl${hu%:*} "-DHID=${hu%:*} -DBATCH=8 -DUNITS=${hu#*:} -DNBUF=2 -DONE_CLUSTER=1 -DGROUPS=4 -DPUSH=1" \
+    fwd: fwd-sl:-DSLICE_BARS=1 fwd-i:-DLAB_INFER fwd-isl:"-DLAB_INFER -DSLICE_BARS=1"
+done
+git apply -R $R/slice-barriers.patch

@@ -25,48 +25,26 @@
 #include <cstdlib>
 #include "check.cuh"
 
+// common.cuh's helpers (smem_addr, cluster_address, ctarank, cluster_barrier, mbar_init,
+// mbar_expect, mbar_wait, push_v4), as exchange_probe.cu includes it; this probe sets its own
+// THREADS.
+#define HID 512
+#define BATCH 8
+#define UNITS 32
+#define NWARPS 8
+#define ELEM_BF16 1
+#include "../../candle-cudnn-rnn/src/kernels/half.cuh"
+#include "../../candle-cudnn-rnn/src/persistent/common.cuh"
+#undef THREADS
+
 constexpr int THREADS = 256, STEPS = 200;
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ unsigned remote(unsigned local, unsigned rank) {
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
-    return r;
-}
-__device__ __forceinline__ unsigned rank_in_cluster() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
 __device__ __forceinline__ unsigned cluster_blocks() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
     return r;
 }
-__device__ __forceinline__ void cluster_sync_all() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void bar_init(unsigned long long* b) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(smem_u32(b))
-                 : "memory");
-}
-__device__ __forceinline__ void bar_expect(unsigned long long* b, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(unsigned long long* b, unsigned parity) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n"
-        "W_%=:\n\t"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
-        "@!p bra W_%=;\n\t}" ::"r"(smem_u32(b)),
-        "r"(parity)
-        : "memory");
-}
-__device__ __forceinline__ void push16(unsigned to, unsigned bar, unsigned v) {
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %1, %1, %1}, [%2];" ::"r"(to),
-                 "r"(v), "r"(bar)
-                 : "memory");
-}
+__device__ __forceinline__ void push16(unsigned to, unsigned bar, unsigned v) { push_v4(to, bar, v, v, v, v); }
 __device__ __forceinline__ void bulk_to(unsigned to, unsigned from, unsigned bytes, unsigned bar) {
     asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(to),
                  "r"(from), "r"(bytes), "r"(bar)
@@ -97,22 +75,22 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
     unsigned long long* bar = (unsigned long long*)smem;  // [2], by parity
     unsigned char* stage = smem + 16;                     // [2][CLUSTER * bytes_per_block]
     unsigned char* own = stage + 2 * cluster_blocks() * bytes_per_block;  // mode 2: [2][bytes_per_block]
-    const unsigned rank = rank_in_cluster(), blocks = cluster_blocks(), tid = threadIdx.x;
+    const unsigned rank = ctarank(), blocks = cluster_blocks(), tid = threadIdx.x;
     const unsigned step_bytes = blocks * bytes_per_block;
     if (tid == 0 && mode == 4) {
         for (int q = 0; q < 2; ++q)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(
-                             smem_u32(bar + q)),
+                             smem_addr(bar + q)),
                          "r"(blocks)
                          : "memory");
     } else if (tid == 0) {
-        bar_init(bar);
-        bar_init(bar + 1);
-        bar_expect(bar, mode == 0 ? 16 : step_bytes);
-        bar_expect(bar + 1, mode == 0 ? 16 : step_bytes);
+        mbar_init(bar);
+        mbar_init(bar + 1);
+        mbar_expect(bar, mode == 0 ? 16 : step_bytes);
+        mbar_expect(bar + 1, mode == 0 ? 16 : step_bytes);
     }
     __syncthreads();
-    cluster_sync_all();
+    cluster_barrier();
     long long t0 = 0;
     if (mode == 0) {
         // Rank 0 pushes at even steps, the last rank at odd ones; each waits for the other's.
@@ -123,15 +101,15 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
                 const bool mine = (t % 2 == 0) == (rank == 0);
                 unsigned long long* b = bar + (t / 2 & 1);
                 if (mine) {
-                    push16(remote(smem_u32(stage), peer), remote(smem_u32(b), peer), t);
+                    push16(cluster_address(smem_addr(stage), peer), cluster_address(smem_addr(b), peer), t);
                 } else {
-                    bar_wait(b, (t / 4) & 1);
-                    bar_expect(b, 16);
+                    mbar_wait<true>(b, (t / 4) & 1);
+                    mbar_expect(b, 16);
                 }
             }
             out[blockIdx.x] = (clock64() - t0) / STEPS;
         }
-        cluster_sync_all();
+        cluster_barrier();
         return;
     }
     const unsigned stores = bytes_per_block / 16 * blocks;  // this block's a step
@@ -140,13 +118,13 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
             if (t == 1) t0 = clock64();
             for (unsigned i = tid; i < bytes_per_block / 16; i += THREADS)
                 *(uint4*)(own + i * 16) = make_uint4(t, t, t, t);
-            cluster_sync_all();
+            cluster_barrier();
             for (unsigned i = tid; i < stores; i += THREADS) {
                 const unsigned from = i % blocks, piece = i / blocks;
-                *(uint4*)(stage + from * bytes_per_block + piece * 16) = pull16(remote(smem_u32(own + piece * 16), from));
+                *(uint4*)(stage + from * bytes_per_block + piece * 16) = pull16(cluster_address(smem_addr(own + piece * 16), from));
             }
             spin(work);
-            cluster_sync_all();
+            cluster_barrier();
         }
         if (tid == 0) out[blockIdx.x] = (clock64() - t0) / (STEPS - 1);
         return;
@@ -154,17 +132,17 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
     for (int t = 0; t < STEPS; ++t) {
         if (t == 1) t0 = clock64();
         if (t > 0) {
-            bar_wait(bar + ((t + 1) & 1), ((t - 1) >> 1) & 1);
-            if (tid == 0 && t + 2 < STEPS && mode != 4) bar_expect(bar + ((t + 1) & 1), step_bytes);
+            mbar_wait<true>(bar + ((t + 1) & 1), ((t - 1) >> 1) & 1);
+            if (tid == 0 && t + 2 < STEPS && mode != 4) mbar_expect(bar + ((t + 1) & 1), step_bytes);
         }
         if (t + 1 < STEPS && mode == 4) {
             for (unsigned i = tid; i < stores; i += THREADS) {
                 const unsigned to = i % blocks, piece = i / blocks;
                 unsigned char* at = stage + (t & 1) * step_bytes + rank * bytes_per_block + piece * 16;
-                store16(remote(smem_u32(at), to), t);
+                store16(cluster_address(smem_addr(at), to), t);
             }
             __syncthreads();
-            if (tid < blocks) arrive_remote(remote(smem_u32(bar + (t & 1)), tid));
+            if (tid < blocks) arrive_remote(cluster_address(smem_addr(bar + (t & 1)), tid));
         }
         if (t + 1 < STEPS && mode == 2) {
             unsigned char* src = own + (t & 1) * bytes_per_block;
@@ -174,20 +152,20 @@ __global__ void exchange(int bytes_per_block, long long work, int mode, long lon
             __syncthreads();
             if (tid < blocks) {
                 unsigned char* at = stage + (t & 1) * step_bytes + rank * bytes_per_block;
-                bulk_to(remote(smem_u32(at), tid), smem_u32(src), bytes_per_block, remote(smem_u32(bar + (t & 1)), tid));
+                bulk_to(cluster_address(smem_addr(at), tid), smem_addr(src), bytes_per_block, cluster_address(smem_addr(bar + (t & 1)), tid));
             }
         }
         if (t + 1 < STEPS && mode == 1)
             for (unsigned i = tid; i < stores; i += THREADS) {
                 const unsigned to = i % blocks, piece = i / blocks;
                 unsigned char* at = stage + (t & 1) * step_bytes + rank * bytes_per_block + piece * 16;
-                push16(remote(smem_u32(at), to), remote(smem_u32(bar + (t & 1)), to), t);
+                push16(cluster_address(smem_addr(at), to), cluster_address(smem_addr(bar + (t & 1)), to), t);
             }
         spin(work);
         __syncthreads();
     }
     if (tid == 0) out[blockIdx.x] = (clock64() - t0) / (STEPS - 1);
-    cluster_sync_all();
+    cluster_barrier();
 }
 
 int main(int argc, char** argv) {

@@ -80,3 +80,9 @@ for hu in 512:32 384:24 256:16; do
     fwd: fwd-sl:-DSLICE_BARS=1 fwd-i:-DLAB_INFER fwd-isl:"-DLAB_INFER -DSLICE_BARS=1"
 done
 git apply -R $R/slice-barriers.patch
+# §11 (built, not run): the pushed backward with its W_hh tile in registers (-DPUSH_WREG=1, the
+# library's kernel as it is: 216 registers at hidden 512, no spills), against the L2 exchange.
+for hu in 512:32 384:24; do
+  bash $v build .lab-wr${hu%:*} "-DHID=${hu%:*} -DBATCH=8 -DUNITS=${hu#*:} -DNBUF=8 -DONE_CLUSTER=1 -DGROUPS=4 -DLAB_BWD" \
+    bwd: bwd-push:-DPUSH=1 bwd-push-wreg:"-DPUSH=1 -DPUSH_WREG=1"
+done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU, from the repository root, after lab.sh's §8-10 builds (carry the .lab-p16-*, .lab-sl* and
+# On the GPU, from the repository root, after lab.sh's §8-11 builds (carry the .lab-p16-*, .lab-sl*, .lab-wr* and
 # .lab-bm* folders, stripped: about 40 MB, over what the device takes beside the tracked tree, so
 # in two calls, the script skipping the folders not carried): each folder's
 # variants (variants.sh run, their outputs against the first variant's), then compute-sanitizer
@@ -8,7 +8,7 @@
 #   results/2026-12-02-h200-push-bandwidth/run-next.sh
 set -u
 for d in .lab-p16-128-4 .lab-p16-128-16 .lab-p16-256-4 .lab-p16-64-4 .lab-bm512 .lab-bm384 .lab-bm256 \
-  .lab-sl512 .lab-sl384 .lab-sl256; do
+  .lab-sl512 .lab-sl384 .lab-sl256 .lab-wr512 .lab-wr384; do
   [ -d "$d" ] || continue
   echo "### $d"
   bash scripts/persistent-lab/variants.sh run "$d" 30 2>&1 | grep -v "^prologue"

@@ -282,20 +282,23 @@ def variants():
         yield (f"{cell} backward {tag} pushed", "persistent_bwd", grouped + ["-DPUSH=1"],
                "compute_90", cell)
     # In 16 blocks, the non-portable cluster (rules.rs's shape_one_cluster), 8 samples a group:
-    # hidden 256 (16 units a block) and 384 in 4 groups (24 units), both passes pushed; 512 in 4
-    # groups (32 units), bf16 and f16, the forward pushed and the backward's exchange through L2
-    # behind the cluster's barrier (rules.rs's shape_one_cluster_pushes).
+    # hidden 256 (16 units a block) and 384 in 4 groups (24 units), both passes pushed, the
+    # backward's tile in registers (recurrence_bwd.cu's PUSH_IN_REGS); 512 in 4 groups (32 units),
+    # bf16 and f16, the forward pushed and the backward's exchange through L2 behind the
+    # cluster's barrier (rules.rs's shape_one_cluster_pushes), and pushed as the tuning may ask
+    # (its tile in registers too).
     for cell in ("lstm", "gru"):
         for hid, groups, units, elem in ((256, 1, 16, "-DELEM_BF16=1"), (384, 4, 24, "-DELEM_BF16=1"),
                                          (512, 4, 32, "-DELEM_BF16=1"), (512, 4, 32, "-DELEM_BF16=0")):
             one = [f"-DHID={hid}", "-DBATCH=8", f"-DGROUPS={groups}", "-DNWARPS=8", elem,
                    f"-DUNITS={units}", "-DCL=1", "-DNBUF=2", "-DCH=64", "-DONE_CLUSTER=1"]
-            push_bwd = ["-DPUSH=1"] if hid <= 384 else []
             tag = f"h{hid} b8 g{groups} {'bf16' if elem.endswith('1') else 'f16'} 16 blocks"
             yield (f"{cell} forward {tag} pushed", "persistent_fwd", one + ["-DPUSH=1"],
                    "compute_90", cell)
-            yield (f"{cell} backward {tag}{' pushed' if push_bwd else ''}", "persistent_bwd",
-                   one + push_bwd, "compute_90", cell)
+            yield (f"{cell} backward {tag} pushed", "persistent_bwd", one + ["-DPUSH=1"],
+                   "compute_90", cell)
+            if hid == 512:
+                yield (f"{cell} backward {tag}", "persistent_bwd", one, "compute_90", cell)
     # The backward's tile from W_hh transposed (WT_ROWS, plan.rs's Plan::backward_transposed),
     # in every shape of exchange through L2: PTB large in clusters of 4 (a GRU's 4500 gate rows
     # a row, padded to whole 16-byte pieces), an odd hidden and batch in clusters of 2, one
@@ -322,11 +325,15 @@ def variants():
     # reg_gates_units on an H200: 6 blocks, the last with 2 of its 6 tiles in the hidden size);
     # an odd hidden and batch (66 at 3, 8 units a block, the last
     # block's 4-unit tile past the hidden size) with an input of 24, f16; hidden 256 (16 K steps)
-    # writing W_hh transposed, its projection before the launch; hidden 64 in 4-unit blocks.
+    # writing W_hh transposed, its projection before the launch; hidden 64 in 4-unit blocks (the
+    # odd hidden's and the 4-unit blocks push 8 bytes a store, the others 16:
+    # recurrence_reg_fwd.cu's RG_PUSH16).
     def reg_gates_smem(units, hid, xin):
         items = units // 4 * 32
         x_stages = units // 4 * 2 * 8 * (-(-xin // 16) * 16 + 8) * 2 if xin else 0
-        return 2 * 8 * (-(-hid // 16) * 16 + 8) * 2 + 48 + 2 * items * 16 + 2 * items * 32 + x_stages
+        push_slots = 2 * 8 * units * 2 if units % 8 == 0 and hid % 8 == 0 else 0
+        return (2 * 8 * (-(-hid // 16) * 16 + 8) * 2 + 48 + 2 * items * 16 + 2 * items * 32 + x_stages
+                + push_slots)
     for cell in ("lstm", "gru"):
         for hid, batch, groups, units, xin, elem, wt in ((128, 8, 16, 16, 128, "-DELEM_BF16=1", 0),
                                                          (128, 8, 16, 24, 128, "-DELEM_BF16=1", 1),

@@ -199,6 +199,12 @@ __device__ __forceinline__ void cp_async_wait_upto(int n) {
 // Whether `p` is 16-byte aligned.
 __device__ __forceinline__ bool aligned16(const void* p) { return ((size_t)p & 15) == 0; }
 
+// A barrier named `id` (0 is __syncthreads') of `threads` threads, whole warps: it waits for
+// that many to arrive at it.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Where a piece of a weight tile comes from: `src`, inside the matrix (clamped into it where the
 // piece is not `live`), and whether it is (else zeros).
 struct Piece {

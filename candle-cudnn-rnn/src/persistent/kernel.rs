@@ -393,24 +393,29 @@ pub(super) const REG_GATES_MOST_UNITS: usize = 32;
 pub(super) const REG_GATES_GROUP_SAMPLES: usize = 8;
 
 /// Shared memory of a forward block with its gates in registers ([`Plan::reg_gates`]) of
-/// `units` units, `steps` K steps of h and a batch group of `batch` samples (one tile of 8),
-/// folding in an input of `input` columns (0: none), as `recurrence_reg_fwd.cu` lays it out: the
-/// two pushed stages of all of h (8 rows of whole K steps and a 16-byte pad), six mbarriers (the
-/// stages' and the hand-offs', two each), two slots of each item's input sums (4 f32) and
-/// records (8 f32), a gate warp's 32 items a tile of 4 units, and with an input each helper
-/// warp's two stages of x.
+/// `units` units of a layer of `hidden` (half elements) and a batch group of `batch` samples (one
+/// tile of 8), folding in an input of `input` columns (0: none), as `recurrence_reg_fwd.cu` lays
+/// it out: the two pushed stages of all of h (8 rows of whole K steps and a 16-byte pad), six
+/// mbarriers (the stages' and the hand-offs', two each), two slots of each item's input sums (4
+/// f32) and records (8 f32), a gate warp's 32 items a tile of 4 units, with an input each helper
+/// warp's two stages of x, and where units and h come in whole 8s (RG_PUSH16: 16-byte pushes) two
+/// slots of the block's h_t.
 ///
 /// [`Plan::reg_gates`]: super::plan::Plan::reg_gates
-pub(super) fn reg_gates_smem(units: usize, steps: usize, batch: usize, input: usize) -> usize {
+pub(super) fn reg_gates_smem(units: usize, hidden: usize, batch: usize, input: usize) -> usize {
     debug_assert!(batch <= REG_GATES_GROUP_SAMPLES, "one tile of 8 samples");
     let rows = REG_GATES_GROUP_SAMPLES;
-    let stages = 2 * rows * (steps * 16 + 8) * 2;
+    let stages = 2 * rows * (hidden.next_multiple_of(16) + 8) * 2;
     let items = units / 4 * 32;
     let x_stages = match input {
         0 => 0,
         _ => units / 4 * 2 * rows * (input.div_ceil(16) * 16 + 8) * 2,
     };
-    stages + 6 * 8 + 2 * items * 16 + 2 * items * 32 + x_stages
+    let push_slots = match units % 8 == 0 && hidden % 8 == 0 {
+        true => 2 * rows * units * 2,
+        false => 0,
+    };
+    stages + 6 * 8 + 2 * items * 16 + 2 * items * 32 + x_stages + push_slots
 }
 
 /// Shared memory of a pushed backward block ([`Plan::push`](super::plan::Plan::push)) of `units`

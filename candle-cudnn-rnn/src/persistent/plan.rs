@@ -1005,7 +1005,7 @@ impl Plan {
             Pass::Backward if wgmma => wgmma_bwd_smem(self.cell),
             Pass::Forward if self.pass_reg_gates(pass) => reg_gates_smem(
                 self.units[pass as usize],
-                self.kpad() / 16,
+                self.hidden,
                 self.group_batch(),
                 self.input,
             ),
@@ -2195,9 +2195,22 @@ mod tests {
             ..fits
         };
         // Two stages of 8 rows of 136 elements, six mbarriers, the input sums' and the
-        // records' two slots of 4 x 32 items, the helpers' two stages of x.
-        let smem = 2 * 8 * 136 * 2 + 48 + 2 * 128 * 16 + 2 * 128 * 32 + 4 * 2 * 8 * 136 * 2;
+        // records' two slots of 4 x 32 items, the helpers' two stages of x, and (16 units, h of
+        // 128: 16-byte pushes) two slots of the block's h_t for 8 samples.
+        let smem = 2 * 8 * 136 * 2
+            + 48
+            + 2 * 128 * 16
+            + 2 * 128 * 32
+            + 4 * 2 * 8 * 136 * 2
+            + 2 * 8 * 16 * 2;
         assert_eq!(on.smem_bytes(Pass::Forward), smem);
+        // 4-unit blocks push 8 bytes a store: no slots of h_t.
+        let four = Plan {
+            units: [4, 4],
+            ..on
+        };
+        let smem = 2 * 8 * 136 * 2 + 48 + 2 * 32 * 16 + 2 * 32 * 32 + 2 * 8 * 136 * 2;
+        assert_eq!(four.smem_bytes(Pass::Forward), smem);
         assert_eq!(
             on.smem_bytes(Pass::Backward),
             fits.smem_bytes(Pass::Backward)

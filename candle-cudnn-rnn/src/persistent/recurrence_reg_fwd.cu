@@ -13,8 +13,8 @@
 // - A transpose among each 4 lanes (shuffles) then gives each lane one (unit, sample) with its
 //   4 slots, whose gate math it does: 32 items a warp.
 // - h_t goes to every block of the cluster as in recurrence_fwd.cu's PUSH (st.async into the
-//   stage of all of h of the step's parity, counted in by that stage's mbarrier), 4 units of a
-//   sample a store.
+//   stage of all of h of the step's parity, counted in by that stage's mbarrier), 8 units of a
+//   sample a store where the block's units and h come in whole 8s (RG_PUSH16), else 4.
 // - Helper warp j (UNITS / 4 + j) takes the rest off the gate warps' path: it stores step t's
 //   outputs from the records that gate warp j leaves in shared memory, and makes step t + 2's
 //   input sums for it: with XIN the input projection (tile j of W_ih in its registers times
@@ -55,7 +55,20 @@
 #define RG_INPUTS (RG_BARS + 48)
 #define RG_RECORDS (RG_INPUTS + 2 * RG_ITEMS * 16)
 #define RG_XSTAGES (RG_RECORDS + 2 * RG_ITEMS * 32)
-#define RG_SMEM (RG_XSTAGES + (FOLD ? RG_TILES * XSTAGES * RG_XSTAGE * 2 : 0))
+// RG_PUSH16 (by default where the block's units and h come in whole 8s, one tile of samples):
+// each pair of gate warps stages its 8 units' h_t in shared memory (two slots by the step's
+// parity, [8 samples][UNITS] 16-bit) and pushes them 8 units a store (16 bytes) instead of 4.
+// A block's sending is bound by its count of stores: a step took 0.75x the cycles at hidden
+// 256, 0.92x at 128, 0.96-0.97x at 128 in 16 groups and at 64, bit-identical
+// (results/2026-12-02-h200-push-bandwidth/, section 8).
+#ifndef RG_PUSH16
+#define RG_PUSH16 (UNITS % 8 == 0 && HID % 8 == 0 && NT == 1)
+#endif
+#if RG_PUSH16 && (UNITS % 8 || HID % 8 || NT != 1)
+#error "16-byte pushes take pairs of gate warps (8 units) and one tile of samples"
+#endif
+#define RG_H16 (RG_XSTAGES + (FOLD ? RG_TILES * XSTAGES * RG_XSTAGE * 2 : 0))
+#define RG_SMEM (RG_H16 + (RG_PUSH16 ? 2 * 8 * UNITS * 2 : 0))
 #if 1 + GATES + CELL_SAVED > 8
 #error "a record holds h, the gates and the saves in 8 floats"
 #endif
@@ -316,10 +329,31 @@ __device__ __forceinline__ void reg_gates_recurrence(const LayerArgs& a, const e
                 const float h = cell_forward(pre, rec, gate, c[nt], saved);
                 const elem hb = from_f(h);
                 if (nt == 0) PHASE(4);
-                // h_t into every block's stage of t's parity: lanes 0..7 gather the 4 units of
-                // their sample (lanes + 16, + 8, + 24 hold units 1, 2, 3), then lane l stores
-                // sample l % 8's to blocks l / 8, l / 8 + 4, ... (units past HID and samples past
-                // the batch: zeros, not stored).
+                // h_t into every block's stage of t's parity (units past HID and samples past
+                // the batch: zeros, not stored). RG_PUSH16: each lane puts its item's h into the
+                // slot of t's parity, the pair of gate warps j & ~1, j | 1 meets at its named
+                // barrier (whose next step's meeting also orders these reads before the slot's
+                // next writes), then the pair's lane i stores sample i % 8's 8 units to block
+                // i / 8, 64 stores apart.
+#if RG_PUSH16
+                if (t + 1 < seq) {
+                    u16* const h16 = (u16*)(smem + RG_H16) + (t & 1) * 8 * UNITS;
+                    const int ul = 4 * j + lane / 16 + 2 * (s >> 1);  // the lane's unit in the block
+                    h16[n * UNITS + ul] = live[nt] ? *(const u16*)&hb : (u16)0;
+                    named_sync(1 + j / 2, 64);
+                    const int pair_lane = (j & 1) * 32 + lane, u8 = 8 * (j / 2);
+                    if (u0 + u8 < HID)
+                        for (u32 i = pair_lane; i < 8 * gridDim.x; i += 64) {
+                            const int ns = i % 8;
+                            const uint4 v = *(const uint4*)&h16[ns * UNITS + u8];
+                            if (ns < BATCH)
+                                push_v4(cluster_address(stage + (t & 1) * RG_STAGE + ns * RG_PITCH + u0 + u8, i / 8),
+                                        cluster_address(bar + (t & 1), i / 8), v.x, v.y, v.z, v.w);
+                        }
+                }
+#else
+                // Else lanes 0..7 gather the 4 units of their sample (lanes + 16, + 8, + 24 hold
+                // units 1, 2, 3), then lane l stores sample l % 8's to blocks l / 8, l / 8 + 4, ...
                 if (t + 1 < seq) {
                     const u32 bits = live[nt] ? (u32) * (const u16*)&hb : 0u;
                     const u32 w0 = bits | __shfl_down_sync(0xffffffffu, bits, 16) << 16;
@@ -333,6 +367,7 @@ __device__ __forceinline__ void reg_gates_recurrence(const LayerArgs& a, const e
                         for (u32 q = lane >> 3; q < gridDim.x; q += 4) push_pair(at, bar + (t & 1), q, v0, v1);
                     }
                 }
+#endif
                 if (nt == 0) PHASE(5);
                 // The step's record for the helper, which stores the outputs.
                 float r[8] = {h};

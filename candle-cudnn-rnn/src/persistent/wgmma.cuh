@@ -88,8 +88,3 @@ __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const u32 (&a)[4],
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
 }
-
-// A barrier of the first `threads` threads of the block, named `id` (0 is __syncthreads').
-__device__ __forceinline__ void named_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}

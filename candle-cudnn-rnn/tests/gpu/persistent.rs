@@ -187,7 +187,8 @@ fn persistent_gru_matches_the_f64_cpu_path() {
 
 /// One layer in clusters of 16 blocks (`rules.rs`'s `shape_one_cluster`, sm_90), h pushed
 /// between their shared memories: hidden 256 at batch 8 (one group, 16 units a block), LSTM
-/// hidden 384 at batch 32 (4 groups of 8, 24 units a block), and at hidden 512 (32 units a
+/// hidden 384 at batch 32 (4 groups of 8, 24 units a block, the pushed backward's tile in
+/// registers: `recurrence_bwd.cu`'s PUSH_IN_REGS), and at hidden 512 (32 units a
 /// block, the backward's exchange through L2 behind the cluster's barrier) GRU at batch 32 (4
 /// of 8) and LSTM at batch 16 (2 of 8); LSTM hidden 128 at batch 32 (4 groups of 8, 8 units a
 /// block), and beside it a GRU at hidden 64 and batch 16 (2 groups of 8, each one cluster).
@@ -214,9 +215,10 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
 /// The shapes at the edges of the forward with its gates in registers (`recurrence_reg_fwd.cu`:
 /// a pushed one-cluster forward of up to 8 samples a batch group, hidden up to 256), which they
 /// take by default (with `CANDLE_RNN_PERSISTENT_REG_GATES=0`, `recurrence_fwd.cu`'s), LSTM and GRU,
-/// each biases' form: hidden 66 at batch 3 (a block's last 4 units past the hidden size, three
-/// samples of a tile's 8, padded rows for the weight gradient's products) with a folded input of
-/// 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps) with a folded input
+/// each biases' form, h pushed 8 units a store where the blocks' units and h come in whole 8s
+/// (`recurrence_reg_fwd.cu`'s RG_PUSH16), else 4: hidden 66 at batch 3 (a block's last 4 units
+/// past the hidden size, three samples of a tile's 8, padded rows for the weight gradient's
+/// products) with a folded input of 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps) with a folded input
 /// of 200; hidden 64 at batch 16 (2 groups, 4 units a block: one gate warp and one helper) from
 /// an input of 100 (not a multiple of 8: the projection by a GEMM before the launch); two layers
 /// of 128 at batch 128 (16 groups, layer by layer, the upper layer's input folded in) and one of

@@ -167,15 +167,20 @@ struct BwdTile {
     static constexpr int PUSH_BYTES = NBLK * UB * PB * 4, RECV_BYTES = 2 * PUSH_BYTES;
     // The tile's 16-row tiles, each warp's share of them, and their K steps. PUSH_IN_REGS
     // (-DPUSH_WREG overrides; by default where a warp's tiles take at most 64 registers a
-    // thread): each warp keeps its tiles in registers for the whole sequence instead of reading
-    // them from shared memory at every step. Bit-identical; faster where a warp has many products
-    // a step (hidden 256, TF32, groups of 16 at hidden 128), within 2% where it has few (groups of
-    // 4 at hidden 128), results/2026-11-29-h200-one-block/.
+    // thread, 128 with one tile of samples): each warp keeps its tiles in registers for the whole
+    // sequence instead of reading them from shared memory at every step. Bit-identical; faster
+    // where a warp has many products a step (hidden 256, TF32, groups of 16 at hidden 128), within
+    // 2% where it has few (groups of 4 at hidden 128), results/2026-11-29-h200-one-block/; at
+    // hidden 384 and 512 in groups of 8 (72 and 128 registers of tiles, 216 in all at 512, no
+    // spills) a launch took 0.87x and 0.88x the time from shared memory
+    // (results/2026-12-02-h200-push-bandwidth/, section 11); through the op, f16 training at
+    // [30, 32, 384] 0.94x (results/2026-12-02-h200-push16-wreg/). (At 512 the backward through
+    // L2 stays faster: rules.rs's `shape_one_cluster_pushes`.)
     static constexpr int PMT = PROWS / 16, PMT_PER_WARP = (PMT + NWARPS - 1) / NWARPS, PKSTEPS = PK / 16;
 #ifdef PUSH_WREG
     static constexpr bool PUSH_IN_REGS = PUSH && PUSH_WREG;
 #else
-    static constexpr bool PUSH_IN_REGS = PUSH && PMT_PER_WARP * PKSTEPS * 4 <= 64;
+    static constexpr bool PUSH_IN_REGS = PUSH && PMT_PER_WARP * PKSTEPS * 4 <= (NT == 1 ? 128 : 64);
 #endif
     static constexpr int PUSH_SMEM = (PROWS + 2 * NPAD) * PW * 2 + (RECV_BYTES > SLOT_BYTES ? RECV_BYTES : SLOT_BYTES) + 16;
     // Shared memory per block (plan.rs's `Plan::backward_smem` says the same).

@@ -337,7 +337,10 @@ const DEEP_STACK_INFERENCE_ONE_GROUP_MAX_HIDDEN: usize = 128;
 /// [`PUSHED_BACKWARD_MOST_HIDDEN`] (512 in 16 blocks of 32 units) the backward does not push:
 /// graphed bf16 training took 0.93-0.98x of the pushed backward's time (GRU [30, 32, 512] 4.84 µs
 /// an example against 5.14, LSTM [200, 32, 512] 31.6 against 32.3), where at hidden 384 (24 units)
-/// and 256 the pushed one led by 7-19% (`results/2026-11-29-h200-cluster16/`, push-split).
+/// and 256 the pushed one led by 7-19% (`results/2026-11-29-h200-cluster16/`, push-split). With
+/// its tile in registers (`recurrence_bwd.cu`'s PUSH_IN_REGS) the pushed backward at 512 still
+/// trained slower, graphed f16: [30, 32, 512] LSTM 5.28 against 5.00, GRU 4.81 against 4.54;
+/// [200, 32, 512] 29.8 against 28.0 and 27.8 against 25.7 (`results/2026-12-02-h200-push16-wreg/`).
 pub(super) fn shape_one_cluster_pushes(hidden: usize) -> [bool; 2] {
     [true, hidden <= PUSHED_BACKWARD_MOST_HIDDEN]
 }

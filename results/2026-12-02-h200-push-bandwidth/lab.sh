@@ -4,7 +4,9 @@
 # for each, and .lab-p/push_probe as logs/push-probe.log says.
 #   results/2026-12-02-h200-push-bandwidth/lab.sh
 # The patches (reg-gates-512, senders, bulk-push, push-quads) were applied to main at ee4fd16
-# (`git apply`) for their builds only; none is in the library.
+# (`git apply`) for their builds only; none is in the library. The §8-11 builds were made on
+# 3efa039; reg-gates-push16.patch's kernel change went into the library after it (a56b025, the
+# 16-byte form the default there), so the script runs as it stands on a tree before that.
 set -euo pipefail
 R=results/2026-12-02-h200-push-bandwidth
 eval "$(bash ../shared/tools/cuda-build-env.sh)"

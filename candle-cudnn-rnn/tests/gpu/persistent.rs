@@ -212,19 +212,19 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
     );
 }
 
-/// The shapes at the edges of the forward with its gates in registers (`recurrence_reg_fwd.cu`:
-/// a pushed one-cluster forward of up to 8 samples a batch group, hidden up to 256), which they
-/// take by default (with `CANDLE_RNN_PERSISTENT_REG_GATES=0`, `recurrence_fwd.cu`'s), LSTM and GRU,
-/// each biases' form, h pushed 8 units a store where the blocks' units and h come in whole 8s
-/// (`recurrence_reg_fwd.cu`'s RG_PUSH16), else 4: hidden 66 at batch 3 (a block's last 4 units
-/// past the hidden size, three samples of a tile's 8, padded rows for the weight gradient's
-/// products) with a folded input of 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps) with a folded input
-/// of 200; hidden 64 at batch 16 (2 groups, 4 units a block: one gate warp and one helper) from
-/// an input of 100 (not a multiple of 8: the projection by a GEMM before the launch); two layers
-/// of 128 at batch 128 (16 groups, layer by layer, the upper layer's input folded in) and one of
-/// 64 there, whose 16 groups' clusters take wider blocks where they would share multiprocessors
-/// (`rules.rs`'s `reg_gates_units`; on an H200 6 blocks of 24 and of 12 units, the last block's
-/// tiles partly past the hidden size).
+/// The shapes at the edges of the forward with its gates in registers (`recurrence_reg_fwd.cu`: a
+/// pushed one-cluster forward of up to 8 samples a batch group, hidden up to 256), which they take
+/// by default (with `CANDLE_RNN_PERSISTENT_REG_GATES=0`, `recurrence_fwd.cu`'s), LSTM and GRU, each
+/// biases' form, h pushed 8 units a store where the blocks' units and h come in whole 8s
+/// (`recurrence_reg_fwd.cu`'s RG_PUSH16), else 4: hidden 66 at batch 3 (a block's last 4 units past
+/// the hidden size, three samples of a tile's 8, padded rows for the weight gradient's products)
+/// with a folded input of 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps)
+/// with a folded input of 200; hidden 64 at batch 16 (2 groups, 4 units a block: one gate warp and
+/// one helper) from an input of 100 (not a multiple of 8: the projection by a GEMM before the
+/// launch); two layers of 128 at batch 128 (16 groups, layer by layer, the upper layer's input
+/// folded in) and one of 64 there, whose 16 groups' clusters take wider blocks where they would
+/// share multiprocessors (`rules.rs`'s `reg_gates_units`; on an H200 6 blocks of 24 and of 12
+/// units, the last block's tiles partly past the hidden size).
 #[test]
 fn persistent_register_gates_match_the_f64_cpu_path() {
     run_cells(

@@ -194,6 +194,25 @@ pub(super) fn wgmma_smem(
 /// Warps per block: each takes an eighth of the recurrent product's K dimension.
 pub(super) const WARPS: usize = 8;
 
+/// The warps of a wide backward's block (`Plan::wide_backward`).
+pub(super) const WIDE_BACKWARD_WARPS: usize = 16;
+
+/// The registers a thread of a wide backward holds its warp's fragments of the weight tile in
+/// (`recurrence_bwd.cu`'s `BwdTile::L2_FRAG_REGS`, half elements, no clusters): the warp's chunks
+/// of the `gates * hidden` gate columns (`chunk` each), 16 columns a K step, 16 of the block's
+/// `units` a row tile, 4 registers a fragment.
+pub(super) fn wide_backward_fragment_registers(
+    gates: usize,
+    (hidden, units, chunk): (usize, usize, usize),
+) -> usize {
+    let chunks = (gates * hidden).div_ceil(chunk);
+    chunks.div_ceil(WIDE_BACKWARD_WARPS) * (chunk / 16) * units.div_ceil(16) * 4
+}
+
+/// The most registers of fragments that a wide backward's thread keeps (`recurrence_bwd.cu`'s
+/// L2_IN_REGS at 16 warps, 128 registers a thread: the rest of the kernel takes about as many).
+pub(super) const WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS: usize = 64;
+
 /// The samples of a chunk of the batch: both recurrences multiply a step's batch in chunks of
 /// this many, one after another (`common.cuh`'s NB, NCH; more would need more accumulator
 /// registers than a thread has). The measured rules (`choose.rs`) cover batches up to it.

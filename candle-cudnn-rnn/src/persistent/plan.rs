@@ -6,13 +6,14 @@
 use super::cell::{Cell, UNIT_STEP};
 use super::kernel::{
     allow_smem, forward_smem, function, module, pushed_backward_smem, reg_gates_smem,
-    wgmma_bwd_smem, wgmma_bwd_sources, wgmma_smem, wgmma_sources, wgmma_wave_sources, Limits,
-    Operands, Pass, CHUNK_SAMPLES, L1_RESERVE, MAX_BUFFERS, MAX_KERNEL_BATCH,
-    REG_GATES_GROUP_SAMPLES, REG_GATES_MOST_HIDDEN, WARPS, WGMMA_BWD_BATCH, WGMMA_BWD_CLUSTER,
-    WGMMA_BWD_HIDDEN, WGMMA_BWD_KERNEL, WGMMA_BWD_UNITS, WGMMA_GROUP_SAMPLES, WGMMA_HIDDEN_STEP,
-    WGMMA_KERNEL, WGMMA_MOST_HIDDEN, WGMMA_MOST_SUBGROUPS, WGMMA_PROJECTION_ROWS,
-    WGMMA_PROJECTION_SLOTS, WGMMA_REGISTER_UNITS, WGMMA_UNITS, WGMMA_WAVE_BATCH, WGMMA_WAVE_GROUP,
-    WGMMA_WAVE_KERNEL,
+    wgmma_bwd_smem, wgmma_bwd_sources, wgmma_smem, wgmma_sources, wgmma_wave_sources,
+    wide_backward_fragment_registers, Limits, Operands, Pass, CHUNK_SAMPLES, L1_RESERVE,
+    MAX_BUFFERS, MAX_KERNEL_BATCH, REG_GATES_GROUP_SAMPLES, REG_GATES_MOST_HIDDEN, WARPS,
+    WGMMA_BWD_BATCH, WGMMA_BWD_CLUSTER, WGMMA_BWD_HIDDEN, WGMMA_BWD_KERNEL, WGMMA_BWD_UNITS,
+    WGMMA_GROUP_SAMPLES, WGMMA_HIDDEN_STEP, WGMMA_KERNEL, WGMMA_MOST_HIDDEN, WGMMA_MOST_SUBGROUPS,
+    WGMMA_PROJECTION_ROWS, WGMMA_PROJECTION_SLOTS, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
+    WGMMA_WAVE_BATCH, WGMMA_WAVE_GROUP, WGMMA_WAVE_KERNEL, WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS,
+    WIDE_BACKWARD_WARPS,
 };
 use super::launch::{Launch, MAX_GROUPS, PORTABLE_CLUSTER_BLOCKS};
 use super::rules::{
@@ -20,7 +21,7 @@ use super::rules::{
     reg_gates_units, rules_operands, shape_clusters, shape_groups, shape_multicast,
     shape_one_cluster, shape_one_cluster_pushes, shape_transposed, shape_wgmma_backward,
     shape_wgmma_forward, shape_wgmma_training, shape_wgmma_units, shape_wgmma_wave,
-    FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
+    shape_wide_backward, FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
 };
 use super::tuning::{Tuning, WaveTuning};
 use candle_core::cuda_backend::cudarc::driver::sys::CUfunction_attribute;
@@ -136,6 +137,14 @@ pub(crate) struct Plan {
     /// ([`Plan::wgmma_bwd_fits`]). The backward's other fields stay the layer-by-layer
     /// backward's (its module serves the helpers).
     pub wgmma_backward: bool,
+    /// Whether a layer-by-layer backward through L2 (neither pushed, in clusters, in a wavefront
+    /// nor on wgmma; half elements) runs its blocks in [`WIDE_BACKWARD_WARPS`] warps instead of
+    /// [`WARPS`], each warp's fragments of the weight tile in its registers for the whole
+    /// sequence (`recurrence_bwd.cu`'s BWD_WREG, L2_IN_REGS) instead of read from shared memory at
+    /// every step: [`Tuning::wide_backward`] asks, by default [`shape_wide_backward`]; taken where
+    /// it fits ([`Plan::with_wide_backward`]). Its chunk buffers (`buffers`) are counted for its
+    /// warps.
+    pub wide_backward: bool,
     /// Whether the wgmma backward sends its partial sums through distributed shared memory in
     /// bf16 (half the bytes; `recurrence_wgmma_bwd.cu`'s PARTIAL_BF16), as
     /// [`Tuning::bf16_partials`] asks.
@@ -188,6 +197,7 @@ impl Plan {
             reg_gates: false,
             wgmma: false,
             wgmma_backward: false,
+            wide_backward: false,
             bf16_partials: false,
             wgmma_subgroups: 1,
             scaled: false,
@@ -274,8 +284,12 @@ impl Plan {
                     let wgmma_backward = tuning
                         .wgmma_backward
                         .unwrap_or_else(|| shape_wgmma_backward(hidden, batch));
-                    return Ok(match train && wgmma_backward {
+                    let plan = match train && wgmma_backward {
                         true => Self::with_wgmma_backward(limits, plan, tuning),
+                        false => plan,
+                    };
+                    return Ok(match train {
+                        true => plan.with_wide_backward(limits.smem, (tuning, layers)),
                         false => plan,
                     });
                 }
@@ -410,6 +424,40 @@ impl Plan {
         }
     }
 
+    /// This training plan (of `layers` layers) with a wide backward ([`Plan::wide_backward`])
+    /// where `tuning` asks for one (by default [`shape_wide_backward`]) and it applies: a
+    /// layer-by-layer backward through L2 (not pushed, no clusters, not on wgmma) in half
+    /// elements that no wavefront takes (one layer, batch groups or one cluster a group:
+    /// `wave.rs`'s `Wave::new` takes none of them), whose fragments fit a thread's registers
+    /// beside the rest, and whose blocks fit in `smem` bytes with their chunk buffers counted
+    /// again for the wider blocks; else this plan.
+    fn with_wide_backward(self, smem: usize, (tuning, layers): (&Tuning, usize)) -> Plan {
+        let units = self.units[Pass::Backward as usize];
+        let gates = self.cell.gates();
+        let fragments = wide_backward_fragment_registers(gates, (self.hidden, units, self.chunk));
+        let applies = self.elem.words() == 1
+            && !self.wgmma_backward
+            && !self.pass_push(Pass::Backward)
+            && self.cluster(Pass::Backward) == 1
+            && (layers == 1 || self.groups > 1 || self.one_cluster)
+            && fragments <= WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS;
+        let asked = tuning
+            .wide_backward
+            .unwrap_or_else(|| shape_wide_backward(self.cell, self.hidden, self.group_batch()));
+        if !(applies && asked) {
+            return self;
+        }
+        let mut wide = Plan {
+            wide_backward: true,
+            ..self
+        };
+        wide.buffers = wide.most_buffers(smem);
+        match wide.smem_bytes(Pass::Backward) <= smem {
+            true => wide,
+            false => self,
+        }
+    }
+
     /// Whether the wgmma backward fits `plan` (a training plan) on a device of `limits`: sm_90,
     /// half elements, a batch of [`WGMMA_BWD_BATCH`], hidden [`WGMMA_BWD_HIDDEN`] (block r of
     /// each cluster multiplies cluster r's gate rows, so the clusters number as many as a
@@ -482,6 +530,7 @@ impl Plan {
             reg_gates: false,
             wgmma: true,
             wgmma_backward: false,
+            wide_backward: false,
             bf16_partials: false,
             wgmma_subgroups,
             scaled: elem == Operands::Tf32,
@@ -537,6 +586,7 @@ impl Plan {
             reg_gates: false,
             wgmma: false,
             wgmma_backward: false,
+            wide_backward: false,
             bf16_partials: false,
             wgmma_subgroups: 1,
             scaled: elem == Operands::Tf32 && tuning.f16_scaled,
@@ -954,11 +1004,12 @@ impl Plan {
 
     /// Warps of a block of `pass`'s layer-by-layer kernel: [`WARPS`], or with its gates in
     /// registers ([`Plan::reg_gates`]) a gate warp and a helper for each 4 units, and no more
-    /// (no warp idles through the steps).
+    /// (no warp idles through the steps), or a wide backward's ([`Plan::wide_backward`]).
     pub fn pass_warps(&self, pass: Pass) -> usize {
-        match self.pass_reg_gates(pass) {
-            true => self.units[pass as usize] / 4 * 2,
-            false => WARPS,
+        match pass {
+            Pass::Forward if self.reg_gates => self.units[pass as usize] / 4 * 2,
+            Pass::Backward if self.wide_backward => WIDE_BACKWARD_WARPS,
+            _ => WARPS,
         }
     }
 
@@ -1056,7 +1107,8 @@ impl Plan {
         };
         let buffers = self.buffers * chunk_batch * self.chunk * 2;
         let sums = chunk_batch * (rows + 4) * 4;
-        tile_rows * (columns + 8) * 2 + part + WARPS * buffers.max(sums).next_multiple_of(16)
+        let warps = self.pass_warps(Pass::Backward);
+        tile_rows * (columns + 8) * 2 + part + warps * buffers.max(sums).next_multiple_of(16)
     }
 
     /// The NVRTC definitions of the module of `pass`'s recurrence.
@@ -1138,6 +1190,9 @@ impl Plan {
         }
         if self.pass_reg_gates(pass) {
             defines.push("-DREG_GATES=1".into());
+        }
+        if pass == Pass::Backward && self.wide_backward {
+            defines.push("-DBWD_WREG=1".into());
         }
         if self.pass_transposes(pass) {
             defines.push("-DWT_WRITE=1".into());
@@ -1275,9 +1330,10 @@ impl Plan {
                 true => "_f16s",
                 false => "",
             },
-            match self.pass_reg_gates(pass) {
-                true => "_rg",
-                false => "",
+            match (pass, self.pass_reg_gates(pass), self.wide_backward) {
+                (Pass::Forward, true, _) => "_rg",
+                (Pass::Backward, _, true) => "_wide",
+                _ => "",
             },
             self.elem.name(),
         )
@@ -2052,6 +2108,47 @@ mod tests {
         };
         assert!(!off.backward_transposed());
         assert_modules_differ_in(&off, &plan, Pass::Backward);
+    }
+
+    /// A wide backward runs its blocks in 16 warps with its tile's fragments in registers: its
+    /// launch, defines and module say so, its shared memory counts 16 warps' chunk buffers, and
+    /// the forward is as before. The fragments of the shapes measured take 64 registers.
+    #[test]
+    fn a_wide_backward_runs_16_warps_with_its_fragments_in_registers() {
+        let plan = Plan {
+            units: [32, 32],
+            buffers: 3,
+            ..Plan::example(Cell::Lstm, 512, 16)
+        };
+        let wide = Plan {
+            wide_backward: true,
+            ..plan
+        };
+        assert_eq!(wide.pass_warps(Pass::Backward), WIDE_BACKWARD_WARPS);
+        assert_eq!(wide.pass_warps(Pass::Forward), WARPS);
+        assert_eq!(wide.launch_config(Pass::Backward).block_dim, (512, 1, 1));
+        assert_defines(&wide, Pass::Backward, &["-DNWARPS=16", "-DBWD_WREG=1"]);
+        assert!(!plan
+            .defines(Pass::Backward)
+            .contains(&"-DBWD_WREG=1".to_string()));
+        assert_eq!(wide.defines(Pass::Forward), plan.defines(Pass::Forward));
+        assert_modules_differ_in(&wide, &plan, Pass::Backward);
+        // The tile (32 units by 2048 gate columns, 8 padding), then each warp's three buffers
+        // of 16 samples by 64 columns (larger than its 16 x (32 + 4) f32 sums).
+        let per_warp = 3 * 16 * 64 * 2;
+        assert_eq!(
+            wide.smem_bytes(Pass::Backward),
+            32 * 2056 * 2 + 16 * per_warp
+        );
+        assert_eq!(
+            plan.smem_bytes(Pass::Backward),
+            32 * 2056 * 2 + 8 * per_warp
+        );
+        let registers = |gates, shape| wide_backward_fragment_registers(gates, shape);
+        assert_eq!(registers(4, (512, 32, 64)), 64);
+        assert_eq!(registers(3, (512, 32, 64)), 64);
+        assert_eq!(registers(4, (1024, 16, 64)), 64);
+        assert_eq!(registers(4, (1024, 32, 64)), 128);
     }
 
     /// A pushed forward in half elements can write W_hh transposed for a backward that reads

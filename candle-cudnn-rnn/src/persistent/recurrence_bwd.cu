@@ -21,6 +21,8 @@
 // them by that CL-th of the step's gate gradients (a CL-th of the L2 traffic), and the cluster
 // sums the partial products through distributed shared memory; block r then owns units
 // q * CL * UNITS + r * UNITS.. as without clusters (u0 = blockIdx.x * UNITS either way).
+// With BWD_WREG (1; plan.rs's Plan::wide_backward, in 16 warps) each warp keeps its fragments of
+// the tile in registers for the whole sequence (BwdTile's L2_IN_REGS).
 // Stage buffers: `(u16*)(warp_region + i * BUF_BYTES)`, i < NBUF (no pointer array: it would
 // live in local memory). The weight tile and the stage buffers hold only the UNITS rows and
 // BATCH rows that exist: the tensor-core tiles' rows past them read a real row (clamped) and
@@ -181,6 +183,23 @@ struct BwdTile {
     static constexpr bool PUSH_IN_REGS = PUSH && PUSH_WREG;
 #else
     static constexpr bool PUSH_IN_REGS = PUSH && PMT_PER_WARP * PKSTEPS * 4 <= (NT == 1 ? 128 : 64);
+#endif
+    // L2_IN_REGS (-DBWD_WREG=1 asks; off by default): a backward through L2 (not pushed, not in a
+    // wavefront, no clusters) keeps each warp's A fragments of the tile (its CPW chunks of K, all
+    // MTB tiles of rows) in registers for the whole sequence instead of reading them from shared
+    // memory at every step, where they take at most 64 registers a thread in blocks of 16 warps
+    // (128 registers a thread in all; kernel.rs's WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS), 128 in
+    // blocks of 8. The same products in the same order. In 16 warps a launch at hidden 512-1024
+    // took 0.82-0.93x the time of 8 warps reading the tile from shared memory; in 8 warps,
+    // 0.93-1.15x (results/2026-12-02-h200-wide-backward/).
+    static constexpr int L2_FRAG_REGS = CPW * (CH / 16) * MTB * 4;
+#if defined(BWD_WREG) && !defined(WAVE_LAYERS)
+    static constexpr bool L2_IN_REGS =
+        !PUSH && !UPPER_ && CL == 1 && BWD_WREG && L2_FRAG_REGS <= (NWARPS > 8 ? 64 : 128);
+    static_assert(!BWD_WREG || UPPER_ || L2_IN_REGS, "BWD_WREG: a backward through L2 without clusters whose "
+                  "tile's fragments fit in the registers a thread has to spare");
+#else
+    static constexpr bool L2_IN_REGS = false;
 #endif
     static constexpr int PUSH_SMEM = (PROWS + 2 * NPAD) * PW * 2 + (RECV_BYTES > SLOT_BYTES ? RECV_BYTES : SLOT_BYTES) + 16;
     // Shared memory per block (plan.rs's `Plan::backward_smem` says the same).
@@ -385,6 +404,24 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
                 int m = min(warp + i * NWARPS, P::PMT - 1) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
                 ldsm_x4(pw[i][kk], pt + m * P::PW + kk * 16 + (lane >> 4) * 8);
             }
+    }
+
+    // L2_IN_REGS: the warp's fragments of the tile, for its chunks of K (a chunk past the
+    // block's last loads a real one, unused).
+    constexpr bool L2_REGS = P::L2_IN_REGS;
+    u32 lw[L2_REGS ? CPW : 1][L2_REGS ? CH / 16 : 1][L2_REGS ? MTB : 1][4];
+    if constexpr (L2_REGS) {
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < CPW; ++i)
+#pragma unroll
+            for (int kk = 0; kk < CH / 16; ++kk)
+#pragma unroll
+                for (int mt = 0; mt < MTB; ++mt) {
+                    const int col = min(warp * CPW + i, NCR - 1) * CH;
+                    const int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
+                    ldsm_x4(lw[i][kk][mt], at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+                }
     }
 
     MARK(1);
@@ -659,7 +696,10 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             };
 #pragma unroll
             for (int j = 0; j < NBUF - 1; ++j) issue(j);
-            for (int i = 0; i < c_count; ++i) {
+            // Chunk i of the warp's K for every chunk of the group's batch, its tile rows'
+            // fragments from the warp's registers (L2_REGS: i is then a constant of the unrolled
+            // loop below) or from the tile in shared memory.
+            auto multiply = [&](int i) {
 #pragma unroll
                 for (int cg = 0; cg < BG; ++cg) {
                     const int j = i * BG + cg;
@@ -681,13 +721,25 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #pragma unroll
                         for (int mt = 0; mt < MTB; ++mt) {
                             u32 w4[4];
-                            int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
-                            ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+                            if constexpr (L2_REGS) {
+#pragma unroll
+                                for (int q = 0; q < 4; ++q) w4[q] = lw[i][kk][mt][q];
+                            } else {
+                                int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
+                                ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+                            }
 #pragma unroll
                             for (int nt = 0; nt < NT; ++nt) mma(acc[cg][mt][nt], w4, bf[nt]);
                         }
                     }
                 }
+            };
+            if constexpr (L2_REGS) {
+#pragma unroll
+                for (int i = 0; i < CPW; ++i)
+                    if (i < c_count) multiply(i);
+            } else {
+                for (int i = 0; i < c_count; ++i) multiply(i);
             }
             PHASE(3);
             // The partial sums below reuse the buffers: nothing may still be landing in them.

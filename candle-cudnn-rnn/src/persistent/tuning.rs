@@ -105,6 +105,11 @@ pub(crate) struct Tuning {
     /// planner's rule ([`super::rules::shape_wgmma_backward`]);
     /// `CANDLE_RNN_PERSISTENT_WGMMA_BWD` = `1` wherever it fits, `0` never.
     pub wgmma_backward: Option<bool>,
+    /// Whether a layer-by-layer backward through L2 runs its blocks in 16 warps with each warp's
+    /// share of the weight tile in registers ([`super::plan::Plan::wide_backward`]). `None` (the
+    /// default): the planner's rule ([`super::rules::shape_wide_backward`]);
+    /// `CANDLE_RNN_PERSISTENT_WIDE_BACKWARD` = `1` wherever it applies, `0` never.
+    pub wide_backward: Option<bool>,
     /// Whether the wgmma backward sends its partial sums in bf16
     /// ([`super::plan::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
     /// default.
@@ -167,6 +172,7 @@ impl Tuning {
         reg_gates: true,
         wgmma: None,
         wgmma_backward: None,
+        wide_backward: None,
         bf16_partials: false,
         wgmma_subgroups: None,
         wgmma_units: None,
@@ -271,6 +277,7 @@ impl Tuning {
         let reg_gates = switch("CANDLE_RNN_PERSISTENT_REG_GATES").unwrap_or(d.reg_gates);
         let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
         let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
+        let wide_backward = switch("CANDLE_RNN_PERSISTENT_WIDE_BACKWARD").or(d.wide_backward);
         let bf16_partials =
             switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16").unwrap_or(d.bf16_partials);
         let wgmma_subgroups =
@@ -299,6 +306,7 @@ impl Tuning {
             reg_gates,
             wgmma,
             wgmma_backward,
+            wide_backward,
             bf16_partials,
             wgmma_subgroups,
             wgmma_units,
@@ -344,6 +352,7 @@ mod tests {
                 reg_gates: true,
                 wgmma: None,
                 wgmma_backward: None,
+                wide_backward: None,
                 bf16_partials: false,
                 wgmma_subgroups: None,
                 wgmma_units: None,
@@ -360,13 +369,14 @@ mod tests {
     fn switches_by_shape_unless_asked() {
         // A knob's name and the field it sets.
         type Switch<T> = (&'static str, fn(&Tuning) -> T);
-        let by_shape: [Switch<Option<bool>>; 8] = [
+        let by_shape: [Switch<Option<bool>>; 9] = [
             ("CANDLE_RNN_PERSISTENT_TRANSPOSED", |t| t.transposed),
             ("CANDLE_RNN_PERSISTENT_FORWARD_TRANSPOSES", |t| {
                 t.forward_transposes
             }),
             ("CANDLE_RNN_PERSISTENT_WGMMA", |t| t.wgmma),
             ("CANDLE_RNN_PERSISTENT_WGMMA_BWD", |t| t.wgmma_backward),
+            ("CANDLE_RNN_PERSISTENT_WIDE_BACKWARD", |t| t.wide_backward),
             ("CANDLE_RNN_PERSISTENT_SIDE_STREAMS", |t| t.side_streams),
             ("CANDLE_RNN_PERSISTENT_HALF_PROJECTION", |t| {
                 t.half_projection

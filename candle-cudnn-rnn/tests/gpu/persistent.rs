@@ -212,6 +212,27 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
     );
 }
 
+/// Training whose backward runs wide where the rule takes it (`rules.rs`'s
+/// `shape_wide_backward`: 16 warps a block, each warp's fragments of the weight tile in registers,
+/// `recurrence_bwd.cu`'s BWD_WREG), and beside it where it does not: hidden 1024 at batch 32 (2
+/// groups of 16, 16 units a block: the GRU's wide), two layers of 512 at batch 128 (layer by layer
+/// in 8 groups of 16, the forward on wgmma: the LSTM's wide), and 512 at batch 24 (on an H200 3
+/// groups of 8 on blocks of 12 units, an LSTM's, or 16, a GRU's: both wide), LSTM and GRU. (At
+/// hidden 512 and batch 16-32 `persistent_clusters_of_16_match_the_f64_cpu_path`'s backwards in
+/// one cluster a group, through L2, run wide too.)
+#[test]
+fn persistent_wide_backward_matches_the_f64_cpu_path() {
+    run_cells(
+        "persistent_wide_backward_matches_the_f64_cpu_path",
+        &[(RnnMode::Lstm, Biases::Both), (RnnMode::Gru, Biases::Both)],
+        &[
+            (1, 32, 6, 48, 1024),
+            (2, 128, 4, 32, 512),
+            (1, 24, 7, 64, 512),
+        ],
+    );
+}
+
 /// The shapes at the edges of the forward with its gates in registers (`recurrence_reg_fwd.cu`: a
 /// pushed one-cluster forward of up to 8 samples a batch group, hidden up to 256), which they take
 /// by default (with `CANDLE_RNN_PERSISTENT_REG_GATES=0`, `recurrence_fwd.cu`'s), LSTM and GRU, each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not run yet (§3's next step). On the GPU, from the repository root, with D=.devbin-c (or a
+# §3's next step (its run: ../2026-12-02-h200-wide-backward/ §6). On the GPU, from the repository root, with D=.devbin-c (or a
 # later build): where the op's pushed backward at hidden 512 loses its time. Graphed f16
 # training | forward, µs an example, at [30, 32, 512] and [200, 32, 512], LSTM and GRU: the
 # rule's backward through L2, the pushed one, and each again with the weight-gradient GEMMs on

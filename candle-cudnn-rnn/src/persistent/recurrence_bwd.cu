@@ -189,9 +189,9 @@ struct BwdTile {
     // MTB tiles of rows) in registers for the whole sequence instead of reading them from shared
     // memory at every step, where they take at most 64 registers a thread in blocks of 16 warps
     // (128 registers a thread in all; kernel.rs's WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS), 128 in
-    // blocks of 8. The same products in the same order. In 16 warps a launch at hidden 512-1024
-    // took 0.82-0.93x the time of 8 warps reading the tile from shared memory; in 8 warps,
-    // 0.93-1.15x (results/2026-12-02-h200-wide-backward/).
+    // blocks of 8. The same products in the same order. In 16 warps the launches were shorter
+    // than 8 warps' reading the tile from shared memory; in 8 warps the fragments did not pay
+    // (results/2026-12-02-h200-wide-backward/, section 2).
     static constexpr int L2_FRAG_REGS = CPW * (CH / 16) * MTB * 4;
 #if defined(BWD_WREG) && !defined(WAVE_LAYERS)
     static constexpr bool L2_IN_REGS =

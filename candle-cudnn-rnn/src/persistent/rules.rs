@@ -351,18 +351,11 @@ const PUSHED_BACKWARD_MOST_HIDDEN: usize = 384;
 /// Whether a layer-by-layer backward through L2 of `cell` at `hidden` in batch groups of
 /// `group_batch` samples that can run wide (16 warps, each warp's fragments of the weight tile
 /// in registers: [`Plan::wide_backward`](super::plan::Plan::wide_backward)) does, where the
-/// tuning leaves it to the shape: an LSTM at hidden 512, a GRU at 1024, and a GRU at 512 in
-/// groups of up to [`WIDE_GRU_512_MOST_SAMPLES`] (its 24 chunks of gate columns fall unevenly
-/// on 16 warps). In the lab, a launch of 30 steps against 8 warps reading the tile from shared
-/// memory took 0.82x at [32, 512] (4 groups of 8 samples, one cluster of 16 blocks each; 72.2
-/// against 87.6 µs), 0.92x at [128, 512] (8 groups of 16) and 0.93x at [32, 1024] (2 groups of
-/// 16, 16 units a block); 16 warps alone 0.94-1.00x, the fragments in 8 warps' registers
-/// 0.93-1.15x. Through the op, graphed f16 training with dx against the rule's 8 warps: LSTM
-/// [30, 32, 512] 4.69 against 5.03 µs an example, [200, 32, 512] 26.1 against 28.1, [30 and
-/// 200, 128, 3 x 512] 0.98-0.99x, GRU [30, 32, 512] 4.38 against 4.53, [30, 32, 1024] 7.97
-/// against 8.12; but GRU [30, 128, 512] 2.01 against 1.96 and [30, 128, 3 x 512] 5.33 against
-/// 5.23, LSTM [30, 32, 1024] 9.29 against 9.20, [30, 64, 1024] even
-/// (`results/2026-12-02-h200-wide-backward/`).
+/// tuning leaves it to the shape: where graphed training ran faster so
+/// (`results/2026-12-02-h200-wide-backward/`, §3), an LSTM at hidden 512, a GRU at 1024, and a
+/// GRU at 512 in groups of up to [`WIDE_GRU_512_MOST_SAMPLES`]. A GRU's 24 chunks of gate columns
+/// at 512 fall unevenly on 16 warps: in groups of 16 samples it ran slower wide, and so did an
+/// LSTM at 1024.
 pub(crate) fn shape_wide_backward(cell: Cell, hidden: usize, group_batch: usize) -> bool {
     match (cell, hidden) {
         (Cell::Lstm, 512) | (Cell::Gru, 1024) => true,

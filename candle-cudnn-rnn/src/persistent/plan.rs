@@ -1002,13 +1002,18 @@ impl Plan {
         pass == Pass::Forward && self.reg_gates
     }
 
+    /// Whether `pass` runs wide ([`Plan::wide_backward`]: the backward).
+    pub fn pass_wide(&self, pass: Pass) -> bool {
+        pass == Pass::Backward && self.wide_backward
+    }
+
     /// Warps of a block of `pass`'s layer-by-layer kernel: [`WARPS`], or with its gates in
     /// registers ([`Plan::reg_gates`]) a gate warp and a helper for each 4 units, and no more
     /// (no warp idles through the steps), or a wide backward's ([`Plan::wide_backward`]).
     pub fn pass_warps(&self, pass: Pass) -> usize {
-        match pass {
-            Pass::Forward if self.reg_gates => self.units[pass as usize] / 4 * 2,
-            Pass::Backward if self.wide_backward => WIDE_BACKWARD_WARPS,
+        match (self.pass_reg_gates(pass), self.pass_wide(pass)) {
+            (true, _) => self.units[pass as usize] / 4 * 2,
+            (_, true) => WIDE_BACKWARD_WARPS,
             _ => WARPS,
         }
     }
@@ -1191,7 +1196,7 @@ impl Plan {
         if self.pass_reg_gates(pass) {
             defines.push("-DREG_GATES=1".into());
         }
-        if pass == Pass::Backward && self.wide_backward {
+        if self.pass_wide(pass) {
             defines.push("-DBWD_WREG=1".into());
         }
         if self.pass_transposes(pass) {
@@ -1330,9 +1335,9 @@ impl Plan {
                 true => "_f16s",
                 false => "",
             },
-            match (pass, self.pass_reg_gates(pass), self.wide_backward) {
-                (Pass::Forward, true, _) => "_rg",
-                (Pass::Backward, _, true) => "_wide",
+            match (self.pass_reg_gates(pass), self.pass_wide(pass)) {
+                (true, _) => "_rg",
+                (_, true) => "_wide",
                 _ => "",
             },
             self.elem.name(),

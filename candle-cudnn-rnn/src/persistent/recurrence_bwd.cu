@@ -406,6 +406,12 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
             }
     }
 
+    // The A fragment of the tile's row tile `mt` at K step `kk` of the chunk at column `col`
+    // (rows past the tile read a real one, clamped; their products are never used).
+    auto tile_fragment = [&](u32(&w4)[4], int mt, int col, int kk) {
+        const int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
+        ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+    };
     // L2_IN_REGS: the warp's fragments of the tile, for its chunks of K (a chunk past the
     // block's last loads a real one, unused).
     constexpr bool L2_REGS = P::L2_IN_REGS;
@@ -417,11 +423,8 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #pragma unroll
             for (int kk = 0; kk < CH / 16; ++kk)
 #pragma unroll
-                for (int mt = 0; mt < MTB; ++mt) {
-                    const int col = min(warp * CPW + i, NCR - 1) * CH;
-                    const int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
-                    ldsm_x4(lw[i][kk][mt], at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
-                }
+                for (int mt = 0; mt < MTB; ++mt)
+                    tile_fragment(lw[i][kk][mt], mt, min(warp * CPW + i, NCR - 1) * CH, kk);
     }
 
     MARK(1);
@@ -725,8 +728,7 @@ __device__ __forceinline__ void recurrence_bwd(const BwdArgs& a, unsigned long l
 #pragma unroll
                                 for (int q = 0; q < 4; ++q) w4[q] = lw[i][kk][mt][q];
                             } else {
-                                int m = min(mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, ROWS - 1);
-                                ldsm_x4(w4, at + m * APITCH + col + kk * 16 + (lane >> 4) * 8);
+                                tile_fragment(w4, mt, col, kk);
                             }
 #pragma unroll
                             for (int nt = 0; nt < NT; ++nt) mma(acc[cg][mt][nt], w4, bf[nt]);

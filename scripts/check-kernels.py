@@ -322,18 +322,21 @@ def variants():
     # in registers, recurrence_bwd.cu's BWD_WREG) at the shapes rules.rs's shape_wide_backward
     # takes: hidden 512 in one cluster of 16 blocks for each of 4 groups of 8 (f16), in 8 groups of
     # 16 (bf16, the tile from W_hh transposed), hidden 1024 in 2 groups of 16 on blocks of 16 units
-    # (bf16, transposed); a GRU's 1536 gate columns alike.
+    # (bf16, transposed); a GRU's 1536 gate columns alike, and at hidden 512 in chunks of 32
+    # (rules.rs's shape_wide_backward_chunk).
     for cell in ("lstm", "gru"):
-        for hid, batch, groups, units, nbuf, elem, one in ((512, 8, 4, 32, 4, "-DELEM_BF16=0", 1),
-                                                           (512, 16, 8, 32, 3, "-DELEM_BF16=1", 0),
-                                                           (1024, 16, 2, 16, 3, "-DELEM_BF16=1", 0)):
+        for hid, batch, groups, units, nbuf, elem, one, ch in (
+                (512, 8, 4, 32, 4, "-DELEM_BF16=0", 1, 64), (512, 16, 8, 32, 3, "-DELEM_BF16=1", 0, 64),
+                (1024, 16, 2, 16, 3, "-DELEM_BF16=1", 0, 64)) + (
+                ((512, 8, 4, 32, 8, "-DELEM_BF16=0", 1, 32), (512, 16, 8, 32, 6, "-DELEM_BF16=1", 0, 32))
+                if cell == "gru" else ()):
             wide = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=16", elem,
-                    f"-DUNITS={units}", "-DCL=1", f"-DNBUF={nbuf}", "-DCH=64", f"-DONE_CLUSTER={one}",
+                    f"-DUNITS={units}", "-DCL=1", f"-DNBUF={nbuf}", f"-DCH={ch}", f"-DONE_CLUSTER={one}",
                     "-DBWD_WREG=1"] + ([] if one else ["-DWT_ROWS=1"])
             tag = "bf16" if elem.endswith("1") else "f16"
             arch = "compute_90" if one else "compute_80"
-            yield (f"{cell} wide backward h{hid} b{batch} g{groups} {tag}{' one cluster' if one else ''}",
-                   "persistent_bwd", wide, arch, cell)
+            yield (f"{cell} wide backward h{hid} b{batch} g{groups} {tag}{' one cluster' if one else ''}"
+                   f"{' chunks of 32' if ch == 32 else ''}", "persistent_bwd", wide, arch, cell)
     # The pushed forward with its gates in registers (REG_GATES, plan.rs's Plan::reg_gates), its
     # shared memory as kernel.rs's reg_gates_smem sizes it (which the kernel checks), a gate warp
     # and a helper for each 4 units: hidden 128 in 16 groups of 8 (16 units a block) with an

@@ -147,7 +147,8 @@ pub enum RnnAlgo {
     /// built, override the planner for every shape: `CANDLE_RNN_PERSISTENT_CLUSTER` = `N` or
     /// `F,B`, the cluster size (1, 2 or 4) of both passes or of the forward and the backward;
     /// `CANDLE_RNN_PERSISTENT_ONE_CLUSTER` = `0` never one cluster, `1` wherever it fits;
-    /// `CANDLE_RNN_PERSISTENT_CHUNK=32` the backward's chunks of gate columns (default 64);
+    /// `CANDLE_RNN_PERSISTENT_CHUNK` = `32` or `64` the backward's chunks of gate columns (by
+    /// default 64, a GRU's wide backward at hidden 512 32);
     /// `CANDLE_RNN_PERSISTENT_WAVE=0` stacks layer by layer.
     Persistent,
 }

@@ -213,6 +213,10 @@ pub(super) fn wide_backward_fragment_registers(
 /// L2_IN_REGS at 16 warps, 128 registers a thread: the rest of the kernel takes about as many).
 pub(super) const WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS: usize = 64;
 
+/// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH) where neither the
+/// tuning nor a rule says otherwise ([`super::tuning::Tuning::chunk`]).
+pub(super) const DEFAULT_CHUNK: usize = 64;
+
 /// The samples of a chunk of the batch: both recurrences multiply a step's batch in chunks of
 /// this many, one after another (`common.cuh`'s NB, NCH; more would need more accumulator
 /// registers than a thread has). The measured rules (`choose.rs`) cover batches up to it.

@@ -7,9 +7,9 @@ use super::cell::{Cell, UNIT_STEP};
 use super::kernel::{
     allow_smem, forward_smem, function, module, pushed_backward_smem, reg_gates_smem,
     wgmma_bwd_smem, wgmma_bwd_sources, wgmma_smem, wgmma_sources, wgmma_wave_sources,
-    wide_backward_fragment_registers, Limits, Operands, Pass, CHUNK_SAMPLES, L1_RESERVE,
-    MAX_BUFFERS, MAX_KERNEL_BATCH, REG_GATES_GROUP_SAMPLES, REG_GATES_MOST_HIDDEN, WARPS,
-    WGMMA_BWD_BATCH, WGMMA_BWD_CLUSTER, WGMMA_BWD_HIDDEN, WGMMA_BWD_KERNEL, WGMMA_BWD_UNITS,
+    wide_backward_fragment_registers, Limits, Operands, Pass, CHUNK_SAMPLES, DEFAULT_CHUNK,
+    L1_RESERVE, MAX_BUFFERS, MAX_KERNEL_BATCH, REG_GATES_GROUP_SAMPLES, REG_GATES_MOST_HIDDEN,
+    WARPS, WGMMA_BWD_BATCH, WGMMA_BWD_CLUSTER, WGMMA_BWD_HIDDEN, WGMMA_BWD_KERNEL, WGMMA_BWD_UNITS,
     WGMMA_GROUP_SAMPLES, WGMMA_HIDDEN_STEP, WGMMA_KERNEL, WGMMA_MOST_HIDDEN, WGMMA_MOST_SUBGROUPS,
     WGMMA_PROJECTION_ROWS, WGMMA_PROJECTION_SLOTS, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
     WGMMA_WAVE_BATCH, WGMMA_WAVE_GROUP, WGMMA_WAVE_KERNEL, WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS,
@@ -21,7 +21,7 @@ use super::rules::{
     reg_gates_units, rules_operands, shape_clusters, shape_groups, shape_multicast,
     shape_one_cluster, shape_one_cluster_pushes, shape_transposed, shape_wgmma_backward,
     shape_wgmma_forward, shape_wgmma_training, shape_wgmma_units, shape_wgmma_wave,
-    shape_wide_backward, FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
+    shape_wide_backward, shape_wide_backward_chunk, FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
 };
 use super::tuning::{Tuning, WaveTuning};
 use candle_core::cuda_backend::cudarc::driver::sys::CUfunction_attribute;
@@ -425,7 +425,8 @@ impl Plan {
     }
 
     /// This training plan (of `layers` layers) with a wide backward ([`Plan::wide_backward`])
-    /// where `tuning` asks for one (by default [`shape_wide_backward`]) and it applies: a
+    /// in chunks of the tuning's gate columns (by default [`shape_wide_backward_chunk`]'s) where
+    /// `tuning` asks for one (by default [`shape_wide_backward`]) and it applies: a
     /// layer-by-layer backward through L2 (not pushed, no clusters, not on wgmma) in half
     /// elements that no wavefront takes (one layer, batch groups or one cluster a group:
     /// `wave.rs`'s `Wave::new` takes none of them), whose fragments fit a thread's registers
@@ -434,21 +435,25 @@ impl Plan {
     fn with_wide_backward(self, smem: usize, (tuning, layers): (&Tuning, usize)) -> Plan {
         let units = self.units[Pass::Backward as usize];
         let gates = self.cell.gates();
-        let fragments = wide_backward_fragment_registers(gates, (self.hidden, units, self.chunk));
+        let chunk = tuning
+            .chunk
+            .unwrap_or_else(|| shape_wide_backward_chunk(self.cell, self.hidden));
+        let fragments = wide_backward_fragment_registers(gates, (self.hidden, units, chunk));
         let applies = self.elem.words() == 1
             && !self.wgmma_backward
             && !self.pass_push(Pass::Backward)
             && self.cluster(Pass::Backward) == 1
             && (layers == 1 || self.groups > 1 || self.one_cluster)
             && fragments <= WIDE_BACKWARD_MOST_FRAGMENT_REGISTERS;
-        let asked = tuning
-            .wide_backward
-            .unwrap_or_else(|| shape_wide_backward(self.cell, self.hidden, self.group_batch()));
+        let asked = tuning.wide_backward.unwrap_or_else(|| {
+            shape_wide_backward(self.cell, self.hidden, (self.group_batch(), chunk))
+        });
         if !(applies && asked) {
             return self;
         }
         let mut wide = Plan {
             wide_backward: true,
+            chunk,
             ..self
         };
         wide.buffers = wide.most_buffers(smem);
@@ -515,7 +520,7 @@ impl Plan {
             units: [units; 2],
             elem,
             buffers: 2,
-            chunk: tuning.chunk,
+            chunk: tuning.chunk.unwrap_or(DEFAULT_CHUNK),
             clusters: [1, 1],
             one_cluster: false,
             multicast: 1,
@@ -563,7 +568,7 @@ impl Plan {
             units,
             elem,
             buffers: 2,
-            chunk: tuning.chunk,
+            chunk: tuning.chunk.unwrap_or(DEFAULT_CHUNK),
             clusters: tuning
                 .clusters
                 .unwrap_or_else(|| shape_clusters(cell, hidden, (group_batch, groups > 1))),
@@ -2154,6 +2159,38 @@ mod tests {
         assert_eq!(registers(3, (512, 32, 64)), 64);
         assert_eq!(registers(4, (1024, 16, 64)), 64);
         assert_eq!(registers(4, (1024, 32, 64)), 128);
+    }
+
+    /// A GRU at hidden 512 in groups of 16 samples runs its backward wide in chunks of 32 gate
+    /// columns (3 for each of the 16 warps), and not at all where the tuning asks for chunks of
+    /// 64; an LSTM's wide backward keeps chunks of 64; neither moves a plan that does not run
+    /// wide.
+    #[test]
+    fn a_gru_at_512_runs_wide_in_chunks_of_32() {
+        let half = |cell, batch, groups| Plan {
+            units: [32, 32],
+            elem: Operands::F16,
+            groups,
+            ..Plan::example(cell, 512, batch)
+        };
+        let widened = |plan: Plan, chunk| {
+            let tuning = Tuning {
+                chunk,
+                ..Tuning::DEFAULT
+            };
+            let wide = plan.with_wide_backward(H100_SMEM, (&tuning, 1));
+            (wide.wide_backward, wide.chunk)
+        };
+        assert_eq!(widened(half(Cell::Gru, 128, 8), None), (true, 32));
+        assert_eq!(widened(half(Cell::Gru, 128, 8), Some(64)), (false, 64));
+        assert_eq!(widened(half(Cell::Gru, 32, 4), Some(64)), (true, 64));
+        assert_eq!(widened(half(Cell::Lstm, 128, 8), None), (true, 64));
+        assert_eq!(widened(half(Cell::Lstm, 128, 8), Some(32)), (true, 32));
+        let narrow = Plan {
+            hidden: 256,
+            ..half(Cell::Gru, 128, 8)
+        };
+        assert_eq!(widened(narrow, None), (false, 64));
     }
 
     /// A pushed forward in half elements can write W_hh transposed for a backward that reads

@@ -6,8 +6,8 @@
 
 use super::cell::{Cell, UNIT_STEP};
 use super::kernel::{
-    Operands, CHUNK_SAMPLES, REG_GATES_MOST_UNITS, WARPS, WGMMA_BWD_BATCH, WGMMA_BWD_HIDDEN,
-    WGMMA_GROUP_SAMPLES, WGMMA_MOST_HIDDEN, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
+    Operands, CHUNK_SAMPLES, DEFAULT_CHUNK, REG_GATES_MOST_UNITS, WARPS, WGMMA_BWD_BATCH,
+    WGMMA_BWD_HIDDEN, WGMMA_GROUP_SAMPLES, WGMMA_MOST_HIDDEN, WGMMA_REGISTER_UNITS, WGMMA_UNITS,
 };
 use super::launch::{MOST_CLUSTER_BLOCKS, PORTABLE_CLUSTER_BLOCKS};
 use candle_core::DType;
@@ -349,18 +349,37 @@ pub(super) fn shape_one_cluster_pushes(hidden: usize) -> [bool; 2] {
 const PUSHED_BACKWARD_MOST_HIDDEN: usize = 384;
 
 /// Whether a layer-by-layer backward through L2 of `cell` at `hidden` in batch groups of
-/// `group_batch` samples that can run wide (16 warps, each warp's fragments of the weight tile
-/// in registers: [`Plan::wide_backward`](super::plan::Plan::wide_backward)) does, where the
-/// tuning leaves it to the shape: where graphed training ran faster so
-/// (`results/2026-12-02-h200-wide-backward/`, §3), an LSTM at hidden 512, a GRU at 1024, and a
-/// GRU at 512 in groups of up to [`WIDE_GRU_512_MOST_SAMPLES`]. A GRU's 24 chunks of gate columns
-/// at 512 fall unevenly on 16 warps: in groups of 16 samples it ran slower wide, and so did an
-/// LSTM at 1024.
-pub(crate) fn shape_wide_backward(cell: Cell, hidden: usize, group_batch: usize) -> bool {
+/// `group_batch` samples, in chunks of `chunk` gate columns, that can run wide (16 warps, each
+/// warp's fragments of the weight tile in registers:
+/// [`Plan::wide_backward`](super::plan::Plan::wide_backward)) does, where the tuning leaves it to
+/// the shape: where graphed training ran faster so (`results/2026-12-02-h200-wide-backward/`,
+/// §3), an LSTM at hidden 512, a GRU at 1024, and a GRU at 512 in chunks of 32 or in groups of up
+/// to [`WIDE_GRU_512_MOST_SAMPLES`]. A GRU's 24 chunks of 64 gate columns at 512 fall unevenly on
+/// 16 warps: in groups of 16 samples it ran slower wide, where its 48 chunks of 32 did not
+/// (`results/2026-12-02-h200-wide-chunks/`); so did an LSTM at 1024.
+pub(crate) fn shape_wide_backward(
+    cell: Cell,
+    hidden: usize,
+    (group_batch, chunk): (usize, usize),
+) -> bool {
     match (cell, hidden) {
         (Cell::Lstm, 512) | (Cell::Gru, 1024) => true,
-        (Cell::Gru, 512) => group_batch <= WIDE_GRU_512_MOST_SAMPLES,
+        (Cell::Gru, 512) => chunk == 32 || group_batch <= WIDE_GRU_512_MOST_SAMPLES,
         _ => false,
+    }
+}
+
+/// Gate columns per chunk of a wide backward's product
+/// ([`Tuning::chunk`](super::tuning::Tuning::chunk)) of `cell` at `hidden`
+/// where the tuning leaves it to the shape: 32 for a GRU at 512, whose 1536 gate columns then
+/// fall in 48 chunks, 3 for each of the 16 warps (in chunks of 64, 24 chunks: 12 warps take 2 and
+/// 4 none); graphed f16 training took 0.97-0.99x the time in chunks of 64
+/// (`results/2026-12-02-h200-wide-chunks/`). Else [`DEFAULT_CHUNK`] (an LSTM at 512 and 1024 ran
+/// slower in 32s).
+pub(crate) fn shape_wide_backward_chunk(cell: Cell, hidden: usize) -> usize {
+    match (cell, hidden) {
+        (Cell::Gru, 512) => 32,
+        _ => DEFAULT_CHUNK,
     }
 }
 
@@ -698,13 +717,18 @@ mod tests {
     #[test]
     fn the_backward_runs_wide_where_it_was_faster() {
         // LSTM at 512, however grouped; a GRU at 1024, and at 512 in groups of 8 only.
-        assert!(shape_wide_backward(Cell::Lstm, 512, 8));
-        assert!(shape_wide_backward(Cell::Lstm, 512, 16));
-        assert!(shape_wide_backward(Cell::Gru, 1024, 16));
-        assert!(shape_wide_backward(Cell::Gru, 512, 8));
-        assert!(!shape_wide_backward(Cell::Gru, 512, 16));
-        assert!(!shape_wide_backward(Cell::Lstm, 1024, 16));
-        assert!(!shape_wide_backward(Cell::Lstm, 256, 8));
+        assert!(shape_wide_backward(Cell::Lstm, 512, (8, 64)));
+        assert!(shape_wide_backward(Cell::Lstm, 512, (16, 64)));
+        assert!(shape_wide_backward(Cell::Gru, 1024, (16, 64)));
+        assert!(shape_wide_backward(Cell::Gru, 512, (8, 64)));
+        assert!(shape_wide_backward(Cell::Gru, 512, (16, 32)));
+        assert!(!shape_wide_backward(Cell::Gru, 512, (16, 64)));
+        assert!(!shape_wide_backward(Cell::Lstm, 1024, (16, 64)));
+        assert!(!shape_wide_backward(Cell::Lstm, 256, (8, 64)));
+        // A GRU at 512 in chunks of 32 (3 a warp), the rest in 64s.
+        assert_eq!(shape_wide_backward_chunk(Cell::Gru, 512), 32);
+        assert_eq!(shape_wide_backward_chunk(Cell::Gru, 1024), 64);
+        assert_eq!(shape_wide_backward_chunk(Cell::Lstm, 512), 64);
     }
 
     #[test]

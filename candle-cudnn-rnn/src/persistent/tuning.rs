@@ -16,11 +16,12 @@ pub(crate) struct Tuning {
     /// rule for the shape ([`super::rules::shape_clusters`]). `CANDLE_RNN_PERSISTENT_CLUSTER` =
     /// `N` (both passes) or `F,B`, each 1, 2 or 4 (anything else: 1), sets them for every shape.
     pub clusters: Option<[usize; 2]>,
-    /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH): 64 by default
-    /// (half as many waits and copies per step as 32, and fewer buffers in shared memory: the
-    /// faster for PTB large, `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), 32 with
-    /// `CANDLE_RNN_PERSISTENT_CHUNK=32`.
-    pub chunk: usize,
+    /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH). `None` (the
+    /// default): [`super::kernel::DEFAULT_CHUNK`] (half as many waits and copies per step as 32, and fewer buffers in shared
+    /// memory: the faster for PTB large, `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), or a
+    /// wide backward's rule ([`super::rules::shape_wide_backward_chunk`]);
+    /// `CANDLE_RNN_PERSISTENT_CHUNK` = `32` or `64` sets it for every shape.
+    pub chunk: Option<usize>,
     /// Whether stacked layers run as one wavefront launch per pass (`wave`).
     pub wave: WaveTuning,
     /// Whether a layer whose blocks fit in one thread-block cluster of
@@ -156,7 +157,7 @@ impl Tuning {
     /// The tuning without any of the variables set.
     pub const DEFAULT: Tuning = Tuning {
         clusters: None,
-        chunk: 64,
+        chunk: None,
         wave: WaveTuning::Fitted,
         one_cluster: None,
         one_cluster_blocks: MOST_CLUSTER_BLOCKS,
@@ -204,7 +205,8 @@ impl Tuning {
             None => d.clusters,
         };
         let chunk = match var("CANDLE_RNN_PERSISTENT_CHUNK").as_deref().map(str::trim) {
-            Some("32") => 32,
+            Some("32") => Some(32),
+            Some("64") => Some(64),
             _ => d.chunk,
         };
         let units = |u: &str| {
@@ -336,7 +338,7 @@ mod tests {
             Tuning::DEFAULT,
             Tuning {
                 clusters: None,
-                chunk: 64,
+                chunk: None,
                 wave: WaveTuning::Fitted,
                 one_cluster: None,
                 one_cluster_blocks: 16,
@@ -500,11 +502,12 @@ mod tests {
     }
 
     #[test]
-    fn chunk_of_32_only_when_asked() {
+    fn chunk_of_32_or_64_only_when_asked() {
         let chunk = |v| with(&[("CANDLE_RNN_PERSISTENT_CHUNK", v)]).chunk;
-        assert_eq!(chunk("32"), 32);
-        assert_eq!(chunk(" 32 "), 32);
-        assert_eq!(chunk("16"), 64);
+        assert_eq!(chunk("32"), Some(32));
+        assert_eq!(chunk(" 32 "), Some(32));
+        assert_eq!(chunk("64"), Some(64));
+        assert_eq!(chunk("16"), None);
     }
 
     #[test]

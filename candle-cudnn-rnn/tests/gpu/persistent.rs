@@ -216,8 +216,9 @@ fn persistent_clusters_of_16_match_the_f64_cpu_path() {
 /// `shape_wide_backward`: 16 warps a block, each warp's fragments of the weight tile in registers,
 /// `recurrence_bwd.cu`'s BWD_WREG), and beside it where it does not: hidden 1024 at batch 32 (2
 /// groups of 16, 16 units a block: the GRU's wide), two layers of 512 at batch 128 (layer by layer
-/// in 8 groups of 16, the forward on wgmma: the LSTM's wide), and 512 at batch 24 (on an H200 3
-/// groups of 8 on blocks of 12 units, an LSTM's, or 16, a GRU's: both wide), LSTM and GRU. (At
+/// in 8 groups of 16, the forward on wgmma: both wide, the GRU's in chunks of 32 gate columns,
+/// `rules.rs`'s `shape_wide_backward_chunk`), and 512 at batch 24 (on an H200 3 groups of 8 on
+/// blocks of 12 units, an LSTM's, or 16, a GRU's in chunks of 32: both wide), LSTM and GRU. (At
 /// hidden 512 and batch 16-32 `persistent_clusters_of_16_match_the_f64_cpu_path`'s backwards in
 /// one cluster a group, through L2, run wide too.)
 #[test]

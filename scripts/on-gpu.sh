@@ -6,8 +6,8 @@
 # kernel cache (CANDLE_RNN_KERNEL_CACHE, warmed from D/kernel-cache.txz; with KEEP_KERNEL_CACHE=1
 # handed back in OUT/kernel-cache.txz) and the helpers below (`run_gpu_tests`, `gpu_tests`,
 # `gpu_tests_part`, `gpu_tests_as`, `gpu_check_persistent`, `sanitize_bench`, `bench_us`,
-# `split_spec`, `bench_with`, `bench_rows`, `beside_default`, `forward_rows`, `torch_rows`,
-# `compare_grid`, `half_grid`).
+# `gpu_check_half`, `split_spec`, `bench_with`, `bench_rows`, `beside_default`, `forward_rows`,
+# `torch_rows`, `compare_grid`, `half_grid`, `half_grid_apis`).
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 bin=$(cd "$D" && pwd)
@@ -96,6 +96,18 @@ gpu_check_persistent() {
   timeout 560 "$D/gpu_check" --persistent --seed 2711 "$@" > "$OUT/gpu_check.log" 2>&1
   echo "rc=$?"; tail -2 "$OUT/gpu_check.log"; grep -c '| ok |' "$OUT/gpu_check.log"
   grep -E '\| FAIL \|' "$OUT/gpu_check.log" | head
+}
+
+# `gpu_check --persistent` in f16 and bf16 at once into OUT/gpu_check-f16.log and
+# OUT/gpu_check-bf16.log; prints each one's verdict and rows ok, then any failed row.
+gpu_check_half() {
+  local dt
+  for dt in f16 bf16; do
+    (timeout 560 "$D/gpu_check" --persistent --seed 2711 --dtype $dt > "$OUT/gpu_check-$dt.log" 2>&1; \
+      echo "$dt rc=$? ok rows $(grep -c '| ok |' "$OUT/gpu_check-$dt.log") $(tail -1 "$OUT/gpu_check-$dt.log")") &
+  done
+  wait
+  grep -hE '\| FAIL \|' "$OUT"/gpu_check-*.log | head
 }
 
 # compute-sanitizer memcheck, racecheck and synccheck (or the tools SAN_TOOLS names: initcheck,
@@ -209,3 +221,16 @@ compare_grid() {
 
 # compare_grid in half precision: the op's bf16 and f16 defaults against PyTorch's fp16 module.
 half_grid() { compare_grid torch-fp16 op-bf16-default,op-f16-default 420; }
+
+# The half grid through the sink (--api direct) and through `loss.backward()` (plain), the op's
+# bf16 and f16 defaults against PyTorch's fp16 module, into OUT/grid-direct/ and OUT/grid-plain/,
+# each within GRID_TIMEOUT seconds (270 unless set).
+half_grid_apis() {
+  local root=$OUT api
+  for api in direct plain; do
+    stamp "grid $api"
+    OUT=$root/grid-$api && mkdir -p "$OUT"
+    COMPARE_API=$api compare_grid torch-fp16 op-bf16-default,op-f16-default "${GRID_TIMEOUT:-270}"
+  done
+  OUT=$root
+}

@@ -49,24 +49,12 @@ for part in "$@"; do
       wait
       ;;
     grid)
-      # The half grid through the sink (--api direct) and through `loss.backward()` (plain), the
-      # op's bf16 and f16 defaults against PyTorch's fp16 module (OUT/grid-*/).
-      root=$OUT
-      for api in direct plain; do
-        stamp "grid $api"
-        OUT=$root/grid-$api && mkdir -p "$OUT"
-        COMPARE_API=$api compare_grid torch-fp16 op-bf16-default,op-f16-default "${GRID_TIMEOUT:-240}"
-      done
-      OUT=$root
+      # (GRID_TIMEOUT was 240 when it ran.)
+      GRID_TIMEOUT=${GRID_TIMEOUT:-240} half_grid_apis
       ;;
     check)
       stamp check
-      for dt in f16 bf16; do
-        (timeout 560 "$D/gpu_check" --persistent --seed 2711 --dtype $dt > "$OUT/gpu_check-$dt.log" 2>&1; \
-          echo "$dt rc=$? ok rows $(grep -c '| ok |' "$OUT/gpu_check-$dt.log") $(tail -1 "$OUT/gpu_check-$dt.log")") &
-      done
-      wait
-      grep -hE '\| FAIL \|' "$OUT"/gpu_check-*.log | head
+      gpu_check_half
       ;;
   esac
 done

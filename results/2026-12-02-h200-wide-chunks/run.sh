@@ -73,23 +73,10 @@ for part in "$@"; do
       ;;
     check)
       stamp check
-      for dt in f16 bf16; do
-        (timeout 560 "$D/gpu_check" --persistent --seed 2711 --dtype $dt > "$OUT/gpu_check-$dt.log" 2>&1; \
-          echo "$dt rc=$? ok rows $(grep -c '| ok |' "$OUT/gpu_check-$dt.log") $(tail -1 "$OUT/gpu_check-$dt.log")") &
-      done
-      wait
-      grep -hE '\| FAIL \|' "$OUT"/gpu_check-*.log | head
+      gpu_check_half
       ;;
     grid)
-      # The half grid through the sink (--api direct) and through `loss.backward()` (plain), the
-      # op's bf16 and f16 defaults against PyTorch's fp16 module (OUT/grid-*/).
-      root=$OUT
-      for api in direct plain; do
-        stamp "grid $api"
-        OUT=$root/grid-$api && mkdir -p "$OUT"
-        COMPARE_API=$api compare_grid torch-fp16 op-bf16-default,op-f16-default "${GRID_TIMEOUT:-270}"
-      done
-      OUT=$root
+      half_grid_apis
       ;;
     tests)
       stamp tests

@@ -323,12 +323,13 @@ def variants():
     # takes: hidden 512 in one cluster of 16 blocks for each of 4 groups of 8 (f16), in 8 groups of
     # 16 (bf16, the tile from W_hh transposed), hidden 1024 in 2 groups of 16 on blocks of 16 units
     # (bf16, transposed); a GRU's 1536 gate columns alike, and at hidden 512 in chunks of 32
-    # (rules.rs's shape_wide_backward_chunk).
+    # (rules.rs's shape_wide_backward_chunk); each with the buffers its plan takes (at most
+    # rules.rs's WIDE_BACKWARD_MOST_BUFFERS, fewer where shared memory holds fewer).
     for cell in ("lstm", "gru"):
         for hid, batch, groups, units, nbuf, elem, one, ch in (
-                (512, 8, 4, 32, 4, "-DELEM_BF16=0", 1, 64), (512, 16, 8, 32, 3, "-DELEM_BF16=1", 0, 64),
+                (512, 8, 4, 32, 3, "-DELEM_BF16=0", 1, 64), (512, 16, 8, 32, 2, "-DELEM_BF16=1", 0, 64),
                 (1024, 16, 2, 16, 3, "-DELEM_BF16=1", 0, 64)) + (
-                ((512, 8, 4, 32, 8, "-DELEM_BF16=0", 1, 32), (512, 16, 8, 32, 6, "-DELEM_BF16=1", 0, 32))
+                ((512, 8, 4, 32, 3, "-DELEM_BF16=0", 1, 32), (512, 16, 8, 32, 3, "-DELEM_BF16=1", 0, 32))
                 if cell == "gru" else ()):
             wide = [f"-DHID={hid}", f"-DBATCH={batch}", f"-DGROUPS={groups}", "-DNWARPS=16", elem,
                     f"-DUNITS={units}", "-DCL=1", f"-DNBUF={nbuf}", f"-DCH={ch}", f"-DONE_CLUSTER={one}",

@@ -22,6 +22,7 @@ use super::rules::{
     shape_one_cluster, shape_one_cluster_pushes, shape_transposed, shape_wgmma_backward,
     shape_wgmma_forward, shape_wgmma_training, shape_wgmma_units, shape_wgmma_wave,
     shape_wide_backward, shape_wide_backward_chunk, FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
+    WIDE_BACKWARD_MOST_BUFFERS,
 };
 use super::tuning::{Tuning, WaveTuning};
 use candle_core::cuda_backend::cudarc::driver::sys::CUfunction_attribute;
@@ -456,7 +457,9 @@ impl Plan {
             chunk,
             ..self
         };
-        wide.buffers = wide.most_buffers(smem);
+        wide.buffers = wide
+            .most_buffers(smem)
+            .min(tuning.wide_buffers.unwrap_or(WIDE_BACKWARD_MOST_BUFFERS));
         match wide.smem_bytes(Pass::Backward) <= smem {
             true => wide,
             false => self,
@@ -2164,7 +2167,8 @@ mod tests {
     /// A GRU at hidden 512 in groups of 16 samples runs its backward wide in chunks of 32 gate
     /// columns (3 for each of the 16 warps), and not at all where the tuning asks for chunks of
     /// 64; an LSTM's wide backward keeps chunks of 64; neither moves a plan that does not run
-    /// wide.
+    /// wide. A wide backward's warps take [`WIDE_BACKWARD_MOST_BUFFERS`] chunk buffers where
+    /// shared memory holds more, or as many as the tuning asks for and it holds.
     #[test]
     fn a_gru_at_512_runs_wide_in_chunks_of_32() {
         let half = |cell, batch, groups| Plan {
@@ -2173,12 +2177,16 @@ mod tests {
             groups,
             ..Plan::example(cell, 512, batch)
         };
-        let widened = |plan: Plan, chunk| {
+        let widened_with = |plan: Plan, chunk, wide_buffers| {
             let tuning = Tuning {
                 chunk,
+                wide_buffers,
                 ..Tuning::DEFAULT
             };
-            let wide = plan.with_wide_backward(H100_SMEM, (&tuning, 1));
+            plan.with_wide_backward(H100_SMEM, (&tuning, 1))
+        };
+        let widened = |plan: Plan, chunk| {
+            let wide = widened_with(plan, chunk, None);
             (wide.wide_backward, wide.chunk)
         };
         assert_eq!(widened(half(Cell::Gru, 128, 8), None), (true, 32));
@@ -2191,6 +2199,12 @@ mod tests {
             ..half(Cell::Gru, 128, 8)
         };
         assert_eq!(widened(narrow, None), (false, 64));
+        // Shared memory holds 7 buffers a warp of the GRU's chunks of 32; the rule takes 3, the
+        // tuning may ask for more.
+        let buffers = |asked| widened_with(half(Cell::Gru, 128, 8), None, asked).buffers;
+        assert_eq!(buffers(None), WIDE_BACKWARD_MOST_BUFFERS);
+        assert_eq!(buffers(Some(8)), 7);
+        assert_eq!(buffers(Some(2)), 2);
     }
 
     /// A pushed forward in half elements can write W_hh transposed for a backward that reads

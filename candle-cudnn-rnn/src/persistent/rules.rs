@@ -369,6 +369,15 @@ pub(crate) fn shape_wide_backward(
     }
 }
 
+/// The most chunk buffers a warp of a wide backward has, where the tuning leaves it to the
+/// planner (shared memory held 5-8 at hidden 512). Graphed f16 training took 0.97-0.98x the time
+/// with 3 at LSTM [*, 32, 512] and GRU [30, 128, 512] and 0.99x at GRU [30, 32, 512] (in chunks
+/// of 32); the rest (GRU [30, 32, 1024], which has 3, and the [30, 128, 3 x 512] stack's 2) level
+/// (`results/2026-12-02-h200-wide-chunks/`, §6). Fewer buffers spill less (ptxas: 40 bytes against
+/// 60-80 at 4-5 in an LSTM's groups of 8 at 512), and each warp still has 2 of its 2-3 chunks of K
+/// a step in flight ahead of its products.
+pub(crate) const WIDE_BACKWARD_MOST_BUFFERS: usize = 3;
+
 /// Gate columns per chunk of a wide backward's product
 /// ([`Tuning::chunk`](super::tuning::Tuning::chunk)) of `cell` at `hidden`
 /// where the tuning leaves it to the shape: 32 for a GRU at 512, whose 1536 gate columns then

@@ -111,6 +111,11 @@ pub(crate) struct Tuning {
     /// default): the planner's rule ([`super::rules::shape_wide_backward`]);
     /// `CANDLE_RNN_PERSISTENT_WIDE_BACKWARD` = `1` wherever it applies, `0` never.
     pub wide_backward: Option<bool>,
+    /// The most chunk buffers a warp of a wide backward has (each one more chunk of gate
+    /// gradients in flight from L2), where shared memory holds them. `None` (the default): the
+    /// planner's rule ([`super::rules::WIDE_BACKWARD_MOST_BUFFERS`]);
+    /// `CANDLE_RNN_PERSISTENT_WIDE_BUFFERS` = `2` to `8` sets it.
+    pub wide_buffers: Option<usize>,
     /// Whether the wgmma backward sends its partial sums in bf16
     /// ([`super::plan::Plan::bf16_partials`]): `CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16=1`. Off by
     /// default.
@@ -174,6 +179,7 @@ impl Tuning {
         wgmma: None,
         wgmma_backward: None,
         wide_backward: None,
+        wide_buffers: None,
         bf16_partials: false,
         wgmma_subgroups: None,
         wgmma_units: None,
@@ -280,6 +286,11 @@ impl Tuning {
         let wgmma = switch("CANDLE_RNN_PERSISTENT_WGMMA").or(d.wgmma);
         let wgmma_backward = switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD").or(d.wgmma_backward);
         let wide_backward = switch("CANDLE_RNN_PERSISTENT_WIDE_BACKWARD").or(d.wide_backward);
+        let wide_buffers = choice(
+            "CANDLE_RNN_PERSISTENT_WIDE_BUFFERS",
+            &["2", "3", "4", "5", "6", "7", "8"],
+        )
+        .or(d.wide_buffers);
         let bf16_partials =
             switch("CANDLE_RNN_PERSISTENT_WGMMA_BWD_BF16").unwrap_or(d.bf16_partials);
         let wgmma_subgroups =
@@ -309,6 +320,7 @@ impl Tuning {
             wgmma,
             wgmma_backward,
             wide_backward,
+            wide_buffers,
             bf16_partials,
             wgmma_subgroups,
             wgmma_units,
@@ -355,6 +367,7 @@ mod tests {
                 wgmma: None,
                 wgmma_backward: None,
                 wide_backward: None,
+                wide_buffers: None,
                 bf16_partials: false,
                 wgmma_subgroups: None,
                 wgmma_units: None,
@@ -432,6 +445,11 @@ mod tests {
         assert_eq!(cluster("4"), Some(4));
         assert_eq!(cluster("1 "), Some(1));
         assert_eq!(cluster("8"), None);
+        let buffers = |v| with(&[("CANDLE_RNN_PERSISTENT_WIDE_BUFFERS", v)]).wide_buffers;
+        assert_eq!(buffers("3"), Some(3));
+        assert_eq!(buffers(" 8"), Some(8));
+        assert_eq!(buffers("1"), None);
+        assert_eq!(buffers("9"), None);
     }
 
     #[test]

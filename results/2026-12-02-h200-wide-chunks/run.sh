@@ -16,6 +16,13 @@
 # - `rule`: graphed f16 training with dx, µs an example, at RULE_SPECS: D's default /
 #   CANDLE_RNN_PERSISTENT_CHUNK=64 / =32 / the wide backward off / OLD's default / D's default
 #   (OUT/rule.txt);
+# - `buffers`: the same at BUFFER_SPECS: D's default / CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=2, 3, 4 /
+#   D's default (OUT/buffers.txt);
+# - `tests3`: with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=3 (the rule that followed), the wide
+#   backward's GPU test (OUT/tests-wide3.log) and compute-sanitizer at LSTM [3, 16, 512] and GRU
+#   [3, 32, 512] (OUT/sanitize.log; run as separate commands that day, the device's time short);
+# - `tests-gru`: the op's GPU tests of GRUs, one-cluster layers, the default's rules and dropout
+#   on our kernels (OUT/tests-gru.log);
 # - `check`: gpu_check --persistent in f16 and bf16 at once (OUT/gpu_check-*.log);
 # - `grid`: the half grid through the sink and through `loss.backward()` (OUT/grid-direct/,
 #   OUT/grid-plain/).
@@ -70,6 +77,28 @@ for part in "$@"; do
           "ch32 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_CHUNK=32)| off $(PHASE=train bench_with $W=0)|" \
           "old $(PHASE=train BENCH_GRID=${OLD:-$D}/bench_grid bench_with X=1)| default $(PHASE=train bench_with X=1)"
       done 2>&1 | tee "$OUT/rule.txt"
+      ;;
+    buffers)
+      stamp buffers
+      graph=--graph v=op-f16-default
+      for spec in ${BUFFER_SPECS:-lstm:1,32,30,512 lstm:1,32,200,512 gru:1,32,30,512 gru:1,128,30,512 gru:1,32,30,1024 lstm:3,128,30,512}; do
+        split_spec "$v:$spec"
+        echo "$c $sh | default $(PHASE=train bench_with X=1)| 2 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=2)|" \
+          "3 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=3)| 4 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=4)|" \
+          "default $(PHASE=train bench_with X=1)"
+      done 2>&1 | tee "$OUT/buffers.txt"
+      ;;
+    tests3)
+      stamp tests3
+      export CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=3
+      TESTS_TIMEOUT=100 gpu_tests_as wide3 persistent_wide_backward
+      SAN_TIMEOUT=60 sanitize_bench "lstm:1,16,3,512 gru:1,32,3,512" op-f16-default --input-grad
+      unset CANDLE_RNN_PERSISTENT_WIDE_BUFFERS
+      ;;
+    tests-gru)
+      stamp tests-gru
+      TESTS_TIMEOUT=240 gpu_tests_as gru persistent_gru persistent_clusters_of_16 the_default_serves \
+        dropout_gradients_use_the_forward_masks_on_the_persistent
       ;;
     check)
       stamp check

@@ -33,6 +33,27 @@ cd "$here/../.."
 source scripts/on-gpu.sh
 W=CANDLE_RNN_PERSISTENT_WIDE_BACKWARD
 if [ -n "${OLD:-}" ] && [ ! -x "$OLD/bench_grid" ]; then xz -dk "$OLD/bench_grid.xz" && chmod +x "$OLD/bench_grid"; fi
+# One line per CELL:L,B,T,H of SPECS ($1): graphed f16 training with dx, µs an example, for each
+# pair of LABEL and SETTINGS after it (VAR=VALUE ..., X=1 for none; OLD: OLD's build's default).
+rows() {
+  local spec label set line i
+  local -a pairs=("${@:2}")
+  for spec in $1; do
+    graph=--graph v=op-f16-default
+    split_spec "$v:$spec"
+    line="$c $sh"
+    for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+      label=${pairs[i]} set=${pairs[i + 1]}
+      if [ "$set" = OLD ]; then
+        line+=" | $label $(PHASE=train BENCH_GRID=${OLD:-$D}/bench_grid bench_with X=1)"
+      else
+        # shellcheck disable=SC2086
+        line+=" | $label $(PHASE=train bench_with $set)"
+      fi
+    done
+    echo "$line"
+  done 2>&1
+}
 for part in "$@"; do
   case $part in
     next)
@@ -59,34 +80,21 @@ for part in "$@"; do
       ;;
     ab)
       stamp ab
-      graph=--graph v=op-f16-default
-      for spec in ${AB_SPECS:-lstm:1,32,30,1024 lstm:1,32,30,512 gru:1,32,30,512 gru:1,32,30,1024 gru:1,128,30,512}; do
-        split_spec "$v:$spec"
-        echo "$c $sh | default $(PHASE=train bench_with X=1)| wide $(PHASE=train bench_with $W=1)|" \
-          "wide ch32 $(PHASE=train bench_with $W=1 CANDLE_RNN_PERSISTENT_CHUNK=32)|" \
-          "off $(PHASE=train bench_with $W=0)| old $(PHASE=train BENCH_GRID=${OLD:-$D}/bench_grid bench_with X=1)|" \
-          "default $(PHASE=train bench_with X=1)"
-      done 2>&1 | tee "$OUT/ab.txt"
+      rows "${AB_SPECS:-lstm:1,32,30,1024 lstm:1,32,30,512 gru:1,32,30,512 gru:1,32,30,1024 gru:1,128,30,512}" \
+        default X=1 wide $W=1 "wide ch32" "$W=1 CANDLE_RNN_PERSISTENT_CHUNK=32" off $W=0 old OLD default X=1 \
+        | tee "$OUT/ab.txt"
       ;;
     rule)
       stamp rule
-      graph=--graph v=op-f16-default
-      for spec in ${RULE_SPECS:-gru:1,128,30,512 gru:1,128,200,512 gru:3,128,30,512 gru:3,128,200,512 gru:1,64,30,512 gru:1,256,30,512 gru:1,32,30,512 gru:1,32,200,512 gru:1,32,30,1024 lstm:1,32,30,512}; do
-        split_spec "$v:$spec"
-        echo "$c $sh | default $(PHASE=train bench_with X=1)| ch64 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_CHUNK=64)|" \
-          "ch32 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_CHUNK=32)| off $(PHASE=train bench_with $W=0)|" \
-          "old $(PHASE=train BENCH_GRID=${OLD:-$D}/bench_grid bench_with X=1)| default $(PHASE=train bench_with X=1)"
-      done 2>&1 | tee "$OUT/rule.txt"
+      rows "${RULE_SPECS:-gru:1,128,30,512 gru:1,128,200,512 gru:3,128,30,512 gru:3,128,200,512 gru:1,64,30,512 gru:1,256,30,512 gru:1,32,30,512 gru:1,32,200,512 gru:1,32,30,1024 lstm:1,32,30,512}" \
+        default X=1 ch64 CANDLE_RNN_PERSISTENT_CHUNK=64 ch32 CANDLE_RNN_PERSISTENT_CHUNK=32 off $W=0 old OLD \
+        default X=1 | tee "$OUT/rule.txt"
       ;;
     buffers)
       stamp buffers
-      graph=--graph v=op-f16-default
-      for spec in ${BUFFER_SPECS:-lstm:1,32,30,512 lstm:1,32,200,512 gru:1,32,30,512 gru:1,128,30,512 gru:1,32,30,1024 lstm:3,128,30,512}; do
-        split_spec "$v:$spec"
-        echo "$c $sh | default $(PHASE=train bench_with X=1)| 2 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=2)|" \
-          "3 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=3)| 4 $(PHASE=train bench_with CANDLE_RNN_PERSISTENT_WIDE_BUFFERS=4)|" \
-          "default $(PHASE=train bench_with X=1)"
-      done 2>&1 | tee "$OUT/buffers.txt"
+      B=CANDLE_RNN_PERSISTENT_WIDE_BUFFERS
+      rows "${BUFFER_SPECS:-lstm:1,32,30,512 lstm:1,32,200,512 gru:1,32,30,512 gru:1,128,30,512 gru:1,32,30,1024 lstm:3,128,30,512}" \
+        default X=1 2 $B=2 3 $B=3 4 $B=4 default X=1 | tee "$OUT/buffers.txt"
       ;;
     tests3)
       stamp tests3

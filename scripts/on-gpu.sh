@@ -114,10 +114,12 @@ gpu_check_half() {
 # say) on one repetition of bench_grid (no warm-up) at each CELL:L,B,T,H of SPECS ($1), VARIANT
 # ($2), with bench_grid's further options $3.. (the phase, --input-grad), each under SAN_TIMEOUT
 # seconds (150 unless set): a line a run (the tool's summary, where its first report is, and
-# bench_grid's row) into OUT/sanitize.log, the logs in OUT/sanitize.tgz.
+# bench_grid's row) added to OUT/sanitize.log, the logs in OUT/sanitize.tgz (sanitize-2.tgz and on
+# where a call before in the same OUT left one).
 sanitize_bench() {
-  local specs=$1 variant=$2 spec c sh tool log
+  local specs=$1 variant=$2 spec c sh tool log n=1 tgz=sanitize.tgz
   shift 2
+  while [ -e "$OUT/$tgz" ]; do n=$((n + 1)) && tgz=sanitize-$n.tgz; done
   for spec in $specs; do
     c=${spec%%:*} sh=${spec#*:}
     for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
@@ -125,11 +127,11 @@ sanitize_bench() {
       timeout "${SAN_TIMEOUT:-150}" "$CS" --tool $tool --print-limit 20 "$D/bench_grid" --no-loop --loss sum \
         --api direct --reps 1 --warmup 0 "$@" --mode $c --shape $sh --variants $variant > "$log" 2>&1
       echo "$tool $c $sh rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^=* *//')" \
-        "$(grep -m1 -E '^=+ +at ' "$log" | sed 's/^=* */(first /; s/$/)/')" \
+        "$(grep -m1 -E '^=+ +at |Race reported' "$log" | sed 's/^=* */(first /; s/$/)/')" \
         "| $(grep -E '^\| (Lstm|Gru) ' "$log" | cut -d'|' -f7-9)"
     done
-  done 2>&1 | tee "$OUT/sanitize.log"
-  (cd "$OUT" && tar czf sanitize.tgz cs-*.log && rm -f cs-*.log)
+  done 2>&1 | tee -a "$OUT/sanitize.log"
+  (cd "$OUT" && tar czf "$tgz" cs-*.log && rm -f cs-*.log)
 }
 
 # One bench_grid row as "train forward" (graphed training with the input's gradient, then the

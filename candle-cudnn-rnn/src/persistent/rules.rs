@@ -370,10 +370,10 @@ pub(crate) fn shape_wide_backward(
 }
 
 /// The most chunk buffers a warp of a wide backward has, where the tuning leaves it to the
-/// planner (shared memory held 5-8 at hidden 512). Graphed f16 training took 0.97-0.98x the time
-/// with 3 at LSTM [*, 32, 512] and GRU [30, 128, 512] and 0.99x at GRU [30, 32, 512] (in chunks
-/// of 32); the rest (GRU [30, 32, 1024], which has 3, and the [30, 128, 3 x 512] stack's 2) level
-/// (`results/2026-12-02-h200-wide-chunks/`, §6). Fewer buffers spill less (ptxas: 40 bytes against
+/// planner (shared memory held 5-8 at hidden 512). With 3, graphed f16 training took 0.97-0.98x
+/// the time it took with as many as fit at LSTM [*, 32, 512] and GRU [30, 128, 512], 0.99x at GRU
+/// [30, 32, 512] (in chunks of 32), and as long at GRU [30, 32, 1024] (which has 3) and the
+/// [30, 128, 3 x 512] stack (2) (`results/2026-12-02-h200-wide-chunks/`, §6). Fewer buffers spill less (ptxas: 40 bytes against
 /// 60-80 at 4-5 in an LSTM's groups of 8 at 512), and each warp still has 2 of its 2-3 chunks of K
 /// a step in flight ahead of its products.
 pub(crate) const WIDE_BACKWARD_MOST_BUFFERS: usize = 3;
@@ -382,9 +382,9 @@ pub(crate) const WIDE_BACKWARD_MOST_BUFFERS: usize = 3;
 /// ([`Tuning::chunk`](super::tuning::Tuning::chunk)) of `cell` at `hidden`
 /// where the tuning leaves it to the shape: 32 for a GRU at 512, whose 1536 gate columns then
 /// fall in 48 chunks, 3 for each of the 16 warps (in chunks of 64, 24 chunks: 12 warps take 2 and
-/// 4 none); graphed f16 training took 0.97-0.99x the time in chunks of 64
-/// (`results/2026-12-02-h200-wide-chunks/`). Else [`DEFAULT_CHUNK`] (an LSTM at 512 and 1024 ran
-/// slower in 32s).
+/// 4 none). Graphed f16 training took 0.91-0.99x the time it took in 64s at batches 32-128, and as
+/// long at 256 (`results/2026-12-02-h200-wide-chunks/`, §3). Else [`DEFAULT_CHUNK`] (an LSTM at
+/// 512 and 1024, and a GRU at 1024, ran slower in 32s).
 pub(crate) fn shape_wide_backward_chunk(cell: Cell, hidden: usize) -> usize {
     match (cell, hidden) {
         (Cell::Gru, 512) => 32,
@@ -725,7 +725,8 @@ mod tests {
 
     #[test]
     fn the_backward_runs_wide_where_it_was_faster() {
-        // LSTM at 512, however grouped; a GRU at 1024, and at 512 in groups of 8 only.
+        // LSTM at 512, however grouped; a GRU at 1024, and at 512 in chunks of 32 or in groups
+        // of 8.
         assert!(shape_wide_backward(Cell::Lstm, 512, (8, 64)));
         assert!(shape_wide_backward(Cell::Lstm, 512, (16, 64)));
         assert!(shape_wide_backward(Cell::Gru, 1024, (16, 64)));

@@ -17,9 +17,10 @@ pub(crate) struct Tuning {
     /// `N` (both passes) or `F,B`, each 1, 2 or 4 (anything else: 1), sets them for every shape.
     pub clusters: Option<[usize; 2]>,
     /// Gate columns per chunk of the backward's product (`recurrence_bwd.cu`'s CH). `None` (the
-    /// default): [`super::kernel::DEFAULT_CHUNK`] (half as many waits and copies per step as 32, and fewer buffers in shared
-    /// memory: the faster for PTB large, `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), or a
-    /// wide backward's rule ([`super::rules::shape_wide_backward_chunk`]);
+    /// default): [`super::kernel::DEFAULT_CHUNK`] (half as many waits and copies per step as 32,
+    /// and fewer buffers in shared memory: the faster for PTB large,
+    /// `results/2026-11-23-h100-chunk-jit/bwd-chunk/`), or a wide backward's rule
+    /// ([`super::rules::shape_wide_backward_chunk`]);
     /// `CANDLE_RNN_PERSISTENT_CHUNK` = `32` or `64` sets it for every shape.
     pub chunk: Option<usize>,
     /// Whether stacked layers run as one wavefront launch per pass (`wave`).

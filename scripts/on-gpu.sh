@@ -221,18 +221,18 @@ compare_grid() {
   grep -E "^\| (tf32|half) " "$OUT/table.md"
 }
 
-# compare_grid in half precision: the op's bf16 and f16 defaults against PyTorch's fp16 module.
-half_grid() { compare_grid torch-fp16 op-bf16-default,op-f16-default 420; }
+# compare_grid in half precision: the op's bf16 and f16 defaults against PyTorch's fp16 module,
+# within $1 seconds (420 unless given).
+half_grid() { compare_grid torch-fp16 op-bf16-default,op-f16-default "${1:-420}"; }
 
-# The half grid through the sink (--api direct) and through `loss.backward()` (plain), the op's
-# bf16 and f16 defaults against PyTorch's fp16 module, into OUT/grid-direct/ and OUT/grid-plain/,
-# each within GRID_TIMEOUT seconds (270 unless set).
+# half_grid through the sink (--api direct) and through `loss.backward()` (plain), into
+# OUT/grid-direct/ and OUT/grid-plain/, each within GRID_TIMEOUT seconds (270 unless set).
 half_grid_apis() {
   local root=$OUT api
   for api in direct plain; do
     stamp "grid $api"
     OUT=$root/grid-$api && mkdir -p "$OUT"
-    COMPARE_API=$api compare_grid torch-fp16 op-bf16-default,op-f16-default "${GRID_TIMEOUT:-270}"
+    COMPARE_API=$api half_grid "${GRID_TIMEOUT:-270}"
   done
   OUT=$root
 }

@@ -10,7 +10,9 @@
 # algorithm in every precision, and cuDNN's standard in fp32 and bf16); COMPARE_IMPLS narrows
 # PyTorch's side (default torch-fp32,torch-tf32,torch-fp16). COMPARE_API names how the op's
 # training takes its gradients (bench_grid's --api: direct, the default, or plain, a candle user's
-# `loss.backward()`, or sink). COMPARE_PASSES runs only some of
+# `loss.backward()`, or sink). COMPARE_ARGS adds options both sides take (`--bidirectional`;
+# torch_reference.py's `--only MODE,L,B,T,H` is the op's `--shape` and `--mode`, so narrow a
+# run's shapes on each side apart). COMPARE_PASSES runs only some of
 # the passes (space-separated, of op_a torch_a torch_b op_b op_eager torch_eager torch_eager_b
 # op_eager_b; default all), so that a run too long for one command (every precision class on an
 # H100 took over 10 minutes) can go in several into the same OUT_DIR; the tables follow once all
@@ -21,7 +23,7 @@ set -euo pipefail
 grid=$1 out=$2 reps=${3:-10} warmup=${4:-10}
 shift $(( $# < 4 ? $# : 4 ))
 mkdir -p "$out"
-how="--loss sum --input-grad --reps $reps --warmup $warmup"
+how="--loss sum --input-grad --reps $reps --warmup $warmup ${COMPARE_ARGS:-}"
 op() { "$grid" --no-loop $how --api "${COMPARE_API:-direct}" "${@:2}" --json "$out/op_$1.json" > "$out/op_$1.log"; }
 torch() { python3 scripts/torch_reference.py --grid $how --impls "${COMPARE_IMPLS:-torch-fp32,torch-tf32,torch-fp16}" "${@:2}" --json "$out/torch_$1.json" > "$out/torch_$1.log" 2>&1; }
 all_passes="op_a torch_a torch_b op_b op_eager torch_eager torch_eager_b op_eager_b"

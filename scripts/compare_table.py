@@ -58,7 +58,9 @@ def collect(rows, phase):
         if " (" in impl:
             impl, pick = impl.split(" (", 1)
             pick = pick.rstrip(")")
-        key = ((r["mode"], r["layers"], r["batch"], r["seq"], r["hidden"]), impl)
+        # A bidirectional row (`--bidirectional` on both sides) is a mode of its own.
+        mode = r["mode"] + ("-bi" if r.get("bidirectional") else "")
+        key = ((mode, r["layers"], r["batch"], r["seq"], r["hidden"]), impl)
         a = acc.setdefault(key, {"med": [], "min": [], "max": [], "pick": set()})
         a["med"].append(r[f"{phase}_us_per_example"])
         a["min"].append(r.get(f"{phase}_min_us_per_example", r[f"{phase}_us_per_example"]))

@@ -13,9 +13,9 @@ TF32 on, plain backward without GradScaler); with --impls also torch-bf16 and to
 and input in that dtype, no autocast). --loss sum backpropagates the outputs' sum (every
 output's gradient 1: the RNN's forward and backward alone) instead of the MSE; --input-grad
 also computes the input's gradient (as under an embedding); --graph times the training step
-and the forward each captured as a CUDA graph, 10 replays between synchronizations; all three
-as bench_grid's
-flags. The "rnn_dtype" column is the dtype the RNN
+and the forward each captured as a CUDA graph, 10 replays between synchronizations;
+--bidirectional makes every layer bidirectional (outputs of 2 x hidden); all four as
+bench_grid's flags. The "rnn_dtype" column is the dtype the RNN
 output actually had (PyTorch's cuDNN RNN autocast wrapper is known to cast to float16
 whatever the autocast dtype, so the bf16 row may really run the RNN in fp16).
 
@@ -121,10 +121,12 @@ def graph_seconds(fn, dev, warmup, reps, replays=10):
 def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
     torch.manual_seed(0)
     cls = nn.LSTM if mode == "lstm" else nn.GRU
-    m = cls(hidden, hidden, layers, bias=True, batch_first=False, dropout=0.0).to(dev)
+    bidirectional = getattr(args, "bidirectional", False)
+    m = cls(hidden, hidden, layers, bias=True, batch_first=False, dropout=0.0,
+            bidirectional=bidirectional).to(dev)
     m.flatten_parameters()
     x = torch.randn(seq, batch, hidden, device=dev)
-    target = torch.randn(seq, batch, hidden, device=dev)
+    target = torch.randn(seq, batch, (2 if bidirectional else 1) * hidden, device=dev)
     pure = PURE_DTYPES.get(impl)
     if pure is not None:
         m, x, target = m.to(pure), x.to(pure), target.to(pure)
@@ -244,7 +246,7 @@ def run_grid(dev, args):
                 continue
             for impl in impls:
                 row = {"mode": mode, "layers": layers, "batch": batch, "seq": seq,
-                       "hidden": hidden, "impl": impl}
+                       "hidden": hidden, "impl": impl, "bidirectional": args.bidirectional}
                 try:
                     row.update(bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args))
                 except Exception as e:  # keep going with the other cases
@@ -442,6 +444,8 @@ def main(argv=None):
     ap.add_argument("--loss", default="mse", choices=["mse", "sum"],
                     help="grid: the training step's loss (sum: the RNN's forward and backward alone)")
     ap.add_argument("--input-grad", action="store_true", help="grid: the input's gradient too")
+    ap.add_argument("--bidirectional", action="store_true",
+                    help="grid: every layer bidirectional (outputs of 2 x hidden)")
     ap.add_argument("--graph", action="store_true",
                     help="grid: time the training step and the forward captured as CUDA graphs (10 replays between syncs)")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")

@@ -29,7 +29,10 @@
 //! ptb-lm's graphed steps; the graph's nodes by type go to stderr), on modules configured for
 //! it (`RnnConfig::launch`: `Launch::Graphed`, whose default rules follow graphs' replays).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--graph] [--release-memory]`
+//! `--bidirectional` makes every layer bidirectional (outputs of 2 x H; with `--no-loop`: candle-nn's
+//! step loop is one direction only), as `scripts/torch_reference.py --bidirectional` does PyTorch's.
+//!
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--bidirectional] [--graph] [--release-memory]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -401,7 +404,12 @@ impl Measured {
 }
 
 /// Prints and records one shape's results as µs per example.
-fn emit(rows: &mut Vec<serde_json::Value>, mode: RnnMode, s: &Shape, results: Vec<Measured>) {
+fn emit(
+    rows: &mut Vec<serde_json::Value>,
+    (mode, bidirectional): (RnnMode, bool),
+    s: &Shape,
+    results: Vec<Measured>,
+) {
     for m in results {
         let name = match (m.train_kernel, m.forward_kernel) {
             (Some(a), Some(b)) if a != b => format!("{} (train {a:?}, forward {b:?})", m.variant),
@@ -414,8 +422,9 @@ fn emit(rows: &mut Vec<serde_json::Value>, mode: RnnMode, s: &Shape, results: Ve
             per_example(m.fwd.median),
             per_example(m.host),
         );
+        let bi = if bidirectional { " x 2 directions" } else { "" };
         println!(
-            "| {mode:?} | {} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} | {hu:.2} |",
+            "| {mode:?} | {}{bi} | {} | {} | {} | {name} | {tu:.2} | {fu:.2} | {hu:.2} |",
             s.layers, s.batch, s.seq, s.hidden
         );
         let kernel = |k: Option<RnnAlgo>| k.map(|k| format!("{k:?}"));
@@ -429,7 +438,7 @@ fn emit(rows: &mut Vec<serde_json::Value>, mode: RnnMode, s: &Shape, results: Ve
             "train_host_us_per_example": hu,
             "variant": m.variant, "train_kernel": kernel(m.train_kernel),
             "forward_kernel": kernel(m.forward_kernel), "api": m.api.name(), "sgd": m.sgd,
-            "refused": m.refused,
+            "refused": m.refused, "bidirectional": bidirectional,
         }));
     }
 }
@@ -491,6 +500,11 @@ fn main() -> Result<()> {
     };
     // `--input-grad`: the input's gradient is wanted too, as under an embedding or a layer.
     let input_grad = args.iter().any(|a| a == "--input-grad");
+    let bidirectional = args.iter().any(|a| a == "--bidirectional");
+    if bidirectional && !no_loop {
+        anyhow::bail!("--bidirectional needs --no-loop: candle-nn's step loop runs one direction");
+    }
+    let dirs = if bidirectional { 2 } else { 1 };
     let graph = args.iter().any(|a| a == "--graph");
     let dev = Device::cuda_if_available(0)?;
     // The op keeps freed memory in the device's pool across the synchronization after each
@@ -550,7 +564,7 @@ fn main() -> Result<()> {
     for mode in modes {
         for s in &shapes {
             let x = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
-            let target = Tensor::randn(0f32, 1., (s.seq, s.batch, s.hidden), &dev)?;
+            let target = Tensor::randn(0f32, 1., (s.seq, s.batch, dirs * s.hidden), &dev)?;
             let mut results = Vec::new();
             for &((dtype, math, algo), ref name) in &variants {
                 // A kernel that refuses the shape (one of cuDNN's persistent algorithms, say)
@@ -564,6 +578,7 @@ fn main() -> Result<()> {
                     };
                     let cfg = RnnConfig {
                         num_layers: s.layers,
+                        bidirectional,
                         math,
                         algo,
                         launch,
@@ -668,7 +683,7 @@ fn main() -> Result<()> {
                 }));
             }
             if no_loop {
-                emit(&mut rows, mode, s, results);
+                emit(&mut rows, (mode, bidirectional), s, results);
                 continue;
             }
             // The candle-nn loop is slow on the large shapes: fewer repetitions suffice.
@@ -699,7 +714,7 @@ fn main() -> Result<()> {
                 host,
                 refused: None,
             });
-            emit(&mut rows, mode, s, results);
+            emit(&mut rows, (mode, bidirectional), s, results);
         }
     }
     if let Some(p) = arg("--json") {

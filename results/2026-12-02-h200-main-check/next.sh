@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Not run yet (written for the next session; this one's device time was spent): why cuDNN's
+# `Standard` runs bidirectional layers at hidden 128 slower for us than for PyTorch (README §4).
+# Build branch `cudnn-null-fill` (a full-length call gives cuDNN no padding fill, NULL as PyTorch
+# does) with main beside it: `git checkout cudnn-null-fill && scripts/devbin.sh DIR --old main`,
+# DIR/cupti holding `../2026-11-26-h200-graph-kernels/`'s CUPTI injection library and
+# libcupti.so.13.xz (built and carried as there). Then, from the repository root, with D=DIR and
+# OUT set, one command a part:
+# - `ab`: graphed f16 training with dx and the forward, bidirectional, µs an example: main's
+#   build / the branch's / main's / the branch's, at hidden 128 and one row at 512 (OUT/ab.txt);
+# - `trace`: every node of replayed graphed forwards of LSTM [30, 128, 128] x 2 directions, main's
+#   build, the branch's and PyTorch's fp16 module (OUT/trace.log): which kernels differ;
+# - `grid`: the bidirectional half grid on the branch's build (OUT/grid-bidir-half/), beside §4's.
+#   D=... OUT=... results/2026-12-02-h200-main-check/next.sh ab
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+source scripts/on-gpu.sh
+how="--loss sum --input-grad --reps 10 --warmup 5 --bidirectional"
+# "train forward" (µs an example) of bench_grid $1 at CELL $2, SHAPE $3, graphed f16 default.
+bidir_row() {
+  timeout 120 "$D/$1" --no-loop --graph $how --api direct --mode "$2" --shape "$3" \
+    --variants op-f16-default 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s", t, f}'
+}
+trace() {  # name, command...
+  local name=$1; shift
+  CUDA_INJECTION64_PATH=$bin/cupti/libtrace_kernels.so TRACE_OUT=$OUT/$name.csv timeout 150 "$@" \
+    > "$OUT/$name.log" 2>&1
+  echo "### $name rc=$?"
+  python3 "$here/../2026-11-26-h200-graph-kernels/analyze.py" "$OUT/$name.csv" 10
+  rm -f "$OUT/$name.csv"
+}
+case $1 in
+  ab)
+    stamp ab
+    for spec in lstm:1,32,30,128 lstm:1,128,30,128 gru:1,32,30,128 gru:1,128,30,128 lstm:1,128,30,512; do
+      c=${spec%%:*} sh=${spec#*:}
+      echo "$c $sh | main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)" \
+        "| main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)"
+    done | tee "$OUT/ab.txt"
+    ;;
+  trace)
+    stamp trace
+    [ -f "$bin/cupti/libcupti.so.13" ] || xz -dk "$bin/cupti/libcupti.so.13.xz"
+    {
+      for b in old-bench_grid bench_grid; do
+        trace "op_$b" "$D/$b" --no-loop --graph $how --api direct --phase forward --mode lstm \
+          --shape 1,128,30,128 --variants op-f16-default
+      done
+      trace torch python3 scripts/torch_reference.py --grid --graph $how --only lstm,1,128,30,128 \
+        --impls torch-fp16
+    } > "$OUT/trace.log" 2>&1
+    grep -E "^(###|graph)" "$OUT/trace.log"
+    ;;
+  grid)
+    stamp "bidir half"
+    export COMPARE_ARGS=--bidirectional
+    OUT=$OUT/grid-bidir-half && mkdir -p "$OUT" && half_grid 300
+    ;;
+esac

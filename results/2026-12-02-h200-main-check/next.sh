@@ -7,7 +7,9 @@
 # libcupti.so.13.xz (built and carried as there). Then, from the repository root, with D=DIR and
 # OUT set, one command a part:
 # - `ab`: graphed f16 training with dx and the forward, bidirectional, µs an example: main's
-#   build / the branch's / main's / the branch's, at hidden 128 and one row at 512 (OUT/ab.txt);
+#   build / the branch's / main's / the branch's, then the branch's with cuDNN's persistent
+#   algorithms asked for (`choose.rs` gives them one direction only; a refusal prints NaN), at
+#   hidden 128 and one row at 512 (OUT/ab.txt);
 # - `trace`: every node of replayed graphed forwards of LSTM [30, 128, 128] x 2 directions, main's
 #   build, the branch's and PyTorch's fp16 module (OUT/trace.log): which kernels differ;
 # - `grid`: the bidirectional half grid on the branch's build (OUT/grid-bidir-half/), beside §4's.
@@ -17,10 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 source scripts/on-gpu.sh
 how="--loss sum --input-grad --reps 10 --warmup 5 --bidirectional"
-# "train forward" (µs an example) of bench_grid $1 at CELL $2, SHAPE $3, graphed f16 default.
+# "train forward" (µs an example) of bench_grid $1 at CELL $2, SHAPE $3, graphed, variant $4
+# (op-f16-default unless given).
 bidir_row() {
   timeout 120 "$D/$1" --no-loop --graph $how --api direct --mode "$2" --shape "$3" \
-    --variants op-f16-default 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
+    --variants "${4:-op-f16-default}" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s", t, f}'
 }
 trace() {  # name, command...
@@ -37,7 +40,9 @@ case $1 in
     for spec in lstm:1,32,30,128 lstm:1,128,30,128 gru:1,32,30,128 gru:1,128,30,128 lstm:1,128,30,512; do
       c=${spec%%:*} sh=${spec#*:}
       echo "$c $sh | main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)" \
-        "| main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)"
+        "| main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)" \
+        "| static $(bidir_row bench_grid $c $sh op-f16-static)" \
+        "| small-h $(bidir_row bench_grid $c $sh op-f16-static-small-h)"
     done | tee "$OUT/ab.txt"
     ;;
   trace)

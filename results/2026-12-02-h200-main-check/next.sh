@@ -2,14 +2,17 @@
 # Not run yet (written for the next session; this one's device time was spent): why cuDNN's
 # `Standard` runs bidirectional layers at hidden 128 slower for us than for PyTorch (README §4).
 # Build branch `cudnn-null-fill` (a full-length call gives cuDNN no padding fill, NULL as PyTorch
-# does) with main beside it: `git checkout cudnn-null-fill && scripts/devbin.sh DIR --old main`,
+# does; its switches CANDLE_RNN_CUDNN_NULL_FILL=0 and CANDLE_RNN_CUDNN_BIDIR_ZEROS=1 give main's
+# fill back and hand a bidirectional call given no state zeros, as PyTorch does, instead of NULL)
+# with main beside it: `git checkout cudnn-null-fill && scripts/devbin.sh DIR --old main`,
 # DIR/cupti holding `../2026-11-26-h200-graph-kernels/`'s CUPTI injection library and
 # libcupti.so.13.xz (built and carried as there). Then, from the repository root, with D=DIR and
 # OUT set, one command a part:
 # - `ab`: graphed f16 training with dx and the forward, bidirectional, µs an example: main's
-#   build / the branch's / main's / the branch's, then the branch's with cuDNN's persistent
-#   algorithms asked for (`choose.rs` gives them one direction only; a refusal prints NaN), at
-#   hidden 128 and one row at 512 (OUT/ab.txt);
+#   build, then the branch's with the zero fill, with NULL, with NULL and zeros for the state,
+#   with the zero fill and zeros; main's and NULL again; then the branch's with cuDNN's
+#   persistent algorithms asked for (`choose.rs` gives them one direction only; a refusal prints
+#   NaN), at hidden 128 and one row at 512 (OUT/ab.txt);
 # - `trace`: every node of replayed graphed forwards of LSTM [30, 128, 128] x 2 directions, main's
 #   build, the branch's and PyTorch's fp16 module (OUT/trace.log): which kernels differ;
 # - `grid`: the bidirectional half grid on the branch's build (OUT/grid-bidir-half/), beside §4's.
@@ -20,9 +23,9 @@ cd "$here/../.."
 source scripts/on-gpu.sh
 how="--loss sum --input-grad --reps 10 --warmup 5 --bidirectional"
 # "train forward" (µs an example) of bench_grid $1 at CELL $2, SHAPE $3, graphed, variant $4
-# (op-f16-default unless given).
+# (op-f16-default unless given), with the settings in E (VAR=VALUE ..., none unless set).
 bidir_row() {
-  timeout 120 "$D/$1" --no-loop --graph $how --api direct --mode "$2" --shape "$3" \
+  env ${E:-} timeout 120 "$D/$1" --no-loop --graph $how --api direct --mode "$2" --shape "$3" \
     --variants "${4:-op-f16-default}" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s", t, f}'
 }
@@ -39,8 +42,13 @@ case $1 in
     stamp ab
     for spec in lstm:1,32,30,128 lstm:1,128,30,128 gru:1,32,30,128 gru:1,128,30,128 lstm:1,128,30,512; do
       c=${spec%%:*} sh=${spec#*:}
-      echo "$c $sh | main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)" \
-        "| main $(bidir_row old-bench_grid $c $sh) | null fill $(bidir_row bench_grid $c $sh)" \
+      F=CANDLE_RNN_CUDNN_NULL_FILL Z=CANDLE_RNN_CUDNN_BIDIR_ZEROS
+      echo "$c $sh | main $(bidir_row old-bench_grid $c $sh)" \
+        "| fill $(E="$F=0" bidir_row bench_grid $c $sh)" \
+        "| null $(bidir_row bench_grid $c $sh)" \
+        "| null+zeros $(E="$Z=1" bidir_row bench_grid $c $sh)" \
+        "| fill+zeros $(E="$F=0 $Z=1" bidir_row bench_grid $c $sh)" \
+        "| main $(bidir_row old-bench_grid $c $sh) | null $(bidir_row bench_grid $c $sh)" \
         "| static $(bidir_row bench_grid $c $sh op-f16-static)" \
         "| small-h $(bidir_row bench_grid $c $sh op-f16-static-small-h)"
     done | tee "$OUT/ab.txt"

@@ -10,9 +10,8 @@
 # algorithm in every precision, and cuDNN's standard in fp32 and bf16); COMPARE_IMPLS narrows
 # PyTorch's side (default torch-fp32,torch-tf32,torch-fp16). COMPARE_API names how the op's
 # training takes its gradients (bench_grid's --api: direct, the default, or plain, a candle user's
-# `loss.backward()`, or sink). COMPARE_ARGS adds options both sides take (`--bidirectional`;
-# torch_reference.py's `--only MODE,L,B,T,H` is the op's `--shape` and `--mode`, so narrow a
-# run's shapes on each side apart). COMPARE_PASSES runs only some of
+# `loss.backward()`, or sink). COMPARE_ARGS adds options that both sides take, such as
+# `--bidirectional`. COMPARE_PASSES runs only some of
 # the passes (space-separated, of op_a torch_a torch_b op_b op_eager torch_eager torch_eager_b
 # op_eager_b; default all), so that a run too long for one command (every precision class on an
 # H100 took over 10 minutes) can go in several into the same OUT_DIR; the tables follow once all

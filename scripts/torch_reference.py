@@ -2,7 +2,7 @@
 """PyTorch reference timings, the PyTorch half of the candle-cudnn-rnn comparison.
 
 Part 1 (--grid): the cudnn-rnn-benchmarks grid. nn.LSTM / nn.GRU (input size = hidden,
-time-major [seq, batch, hidden], unidirectional, bias, dropout 0) on 10 shapes:
+time-major [seq, batch, hidden], unidirectional unless --bidirectional, bias, dropout 0) on 10 shapes:
 depth 1, batch 32/128, seq 30, hidden 128/512/1024, and depth 3, batch 128, seq 30/200,
 hidden 512/1024, plus PTB large's LSTM (depth 2, batch 20, seq 35, hidden 1500). Loss = MSE(all top-layer outputs, random target). Reported in
 microseconds per example (per-batch median / batch):

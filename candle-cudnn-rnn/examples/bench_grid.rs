@@ -29,8 +29,9 @@
 //! ptb-lm's graphed steps; the graph's nodes by type go to stderr), on modules configured for
 //! it (`RnnConfig::launch`: `Launch::Graphed`, whose default rules follow graphs' replays).
 //!
-//! `--bidirectional` makes every layer bidirectional (outputs of 2 x H; with `--no-loop`: candle-nn's
-//! step loop is one direction only), as `scripts/torch_reference.py --bidirectional` does PyTorch's.
+//! `--bidirectional` makes every layer bidirectional (outputs of 2 x H), as
+//! `scripts/torch_reference.py --bidirectional` does PyTorch's; it needs `--no-loop` (candle-nn's
+//! step loop runs one direction).
 //!
 //! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--bidirectional] [--graph] [--release-memory]`
 

@@ -6,9 +6,9 @@
 # fill back and hand a bidirectional call given no state zeros, as PyTorch does, instead of NULL)
 # with main beside it: `git checkout cudnn-null-fill && scripts/devbin.sh DIR --old main`,
 # DIR/cupti holding `../2026-11-26-h200-graph-kernels/`'s CUPTI injection library and
-# libcupti.so.13.xz (built and carried as there); `.devbin-l` in this checkout is that build
-# (the branch at fc1e9ae, --old main at e650a19, cupti/ in it). Then, from the repository root,
-# with D=DIR and OUT set, one command a part:
+# libcupti.so.13.xz (built and carried as there); `.devbin-l` in this checkout is that build, with
+# cupti/ in it. Then, from main's checkout (the branch sits on it), with D=DIR and OUT set, one
+# command a part:
 # - `ab`: graphed f16 training with dx and the forward, bidirectional, µs an example: main's
 #   build, then the branch's with the zero fill, with NULL, with NULL and zeros for the state,
 #   with the zero fill and zeros; main's and NULL again; then the branch's with cuDNN's

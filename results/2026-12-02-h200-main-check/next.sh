@@ -16,7 +16,9 @@
 #   NaN), at hidden 128 and one row at 512 (OUT/ab.txt);
 # - `trace`: every node of replayed graphed forwards of LSTM [30, 128, 128] x 2 directions, main's
 #   build, the branch's and PyTorch's fp16 module (OUT/trace.log): which kernels differ;
-# - `grid`: the bidirectional half grid on the branch's build (OUT/grid-bidir-half/), beside §4's.
+# - `grid`: the bidirectional half grid on the branch's build (OUT/grid-bidir-half/), beside §4's;
+# - `tests`: the branch's GPU tests of cuDNN calls (`cudnn` in their names: bidirectional ones,
+#   lengths, dropout) against the f64 CPU path (OUT/tests-cudnn.log).
 #   D=... OUT=... results/2026-12-02-h200-main-check/next.sh ab
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,6 +69,7 @@ case $1 in
     } > "$OUT/trace.log" 2>&1
     grep -E "^(###|graph)" "$OUT/trace.log"
     ;;
+  tests) stamp tests; gpu_tests_as cudnn cudnn ;;
   grid)
     stamp "bidir half"
     export COMPARE_ARGS=--bidirectional

@@ -211,11 +211,6 @@ impl Tuning {
             },
             None => d.clusters,
         };
-        let chunk = match var("CANDLE_RNN_PERSISTENT_CHUNK").as_deref().map(str::trim) {
-            Some("32") => Some(32),
-            Some("64") => Some(64),
-            _ => d.chunk,
-        };
         let units = |u: &str| {
             u.trim()
                 .parse()
@@ -247,6 +242,7 @@ impl Tuning {
                 .filter(|v| allowed.contains(&v.trim()))
                 .and_then(|v| v.trim().parse().ok())
         };
+        let chunk = choice("CANDLE_RNN_PERSISTENT_CHUNK", &["32", "64"]).or(d.chunk);
         let one_cluster = switch("CANDLE_RNN_PERSISTENT_ONE_CLUSTER").or(d.one_cluster);
         let one_cluster_blocks = match var("CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS")
             .as_deref()

@@ -154,9 +154,10 @@ split_spec() {
 # One bench_grid row as "train forward; " (µs an example; NaN for a phase not timed) with the
 # settings VAR=VALUE given (X=1 for none), graphed where `graph` is --graph (empty: eager), of
 # variant `v` (op-bf16-default unless set) at CELL `c` and SHAPE `sh`, through API (bench_grid's
-# --api, direct unless set), both phases or PHASE's alone; BENCH_GRID names another binary.
+# --api, direct unless set), both phases or PHASE's alone; BENCH_GRID names another binary,
+# BENCH_ARGS adds bench_grid options (`--bidirectional`).
 bench_with() {
-  env "$@" timeout 120 "${BENCH_GRID:-$D/bench_grid}" --no-loop $graph --loss sum --input-grad --reps 10 \
+  env "$@" timeout 120 "${BENCH_GRID:-$D/bench_grid}" --no-loop $graph ${BENCH_ARGS:-} --loss sum --input-grad --reps 10 \
     --warmup 5 --api "${API:-direct}" ${PHASE:+--phase $PHASE} --mode $c --shape $sh \
     --variants "${v:-op-bf16-default}" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
     | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s; ", t, f}'

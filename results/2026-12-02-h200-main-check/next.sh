@@ -25,12 +25,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 source scripts/on-gpu.sh
 how="--loss sum --input-grad --reps 10 --warmup 5 --bidirectional"
-# "train forward" (µs an example) of bench_grid $1 at CELL $2, SHAPE $3, graphed, variant $4
-# (op-f16-default unless given), with the settings in E (VAR=VALUE ..., none unless set).
+# "train forward; " (µs an example, on-gpu.sh's bench_with) of bench_grid $1 at CELL $2, SHAPE $3,
+# bidirectional, graphed, variant $4 (op-f16-default unless given), with the settings in E
+# (VAR=VALUE ..., none unless set).
 bidir_row() {
-  env ${E:-} timeout 120 "$D/$1" --no-loop --graph $how --api direct --mode "$2" --shape "$3" \
-    --variants "${4:-op-f16-default}" 2>>"$OUT/stderr.txt" | grep -E '^\| (Lstm|Gru) ' \
-    | awk -F'|' '{t=$8; f=$9; gsub(/ /,"",t); gsub(/ /,"",f); printf "%s %s", t, f}'
+  BENCH_GRID=$D/$1 BENCH_ARGS=--bidirectional graph=--graph v=${4:-op-f16-default} c=$2 sh=$3 \
+    bench_with ${E:-X=1}
 }
 trace() {  # name, command...
   local name=$1; shift

@@ -373,9 +373,9 @@ pub(crate) fn shape_wide_backward(
 /// planner (shared memory held 5-8 at hidden 512). With 3, graphed f16 training took 0.97-0.98x
 /// the time it took with as many as fit at LSTM [*, 32, 512] and GRU [30, 128, 512], 0.99x at GRU
 /// [30, 32, 512] (in chunks of 32), and as long at GRU [30, 32, 1024] (which has 3) and the
-/// [30, 128, 3 x 512] stack (2) (`results/2026-12-02-h200-wide-chunks/`, §6). Fewer buffers spill less (ptxas: 40 bytes against
-/// 60-80 at 4-5 in an LSTM's groups of 8 at 512), and each warp still has 2 of its 2-3 chunks of K
-/// a step in flight ahead of its products.
+/// [30, 128, 3 x 512] stack (2) (`results/2026-12-02-h200-wide-chunks/`, §6). Fewer buffers spill
+/// less (ptxas: 40 bytes against 60-80 at 4-5 in an LSTM's groups of 8 at 512), and each warp
+/// still has 2 of its 2-3 chunks of K a step in flight ahead of its products.
 pub(crate) const WIDE_BACKWARD_MOST_BUFFERS: usize = 3;
 
 /// Gate columns per chunk of a wide backward's product

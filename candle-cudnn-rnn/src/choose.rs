@@ -6,11 +6,12 @@
 //! - The module's algorithm decides first: a cuDNN algorithm serves every call
 //!   ([`cudnn_takes`] refuses what it cannot run); [`RnnAlgo::Persistent`] gives ours every
 //!   call they take ([`ours_take_module`], [`ours_take_lengths`], [`ours_take_operands`],
-//!   [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan, where the hidden size's
-//!   share of each multiprocessor must fit in shared memory) and the others to cuDNN's
-//!   [`PERSISTENT_FALLBACK`].
+//!   [`ours_take_dropout`], [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan,
+//!   where the hidden size's share of each multiprocessor must fit in shared memory) and the
+//!   others to cuDNN's [`PERSISTENT_FALLBACK`].
 //! - [`RnnAlgo::Heuristic`], the default, decides by static rules what the benchmarks measured
-//!   fastest ([`Chooser::heuristic`]): ours where they take the call and [`ours_lead`], else
+//!   fastest ([`Chooser::heuristic`]): ours where they take the call, in one direction
+//!   ([`ours_measured_directions`]), and [`ours_lead`], else
 //!   cuDNN's algorithm of [`cudnn_by_rule`]. Past batch 32 some rules read how the module's
 //!   calls will be launched (`RnnConfig::launch`: eagerly, or replayed from CUDA graphs), since
 //!   cuDNN's `Standard` pays the host's launches eagerly step by step and ours do not.
@@ -89,10 +90,23 @@ fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
     ) && ours_take_module(dims)
 }
 
-/// Ours implement one direction of an LSTM or GRU cell without a projection
-/// (`persistent/recurrence_fwd.cu`, `recurrence_bwd.cu`).
+/// Ours implement an LSTM or GRU cell without a projection (`persistent/recurrence_fwd.cu`,
+/// `recurrence_bwd.cu`), in one direction or in two, one after the other (`persistent/units.rs`).
 fn ours_take_module(dims: &RnnDims) -> bool {
-    Cell::of(dims.mode).is_some() && dims.num_directions == 1 && dims.proj_size == 0
+    Cell::of(dims.mode).is_some() && dims.proj_size == 0
+}
+
+/// Ours drop units between layers as one direction's kernel stores them: a bidirectional stack
+/// trains with inter-layer dropout on cuDNN.
+fn ours_take_dropout(dims: &RnnDims, dropout: &Dropout, train: bool) -> bool {
+    dims.num_directions == 1 || dims.num_layers == 1 || !train || !dropout.active()
+}
+
+/// Where `Heuristic` may give ours a call: in one direction, which the rules below measured.
+/// Bidirectional calls stay on cuDNN's rule until measured against it (`RnnAlgo::Persistent`
+/// and `Auto` give them ours).
+fn ours_measured_directions(dims: &RnnDims) -> bool {
+    dims.num_directions == 1
 }
 
 /// Ours run every sample for all of the call's steps: no per-sample lengths.
@@ -1126,7 +1140,11 @@ impl Chooser {
     /// The kernel that runs the call of `inputs` among `paths`.
     pub fn choose(&self, paths: &Backends, inputs: ForwardInputs) -> Result<Kernel> {
         let ForwardInputs {
-            call, train, ops, ..
+            call,
+            train,
+            ops,
+            dropout,
+            ..
         } = inputs;
         // One dtype for all three operands, which every path needs.
         let dtype = operand_dtype(ops)?;
@@ -1135,6 +1153,7 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_operands(call, ops))
+            .filter(|_| ours_take_dropout(&self.dims, &dropout, train))
             .filter(|_| ours_take_dtype(dtype, self.math) && ours_take_batch(call.batch))
             // `Heuristic` plans ours for an f32 call only where it may give it them (a plan
             // compiles kernels, to ask the driver whether its clusters fit).
@@ -1208,7 +1227,7 @@ impl Chooser {
         launch: Launch,
     ) -> Kernel {
         let dims = &self.dims;
-        match ours {
+        match ours.filter(|_| ours_measured_directions(dims)) {
             Some((plan, one))
                 if wgmma_leads(&plan, dims, (train, launch))
                     || match dtype {
@@ -1439,34 +1458,61 @@ mod tests {
     }
 
     #[test]
-    fn ours_are_in_play_for_persistent_and_auto_on_plain_lstms_and_grus() {
-        for mode in [RnnMode::Lstm, RnnMode::Gru] {
-            let plain = dims(mode, RnnConfig::default());
-            for (algo, want) in [
-                (RnnAlgo::Persistent, true),
-                (RnnAlgo::Auto, true),
-                (RnnAlgo::Standard, false),
-                (RnnAlgo::PersistStatic, false),
-            ] {
-                assert_eq!(ours_in_play(algo, &plain), want, "{mode:?} {algo:?}");
-            }
-        }
+    fn ours_are_in_play_for_persistent_and_auto_on_lstms_and_grus_of_either_direction() {
         let bidirectional = RnnConfig {
             bidirectional: true,
             ..Default::default()
         };
+        for mode in [RnnMode::Lstm, RnnMode::Gru] {
+            for cfg in [RnnConfig::default(), bidirectional.clone()] {
+                let d = dims(mode, cfg);
+                for (algo, want) in [
+                    (RnnAlgo::Persistent, true),
+                    (RnnAlgo::Auto, true),
+                    (RnnAlgo::Standard, false),
+                    (RnnAlgo::PersistStatic, false),
+                ] {
+                    assert_eq!(ours_in_play(algo, &d), want, "{d:?} {algo:?}");
+                }
+            }
+        }
         let projected = RnnConfig {
             proj_size: 4,
             ..Default::default()
         };
         for d in [
             dims(RnnMode::RnnTanh, RnnConfig::default()),
-            dims(RnnMode::Lstm, bidirectional),
-            dims(RnnMode::Gru, bidirectional),
             dims(RnnMode::Lstm, projected),
         ] {
             assert!(!ours_in_play(RnnAlgo::Persistent, &d), "{d:?}");
         }
+    }
+
+    #[test]
+    fn ours_train_bidirectional_stacks_without_dropout_only() {
+        let stack = |layers, bidirectional| {
+            let cfg = RnnConfig {
+                num_layers: layers,
+                bidirectional,
+                ..Default::default()
+            };
+            dims(RnnMode::Lstm, cfg)
+        };
+        let dropout = |p| Dropout {
+            p,
+            seed: 1,
+            call_index: 0,
+            generation: 0,
+        };
+        assert!(!ours_take_dropout(&stack(2, true), &dropout(0.5), true));
+        // Inference, no dropout, one layer or one direction: taken.
+        assert!(ours_take_dropout(&stack(2, true), &dropout(0.5), false));
+        assert!(ours_take_dropout(&stack(2, true), &dropout(0.0), true));
+        assert!(ours_take_dropout(&stack(1, true), &dropout(0.5), true));
+        assert!(ours_take_dropout(&stack(2, false), &dropout(0.5), true));
+        // Heuristic's rules were measured on one direction.
+        assert!(ours_measured_directions(&stack(2, false)));
+        assert!(!ours_measured_directions(&stack(2, true)));
     }
 
     #[test]

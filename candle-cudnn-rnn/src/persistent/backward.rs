@@ -11,9 +11,10 @@ use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::Pass;
 use super::launch::GROUP_WORDS;
 use super::masks;
-use super::padded::{padded, pads, RowKernels, Rows};
+use super::padded::{padded, pads, Order, RowKernels, Rows};
 use super::plan::Plan;
 use super::side::{bias_parts_summed_after, weight_gradients_aside, Fork};
+use super::units::Units;
 use super::wave::WaveBwdArgs;
 use super::Elem;
 use crate::backend::{cuda_views, weight_grad_buffer, BackwardInputs, DwInto, Gradients};
@@ -65,7 +66,18 @@ pub(super) fn backward<T: Elem>(
     // recurrent weight's gradient (the kernels write them all).
     let split = plan.cell.splits();
     let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
-    let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * hidden).max(1)) }?;
+    // The output gradient of the layer below, `[T, B, 2H]` below a bidirectional layer.
+    let units = Units::of(dims, true);
+    let dy_cols = units.directions * hidden;
+    let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * dy_cols).max(1)) }?;
+    // A bidirectional layer's directions' output gradients, split from the layer's before either
+    // runs (the first one's input gradient overwrites the layer's), the reverse one's flipped in
+    // time; and the reverse one's gate gradients flipped back, for its input weight's and input's
+    // gradients in time order against the layer's input.
+    // SAFETY (allocations): the row copies write all of them before the kernels and GEMMs read.
+    let two = units.bidirectional();
+    let mut dy_split = unsafe { stream.alloc::<T>(if two { 2 * steps * hidden } else { 1 }) }?;
+    let mut dg_flipped = unsafe { stream.alloc::<T>(if two { steps * gh } else { 1 }) }?;
     // With batch groups, each group's bias gradients before the first group or
     // `rnn_sum_bias_parts` adds them (`recurrence_bwd.cu`'s `db_parts`: a slot per gate, and a
     // split gate's recurrent side).
@@ -160,6 +172,8 @@ pub(super) fn backward<T: Elem>(
         let (dg_all, _h) = dg.device_ptr_mut(&stream);
         let (dgh_all, _q) = dgh.device_ptr_mut(&stream);
         let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
+        let (dy_split, _s) = dy_split.device_ptr_mut(&stream);
+        let (dg_flipped, _t) = dg_flipped.device_ptr_mut(&stream);
         let (db_parts, _r) = db_parts.device_ptr_mut(&stream);
         let (exchanges, _j) = r.exchanges.device_ptr_mut(&stream);
         let dgx_all = exchanges + place.at as u64 * elem;
@@ -172,7 +186,9 @@ pub(super) fn backward<T: Elem>(
             false => 0,
         };
         let dgx_of = |l| dgx_all + slot(l) * exchange_len as u64 * elem;
-        let dyb = |l| dyb_all + slot(l) * (steps * hidden) as u64 * elem;
+        let dyb = |l| dyb_all + slot(l) * (steps * dy_cols) as u64 * elem;
+        // A bidirectional layer's direction `d`'s output gradient, split from the layer's.
+        let dy_of = |d: usize| dy_split + (d * steps * hidden) as u64 * elem;
         let counter_ptr = barrier_at::<T>(dgx_all, exchanges_len);
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
         let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
@@ -194,6 +210,7 @@ pub(super) fn backward<T: Elem>(
         let cell_ptrs = addresses(&mut r.cells, &stream);
         let kept_h_prev = addresses(&mut r.h_prev, &stream);
         let below_ptrs = addresses(&mut r.below, &stream);
+        let joined_ptrs = addresses(&mut r.joined, &stream);
         let transposed = addresses(&mut r.w_hh_t, &stream);
         let (masks, dropped) = match r.masks.as_mut() {
             Some((m, d)) => (Some(&*m), addresses(d, &stream)),
@@ -202,7 +219,9 @@ pub(super) fn backward<T: Elem>(
         // Below the top, with dropout, the kernel takes dy (the next layer's input gradient)
         // back through this layer's mask.
         let drop_args = |layer: usize| masks::kernel_args(masks, &stream, (layer, layers));
-        let state = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64 * elem;
+        let state = |slot: usize, (layer, dir): (usize, usize)| {
+            call.state_slot(slot, layer, dir).start as u64 * elem
+        };
         let grad_state = |slot, layer| match d_state {
             0 => 0,
             d => d + state(slot, layer),
@@ -213,26 +232,33 @@ pub(super) fn backward<T: Elem>(
         // without c has no dc_n or dc_0.
         let has_c = plan.cell.has_c();
         let carried = usize::from(has_c);
-        let args_of = |layer: usize| {
-            let b = dims.block(layer, 0);
+        let args_of = |layer: usize, dir: usize| {
+            let b = dims.block(layer, dir);
+            let unit = units.index(layer, dir);
+            let at = (layer, dir);
             let top = layer + 1 == layers;
             let (drop, guard) = drop_args(layer);
             let c_slot = |base: u64| match has_c && base != 0 {
-                true => base + state(1, layer),
+                true => base + state(1, at),
                 false => 0,
+            };
+            let dy = match (two, top) {
+                (true, _) => dy_of(dir),
+                (false, true) => grad,
+                (false, false) => dyb(layer),
             };
             let args = [
                 w + b.w_hh as u64 * elem,
                 w + b.w_ih as u64 * elem,
-                gate_ptrs[layer].0,
-                cell_ptrs[layer].0,
-                call.initial_state(s + state(carried, layer)),
-                if top { grad } else { dyb(layer) },
-                grad_state(0, layer),
+                gate_ptrs[unit].0,
+                cell_ptrs[unit].0,
+                call.initial_state(s + state(carried, at)),
+                dy,
+                grad_state(0, at),
                 c_slot(d_state),
                 dg_of(layer),
                 dgx_of(layer),
-                ds_ptr + state(0, layer),
+                ds_ptr + state(0, at),
                 c_slot(ds_ptr),
                 // The bias gradients, written or added (`overwrite`).
                 bias_at(b.b_ih),
@@ -250,7 +276,7 @@ pub(super) fn backward<T: Elem>(
             let mut all = WaveBwdArgs::default();
             let mut guards = Vec::new();
             for layer in 0..layers {
-                let (args, guard) = args_of(layer);
+                let (args, guard) = args_of(layer, 0);
                 all.layers[layer] = args;
                 guards.push(guard);
             }
@@ -264,15 +290,32 @@ pub(super) fn backward<T: Elem>(
         // once the first launch that reads them had them zeroed (each launch's last block sets
         // them back).
         let mut joins_zeroed = r.exchanges_zeroed;
-        for layer in (0..layers).rev() {
-            let b = dims.block(layer, 0);
+        let each_unit = (0..layers)
+            .rev()
+            .flat_map(|l| (0..units.directions).map(move |d| (l, d)));
+        for (layer, dir) in each_unit {
+            let b = dims.block(layer, dir);
+            let unit = units.index(layer, dir);
             let top = layer + 1 == layers;
             let dg_ptr = dg_of(layer);
+            // A bidirectional layer's output gradient, split into its directions' before the
+            // first runs.
+            if two && dir == 0 {
+                let from = if top { grad } else { dyb(layer) };
+                for d in 0..units.directions {
+                    let from = (from + (d * hidden) as u64 * elem, dy_cols);
+                    let n = Rows {
+                        rows: steps,
+                        cols: hidden,
+                    };
+                    rows.place(from, (dy_of(d), hidden), n, Units::order(d, batch))?;
+                }
+            }
             // Both weight gradients from unpadded rows go to the side streams, beside the
             // input gradient's product on the device's (`side`); padded ones share one scratch
             // buffer and the row kernels of the device's stream.
-            let padded_input = padded_inputs[layer].as_ref();
-            let kept = kept_h_prev.get(layer);
+            let padded_input = padded_inputs[unit].as_ref();
+            let kept = kept_h_prev.get(unit);
             let padded_rows = padded_input.is_some() || kept.is_some();
             let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
             let (db_ih, db_hh) = (bias_at(b.b_ih), bias_at(b.b_hh));
@@ -282,12 +325,12 @@ pub(super) fn backward<T: Elem>(
                 // The recurrence's arguments (`persistent_bwd`'s or, on a plan whose backward
                 // runs on wgmma, `wgmma_bwd`'s): `BwdArgs` without W_ih and the input gradient,
                 // `db_add` after the bias gradients, the groups' words, the counter last.
-                let (args, _guard) = args_of(layer);
+                let (args, _guard) = args_of(layer, dir);
                 let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, _db_ih, _db_hh, _dx, d0, d1, d2, dgh] =
                     args;
                 // The tile from W_hh transposed, where the plan reads it (`transposed`).
                 let w_hh = match plan.backward_transposed() {
-                    true => transposed.get(layer).map(|t| t.0).ok_or_else(|| {
+                    true => transposed.get(unit).map(|t| t.0).ok_or_else(|| {
                         candle_core::Error::Msg(format!(
                             "rnn: persistent backward: the forward left no W_hh transposed for layer {layer}"
                         ))
@@ -317,14 +360,35 @@ pub(super) fn backward<T: Elem>(
                 ptrs.push(counter_ptr);
                 cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }
+            // The reverse direction's gate gradients in time order, for the products with the
+            // layer's input (its own input was the layer's flipped).
+            let dg_in_time = match Units::order(dir, batch) {
+                Order::Same => dg_ptr,
+                flip => {
+                    let n = Rows {
+                        rows: steps,
+                        cols: gh,
+                    };
+                    rows.copy_in((dg_ptr, gh), (dg_flipped, gh), n, flip)?;
+                    dg_flipped
+                }
+            };
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,
                 (_, Some(d)) => d.0,
+                _ if two => joined_ptrs[layer - 1].0,
                 _ => below_ptrs[layer - 1].0,
             };
-            let y = if top { y_top } else { below_ptrs[layer].0 };
+            // The unit's outputs, in the order it ran.
+            let y = match (two, top) {
+                (true, _) => below_ptrs[unit].0,
+                (false, true) => y_top,
+                (false, false) => below_ptrs[layer].0,
+            };
+            // The layer's input in padded rows, in time order: the forward's copy for direction 0.
+            let padded_in_time = padded_inputs[units.index(layer, 0)].as_ref();
             let dw_at = |o: usize| dw_ptr + o as u64 * elem;
-            let dgt = Mat::new(dg_ptr, gh).t();
+            let dgt = Mat::new(dg_in_time, gh).t();
             // The recurrent weight's gradient takes the recurrent side's gate gradients.
             let dgh_ptr = if split { dgh_of(layer) } else { dg_ptr };
             let dght = Mat::new(dgh_ptr, gh).t();
@@ -351,7 +415,7 @@ pub(super) fn backward<T: Elem>(
             // dW_hh: h_{t-1} is y[t-1] for t >= 1 and h_0 for t = 0 (none to add for a zero
             // h_0 after other steps).
             let h0 = match (call.zero_state, &zero_h0) {
-                (false, _) => Some(s + state(0, layer)),
+                (false, _) => Some(s + state(0, (layer, dir))),
                 (true, Some((z, _))) => Some(*z),
                 (true, None) => None,
             };
@@ -394,7 +458,7 @@ pub(super) fn backward<T: Elem>(
             let (ih_blas, hh_blas) = fork
                 .as_ref()
                 .map_or((main_blas, main_blas), |f| (f.blas(0), f.blas(1)));
-            match padded_input {
+            match padded_in_time {
                 Some(((pi, _), _, ld)) => {
                     padded_product(dgt, (steps, *ld), *pi, dw_at(b.w_ih), b.in_size)?
                 }
@@ -411,12 +475,15 @@ pub(super) fn backward<T: Elem>(
             // others'.
             if !((layer == 0 && !i.input_grad) || (layer > 0 && wave.is_some())) {
                 let dinput = if layer == 0 { dx_ptr } else { dyb(layer - 1) };
+                // A bidirectional layer's reverse direction adds its input gradient to the
+                // forward one's.
+                let adds = dir > 0;
                 // The first `cols` columns of dg · W_ih into `out`, rows of `cols`.
-                let input_grad = |(w_ih, ld): (u64, usize), out: u64, cols: usize| {
+                let input_grad = |(w_ih, ld): (u64, usize), out: (u64, Out), cols: usize| {
                     // SAFETY: as above; `w_ih` holds `gh` rows of `ld` >= `cols`, `out` `steps`
                     // rows of `cols`.
                     unsafe {
-                        let dg = Mat::new(dg_ptr, gh);
+                        let dg = Mat::new(dg_in_time, gh);
                         let w_ih = Mat::new(w_ih, ld);
                         matmul(
                             main_blas,
@@ -424,21 +491,28 @@ pub(super) fn backward<T: Elem>(
                             (steps, cols, gh),
                             dg,
                             w_ih,
-                            out,
-                            Out::Elem,
+                            out.0,
+                            out.1,
                         )
                     }
                 };
-                match &padded_inputs[layer] {
+                match padded_input {
                     Some((_, (pw, _), ld)) => {
-                        input_grad((*pw, *ld), dx_rows, *ld)?;
+                        input_grad((*pw, *ld), (dx_rows, Out::Elem), *ld)?;
                         let n = Rows {
                             rows: steps,
                             cols: b.in_size,
                         };
-                        rows.copy((dx_rows, *ld), (dinput, b.in_size), n)?;
+                        let (from, to) = ((dx_rows, *ld), (dinput, b.in_size));
+                        match adds {
+                            true => rows.add(from, to, n)?,
+                            false => rows.copy(from, to, n)?,
+                        }
                     }
-                    None => input_grad((w + b.w_ih as u64 * elem, b.in_size), dinput, b.in_size)?,
+                    None => {
+                        let out = (dinput, if adds { Out::AddElem } else { Out::Elem });
+                        input_grad((w + b.w_ih as u64 * elem, b.in_size), out, b.in_size)?
+                    }
                 }
             }
             // On the device's stream after the input gradient's product, so beside the side

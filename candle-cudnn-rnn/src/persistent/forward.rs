@@ -7,11 +7,12 @@ use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::Pass;
 use super::launch::{GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
-use super::padded::{pad_input, padded, pads, PaddedInput, RowKernels, Rows};
+use super::padded::{pad_input, padded, pads, Order, PaddedInput, RowKernels, Rows};
 use super::plan::Plan;
 use super::side::{bias_parts_summed_after, weight_gradients_aside};
 use super::transposed::transpose_recurrent_weights;
 use super::tuning::WaveTuning;
+use super::units::Units;
 use super::wave::{Wave, WaveArgs};
 use super::wgmma_wave::WgmmaWave;
 use super::Elem;
@@ -25,24 +26,31 @@ use candle_core::cuda_backend::cudarc::driver::{
 use candle_core::Result;
 use std::sync::Arc;
 
-/// What a training forward keeps for its backward, per layer.
+/// What a training forward keeps for its backward, per layer (per unit, `Units`, where it says
+/// so: a bidirectional layer's directions).
 pub(super) struct Reserve<T> {
     pub plan: Plan,
-    /// Gate activations (an LSTM's `i, f, g, o`), f32 `[T, B, GATES * H]`.
+    /// Per unit, gate activations (an LSTM's `i, f, g, o`), f32 `[T, B, GATES * H]`.
     pub gates: Vec<CudaSlice<f32>>,
-    /// What the cell saves for the backward (an LSTM's cell states), f32
+    /// Per unit, what the cell saves for the backward (an LSTM's cell states), f32
     /// `[T, B, Cell::saved(), H]`.
     pub cells: Vec<CudaSlice<f32>>,
-    /// Outputs of the layers below the top one, `[T, B, H]` (the top's is the op's output).
+    /// Outputs of the layers below the top one, `[T, B, H]` (the top's is the op's output); of
+    /// a bidirectional call, every unit's own (`Units::outputs`), the reverse directions' in
+    /// their flipped time.
     pub below: Vec<CudaSlice<T>>,
+    /// A bidirectional call's layer outputs below the top, `[T, B, 2H]`: the inputs of the
+    /// layers above.
+    pub joined: Vec<CudaSlice<T>>,
     /// With inter-layer dropout: the masks, and the inputs of the layers above the first
     /// (`below` after dropout).
     pub masks: Option<(Masks, Vec<CudaSlice<T>>)>,
-    /// Per layer, its input and input weights with padded rows, where its input size needs
-    /// them (`padded`).
+    /// Per unit, its input (a reverse direction's flipped in time) and input weights with
+    /// padded rows, where its input size needs them (`padded`).
     pub padded: Vec<Option<PaddedInput<T>>>,
-    /// Where the hidden size needs padding: per layer, h_0 and its outputs in padded rows, `[T + 1, B, padded(H)]` (`recurrence_fwd.cu`'s `yp`), which are the
-    /// backward's h_{t-1} for the recurrent weight's gradient.
+    /// Where the hidden size needs padding: per unit, h_0 and its outputs in padded rows,
+    /// `[T + 1, B, padded(H)]` (`recurrence_fwd.cu`'s `yp`), which are the backward's h_{t-1}
+    /// for the recurrent weight's gradient.
     pub h_prev: Vec<CudaSlice<T>>,
     /// The forward's exchange buffer, and behind it the backward's, zeroed with it (one fill a
     /// call, not one a pass) unless no pass reads it ([`Reserve::exchanges_zeroed`]).
@@ -56,7 +64,7 @@ pub(super) struct Reserve<T> {
     /// The backward's every-layer launch, where it runs as one (`wave`), decided with the
     /// exchange buffers it sizes.
     pub backward_wave: Option<Wave>,
-    /// Per layer, W_hh transposed for the backward's tile, where it runs layer by layer on a
+    /// Per unit, W_hh transposed for the backward's tile, where it runs layer by layer on a
     /// plan that reads it (`transposed`); else empty.
     pub w_hh_t: Vec<CudaSlice<T>>,
 }
@@ -181,10 +189,14 @@ pub(super) fn forward<T: Elem>(
     let (steps, cell) = (seq * batch, plan.cell);
     let gh = cell.gates() * hidden;
     let elem = std::mem::size_of::<T>() as u64;
+    // A bidirectional layer runs its directions one after the other, each a unit of its own
+    // (`Units`).
+    let units = Units::of(dims, train);
     // Every layer at once, where asked for and it fits (`wave`, or on wgmma `wgmma_wave`), else
-    // layer by layer.
-    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning);
-    let wgmma_wave = WgmmaWave::new(&dev, &plan, layers, wave_tuning);
+    // layer by layer (always for two directions).
+    let one_way = !units.bidirectional();
+    let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning).filter(|_| one_way);
+    let wgmma_wave = WgmmaWave::new(&dev, &plan, layers, wave_tuning).filter(|_| one_way);
     // Inference layer by layer reuses one gate buffer and one buffer between layers (a layer's
     // GEMM reads its input before its kernel overwrites it); training and the wgmma wavefront
     // (whose layers run at once) keep them all.
@@ -205,19 +217,34 @@ pub(super) fn forward<T: Elem>(
     let n_gates = if (folded || half_xg) && !train {
         0
     } else {
-        kept(layers)
+        kept(units.count)
     };
     let mut gates = buffers::<f32>(&stream, n_gates, steps * gh)?;
-    let n_projection = if half_xg { kept(layers) } else { 0 };
+    let n_projection = if half_xg { kept(units.count) } else { 0 };
     let mut projection = buffers::<T>(&stream, n_projection, steps * gh)?;
     let saved = steps * cell.saved() * hidden;
-    let mut cells = buffers::<f32>(&stream, if train { layers } else { 0 }, saved)?;
-    let mut below = buffers::<T>(&stream, kept(layers - 1), steps * hidden)?;
+    let mut cells = buffers::<f32>(&stream, if train { units.count } else { 0 }, saved)?;
+    // One direction: the outputs of the layers below the top (the top's is the op's). Two: each
+    // unit's own (`Units::outputs`), which go into their columns of the layer's output, and the
+    // layers' outputs below the top, `[T, B, 2H]`.
+    let n_below = match units.bidirectional() {
+        true => units.outputs,
+        false => kept(layers - 1),
+    };
+    let mut below = buffers::<T>(&stream, n_below, steps * hidden)?;
+    let n_joined = if one_way { 0 } else { kept(layers - 1) };
+    let mut joined = buffers::<T>(&stream, n_joined, steps * 2 * hidden)?;
     let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
+    // A reverse direction's input, flipped in time, where no padded copy holds it (one buffer
+    // that each layer's reverse direction reads in turn; the backward needs none, `backward.rs`).
+    let widest_input = (0..layers).map(|l| dims.block(l, 0).in_size).max();
+    let n_flipped = if one_way { 0 } else { 1 };
+    let flipped_len = steps * widest_input.unwrap_or(0);
+    let mut flipped = buffers::<T>(&stream, n_flipped, flipped_len)?;
     // Zeroed: the kernel writes every row's first H columns (h_0's only when it is given).
     let n_h_prev = match train && pads(&plan, hidden) {
-        true => layers,
+        true => units.count,
         false => 0,
     };
     let mut h_prev = (0..n_h_prev)
@@ -234,7 +261,8 @@ pub(super) fn forward<T: Elem>(
     let exchange_len = 2 * batch * cols / plan.elem.words();
     // In training the backward's exchange buffers follow, zeroed in the same fill.
     let backward = train.then(|| {
-        let wave = Wave::new(&dev, &plan, (layers, Pass::Backward), wave_tuning);
+        let wave =
+            Wave::new(&dev, &plan, (layers, Pass::Backward), wave_tuning).filter(|_| one_way);
         let at = with_barrier::<T>(exchange_len);
         (
             BackwardExchange::new(&plan, (batch, layers), wave.is_some(), at),
@@ -269,7 +297,7 @@ pub(super) fn forward<T: Elem>(
     // reads it (`transposed`): written by each layer's launch where the plan's forward does it
     // (`forward_transposes`), else made beside this pass's launches.
     let transposed_fill = matches!(backward, Some((_, None))) && plan.backward_transposed();
-    let n_transposed = if transposed_fill { layers } else { 0 };
+    let n_transposed = if transposed_fill { units.count } else { 0 };
     let mut w_hh_t = buffers::<T>(&stream, n_transposed, hidden * plan.transposed_pitch())?;
     let in_launch = wave.is_none() && plan.forward_transposes;
     let f = match (wave, wgmma_wave) {
@@ -283,14 +311,14 @@ pub(super) fn forward<T: Elem>(
         plan: &plan,
         pass: Pass::Forward,
     };
-    let mut padded = Vec::with_capacity(layers);
+    let mut padded = Vec::with_capacity(units.count);
     {
         let (x_ptr, _xg) = x.device_ptr(&stream);
         let (w_ptr, _wg) = w.device_ptr(&stream);
         let (s_ptr, _sg) = s.device_ptr(&stream);
         let aside = if in_launch { 0 } else { n_transposed };
         let w_hh: Vec<u64> = (0..aside)
-            .map(|l| w_ptr + dims.block(l, 0).w_hh as u64 * elem)
+            .map(|u| w_ptr + units.block(dims, u).w_hh as u64 * elem)
             .collect();
         let transposing = transpose_recurrent_weights((&dev, &stream, &plan), &w_hh, &mut w_hh_t)?;
         let w_t_ptrs = match in_launch {
@@ -304,14 +332,19 @@ pub(super) fn forward<T: Elem>(
         let projection_ptr = addresses(&mut projection, &stream);
         let cell_ptrs = addresses(&mut cells, &stream);
         let below_ptrs = addresses(&mut below, &stream);
+        let joined_ptrs = addresses(&mut joined, &stream);
+        let flipped_ptrs = addresses(&mut flipped, &stream);
         let dropped_ptrs = addresses(&mut dropped, &stream);
         let h_prev_ptrs = addresses(&mut h_prev, &stream);
         // Layer i's of the buffers kept (the one buffer where inference shares it).
         let pick = |v: &Vec<(u64, _)>, i: usize| v[i.min(v.len() - 1)].0;
-        let state_at = |slot: usize, layer: usize| call.state_slot(slot, layer, 0).start as u64;
+        let state_at = |slot: usize, (layer, dir): (usize, usize)| {
+            call.state_slot(slot, layer, dir).start as u64
+        };
         let input_of = |layer: usize| match (layer, dropped_ptrs.get(layer.wrapping_sub(1))) {
             (0, _) => x_ptr,
             (_, Some(d)) => d.0,
+            _ if units.bidirectional() => pick(&joined_ptrs, layer - 1),
             _ => pick(&below_ptrs, layer - 1),
         };
         let mut wave_args = WaveArgs::default();
@@ -322,20 +355,37 @@ pub(super) fn forward<T: Elem>(
             true => Some(ScaledOperands::new(&dev, &stream, &plan)?),
             false => None,
         };
-        for layer in 0..layers {
-            let b = dims.block(layer, 0);
-            let input = input_of(layer);
+        for (layer, dir) in (0..layers).flat_map(|l| (0..units.directions).map(move |d| (l, d))) {
+            let b = dims.block(layer, dir);
+            let unit = units.index(layer, dir);
+            // The reverse direction reads the layer's input flipped in time: in padded rows where
+            // its input needs them (`pad_input` flips it), else in `flipped`.
+            let order = Units::order(dir, batch);
+            let input = match (order, pads(&plan, b.in_size) && !folded) {
+                (Order::Same, _) | (_, true) => input_of(layer),
+                (flip, false) => {
+                    let at = flipped_ptrs[0].0;
+                    let n = Rows {
+                        rows: steps,
+                        cols: b.in_size,
+                    };
+                    rows.copy_in((input_of(layer), b.in_size), (at, b.in_size), n, flip)?;
+                    at
+                }
+            };
             // In inference the wavefront's layers below the top pass their outputs on through
-            // the exchange buffer only (they would share the one `below` buffer at once).
+            // the exchange buffer only (they would share the one `below` buffer at once). Two
+            // directions write their own, then the layer's (below).
             let y = match (layer + 1 == layers, wave.is_some() && !train) {
+                _ if units.bidirectional() => below_ptrs[units.output(layer, dir)].0,
                 (true, _) => out_ptr,
                 (false, true) => 0,
                 (false, false) => pick(&below_ptrs, layer),
             };
             let xg = match (projection_ptr.is_empty(), n_gates) {
-                (false, _) => pick(&projection_ptr, layer),
+                (false, _) => pick(&projection_ptr, unit),
                 (true, 0) => 0,
-                (true, _) => pick(&gate_ptrs, layer),
+                (true, _) => pick(&gate_ptrs, unit),
             };
             let xg_type = if half_xg { Out::Elem } else { Out::F32 };
             let at = |o: usize| w_ptr + o as u64 * elem;
@@ -379,7 +429,7 @@ pub(super) fn forward<T: Elem>(
                 padded.push(None);
             } else if pads(&plan, b.in_size) {
                 let sizes = (steps, gh, b.in_size);
-                let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes)?;
+                let p = pad_input::<T>(&rows, (input, at(b.w_ih)), sizes, order)?;
                 {
                     let (pi, _a) = p.input.device_ptr(&stream);
                     let (pw, _b) = p.w_ih.device_ptr(&stream);
@@ -393,13 +443,13 @@ pub(super) fn forward<T: Elem>(
             let opt = |o: Option<usize>| o.map_or(0, at);
             let (drop, guard) = masks::kernel_args(masks.as_ref(), &stream, (layer, layers));
             drop_guards.push(guard);
-            let packed = |slot, layer| state_ptr + state_at(slot, layer) * elem;
+            let packed = |slot| state_ptr + state_at(slot, (layer, dir)) * elem;
             // Null (zeros) for a call given no initial state.
-            let initial = |slot, layer| call.initial_state(s_ptr + state_at(slot, layer) * elem);
-            let h0 = initial(0, layer);
+            let initial = |slot| call.initial_state(s_ptr + state_at(slot, (layer, dir)) * elem);
+            let h0 = initial(0);
             // A cell without c carries h from where an LSTM's c starts, and writes no c_n.
             let (c0, c_n) = match cell.has_c() {
-                true => (initial(1, layer), packed(1, layer)),
+                true => (initial(1), packed(1)),
                 false => (h0, 0),
             };
             let args = [
@@ -411,10 +461,10 @@ pub(super) fn forward<T: Elem>(
                 h0,
                 c0,
                 y,
-                packed(0, layer),
+                packed(0),
                 c_n,
-                cell_ptrs.get(layer).map_or(0, |p| p.0),
-                h_prev_ptrs.get(layer).map_or(0, |p| p.0),
+                cell_ptrs.get(unit).map_or(0, |p| p.0),
+                h_prev_ptrs.get(unit).map_or(0, |p| p.0),
                 // With dropout after this layer, the kernel also writes y through the mask,
                 // the next layer's input.
                 dropped_ptrs.get(layer).map_or(0, |p| p.0),
@@ -464,10 +514,27 @@ pub(super) fn forward<T: Elem>(
                 d2,
                 w_ih,
                 folded_x,
-                w_t_ptrs.get(layer).map_or(0, |p| p.0),
+                w_t_ptrs.get(unit).map_or(0, |p| p.0),
                 counter_ptr,
             ];
             cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;
+            // A bidirectional layer's output: each direction's in its columns, the reverse
+            // one's flipped back (the op's output at the top, else the next layer's input).
+            if units.bidirectional() && dir + 1 == units.directions {
+                let to = match layer + 1 == layers {
+                    true => out_ptr,
+                    false => pick(&joined_ptrs, layer),
+                };
+                for d in 0..units.directions {
+                    let from = below_ptrs[units.output(layer, d)].0;
+                    let n = Rows {
+                        rows: steps,
+                        cols: hidden,
+                    };
+                    let to = (to + (d * hidden) as u64 * elem, 2 * hidden);
+                    rows.place((from, hidden), to, n, Units::order(d, batch))?;
+                }
+            }
         }
         if let Some(w) = wgmma_wave {
             wave_args.exchange = hx;
@@ -485,7 +552,13 @@ pub(super) fn forward<T: Elem>(
                 if train && pads(&plan, b.in_size) {
                     let sizes = (steps, gh, b.in_size);
                     let w_ih = w_ptr + b.w_ih as u64 * elem;
-                    *p = Some(pad_input::<T>(&rows, (input_of(layer), w_ih), sizes)?);
+                    let order = Order::Same;
+                    *p = Some(pad_input::<T>(
+                        &rows,
+                        (input_of(layer), w_ih),
+                        sizes,
+                        order,
+                    )?);
                 }
             }
         }
@@ -499,6 +572,7 @@ pub(super) fn forward<T: Elem>(
         gates,
         cells,
         below,
+        joined,
         masks: masks.map(|m| (m, dropped)),
         padded,
         h_prev,

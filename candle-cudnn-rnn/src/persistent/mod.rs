@@ -9,7 +9,9 @@
 //! a stack's layers all fit on the GPU at once, one kernel per pass runs all of them as a
 //! wavefront (`wave`). The kernels implement unidirectional LSTMs and GRUs without projection
 //! or per-sample lengths, in bf16, f16 or f32 (TF32 products; layer by layer), whose hidden size
-//! and batch fit in shared memory: a module offers a call's [`Plan`] or why there is none
+//! and batch fit in shared memory; a bidirectional layer runs its directions one after the
+//! other, the reverse one on its input flipped in time (`units`; layer by layer, without
+//! inter-layer dropout). A module offers a call's [`Plan`] or why there is none
 //! ([`PersistentRnn::plan`]) and runs it; which calls it gets (the others go to cuDNN) is
 //! decided in `crate::choose`. The knobs of `tuning` are read from the environment once.
 
@@ -27,6 +29,7 @@ mod rules;
 mod side;
 mod transposed;
 mod tuning;
+mod units;
 mod wave;
 mod wgmma_wave;
 
@@ -82,7 +85,7 @@ impl Elem for f32 {}
 /// A kernel plan, or why a call cannot run on the kernels.
 pub(crate) type PlanOrWhyNot = std::result::Result<Plan, String>;
 
-/// The persistent kernels of one module (one direction of a cell of [`Cell`], without
+/// The persistent kernels of one module (a cell of [`Cell`] in one or two directions, without
 /// projection).
 pub(crate) struct PersistentRnn {
     dims: RnnDims,
@@ -164,10 +167,12 @@ impl PersistentRnn {
 
     /// Which passes of calls on `plan` (of [`PersistentRnn::plan`] on `dev`) run all the
     /// module's layers in one launch (`wave`): the forward, and for a `train`ing call the
-    /// backward. Never for one layer.
+    /// backward. Never for one layer, nor for two directions (`units`).
     pub(crate) fn in_one_launch(&self, dev: &CudaDevice, plan: &Plan, train: bool) -> OneLaunch {
         let layers = self.dims.num_layers;
-        let wave = |pass| Wave::new(dev, plan, (layers, pass), self.tuning.wave).is_some();
+        let one_way = self.dims.num_directions == 1;
+        let wave =
+            |pass| one_way && Wave::new(dev, plan, (layers, pass), self.tuning.wave).is_some();
         OneLaunch {
             forward: wave(Pass::Forward),
             backward: train && wave(Pass::Backward),
@@ -190,6 +195,11 @@ impl PersistentRnn {
         } = inputs;
         let call = (call, state_apart);
         let masks = match train && dropout.active() && self.dims.num_layers > 1 {
+            // The kernels drop one direction's units as they store them (`crate::choose`'s
+            // `ours_take_dropout` keeps such calls on cuDNN).
+            true if self.dims.num_directions > 1 => {
+                bail!("rnn: the persistent kernels drop no units between bidirectional layers")
+            }
             true => Some(self.counters.take(ops[0].0.device(), &plan, &dropout)?),
             false => None,
         };

@@ -37,11 +37,20 @@ pub(super) struct PaddedInput<T> {
     pub ld: usize,
 }
 
-/// `rows` rows of `cols` elements between device buffers of the plan's half type.
+/// `rows` rows of `cols` elements of the plan's type between device buffers.
 #[derive(Clone, Copy)]
 pub(super) struct Rows {
     pub rows: usize,
     pub cols: usize,
+}
+
+/// The order in which a row kernel writes the rows it reads: as they come, or (`Flipped`, a
+/// bidirectional layer's reverse direction) in blocks of `batch` rows, one a step, in reverse
+/// order: time flipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Order {
+    Same,
+    Flipped { batch: usize },
 }
 
 /// Launches the row kernels of `pass`'s module on the device's stream.
@@ -55,30 +64,55 @@ pub(super) struct RowKernels<'a> {
 impl RowKernels<'_> {
     /// `dst[r][c] = src[r][c]` for `c < cols`, zeros up to `dst_ld` (also un-padding, with
     /// `dst_ld == cols`).
-    pub fn copy(
+    pub fn copy(&self, src: (u64, usize), dst: (u64, usize), n: Rows) -> Result<()> {
+        self.copy_in(src, dst, n, Order::Same)
+    }
+
+    /// [`RowKernels::copy`], the rows written in `order`.
+    pub fn copy_in(
         &self,
         (src, src_ld): (u64, usize),
         (dst, dst_ld): (u64, usize),
         n: Rows,
+        order: Order,
     ) -> Result<()> {
-        self.launch("rnn_copy_rows", (dst, dst_ld), (src, src_ld), n, dst_ld)
+        let copy = ("rnn_copy_rows", order);
+        self.launch(copy, (dst, dst_ld), (src, src_ld), n, dst_ld)
     }
 
-    /// `dst[r][c] += src[r][c]` for `c < cols`.
+    /// `dst[r][c] = src[r][c]` for `c < cols` only, the rows written in `order`: columns
+    /// placed between others of a wider row (a direction's output in a bidirectional layer's).
+    pub fn place(
+        &self,
+        (src, src_ld): (u64, usize),
+        (dst, dst_ld): (u64, usize),
+        n: Rows,
+        order: Order,
+    ) -> Result<()> {
+        let copy = ("rnn_copy_rows", order);
+        self.launch(copy, (dst, dst_ld), (src, src_ld), n, n.cols)
+    }
+
+    /// `dst[r][c] += src[r][c]` for `c < cols` (half elements only).
     pub fn add(
         &self,
         (src, src_ld): (u64, usize),
         (dst, dst_ld): (u64, usize),
         n: Rows,
     ) -> Result<()> {
-        self.launch("rnn_add_rows", (dst, dst_ld), (src, src_ld), n, n.cols)
+        if self.plan.elem.words() != 1 {
+            candle_core::bail!("rnn: the row kernels add half elements only");
+        }
+        let add = ("rnn_add_rows", Order::Same);
+        self.launch(add, (dst, dst_ld), (src, src_ld), n, n.cols)
     }
 
     /// `name`'s kernel moving `width` elements of every row, in the widest words that both
-    /// pitches, the columns and both addresses allow (`pad.cu`).
+    /// pitches, the columns and both addresses allow (`pad.cu`), writing rows in `order`. The
+    /// kernels move 16-bit words, so an f32 element is two (a copy moves bits).
     fn launch(
         &self,
-        name: &str,
+        (name, order): (&str, Order),
         (dst, dst_ld): (u64, usize),
         (src, src_ld): (u64, usize),
         n: Rows,
@@ -87,18 +121,25 @@ impl RowKernels<'_> {
         if n.rows == 0 || width == 0 {
             return Ok(());
         }
-        let elem = 2; // bytes of a half type
+        let flip = match order {
+            Order::Same => 0,
+            Order::Flipped { batch } => batch,
+        };
+        let halves = self.plan.elem.words();
+        let [src_ld, dst_ld, cols, width] = [src_ld, dst_ld, n.cols, width].map(|v| v * halves);
+        let elem = 2; // bytes of a 16-bit word
         let word = [4usize, 2, 1]
             .into_iter()
             .find(|&v| {
-                [src_ld, dst_ld, n.cols].iter().all(|x| x % v == 0)
+                [src_ld, dst_ld, cols].iter().all(|x| x % v == 0)
                     && [src, dst].iter().all(|a| a % (v * elem) as u64 == 0)
             })
             .unwrap_or(1);
         let f = self
             .plan
             .function(self.dev, self.pass, &format!("{name}_{word}"))?;
-        let [src_ld, dst_ld, rows, cols] = [src_ld, dst_ld, n.rows, n.cols].map(|v| v as u32);
+        let [src_ld, dst_ld, rows, cols, width_32, flip] =
+            [src_ld, dst_ld, n.rows, cols, width, flip].map(|v| v as u32);
         const THREADS: u32 = 128;
         let words = width.div_ceil(word) as u32;
         let config = LaunchConfig {
@@ -113,8 +154,11 @@ impl RowKernels<'_> {
             .arg(&dst)
             .arg(&dst_ld)
             .arg(&rows)
-            .arg(&cols);
-        // SAFETY: the callers pass buffers of `rows` rows of their `ld` on this stream.
+            .arg(&cols)
+            .arg(&width_32)
+            .arg(&flip);
+        // SAFETY: the callers pass buffers of `rows` rows of their `ld` on this stream (`rows` a
+        // whole number of `flip` blocks where it flips).
         unsafe { launch.launch(config) }
             .map_err(|e| candle_core::Error::Msg(format!("rnn: persistent kernel {name}: {e}")))?;
         Ok(())
@@ -125,11 +169,13 @@ impl RowKernels<'_> {
 const MAX_GRID_Y: u32 = 65535;
 
 /// The input projection's operands of a layer with `in_size` inputs, padded: `input`'s `steps`
-/// rows and `w_ih`'s `4H` rows, each `in_size` wide.
+/// rows (written in `order`: a reverse direction's flipped in time) and `w_ih`'s `4H` rows, each
+/// `in_size` wide.
 pub(super) fn pad_input<T: Elem>(
     k: &RowKernels,
     (input, w_ih): (u64, u64),
     (steps, gh, in_size): (usize, usize, usize),
+    order: Order,
 ) -> Result<PaddedInput<T>> {
     let ld = padded(in_size);
     // SAFETY: both are written whole by the copies below before any read.
@@ -139,14 +185,11 @@ pub(super) fn pad_input<T: Elem>(
         use candle_core::cuda_backend::cudarc::driver::DevicePtrMut;
         let (xp, _a) = x.device_ptr_mut(k.stream);
         let (wp, _b) = w.device_ptr_mut(k.stream);
-        k.copy(
-            (input, in_size),
-            (xp, ld),
-            Rows {
-                rows: steps,
-                cols: in_size,
-            },
-        )?;
+        let n = Rows {
+            rows: steps,
+            cols: in_size,
+        };
+        k.copy_in((input, in_size), (xp, ld), n, order)?;
         k.copy(
             (w_ih, in_size),
             (wp, ld),

@@ -486,6 +486,77 @@ fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
     );
 }
 
+/// Bidirectional layers (`persistent/units.rs`: each direction in turn, the reverse one on its
+/// input flipped in time, the outputs joined into the layer's `[T, B, 2H]`; the backward splits
+/// the output gradient and adds the reverse direction's input gradient in time order), LSTM and
+/// GRU in bf16 and f16: one layer at batch 32 (one cluster), batch 128 (batch groups), stacks of
+/// two at an odd batch whose input (100) and hidden size (130; the upper layers' input 260)
+/// need padded rows, three small layers, one step through two layers; then TF32 (one layer,
+/// and a stack at a hidden size that fills no tile) by [`check_tf32`]. Inference from zeros and
+/// from a state, then every gradient, as [`check`].
+#[test]
+fn persistent_bidirectional_matches_the_f64_cpu_path() {
+    let test = "persistent_bidirectional_matches_the_f64_cpu_path";
+    let bidirectional = |mode, sizes| {
+        let mut shape = shape((mode, Biases::Both), sizes);
+        shape.cfg.bidirectional = true;
+        shape
+    };
+    let half = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [
+            (1, 32, 20, 64, 128),
+            (1, 128, 6, 32, 128),
+            (2, 17, 12, 100, 130),
+            (3, 8, 5, 48, 64),
+            (2, 2, 1, 24, 48),
+        ]
+        .into_iter()
+        .flat_map(move |s| [DType::BF16, DType::F16].map(|dtype| (bidirectional(mode, s), dtype)))
+    });
+    let tf32 = [RnnMode::Lstm, RnnMode::Gru].into_iter().flat_map(|mode| {
+        [(1, 32, 6, 32, 128), (2, 8, 5, 40, 66)].map(|s| {
+            let mut shape = bidirectional(mode, s);
+            shape.cfg.math = MathMode::Tf32;
+            (shape, DType::F32)
+        })
+    });
+    check_each(
+        test,
+        half.chain(tf32),
+        |gpu, (shape, dtype), rng, verdicts| match dtype {
+            DType::F32 => {
+                for (train, with_state) in [(false, false), (false, true), (true, true)] {
+                    check_tf32(gpu, &shape, (train, with_state), rng, verdicts);
+                }
+            }
+            _ => check(gpu, &shape, dtype, rng, verdicts),
+        },
+    );
+}
+
+/// A bidirectional stack with inter-layer dropout trains on cuDNN's `Standard` (`choose.rs`'s
+/// `ours_take_dropout`: the kernels drop one direction's units as they store them), which
+/// `RnnAlgo::Persistent` falls back to; its inference, which drops nothing, runs on the kernels.
+#[test]
+fn persistent_bidirectional_dropout_trains_on_cudnn() {
+    let test = "persistent_bidirectional_dropout_trains_on_cudnn";
+    let mut stack = shape((RnnMode::Lstm, Biases::Both), (2, 8, 5, 32, 64));
+    stack.cfg.bidirectional = true;
+    stack.cfg.dropout = 0.5;
+    check_each(test, [stack], |gpu, shape, rng, verdicts| {
+        let inputs = Inputs::random(&shape, true, DType::F16, rng).to(&gpu.device, DType::F16);
+        for (train, want) in [(true, RnnAlgo::Standard), (false, RnnAlgo::Persistent)] {
+            let what = format!("{} dropout 0.5, training {train}", shape.name());
+            match call(&shape, &inputs, None, train, true, None) {
+                Ok(got) => verdicts.require(got.served == Some(want), || {
+                    format!("{what}: served by {:?}, not {want:?}", got.served)
+                }),
+                Err(e) => verdicts.require(false, || format!("{what}: failed: {e}")),
+            }
+        }
+    });
+}
+
 /// Inference batches of several chunks (a step's batch multiplied 32 samples at a time): the
 /// grid's batch 128 and the largest, 256, in one layer, and an odd batch whose last chunk ends
 /// early in two layers (a wavefront in chunks), LSTM and GRU.

@@ -1,0 +1,110 @@
+//! The recurrences of a call, one kernel launch each: a layer's, or each direction of a
+//! bidirectional layer. The kernels run one direction forward in time; a bidirectional layer runs
+//! its directions one after the other, the reverse one on the layer's input flipped in time
+//! (`Order::Flipped`), and the two outputs go into their columns of the layer's `[T, B, 2H]`
+//! output, the reverse one flipped back. Its backward splits the layer's output gradient the same
+//! way and adds the reverse direction's input gradient back in time order (`backward.rs`).
+
+use super::padded::Order;
+use crate::layout::{Block, RnnDims};
+
+/// A call's units: `directions` per layer, unit `layer * directions + direction`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Units {
+    pub directions: usize,
+    /// Units in all: layers times directions.
+    pub count: usize,
+    /// With two directions, buffers of the units' own outputs `[T, B, H]`: every unit's in
+    /// training (the backward's h_{t-1}), one a direction in inference (each layer's in turn,
+    /// once they are in the layer's output).
+    pub outputs: usize,
+}
+
+impl Units {
+    /// The units of a call of a module of `dims`, in training (`train`) or inference.
+    pub fn of(dims: &RnnDims, train: bool) -> Self {
+        let directions = dims.num_directions;
+        let count = dims.num_layers * directions;
+        let outputs = match (directions, train) {
+            (1, _) => 0,
+            (_, true) => count,
+            (_, false) => directions,
+        };
+        Units {
+            directions,
+            count,
+            outputs,
+        }
+    }
+
+    pub fn bidirectional(&self) -> bool {
+        self.directions > 1
+    }
+
+    /// The unit of `layer`'s `direction`, which indexes the buffers kept per unit.
+    pub fn index(&self, layer: usize, direction: usize) -> usize {
+        layer * self.directions + direction
+    }
+
+    /// The buffer of `layer`'s `direction`'s own output (two directions only).
+    pub fn output(&self, layer: usize, direction: usize) -> usize {
+        match self.outputs == self.count {
+            true => self.index(layer, direction),
+            false => direction,
+        }
+    }
+
+    /// Where unit `unit`'s weights sit in the flat buffer of `dims`.
+    pub fn block(&self, dims: &RnnDims, unit: usize) -> Block {
+        dims.block(unit / self.directions, unit % self.directions)
+    }
+
+    /// The order in which `direction` of a call of `batch` samples meets the steps: the reverse
+    /// direction's (1) flipped.
+    pub fn order(direction: usize, batch: usize) -> Order {
+        match direction {
+            0 => Order::Same,
+            _ => Order::Flipped { batch },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RnnConfig, RnnMode};
+
+    fn dims(layers: usize, bidirectional: bool) -> RnnDims {
+        let cfg = RnnConfig {
+            num_layers: layers,
+            bidirectional,
+            ..Default::default()
+        };
+        RnnDims::new(RnnMode::Lstm, 24, 16, &cfg)
+    }
+
+    #[test]
+    fn one_direction_has_a_unit_a_layer_and_no_outputs_of_its_own() {
+        let units = Units::of(&dims(3, false), true);
+        assert_eq!((units.count, units.outputs), (3, 0));
+        assert!(!units.bidirectional());
+        assert_eq!(units.index(2, 0), 2);
+    }
+
+    #[test]
+    fn two_directions_keep_every_output_in_training_and_one_a_direction_in_inference() {
+        let d = dims(3, true);
+        let train = Units::of(&d, true);
+        assert_eq!((train.count, train.outputs), (6, 6));
+        assert_eq!(train.index(1, 1), 3);
+        assert_eq!(train.output(2, 1), 5);
+        let infer = Units::of(&d, false);
+        assert_eq!(infer.outputs, 2);
+        assert_eq!([infer.output(2, 0), infer.output(2, 1)], [0, 1]);
+        // Unit 3 is layer 1's reverse direction.
+        assert_eq!(train.block(&d, 3).w_ih, d.block(1, 1).w_ih);
+        assert_eq!(train.block(&d, 3).in_size, 32);
+        assert_eq!(Units::order(1, 7), Order::Flipped { batch: 7 });
+        assert_eq!(Units::order(0, 7), Order::Same);
+    }
+}

@@ -206,7 +206,18 @@ fn check_cell(
         (3, 128, 5, 64, 768),
         (2, 192, 5, 64, 512),
     ];
-    for (k, &(layers, batch, seq, input, hidden)) in shapes.iter().enumerate() {
+    // Bidirectional layers (`persistent/units.rs`): the grid's hidden 128 at batches 32 and 128
+    // (batch groups), a stack whose sizes need padded rows (the upper layers' input is 2 x 130),
+    // and three layers of 512 at batch 32.
+    let bidirectional = [
+        (1, 32, 30, 128, 128),
+        (1, 128, 30, 128, 128),
+        (2, 17, 12, 96, 130),
+        (3, 32, 12, 256, 512),
+    ];
+    let every = (shapes.iter().map(|s| (*s, false))).chain(bidirectional.map(|s| (s, true)));
+    for (k, ((layers, batch, seq, input, hidden), bidirectional)) in every.enumerate() {
+        let directions = if bidirectional { 2 } else { 1 };
         for &dtype in dtypes {
             // f32 in TF32.
             let tf32 = dtype == DType::F32;
@@ -216,6 +227,7 @@ fn check_cell(
             let cfg = |algo| {
                 let cfg = RnnConfig {
                     num_layers: layers,
+                    bidirectional,
                     algo,
                     math: if tf32 { MathMode::Tf32 } else { MathMode::Fp32 },
                     ..Default::default()
@@ -253,7 +265,8 @@ fn check_cell(
             let ok = served == Some(RnnAlgo::Persistent) && passes(e, e_cudnn, tf32);
             let cell = format!("{mode:?}").to_uppercase();
             let name = format!(
-                "{cell} L{layers} B{batch} T{seq} I{input} H{hidden} {}",
+                "{cell} L{layers}{} B{batch} T{seq} I{input} H{hidden} {}",
+                if bidirectional { " bi" } else { "" },
                 if tf32 { "tf32" } else { dtype.as_str() }
             );
             rows.push((
@@ -278,7 +291,7 @@ fn check_cell(
             }
             // Training: outputs and every gradient.
             let s = round(uniform(rng, &dims.state_shape(batch), 0.5)?)?;
-            let gy = round(uniform(rng, &[seq, batch, hidden], 1.0)?)?;
+            let gy = round(uniform(rng, &[seq, batch, directions * hidden], 1.0)?)?;
             let gs = round(uniform(rng, &dims.state_shape(batch), 1.0)?)?;
             let inputs = [&w, &x, &s, &gy, &gs];
             let on64: Vec<Tensor> = inputs

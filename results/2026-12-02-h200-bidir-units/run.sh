@@ -2,9 +2,9 @@
 # Bidirectional layers on the crate's kernels (`persistent/units.rs`, branch bidir-units) on the
 # GPU, from the repository root, with D (its scripts/devbin.sh binaries) and OUT set; one command
 # a part:
-# - `tests`: the op's GPU tests of bidirectional layers on the kernels, and those whose stacks
-#   have padded rows (the row kernels changed), into OUT/tests-bidir.log; with `all`, every
-#   `persistent` test (OUT/tests-persistent.log);
+# - `tests`: the op's GPU tests of bidirectional layers on the kernels (among them padded rows,
+#   whose row kernels changed) into OUT/tests-bidir.log; with `all`, every `persistent` test
+#   (OUT/tests-persistent.log);
 # - `sanitize`: compute-sanitizer memcheck, racecheck and synccheck on one bidirectional training
 #   call with dx and one forward on `RnnAlgo::Persistent` (f16): LSTM [3, 8, 5, 64] (the row
 #   kernels' flips and placed columns between layers) and GRU [1, 16, 4, 46] (padded rows);
@@ -40,7 +40,7 @@ case $1 in
     stamp tests
     case ${2:-} in
       all) gpu_tests_as persistent persistent ;;
-      *) gpu_tests_as bidir persistent_bidirectional persistent_lstm_stacks persistent_gru_matches ;;
+      *) gpu_tests_as bidir persistent_bidirectional ;;
     esac
     ;;
   sanitize)

@@ -8,6 +8,9 @@
 # - `sanitize`: compute-sanitizer memcheck, racecheck and synccheck on one bidirectional training
 #   call with dx and one forward on `RnnAlgo::Persistent` (f16): LSTM [3, 8, 5, 64] (the row
 #   kernels' flips and placed columns between layers) and GRU [1, 16, 4, 46] (padded rows);
+# - `quick`: graphed training with dx and forwards, bidirectional, at hidden 128 (batch 32 and 128)
+#   and a few wider shapes: ours (`op-f16-persistent`) beside the default (`Standard`), µs an
+#   example, then PyTorch's fp16 module at the same shapes (OUT/quick.txt, OUT/torch-quick.log);
 # - `check`: gpu_check --persistent in f16 and bf16 (the bidirectional rows among them);
 # - `grid`: the half grid with every layer bidirectional, ours (`op-f16-persistent`,
 #   `op-bf16-persistent`; `Standard` where ours take no call) against PyTorch's fp16 module, through
@@ -49,6 +52,20 @@ case $1 in
       sanitize_bench "lstm:3,8,5,64 gru:1,16,4,46" op-f16-persistent --phase $phase --input-grad \
         --bidirectional
     done
+    ;;
+  quick)
+    stamp quick
+    specs="lstm:1,32,30,128 gru:1,32,30,128 lstm:1,128,30,128 gru:1,128,30,128 lstm:1,32,30,512
+      gru:1,128,30,512 lstm:3,128,30,512"
+    for spec in $specs; do
+      c=${spec%%:*} sh=${spec#*:}
+      echo "$c $sh | $(bench_rows "--graph --bidirectional" $c $sh op-f16-persistent,op-f16-default)"
+    done | tee "$OUT/quick.txt"
+    only=$(for spec in $specs; do echo "--only ${spec/:/,}"; done)
+    # shellcheck disable=SC2086
+    timeout 200 python3 scripts/torch_reference.py --grid --graph --bidirectional --impls torch-fp16 \
+      --loss sum --input-grad --reps 10 --warmup 5 $only > "$OUT/torch-quick.log" 2>&1
+    grep -iE "^\| (lstm|gru) " "$OUT/torch-quick.log"
     ;;
   check) stamp check; gpu_check_half ;;
   grid)

@@ -1464,7 +1464,7 @@ mod tests {
             ..Default::default()
         };
         for mode in [RnnMode::Lstm, RnnMode::Gru] {
-            for cfg in [RnnConfig::default(), bidirectional.clone()] {
+            for cfg in [RnnConfig::default(), bidirectional] {
                 let d = dims(mode, cfg);
                 for (algo, want) in [
                     (RnnAlgo::Persistent, true),

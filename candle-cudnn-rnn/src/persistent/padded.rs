@@ -71,26 +71,18 @@ impl RowKernels<'_> {
     /// [`RowKernels::copy`], the rows written in `order`.
     pub fn copy_in(
         &self,
-        (src, src_ld): (u64, usize),
-        (dst, dst_ld): (u64, usize),
+        src: (u64, usize),
+        dst: (u64, usize),
         n: Rows,
         order: Order,
     ) -> Result<()> {
-        let copy = ("rnn_copy_rows", order);
-        self.launch(copy, (dst, dst_ld), (src, src_ld), n, dst_ld)
+        self.launch(("rnn_copy_rows", order), dst, src, n, dst.1)
     }
 
     /// `dst[r][c] = src[r][c]` for `c < cols` only, the rows written in `order`: columns
     /// placed between others of a wider row (a direction's output in a bidirectional layer's).
-    pub fn place(
-        &self,
-        (src, src_ld): (u64, usize),
-        (dst, dst_ld): (u64, usize),
-        n: Rows,
-        order: Order,
-    ) -> Result<()> {
-        let copy = ("rnn_copy_rows", order);
-        self.launch(copy, (dst, dst_ld), (src, src_ld), n, n.cols)
+    pub fn place(&self, src: (u64, usize), dst: (u64, usize), n: Rows, order: Order) -> Result<()> {
+        self.launch(("rnn_copy_rows", order), dst, src, n, n.cols)
     }
 
     /// `dst[r][c] += src[r][c]` for `c < cols` (half elements only).

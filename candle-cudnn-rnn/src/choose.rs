@@ -10,8 +10,8 @@
 //!   where the hidden size's share of each multiprocessor must fit in shared memory) and the
 //!   others to cuDNN's [`PERSISTENT_FALLBACK`].
 //! - [`RnnAlgo::Heuristic`], the default, decides by static rules what the benchmarks measured
-//!   fastest ([`Chooser::heuristic`]): ours where they take the call, in one direction
-//!   ([`ours_measured_directions`]), and [`ours_lead`], else
+//!   fastest ([`Chooser::heuristic`]): ours where they take the call and [`ours_lead`] (two
+//!   directions: [`ours_lead_bidirectional`]), else
 //!   cuDNN's algorithm of [`cudnn_by_rule`]. Past batch 32 some rules read how the module's
 //!   calls will be launched (`RnnConfig::launch`: eagerly, or replayed from CUDA graphs), since
 //!   cuDNN's `Standard` pays the host's launches eagerly step by step and ours do not.
@@ -102,11 +102,19 @@ fn ours_take_dropout(dims: &RnnDims, dropout: &Dropout, train: bool) -> bool {
     dims.num_directions == 1 || dims.num_layers == 1 || !train || !dropout.active()
 }
 
-/// Where `Heuristic` may give ours a call: in one direction, which the rules below measured.
-/// Bidirectional calls stay on cuDNN's rule until measured against it (`RnnAlgo::Persistent`
-/// and `Auto` give them ours).
-fn ours_measured_directions(dims: &RnnDims) -> bool {
-    dims.num_directions == 1
+/// Where `Heuristic` gives ours a bidirectional call they take (each direction in turn,
+/// `persistent/units.rs`; the rules below were measured on one direction): every one in half
+/// precision, except graphed training whose backward runs on the wgmma kernel (layers of 1024 at
+/// batch 128), where cuDNN's `Standard`, which overlaps the two directions, took 0.86-0.95x of
+/// ours' time (LSTM [30, 128, 1024] 10.5 against 11.6 µs an example, GRU 9.3 against 10.8, LSTM
+/// [30, 128, 3 x 1024] 36.5 against 38.4). Elsewhere graphed f16 training took 0.33-0.92x of
+/// `Standard`'s time (LSTM [30, 32, 128] 3.4 against 10.2, [35, 20, 2 x 1500] 108 against 290,
+/// [30, 128, 3 x 512] 16.4 against 17.7), forwards 0.30-1.00x, and eager training 0.11-0.77x, at
+/// 1024 and batch 128 too (LSTM [30, 128, 1024] 12.8 against 18.7; H200,
+/// `results/2026-12-02-h200-bidir-units/`). f32 in TF32 was not measured: cuDNN's rule keeps it.
+fn ours_lead_bidirectional(plan: &Plan, dtype: DType, (train, launch): (bool, Launch)) -> bool {
+    let graphed_wgmma_training = train && plan.wgmma_backward && launch == Launch::Graphed;
+    dtype != DType::F32 && !graphed_wgmma_training
 }
 
 /// Ours run every sample for all of the call's steps: no per-sample lengths.
@@ -1227,16 +1235,18 @@ impl Chooser {
         launch: Launch,
     ) -> Kernel {
         let dims = &self.dims;
-        match ours.filter(|_| ours_measured_directions(dims)) {
-            Some((plan, one))
-                if wgmma_leads(&plan, dims, (train, launch))
+        let lead = |plan: &Plan, one| match dims.num_directions {
+            1 => {
+                wgmma_leads(plan, dims, (train, launch))
                     || match dtype {
                         DType::F32 => ours_lead_tf32(call, dims, (train, plan.scaled), launch),
                         _ => ours_lead(call, dims, (dtype, train), (one, launch)),
-                    } =>
-            {
-                Kernel::Persistent(plan)
+                    }
             }
+            _ => ours_lead_bidirectional(plan, dtype, (train, launch)),
+        };
+        match ours {
+            Some((plan, one)) if lead(&plan, one) => Kernel::Persistent(plan),
             _ => {
                 let algo = cudnn_by_rule(dims, call, (dtype, train), launch);
                 let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
@@ -1510,9 +1520,39 @@ mod tests {
         assert!(ours_take_dropout(&stack(2, true), &dropout(0.0), true));
         assert!(ours_take_dropout(&stack(1, true), &dropout(0.5), true));
         assert!(ours_take_dropout(&stack(2, false), &dropout(0.5), true));
-        // Heuristic's rules were measured on one direction.
-        assert!(ours_measured_directions(&stack(2, false)));
-        assert!(!ours_measured_directions(&stack(2, true)));
+    }
+
+    #[test]
+    fn ours_lead_bidirectional_calls_but_graphed_training_on_the_wgmma_backward() {
+        let plain = Plan::example(Cell::Lstm, 128, 32);
+        let wgmma = Plan {
+            wgmma: true,
+            wgmma_backward: true,
+            ..Plan::example(Cell::Lstm, 1024, 128)
+        };
+        for launch in [GRAPHED, EAGER] {
+            for train in [false, true] {
+                assert!(ours_lead_bidirectional(&plain, DType::F16, (train, launch)));
+                assert!(ours_lead_bidirectional(
+                    &plain,
+                    DType::BF16,
+                    (train, launch)
+                ));
+                // TF32 was not measured.
+                assert!(!ours_lead_bidirectional(
+                    &plain,
+                    DType::F32,
+                    (train, launch)
+                ));
+            }
+            assert!(ours_lead_bidirectional(&wgmma, DType::F16, (false, launch)));
+        }
+        assert!(!ours_lead_bidirectional(
+            &wgmma,
+            DType::F16,
+            (true, GRAPHED)
+        ));
+        assert!(ours_lead_bidirectional(&wgmma, DType::F16, (true, EAGER)));
     }
 
     #[test]

@@ -258,6 +258,12 @@ fn the_default_serves_its_rules_kernels_and_matches_the_f64_cpu_path() {
             case(LSTM, (1, BI), (5, 7, 20, 32), default, F32, H0),
             [RnnAlgo::Standard; 2],
         ),
+        // Bidirectional stacks in half precision: ours, each direction in turn
+        // (`ours_lead_bidirectional`).
+        (
+            case(GRU, (2, BI), (16, 5, 48, 64), default, F16, H0),
+            [RnnAlgo::Persistent; 2],
+        ),
         (
             case(GRU, (1, UNI), (16, 12, 128, 128), default, BF16, ZEROS),
             [RnnAlgo::Persistent; 2],

@@ -6,7 +6,7 @@
 //! one wavefront launch (`wave`) runs every layer's recurrence first, the upper layers making
 //! the layers below's output gradients on the way, then the GEMMs follow.
 
-use super::forward::{addresses, barrier_at, cooperative, Reserve};
+use super::forward::{addresses, barrier_at, cooperative, run_side_by_side, Reserve};
 use super::gemm::{device_blas, matmul, Mat, Out};
 use super::kernel::Pass;
 use super::launch::GROUP_WORDS;
@@ -59,15 +59,24 @@ pub(super) fn backward<T: Elem>(
     // Every layer at once, where the forward chose it, else layer by layer. The wavefront
     // needs every layer's gate gradients, exchange buffer and (below the top) output gradient
     // at once; layer by layer one of each serves in turn.
+    // A bidirectional layer's two directions side by side where the forward judged they fit
+    // (`Units::side_by_side`): each with gate gradients, bias parts and exchange buffers of its
+    // own.
     let wave = r.backward_wave;
+    let apart = r.backward_side_by_side;
+    let units = Units::of(dims, true);
     let each = |n: usize| if wave.is_some() { n } else { n.min(1) };
-    let mut dg = unsafe { stream.alloc::<T>(each(layers) * steps * gh) }?;
+    let dg_slots = if apart {
+        units.directions
+    } else {
+        each(layers)
+    };
+    let mut dg = unsafe { stream.alloc::<T>(dg_slots * steps * gh) }?;
     // A split gate's cell (a GRU): the gate gradients on the recurrent product's side, for the
     // recurrent weight's gradient (the kernels write them all).
     let split = plan.cell.splits();
-    let mut dgh = unsafe { stream.alloc::<T>(if split { each(layers) * steps * gh } else { 1 }) }?;
+    let mut dgh = unsafe { stream.alloc::<T>(if split { dg_slots * steps * gh } else { 1 }) }?;
     // The output gradient of the layer below, `[T, B, 2H]` below a bidirectional layer.
-    let units = Units::of(dims, true);
     let dy_cols = units.directions * hidden;
     let mut dy_below = unsafe { stream.alloc::<T>((each(layers - 1) * steps * dy_cols).max(1)) }?;
     // A bidirectional layer's directions' output gradients, split from the layer's before either
@@ -84,11 +93,12 @@ pub(super) fn backward<T: Elem>(
     // SAFETY (allocation): each layer's kernel writes every group's slots before either reads
     // them.
     let db_slots = plan.cell.gates() + usize::from(split);
-    let db_parts_len = match plan.pass_groups(Pass::Backward) {
-        1 => 1,
+    let db_parts_each = match plan.pass_groups(Pass::Backward) {
+        1 => 0,
         g => g * db_slots * hidden,
     };
-    let mut db_parts = unsafe { stream.alloc::<f32>(db_parts_len) }?;
+    let db_parts_len = db_parts_each * if apart { units.directions } else { 1 };
+    let mut db_parts = unsafe { stream.alloc::<f32>(db_parts_len.max(1)) }?;
     // Each step's gate gradients for the other blocks, two slots taken in turn, and the grid
     // barrier behind them: zeroed by the forward, behind its own (`Reserve::exchanges`).
     let place = r.backward_exchange;
@@ -174,22 +184,27 @@ pub(super) fn backward<T: Elem>(
         let (dyb_all, _i) = dy_below.device_ptr_mut(&stream);
         let (dy_split, _s) = dy_split.device_ptr_mut(&stream);
         let (dg_flipped, _t) = dg_flipped.device_ptr_mut(&stream);
-        let (db_parts, _r) = db_parts.device_ptr_mut(&stream);
+        let (db_parts_all, _r) = db_parts.device_ptr_mut(&stream);
         let (exchanges, _j) = r.exchanges.device_ptr_mut(&stream);
-        let dgx_all = exchanges + place.at as u64 * elem;
-        // Layer `l`'s gate gradients, exchange buffer and output gradient (`dyb(l)`, below the
-        // top: what the layer above's input gradient fills).
+        // Direction `d`'s: its own buffers where the directions run side by side, else the one
+        // set.
+        let own = |d: usize| if apart { d } else { 0 };
+        let dgx_all = |d: usize| exchanges + (own(d) * r.direction_stride + place.at) as u64 * elem;
+        let db_parts = |d: usize| db_parts_all + (own(d) * db_parts_each * 4) as u64;
+        // Layer `l`'s (direction `d`'s) gate gradients, exchange buffer and output gradient
+        // (`dyb(l)`, below the top: what the layer above's input gradient fills).
         let slot = |l: usize| if wave.is_some() { l as u64 } else { 0 };
-        let dg_of = |l| dg_all + slot(l) * (steps * gh) as u64 * elem;
-        let dgh_of = |l| match split {
-            true => dgh_all + slot(l) * (steps * gh) as u64 * elem,
+        let dg_slot = |(l, d): (usize, usize)| slot(l) + own(d) as u64;
+        let dg_of = |at| dg_all + dg_slot(at) * (steps * gh) as u64 * elem;
+        let dgh_of = |at| match split {
+            true => dgh_all + dg_slot(at) * (steps * gh) as u64 * elem,
             false => 0,
         };
-        let dgx_of = |l| dgx_all + slot(l) * exchange_len as u64 * elem;
+        let dgx_of = |(l, d)| dgx_all(d) + slot(l) * exchange_len as u64 * elem;
         let dyb = |l| dyb_all + slot(l) * (steps * dy_cols) as u64 * elem;
         // A bidirectional layer's direction `d`'s output gradient, split from the layer's.
         let dy_of = |d: usize| dy_split + (d * steps * hidden) as u64 * elem;
-        let counter_ptr = barrier_at::<T>(dgx_all, exchanges_len);
+        let counter_of = |d: usize| barrier_at::<T>(dgx_all(d), exchanges_len);
         let (dw_ptr, _m) = dw.device_ptr_mut(&stream);
         let (dw_rows, _n) = dw_rows.device_ptr_mut(&stream);
         let (dx_rows, _p) = dx_rows.device_ptr_mut(&stream);
@@ -256,8 +271,8 @@ pub(super) fn backward<T: Elem>(
                 dy,
                 grad_state(0, at),
                 c_slot(d_state),
-                dg_of(layer),
-                dgx_of(layer),
+                dg_of(at),
+                dgx_of(at),
                 ds_ptr + state(0, at),
                 c_slot(ds_ptr),
                 // The bias gradients, written or added (`overwrite`).
@@ -268,7 +283,7 @@ pub(super) fn backward<T: Elem>(
                 drop[0],
                 drop[1],
                 drop[2],
-                dgh_of(layer),
+                dgh_of(at),
             ];
             (args, guard)
         };
@@ -281,7 +296,12 @@ pub(super) fn backward<T: Elem>(
                 guards.push(guard);
             }
             let db_add = u64::from(!overwrite);
-            wv.launch((&stream, &f, &plan), (&all, Some(db_add)), counter_ptr, seq)?;
+            wv.launch(
+                (&stream, &f, &plan),
+                (&all, Some(db_add)),
+                counter_of(0),
+                seq,
+            )?;
         }
         // candle's cuBLAS handle, on the device's stream.
         let main_blas = device_blas(&dev);
@@ -289,7 +309,66 @@ pub(super) fn backward<T: Elem>(
         // the exchange (wherever it judged them read: `forward.rs`'s `exchange_is_read`), or
         // once the first launch that reads them had them zeroed (each launch's last block sets
         // them back).
-        let mut joins_zeroed = r.exchanges_zeroed;
+        let mut joins_zeroed = [r.exchanges_zeroed; 2];
+        // Whether unit `(layer, dir)`'s weight gradients go to the side streams (beside its input
+        // gradient's product on the device's, `side`): from unpadded rows only (padded ones share
+        // one scratch buffer and the row kernels of the device's stream); and whether its batch
+        // groups' bias parts are then summed after its kernel.
+        let aside_of = |(layer, dir): (usize, usize)| {
+            let b = dims.block(layer, dir);
+            let unit = units.index(layer, dir);
+            let padded_rows = padded_inputs[unit].is_some() || kept_h_prev.get(unit).is_some();
+            let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
+            let biased = b.b_ih.is_some() || b.b_hh.is_some();
+            (
+                aside,
+                wave.is_none() && bias_parts_summed_after(&plan, aside, biased),
+            )
+        };
+        // The recurrence's arguments of unit `at` (`persistent_bwd`'s or, on a plan whose
+        // backward runs on wgmma, `wgmma_bwd`'s): `BwdArgs` without W_ih and the input gradient,
+        // `db_add` after the bias gradients, the groups' words, the counter last; and the guard
+        // of its dropout offset's view. Fills the words that join its groups where they are not
+        // zero yet (`joins_zeroed`, per set of buffers).
+        let recurrence_ptrs = |at: (usize, usize), joins_zeroed: &mut [bool; 2]| {
+            let (layer, dir) = at;
+            let unit = units.index(layer, dir);
+            let (args, guard) = args_of(layer, dir);
+            let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, _dx, d0, d1, d2, dgh] =
+                args;
+            // The tile from W_hh transposed, where the plan reads it (`transposed`).
+            let w_hh = match plan.backward_transposed() {
+                true => transposed.get(unit).map(|t| t.0).ok_or_else(|| {
+                    candle_core::Error::Msg(format!(
+                        "rnn: persistent backward: the forward left no W_hh transposed for layer {layer}"
+                    ))
+                })?,
+                false => w_hh,
+            };
+            let db_add = u64::from(!overwrite);
+            let mut ptrs = vec![
+                w_hh, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh, db_add,
+                d0, d1, d2, dgh,
+            ];
+            // `recurrence_wgmma_bwd.cu`'s take the counter next (one batch group);
+            // `persistent_bwd`'s first the groups' bias parts and the words that join them.
+            let counter = counter_of(dir);
+            if !plan.pass_wgmma(Pass::Backward) {
+                let joins = match aside_of(at).1 {
+                    true => 0,
+                    false => counter + (GROUP_WORDS * plan.groups * 4) as u64,
+                };
+                // A forward that judged no word read left the buffer unfilled
+                // (`Reserve::exchanges_zeroed`); the joining words must start at 0.
+                if joins != 0 && !joins_zeroed[own(dir)] {
+                    fill(&stream, joins, GROUP_WORDS * 4, 0)?;
+                    joins_zeroed[own(dir)] = true;
+                }
+                ptrs.extend([db_parts(dir), joins]);
+            }
+            ptrs.push(counter);
+            Ok::<_, candle_core::Error>((ptrs, guard))
+        };
         let each_unit = (0..layers)
             .rev()
             .flat_map(|l| (0..units.directions).map(move |d| (l, d)));
@@ -297,7 +376,7 @@ pub(super) fn backward<T: Elem>(
             let b = dims.block(layer, dir);
             let unit = units.index(layer, dir);
             let top = layer + 1 == layers;
-            let dg_ptr = dg_of(layer);
+            let dg_ptr = dg_of((layer, dir));
             // A bidirectional layer's output gradient, split into its directions' before the
             // first runs.
             if two && dir == 0 {
@@ -311,54 +390,35 @@ pub(super) fn backward<T: Elem>(
                     rows.place(from, (dy_of(d), hidden), n, Units::order(d, batch))?;
                 }
             }
-            // Both weight gradients from unpadded rows go to the side streams, beside the
-            // input gradient's product on the device's (`side`); padded ones share one scratch
-            // buffer and the row kernels of the device's stream.
+            // Both weight gradients from unpadded rows go to the side streams (`aside_of`).
             let padded_input = padded_inputs[unit].as_ref();
             let kept = kept_h_prev.get(unit);
-            let padded_rows = padded_input.is_some() || kept.is_some();
-            let aside = weight_gradients_aside(&plan, padded_rows, (gh, b.in_size, hidden));
+            let (aside, sum_after) = aside_of((layer, dir));
             let (db_ih, db_hh) = (bias_at(b.b_ih), bias_at(b.b_hh));
-            let sum_after =
-                wave.is_none() && bias_parts_summed_after(&plan, aside, db_ih != 0 || db_hh != 0);
             if wave.is_none() {
-                // The recurrence's arguments (`persistent_bwd`'s or, on a plan whose backward
-                // runs on wgmma, `wgmma_bwd`'s): `BwdArgs` without W_ih and the input gradient,
-                // `db_add` after the bias gradients, the groups' words, the counter last.
-                let (args, _guard) = args_of(layer, dir);
-                let [w_hh, _w_ih, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, _db_ih, _db_hh, _dx, d0, d1, d2, dgh] =
-                    args;
-                // The tile from W_hh transposed, where the plan reads it (`transposed`).
-                let w_hh = match plan.backward_transposed() {
-                    true => transposed.get(unit).map(|t| t.0).ok_or_else(|| {
-                        candle_core::Error::Msg(format!(
-                            "rnn: persistent backward: the forward left no W_hh transposed for layer {layer}"
-                        ))
-                    })?,
-                    false => w_hh,
-                };
-                let db_add = u64::from(!overwrite);
-                let mut ptrs = vec![
-                    w_hh, gates, cells, c0, dy, dh_n, dc_n, dg, dgx, dh0, dc0, db_ih, db_hh,
-                    db_add, d0, d1, d2, dgh,
-                ];
-                // `recurrence_wgmma_bwd.cu`'s take the counter next (one batch group);
-                // `persistent_bwd`'s first the groups' bias parts and the words that join them.
-                if !plan.pass_wgmma(Pass::Backward) {
-                    let joins = match sum_after {
-                        true => 0,
-                        false => counter_ptr + (GROUP_WORDS * plan.groups * 4) as u64,
-                    };
-                    // A forward that judged no word read left the buffer unfilled
-                    // (`Reserve::exchanges_zeroed`); the joining words must start at 0.
-                    if joins != 0 && !joins_zeroed {
-                        fill(&stream, joins, GROUP_WORDS * 4, 0)?;
-                        joins_zeroed = true;
+                match (apart, dir) {
+                    // Both directions' recurrences side by side, with the first.
+                    (true, 0) => {
+                        let mut launches = Vec::with_capacity(units.directions);
+                        let mut guards = Vec::with_capacity(units.directions);
+                        for d in 0..units.directions {
+                            let (ptrs, guard) = recurrence_ptrs((layer, d), &mut joins_zeroed)?;
+                            launches.push(ptrs);
+                            guards.push(guard);
+                        }
+                        let mut sides = None;
+                        let pass = (&f, &plan, Pass::Backward);
+                        run_side_by_side((&stream, &mut sides), pass, launches.iter(), seq)?;
+                        if let Some(fork) = sides {
+                            fork.join()?;
+                        }
                     }
-                    ptrs.extend([db_parts, joins]);
+                    (true, _) => {}
+                    (false, _) => {
+                        let (ptrs, _guard) = recurrence_ptrs((layer, dir), &mut joins_zeroed)?;
+                        cooperative((&stream, None), &f, &plan, Pass::Backward, &ptrs, seq)?;
+                    }
                 }
-                ptrs.push(counter_ptr);
-                cooperative(&stream, &f, &plan, Pass::Backward, &ptrs, seq)?;
             }
             // The reverse direction's gate gradients in time order, for the products with the
             // layer's input (its own input was the layer's flipped).
@@ -390,7 +450,7 @@ pub(super) fn backward<T: Elem>(
             let dw_at = |o: usize| dw_ptr + o as u64 * elem;
             let dgt = Mat::new(dg_in_time, gh).t();
             // The recurrent weight's gradient takes the recurrent side's gate gradients.
-            let dgh_ptr = if split { dgh_of(layer) } else { dg_ptr };
+            let dgh_ptr = if split { dgh_of((layer, dir)) } else { dg_ptr };
             let dght = Mat::new(dgh_ptr, gh).t();
             // The first product into a weight's gradient writes it or adds to it (`overwrite`),
             // a second adds.
@@ -520,7 +580,7 @@ pub(super) fn backward<T: Elem>(
             if sum_after {
                 sum_bias_parts(
                     (&dev, &stream, &plan),
-                    db_parts,
+                    db_parts(dir),
                     [db_ih, db_hh],
                     (gh, !overwrite),
                 )?;

@@ -4,15 +4,16 @@
 
 use super::f16_scaled::ScaledOperands;
 use super::gemm::{device_blas, matmul, Mat, Out};
+use super::kernel::Limits;
 use super::kernel::Pass;
-use super::launch::{GROUP_WORDS, MAX_GROUPS};
+use super::launch::{Launch, GROUP_WORDS, MAX_GROUPS};
 use super::masks::{self, Masks};
 use super::padded::{pad_input, padded, pads, Order, PaddedInput, RowKernels, Rows};
 use super::plan::Plan;
-use super::side::{bias_parts_summed_after, weight_gradients_aside};
+use super::side::{bias_parts_summed_after, weight_gradients_aside, Fork};
 use super::transposed::transpose_recurrent_weights;
 use super::tuning::WaveTuning;
-use super::units::Units;
+use super::units::{Units, REVERSE_SIDE};
 use super::wave::{Wave, WaveArgs};
 use super::wgmma_wave::WgmmaWave;
 use super::Elem;
@@ -21,7 +22,7 @@ use crate::call::Call;
 use crate::layout::RnnDims;
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
+    sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use candle_core::Result;
 use std::sync::Arc;
@@ -55,6 +56,13 @@ pub(super) struct Reserve<T> {
     /// The forward's exchange buffer, and behind it the backward's, zeroed with it (one fill a
     /// call, not one a pass) unless no pass reads it ([`Reserve::exchanges_zeroed`]).
     pub exchanges: CudaSlice<T>,
+    /// Elements of `exchanges` from one direction's buffers (the forward's and the backward's,
+    /// each with its barrier) to the other's, where a bidirectional layer's directions run side
+    /// by side in either pass (`Units::side_by_side`); else 0, one set of buffers for all.
+    pub direction_stride: usize,
+    /// Whether the backward runs a bidirectional layer's directions side by side (in buffers
+    /// `direction_stride` apart).
+    pub backward_side_by_side: bool,
     /// Whether `exchanges` was zeroed: not where both passes push what a step exchanges, layer
     /// by layer, and no layer's batch groups join at words (`exchange_is_read`; should a
     /// backward launch read those words anyway, the backward zeroes them first).
@@ -101,16 +109,47 @@ impl BackwardExchange {
 }
 
 /// Launches `f`, `plan`'s kernel of `pass`, on every block at once (its grid barrier needs
-/// them all resident), with the device addresses `ptrs` and the step count as arguments.
+/// them all resident), with the device addresses `ptrs` and the step count as arguments, on
+/// `stream` or on the side stream `side` (of a `side::Fork` of `stream`).
 pub(super) fn cooperative(
-    stream: &CudaStream,
+    (stream, side): (&CudaStream, Option<sys::CUstream>),
     f: &CudaFunction,
     plan: &Plan,
     pass: Pass,
     ptrs: &[u64],
     seq: usize,
 ) -> Result<()> {
-    plan.launch(stream, f, pass).cooperative(ptrs, seq as i32)
+    let launch = plan.launch(stream, f, pass);
+    Launch { side, ..launch }.cooperative(ptrs, seq as i32)
+}
+
+/// Launches a bidirectional layer's recurrences of `pass` (`launches`: the kernel's arguments of
+/// each direction in turn) side by side: the reverse one's on a side stream ([`REVERSE_SIDE`]) of
+/// `sides` (forked from `stream` here, or forked again to follow `stream`'s work so far), the
+/// forward one's on `stream`, which then waits for both. On `stream` one after the other where
+/// the device has no side streams yet and `stream` is being captured.
+pub(super) fn run_side_by_side<'a>(
+    (stream, sides): (&'a Arc<CudaStream>, &mut Option<Fork<'a>>),
+    (f, plan, pass): (&CudaFunction, &Plan, Pass),
+    launches: impl Iterator<Item = impl AsRef<[u64]>>,
+    seq: usize,
+) -> Result<()> {
+    match sides {
+        Some(fork) => fork.follow()?,
+        None => *sides = Fork::new(stream)?,
+    }
+    let launches: Vec<_> = launches.collect();
+    for (dir, ptrs) in launches.iter().enumerate().rev() {
+        let side = match (dir, sides.as_ref()) {
+            (0, _) | (_, None) => None,
+            (_, Some(fork)) => Some(fork.stream(REVERSE_SIDE)),
+        };
+        cooperative((stream, side), f, plan, pass, ptrs.as_ref(), seq)?;
+    }
+    match sides {
+        Some(fork) => fork.meet(),
+        None => Ok(()),
+    }
 }
 
 /// The device addresses of `bufs`, held for writing on `stream` while the guards live.
@@ -168,12 +207,13 @@ fn buffers<T: Elem>(stream: &Arc<CudaStream>, n: usize, len: usize) -> Result<Ve
 }
 
 /// The outputs of `call` on `plan`'s kernels (all layers as a wavefront where `wave` allows it
+/// and they fit; a bidirectional layer's directions side by side where `side_by_side` allows it
 /// and they fit): the packed `[y | h_n | c_n]`, or with `state_apart` `y` and the final state
 /// apart; and in training mode the reserve. `masks` (in training mode only) drop units between
 /// layers.
 pub(super) fn forward<T: Elem>(
     dims: &RnnDims,
-    (plan, wave_tuning): (Plan, WaveTuning),
+    (plan, wave_tuning, side_by_side): (Plan, WaveTuning, bool),
     (call, state_apart): (&Call, bool),
     (train, masks): (bool, Option<Masks>),
     [(xs, xl), (ws, wl), (ss, sl)]: [Operand; 3],
@@ -192,6 +232,12 @@ pub(super) fn forward<T: Elem>(
     // A bidirectional layer runs its directions one after the other, each a unit of its own
     // (`Units`).
     let units = Units::of(dims, train);
+    // Each pass's directions side by side where they fit (`Units::side_by_side`), each in
+    // exchange buffers of its own.
+    let sms = Limits::of(&dev).map_or(0, |l| l.sms);
+    let apart = |pass| units.side_by_side(&plan, pass, (sms, side_by_side));
+    let apart_forward = apart(Pass::Forward);
+    let apart_backward = train && apart(Pass::Backward);
     // Every layer at once, where asked for and it fits (`wave`, or on wgmma `wgmma_wave`), else
     // layer by layer (always for two directions).
     let one_way = !units.bidirectional();
@@ -203,6 +249,13 @@ pub(super) fn forward<T: Elem>(
     let kept = |n: usize| match train || wgmma_wave.is_some() {
         true => n,
         false => n.min(1),
+    };
+    // A unit's own buffers (its input projection's): in inference one serves every unit in turn,
+    // or one each direction where the directions run side by side.
+    let kept_units = match (train || wgmma_wave.is_some(), apart_forward) {
+        (true, _) => units.count,
+        (false, true) => units.directions,
+        (false, false) => 1,
     };
     let mut outputs = OutputBuffers::new(call, state_apart, |len| {
         Ok(buffers::<T>(&stream, 1, len)?.remove(0))
@@ -217,10 +270,10 @@ pub(super) fn forward<T: Elem>(
     let n_gates = if (folded || half_xg) && !train {
         0
     } else {
-        kept(units.count)
+        kept_units
     };
     let mut gates = buffers::<f32>(&stream, n_gates, steps * gh)?;
-    let n_projection = if half_xg { kept(units.count) } else { 0 };
+    let n_projection = if half_xg { kept_units } else { 0 };
     let mut projection = buffers::<T>(&stream, n_projection, steps * gh)?;
     let saved = steps * cell.saved() * hidden;
     let mut cells = buffers::<f32>(&stream, if train { units.count } else { 0 }, saved)?;
@@ -269,10 +322,16 @@ pub(super) fn forward<T: Elem>(
             wave,
         )
     });
-    let exchanges_len = match backward {
+    let one_direction_len = match backward {
         Some((b, _)) => b.end::<T>(),
         None => with_barrier::<T>(exchange_len),
     };
+    // A whole number of the barrier's lines, so each direction's barrier keeps lines of its own.
+    let direction_stride = match apart_forward || apart_backward {
+        true => one_direction_len,
+        false => 0,
+    };
+    let exchanges_len = one_direction_len + direction_stride;
     // In training, whether a layer's backward groups join at words (its padded rows as this
     // pass keeps them, or where its input needs padding and a folded or wavefront projection
     // kept none).
@@ -320,7 +379,9 @@ pub(super) fn forward<T: Elem>(
         let w_hh: Vec<u64> = (0..aside)
             .map(|u| w_ptr + units.block(dims, u).w_hh as u64 * elem)
             .collect();
-        let transposing = transpose_recurrent_weights((&dev, &stream, &plan), &w_hh, &mut w_hh_t)?;
+        // The side streams: the transposes' (kept until the launches below are queued), and a
+        // reverse direction's recurrence where the directions run side by side.
+        let mut sides = transpose_recurrent_weights((&dev, &stream, &plan), &w_hh, &mut w_hh_t)?;
         let w_t_ptrs = match in_launch {
             true => addresses(&mut w_hh_t, &stream),
             false => Vec::new(),
@@ -328,6 +389,10 @@ pub(super) fn forward<T: Elem>(
         let ([out_ptr, state_ptr], _og) = outputs.addresses(&stream, call);
         let (hx, _hg) = exchange.device_ptr_mut(&stream);
         let counter_ptr = barrier_at::<T>(hx, exchange_len);
+        // Direction `dir`'s exchange buffer and barrier (one for both unless they run side by
+        // side).
+        let hx_of =
+            |dir: usize| hx + (usize::from(apart_forward) * dir * direction_stride) as u64 * elem;
         let gate_ptrs = addresses(&mut gates, &stream);
         let projection_ptr = addresses(&mut projection, &stream);
         let cell_ptrs = addresses(&mut cells, &stream);
@@ -338,6 +403,9 @@ pub(super) fn forward<T: Elem>(
         let h_prev_ptrs = addresses(&mut h_prev, &stream);
         // Layer i's of the buffers kept (the one buffer where inference shares it).
         let pick = |v: &Vec<(u64, _)>, i: usize| v[i.min(v.len() - 1)].0;
+        // Unit u's of the buffers kept per unit (`kept_units`: every unit's, one a direction, or
+        // one for all).
+        let per_unit = |v: &Vec<(u64, _)>, u: usize| v[u % v.len()].0;
         let state_at = |slot: usize, (layer, dir): (usize, usize)| {
             call.state_slot(slot, layer, dir).start as u64
         };
@@ -349,6 +417,11 @@ pub(super) fn forward<T: Elem>(
         };
         let mut wave_args = WaveArgs::default();
         let mut drop_guards = Vec::new();
+        // Inputs copied to 16-byte alignment, alive until the launches that read them are
+        // queued; and a layer's launches held back until both its directions' are ready, where
+        // they run side by side (`apart_forward`).
+        let mut aligned_copies = Vec::new();
+        let mut held = Vec::new();
         // An f32 layer's inference forward takes W_hh and h_0 as scaled f16 rows
         // (`Plan::scaled`).
         let mut scaled = match plan.scaled {
@@ -383,9 +456,9 @@ pub(super) fn forward<T: Elem>(
                 (false, false) => pick(&below_ptrs, layer),
             };
             let xg = match (projection_ptr.is_empty(), n_gates) {
-                (false, _) => pick(&projection_ptr, unit),
+                (false, _) => per_unit(&projection_ptr, unit),
                 (true, 0) => 0,
-                (true, _) => pick(&gate_ptrs, unit),
+                (true, _) => per_unit(&gate_ptrs, unit),
             };
             let xg_type = if half_xg { Out::Elem } else { Out::F32 };
             let at = |o: usize| w_ptr + o as u64 * elem;
@@ -482,8 +555,11 @@ pub(super) fn forward<T: Elem>(
             // the counter last.
             let [w_ih, w_hh, xg, b_ih, b_hh, h0, c0, y, h_n, c_n, save, yp, dropped, d0, d1, d2] =
                 args;
-            let (w_ih, folded_x) = match &folded_input {
-                Some((x, _)) => (w_ih, *x),
+            let (w_ih, folded_x) = match folded_input {
+                Some((x, copy)) => {
+                    aligned_copies.extend(copy);
+                    (w_ih, x)
+                }
                 None => (0, 0),
             };
             // The scaled f16 rows take the places of W_hh and h_0, their scales those of W_ih
@@ -505,7 +581,7 @@ pub(super) fn forward<T: Elem>(
                 y,
                 h_n,
                 c_n,
-                hx,
+                hx_of(dir),
                 save,
                 yp,
                 dropped,
@@ -515,12 +591,23 @@ pub(super) fn forward<T: Elem>(
                 w_ih,
                 folded_x,
                 w_t_ptrs.get(unit).map_or(0, |p| p.0),
-                counter_ptr,
+                barrier_at::<T>(hx_of(dir), exchange_len),
             ];
-            cooperative(&stream, &f, &plan, Pass::Forward, &ptrs, seq)?;
+            match apart_forward {
+                true => held.push(ptrs),
+                false => cooperative((&stream, None), &f, &plan, Pass::Forward, &ptrs, seq)?,
+            }
             // A bidirectional layer's output: each direction's in its columns, the reverse
             // one's flipped back (the op's output at the top, else the next layer's input).
             if units.bidirectional() && dir + 1 == units.directions {
+                if apart_forward {
+                    run_side_by_side(
+                        (&stream, &mut sides),
+                        (&f, &plan, Pass::Forward),
+                        held.drain(..),
+                        seq,
+                    )?;
+                }
                 let to = match layer + 1 == layers {
                     true => out_ptr,
                     false => pick(&joined_ptrs, layer),
@@ -563,12 +650,15 @@ pub(super) fn forward<T: Elem>(
             }
         }
         // The transposes ran beside the launches above; what follows on the stream waits.
-        if let Some(fork) = transposing {
+        if let Some(fork) = sides {
             fork.join()?;
         }
+        drop(aligned_copies);
     }
     let reserve = backward.map(|(backward_exchange, backward_wave)| Reserve {
         plan,
+        direction_stride,
+        backward_side_by_side: apart_backward,
         gates,
         cells,
         below,

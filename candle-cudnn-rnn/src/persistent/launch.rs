@@ -3,7 +3,7 @@
 //! builder has no cluster dimension).
 
 use candle_core::cuda_backend::cudarc::driver::{
-    sys, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+    result, sys, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
 use candle_core::Result;
 
@@ -23,17 +23,29 @@ pub(super) const MOST_CLUSTER_BLOCKS: usize = 16;
 /// sector each.
 pub(super) const GROUP_WORDS: usize = 8;
 
+/// The driver's kernel parameters: pointers at each of `values`, then at `seq`.
+fn params(values: &mut [u64], seq: &mut i32) -> Vec<*mut std::ffi::c_void> {
+    let mut params: Vec<*mut std::ffi::c_void> = values
+        .iter_mut()
+        .map(|v| v as *mut u64 as *mut std::ffi::c_void)
+        .collect();
+    params.push(seq as *mut i32 as *mut std::ffi::c_void);
+    params
+}
+
 fn err(e: impl std::fmt::Display) -> candle_core::Error {
     candle_core::Error::Msg(format!("rnn: persistent kernel launch: {e}"))
 }
 
 /// A persistent kernel `f` on `stream` over `cfg`'s grid, in clusters of `cluster` blocks (1:
-/// none).
+/// none); launched on the side stream `side` instead, where one is given (a bidirectional
+/// layer's second direction beside the first, `units.rs`).
 pub(super) struct Launch<'a> {
     pub stream: &'a CudaStream,
     pub f: &'a CudaFunction,
     pub cfg: LaunchConfig,
     pub cluster: usize,
+    pub side: Option<sys::CUstream>,
 }
 
 impl Launch<'_> {
@@ -42,15 +54,36 @@ impl Launch<'_> {
         if self.cluster > 1 {
             return self.cooperative_clusters(ptrs, seq);
         }
-        let mut launch = self.stream.launch_builder(self.f);
-        for p in ptrs {
-            launch.arg(p);
+        let side = match self.side {
+            Some(side) => side,
+            None => {
+                let mut launch = self.stream.launch_builder(self.f);
+                for p in ptrs {
+                    launch.arg(p);
+                }
+                launch.arg(&seq);
+                // SAFETY: the callers pass the kernel's arguments in its order; the grid has at
+                // most one block per multiprocessor, each of which fits (checked by `Plan::new`).
+                unsafe { launch.launch_cooperative(self.cfg) }.map_err(err)?;
+                return Ok(());
+            }
+        };
+        let (mut values, mut seq) = (ptrs.to_vec(), seq);
+        let mut params = params(&mut values, &mut seq);
+        self.stream.context().bind_to_thread().map_err(err)?;
+        // SAFETY: as above; `params` points at `values` and `seq`, alive through the call, and
+        // `side` is a stream of this context (`side::Fork`).
+        unsafe {
+            result::launch_cooperative_kernel(
+                self.f.cu_function(),
+                self.cfg.grid_dim,
+                self.cfg.block_dim,
+                self.cfg.shared_mem_bytes,
+                side,
+                &mut params,
+            )
         }
-        launch.arg(&seq);
-        // SAFETY: the callers pass the kernel's arguments in its order; the grid has at most one
-        // block per multiprocessor, each of which fits (checked by `Plan::new`).
-        unsafe { launch.launch_cooperative(self.cfg) }.map_err(err)?;
-        Ok(())
+        .map_err(err)
     }
 
     /// The driver's launch configuration in clusters, `attrs` its attributes: [cluster
@@ -73,7 +106,7 @@ impl Launch<'_> {
             blockDimY: 1,
             blockDimZ: 1,
             sharedMemBytes: self.cfg.shared_mem_bytes,
-            hStream: self.stream.cu_stream(),
+            hStream: self.side.unwrap_or_else(|| self.stream.cu_stream()),
             attrs: attrs.as_mut_ptr(),
             numAttrs: 1,
         }
@@ -107,13 +140,8 @@ impl Launch<'_> {
 
     /// [`Launch::cooperative`] in clusters.
     fn cooperative_clusters(&self, ptrs: &[u64], seq: i32) -> Result<()> {
-        let mut values: Vec<u64> = ptrs.to_vec();
-        let mut seq = seq;
-        let mut params: Vec<*mut std::ffi::c_void> = values
-            .iter_mut()
-            .map(|v| v as *mut u64 as *mut std::ffi::c_void)
-            .collect();
-        params.push(&mut seq as *mut i32 as *mut std::ffi::c_void);
+        let (mut values, mut seq) = (ptrs.to_vec(), seq);
+        let mut params = params(&mut values, &mut seq);
         // SAFETY: `params` points at the kernel's arguments in its order, alive meanwhile.
         unsafe { self.cooperative_params(&mut params) }
     }

@@ -203,7 +203,8 @@ impl PersistentRnn {
             true => Some(self.counters.take(ops[0].0.device(), &plan, &dropout)?),
             false => None,
         };
-        let (mode, planned) = ((train, masks), (plan, self.tuning.wave));
+        let side_by_side = self.tuning.side_by_side;
+        let (mode, planned) = ((train, masks), (plan, self.tuning.wave, side_by_side));
         Ok(match plan.elem {
             Operands::Bf16 => boxed(forward::forward::<half::bf16>(
                 &self.dims, planned, call, mode, ops,

@@ -869,6 +869,7 @@ impl Plan {
             f,
             cfg: self.launch_config(pass),
             cluster: self.launch_cluster(pass),
+            side: None,
         }
     }
 

@@ -9,6 +9,9 @@
 //! context in its multi-stream mode, where every candle buffer records events as it is used.
 //! They are made once per context, outside any graph capture (making a cuBLAS handle allocates),
 //! and kept for the process. Inside a capture the fork becomes branches of the graph.
+//!
+//! A bidirectional layer's two recurrences run side by side the same way, the reverse direction's
+//! on a side stream (`units.rs`).
 
 use super::kernel::Pass;
 use super::plan::Plan;
@@ -139,27 +142,38 @@ impl<'a> Fork<'a> {
             streams: streams.lock().unwrap_or_else(|e| e.into_inner()),
             joined: false,
         };
-        {
-            let s = &fork.streams;
-            // SAFETY: the streams and events live as long as the context (`Streams::_ctx`).
-            unsafe {
-                result::event::record(s.events[0], main.cu_stream()).map_err(driver)?;
-                for side in s.streams {
-                    result::stream::wait_event(
-                        side,
-                        s.events[0],
-                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                    )
-                    .map_err(driver)?;
-                }
-            }
-        }
+        fork.follow()?;
         Ok(Some(fork))
     }
 
     /// The cuBLAS handle of side stream `i` (< [`SIDES`]).
     pub fn blas(&self, i: usize) -> blas_sys::cublasHandle_t {
         self.streams.blas[i]
+    }
+
+    /// Side stream `i` (< [`SIDES`]), for launches of the caller's own (`launch::Launch`'s
+    /// `side`) under the same promise as [`Fork::launch`].
+    pub fn stream(&self, i: usize) -> sys::CUstream {
+        self.streams.streams[i]
+    }
+
+    /// The side streams wait for the device's stream's work so far, as at [`Fork::new`]: a fork
+    /// kept across several layers' work forks again.
+    pub fn follow(&self) -> Result<()> {
+        let s = &self.streams;
+        // SAFETY: the streams and events live as long as the context (`Streams::_ctx`).
+        unsafe {
+            result::event::record(s.events[0], self.main.cu_stream()).map_err(driver)?;
+            for side in s.streams {
+                result::stream::wait_event(
+                    side,
+                    s.events[0],
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+                .map_err(driver)?;
+            }
+        }
+        Ok(())
     }
 
     /// Launches `f` on side stream `i` (< [`SIDES`]) with `cfg`, its arguments the device
@@ -194,12 +208,14 @@ impl<'a> Fork<'a> {
     /// The device's stream waits for the side streams' work so far.
     pub fn join(mut self) -> Result<()> {
         self.joined = true;
-        self.join_sides()
+        self.meet()
     }
 
-    fn join_sides(&self) -> Result<()> {
+    /// [`Fork::join`] without ending the fork: its side streams take more work after
+    /// [`Fork::follow`].
+    pub fn meet(&self) -> Result<()> {
         let s = &self.streams;
-        // SAFETY: as in `new`.
+        // SAFETY: as in `follow`.
         unsafe {
             for (side, event) in s.streams.iter().zip(&s.events[1..]) {
                 result::event::record(*event, *side).map_err(driver)?;
@@ -220,7 +236,7 @@ impl Drop for Fork<'_> {
     /// side streams' work on its buffers.
     fn drop(&mut self) {
         if !self.joined {
-            let _ = self.join_sides();
+            let _ = self.meet();
         }
     }
 }

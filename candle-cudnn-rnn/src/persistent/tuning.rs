@@ -142,6 +142,10 @@ pub(crate) struct Tuning {
     /// ([`super::plan::Plan::scaled`]): by default; `CANDLE_RNN_PERSISTENT_F16_SCALED=0` keeps
     /// its products in TF32 (and so an inference off the wgmma forward).
     pub f16_scaled: bool,
+    /// Whether a bidirectional layer's two recurrences run side by side, the reverse one on a
+    /// side stream, where both grids fit on the GPU at once ([`super::units::Units::side_by_side`]):
+    /// by default; `CANDLE_RNN_PERSISTENT_SIDE_BY_SIDE=0` runs them one after the other.
+    pub side_by_side: bool,
     /// Whether each new plan is written to stderr (what a call's kernels took: batch groups,
     /// units, clusters, pushes, which the rules decide from the shape and from what fits on the
     /// device): `CANDLE_RNN_PERSISTENT_SHOW_PLANS=1`. Off by default.
@@ -186,6 +190,7 @@ impl Tuning {
         wgmma_units: None,
         wave_cluster: None,
         f16_scaled: true,
+        side_by_side: true,
         show_plans: false,
     };
 
@@ -297,6 +302,7 @@ impl Tuning {
         let wave_cluster =
             choice("CANDLE_RNN_PERSISTENT_WAVE_CLUSTER", &["1", "2", "4"]).or(d.wave_cluster);
         let f16_scaled = switch("CANDLE_RNN_PERSISTENT_F16_SCALED").unwrap_or(d.f16_scaled);
+        let side_by_side = switch("CANDLE_RNN_PERSISTENT_SIDE_BY_SIDE").unwrap_or(d.side_by_side);
         let show_plans = switch("CANDLE_RNN_PERSISTENT_SHOW_PLANS").unwrap_or(d.show_plans);
         Tuning {
             clusters,
@@ -323,6 +329,7 @@ impl Tuning {
             wgmma_units,
             wave_cluster,
             f16_scaled,
+            side_by_side,
             show_plans,
         }
     }
@@ -370,6 +377,7 @@ mod tests {
                 wgmma_units: None,
                 wave_cluster: None,
                 f16_scaled: true,
+                side_by_side: true,
                 show_plans: false,
             }
         );
@@ -417,9 +425,10 @@ mod tests {
             assert!(!value("yes"), "{name}");
         }
         // On unless set to 0.
-        let on_unless_zero: [Switch<bool>; 2] = [
+        let on_unless_zero: [Switch<bool>; 3] = [
             ("CANDLE_RNN_PERSISTENT_F16_SCALED", |t| t.f16_scaled),
             ("CANDLE_RNN_PERSISTENT_REG_GATES", |t| t.reg_gates),
+            ("CANDLE_RNN_PERSISTENT_SIDE_BY_SIDE", |t| t.side_by_side),
         ];
         for (name, field) in on_unless_zero {
             let value = |v| field(&with(&[(name, v)]));

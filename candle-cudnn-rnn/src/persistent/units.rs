@@ -5,8 +5,14 @@
 //! output, the reverse one flipped back. Its backward splits the layer's output gradient the same
 //! way and adds the reverse direction's input gradient back in time order (`backward.rs`).
 
+use super::kernel::Pass;
 use super::padded::Order;
+use super::plan::Plan;
 use crate::layout::{Block, RnnDims};
+
+/// The side stream (`side::Fork`) that a reverse direction's recurrence runs on beside the
+/// forward one's: not the first, which takes the training forward's transposes (`transposed`).
+pub(super) const REVERSE_SIDE: usize = 1;
 
 /// A call's units: `directions` per layer, unit `layer * directions + direction`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +58,20 @@ impl Units {
             true => self.index(layer, direction),
             false => direction,
         }
+    }
+
+    /// Whether a bidirectional layer's two recurrences of `pass` on `plan` run side by side, the
+    /// reverse one on a side stream ([`REVERSE_SIDE`]), unless the tuning says not (`allowed`):
+    /// where both grids fit on the device's `sms` multiprocessors at once (a grid has at most one
+    /// block a multiprocessor), so that neither's blocks wait for the other's to leave (each
+    /// grid's barrier needs every block of its own resident), and not on scaled f16 operands
+    /// (one scratch buffer a call, `f16_scaled`). One direction's recurrence steps leave most of
+    /// the GPU idle at small sizes.
+    pub fn side_by_side(&self, plan: &Plan, pass: Pass, (sms, allowed): (usize, bool)) -> bool {
+        allowed
+            && self.bidirectional()
+            && !plan.pass_scaled(pass)
+            && 2 * plan.blocks(pass) * plan.pass_groups(pass) <= sms
     }
 
     /// Where unit `unit`'s weights sit in the flat buffer of `dims`.
@@ -106,5 +126,36 @@ mod tests {
         assert_eq!(train.block(&d, 3).in_size, 32);
         assert_eq!(Units::order(1, 7), Order::Flipped { batch: 7 });
         assert_eq!(Units::order(0, 7), Order::Same);
+    }
+
+    #[test]
+    fn directions_run_side_by_side_where_both_grids_fit_at_once() {
+        use crate::persistent::cell::Cell;
+        let two = Units::of(&dims(1, true), true);
+        // 16 blocks of 8 units at hidden 128, 64 at 512, 128 at 1024, on 132 multiprocessors.
+        let plan = |hidden| Plan::example(Cell::Lstm, hidden, 32);
+        for pass in [Pass::Forward, Pass::Backward] {
+            assert!(two.side_by_side(&plan(128), pass, (132, true)));
+            assert!(two.side_by_side(&plan(512), pass, (132, true)));
+            assert!(!two.side_by_side(&plan(512), pass, (127, true)));
+            assert!(!two.side_by_side(&plan(1024), pass, (132, true)));
+            // Batch groups each take blocks of their own.
+            let grouped = Plan {
+                groups: 4,
+                ..plan(512)
+            };
+            assert!(!two.side_by_side(&grouped, pass, (132, true)));
+            // Not where the tuning says not, nor for one direction.
+            assert!(!two.side_by_side(&plan(128), pass, (132, false)));
+            let one = Units::of(&dims(2, false), true);
+            assert!(!one.side_by_side(&plan(128), pass, (132, true)));
+        }
+        // Scaled f16 operands (a TF32 forward) share one scratch buffer a call.
+        let scaled = Plan {
+            scaled: true,
+            ..plan(128)
+        };
+        assert!(!two.side_by_side(&scaled, Pass::Forward, (132, true)));
+        assert!(two.side_by_side(&scaled, Pass::Backward, (132, true)));
     }
 }

@@ -167,6 +167,7 @@ impl WgmmaWave {
             f,
             cfg,
             cluster: c,
+            side: None,
         };
         let cluster = match c > 1 && whole {
             true if launch.resident_clusters()? >= cfg.grid_dim.0 as usize / c => c,
@@ -224,6 +225,7 @@ impl WgmmaWave {
                 f,
                 cfg,
                 cluster,
+                side: None,
             };
             // SAFETY: `params` points at the kernel's arguments in its order (`args` its
             // struct), alive until the launch returns.

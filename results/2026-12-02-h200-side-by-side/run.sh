@@ -9,7 +9,13 @@
 # - `ab`: graphed training with dx and forwards, every layer bidirectional, µs an example: ours
 #   side by side / one after the other / side by side, then the default, at each shape of SHAPES
 #   (OUT/ab.txt; each plan in OUT/stderr.txt); then PyTorch's fp16 module at those shapes,
-#   graphed (OUT/torch-graph.log).
+#   graphed (OUT/torch-graph.log);
+# - `more`: side by side / one after the other / side by side at hidden 512 and batch 32 in
+#   clusters of at most 8 blocks (`CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=8`: two directions'
+#   clusters of 16 may not all fit at once), and eagerly and through `loss.backward()` at two
+#   shapes that gained (OUT/more.txt);
+# - `grid`: the half grid with every layer bidirectional, the defaults against PyTorch's fp16
+#   module through the sink (OUT/table.md, OUT/grid.tgz), within GRID_TIMEOUT seconds (250).
 #   D=... OUT=... results/2026-12-02-h200-side-by-side/run.sh check
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,5 +52,27 @@ case $1 in
       --impls torch-fp16 --loss sum --input-grad --reps 10 --warmup 5 $only \
       > "$OUT/torch-graph.log" 2>>"$OUT/stderr.txt"
     grep -iE "^\| (lstm|gru) " "$OUT/torch-graph.log"
+    ;;
+  more)
+    stamp more
+    export BENCH_ARGS=--bidirectional graph=--graph v=op-f16-persistent
+    side_turns() {
+      echo "$(bench_with "$@") / $(bench_with CANDLE_RNN_PERSISTENT_SIDE_BY_SIDE=0 "$@") / $(bench_with "$@")"
+    }
+    for spec in lstm:1,32,30,512 gru:1,32,30,512 lstm:1,32,30,256; do
+      c=${spec%%:*} sh=${spec#*:}
+      echo "clusters of 8 $c $sh | $(side_turns CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=8)"
+      echo "the rule's $c $sh | $(side_turns X=1)"
+    done | tee "$OUT/more.txt"
+    for spec in lstm:1,32,30,128 lstm:3,128,30,512; do
+      c=${spec%%:*} sh=${spec#*:}
+      echo "eager $c $sh | $(graph= side_turns X=1)"
+      echo "plain $c $sh | $(API=plain side_turns X=1)"
+    done | tee -a "$OUT/more.txt"
+    ;;
+  grid)
+    stamp grid
+    export COMPARE_ARGS=--bidirectional
+    half_grid "${GRID_TIMEOUT:-250}"
     ;;
 esac

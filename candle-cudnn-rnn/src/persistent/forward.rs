@@ -232,12 +232,17 @@ pub(super) fn forward<T: Elem>(
     // A bidirectional layer runs its directions one after the other, each a unit of its own
     // (`Units`).
     let units = Units::of(dims, train);
-    // Each pass's directions side by side where they fit (`Units::side_by_side`), each in
-    // exchange buffers of its own.
+    // Each pass's directions side by side where they may and both grids fit at once
+    // (`Units::side_by_side`), each in exchange buffers of its own.
     let sms = Limits::of(&dev).map_or(0, |l| l.sms);
-    let apart = |pass| units.side_by_side(&plan, pass, (sms, side_by_side));
-    let apart_forward = apart(Pass::Forward);
-    let apart_backward = train && apart(Pass::Backward);
+    let apart = |pass| match units.side_by_side(&plan, pass, side_by_side) {
+        true => plan
+            .launch(&stream, &plan.kernel(&dev, pass)?, pass)
+            .fits_twice(sms),
+        false => Ok(false),
+    };
+    let apart_forward = apart(Pass::Forward)?;
+    let apart_backward = train && apart(Pass::Backward)?;
     // Every layer at once, where asked for and it fits (`wave`, or on wgmma `wgmma_wave`), else
     // layer by layer (always for two directions).
     let one_way = !units.bidirectional();

@@ -112,6 +112,19 @@ impl Launch<'_> {
         }
     }
 
+    /// Whether two grids of this launch fit on the GPU at once (a bidirectional layer's two
+    /// directions side by side, `units.rs`): in clusters, twice its clusters among those the GPU
+    /// holds at once (a cluster's blocks share a GPC: clusters of 16 blocks that each take a
+    /// multiprocessor's shared memory fit one a GPC); else twice its blocks on `sms`
+    /// multiprocessors, one a multiprocessor.
+    pub fn fits_twice(&self, sms: usize) -> Result<bool> {
+        let blocks = (self.cfg.grid_dim.0 * self.cfg.grid_dim.1) as usize;
+        match self.cluster {
+            1 => Ok(2 * blocks <= sms),
+            c => Ok(2 * blocks.div_ceil(c) <= self.resident_clusters()?),
+        }
+    }
+
     /// How many clusters of the kernel (with `cfg`'s block and shared memory sizes) the GPU
     /// holds at once.
     pub fn resident_clusters(&self) -> Result<usize> {

@@ -14,6 +14,7 @@
 #   clusters of at most 8 blocks (`CANDLE_RNN_PERSISTENT_ONE_CLUSTER_BLOCKS=8`: two directions'
 #   clusters of 16 may not all fit at once), and eagerly and through `loss.backward()` at two
 #   shapes that gained (OUT/more.txt);
+# - `suite`: the op's whole GPU suite in three parts side by side (OUT/tests-K.log);
 # - `grid`: the half grid with every layer bidirectional, the defaults against PyTorch's fp16
 #   module through the sink (OUT/table.md, OUT/grid.tgz), within GRID_TIMEOUT seconds (250).
 #   D=... OUT=... results/2026-12-02-h200-side-by-side/run.sh check
@@ -69,6 +70,11 @@ case $1 in
       echo "eager $c $sh | $(graph= side_turns X=1)"
       echo "plain $c $sh | $(API=plain side_turns X=1)"
     done | tee -a "$OUT/more.txt"
+    ;;
+  suite)
+    stamp suite
+    for k in 1 2 3; do (gpu_tests_part $k 3) & done
+    wait
     ;;
   grid)
     stamp grid

@@ -91,7 +91,7 @@ fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
 }
 
 /// Ours implement an LSTM or GRU cell without a projection (`persistent/recurrence_fwd.cu`,
-/// `recurrence_bwd.cu`), in one direction or in two, one after the other (`persistent/units.rs`).
+/// `recurrence_bwd.cu`), in one direction or in two (`persistent/units.rs`).
 fn ours_take_module(dims: &RnnDims) -> bool {
     Cell::of(dims.mode).is_some() && dims.proj_size == 0
 }
@@ -102,16 +102,18 @@ fn ours_take_dropout(dims: &RnnDims, dropout: &Dropout, train: bool) -> bool {
     dims.num_directions == 1 || dims.num_layers == 1 || !train || !dropout.active()
 }
 
-/// Where `Heuristic` gives ours a bidirectional call they take (each direction in turn,
-/// `persistent/units.rs`; the rules below were measured on one direction): every one in half
-/// precision, except graphed training whose backward runs on the wgmma kernel (layers of 1024 at
-/// batch 128), where cuDNN's `Standard`, which overlaps the two directions, took 0.86-0.95x of
-/// ours' time (LSTM [30, 128, 1024] 10.5 against 11.6 µs an example, GRU 9.3 against 10.8, LSTM
-/// [30, 128, 3 x 1024] 36.5 against 38.4). Elsewhere graphed f16 training took 0.33-0.92x of
-/// `Standard`'s time (LSTM [30, 32, 128] 3.4 against 10.2, [35, 20, 2 x 1500] 108 against 290,
-/// [30, 128, 3 x 512] 16.4 against 17.7), forwards 0.30-1.00x, and eager training 0.11-0.77x, at
-/// 1024 and batch 128 too (LSTM [30, 128, 1024] 12.8 against 18.7; H200,
-/// `results/2026-12-02-h200-bidir-units/`). f32 in TF32 was not measured: cuDNN's rule keeps it.
+/// Where `Heuristic` gives ours a bidirectional call they take (the directions side by side where
+/// both fit at once, else in turn, `persistent/units.rs`; the rules below were measured on one
+/// direction): every one in half precision, except graphed training whose backward runs on the
+/// wgmma kernel (layers of 1024 at batch 128), where cuDNN's `Standard`, which overlaps the two
+/// directions, took 0.86-0.95x of ours' time (LSTM [30, 128, 1024] 10.5 against 11.6 µs an
+/// example, GRU 9.3 against 10.8, LSTM [30, 128, 3 x 1024] 36.5 against 38.4; ours with the two
+/// wgmma backwards side by side 11.8 against 10.5, `results/2026-12-02-h200-side-by-side/`).
+/// Elsewhere graphed f16 training took 0.33-0.92x of `Standard`'s time (LSTM [30, 32, 128] 3.4
+/// against 10.2, [35, 20, 2 x 1500] 108 against 290, [30, 128, 3 x 512] 16.4 against 17.7),
+/// forwards 0.30-1.00x, and eager training 0.11-0.77x, at 1024 and batch 128 too (LSTM
+/// [30, 128, 1024] 12.8 against 18.7; H200, `results/2026-12-02-h200-bidir-units/`), all before
+/// the directions ran side by side. f32 in TF32 was not measured: cuDNN's rule keeps it.
 fn ours_lead_bidirectional(plan: &Plan, dtype: DType, (train, launch): (bool, Launch)) -> bool {
     let graphed_wgmma_training = train && plan.wgmma_backward && launch == Launch::Graphed;
     dtype != DType::F32 && !graphed_wgmma_training

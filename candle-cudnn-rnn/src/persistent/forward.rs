@@ -229,8 +229,7 @@ pub(super) fn forward<T: Elem>(
     let (steps, cell) = (seq * batch, plan.cell);
     let gh = cell.gates() * hidden;
     let elem = std::mem::size_of::<T>() as u64;
-    // A bidirectional layer runs its directions one after the other, each a unit of its own
-    // (`Units`).
+    // A bidirectional layer's directions are units of their own (`Units`).
     let units = Units::of(dims, train);
     // Each pass's directions side by side where they may and both grids fit at once
     // (`Units::side_by_side`), each in exchange buffers of its own.

@@ -1,9 +1,11 @@
 //! The recurrences of a call, one kernel launch each: a layer's, or each direction of a
 //! bidirectional layer. The kernels run one direction forward in time; a bidirectional layer runs
-//! its directions one after the other, the reverse one on the layer's input flipped in time
-//! (`Order::Flipped`), and the two outputs go into their columns of the layer's `[T, B, 2H]`
-//! output, the reverse one flipped back. Its backward splits the layer's output gradient the same
-//! way and adds the reverse direction's input gradient back in time order (`backward.rs`).
+//! its directions side by side where both grids fit on the GPU at once (the reverse one on a side
+//! stream, each in exchange buffers of its own), else one after the other, the reverse one on the
+//! layer's input flipped in time (`Order::Flipped`), and the two outputs go into their columns of
+//! the layer's `[T, B, 2H]` output, the reverse one flipped back. Its backward splits the layer's
+//! output gradient the same way and adds the reverse direction's input gradient back in time
+//! order (`backward.rs`).
 
 use super::kernel::Pass;
 use super::padded::Order;

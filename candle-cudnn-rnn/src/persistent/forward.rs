@@ -231,22 +231,28 @@ pub(super) fn forward<T: Elem>(
     let elem = std::mem::size_of::<T>() as u64;
     // A bidirectional layer's directions are units of their own (`Units`).
     let units = Units::of(dims, train);
-    // Each pass's directions side by side where they may and both grids fit at once
-    // (`Units::side_by_side`), each in exchange buffers of its own.
-    let sms = Limits::of(&dev).map_or(0, |l| l.sms);
-    let apart = |pass| match units.side_by_side(&plan, pass, side_by_side) {
-        true => plan
-            .launch(&stream, &plan.kernel(&dev, pass)?, pass)
-            .fits_twice(sms),
-        false => Ok(false),
-    };
-    let apart_forward = apart(Pass::Forward)?;
-    let apart_backward = train && apart(Pass::Backward)?;
     // Every layer at once, where asked for and it fits (`wave`, or on wgmma `wgmma_wave`), else
     // layer by layer (always for two directions).
     let one_way = !units.bidirectional();
     let wave = Wave::new(&dev, &plan, (layers, Pass::Forward), wave_tuning).filter(|_| one_way);
     let wgmma_wave = WgmmaWave::new(&dev, &plan, layers, wave_tuning).filter(|_| one_way);
+    let f = match (wave, wgmma_wave) {
+        (Some(w), _) => w.kernel(&dev, &plan)?,
+        (None, Some(w)) => w.kernel(&dev, &plan)?,
+        (None, None) => plan.kernel(&dev, Pass::Forward)?,
+    };
+    // Each pass's directions side by side where they may and both grids fit at once
+    // (`Units::side_by_side`), each in exchange buffers of its own.
+    let sms = Limits::of(&dev).map_or(0, |l| l.sms);
+    let fit_twice = |f: &CudaFunction, pass| plan.launch(&stream, f, pass).fits_twice(sms);
+    let apart_forward = match units.side_by_side(&plan, Pass::Forward, side_by_side) {
+        true => fit_twice(&f, Pass::Forward)?,
+        false => false,
+    };
+    let apart_backward = match train && units.side_by_side(&plan, Pass::Backward, side_by_side) {
+        true => fit_twice(&plan.kernel(&dev, Pass::Backward)?, Pass::Backward)?,
+        false => false,
+    };
     // Inference layer by layer reuses one gate buffer and one buffer between layers (a layer's
     // GEMM reads its input before its kernel overwrites it); training and the wgmma wavefront
     // (whose layers run at once) keep them all.
@@ -363,11 +369,6 @@ pub(super) fn forward<T: Elem>(
     let n_transposed = if transposed_fill { units.count } else { 0 };
     let mut w_hh_t = buffers::<T>(&stream, n_transposed, hidden * plan.transposed_pitch())?;
     let in_launch = wave.is_none() && plan.forward_transposes;
-    let f = match (wave, wgmma_wave) {
-        (Some(w), _) => w.kernel(&dev, &plan)?,
-        (None, Some(w)) => w.kernel(&dev, &plan)?,
-        (None, None) => plan.kernel(&dev, Pass::Forward)?,
-    };
     let rows = RowKernels {
         dev: &dev,
         stream: &stream,

@@ -369,10 +369,7 @@ pub(super) fn backward<T: Elem>(
             ptrs.push(counter);
             Ok::<_, candle_core::Error>((ptrs, guard))
         };
-        let each_unit = (0..layers)
-            .rev()
-            .flat_map(|l| (0..units.directions).map(move |d| (l, d)));
-        for (layer, dir) in each_unit {
+        for (layer, dir) in units.each(true) {
             let b = dims.block(layer, dir);
             let unit = units.index(layer, dir);
             let top = layer + 1 == layers;

@@ -433,7 +433,7 @@ pub(super) fn forward<T: Elem>(
             true => Some(ScaledOperands::new(&dev, &stream, &plan)?),
             false => None,
         };
-        for (layer, dir) in (0..layers).flat_map(|l| (0..units.directions).map(move |d| (l, d))) {
+        for (layer, dir) in units.each(false) {
             let b = dims.block(layer, dir);
             let unit = units.index(layer, dir);
             // The reverse direction reads the layer's input flipped in time: in padded rows where
@@ -644,13 +644,8 @@ pub(super) fn forward<T: Elem>(
                 if train && pads(&plan, b.in_size) {
                     let sizes = (steps, gh, b.in_size);
                     let w_ih = w_ptr + b.w_ih as u64 * elem;
-                    let order = Order::Same;
-                    *p = Some(pad_input::<T>(
-                        &rows,
-                        (input_of(layer), w_ih),
-                        sizes,
-                        order,
-                    )?);
+                    let operands = (input_of(layer), w_ih);
+                    *p = Some(pad_input::<T>(&rows, operands, sizes, Order::Same)?);
                 }
             }
         }

@@ -49,6 +49,14 @@ impl Units {
         self.directions > 1
     }
 
+    /// Every unit as `(layer, direction)`, layer by layer from the lowest (the forward's order)
+    /// or, `top_first`, from the top (the backward's), each layer's directions in turn.
+    pub fn each(&self, top_first: bool) -> impl Iterator<Item = (usize, usize)> {
+        let (layers, directions) = (self.count / self.directions, self.directions);
+        let layer = move |i: usize| if top_first { layers - 1 - i } else { i };
+        (0..layers).flat_map(move |i| (0..directions).map(move |d| (layer(i), d)))
+    }
+
     /// The unit of `layer`'s `direction`, which indexes the buffers kept per unit.
     pub fn index(&self, layer: usize, direction: usize) -> usize {
         layer * self.directions + direction
@@ -126,6 +134,13 @@ mod tests {
         assert_eq!(train.block(&d, 3).in_size, 32);
         assert_eq!(Units::order(1, 7), Order::Flipped { batch: 7 });
         assert_eq!(Units::order(0, 7), Order::Same);
+        // Lowest layer first for the forward, the top first for the backward.
+        let forward: Vec<_> = Units::of(&dims(2, true), true).each(false).collect();
+        assert_eq!(forward, [(0, 0), (0, 1), (1, 0), (1, 1)]);
+        let backward: Vec<_> = Units::of(&dims(2, true), true).each(true).collect();
+        assert_eq!(backward, [(1, 0), (1, 1), (0, 0), (0, 1)]);
+        let one: Vec<_> = Units::of(&dims(3, false), false).each(true).collect();
+        assert_eq!(one, [(2, 0), (1, 0), (0, 0)]);
     }
 
     #[test]

@@ -122,8 +122,8 @@ def bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args):
     torch.manual_seed(0)
     cls = nn.LSTM if mode == "lstm" else nn.GRU
     bidirectional = getattr(args, "bidirectional", False)
-    m = cls(hidden, hidden, layers, bias=True, batch_first=False, dropout=0.0,
-            bidirectional=bidirectional).to(dev)
+    m = cls(hidden, hidden, layers, bias=True, batch_first=False,
+            dropout=getattr(args, "dropout", 0.0), bidirectional=bidirectional).to(dev)
     m.flatten_parameters()
     x = torch.randn(seq, batch, hidden, device=dev)
     target = torch.randn(seq, batch, (2 if bidirectional else 1) * hidden, device=dev)
@@ -246,7 +246,8 @@ def run_grid(dev, args):
                 continue
             for impl in impls:
                 row = {"mode": mode, "layers": layers, "batch": batch, "seq": seq,
-                       "hidden": hidden, "impl": impl, "bidirectional": args.bidirectional}
+                       "hidden": hidden, "impl": impl, "bidirectional": args.bidirectional,
+                       "dropout": args.dropout}
                 try:
                     row.update(bench_grid_case(mode, layers, batch, seq, hidden, impl, dev, args))
                 except Exception as e:  # keep going with the other cases
@@ -446,6 +447,8 @@ def main(argv=None):
     ap.add_argument("--input-grad", action="store_true", help="grid: the input's gradient too")
     ap.add_argument("--bidirectional", action="store_true",
                     help="grid: every layer bidirectional (outputs of 2 x hidden)")
+    ap.add_argument("--dropout", type=float, default=0.0, metavar="P",
+                    help="grid: the module's dropout between layers (training mode drops units)")
     ap.add_argument("--graph", action="store_true",
                     help="grid: time the training step and the forward captured as CUDA graphs (10 replays between syncs)")
     ap.add_argument("--impl", default="torch-fp32", choices=GRID_IMPLS, help="--profile's precision")

@@ -33,7 +33,11 @@
 //! `scripts/torch_reference.py --bidirectional` does PyTorch's; it needs `--no-loop` (candle-nn's
 //! step loop runs one direction).
 //!
-//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--bidirectional] [--graph] [--release-memory]`
+//! `--dropout P` drops units between layers with probability P in the training calls (the
+//! module's `RnnConfig::dropout`; inference drops nothing), as `scripts/torch_reference.py
+//! --dropout` does PyTorch's; it needs `--no-loop` too.
+//!
+//! `cargo run --release -p candle-cudnn-rnn --features cuda --example bench_grid -- [--json FILE] [--reps N] [--warmup N] [--quick] [--no-loop] [--shape L,B,T,H] [--mode lstm|gru] [--variants op-fp32-default,op-bf16-standard,...] [--phase train|forward] [--api plain|direct|sink|sink-overwrite] [--sgd] [--loss mse|sum] [--input-grad] [--bidirectional] [--dropout P] [--graph] [--release-memory]`
 
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var};
@@ -506,6 +510,16 @@ fn main() -> Result<()> {
         anyhow::bail!("--bidirectional needs --no-loop: candle-nn's step loop runs one direction");
     }
     let dirs = if bidirectional { 2 } else { 1 };
+    let dropout: f32 = match arg("--dropout") {
+        None => 0.0,
+        Some(p) => match p.parse() {
+            Ok(p) if (0.0..1.0).contains(&p) => p,
+            _ => anyhow::bail!("--dropout takes a probability in [0, 1), got {p}"),
+        },
+    };
+    if dropout > 0.0 && !no_loop {
+        anyhow::bail!("--dropout needs --no-loop: candle-nn's step loop drops nothing");
+    }
     let graph = args.iter().any(|a| a == "--graph");
     let dev = Device::cuda_if_available(0)?;
     // The op keeps freed memory in the device's pool across the synchronization after each
@@ -580,6 +594,7 @@ fn main() -> Result<()> {
                     let cfg = RnnConfig {
                         num_layers: s.layers,
                         bidirectional,
+                        dropout,
                         math,
                         algo,
                         launch,

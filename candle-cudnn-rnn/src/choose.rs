@@ -6,7 +6,7 @@
 //! - The module's algorithm decides first: a cuDNN algorithm serves every call
 //!   ([`cudnn_takes`] refuses what it cannot run); [`RnnAlgo::Persistent`] gives ours every
 //!   call they take ([`ours_take_module`], [`ours_take_lengths`], [`ours_take_operands`],
-//!   [`ours_take_dropout`], [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan,
+//!   [`ours_take_dtype`], [`ours_take_batch`], then the kernels' plan,
 //!   where the hidden size's share of each multiprocessor must fit in shared memory) and the
 //!   others to cuDNN's [`PERSISTENT_FALLBACK`].
 //! - [`RnnAlgo::Heuristic`], the default, decides by static rules what the benchmarks measured
@@ -94,12 +94,6 @@ fn ours_in_play(algo: RnnAlgo, dims: &RnnDims) -> bool {
 /// `recurrence_bwd.cu`), in one direction or in two (`persistent/units.rs`).
 fn ours_take_module(dims: &RnnDims) -> bool {
     Cell::of(dims.mode).is_some() && dims.proj_size == 0
-}
-
-/// Ours drop units between layers as one direction's kernel stores them: a bidirectional stack
-/// trains with inter-layer dropout on cuDNN.
-fn ours_take_dropout(dims: &RnnDims, dropout: &Dropout, train: bool) -> bool {
-    dims.num_directions == 1 || dims.num_layers == 1 || !train || !dropout.active()
 }
 
 /// Where `Heuristic` gives ours a bidirectional call they take (the directions side by side where
@@ -1150,11 +1144,7 @@ impl Chooser {
     /// The kernel that runs the call of `inputs` among `paths`.
     pub fn choose(&self, paths: &Backends, inputs: ForwardInputs) -> Result<Kernel> {
         let ForwardInputs {
-            call,
-            train,
-            ops,
-            dropout,
-            ..
+            call, train, ops, ..
         } = inputs;
         // One dtype for all three operands, which every path needs.
         let dtype = operand_dtype(ops)?;
@@ -1163,7 +1153,6 @@ impl Chooser {
             .ours
             .as_ref()
             .filter(|_| ours_take_lengths(call) && ours_take_operands(call, ops))
-            .filter(|_| ours_take_dropout(&self.dims, &dropout, train))
             .filter(|_| ours_take_dtype(dtype, self.math) && ours_take_batch(call.batch))
             // `Heuristic` plans ours for an f32 call only where it may give it them (a plan
             // compiles kernels, to ask the driver whether its clusters fit).
@@ -1498,30 +1487,6 @@ mod tests {
         ] {
             assert!(!ours_in_play(RnnAlgo::Persistent, &d), "{d:?}");
         }
-    }
-
-    #[test]
-    fn ours_train_bidirectional_stacks_without_dropout_only() {
-        let stack = |layers, bidirectional| {
-            let cfg = RnnConfig {
-                num_layers: layers,
-                bidirectional,
-                ..Default::default()
-            };
-            dims(RnnMode::Lstm, cfg)
-        };
-        let dropout = |p| Dropout {
-            p,
-            seed: 1,
-            call_index: 0,
-            generation: 0,
-        };
-        assert!(!ours_take_dropout(&stack(2, true), &dropout(0.5), true));
-        // Inference, no dropout, one layer or one direction: taken.
-        assert!(ours_take_dropout(&stack(2, true), &dropout(0.5), false));
-        assert!(ours_take_dropout(&stack(2, true), &dropout(0.0), true));
-        assert!(ours_take_dropout(&stack(1, true), &dropout(0.5), true));
-        assert!(ours_take_dropout(&stack(2, false), &dropout(0.5), true));
     }
 
     #[test]

@@ -233,7 +233,10 @@ pub(super) fn backward<T: Elem>(
         };
         // Below the top, with dropout, the kernel takes dy (the next layer's input gradient)
         // back through this layer's mask.
-        let drop_args = |layer: usize| masks::kernel_args(masks, &stream, (layer, layers));
+        let drop_args = |(layer, dir): (usize, usize)| {
+            let unit = units.index(layer, dir);
+            masks::kernel_args(masks, &stream, (unit, layer, layers))
+        };
         let state = |slot: usize, (layer, dir): (usize, usize)| {
             call.state_slot(slot, layer, dir).start as u64 * elem
         };
@@ -252,7 +255,7 @@ pub(super) fn backward<T: Elem>(
             let unit = units.index(layer, dir);
             let at = (layer, dir);
             let top = layer + 1 == layers;
-            let (drop, guard) = drop_args(layer);
+            let (drop, guard) = drop_args(at);
             let c_slot = |base: u64| match has_c && base != 0 {
                 true => base + state(1, at),
                 false => 0,
@@ -430,10 +433,11 @@ pub(super) fn backward<T: Elem>(
                     dg_flipped
                 }
             };
+            // (Two directions' outputs went into `joined`, through the masks with dropout.)
             let input = match (layer, dropped.get(layer.wrapping_sub(1))) {
                 (0, _) => x,
-                (_, Some(d)) => d.0,
                 _ if two => joined_ptrs[layer - 1].0,
+                (_, Some(d)) => d.0,
                 _ => below_ptrs[layer - 1].0,
             };
             // The unit's outputs, in the order it ran.

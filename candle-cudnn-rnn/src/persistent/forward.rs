@@ -43,8 +43,9 @@ pub(super) struct Reserve<T> {
     /// A bidirectional call's layer outputs below the top, `[T, B, 2H]`: the inputs of the
     /// layers above.
     pub joined: Vec<CudaSlice<T>>,
-    /// With inter-layer dropout: the masks, and the inputs of the layers above the first
-    /// (`below` after dropout).
+    /// With inter-layer dropout: the masks, and the outputs of the units below the top layer
+    /// after dropout (one direction: the inputs of the layers above the first; two: placed into
+    /// `joined`).
     pub masks: Option<(Masks, Vec<CudaSlice<T>>)>,
     /// Per unit, its input (a reverse direction's flipped in time) and input weights with
     /// padded rows, where its input size needs them (`padded`).
@@ -297,7 +298,11 @@ pub(super) fn forward<T: Elem>(
     let mut below = buffers::<T>(&stream, n_below, steps * hidden)?;
     let n_joined = if one_way { 0 } else { kept(layers - 1) };
     let mut joined = buffers::<T>(&stream, n_joined, steps * 2 * hidden)?;
-    let n_dropped = if masks.is_some() { layers - 1 } else { 0 };
+    let n_dropped = if masks.is_some() {
+        units.index(layers - 1, 0)
+    } else {
+        0
+    };
     let mut dropped = buffers::<T>(&stream, n_dropped, steps * hidden)?;
     // A reverse direction's input, flipped in time, where no padded copy holds it (one buffer
     // that each layer's reverse direction reads in turn; the backward needs none, `backward.rs`).
@@ -414,10 +419,11 @@ pub(super) fn forward<T: Elem>(
         let state_at = |slot: usize, (layer, dir): (usize, usize)| {
             call.state_slot(slot, layer, dir).start as u64
         };
+        // Two directions' outputs go into `joined` (through the masks, with dropout).
         let input_of = |layer: usize| match (layer, dropped_ptrs.get(layer.wrapping_sub(1))) {
             (0, _) => x_ptr,
-            (_, Some(d)) => d.0,
             _ if units.bidirectional() => pick(&joined_ptrs, layer - 1),
+            (_, Some(d)) => d.0,
             _ => pick(&below_ptrs, layer - 1),
         };
         let mut wave_args = WaveArgs::default();
@@ -519,7 +525,7 @@ pub(super) fn forward<T: Elem>(
                 padded.push(None);
             }
             let opt = |o: Option<usize>| o.map_or(0, at);
-            let (drop, guard) = masks::kernel_args(masks.as_ref(), &stream, (layer, layers));
+            let (drop, guard) = masks::kernel_args(masks.as_ref(), &stream, (unit, layer, layers));
             drop_guards.push(guard);
             let packed = |slot| state_ptr + state_at(slot, (layer, dir)) * elem;
             // Null (zeros) for a call given no initial state.
@@ -545,7 +551,7 @@ pub(super) fn forward<T: Elem>(
                 h_prev_ptrs.get(unit).map_or(0, |p| p.0),
                 // With dropout after this layer, the kernel also writes y through the mask,
                 // the next layer's input.
-                dropped_ptrs.get(layer).map_or(0, |p| p.0),
+                dropped_ptrs.get(unit).map_or(0, |p| p.0),
                 drop[0],
                 drop[1],
                 drop[2],
@@ -618,7 +624,11 @@ pub(super) fn forward<T: Elem>(
                     false => pick(&joined_ptrs, layer),
                 };
                 for d in 0..units.directions {
-                    let from = below_ptrs[units.output(layer, d)].0;
+                    // Through the masks below the top, with dropout.
+                    let from = match dropped_ptrs.get(units.index(layer, d)) {
+                        Some(dropped) => dropped.0,
+                        None => below_ptrs[units.output(layer, d)].0,
+                    };
                     let n = Rows {
                         rows: steps,
                         cols: hidden,

@@ -116,19 +116,20 @@ impl Counters {
     }
 }
 
-/// The dropout arguments (`dropout.cu`'s `Dropout`) of the recurrence of `layer` of `layers`:
-/// with `masks`, below the top, the offset's address (held on `stream` while the guard lives),
-/// the seed, and the probability's f32 bits with the layer above them; zeros (no dropout)
-/// otherwise.
+/// The dropout arguments (`dropout.cu`'s `Dropout`) of the recurrence of `unit` (a layer, or a
+/// direction of a bidirectional layer: `units::Units::index`), in `layer` of `layers`: with
+/// `masks`, below the top, the offset's address (held on `stream` while the guard lives), the
+/// seed, and the probability's f32 bits with the unit above them (each unit's mask its own);
+/// zeros (no dropout) otherwise.
 pub(super) fn kernel_args<'a>(
     masks: Option<&'a Masks>,
     stream: &'a CudaStream,
-    (layer, layers): (usize, usize),
+    (unit, layer, layers): (usize, usize, usize),
 ) -> ([u64; 3], Option<SyncOnDrop<'a>>) {
     match masks {
         Some(m) if layer + 1 < layers => {
             let (offset, guard) = m.offset.device_ptr(stream);
-            let p_layer = u64::from(m.p.to_bits()) | (layer as u64) << 32;
+            let p_layer = u64::from(m.p.to_bits()) | (unit as u64) << 32;
             ([offset, m.seed, p_layer], Some(guard))
         }
         _ => ([0; 3], None),

@@ -11,8 +11,8 @@
 //! or per-sample lengths, in bf16, f16 or f32 (TF32 products; layer by layer), whose hidden size
 //! and batch fit in shared memory; a bidirectional layer runs its directions side by side where
 //! both fit at once, else one after the other, the reverse one on its input flipped in time
-//! (`units`; layer by layer, without inter-layer dropout). A module offers a call's [`Plan`] or why there is none
-//! ([`PersistentRnn::plan`]) and runs it; which calls it gets (the others go to cuDNN) is
+//! (`units`; layer by layer, each direction's output through a mask of its own). A module offers
+//! a call's [`Plan`] or why there is none ([`PersistentRnn::plan`]) and runs it; which calls it gets (the others go to cuDNN) is
 //! decided in `crate::choose`. The knobs of `tuning` are read from the environment once.
 
 mod backward;
@@ -195,11 +195,6 @@ impl PersistentRnn {
         } = inputs;
         let call = (call, state_apart);
         let masks = match train && dropout.active() && self.dims.num_layers > 1 {
-            // The kernels drop one direction's units as they store them (`crate::choose`'s
-            // `ours_take_dropout` keeps such calls on cuDNN).
-            true if self.dims.num_directions > 1 => {
-                bail!("rnn: the persistent kernels drop no units between bidirectional layers")
-            }
             true => Some(self.counters.take(ops[0].0.device(), &plan, &dropout)?),
             false => None,
         };

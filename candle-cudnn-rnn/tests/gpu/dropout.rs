@@ -300,6 +300,19 @@ fn dropout_masks_replay_from_the_seed_on_the_persistent_kernels() {
                 tf32(shape(GRU, (3, false), (6, 7, 32, 80), persistent)),
                 DType::F32,
             ),
+            // Two directions, each output through a mask of its own; hidden 130 in padded rows.
+            (
+                shape(LSTM, (2, true), (6, 7, 32, 64), persistent),
+                DType::F16,
+            ),
+            (
+                shape(GRU, (3, true), (5, 6, 16, 48), persistent),
+                DType::BF16,
+            ),
+            (
+                shape(GRU, (2, true), (4, 5, 20, 130), persistent),
+                DType::F16,
+            ),
         ],
     );
 }
@@ -363,6 +376,25 @@ fn dropout_gradients_use_the_forward_masks_on_the_persistent_kernels() {
             (
                 tf32(shape(GRU, (3, false), (4, 5, 32, 64), persistent)),
                 DType::F32,
+            ),
+            // Two directions (side by side where they fit), each output through a mask of its
+            // own: the next layer's input gradient split back through both; hidden 130 in padded
+            // rows; and a batch of 128 at hidden 1024 on both wgmma kernels.
+            (
+                shape(LSTM, (2, true), (4, 5, 32, 64), persistent),
+                DType::F16,
+            ),
+            (
+                shape(GRU, (3, true), (4, 5, 16, 48), persistent),
+                DType::F16,
+            ),
+            (
+                shape(LSTM, (2, true), (4, 5, 20, 130), persistent),
+                DType::F16,
+            ),
+            (
+                shape(GRU, (2, true), (128, 3, 32, 1024), persistent),
+                DType::BF16,
             ),
         ],
     );

@@ -534,19 +534,20 @@ fn persistent_bidirectional_matches_the_f64_cpu_path() {
     );
 }
 
-/// A bidirectional stack with inter-layer dropout trains on cuDNN's `Standard` (`choose.rs`'s
-/// `ours_take_dropout`: the kernels drop one direction's units as they store them), which
-/// `RnnAlgo::Persistent` falls back to; its inference, which drops nothing, runs on the kernels.
+/// A bidirectional stack with inter-layer dropout trains and infers on the kernels (each
+/// direction's output through a mask of its own, `persistent/masks.rs`), which
+/// `RnnAlgo::Persistent` asks for; its gradients are checked in `dropout.rs`.
 #[test]
-fn persistent_bidirectional_dropout_trains_on_cudnn() {
-    let test = "persistent_bidirectional_dropout_trains_on_cudnn";
+fn persistent_bidirectional_dropout_runs_on_the_kernels() {
+    let test = "persistent_bidirectional_dropout_runs_on_the_kernels";
     let mut stack = shape((RnnMode::Lstm, Biases::Both), (2, 8, 5, 32, 64));
     stack.cfg.bidirectional = true;
     stack.cfg.dropout = 0.5;
     check_each(test, [stack], |gpu, shape, rng, verdicts| {
         let inputs = Inputs::random(&shape, true, DType::F16, rng).to(&gpu.device, DType::F16);
-        for (train, want) in [(true, RnnAlgo::Standard), (false, RnnAlgo::Persistent)] {
+        for train in [true, false] {
             let what = format!("{} dropout 0.5, training {train}", shape.name());
+            let want = RnnAlgo::Persistent;
             match call(&shape, &inputs, None, train, true, None) {
                 Ok(got) => verdicts.require(got.served == Some(want), || {
                     format!("{what}: served by {:?}, not {want:?}", got.served)

@@ -11,9 +11,10 @@
 //! or per-sample lengths, in bf16, f16 or f32 (TF32 products; layer by layer), whose hidden size
 //! and batch fit in shared memory; a bidirectional layer runs its directions side by side where
 //! both fit at once, else one after the other, the reverse one on its input flipped in time
-//! (`units`; layer by layer, each direction's output through a mask of its own). A module offers
-//! a call's [`Plan`] or why there is none ([`PersistentRnn::plan`]) and runs it; which calls it gets (the others go to cuDNN) is
-//! decided in `crate::choose`. The knobs of `tuning` are read from the environment once.
+//! (`units`; layer by layer, each direction's output through a mask of its own). A module
+//! offers a call's [`Plan`] or why there is none ([`PersistentRnn::plan`]) and runs it; which
+//! calls it gets (the others go to cuDNN) is decided in `crate::choose`. The knobs of `tuning`
+//! are read from the environment once.
 
 mod backward;
 mod cell;

@@ -208,11 +208,13 @@ fn check_cell(
     ];
     // Bidirectional layers (`persistent/units.rs`): the grid's hidden 128 at batches 32 and 128
     // (batch groups), a stack whose sizes need padded rows (the upper layers' input is 2 x 130),
-    // and three layers of 512 at batch 32.
+    // two layers of 128 at batch 32 (each planned as one layer: `persistent/mod.rs`'s
+    // `planned_layers`), and three layers of 512 at batch 32.
     let bidirectional = [
         (1, 32, 30, 128, 128),
         (1, 128, 30, 128, 128),
         (2, 17, 12, 96, 130),
+        (2, 32, 30, 128, 128),
         (3, 32, 12, 256, 512),
     ];
     let every = (shapes.iter().map(|s| (*s, false))).chain(bidirectional.map(|s| (s, true)));

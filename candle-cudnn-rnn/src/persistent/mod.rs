@@ -148,7 +148,7 @@ impl PersistentRnn {
             .entry(key)
             .or_insert_with(|| {
                 let sizes = (self.cell, self.dims.hidden_size, batch, dtype);
-                let (layers, input) = (self.dims.num_layers, self.dims.input_size);
+                let (layers, input) = planned_layers(&self.dims);
                 let plan = Plan::new(dev, sizes, (train, layers, input), &self.tuning);
                 if self.tuning.show_plans {
                     let wgmma_wave = plan
@@ -234,5 +234,50 @@ impl PersistentRnn {
             Ok(r) => backward::backward(&self.dims, *r, inputs),
             Err(_) => bail!("rnn backward: the forward's reserve was not the persistent kernels'"),
         }
+    }
+}
+
+/// The layers and the input size that a plan of a module of `dims` is made for ([`Plan::new`]):
+/// the module's, where its launches may run all the layers at once (`wave`). Two directions run
+/// layer by layer (`units`), each launch one layer's, so their plan is a layer's: its rules
+/// (batch groups, one cluster, gates in registers) are those measured on one layer. Above
+/// the first, a bidirectional layer's input (both directions' outputs) is not the module's,
+/// so no stack of them folds its input projection into the forward (input 0). Planned as a
+/// stack, such layers ran in one batch group, as a wavefront would, at twice the time
+/// (`results/2026-12-02-h200-bidir-dropout/`).
+fn planned_layers(dims: &RnnDims) -> (usize, usize) {
+    let RnnDims {
+        num_layers,
+        input_size,
+        num_directions,
+        ..
+    } = *dims;
+    match (num_directions, num_layers) {
+        (1, _) => (num_layers, input_size),
+        (_, 1) => (1, input_size),
+        _ => (1, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RnnConfig, RnnMode};
+
+    fn dims(layers: usize, bidirectional: bool) -> RnnDims {
+        let cfg = RnnConfig {
+            num_layers: layers,
+            bidirectional,
+            ..Default::default()
+        };
+        RnnDims::new(RnnMode::Lstm, 40, 128, &cfg)
+    }
+
+    #[test]
+    fn two_directions_are_planned_as_one_layer_and_fold_only_the_first_layers_input() {
+        assert_eq!(planned_layers(&dims(3, false)), (3, 40));
+        assert_eq!(planned_layers(&dims(1, false)), (1, 40));
+        assert_eq!(planned_layers(&dims(1, true)), (1, 40));
+        assert_eq!(planned_layers(&dims(2, true)), (1, 0));
     }
 }

@@ -208,9 +208,11 @@ impl Plan {
 
 impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
-    /// when `train`), tuned by `tuning`, or why there is none: a dtype or batch the kernels do
-    /// not take (the chooser's rules keep those from asking; a plan stays valid whoever asks),
-    /// an odd hidden size, or blocks that do not fit in shared memory.
+    /// when `train`), of `layers` that a launch may run at once (a wavefront's), the first of
+    /// them taking `input` (0: a forward folds none), tuned by `tuning`, or why there is none:
+    /// a dtype or batch the kernels do not take (the chooser's rules keep those from asking; a
+    /// plan stays valid whoever asks), an odd hidden size, or blocks that do not fit in shared
+    /// memory.
     pub fn new(
         dev: &CudaDevice,
         (cell, hidden, batch, dtype): (Cell, usize, usize, DType),
@@ -622,7 +624,8 @@ impl Plan {
             // whether the tuning asks for it even where the rule does not.
             let folded = match tuning.fold {
                 Some(false) => None,
-                asked => (layers == 1 && input % 8 == 0).then_some((input, asked == Some(true))),
+                asked => (layers == 1 && input > 0 && input % 8 == 0)
+                    .then_some((input, asked == Some(true))),
             };
             for &most_blocks in sizes.iter().filter(|&&b| b <= tuning.one_cluster_blocks) {
                 let fit = plan.in_one_cluster(dev, (smem, most_blocks), passes, (push, folded));

@@ -491,7 +491,9 @@ fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
 /// the output gradient and adds the reverse direction's input gradient in time order), LSTM and
 /// GRU in bf16 and f16: one layer at batch 32 (one cluster), batch 128 (batch groups), stacks of
 /// two at an odd batch whose input (100) and hidden size (130; the upper layers' input 260)
-/// need padded rows, three small layers, one step through two layers; then TF32 (one layer,
+/// need padded rows, two layers at batch 32 (planned as one layer, `persistent/mod.rs`'s
+/// `planned_layers`: batch groups of one cluster each, gates in registers, no folded input),
+/// three small layers, one step through two layers; then TF32 (one layer,
 /// and a stack at a hidden size that fills no tile) by [`check_tf32`]. Inference from zeros and
 /// from a state, then every gradient, as [`check`].
 #[test]
@@ -507,6 +509,7 @@ fn persistent_bidirectional_matches_the_f64_cpu_path() {
             (1, 32, 20, 64, 128),
             (1, 128, 6, 32, 128),
             (2, 17, 12, 100, 130),
+            (2, 32, 10, 64, 128),
             (3, 8, 5, 48, 64),
             (2, 2, 1, 24, 48),
         ]

@@ -149,7 +149,13 @@ impl PersistentRnn {
             .or_insert_with(|| {
                 let sizes = (self.cell, self.dims.hidden_size, batch, dtype);
                 let (layers, input) = planned_layers(&self.dims);
-                let plan = Plan::new(dev, sizes, (train, layers, input), &self.tuning);
+                let directions = self.dims.num_directions;
+                let plan = Plan::new(
+                    dev,
+                    sizes,
+                    (train, (layers, directions), input),
+                    &self.tuning,
+                );
                 if self.tuning.show_plans {
                     let wgmma_wave = plan
                         .as_ref()

@@ -20,9 +20,9 @@ use super::rules::{
     block_units, cell_half_projection, folds_input, most_dividing, one_cluster_operands,
     reg_gates_units, rules_operands, shape_clusters, shape_groups, shape_multicast,
     shape_one_cluster, shape_one_cluster_pushes, shape_transposed, shape_wgmma_backward,
-    shape_wgmma_forward, shape_wgmma_training, shape_wgmma_units, shape_wgmma_wave,
-    shape_wide_backward, shape_wide_backward_chunk, FORWARD_SHARE_MOST_BYTES, ONE_CLUSTER_SIZES,
-    WIDE_BACKWARD_MOST_BUFFERS,
+    shape_wgmma_forward, shape_wgmma_side_by_side, shape_wgmma_training, shape_wgmma_units,
+    shape_wgmma_wave, shape_wide_backward, shape_wide_backward_chunk, FORWARD_SHARE_MOST_BYTES,
+    ONE_CLUSTER_SIZES, WIDE_BACKWARD_MOST_BUFFERS,
 };
 use super::tuning::{Tuning, WaveTuning};
 use candle_core::cuda_backend::cudarc::driver::sys::CUfunction_attribute;
@@ -208,15 +208,16 @@ impl Plan {
 
 impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
-    /// when `train`), of `layers` that a launch may run at once (a wavefront's), the first of
-    /// them taking `input` (0: a forward folds none), tuned by `tuning`, or why there is none:
+    /// when `train`), of `layers` that a launch may run at once (a wavefront's) in `directions`
+    /// (2: side by side where they fit, `units.rs`), the first of them taking `input` (0: a
+    /// forward folds none), tuned by `tuning`, or why there is none:
     /// a dtype or batch the kernels do not take (the chooser's rules keep those from asking; a
     /// plan stays valid whoever asks), an odd hidden size, or blocks that do not fit in shared
     /// memory.
     pub fn new(
         dev: &CudaDevice,
         (cell, hidden, batch, dtype): (Cell, usize, usize, DType),
-        (train, layers, input): (bool, usize, usize),
+        (train, (layers, directions), input): (bool, (usize, usize), usize),
         tuning: &Tuning,
     ) -> std::result::Result<Plan, String> {
         let elem = match Operands::of(dtype) {
@@ -240,7 +241,7 @@ impl Plan {
         let wgmma_takes = elem != Operands::Tf32 || scaled;
         if !train && wgmma_asked && wgmma_takes {
             let shape = (cell, hidden, batch, elem);
-            if let Some(plan) = Self::wgmma_forward(limits, shape, (tuning, layers)) {
+            if let Some(plan) = Self::wgmma_forward(limits, shape, (tuning, layers, directions)) {
                 return Ok(plan);
             }
         }
@@ -496,17 +497,26 @@ impl Plan {
         }
     }
 
-    /// The inference plan of `layers` layers on the wgmma forward ([`Plan::wgmma`]) where it
-    /// fits ([`Plan::wgmma_fits`]), in the rule's subgroups ([`Plan::in_rule_subgroups`]);
-    /// `None` elsewhere.
+    /// The inference plan of `layers` layers in `directions` on the wgmma forward
+    /// ([`Plan::wgmma`]) where it fits ([`Plan::wgmma_fits`]): two directions in two subgroups
+    /// where [`shape_wgmma_side_by_side`] takes them, half elements and both directions' grids
+    /// then fit at once (the tuning asking for no subgroups), else in the rule's subgroups
+    /// ([`Plan::in_rule_subgroups`]); `None` elsewhere.
     fn wgmma_forward(
         limits: Limits,
         (cell, hidden, batch, elem): (Cell, usize, usize, Operands),
-        (tuning, layers): (&Tuning, usize),
+        (tuning, layers, directions): (&Tuning, usize, usize),
     ) -> Option<Plan> {
-        Self::in_rule_subgroups(limits, (tuning, (layers, hidden, batch)), |asked| {
-            Self::wgmma_forward_in(limits, (cell, hidden, batch, elem), tuning, asked)
-        })
+        let build =
+            |asked| Self::wgmma_forward_in(limits, (cell, hidden, batch, elem), tuning, asked);
+        let side = tuning.wgmma_subgroups.is_none()
+            && directions == 2
+            && elem != Operands::Tf32
+            && shape_wgmma_side_by_side(hidden, batch);
+        let paired = side.then(|| build(2)).flatten().filter(|plan| {
+            plan.wgmma_subgroups == 2 && 2 * plan.wgmma_wave_layer_blocks().0 <= limits.sms
+        });
+        paired.or_else(|| Self::in_rule_subgroups(limits, (tuning, (layers, hidden, batch)), build))
     }
 
     /// [`Plan::wgmma_forward`] in `asked` subgroups where they fit, else one.
@@ -1883,6 +1893,38 @@ mod tests {
         assert!(none.is_none());
     }
 
+    /// A bidirectional layer infers on the wgmma forward at [*, 128, 512] in two subgroups, whose
+    /// grids fit side by side on 132 multiprocessors (one subgroup's do not), in half elements
+    /// only, and where the tuning asks for no subgroups; one direction in one subgroup.
+    #[test]
+    fn two_directions_infer_on_the_wgmma_forward_in_two_subgroups_where_both_fit() {
+        let plan = |tuning: &Tuning, (hidden, batch), elem, directions| {
+            let shape = (Cell::Lstm, hidden, batch, elem);
+            Plan::wgmma_forward(sm90(132), shape, (tuning, 1, directions))
+                .expect("the wgmma forward fits")
+        };
+        let rule = Tuning::DEFAULT;
+        let paired = plan(&rule, (512, 128), Operands::F16, 2);
+        assert_eq!(paired.wgmma_subgroups, 2);
+        assert!(2 * paired.wgmma_wave_layer_blocks().0 <= 132);
+        let alone = plan(&rule, (512, 128), Operands::F16, 1);
+        assert_eq!(alone.wgmma_subgroups, 1);
+        assert!(2 * alone.wgmma_wave_layer_blocks().0 > 132);
+        assert_eq!(
+            plan(&rule, (512, 128), Operands::Tf32, 2).wgmma_subgroups,
+            1
+        );
+        assert_eq!(
+            plan(&rule, (1024, 128), Operands::F16, 2).wgmma_subgroups,
+            1
+        );
+        let one = Tuning {
+            wgmma_subgroups: Some(1),
+            ..Tuning::DEFAULT
+        };
+        assert_eq!(plan(&one, (512, 128), Operands::F16, 2).wgmma_subgroups, 1);
+    }
+
     /// f32 operands (TF32 math) infer on the wgmma forward as scaled f16 ones (`F16_SCALED`):
     /// f16 elements, an f32 projection (its rows of xs padded by 4 floats), the inference's
     /// 16-unit blocks, a module of their own; not as the wgmma wavefront (one subgroup, layer by
@@ -1891,7 +1933,7 @@ mod tests {
     fn f32_operands_infer_on_the_wgmma_forward_as_scaled_f16() {
         let rule = Tuning::DEFAULT;
         let plan = |cell, (hidden, batch), elem, layers| {
-            Plan::wgmma_forward(sm90(132), (cell, hidden, batch, elem), (&rule, layers))
+            Plan::wgmma_forward(sm90(132), (cell, hidden, batch, elem), (&rule, layers, 1))
         };
         for cell in [Cell::Lstm, Cell::Gru] {
             let scaled = plan(cell, (1024, 32), Operands::Tf32, 1).expect("the wgmma forward fits");

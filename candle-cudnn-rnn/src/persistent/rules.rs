@@ -124,6 +124,18 @@ pub(crate) fn shape_wgmma_wave(layers: usize, hidden: usize, batch: usize) -> bo
 /// See [`shape_wgmma_wave`]: the stacks measured.
 const WGMMA_WAVE_LAYERS: usize = 3;
 
+/// Whether a bidirectional layer's inference forward on the wgmma kernel runs in two subgroups a
+/// block ([`Plan::wgmma_subgroups`](super::plan::Plan::wgmma_subgroups) 2), which halves its
+/// blocks so that both directions' grids fit at once, side by side (`units.rs`). Alone two
+/// subgroups are slower ([`shape_wgmma_wave`]), side by side faster: graphed f16 inference
+/// forwards at [30, 128, 512] (1 to 3 layers, LSTM and GRU, and [200, 128, 3 x 512]) took
+/// 0.90-0.92x the time of one subgroup, but training forwards in two trained 1.07x slower
+/// (`results/2026-12-02-h200-bidir-layer-plans/`). At [30, 96, 512] and [30, 128, 1024] two
+/// changed nothing.
+pub(crate) fn shape_wgmma_side_by_side(hidden: usize, batch: usize) -> bool {
+    hidden == WGMMA_HALF_HIDDEN && batch == WGMMA_HALF_HIDDEN_BATCH
+}
+
 /// See [`shape_wgmma_forward`]: the largest batch measured ahead at [`WGMMA_HALF_HIDDEN`] (past
 /// 128 the layer-by-layer kernels were not measured against it); the one batch of the wgmma
 /// training forward there ([`shape_wgmma_training`]) and of its wavefront ([`shape_wgmma_wave`]).

@@ -493,7 +493,9 @@ fn persistent_single_and_no_bias_match_the_f64_cpu_path() {
 /// two at an odd batch whose input (100) and hidden size (130; the upper layers' input 260)
 /// need padded rows, two layers at batch 32 (planned as one layer, `persistent/mod.rs`'s
 /// `planned_layers`: batch groups of one cluster each, gates in registers, no folded input),
-/// three small layers, one step through two layers; then TF32 (one layer,
+/// one layer of 512 at batch 128 (inference on the wgmma forward in two subgroups, both
+/// directions at once: `rules.rs`'s `shape_wgmma_side_by_side`), three small layers, one step
+/// through two layers; then TF32 (one layer,
 /// and a stack at a hidden size that fills no tile) by [`check_tf32`]. Inference from zeros and
 /// from a state, then every gradient, as [`check`].
 #[test]
@@ -510,6 +512,7 @@ fn persistent_bidirectional_matches_the_f64_cpu_path() {
             (1, 128, 6, 32, 128),
             (2, 17, 12, 100, 130),
             (2, 32, 10, 64, 128),
+            (1, 128, 4, 32, 512),
             (3, 8, 5, 48, 64),
             (2, 2, 1, 24, 48),
         ]

@@ -268,22 +268,13 @@ fn planned_layers(dims: &RnnDims) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{RnnConfig, RnnMode};
-
-    fn dims(layers: usize, bidirectional: bool) -> RnnDims {
-        let cfg = RnnConfig {
-            num_layers: layers,
-            bidirectional,
-            ..Default::default()
-        };
-        RnnDims::new(RnnMode::Lstm, 40, 128, &cfg)
-    }
+    use units::tests::dims;
 
     #[test]
     fn two_directions_are_planned_as_one_layer_and_fold_only_the_first_layers_input() {
-        assert_eq!(planned_layers(&dims(3, false)), (3, 40));
-        assert_eq!(planned_layers(&dims(1, false)), (1, 40));
-        assert_eq!(planned_layers(&dims(1, true)), (1, 40));
+        assert_eq!(planned_layers(&dims(3, false)), (3, 24));
+        assert_eq!(planned_layers(&dims(1, false)), (1, 24));
+        assert_eq!(planned_layers(&dims(1, true)), (1, 24));
         assert_eq!(planned_layers(&dims(2, true)), (1, 0));
     }
 }

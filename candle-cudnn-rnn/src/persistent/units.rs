@@ -98,11 +98,12 @@ impl Units {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::{RnnConfig, RnnMode};
 
-    fn dims(layers: usize, bidirectional: bool) -> RnnDims {
+    /// An LSTM's sizes (input 24, hidden 16) of `layers`, `bidirectional` or not.
+    pub(in crate::persistent) fn dims(layers: usize, bidirectional: bool) -> RnnDims {
         let cfg = RnnConfig {
             num_layers: layers,
             bidirectional,

@@ -210,10 +210,9 @@ impl Plan {
     /// The plan for `cell` at `(hidden, batch, dtype)` on `dev` (with room for the backward
     /// when `train`), of `layers` that a launch may run at once (a wavefront's) in `directions`
     /// (2: side by side where they fit, `units.rs`), the first of them taking `input` (0: a
-    /// forward folds none), tuned by `tuning`, or why there is none:
-    /// a dtype or batch the kernels do not take (the chooser's rules keep those from asking; a
-    /// plan stays valid whoever asks), an odd hidden size, or blocks that do not fit in shared
-    /// memory.
+    /// forward folds none), tuned by `tuning`, or why there is none: a dtype or batch the kernels
+    /// do not take (the chooser's rules keep those from asking; a plan stays valid whoever asks),
+    /// an odd hidden size, or blocks that do not fit in shared memory.
     pub fn new(
         dev: &CudaDevice,
         (cell, hidden, batch, dtype): (Cell, usize, usize, DType),

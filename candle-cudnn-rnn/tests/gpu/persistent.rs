@@ -243,8 +243,9 @@ fn persistent_wide_backward_matches_the_f64_cpu_path() {
 /// with a folded input of 24 (two K steps, the second short); hidden 256 at batch 8 (16 K steps)
 /// with a folded input of 200; hidden 64 at batch 16 (2 groups, 4 units a block: one gate warp and
 /// one helper) from an input of 100 (not a multiple of 8: the projection by a GEMM before the
-/// launch); two layers of 128 at batch 128 (16 groups, layer by layer, the upper layer's input
-/// folded in) and one of 64 there, whose 16 groups' clusters take wider blocks where they would
+/// launch); two layers of 128 at batch 128 (on main a stack's plan: 8 groups of 16, layer by
+/// layer, without gates in registers, which the branch `stack-layer-plans` gives them) and one of
+/// 64 there, whose 16 groups' clusters take wider blocks where they would
 /// share multiprocessors (`rules.rs`'s `reg_gates_units`; on an H200 6 blocks of 24 and of 12
 /// units, the last block's tiles partly past the hidden size).
 #[test]

@@ -513,7 +513,7 @@ impl Plan {
             && elem != Operands::Tf32
             && shape_wgmma_side_by_side(hidden, batch);
         let paired = side.then(|| build(2)).flatten().filter(|plan| {
-            plan.wgmma_subgroups == 2 && 2 * plan.wgmma_wave_layer_blocks().0 <= limits.sms
+            plan.wgmma_subgroups == 2 && 2 * plan.grid_blocks(Pass::Forward) <= limits.sms
         });
         paired.or_else(|| Self::in_rule_subgroups(limits, (tuning, (layers, hidden, batch)), build))
     }
@@ -1004,6 +1004,11 @@ impl Plan {
         self.batch / self.groups
     }
 
+    /// Blocks of the grid of `pass`: [`Plan::blocks`] for each of its batch groups.
+    pub fn grid_blocks(&self, pass: Pass) -> usize {
+        self.pass_groups(pass) * self.blocks(pass)
+    }
+
     /// Blocks of a batch group ([`Plan::groups`]; the grid has `groups` times as many) in
     /// `pass`, one per multiprocessor at most, in whole clusters.
     pub fn blocks(&self, pass: Pass) -> usize {
@@ -1436,7 +1441,7 @@ impl Plan {
     /// A layer's blocks in the wgmma wavefront: its recurrence's (every batch group's), its
     /// projection's (above the lowest layer).
     pub(super) fn wgmma_wave_layer_blocks(&self) -> (usize, usize) {
-        let recurrence = self.pass_groups(Pass::Forward) * self.blocks(Pass::Forward);
+        let recurrence = self.grid_blocks(Pass::Forward);
         let projection = self.cell.gates() * self.hidden / WGMMA_PROJECTION_ROWS;
         (recurrence, projection)
     }
@@ -1905,10 +1910,10 @@ mod tests {
         let rule = Tuning::DEFAULT;
         let paired = plan(&rule, (512, 128), Operands::F16, 2);
         assert_eq!(paired.wgmma_subgroups, 2);
-        assert!(2 * paired.wgmma_wave_layer_blocks().0 <= 132);
+        assert!(2 * paired.grid_blocks(Pass::Forward) <= 132);
         let alone = plan(&rule, (512, 128), Operands::F16, 1);
         assert_eq!(alone.wgmma_subgroups, 1);
-        assert!(2 * alone.wgmma_wave_layer_blocks().0 > 132);
+        assert!(2 * alone.grid_blocks(Pass::Forward) > 132);
         assert_eq!(
             plan(&rule, (512, 128), Operands::Tf32, 2).wgmma_subgroups,
             1
